@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export DJANGO_SETTINGS_MODULE ?= config.settings.local
+
+.PHONY: venv demo test test-integration lint migrate bench clean
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "Concord needs $(PYTHON) on PATH (set PYTHON=...)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: venv migrate
+	$(PY) manage.py load_demo
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py demo_serve --host $(HOST) --port $(PORT)
+
+test: venv
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+
+test-integration: venv
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) -m pytest -m integration $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+bench: venv
+	$(PY) benchmarks/import_throughput.py
+
+clean:
+	rm -rf $(VENV) var staticfiles test-output

@@ -1,0 +1,9 @@
+"""Test settings. Unit tests run on SQLite unless DATABASE_URL is set (the integration suite)."""
+from config.settings.base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}

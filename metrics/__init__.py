@@ -1,0 +1,1 @@
+"""Automatic dialogue metrics: registry, scores, training runs (built in later issues)."""

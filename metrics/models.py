@@ -1,0 +1,1 @@
+"""Metric models arrive with the metrics issue; the app is installed so that migrations stay linear."""

@@ -1,0 +1,1 @@
+"""Plain PyTorch + transformers code for learned dialogue metrics. No Django import here."""

@@ -1,0 +1,1 @@
+"""Pure NumPy/SciPy statistics over ratings. No Django import here (see ARCHITECTURE.md)."""

@@ -1,0 +1,58 @@
+"""Input and output serializers, kept next to the API views that use them."""
+from rest_framework import serializers
+
+from studies.importing.formats import FORMATS
+from studies.models import Design, Study
+
+
+class CriterionSerializer(serializers.Serializer):
+    name = serializers.SlugField()
+    question = serializers.CharField(required=False, allow_blank=True)
+    help_text = serializers.CharField(required=False, allow_blank=True)
+
+
+class ProgressSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    raters_per_item = serializers.IntegerField()
+    done = serializers.IntegerField(help_text="item-ratings from submitted assignments, capped at the target per item")
+    needed = serializers.IntegerField()
+    percent = serializers.FloatField()
+    assignments = serializers.DictField(child=serializers.IntegerField())
+    ratings = serializers.IntegerField()
+    mean_seconds = serializers.FloatField(allow_null=True)
+    median_seconds = serializers.FloatField(allow_null=True)
+
+
+class StudyOutputSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    experiment = serializers.SlugField(source="experiment.slug")
+    design = serializers.ChoiceField(choices=Design.choices)
+    design_config = serializers.DictField()
+    criteria = CriterionSerializer(many=True, source="criteria.all")
+    raters_per_item = serializers.IntegerField()
+    items_per_assignment = serializers.IntegerField()
+    instructions = serializers.CharField()
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+    platform = serializers.ChoiceField(choices=Study.Platform.choices)
+    created_at = serializers.DateTimeField()
+    published_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ImportOutputSerializer(serializers.Serializer):
+    corpus = serializers.SlugField()
+    format = serializers.CharField()
+    conversations = serializers.IntegerField()
+    responses = serializers.IntegerField()
+    systems_created = serializers.ListField(child=serializers.CharField())
+    benchmark_study = serializers.SlugField(allow_null=True)
+    ratings = serializers.IntegerField()
+
+
+class ImportInputSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=("auto", *FORMATS), default="auto")
+    corpus = serializers.SlugField(required=False, allow_blank=True)
+    systems = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
+    run_in_background = serializers.BooleanField(default=False, help_text="queue a worker job (large files)")

@@ -1,0 +1,20 @@
+from django.urls import path
+
+from studies.api import views
+
+app_name = "studies-api"
+urlpatterns = [
+    path("experiments/", views.ExperimentListApi.as_view(), name="experiment-list"),
+    path("experiments/create/", views.ExperimentCreateApi.as_view(), name="experiment-create"),
+    path("studies/", views.StudyListApi.as_view(), name="study-list"),
+    path("studies/create/", views.StudyCreateApi.as_view(), name="study-create"),
+    path("studies/<slug:slug>/", views.StudyDetailApi.as_view(), name="study-detail"),
+    path("studies/<slug:slug>/publish/", views.StudyPublishApi.as_view(), name="study-publish"),
+    path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
+    path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="study-progress"),
+    path("studies/<slug:slug>/items/", views.StudyItemListApi.as_view(), name="study-items"),
+    path("studies/<slug:slug>/items/build/", views.StudyItemsBuildApi.as_view(), name="study-items-build"),
+    path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
+    path("imports/", views.DialoguesImportApi.as_view(), name="import"),
+    path("imports/<int:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
+]

@@ -1,0 +1,251 @@
+"""Researcher API: one view per operation, nested input/output serializers (HackSoft style).
+
+A researcher sees only experiments they own or were given; anything else is a 404, never a 403,
+so the API does not confirm that another researcher's study exists."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studies import selectors, services
+from studies.api.serializers import (
+    CriterionSerializer,
+    ImportInputSerializer,
+    ImportOutputSerializer,
+    ProgressSerializer,
+    StudyOutputSerializer,
+)
+from studies.exporting import EXPORT_FORMATS, export_lines
+from studies.importing.records import ImportFailed
+from studies.models import Design, ImportJob, Study
+
+
+def _django_errors(error: DjangoValidationError) -> ValidationError:
+    return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
+
+
+def _visible_study(request, slug: str) -> Study:
+    return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+
+
+class ExperimentListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        title = serializers.CharField()
+        description = serializers.CharField()
+        is_benchmark = serializers.BooleanField()
+        studies = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request):
+        experiments = selectors.experiments_visible_to(request.user).prefetch_related("studies")
+        return Response(self.OutputSerializer(experiments, many=True).data)
+
+
+class ExperimentCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=200)
+        slug = serializers.SlugField(required=False)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={201: ExperimentListApi.OutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            experiment = services.experiment_create(owner=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            raise _django_errors(error) from None
+        return Response(ExperimentListApi.OutputSerializer(experiment).data, status=status.HTTP_201_CREATED)
+
+
+class StudyListApi(APIView):
+    @extend_schema(responses=StudyOutputSerializer(many=True))
+    def get(self, request):
+        studies = selectors.studies_visible_to(request.user).prefetch_related("criteria")
+        return Response(StudyOutputSerializer(studies, many=True).data)
+
+
+class StudyCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        experiment = serializers.SlugField()
+        title = serializers.CharField(max_length=200)
+        design = serializers.ChoiceField(choices=Design.choices)
+        design_config = serializers.DictField(required=False, default=dict)
+        criteria = CriterionSerializer(many=True, required=False)
+        raters_per_item = serializers.IntegerField(min_value=1, default=40)
+        items_per_assignment = serializers.IntegerField(min_value=1, default=50)
+        instructions = serializers.CharField(required=False, allow_blank=True, default="")
+        platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
+        slug = serializers.SlugField(required=False)
+
+    @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
+        try:
+            study = services.study_create(experiment=experiment, **values)
+        except DjangoValidationError as error:
+            raise _django_errors(error) from None
+        return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDetailApi(APIView):
+    @extend_schema(responses=StudyOutputSerializer)
+    def get(self, request, slug):
+        return Response(StudyOutputSerializer(_visible_study(request, slug)).data)
+
+
+class StudyPublishApi(APIView):
+    @extend_schema(request=None, responses=StudyOutputSerializer)
+    def post(self, request, slug):
+        try:
+            study = services.study_publish(study=_visible_study(request, slug))
+        except services.StudyStateError as error:
+            raise ValidationError({"status": str(error)}) from None
+        return Response(StudyOutputSerializer(study).data)
+
+
+class StudyCloseApi(APIView):
+    @extend_schema(request=None, responses=StudyOutputSerializer)
+    def post(self, request, slug):
+        try:
+            study = services.study_close(study=_visible_study(request, slug))
+        except services.StudyStateError as error:
+            raise ValidationError({"status": str(error)}) from None
+        return Response(StudyOutputSerializer(study).data)
+
+
+class StudyProgressApi(APIView):
+    @extend_schema(responses=ProgressSerializer)
+    def get(self, request, slug):
+        return Response(ProgressSerializer(selectors.study_progress(_visible_study(request, slug))).data)
+
+
+class StudyItemListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        position = serializers.IntegerField()
+        conversation = serializers.CharField(source="conversation.external_id")
+        turns = serializers.JSONField(source="conversation.turns")
+        responses = inline_serializer("ItemResponse", {
+            "id": serializers.IntegerField(), "system": serializers.CharField(source="system.name"),
+            "text": serializers.CharField(),
+        }, many=True, source="responses.all")
+        reference_response = serializers.IntegerField(source="reference_response_id", allow_null=True)
+        reference_value = serializers.FloatField(allow_null=True)
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request, slug):
+        study = _visible_study(request, slug)
+        items = study.items.select_related("conversation").prefetch_related("responses__system").order_by("position")
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(items, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+
+class StudyItemsBuildApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        corpus = serializers.SlugField()
+        systems = serializers.ListField(child=serializers.SlugField(), required=False)
+        reference_system = serializers.SlugField(required=False, allow_null=True, default=None)
+        limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+        seed = serializers.IntegerField(default=0)
+
+    @extend_schema(request=InputSerializer, responses=inline_serializer("ItemsBuilt", {"items": serializers.IntegerField()}))
+    def post(self, request, slug):
+        study = _visible_study(request, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        corpus = get_object_or_404(selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
+        try:
+            count = services.study_items_build(study=study, corpus=corpus, **values)
+        except DjangoValidationError as error:
+            raise _django_errors(error) from None
+        except services.StudyStateError as error:
+            raise ValidationError({"status": str(error)}) from None
+        return Response({"items": count})
+
+
+class DialoguesImportApi(APIView):
+    """Upload a dialogue file. Synchronous by default (all or nothing: 400 lists the problems by line
+    and field); ``run_in_background`` queues a worker job and answers 202 with its id."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=ImportInputSerializer, responses={201: ImportOutputSerializer, 202: OpenApiTypes.OBJECT})
+    def post(self, request):
+        data = ImportInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        upload = values["file"]
+        if values["run_in_background"]:
+            from django.conf import settings
+
+            folder = settings.MEDIA_ROOT / "imports"
+            folder.mkdir(parents=True, exist_ok=True)
+            handle, path = tempfile.mkstemp(dir=folder, suffix="-" + os.path.basename(upload.name))
+            with os.fdopen(handle, "wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
+                                             source_format=values["format"], corpus_slug=values.get("corpus") or "",
+                                             systems=values["systems"])
+            return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+        try:
+            summary = services.dialogues_import(
+                stream=upload.file, source_name=upload.name, source_format=values["format"],
+                corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
+            )
+        except ImportFailed as failure:
+            raise ValidationError({"file": [str(p) for p in failure.problems]}) from None
+        return Response(ImportOutputSerializer(summary.as_dict()).data, status=status.HTTP_201_CREATED)
+
+
+class ImportJobDetailApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        status = serializers.ChoiceField(choices=ImportJob.Status.choices)
+        source_name = serializers.CharField()
+        message = serializers.CharField()
+        counts = serializers.DictField()
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk):
+        job = get_object_or_404(ImportJob.objects.filter(owner=request.user), pk=pk)
+        return Response(self.OutputSerializer(job).data)
+
+
+class RatingsExportApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv")],
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
+    )
+    def get(self, request, slug):
+        study = _visible_study(request, slug)
+        export_format = request.query_params.get("format", "csv")
+        if export_format not in EXPORT_FORMATS:
+            raise ValidationError({"format": f"use one of {', '.join(EXPORT_FORMATS)}"})
+        return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+
+
+def ratings_download(studies, export_format: str, name: str) -> StreamingHttpResponse:
+    content_type = "text/csv; charset=utf-8" if export_format == "csv" else "application/x-ndjson; charset=utf-8"
+    response = StreamingHttpResponse(export_lines(studies, export_format), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
+    return response

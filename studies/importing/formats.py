@@ -1,0 +1,449 @@
+"""One parser per input format. Each takes a binary stream and yields ParsedConversation records
+or ImportProblem values (so that one pass reports many problems); a ParsedHeader says what the
+file declares (systems, and for human-judgment sets, the criteria and their scales).
+
+Formats
+-------
+``jsonl`` (Concord's own): one JSON object per line. An optional first line is a header::
+
+    {"concord": "dialogues/1", "systems": {"seq2seq": "LSTM encoder-decoder", "human": "reference"},
+     "human_systems": ["human"], "reference": "human"}
+
+then one conversation per line::
+
+    {"id": "c1", "turns": [{"speaker": "A", "text": "Hi!"}, "plain strings alternate A/B"],
+     "responses": {"seq2seq": "Hello.", "human": "Hey, how are you?"}, "reference": "human",
+     "metadata": {...}}
+
+A response value may be a list of strings (several responses of one system).
+
+``csv``: one response per row; columns ``conversation_id, context, system, response`` and optionally
+``is_reference`` (true/false/1/0) and ``speakers``. ``context`` holds the turns separated by ``|||``
+(speakers, if given, likewise). Rows of one conversation are adjacent and repeat its context.
+
+``ddpp``: DailyDialog++ JSON lines (``id`` or ``dialog_id``, ``context``, ``positive_responses`` and
+optionally ``adversarial_negative_responses`` / ``random_negative_responses``). The three quality
+levels become the systems ``ddpp-relevant``, ``ddpp-adversarial`` and ``ddpp-random``.
+
+``grade``: a JSON array of ``{"ID", "Dataset", "DialogModel", "Context": "t1|||t2", "Response",
+"HumanScores": "[3, 5, ...]"}``; the scores are coherence on 1-5, one per annotator position.
+
+``fed``: a JSON array in the DSTC10 format, turn level ``{"context": "User: ...\\nSystem: ...",
+"response": "System: ...", "model", "annotations": {quality: [scores]}}`` or dialogue level
+``{"dialog": [{"speaker", "text"}], "annotations": {...}}``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+from django.utils.text import slugify
+
+from studies.importing.reading import decoded_lines, json_array_records
+from studies.importing.records import (
+    ImportFailed,
+    ImportProblem,
+    ParsedConversation,
+    ParsedHeader,
+    ParsedResponse,
+)
+
+FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed")
+TURN_SEPARATOR = "|||"
+DDPP_LEVELS = (
+    ("positive_responses", "ddpp-relevant", "DailyDialog++ relevant responses (level 3)"),
+    ("adversarial_negative_responses", "ddpp-adversarial", "DailyDialog++ adversarial irrelevant responses (level 2)"),
+    ("random_negative_responses", "ddpp-random", "DailyDialog++ random responses (level 1)"),
+)
+# Scales of the FED qualities (Mehri & Eskenazi 2020); other qualities take the observed range.
+FED_SCALES = {
+    "interesting": (0, 2), "engaging": (0, 2), "specific": (0, 2), "relevant": (0, 2), "correct": (0, 2),
+    "semantically-appropriate": (0, 2), "understandable": (0, 1), "fluent": (0, 2), "overall": (0, 4),
+    "coherent": (0, 2), "error-recovery": (0, 2), "consistent": (0, 1), "diverse": (0, 2), "depth": (0, 2),
+    "likeable": (0, 2), "flexible": (0, 2), "informative": (0, 2), "inquisitive": (0, 2),
+}
+GRADE_SCALE = (1, 5)
+
+Record = ParsedConversation | ImportProblem
+
+
+def alternate_speakers(texts: list[str]) -> list[dict[str, str]]:
+    """Turns given as plain strings alternate between speakers A and B."""
+    return [{"speaker": "AB"[i % 2], "text": t} for i, t in enumerate(texts)]
+
+
+def system_key(name: str) -> str:
+    return slugify(str(name)) or "unknown"
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _text(value: Any, line: int, field: str) -> str | ImportProblem:
+    if not isinstance(value, str):
+        return ImportProblem(line, field, f"must be text, got {type(value).__name__}")
+    if not value.strip():
+        return ImportProblem(line, field, "is empty")
+    return value.strip()
+
+
+def _turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportProblem:
+    if not isinstance(value, list) or not value:
+        return ImportProblem(line, field, "must be a non-empty list of turns")
+    turns = []
+    for i, turn in enumerate(value):
+        if isinstance(turn, str):
+            text, speaker = turn, "AB"[i % 2]
+        elif isinstance(turn, dict):
+            text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
+        else:
+            return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
+        checked = _text(text, line, f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]")
+        if isinstance(checked, ImportProblem):
+            return checked
+        turns.append({"speaker": str(speaker), "text": checked})
+    return turns
+
+
+def _json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
+    for line, text in decoded_lines(stream):
+        if not text.strip():
+            continue
+        try:
+            yield line, json.loads(text)
+        except json.JSONDecodeError as error:
+            yield ImportProblem(line, "", f"malformed JSON: {error.msg} (column {error.colno})")
+
+
+def _id(record: dict, keys: tuple[str, ...], line: int) -> str | ImportProblem:
+    for key in keys:
+        if key in record and record[key] not in (None, ""):
+            return str(record[key])
+    return ImportProblem(line, keys[0], "is missing")
+
+
+# --- Concord JSON lines ---------------------------------------------------------------------------
+
+def parse_jsonl(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    default_reference = None
+    first = True
+    for entry in _json_lines(stream):
+        if isinstance(entry, ImportProblem):
+            first = False
+            yield entry
+            continue
+        line, record = entry
+        if not isinstance(record, dict):
+            yield ImportProblem(line, "", "each line must be a JSON object")
+            continue
+        if first and "concord" in record:
+            first = False
+            systems = record.get("systems", {})
+            if isinstance(systems, list):
+                systems = {str(s): "" for s in systems}
+            if not isinstance(systems, dict):
+                yield ImportProblem(line, "systems", "must be a list of names or an object name -> description")
+                continue
+            header.systems.update({system_key(k): str(v or "") for k, v in systems.items()})
+            header.human_systems.update(system_key(s) for s in record.get("human_systems", []))
+            default_reference = record.get("reference")
+            if default_reference:
+                header.human_systems.add(system_key(default_reference))
+            continue
+        first = False
+        external_id = _id(record, ("id",), line)
+        turns = _turns(record.get("turns"), line, "turns")
+        responses = record.get("responses")
+        problems = [p for p in (external_id, turns) if isinstance(p, ImportProblem)]
+        if not isinstance(responses, dict) or not responses:
+            problems.append(ImportProblem(line, "responses", "must be a non-empty object system -> text"))
+        if problems:
+            yield from problems
+            continue
+        reference = record.get("reference", default_reference)
+        parsed: list[ParsedResponse] = []
+        for name, value in responses.items():
+            texts = value if isinstance(value, list) else [value]
+            for position, text in enumerate(texts):
+                checked = _text(text, line, f"responses.{name}")
+                if isinstance(checked, ImportProblem):
+                    problems.append(checked)
+                    continue
+                parsed.append(ParsedResponse(
+                    system=system_key(name), text=checked, position=position,
+                    is_reference=reference is not None and system_key(name) == system_key(reference),
+                ))
+        if reference is not None and system_key(reference) not in {system_key(n) for n in responses}:
+            problems.append(ImportProblem(line, "reference", f"names {reference!r}, which has no response here"))
+        if problems:
+            yield from problems
+            continue
+        metadata = record.get("metadata", {})
+        yield ParsedConversation(external_id, turns, parsed, line, metadata if isinstance(metadata, dict) else {})
+
+
+# --- CSV -----------------------------------------------------------------------------------------
+
+CSV_REQUIRED = ("conversation_id", "context", "system", "response")
+TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "y", "t"}, {"", "0", "false", "no", "n", "f"}
+
+
+def parse_csv(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    lines = decoded_lines(stream)
+    line_numbers: list[int] = []
+
+    def texts() -> Iterator[str]:
+        for number, text in lines:
+            line_numbers.append(number)
+            yield text + "\n"
+
+    reader = csv.DictReader(texts())
+    columns = reader.fieldnames or []
+    missing = [c for c in CSV_REQUIRED if c not in columns]
+    if missing:
+        raise ImportFailed([ImportProblem(1, c, "column is missing from the header row") for c in missing])
+    current: ParsedConversation | None = None
+    seen: dict[str, int] = {}
+    try:
+        for row in reader:
+            line = line_numbers[-1]
+            if None in row:
+                yield ImportProblem(line, "", f"has more fields than the header ({len(columns)})")
+                continue
+            conversation_id = (row["conversation_id"] or "").strip()
+            context = [t.strip() for t in (row["context"] or "").split(TURN_SEPARATOR)]
+            problems = []
+            if not conversation_id:
+                problems.append(ImportProblem(line, "conversation_id", "is empty"))
+            if not all(context):
+                problems.append(ImportProblem(line, "context", f"has an empty turn (turns are separated by {TURN_SEPARATOR})"))
+            response = _text(row["response"] or "", line, "response")
+            if isinstance(response, ImportProblem):
+                problems.append(response)
+            system = (row["system"] or "").strip()
+            if not system:
+                problems.append(ImportProblem(line, "system", "is empty"))
+            flag = (row.get("is_reference") or "").strip().lower()
+            if flag not in TRUE_WORDS | FALSE_WORDS:
+                problems.append(ImportProblem(line, "is_reference", f"must be true or false, got {flag!r}"))
+            if problems:
+                yield from problems
+                continue
+            speakers = [s.strip() for s in (row.get("speakers") or "").split(TURN_SEPARATOR)] if row.get("speakers") else []
+            if speakers and len(speakers) != len(context):
+                yield ImportProblem(line, "speakers", f"has {len(speakers)} entries for {len(context)} turns")
+                continue
+            turns = [{"speaker": s, "text": t} for s, t in zip(speakers, context)] if speakers else alternate_speakers(context)
+            if current is None or current.external_id != conversation_id:
+                if conversation_id in seen:
+                    yield ImportProblem(line, "conversation_id", (
+                        f"{conversation_id!r} already appeared (line {seen[conversation_id]}); "
+                        "rows of one conversation must be adjacent"))
+                    continue
+                if current is not None:
+                    yield current
+                seen[conversation_id] = line
+                current = ParsedConversation(conversation_id, turns, [], line)
+            elif turns != current.turns:
+                yield ImportProblem(line, "context", f"differs from the context of {conversation_id!r} on line {current.line}")
+                continue
+            name = system_key(system)
+            position = sum(1 for r in current.responses if r.system == name)
+            current.responses.append(ParsedResponse(name, response, position, flag in TRUE_WORDS))
+    except csv.Error as error:
+        yield ImportProblem(line_numbers[-1] if line_numbers else 1, "", f"malformed CSV: {error}")
+    if current is not None:
+        yield current
+
+
+# --- DailyDialog++ -------------------------------------------------------------------------------
+
+def parse_ddpp(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    header.systems.update({name: description for _, name, description in DDPP_LEVELS})
+    for entry in _json_lines(stream):
+        if isinstance(entry, ImportProblem):
+            yield entry
+            continue
+        line, record = entry
+        if not isinstance(record, dict):
+            yield ImportProblem(line, "", "each line must be a JSON object")
+            continue
+        external_id = _id(record, ("id", "dialog_id"), line)
+        turns = _turns(record.get("context"), line, "context")
+        problems = [p for p in (external_id, turns) if isinstance(p, ImportProblem)]
+        responses: list[ParsedResponse] = []
+        for key, name, _ in DDPP_LEVELS:
+            texts = record.get(key)
+            if texts is None and key != "positive_responses":
+                continue
+            if not isinstance(texts, list) or not texts:
+                problems.append(ImportProblem(line, key, "must be a non-empty list of responses"))
+                continue
+            for position, text in enumerate(texts):
+                checked = _text(text, line, f"{key}[{position}]")
+                if isinstance(checked, ImportProblem):
+                    problems.append(checked)
+                else:
+                    responses.append(ParsedResponse(name, checked, position, metadata={"level": key}))
+        if problems:
+            yield from problems
+            continue
+        yield ParsedConversation(external_id, turns, responses, line)
+
+
+# --- GRADE ---------------------------------------------------------------------------------------
+
+def parse_grade(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    header.benchmark = True
+    header.scales["coherence"] = GRADE_SCALE
+    for line, record in json_array_records(stream):
+        if not isinstance(record, dict):
+            yield ImportProblem(line, "", "each array element must be an object")
+            continue
+        problems: list[ImportProblem] = []
+        external_id = _id(record, ("ID",), line)
+        context = record.get("Context")
+        turns = (
+            _turns(context.split(TURN_SEPARATOR), line, "Context")
+            if isinstance(context, str) else ImportProblem(line, "Context", "is missing or not text")
+        )
+        response = _text(record.get("Response"), line, "Response")
+        model = record.get("DialogModel")
+        if not isinstance(model, str) or not model.strip():
+            problems.append(ImportProblem(line, "DialogModel", "is missing"))
+        scores = _scores(record.get("HumanScores"), line, "HumanScores")
+        problems += [p for p in (external_id, turns, response, scores) if isinstance(p, ImportProblem)]
+        if problems:
+            yield from problems
+            continue
+        bad = [s for s in scores if s is not None and not GRADE_SCALE[0] <= s <= GRADE_SCALE[1]]
+        if bad:
+            yield ImportProblem(line, "HumanScores", f"scores must be from 1 to 5, got {bad[0]:g}")
+            continue
+        name = system_key(model)
+        header.systems.setdefault(name, f"GRADE generator {model}")
+        yield ParsedConversation(
+            external_id, turns,
+            [ParsedResponse(name, response, human_scores={"coherence": scores})],
+            line, metadata={"dataset": record.get("Dataset", "")},
+        )
+
+
+def _scores(value: Any, line: int, field: str) -> list[float | None] | ImportProblem:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return ImportProblem(line, field, "must be a list of numbers (or a string holding one)")
+    if not isinstance(value, list) or not value:
+        return ImportProblem(line, field, "must be a non-empty list of numbers")
+    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))) for v in value):
+        return ImportProblem(line, field, "must hold numbers only")
+    return [None if v is None else float(v) for v in value]
+
+
+# --- FED / DSTC10 --------------------------------------------------------------------------------
+
+SPEAKER_PREFIX = re.compile(r"^(User|System|Human|Bot|A|B|Speaker \d+)\s*:\s*", re.IGNORECASE)
+
+
+def _prefixed_turns(block: str) -> list[dict[str, str]]:
+    turns: list[dict[str, str]] = []
+    for raw in block.split("\n"):
+        if not raw.strip():
+            continue
+        match = SPEAKER_PREFIX.match(raw)
+        if match:
+            turns.append({"speaker": match.group(1), "text": raw[match.end():].strip()})
+        elif turns:
+            turns[-1]["text"] += " " + raw.strip()
+        else:
+            turns.append({"speaker": "A", "text": raw.strip()})
+    return turns
+
+
+def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    header.benchmark = True
+    observed: dict[str, tuple[float, float]] = {}
+    for index, (line, record) in enumerate(json_array_records(stream)):
+        if not isinstance(record, dict):
+            yield ImportProblem(line, "", "each array element must be an object")
+            continue
+        level = "dialogue" if "dialog" in record else "turn"
+        external_id = str(record.get("dialogue_id") or record.get("dialog_id") or record.get("id") or f"{index + 1}")
+        problems: list[ImportProblem] = []
+        if level == "turn":
+            context, response = record.get("context"), record.get("response")
+            turns = _prefixed_turns(context) if isinstance(context, str) else []
+            if not turns:
+                problems.append(ImportProblem(line, "context", "is missing or empty"))
+            reply = _prefixed_turns(response) if isinstance(response, str) else []
+            if not reply or not reply[0]["text"]:
+                problems.append(ImportProblem(line, "response", "is missing or empty"))
+        else:
+            dialog = _turns(record.get("dialog"), line, "dialog")
+            if isinstance(dialog, ImportProblem):
+                problems.append(dialog)
+            elif len(dialog) < 2:
+                problems.append(ImportProblem(line, "dialog", "needs at least two turns"))
+            else:
+                turns, reply = dialog[:-1], dialog[-1:]
+        annotations = record.get("annotations")
+        scores: dict[str, list[float | None]] = {}
+        if not isinstance(annotations, dict) or not annotations:
+            problems.append(ImportProblem(line, "annotations", "must be an object quality -> list of scores"))
+        else:
+            for quality, values in annotations.items():
+                checked = _scores(values, line, f"annotations.{quality}")
+                if isinstance(checked, ImportProblem):
+                    problems.append(checked)
+                    continue
+                name = slugify(quality)
+                scores[name] = checked
+                present = [v for v in checked if v is not None]
+                low, high = observed.get(name, (min(present), max(present)))
+                observed[name] = (min(low, *present), max(high, *present))
+        model = str(record.get("model") or record.get("system") or "unknown")
+        if problems:
+            yield from problems
+            continue
+        name = system_key(model)
+        header.systems.setdefault(name, f"FED system {model}")
+        if model.lower() == "human":
+            header.human_systems.add(name)
+        yield ParsedConversation(
+            external_id, turns,
+            [ParsedResponse(name, reply[0]["text"], metadata={"level": level, "speaker": reply[0]["speaker"]},
+                            human_scores=scores)],
+            line, metadata={"level": level},
+        )
+    for name, (low, high) in observed.items():
+        known = FED_SCALES.get(name)
+        header.scales[name] = (min(known[0], low), max(known[1], high)) if known else (low, high)
+
+
+PARSERS: dict[str, Callable[[BinaryIO, ParsedHeader], Iterator[Record]]] = {
+    "jsonl": parse_jsonl, "csv": parse_csv, "ddpp": parse_ddpp, "grade": parse_grade, "fed": parse_fed,
+}
+
+
+def detect_format(name: str, head: bytes) -> str | None:
+    """Guess the format from the file name and its first bytes; None when it cannot tell."""
+    lowered = name.lower()
+    if lowered.endswith(".csv"):
+        return "csv"
+    text = head.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
+    if text.startswith("["):
+        if '"HumanScores"' in text or '"DialogModel"' in text:
+            return "grade"
+        if '"annotations"' in text or '"dialog"' in text:
+            return "fed"
+        return None
+    if text.startswith("{"):
+        first = text.split("\n", 1)[0]
+        if '"positive_responses"' in first:
+            return "ddpp"
+        return "jsonl"
+    return None

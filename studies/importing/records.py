@@ -1,0 +1,55 @@
+"""Plain records that the format parsers produce, and the problems they report."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """One thing wrong with the input, located by line (1-based) and field."""
+
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line is not None else "file"
+        return f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ImportFailed(Exception):
+    """Raised when an import is refused; nothing was written. ``problems`` lists what to fix."""
+
+    def __init__(self, problems: list[ImportProblem]):
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+@dataclass
+class ParsedResponse:
+    system: str
+    text: str
+    position: int = 0
+    is_reference: bool = False
+    metadata: dict = field(default_factory=dict)
+    # criterion name -> one score per annotator position (None where that annotator gave none)
+    human_scores: dict[str, list[float | None]] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedConversation:
+    external_id: str
+    turns: list[dict[str, str]]
+    responses: list[ParsedResponse]
+    line: int
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class ParsedHeader:
+    """What a file declares about itself (Concord JSON lines header; implied by public formats)."""
+
+    systems: dict[str, str] = field(default_factory=dict)  # name -> description
+    human_systems: set[str] = field(default_factory=set)
+    benchmark: bool = False
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion -> (min, max)

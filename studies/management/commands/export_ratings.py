@@ -1,0 +1,36 @@
+"""python manage.py export_ratings [--study SLUG ... | --experiment SLUG] [--format csv|jsonl] [-o FILE]"""
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from studies.exporting import EXPORT_FORMATS, export_lines
+from studies.models import Study
+
+
+class Command(BaseCommand):
+    help = "Export ratings as a tidy long table (one row per rating)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", action="append", default=[], help="study slug (repeatable)")
+        parser.add_argument("--experiment", help="experiment slug: all its studies")
+        parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
+        parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+
+    def handle(self, *args, **options):
+        studies = Study.objects.all()
+        if options["experiment"]:
+            studies = studies.filter(experiment__slug=options["experiment"])
+            if not studies.exists():
+                raise CommandError(f"--experiment: no experiment {options['experiment']!r} with studies")
+        if options["study"]:
+            unknown = set(options["study"]) - set(Study.objects.filter(slug__in=options["study"]).values_list("slug", flat=True))
+            if unknown:
+                raise CommandError(f"--study: no study {', '.join(sorted(unknown))}")
+            studies = studies.filter(slug__in=options["study"])
+        out = open(options["output"], "w", encoding="utf-8", newline="") if options["output"] else sys.stdout
+        try:
+            for line in export_lines(studies, options["format"]):
+                out.write(line)
+        finally:
+            if out is not sys.stdout:
+                out.close()

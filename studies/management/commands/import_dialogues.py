@@ -1,0 +1,60 @@
+"""python manage.py import_dialogues FILE [--format auto|jsonl|csv|ddpp|grade|fed] [--corpus NAME]
+[--system NAME ...] [--owner USERNAME]: all or nothing; problems are printed by line and field."""
+import json
+import time
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from studies.importing.formats import FORMATS
+from studies.importing.records import ImportFailed
+from studies.services import dialogues_import
+
+
+class Command(BaseCommand):
+    help = "Import conversations and system responses (and, for GRADE/FED, human scores as a benchmark study)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+        parser.add_argument("--corpus", help="corpus name (default: the file name)")
+        parser.add_argument("--system", action="append", default=[], help="a system the file may use (repeatable)")
+        parser.add_argument("--owner", help="username that owns the corpus and any benchmark study")
+        parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    def handle(self, *args, **options):
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        owner = None
+        if options["owner"]:
+            owner = get_user_model().objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"--owner: no user {options['owner']!r}")
+        started = time.perf_counter()
+        with path.open("rb") as stream, tqdm(unit=" conversations", disable=options["verbosity"] < 1 or options["json"]) as bar:
+            def progress(done: int) -> None:
+                bar.update(done - bar.n)
+
+            try:
+                summary = dialogues_import(
+                    stream=stream, source_name=path.name, source_format=options["format"],
+                    corpus_slug=options["corpus"], owner=owner, systems=options["system"], on_progress=progress,
+                )
+            except ImportFailed as failure:
+                lines = "\n".join(f"  {problem}" for problem in failure.problems)
+                raise CommandError(f"{path.name}: nothing was imported; fix these problems:\n{lines}") from None
+            progress(summary.conversations)
+        result = {**summary.as_dict(), "seconds": round(time.perf_counter() - started, 3)}
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        self.stdout.write(self.style.SUCCESS(
+            f"Imported {summary.conversations} conversations and {summary.responses} responses into corpus "
+            f"{summary.corpus.slug!r} ({summary.format}) in {result['seconds']} s."))
+        if summary.systems_created:
+            self.stdout.write(f"New systems: {', '.join(summary.systems_created)}")
+        if summary.benchmark_study:
+            self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings.")

@@ -1,0 +1,380 @@
+"""The study data model: what is judged (corpora of conversations and system responses), how
+(studies and their items), and by whom (raters, assignments, ratings).
+
+Integrity lives in the database (unique and check constraints); rules that depend on a study's
+design (value ranges, config shape) are checked in ``studies.services`` before anything is written.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Design(models.TextChoices):
+    LIKERT = "likert", "Likert scale"
+    RME = "rme", "Magnitude estimation, fixed reference (RME)"
+    BME = "bme", "Magnitude estimation, metric reference (BME)"
+    BWS = "bws", "Best-worst scaling (ranking)"
+
+
+MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
+
+
+class Experiment(models.Model):
+    """A between-subjects design: its studies are the conditions, and a worker takes part in one."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="owned_experiments", help_text="Empty: visible to staff only (e.g. a command-line import).",
+    )
+    collaborators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="shared_experiments"
+    )
+    is_benchmark = models.BooleanField(
+        default=False, help_text="Imported human judgments (GRADE, FED): read-only, already complete."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Corpus(models.Model):
+    """One import of conversations and responses; studies draw their items from it."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    source_format = models.CharField(max_length=20)
+    source_name = models.CharField(max_length=300, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "slug"]
+        verbose_name_plural = "corpora"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class System(models.Model):
+    """A dialogue system (or the human reference) whose responses are judged."""
+
+    name = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    is_human = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    """A dialogue context: ``turns`` is a JSON list of {"speaker": str, "text": str}."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="conversations")
+    external_id = models.CharField(max_length=120)
+    turns = models.JSONField()
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["corpus", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "external_id"], name="conversation_unique_external_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus.slug}/{self.external_id}"
+
+
+class Response(models.Model):
+    """A candidate next turn for a conversation, produced by a system (or the human reference).
+
+    ``position`` numbers several responses of one system to one conversation (DailyDialog++ has
+    five per quality level)."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="responses")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="responses")
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    is_reference = models.BooleanField(default=False)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["conversation", "system", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "system", "position"], name="response_unique_per_system"
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="response_text_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system.name}: {self.text[:60]}"
+
+
+class Study(models.Model):
+    """One condition of an experiment: a design, its configuration, criteria and items."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PUBLISHED = "published", "Published"
+        CLOSED = "closed", "Closed"
+
+    class Platform(models.TextChoices):
+        INVITE = "invite", "Invite link"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
+        BENCHMARK = "benchmark", "Imported benchmark"
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="studies")
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    design = models.CharField(max_length=10, choices=Design.choices)
+    design_config = models.JSONField(default=dict, blank=True)
+    raters_per_item = models.PositiveIntegerField(default=40)
+    items_per_assignment = models.PositiveIntegerField(default=50)
+    instructions = models.TextField(blank=True, help_text="Markdown shown to raters before the items.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    platform = models.CharField(max_length=10, choices=Platform.choices, default=Platform.INVITE)
+    platform_config = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["experiment", "id"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(condition=Q(raters_per_item__gte=1), name="study_raters_per_item_min"),
+            models.CheckConstraint(
+                condition=Q(items_per_assignment__gte=1), name="study_items_per_assignment_min"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(published_at__isnull=False),
+                name="study_published_has_date",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_magnitude(self) -> bool:
+        return self.design in MAGNITUDE_DESIGNS
+
+
+class Criterion(models.Model):
+    """A quality the raters judge (readability, coherence, ...), with the question they see.
+
+    ``scale_min``/``scale_max`` override the design's range (imported benchmarks use each
+    quality's own scale, e.g. FED's 0-2 and 1-5)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="criteria")
+    name = models.SlugField(max_length=60)
+    question = models.CharField(max_length=300)
+    help_text = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+    scale_min = models.FloatField(null=True, blank=True)
+    scale_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="criterion_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StudyItem(models.Model):
+    """One screen: a conversation, the responses to judge, and the anchor for magnitude estimation."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="study_items")
+    position = models.PositiveIntegerField()
+    responses = models.ManyToManyField(Response, through="StudyItemResponse", related_name="study_items")
+    reference_response = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reference_value = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "position"], name="study_item_unique_position"),
+            models.CheckConstraint(
+                condition=Q(reference_value__isnull=True) | Q(reference_value__gt=0),
+                name="study_item_reference_value_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} #{self.position}"
+
+
+class StudyItemResponse(models.Model):
+    """A response shown on an item, in its canonical order (raters see a per-rater shuffle)."""
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="item_responses")
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "response"], name="item_response_unique"),
+            models.UniqueConstraint(fields=["item", "position"], name="item_response_unique_position"),
+        ]
+
+
+class Rater(models.Model):
+    """A person on a platform. Questionnaire answers live here so reports can split by them."""
+
+    platform = models.CharField(max_length=10, choices=Study.Platform.choices)
+    external_id = models.CharField(max_length=120)
+    blocked = models.BooleanField(default=False)
+    prior_rating_experience = models.BooleanField(
+        null=True, blank=True, help_text="Taken part before in studies rating dialogue-system output?"
+    )
+    prior_agent_experience = models.BooleanField(
+        null=True, blank=True, help_text="Talked with conversational agents before?"
+    )
+    questionnaire = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["platform", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "external_id"], name="rater_unique_identity"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.external_id}"
+
+
+class Assignment(models.Model):
+    """One rater's work on one study: the items in the order shown, timing, completion code."""
+
+    class Status(models.TextChoices):
+        STARTED = "started", "Started"
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        ABANDONED = "abandoned", "Abandoned"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    rater = models.ForeignKey(Rater, on_delete=models.PROTECT, related_name="assignments")
+    experiment = models.ForeignKey(
+        Experiment, on_delete=models.CASCADE, related_name="+", editable=False,
+        help_text="Copied from the study so the database can enforce one condition per worker.",
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.STARTED)
+    seed = models.BigIntegerField()
+    platform_data = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    total_seconds = models.FloatField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["study", "started_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "rater"], name="assignment_one_condition_per_rater"),
+            models.CheckConstraint(
+                condition=Q(total_seconds__isnull=True) | Q(total_seconds__gte=0),
+                name="assignment_total_seconds_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} on {self.study.slug}"
+
+
+class AssignmentItem(models.Model):
+    """An item inside an assignment: its place in the rater's sequence and the response order shown."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="assignment_items")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignment_items")
+    position = models.PositiveIntegerField()
+    response_order = models.JSONField(help_text="Response ids in the order this rater sees them.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    active_seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["assignment", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item"], name="assignment_item_unique"),
+            models.UniqueConstraint(fields=["assignment", "position"], name="assignment_item_unique_position"),
+        ]
+
+
+class Rating(models.Model):
+    """One judgment: a value (Likert, magnitude) or a rank (BWS) of a response for a criterion."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="ratings")
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="ratings")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="ratings")
+    value = models.FloatField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment", "item", "criterion", "response"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "response", "criterion"], name="rating_unique_per_assignment"
+            ),
+            models.CheckConstraint(
+                condition=Q(value__isnull=False) | Q(rank__isnull=False), name="rating_has_value_or_rank"
+            ),
+            models.CheckConstraint(condition=Q(rank__isnull=True) | Q(rank__gte=1), name="rating_rank_positive"),
+        ]
+        indexes = [models.Index(fields=["item", "criterion"], name="rating_item_criterion")]
+
+    def __str__(self) -> str:
+        return f"{self.criterion.name}={self.value if self.value is not None else self.rank}"
+
+
+class ImportJob(models.Model):
+    """A dialogue import run by a worker (large uploads): status and outcome for the researcher."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    path = models.CharField(max_length=500)
+    source_name = models.CharField(max_length=300)
+    source_format = models.CharField(max_length=20, default="auto")
+    corpus_slug = models.SlugField(max_length=80)
+    systems = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    message = models.TextField(blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,147 @@
+"""Every read that is more than a ``.get()``: visibility, progress, export rows.
+
+Sized for 10^6 ratings: aggregation happens in the database; Python sees one row per item at most.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from statistics import median
+from typing import Any
+
+import numpy as np
+from django.db.models import Case, Count, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Greatest, Log
+
+from studies.models import (
+    MAGNITUDE_DESIGNS,
+    Assignment,
+    AssignmentItem,
+    Corpus,
+    Design,
+    Experiment,
+    Rating,
+    Study,
+    StudyItemResponse,
+)
+
+DONE_STATUSES = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+
+
+def experiments_visible_to(user) -> QuerySet[Experiment]:
+    """Experiments the user owns or was given access to; staff see all."""
+    if not user.is_authenticated:
+        return Experiment.objects.none()
+    if user.is_staff:
+        return Experiment.objects.all()
+    return Experiment.objects.filter(Q(owner=user) | Q(collaborators=user)).distinct()
+
+
+def studies_visible_to(user) -> QuerySet[Study]:
+    return Study.objects.filter(experiment__in=experiments_visible_to(user)).select_related("experiment")
+
+
+def corpora_visible_to(user) -> QuerySet[Corpus]:
+    if not user.is_authenticated:
+        return Corpus.objects.none()
+    if user.is_staff:
+        return Corpus.objects.all()
+    return Corpus.objects.filter(Q(owner=user) | Q(owner__isnull=True))
+
+
+def corpus_systems(corpus: Corpus) -> list[tuple[str, int]]:
+    """(system name, responses) in a corpus, most frequent first."""
+    return list(
+        corpus.conversations.values_list("responses__system__name").annotate(n=Count("responses"))
+        .order_by("-n", "responses__system__name")
+    )
+
+
+def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[str, Any]]:
+    """Per study: items, target raters per item, item-ratings done vs needed (capped per item at the
+    target), assignments by status, ratings stored, and completion time (mean, median seconds)."""
+    ids = [s.pk for s in studies]
+    targets = {s.pk: s.raters_per_item for s in studies}
+    progress: dict[int, dict[str, Any]] = {
+        pk: {"items": 0, "raters_per_item": targets[pk], "done": 0, "needed": 0, "percent": 0.0,
+             "assignments": {status: 0 for status in Assignment.Status.values}, "ratings": 0,
+             "mean_seconds": None, "median_seconds": None}
+        for pk in ids
+    }
+    for pk, n in Study.objects.filter(pk__in=ids).annotate(n=Count("items")).values_list("pk", "n"):
+        progress[pk]["items"] = n
+        progress[pk]["needed"] = n * targets[pk]
+    rows = np.array(
+        list(AssignmentItem.objects.filter(assignment__study_id__in=ids, answered_at__isnull=False,
+                                           assignment__status__in=DONE_STATUSES)
+             .values("assignment__study_id", "item_id").annotate(n=Count("id"))
+             .values_list("assignment__study_id", "n")),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    for pk in ids:
+        counts = rows[rows[:, 0] == pk, 1]
+        progress[pk]["done"] = int(np.minimum(counts, targets[pk]).sum())
+    for pk, status, n in (Assignment.objects.filter(study_id__in=ids).values("study_id", "status")
+                          .annotate(n=Count("id")).values_list("study_id", "status", "n")):
+        progress[pk]["assignments"][status] = n
+    for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
+                  .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
+        progress[pk]["ratings"] = n
+    times: dict[int, list[float]] = {}
+    for pk, seconds in Assignment.objects.filter(study_id__in=ids, status__in=DONE_STATUSES,
+                                                 total_seconds__isnull=False).values_list("study_id", "total_seconds"):
+        times.setdefault(pk, []).append(seconds)
+    for pk, entry in progress.items():
+        if entry["needed"]:
+            entry["percent"] = round(100.0 * entry["done"] / entry["needed"], 1)
+        if times.get(pk):
+            entry["mean_seconds"] = sum(times[pk]) / len(times[pk])
+            entry["median_seconds"] = median(times[pk])
+    return progress
+
+
+def study_progress(study: Study) -> dict[str, Any]:
+    return studies_progress([study])[study.pk]
+
+
+EXPORT_FIELDS = (
+    "experiment", "study", "design", "criterion", "conversation", "system", "response", "rater", "platform",
+    "value", "normalised_value", "normalisation", "rank", "seconds", "reference_value",
+    "prior_rating_experience", "prior_agent_experience", "questionnaire", "assignment_status", "submitted_at",
+)
+
+
+def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
+    """One tidy row per rating, streamed in chunks. ``normalised_value`` is computed in the database:
+    magnitude designs log10(max(value, 1) / reference value) (Bard et al. 1996), BWS m + 1 - rank,
+    Likert the value itself."""
+    shown = Subquery(
+        StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
+    )
+    design = F("assignment__study__design")
+    queryset = (
+        Rating.objects.filter(assignment__study__in=studies)
+        .annotate(
+            normalised_value=Case(
+                When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
+                     then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
+                When(assignment__study__design=Design.BWS, then=shown + Value(1.0) - F("rank")),
+                default=F("value"), output_field=FloatField(),
+            ),
+            normalisation=Case(
+                When(assignment__study__design__in=MAGNITUDE_DESIGNS, then=Value("log10(max(value,1)/reference)")),
+                When(assignment__study__design=Design.BWS, then=Value("m+1-rank")),
+                default=Value("none"),
+            ),
+        )
+        .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
+        .values_list(
+            "assignment__study__experiment__slug", "assignment__study__slug", design, "criterion__name",
+            "item__conversation__external_id", "response__system__name", "response_id", "assignment__rater__external_id",
+            "assignment__rater__platform", "value", "normalised_value", "normalisation", "rank", "seconds",
+            "item__reference_value", "assignment__rater__prior_rating_experience",
+            "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
+            "assignment__submitted_at",
+        )
+    )
+    for row in queryset.iterator(chunk_size=5000):
+        yield dict(zip(EXPORT_FIELDS, row))

@@ -1,0 +1,651 @@
+"""Every write to the study data: named <noun>_<verb>, keyword-only, one transaction each.
+
+Views, API views, commands and Celery tasks call these; none of them writes models directly.
+"""
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from studies import designs
+from studies.importing.formats import PARSERS, detect_format
+from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
+from studies.models import (
+    Assignment,
+    AssignmentItem,
+    Conversation,
+    Corpus,
+    Criterion,
+    Design,
+    Experiment,
+    ImportJob,
+    Rater,
+    Rating,
+    Response,
+    Study,
+    StudyItem,
+    StudyItemResponse,
+    System,
+)
+
+DEFAULT_CRITERIA = (
+    {"name": "readability", "question": "How readable is this response?",
+     "help_text": "Is it fluent, grammatical and easy to understand, whatever the conversation?"},
+    {"name": "coherence", "question": "How coherent is this response with the conversation so far?",
+     "help_text": "Does it follow on from what was said, staying on topic and making sense as a reply?"},
+)
+IMPORT_BATCH = 1000
+MAX_REPORTED_PROBLEMS = 20
+
+
+class StudyStateError(Exception):
+    """An action that the study's status does not allow (e.g. editing items of a published study)."""
+
+
+class AssignmentRefused(Exception):
+    """A rater may not start this study: another condition of the experiment, blocked, full, closed."""
+
+
+def unique_slug(model: type, text: str, *, field_name: str = "slug", max_length: int = 80) -> str:
+    """A slug for ``text`` not yet used by ``model`` (suffixes -2, -3, ... on clashes)."""
+    base = slugify(text)[: max_length - 6] or "untitled"
+    candidate, n = base, 1
+    while model.objects.filter(**{field_name: candidate}).exists():
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+# --- experiments and studies ----------------------------------------------------------------------
+
+@transaction.atomic
+def experiment_create(*, owner, title: str, slug: str | None = None, description: str = "",
+                      conditions: Sequence[Mapping[str, Any]] = ()) -> Experiment:
+    """Create an experiment and, optionally, its conditions (each a mapping of study_create's arguments)."""
+    if slug and Experiment.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": f"an experiment {slug!r} already exists"})
+    experiment = Experiment.objects.create(
+        owner=owner, title=title, description=description, slug=slug or unique_slug(Experiment, title)
+    )
+    for condition in conditions:
+        study_create(experiment=experiment, **condition)
+    return experiment
+
+
+@transaction.atomic
+def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
+                 criteria: Sequence[Mapping[str, Any] | str] | None = None, raters_per_item: int = 40,
+                 items_per_assignment: int = 50, instructions: str = "", platform: str = Study.Platform.INVITE,
+                 platform_config: Mapping | None = None, slug: str | None = None) -> Study:
+    """Create a draft study (one condition). The design configuration is validated and completed with
+    its defaults; criteria default to the seed study's readability and coherence."""
+    errors: dict[str, Any] = {}
+    try:
+        config = designs.design_config_clean(design, design_config)
+    except ValidationError as error:
+        errors.update(error.message_dict)
+    if raters_per_item < 1:
+        errors["raters_per_item"] = ["must be at least 1"]
+    if items_per_assignment < 1:
+        errors["items_per_assignment"] = ["must be at least 1"]
+    if platform not in Study.Platform.values:
+        errors["platform"] = [f"unknown platform {platform!r}"]
+    if slug and Study.objects.filter(slug=slug).exists():
+        errors["slug"] = [f"a study {slug!r} already exists"]
+    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
+    defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
+    names = [slugify(c.get("name", "")) for c in specs]
+    if not all(names):
+        errors["criteria"] = ["every criterion needs a name"]
+    elif len(set(names)) != len(names):
+        errors["criteria"] = ["criterion names must be different"]
+    if errors:
+        raise ValidationError(errors)
+    study = Study.objects.create(
+        experiment=experiment, title=title, design=design, design_config=config,
+        raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
+        instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
+        slug=slug or unique_slug(Study, f"{experiment.slug}-{design}"),
+    )
+    Criterion.objects.bulk_create([
+        Criterion(
+            study=study, name=name, position=i,
+            question=spec.get("question") or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
+            help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
+        )
+        for i, (name, spec) in enumerate(zip(names, specs))
+    ])
+    return study
+
+
+def _require_status(study: Study, *allowed: str, action: str) -> None:
+    if study.status not in allowed:
+        raise StudyStateError(f"cannot {action}: the study is {study.status}")
+
+
+@transaction.atomic
+def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+                      reference_system: str | None = None, limit: int | None = None, seed: int = 0) -> int:
+    """(Re)build a draft study's items from a corpus: one item per conversation that has a response
+    from every chosen system. The reference response (from ``reference_system``, else the one marked
+    ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
+    the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
+    many conversations (seeded). Returns the number of items."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _require_status(study, Study.Status.DRAFT, action="change items")
+    if study.assignments.exists():
+        raise StudyStateError("cannot change items: raters have already started")
+    available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
+    chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
+    unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]
+    if unknown:
+        raise ValidationError({"systems": f"no responses from {', '.join(unknown)} in corpus {corpus.slug}"})
+    judged_systems = [s for s in chosen if s != reference_system]
+    rows = (
+        Response.objects.filter(conversation__corpus=corpus, position=0)
+        .filter(Q(system__name__in=judged_systems) | Q(system__name=reference_system) | Q(is_reference=True))
+        .values_list("conversation_id", "id", "system__name", "is_reference")
+        .order_by("conversation_id", "system__name")
+    )
+    by_conversation: dict[int, dict[str, Any]] = {}
+    for conversation_id, response_id, system_name, is_reference in rows:
+        entry = by_conversation.setdefault(conversation_id, {"judged": {}, "reference": None})
+        if system_name == reference_system or (reference_system is None and is_reference):
+            entry["reference"] = response_id
+        if system_name in judged_systems:
+            entry["judged"][system_name] = response_id
+    usable = [
+        (cid, e) for cid, e in sorted(by_conversation.items())
+        if len(e["judged"]) == len(judged_systems) and (e["reference"] or not study.is_magnitude)
+    ]
+    if limit is not None and limit < len(usable):
+        usable = sorted(random.Random(seed).sample(usable, limit))
+    if not usable:
+        raise ValidationError({"corpus": (
+            f"no conversation in {corpus.slug} has responses from all of {', '.join(judged_systems)}"
+            + (" and a reference response" if study.is_magnitude else ""))})
+    shown = len(judged_systems) + (0 if study.is_magnitude else 1 if usable[0][1]["reference"] else 0)
+    if study.design == Design.BWS and shown != study.design_config["tuple_size"]:
+        raise ValidationError({"systems": f"BWS ranks {study.design_config['tuple_size']} responses per item, "
+                                          f"these choices show {shown}"})
+    study.items.all().delete()
+    reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
+    items = StudyItem.objects.bulk_create([
+        StudyItem(study=study, conversation_id=cid, position=i, reference_response_id=e["reference"],
+                  reference_value=reference_value)
+        for i, (cid, e) in enumerate(usable)
+    ])
+    links = []
+    for item, (_, entry) in zip(items, usable):
+        judged = [entry["judged"][s] for s in judged_systems]
+        if not study.is_magnitude and entry["reference"] and entry["reference"] not in judged:
+            judged.append(entry["reference"])
+        links += [StudyItemResponse(item=item, response_id=r, position=p) for p, r in enumerate(judged)]
+    StudyItemResponse.objects.bulk_create(links, batch_size=2000)
+    return len(items)
+
+
+@transaction.atomic
+def study_item_reference_values_set(*, study: Study, values: Mapping[int, float]) -> int:
+    """Set BME reference values (item id -> value, already on the study's scale); the metrics app
+    calls this so that ``studies`` never imports ``metrics``."""
+    _require_status(study, Study.Status.DRAFT, action="change reference values")
+    items = {i.pk: i for i in study.items.filter(pk__in=list(values))}
+    missing = sorted(set(values) - set(items))
+    if missing:
+        raise ValidationError({"values": f"items {missing[:5]} are not in study {study.slug}"})
+    for pk, value in values.items():
+        if not value > 0:
+            raise ValidationError({"values": f"item {pk}: a reference value must be positive, got {value}"})
+        items[pk].reference_value = float(value)
+    StudyItem.objects.bulk_update(items.values(), ["reference_value"], batch_size=1000)
+    return len(items)
+
+
+@transaction.atomic
+def study_publish(*, study: Study) -> Study:
+    """draft -> published, once the study can be rated: it has items and criteria, every magnitude
+    item has its reference value, every BWS item shows tuple_size responses."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _require_status(study, Study.Status.DRAFT, action="publish")
+    problems = []
+    if not study.items.exists():
+        problems.append("it has no items (import dialogues and build the items first)")
+    if not study.criteria.exists():
+        problems.append("it has no criteria")
+    if study.is_magnitude:
+        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(reference_response__isnull=True)).count()
+        if lacking:
+            problems.append(f"{lacking} item(s) have no reference response or reference value"
+                            + (" (fill them from a metric first)" if study.design == Design.BME else ""))
+    if study.design == Design.BWS:
+        size = study.design_config["tuple_size"]
+        wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
+        if wrong:
+            problems.append(f"{wrong} item(s) do not show exactly {size} responses to rank")
+    if problems:
+        raise StudyStateError("cannot publish: " + "; ".join(problems))
+    study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()
+    study.save(update_fields=["status", "published_at"])
+    return study
+
+
+@transaction.atomic
+def study_close(*, study: Study) -> Study:
+    """published -> closed: no new assignments; started ones may still be submitted."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _require_status(study, Study.Status.PUBLISHED, action="close")
+    study.status, study.closed_at = Study.Status.CLOSED, timezone.now()
+    study.save(update_fields=["status", "closed_at"])
+    return study
+
+
+# --- raters, assignments, ratings -----------------------------------------------------------------
+
+def rater_get_or_create(*, platform: str, external_id: str) -> Rater:
+    external_id = external_id.strip()
+    if not external_id:
+        raise ValidationError({"external_id": "a rater needs a platform identity"})
+    try:
+        with transaction.atomic():
+            rater, _ = Rater.objects.get_or_create(platform=platform, external_id=external_id)
+    except IntegrityError:  # two first requests of the same worker at once
+        rater = Rater.objects.get(platform=platform, external_id=external_id)
+    return rater
+
+
+@transaction.atomic
+def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | None = None,
+                     seed: int | None = None) -> Assignment:
+    """Give the rater an assignment, or return the one they already have (resume).
+
+    Items are those furthest below their target (``raters_per_item``), ties broken at random; the
+    item order and each item's response order are a per-rater seeded shuffle, stored. The study row
+    is locked so that concurrent starts never push an item past its target."""
+    existing = Assignment.objects.filter(experiment_id=study.experiment_id, rater=rater).select_related("study").first()
+    if existing is not None:
+        if existing.study_id != study.pk:
+            raise AssignmentRefused("you have already taken part in another condition of this experiment")
+        return existing
+    if rater.blocked:
+        raise AssignmentRefused("this worker identity may not take part")
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.PUBLISHED:
+        raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed")
+    taken = dict(
+        AssignmentItem.objects.filter(assignment__study=study)
+        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
+        .values("item").annotate(n=Count("id")).values_list("item", "n")
+    )
+    item_ids = list(study.items.values_list("id", flat=True))
+    rng = random.Random(seed if seed is not None else secrets.randbits(62))
+    open_items = [i for i in item_ids if taken.get(i, 0) < study.raters_per_item]
+    if not open_items:
+        raise AssignmentRefused("this study has all the ratings it needs")
+    rng.shuffle(open_items)
+    open_items.sort(key=lambda i: taken.get(i, 0))  # stable: random among equally rated items
+    chosen = open_items[: study.items_per_assignment]
+    rng.shuffle(chosen)
+    assignment_seed = rng.randrange(2**62)
+    assignment = Assignment.objects.create(
+        study=study, rater=rater, experiment_id=study.experiment_id, seed=assignment_seed,
+        platform_data=dict(platform_data or {}), started_at=timezone.now(),
+    )
+    shown: dict[int, list[int]] = {}
+    for item_id, response_id in (
+        StudyItemResponse.objects.filter(item_id__in=chosen).order_by("item_id", "position")
+        .values_list("item_id", "response_id")
+    ):
+        shown.setdefault(item_id, []).append(response_id)
+    order_rng = random.Random(assignment_seed)
+    rows = []
+    for position, item_id in enumerate(chosen):
+        responses = shown[item_id][:]
+        order_rng.shuffle(responses)
+        rows.append(AssignmentItem(assignment=assignment, item_id=item_id, position=position, response_order=responses))
+    AssignmentItem.objects.bulk_create(rows)
+    return assignment
+
+
+@transaction.atomic
+def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[int, Any]],
+                   seconds: float | None = None, active_seconds: float | None = None) -> int:
+    """Store one item's answers. Values are checked against the study's design (Likert points,
+    magnitude range, complete BWS ranking without ties); any problem raises ValidationError keyed
+    ``<criterion>.<response id>`` and nothing is stored. Storing the same answers twice stores them
+    once; changed answers replace the earlier ones. Returns the number of ratings now stored."""
+    assignment = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
+    study = assignment.study
+    if assignment.status != Assignment.Status.STARTED:
+        raise StudyStateError(f"this assignment is already {assignment.status}")
+    slot = AssignmentItem.objects.filter(assignment=assignment, item_id=item_id).first()
+    if slot is None:
+        raise ValidationError({"item": "this item is not part of the assignment"})
+    criteria = {c.name: c for c in study.criteria.all()}
+    shown = set(slot.response_order)
+    errors: dict[str, str] = {}
+    for name in criteria:
+        if name not in answers:
+            errors[name] = "answer this question for every response"
+    for name, per_response in answers.items():
+        criterion = criteria.get(name)
+        if criterion is None:
+            errors[name] = "unknown criterion"
+            continue
+        if set(per_response) != shown:
+            errors[name] = "answer for every response shown (and only those)"
+            continue
+        if study.design == Design.BWS:
+            problem = designs.ranks_problem([per_response[r] for r in slot.response_order], len(shown))
+            if problem:
+                errors[name] = problem
+            continue
+        for response_id, value in per_response.items():
+            problem = designs.value_problem(study.design, study.design_config, value,
+                                            scale_min=criterion.scale_min, scale_max=criterion.scale_max)
+            if problem:
+                errors[f"{name}.{response_id}"] = problem
+    if errors:
+        raise ValidationError(errors)
+    existing = {(r.response_id, r.criterion_id): r for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
+    create, update = [], []
+    is_rank = study.design == Design.BWS
+    for name, per_response in answers.items():
+        criterion = criteria[name]
+        for response_id, given in per_response.items():
+            value, rank = (None, int(given)) if is_rank else (float(given), None)
+            old = existing.get((response_id, criterion.pk))
+            if old is None:
+                create.append(Rating(assignment=assignment, item_id=item_id, response_id=response_id,
+                                     criterion=criterion, value=value, rank=rank, seconds=seconds))
+            elif (old.value, old.rank) != (value, rank):
+                old.value, old.rank, old.seconds = value, rank, seconds
+                update.append(old)
+    Rating.objects.bulk_create(create)
+    if update:
+        Rating.objects.bulk_update(update, ["value", "rank", "seconds", "updated_at"])
+    if slot.answered_at is None or create or update:
+        slot.answered_at = timezone.now()
+        slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
+        slot.save(update_fields=["answered_at", "active_seconds"])
+    return len(existing) + len(create)
+
+
+@transaction.atomic
+def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any] | None = None,
+                      total_seconds: float | None = None) -> Assignment:
+    """Finish an assignment: every item answered; store the questionnaire on the rater; issue the
+    completion code. Submitting again returns the same assignment and code."""
+    assignment = Assignment.objects.select_for_update().select_related("rater").get(pk=assignment.pk)
+    if assignment.status != Assignment.Status.STARTED:
+        return assignment
+    unanswered = assignment.assignment_items.filter(answered_at__isnull=True).count()
+    if unanswered:
+        raise ValidationError({"items": f"{unanswered} item(s) are not answered yet"})
+    now = timezone.now()
+    if questionnaire:
+        rater = assignment.rater
+        answers = dict(questionnaire)
+        for key in ("prior_rating_experience", "prior_agent_experience"):
+            if key in answers:
+                setattr(rater, key, answers.pop(key))
+        rater.questionnaire = {**rater.questionnaire, **answers}
+        rater.save(update_fields=["prior_rating_experience", "prior_agent_experience", "questionnaire"])
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.total_seconds = total_seconds if total_seconds is not None else (now - assignment.started_at).total_seconds()
+    assignment.completion_code = f"CC-{secrets.token_hex(4).upper()}"
+    assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
+    return assignment
+
+
+# --- import ---------------------------------------------------------------------------------------
+
+@dataclass
+class ImportSummary:
+    corpus: Corpus
+    format: str
+    conversations: int = 0
+    responses: int = 0
+    systems_created: list[str] = field(default_factory=list)
+    benchmark_study: Study | None = None
+    ratings: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
+            "responses": self.responses, "systems_created": self.systems_created,
+            "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
+            "ratings": self.ratings,
+        }
+
+
+def _size_of(stream: BinaryIO) -> int | None:
+    try:
+        position = stream.tell()
+        stream.seek(0, 2)
+        size = stream.tell()
+        stream.seek(position)
+        return size
+    except (OSError, AttributeError):
+        return None
+
+
+def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str = "auto",
+                     corpus_slug: str | None = None, owner=None, systems: Iterable[str] = (),
+                     on_progress=None) -> ImportSummary:
+    """Import conversations and responses from a binary stream, all or nothing.
+
+    The file is parsed one record at a time and written in batches inside one transaction; any
+    problem (malformed line, missing field, empty text, unknown system, duplicate id, non-UTF-8, too
+    large) raises ImportFailed listing up to 20 problems by line and field, and nothing is kept.
+    Systems must exist already, be declared by the file (Concord header; implied by the public
+    formats) or be named in ``systems``. GRADE and FED human scores also become a closed, read-only
+    benchmark study (one rater per annotator position)."""
+    size = _size_of(stream)
+    limit = settings.IMPORT_MAX_BYTES
+    if size is not None and size > limit:
+        raise ImportFailed([ImportProblem(None, "", f"the file is {size / 2**20:.1f} MiB; the import limit is "
+                                                    f"{limit / 2**20:.0f} MiB (CONCORD_IMPORT_MAX_BYTES)")])
+    if source_format == "auto":
+        head = stream.read(4096)
+        stream.seek(0)
+        detected = detect_format(source_name, head)
+        if detected is None:
+            raise ImportFailed([ImportProblem(None, "format", "cannot tell the file's format; name it "
+                                                              f"explicitly ({', '.join(PARSERS)})")])
+        source_format = detected
+    if source_format not in PARSERS:
+        raise ImportFailed([ImportProblem(None, "format", f"unknown format {source_format!r}; use one of {', '.join(PARSERS)}")])
+    slug = slugify(corpus_slug or source_name.rsplit("/", 1)[-1].rsplit(".", 1)[0])[:80]
+    if not slug:
+        raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
+    if Corpus.objects.filter(slug=slug).exists():
+        raise ImportFailed([ImportProblem(None, "corpus", f"a corpus {slug!r} already exists; choose another name")])
+    declared = {slugify(s) for s in systems}
+    header = ParsedHeader()
+    with transaction.atomic():
+        corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
+                                       source_name=source_name[-300:], owner=owner)
+        summary = ImportSummary(corpus=corpus, format=source_format)
+        writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
+        problems: list[ImportProblem] = []
+        seen: dict[str, int] = {}
+        batch: list[ParsedConversation] = []
+        for record in PARSERS[source_format](stream, header):
+            if isinstance(record, ParsedConversation):
+                problem = writer.check(record, seen)
+                record = problem or record
+            if isinstance(record, ImportProblem):
+                problems.append(record)
+                if len(problems) >= MAX_REPORTED_PROBLEMS:
+                    break
+                continue
+            if not problems:
+                batch.append(record)
+                if len(batch) >= IMPORT_BATCH:
+                    writer.write(batch)
+                    batch = []
+                    if on_progress:
+                        on_progress(summary.conversations)
+        if not problems and not seen:
+            problems.append(ImportProblem(None, "", "the file holds no conversations"))
+        if problems:
+            transaction.set_rollback(True)
+            raise ImportFailed(problems)
+        writer.write(batch)
+        if header.benchmark:
+            summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
+    return summary
+
+
+class _CorpusWriter:
+    """Checks records against what the database and the file declare, and bulk-writes batches."""
+
+    def __init__(self, corpus: Corpus, header: ParsedHeader, declared: set[str], summary: ImportSummary,
+                 keep_scores: bool):
+        self.corpus, self.header, self.declared, self.summary = corpus, header, declared, summary
+        self.system_ids = dict(System.objects.values_list("name", "id"))
+        self.keep_scores = keep_scores
+        self.scored: list[tuple[int, int, dict[str, list[float | None]]]] = []  # conversation, response, scores
+
+    def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
+        if record.external_id in seen:
+            return ImportProblem(record.line, "id", f"duplicate conversation id {record.external_id!r} "
+                                                    f"(first on line {seen[record.external_id]})")
+        seen[record.external_id] = record.line
+        for response in record.responses:
+            name = response.system
+            if name not in self.system_ids and name not in self.header.systems and name not in self.declared:
+                return ImportProblem(record.line, f"responses.{name}", (
+                    f"unknown system {name!r}: declare it in the file's header \"systems\" or pass it as a "
+                    "known system (--system / systems)"))
+        return None
+
+    def _ensure_systems(self, names: set[str]) -> None:
+        missing = sorted(names - set(self.system_ids))
+        if not missing:
+            return
+        System.objects.bulk_create(
+            [System(name=n, description=self.header.systems.get(n, ""), is_human=n in self.header.human_systems)
+             for n in missing],
+            ignore_conflicts=True,
+        )
+        self.system_ids.update(System.objects.filter(name__in=missing).values_list("name", "id"))
+        self.summary.systems_created += missing
+
+    def write(self, batch: list[ParsedConversation]) -> None:
+        if not batch:
+            return
+        self._ensure_systems({r.system for c in batch for r in c.responses})
+        conversations = Conversation.objects.bulk_create([
+            Conversation(corpus=self.corpus, external_id=c.external_id[:120], turns=c.turns, metadata=c.metadata)
+            for c in batch
+        ])
+        pairs = [(conversation, parsed) for conversation, record in zip(conversations, batch) for parsed in record.responses]
+        responses = Response.objects.bulk_create([
+            Response(conversation=conversation, system_id=self.system_ids[p.system], position=p.position,
+                     text=p.text, is_reference=p.is_reference, metadata=p.metadata)
+            for conversation, p in pairs
+        ])
+        if self.keep_scores:
+            self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses) if p.human_scores]
+        self.summary.conversations += len(conversations)
+        self.summary.responses += len(responses)
+
+
+def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner) -> tuple[Study, int]:
+    """A closed Likert study holding imported human judgments: one item per conversation, one rater
+    per annotator position (annotator j of one item is not known to be annotator j of another)."""
+    now = timezone.now()
+    experiment = Experiment.objects.create(
+        slug=unique_slug(Experiment, corpus.slug), title=f"{corpus.slug} human judgments", owner=owner,
+        is_benchmark=True,
+        description=f"Imported from {corpus.source_name} ({corpus.source_format}). Each annotator position is "
+                    "one rater; positions are not the same people across items.",
+    )
+    positions = max(len(s) for _, _, scores in scored for s in scores.values())
+    points = int(min(11, max(2, max(high - low + 1 for low, high in header.scales.values()))))
+    study = Study.objects.create(
+        experiment=experiment, slug=unique_slug(Study, corpus.slug), title=f"{corpus.slug} (imported)",
+        design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
+        raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
+        platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,
+        instructions="Imported human judgments (read-only benchmark).",
+    )
+    criteria = Criterion.objects.bulk_create([
+        Criterion(study=study, name=name, question=f"{name.replace('-', ' ')} (as annotated in the source)",
+                  position=i, scale_min=low, scale_max=high)
+        for i, (name, (low, high)) in enumerate(header.scales.items())
+    ])
+    criterion_ids = {c.name: c.pk for c in criteria}
+    items = StudyItem.objects.bulk_create(
+        [StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(scored)],
+        batch_size=2000,
+    )
+    StudyItemResponse.objects.bulk_create(
+        [StudyItemResponse(item=item, response_id=rid, position=0) for item, (_, rid, _) in zip(items, scored)],
+        batch_size=2000,
+    )
+    raters = [rater_get_or_create(platform=Study.Platform.BENCHMARK, external_id=f"{corpus.slug}:annotator-{j + 1}")
+              for j in range(positions)]
+    assignments = Assignment.objects.bulk_create([
+        Assignment(study=study, rater=rater, experiment=experiment, status=Assignment.Status.SUBMITTED, seed=0,
+                   started_at=now, submitted_at=now)
+        for rater in raters
+    ])
+    slots, ratings = [], []
+    for item, (_, response_id, scores) in zip(items, scored):
+        for j, assignment in enumerate(assignments):
+            given = [(name, s[j]) for name, s in scores.items() if j < len(s) and s[j] is not None]
+            if not given:
+                continue
+            slots.append(AssignmentItem(assignment=assignment, item=item, position=item.position,
+                                        response_order=[response_id], answered_at=now))
+            ratings += [Rating(assignment=assignment, item=item, response_id=response_id,
+                               criterion_id=criterion_ids[name], value=value) for name, value in given]
+    AssignmentItem.objects.bulk_create(slots, batch_size=2000)
+    Rating.objects.bulk_create(ratings, batch_size=2000)
+    return study, len(ratings)
+
+
+# --- import jobs (large uploads, run by a worker) ------------------------------------------------
+
+def import_job_create(*, owner, path: str, source_name: str, source_format: str, corpus_slug: str,
+                      systems: Sequence[str] = ()) -> ImportJob:
+    job = ImportJob.objects.create(owner=owner, path=path, source_name=source_name, source_format=source_format,
+                                   corpus_slug=corpus_slug, systems=list(systems))
+    from studies.tasks import import_job_run  # late: tasks import services
+
+    transaction.on_commit(lambda: import_job_run.delay(job.pk))
+    return job
+
+
+def import_job_run(*, job: ImportJob) -> ImportJob:
+    """Run a queued import; its outcome (counts or the problems) is recorded on the job row."""
+    claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
+    job.refresh_from_db()
+    if not claimed:
+        return job
+    try:
+        with open(job.path, "rb") as stream:
+            summary = dialogues_import(stream=stream, source_name=job.source_name, source_format=job.source_format,
+                                       corpus_slug=job.corpus_slug, owner=job.owner, systems=job.systems)
+        job.status, job.counts, job.corpus = ImportJob.Status.DONE, summary.as_dict(), summary.corpus
+    except ImportFailed as failure:
+        job.status, job.message = ImportJob.Status.FAILED, "\n".join(str(p) for p in failure.problems)
+    except OSError as error:
+        job.status, job.message = ImportJob.Status.FAILED, f"cannot read the uploaded file: {error.strerror}"
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "counts", "corpus", "message", "finished_at"])
+    return job

@@ -1,0 +1,143 @@
+"""Server-rendered researcher pages. Thin: forms in, services and selectors do the work."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from studies import selectors, services
+from studies.api.views import ratings_download
+from studies.exporting import EXPORT_FORMATS
+from studies.forms import ExperimentForm, ImportForm, ItemsBuildForm, StudyForm
+from studies.importing.records import ImportFailed
+from studies.models import Study
+
+
+def _errors_text(error: ValidationError) -> list[str]:
+    if hasattr(error, "error_dict"):
+        return [f"{field}: {'; '.join(msgs)}" for field, msgs in error.message_dict.items()]
+    return error.messages
+
+
+@login_required
+def experiment_list(request):
+    experiments = list(selectors.experiments_visible_to(request.user).prefetch_related("studies"))
+    studies = [s for e in experiments for s in e.studies.all()]
+    progress = selectors.studies_progress(studies)
+    for study in studies:
+        study.progress = progress[study.pk]
+    return render(request, "studies/experiment_list.html", {"experiments": experiments, "form": ExperimentForm()})
+
+
+@login_required
+@require_POST
+def experiment_create(request):
+    form = ExperimentForm(request.POST)
+    if form.is_valid():
+        experiment = services.experiment_create(owner=request.user, **form.cleaned_data)
+        messages.success(request, f"Experiment “{experiment.title}” created. Add its conditions (studies).")
+        return redirect("studies:study_create", experiment=experiment.slug)
+    messages.error(request, "The experiment needs a title.")
+    return redirect("studies:experiment_list")
+
+
+@login_required
+def study_create(request, experiment):
+    experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
+    form = StudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = services.study_create(
+                experiment=experiment, title=form.cleaned_data["title"], design=form.cleaned_data["design"],
+                design_config=form.design_config(), criteria=form.criteria_names(),
+                raters_per_item=form.cleaned_data["raters_per_item"],
+                items_per_assignment=form.cleaned_data["items_per_assignment"],
+                instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
+            )
+        except ValidationError as error:
+            for text in _errors_text(error):
+                form.add_error(None, text)
+        else:
+            messages.success(request, f"Study “{study.title}” created as a draft. Now choose its items.")
+            return redirect("studies:study_detail", slug=study.slug)
+    return render(request, "studies/study_create.html", {"experiment": experiment, "form": form})
+
+
+@login_required
+def study_detail(request, slug):
+    study = get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    corpora = selectors.corpora_visible_to(request.user)
+    build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
+    if request.method == "POST" and build_form.is_valid():
+        data = build_form.cleaned_data
+        corpus = get_object_or_404(corpora, slug=data["corpus"])
+        try:
+            count = services.study_items_build(
+                study=study, corpus=corpus,
+                systems=[s.strip() for s in data["systems"].split(",") if s.strip()] or None,
+                reference_system=data["reference_system"] or None, limit=data["limit"],
+            )
+        except ValidationError as error:
+            for text in _errors_text(error):
+                build_form.add_error(None, text)
+        except services.StudyStateError as error:
+            build_form.add_error(None, str(error))
+        else:
+            messages.success(request, f"{count} items built from {corpus.slug}.")
+            return redirect("studies:study_detail", slug=study.slug)
+    context = {
+        "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
+        "items": study.items.select_related("conversation").order_by("position")[:5],
+        "export_formats": EXPORT_FORMATS,
+    }
+    return render(request, "studies/study_detail.html", context)
+
+
+@login_required
+@require_POST
+def study_transition(request, slug, action):
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    service = {"publish": services.study_publish, "close": services.study_close}.get(action)
+    if service is None:
+        return redirect("studies:study_detail", slug=slug)
+    try:
+        service(study=study)
+    except services.StudyStateError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
+    return redirect("studies:study_detail", slug=slug)
+
+
+@login_required
+def study_export(request, slug, export_format):
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    if export_format not in EXPORT_FORMATS:
+        return redirect("studies:study_detail", slug=slug)
+    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+
+
+@login_required
+def dialogues_import(request):
+    form = ImportForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            summary = services.dialogues_import(
+                stream=upload.file, source_name=upload.name, source_format=form.cleaned_data["format"],
+                corpus_slug=form.cleaned_data["corpus"] or None, owner=request.user,
+                systems=[s.strip() for s in form.cleaned_data["systems"].split(",") if s.strip()],
+            )
+        except ImportFailed as failure:
+            problems = [str(p) for p in failure.problems]
+        else:
+            messages.success(request, (
+                f"Imported {summary.conversations} conversations and {summary.responses} responses "
+                f"into corpus {summary.corpus.slug}."
+                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")))
+            return redirect("studies:experiment_list")
+    corpora = selectors.corpora_visible_to(request.user)[:50]
+    return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})
