@@ -175,7 +175,7 @@ def parse_jsonl(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
                     system=system_key(name), text=checked, position=position,
                     is_reference=reference is not None and system_key(name) == system_key(reference),
                 ))
-        if reference is not None and system_key(reference) not in {system_key(n) for n in responses}:
+        if "reference" in record and system_key(reference) not in {system_key(n) for n in responses}:
             problems.append(ImportProblem(line, "reference", f"names {reference!r}, which has no response here"))
         if problems:
             yield from problems

@@ -31,6 +31,8 @@ class Command(BaseCommand):
         try:
             for line in export_lines(studies, options["format"]):
                 out.write(line)
+        except BrokenPipeError:  # the reader (e.g. `head`) stopped early
+            sys.stderr.close()
         finally:
             if out is not sys.stdout:
                 out.close()

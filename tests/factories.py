@@ -1,0 +1,40 @@
+"""factory_boy factories for the rows tests need directly; most tests build data through services."""
+import factory
+from django.contrib.auth import get_user_model
+
+from studies.models import Corpus, Experiment, System
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"researcher{n}")
+    password = factory.django.Password("pw-concord")
+
+
+class ExperimentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Experiment
+
+    slug = factory.Sequence(lambda n: f"experiment-{n}")
+    title = factory.Sequence(lambda n: f"Experiment {n}")
+    owner = factory.SubFactory(UserFactory)
+
+
+class SystemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = System
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"system-{n}")
+
+
+class CorpusFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Corpus
+
+    slug = factory.Sequence(lambda n: f"corpus-{n}")
+    title = factory.LazyAttribute(lambda o: o.slug)
+    source_format = "jsonl"

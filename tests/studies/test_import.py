@@ -1,0 +1,204 @@
+"""Dialogue import: every format, every kind of bad input (named by line and field, nothing written),
+streaming over chunk boundaries, and the real public data sets."""
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from studies import services
+from studies.importing import reading
+from studies.importing.records import ImportFailed
+from studies.models import Assignment, Conversation, Corpus, Criterion, Rating, Response, Study, System
+from tests.conftest import jsonl_bytes, shared_file, small_corpus_lines
+
+pytestmark = pytest.mark.django_db
+
+
+def row_counts():
+    return tuple(m.objects.count() for m in (Corpus, Conversation, Response, System, Study, Rating))
+
+
+def do_import(data: bytes, name="file.jsonl", **kwargs):
+    return services.dialogues_import(stream=io.BytesIO(data), source_name=name, **kwargs)
+
+
+def test_jsonl_import_stores_turns_responses_and_reference():
+    summary = do_import(small_corpus_lines(3))
+    assert (summary.conversations, summary.responses) == (3, 12)
+    assert sorted(summary.systems_created) == ["hred", "human", "seq2seq", "thred"]
+    conversation = Conversation.objects.get(corpus=summary.corpus, external_id="c1")
+    assert conversation.turns == [{"speaker": "A", "text": "Hello number 1"}, {"speaker": "B", "text": "Hi there 1, how are you?"}]
+    reference = conversation.responses.get(is_reference=True)
+    assert (reference.system.name, reference.text) == ("human", "I'm well, thanks for asking 1.")
+    assert System.objects.get(name="human").is_human
+
+
+def test_csv_import_groups_adjacent_rows_and_reads_flags():
+    data = (
+        "conversation_id,context,system,response,is_reference\n"
+        'x1,"Hi|||Hello, who is this?",seq2seq,it is me,0\n'
+        'x1,"Hi|||Hello, who is this?",human,"It\'s Sam, from work.",true\n'
+        "x2,How are you?,seq2seq,fine,false\n"
+    ).encode()
+    summary = do_import(data, "pairs.csv", systems=["seq2seq", "human"])
+    assert (summary.format, summary.conversations, summary.responses) == ("csv", 2, 3)
+    x1 = Conversation.objects.get(external_id="x1")
+    assert [t["text"] for t in x1.turns] == ["Hi", "Hello, who is this?"]
+    assert x1.responses.get(is_reference=True).system.name == "human"
+
+
+BAD_INPUTS = [
+    pytest.param(small_corpus_lines(2) + b'{"id": "c9", "turns": ["a"], "responses": {"hred": "x"\n', 4, "", "malformed JSON",
+                 id="malformed-json"),
+    pytest.param(small_corpus_lines(2) + b'{"id": "c9", "responses": {"hred": "x"}}\n', 4, "turns", "non-empty list",
+                 id="missing-field"),
+    pytest.param(small_corpus_lines(2) + b'{"id": "c9", "turns": ["a"], "responses": {"hred": "  "}}\n', 4,
+                 "responses.hred", "empty", id="empty-text"),
+    pytest.param(small_corpus_lines(2) + b'{"id": "c9", "turns": ["a"], "responses": {"gpt9": "hello"}}\n', 4,
+                 "responses.gpt9", "unknown system", id="unknown-system"),
+    pytest.param(small_corpus_lines(2) + b'{"id": "c1", "turns": ["a"], "responses": {"hred": "x"}}\n', 4, "id",
+                 "duplicate conversation id 'c1' (first on line 3)", id="duplicate-id"),
+    pytest.param(small_corpus_lines(2) + '{"id": "c9", "turns": ["caf\u00e9"], "responses": {"hred": "x"}}\n'.encode("latin-1"),
+                 4, "", "not UTF-8", id="non-utf8"),
+]
+
+
+@pytest.mark.parametrize(("data", "line", "field", "message"), BAD_INPUTS)
+def test_bad_input_names_line_and_field_and_writes_nothing(data, line, field, message):
+    before = row_counts()
+    with pytest.raises(ImportFailed) as failure:
+        do_import(data)
+    problem = failure.value.problems[0]
+    assert (problem.line, problem.field) == (line, field)
+    assert message in problem.message
+    assert row_counts() == before
+
+
+def test_failure_late_in_a_large_file_rolls_back_earlier_batches():
+    conversations = [{"id": f"c{i}", "turns": ["hi"], "responses": {"hred": f"r{i}"}} for i in range(2500)]
+    conversations.append({"id": "c0", "turns": ["hi"], "responses": {"hred": "again"}})
+    before = row_counts()
+    with pytest.raises(ImportFailed) as failure:
+        do_import(jsonl_bytes(conversations), systems=["hred"])
+    assert failure.value.problems[0].line == 2501
+    assert row_counts() == before
+
+
+def test_too_large_file_is_refused_before_parsing(settings):
+    settings.IMPORT_MAX_BYTES = 1000
+    with pytest.raises(ImportFailed, match=r"the import limit is"):
+        do_import(small_corpus_lines(40))
+    assert Corpus.objects.count() == 0
+
+
+def test_many_problems_are_reported_together():
+    lines = [{"id": f"c{i}", "turns": [], "responses": {"hred": "x"}} for i in range(30)]
+    with pytest.raises(ImportFailed) as failure:
+        do_import(jsonl_bytes(lines), systems=["hred"])
+    assert len(failure.value.problems) == services.MAX_REPORTED_PROBLEMS
+    assert [p.line for p in failure.value.problems[:3]] == [1, 2, 3]
+
+
+def test_csv_rows_of_one_conversation_must_be_adjacent():
+    data = b"conversation_id,context,system,response\na,hi,hred,x\nb,yo,hred,y\na,hi,hred,z\n"
+    with pytest.raises(ImportFailed) as failure:
+        do_import(data, "x.csv", systems=["hred"])
+    assert str(failure.value.problems[0]) == (
+        "line 4, conversation_id: 'a' already appeared (line 2); rows of one conversation must be adjacent")
+
+
+def test_csv_missing_column_is_named():
+    with pytest.raises(ImportFailed) as failure:
+        do_import(b"conversation_id,system,response\na,hred,x\n", "x.csv")
+    assert [(p.line, p.field) for p in failure.value.problems] == [(1, "context")]
+
+
+def test_existing_corpus_name_is_refused():
+    do_import(small_corpus_lines(1), corpus_slug="mine")
+    with pytest.raises(ImportFailed, match="already exists"):
+        do_import(small_corpus_lines(1), corpus_slug="mine")
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64])
+def test_json_array_reader_matches_json_load_across_chunk_boundaries(monkeypatch, chunk):
+    records = [{"ID": i, "text": "é" * (i % 5) + "x" * i, "nested": {"a": [1, 2, {"b": "]"}]}} for i in range(40)]
+    text = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
+    monkeypatch.setattr(reading, "CHUNK", chunk)
+    parsed = list(reading.json_array_records(io.BytesIO(text.encode())))
+    assert [value for _, value in parsed] == json.loads(text)
+    assert [line for line, _ in parsed] == list(range(2, 42))
+
+
+def test_json_array_reader_names_the_line_of_a_broken_element(monkeypatch):
+    monkeypatch.setattr(reading, "CHUNK", 5)
+    text = b'[\n {"a": 1},\n {"a": 2},\n {"a": 3 "b": 4}\n]'
+    with pytest.raises(ImportFailed) as failure:
+        list(reading.json_array_records(io.BytesIO(text)))
+    assert failure.value.problems[0].line == 4
+
+
+def test_command_prints_problems_and_exits_non_zero(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(small_corpus_lines(1) + b'{"id": "c9", "turns": ["a"], "responses": {"mystery": "x"}}\n')
+    with pytest.raises(CommandError, match=r"line 3, responses.mystery: unknown system"):
+        call_command("import_dialogues", str(bad))
+    assert Corpus.objects.count() == 0
+
+
+def test_command_exit_status_is_non_zero_in_a_real_process(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\xff\xfe garbage")
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.test", "CONCORD_VAR_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], env=env, check=True, timeout=300)
+    result = subprocess.run([sys.executable, "manage.py", "import_dialogues", str(bad)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode != 0
+    assert "not UTF-8" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --- the real public data sets ---------------------------------------------------------------------
+
+def test_grade_imports_as_a_closed_benchmark_study_with_every_score():
+    path = shared_file("grade", "dailydialog_EVAL.json")
+    records = json.loads(path.read_text())
+    call_command("import_dialogues", str(path), verbosity=0)
+    study = Study.objects.get(platform="benchmark")
+    assert (study.status, study.design, study.experiment.is_benchmark) == ("closed", "likert", True)
+    assert study.items.count() == len(records) == 300
+    scores = [json.loads(r["HumanScores"]) for r in records]
+    assert Rating.objects.filter(assignment__study=study).count() == sum(len(s) for s in scores)
+    assert Assignment.objects.filter(study=study).count() == max(len(s) for s in scores)
+    criterion = Criterion.objects.get(study=study)
+    assert (criterion.name, criterion.scale_min, criterion.scale_max) == ("coherence", 1, 5)
+    first = Conversation.objects.get(external_id=str(records[0]["ID"]))
+    stored = sorted(Rating.objects.filter(item__conversation=first).values_list("value", flat=True))
+    assert stored == sorted(float(s) for s in scores[0])
+    assert first.turns[-1]["text"] == records[0]["Context"].split("|||")[-1].strip()
+
+
+def test_fed_imports_nine_qualities_with_their_scales_and_missing_annotators():
+    path = shared_file("fed", "fed-turn_eval.json")
+    records = json.loads(path.read_text())
+    summary = do_import(path.read_bytes(), path.name)
+    study = summary.benchmark_study
+    scales = dict((c.name, (c.scale_min, c.scale_max)) for c in study.criteria.all())
+    assert len(scales) == 9
+    assert scales["understandable"] == (0, 1) and scales["overall"] == (0, 4) and scales["relevant"] == (0, 2)
+    expected = sum(len(v) for r in records for v in r["annotations"].values())
+    assert summary.ratings == expected
+    assert set(System.objects.filter(responses__conversation__corpus=summary.corpus).values_list("name", flat=True)) == {
+        "human", "meena", "mitsuku"}
+
+
+def test_dailydialog_pp_imports_three_levels_of_five_responses():
+    path = shared_file("dailydialog_pp", "dev.json")
+    with path.open("rb") as stream:
+        summary = services.dialogues_import(stream=stream, source_name=path.name)
+    assert summary.conversations == 1028 and summary.responses == 1028 * 15
+    conversation = Conversation.objects.filter(corpus=summary.corpus).first()
+    levels = dict(conversation.responses.values_list("system__name").annotate(__import__("django").db.models.Count("id")))
+    assert levels == {"ddpp-relevant": 5, "ddpp-adversarial": 5, "ddpp-random": 5}
