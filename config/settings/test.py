@@ -7,3 +7,5 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
+STATIC_ROOT = None  # tests serve static files from the finders; no collectstatic needed
+WHITENOISE_USE_FINDERS = True

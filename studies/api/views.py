@@ -46,7 +46,9 @@ class ExperimentListApi(APIView):
         title = serializers.CharField()
         description = serializers.CharField()
         is_benchmark = serializers.BooleanField()
-        studies = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+        studies = inline_serializer("ExperimentStudy", {
+            "slug": serializers.SlugField(), "design": serializers.CharField(), "status": serializers.CharField(),
+        }, many=True, source="studies.all")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
