@@ -241,6 +241,9 @@ class StudyItemResponse(models.Model):
             models.UniqueConstraint(fields=["item", "position"], name="item_response_unique_position"),
         ]
 
+    def __str__(self) -> str:
+        return f"item {self.item_id} shows response {self.response_id}"
+
 
 class Rater(models.Model):
     """A person on a platform. Questionnaire answers live here so reports can split by them."""
@@ -323,6 +326,9 @@ class AssignmentItem(models.Model):
             models.UniqueConstraint(fields=["assignment", "position"], name="assignment_item_unique_position"),
         ]
 
+    def __str__(self) -> str:
+        return f"assignment {self.assignment_id} #{self.position}"
+
 
 class Rating(models.Model):
     """One judgment: a value (Likert, magnitude) or a rank (BWS) of a response for a criterion."""
@@ -378,3 +384,6 @@ class ImportJob(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import of {self.source_name} ({self.status})"

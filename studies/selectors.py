@@ -144,4 +144,4 @@ def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
         )
     )
     for row in queryset.iterator(chunk_size=5000):
-        yield dict(zip(EXPORT_FIELDS, row))
+        yield dict(zip(EXPORT_FIELDS, row, strict=True))

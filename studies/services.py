@@ -123,7 +123,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
             question=spec.get("question") or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
             help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
         )
-        for i, (name, spec) in enumerate(zip(names, specs))
+        for i, (name, spec) in enumerate(zip(names, specs, strict=True))
     ])
     return study
 
@@ -186,7 +186,7 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
         for i, (cid, e) in enumerate(usable)
     ])
     links = []
-    for item, (_, entry) in zip(items, usable):
+    for item, (_, entry) in zip(items, usable, strict=True):
         judged = [entry["judged"][s] for s in judged_systems]
         if not study.is_magnitude and entry["reference"] and entry["reference"] not in judged:
             judged.append(entry["reference"])
@@ -552,14 +552,14 @@ class _CorpusWriter:
             Conversation(corpus=self.corpus, external_id=c.external_id[:120], turns=c.turns, metadata=c.metadata)
             for c in batch
         ])
-        pairs = [(conversation, parsed) for conversation, record in zip(conversations, batch) for parsed in record.responses]
+        pairs = [(conversation, parsed) for conversation, record in zip(conversations, batch, strict=True) for parsed in record.responses]
         responses = Response.objects.bulk_create([
             Response(conversation=conversation, system_id=self.system_ids[p.system], position=p.position,
                      text=p.text, is_reference=p.is_reference, metadata=p.metadata)
             for conversation, p in pairs
         ])
         if self.keep_scores:
-            self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses) if p.human_scores]
+            self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses, strict=True) if p.human_scores]
         self.summary.conversations += len(conversations)
         self.summary.responses += len(responses)
 
@@ -594,7 +594,7 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         batch_size=2000,
     )
     StudyItemResponse.objects.bulk_create(
-        [StudyItemResponse(item=item, response_id=rid, position=0) for item, (_, rid, _) in zip(items, scored)],
+        [StudyItemResponse(item=item, response_id=rid, position=0) for item, (_, rid, _) in zip(items, scored, strict=True)],
         batch_size=2000,
     )
     raters = [rater_get_or_create(platform=Study.Platform.BENCHMARK, external_id=f"{corpus.slug}:annotator-{j + 1}")
@@ -605,7 +605,7 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         for rater in raters
     ])
     slots, ratings = [], []
-    for item, (_, response_id, scores) in zip(items, scored):
+    for item, (_, response_id, scores) in zip(items, scored, strict=True):
         for j, assignment in enumerate(assignments):
             given = [(name, s[j]) for name, s in scores.items() if j < len(s) and s[j] is not None]
             if not given:

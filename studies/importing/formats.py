@@ -235,7 +235,7 @@ def parse_csv(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             if speakers and len(speakers) != len(context):
                 yield ImportProblem(line, "speakers", f"has {len(speakers)} entries for {len(context)} turns")
                 continue
-            turns = [{"speaker": s, "text": t} for s, t in zip(speakers, context)] if speakers else alternate_speakers(context)
+            turns = [{"speaker": s, "text": t} for s, t in zip(speakers, context, strict=True)] if speakers else alternate_speakers(context)
             if current is None or current.external_id != conversation_id:
                 if conversation_id in seen:
                     yield ImportProblem(line, "conversation_id", (

@@ -38,11 +38,11 @@ def test_jsonl_import_stores_turns_responses_and_reference():
 
 def test_csv_import_groups_adjacent_rows_and_reads_flags():
     data = (
-        "conversation_id,context,system,response,is_reference\n"
-        'x1,"Hi|||Hello, who is this?",seq2seq,it is me,0\n'
-        'x1,"Hi|||Hello, who is this?",human,"It\'s Sam, from work.",true\n'
-        "x2,How are you?,seq2seq,fine,false\n"
-    ).encode()
+        b"conversation_id,context,system,response,is_reference\n"
+        b'x1,"Hi|||Hello, who is this?",seq2seq,it is me,0\n'
+        b'x1,"Hi|||Hello, who is this?",human,"It\'s Sam, from work.",true\n'
+        b"x2,How are you?,seq2seq,fine,false\n"
+    )
     summary = do_import(data, "pairs.csv", systems=["seq2seq", "human"])
     assert (summary.format, summary.conversations, summary.responses) == ("csv", 2, 3)
     x1 = Conversation.objects.get(external_id="x1")

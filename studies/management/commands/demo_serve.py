@@ -32,7 +32,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  Admin:            {base}/admin/")
         self.stdout.write(f"  Database:         {settings.DATABASES['default']['NAME']}")
         self.stdout.write(f"  Broker:           {settings.CELERY_BROKER_URL}"
-                          f"{' (worker pid %d)' % worker.pid if worker else ''}\n")
+                          f"{f' (worker pid {worker.pid})' if worker else ''}\n")
         try:
             call_command("runserver", f"{options['host']}:{options['port']}", use_reloader=False)
         finally:

@@ -27,12 +27,12 @@ class Command(BaseCommand):
             if unknown:
                 raise CommandError(f"--study: no study {', '.join(sorted(unknown))}")
             studies = studies.filter(slug__in=options["study"])
-        out = open(options["output"], "w", encoding="utf-8", newline="") if options["output"] else sys.stdout
+        lines = export_lines(studies, options["format"])
+        if options["output"]:
+            with open(options["output"], "w", encoding="utf-8", newline="") as out:
+                out.writelines(lines)
+            return
         try:
-            for line in export_lines(studies, options["format"]):
-                out.write(line)
+            sys.stdout.writelines(lines)
         except BrokenPipeError:  # the reader (e.g. `head`) stopped early
             sys.stderr.close()
-        finally:
-            if out is not sys.stdout:
-                out.close()
