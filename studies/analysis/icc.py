@@ -26,7 +26,8 @@ Incomplete designs keep every rating (no listwise deletion, no imputation):
 - one-way forms (Ebel 1951): k_i ratings of item i, N = Σk_i, k0 = (N − Σk_i²/N)/(n−1);
   SSB = Σ k_i (x̄_i − x̄)² on (n−1) df, SSW = SST − SSB on (N−n) df; k0 replaces k;
 - two-way forms (Brueckl 2011, irrNA): rater bias removed by iterated ipsation (Greer & Dunlap 1997)
-  — add (x̄ − x̄_j) to each rater's ratings, repeat until the latest correction's η² ≤ 1e-6 — then
+  — subtract each rater's mean deviation from the item means (on complete data: add x̄ − x̄_j),
+  repeat until the latest correction's η² ≤ 1e-6 — then
   MSR and MSE from the corrected data with residual df (n−1)(k̄−1), k̄ = N/n; MSC from the raw rater
   means, SSC = Σ n_j (x̄_j − x̄)² on (k−1) df; k0 replaces k throughout.
 
@@ -184,19 +185,24 @@ def _complete(c: _Coded) -> tuple[dict[str, ICCForm], float]:
     return forms, float(k)
 
 
-def ipsate(rater: np.ndarray, score: np.ndarray, k: int, *, tolerance: float = IPSATION_TOLERANCE) -> tuple[np.ndarray, int]:
-    """Remove rater bias by iterated ipsation (Greer & Dunlap 1997): add (grand mean − rater mean)
-    to each rater's scores until the latest correction explains ≤ ``tolerance`` of the total sum
-    of squares. Returns the corrected scores and the number of corrections applied."""
+def ipsate(item: np.ndarray, rater: np.ndarray, score: np.ndarray, n: int, k: int, *,
+           tolerance: float = IPSATION_TOLERANCE) -> tuple[np.ndarray, int]:
+    """Remove rater bias by iterated ipsation (Greer & Dunlap 1997; Brueckl 2011).
+
+    A rater's bias is their mean deviation from the means of the items they rated; subtracting it
+    from their ratings is, on complete data, adding (grand mean − rater mean). On incomplete data
+    the correction moves the item means, so it is repeated until the latest correction explains
+    ≤ ``tolerance`` of the total sum of squares (its η²). Returns the corrected scores and the
+    number of corrections applied."""
     y = score.copy()
+    rater_counts = np.bincount(rater, minlength=k).astype(float)
+    item_counts = np.bincount(item, minlength=n).astype(float)
     rounds = 0
     for _ in range(MAX_IPSATION_ROUNDS):
-        grand = y.mean()
-        sst = np.sum((y - grand) ** 2)
-        sums, counts = _sums(rater, y, k)
-        correction = grand - sums / counts
-        explained = np.sum(counts * correction**2)
-        if sst == 0 or explained / sst <= tolerance:
+        sst = np.sum((y - y.mean()) ** 2)
+        residual = y - (np.bincount(item, weights=y, minlength=n) / item_counts)[item]
+        correction = -np.bincount(rater, weights=residual, minlength=k) / rater_counts
+        if sst == 0 or np.sum(rater_counts * correction**2) / sst <= tolerance:
             break
         y += correction[rater]
         rounds += 1
@@ -219,7 +225,7 @@ def _incomplete(c: _Coded) -> tuple[dict[str, ICCForm], float, int]:
 
     # Two-way (Brueckl 2011): rater effect from raw rater means; MSR, MSE from ipsated scores.
     ssc = np.sum(n_j * (rater_sum / n_j - grand) ** 2)
-    y, rounds = ipsate(c.rater, x, k)
+    y, rounds = ipsate(c.item, c.rater, x, n, k)
     y_grand = y.mean()
     y_item_sum, _ = _sums(c.item, y, n)
     ssr_y = np.sum(k_i * (y_item_sum / k_i - y_grand) ** 2)
