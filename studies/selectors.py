@@ -4,12 +4,15 @@ Sized for 10^6 ratings: aggregation happens in the database; Python sees one row
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from statistics import median
 from typing import Any
 
 import numpy as np
-from django.db.models import Case, Count, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value, When
+import pandas as pd
+from django.core.cache import cache
+from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Greatest, Log
 
 from studies.models import (
@@ -110,38 +113,90 @@ EXPORT_FIELDS = (
 )
 
 
-def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
-    """One tidy row per rating, streamed in chunks. ``normalised_value`` is computed in the database:
-    magnitude designs log10(max(value, 1) / reference value) (Bard et al. 1996), BWS m + 1 - rank,
-    Likert the value itself."""
+def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
+    """Ratings of the studies with ``normalised_value`` computed in the database: magnitude designs
+    log10(max(value, 1) / reference value) (Bard et al. 1996), BWS m + 1 − rank (m responses
+    ranked), Likert the value itself; ``normalisation`` names which."""
     shown = Subquery(
         StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
     )
-    design = F("assignment__study__design")
+    return Rating.objects.filter(assignment__study__in=studies).annotate(
+        normalised_value=Case(
+            When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
+                 then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
+            When(assignment__study__design=Design.BWS, then=shown + Value(1.0) - F("rank")),
+            default=F("value"), output_field=FloatField(),
+        ),
+        normalisation=Case(
+            When(assignment__study__design__in=MAGNITUDE_DESIGNS, then=Value("log10(max(value,1)/reference)")),
+            When(assignment__study__design=Design.BWS, then=Value("m+1-rank")),
+            default=Value("none"),
+        ),
+    )
+
+
+def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
+    """One tidy row per rating, streamed in chunks (normalised as in ``normalised_ratings``)."""
     queryset = (
-        Rating.objects.filter(assignment__study__in=studies)
-        .annotate(
-            normalised_value=Case(
-                When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
-                     then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
-                When(assignment__study__design=Design.BWS, then=shown + Value(1.0) - F("rank")),
-                default=F("value"), output_field=FloatField(),
-            ),
-            normalisation=Case(
-                When(assignment__study__design__in=MAGNITUDE_DESIGNS, then=Value("log10(max(value,1)/reference)")),
-                When(assignment__study__design=Design.BWS, then=Value("m+1-rank")),
-                default=Value("none"),
-            ),
-        )
+        normalised_ratings(studies)
         .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
         .values_list(
-            "assignment__study__experiment__slug", "assignment__study__slug", design, "criterion__name",
-            "item__conversation__external_id", "response__system__name", "response_id", "assignment__rater__external_id",
-            "assignment__rater__platform", "value", "normalised_value", "normalisation", "rank", "seconds",
-            "item__reference_value", "assignment__rater__prior_rating_experience",
+            "assignment__study__experiment__slug", "assignment__study__slug", "assignment__study__design",
+            "criterion__name", "item__conversation__external_id", "response__system__name", "response_id",
+            "assignment__rater__external_id", "assignment__rater__platform", "value", "normalised_value",
+            "normalisation", "rank", "seconds", "item__reference_value", "assignment__rater__prior_rating_experience",
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
             "assignment__submitted_at",
         )
     )
     for row in queryset.iterator(chunk_size=5000):
         yield dict(zip(EXPORT_FIELDS, row, strict=True))
+
+
+RATINGS_FRAME_COLUMNS = {
+    "study": "assignment__study__slug", "design": "assignment__study__design", "criterion": "criterion__name",
+    "unit": "response_id", "system": "response__system__name", "item": "item_id", "rater": "assignment__rater_id",
+    "rater_name": "assignment__rater__external_id",
+    "assignment": "assignment_id", "value": "value", "rank": "rank", "score": "normalised_value",
+    "seconds": "seconds", "total_seconds": "assignment__total_seconds",
+    "prior_rating_experience": "assignment__rater__prior_rating_experience",
+    "prior_agent_experience": "assignment__rater__prior_agent_experience",
+}
+
+
+def ratings_frame(studies: QuerySet[Study]) -> pd.DataFrame:
+    """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
+    the normalised score in ``score``; the input of the reliability report."""
+    rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
+            .values_list(*RATINGS_FRAME_COLUMNS.values()))
+    frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
+    for column in ("value", "score", "seconds", "total_seconds"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
+    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK}
+            for s in studies.order_by("id")]
+
+
+def ratings_version(studies: QuerySet[Study]) -> str:
+    """Changes whenever a rating or an assignment of these studies changes (one aggregate query)."""
+    ids = sorted(studies.values_list("pk", flat=True))
+    stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(n=Count("id"), last=Max("updated_at"))
+    done = Assignment.objects.filter(study_id__in=ids).aggregate(n=Count("id"), last=Max("submitted_at"))
+    return f"{ids}:{stamp['n']}:{stamp['last']}:{done['n']}:{done['last']}"
+
+
+def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False):
+    """The reliability report (studies.analysis.report) of these studies, computed once per version
+    of their ratings and kept in the cache (the page and its figures share it)."""
+    from studies.analysis.report import ReportOptions, build_report
+
+    key = "report:" + hashlib.sha256(f"{ratings_version(studies)}:{exclude_flagged}".encode()).hexdigest()
+    report = cache.get(key)
+    if report is None:
+        report = build_report(ratings_frame(studies), report_conditions(studies),
+                              ReportOptions(exclude_flagged=exclude_flagged))
+        cache.set(key, report, timeout=3600)
+    return report

@@ -1,12 +1,20 @@
 from django.urls import path
 
-from studies import views
+from studies import report_views, views
 
 app_name = "studies"
 urlpatterns = [
     path("", views.experiment_list, name="experiment_list"),
     path("experiments/new/", views.experiment_create, name="experiment_create"),
     path("experiments/<slug:experiment>/studies/new/", views.study_create, name="study_create"),
+    path("experiments/<slug:experiment>/report/", report_views.report_page, name="experiment_report"),
+    path("experiments/<slug:experiment>/report.<str:export_format>", report_views.report_download,
+         name="experiment_report_download"),
+    path("experiments/<slug:experiment>/report/figures/<str:name>.svg", report_views.report_figure,
+         name="experiment_report_figure"),
+    path("studies/<slug:study>/report/", report_views.report_page, name="study_report"),
+    path("studies/<slug:study>/report/figures/<str:name>.svg", report_views.report_figure, name="study_report_figure"),
+    path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),

@@ -6,6 +6,7 @@ app_name = "studies-api"
 urlpatterns = [
     path("experiments/", views.ExperimentListApi.as_view(), name="experiment-list"),
     path("experiments/create/", views.ExperimentCreateApi.as_view(), name="experiment-create"),
+    path("experiments/<slug:slug>/report/", views.ExperimentReportApi.as_view(), name="experiment-report"),
     path("studies/", views.StudyListApi.as_view(), name="study-list"),
     path("studies/create/", views.StudyCreateApi.as_view(), name="study-create"),
     path("studies/<slug:slug>/", views.StudyDetailApi.as_view(), name="study-detail"),
@@ -15,6 +16,7 @@ urlpatterns = [
     path("studies/<slug:slug>/items/", views.StudyItemListApi.as_view(), name="study-items"),
     path("studies/<slug:slug>/items/build/", views.StudyItemsBuildApi.as_view(), name="study-items-build"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
+    path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),
     path("imports/<int:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
 ]

@@ -251,3 +251,32 @@ def ratings_download(studies, export_format: str, name: str) -> StreamingHttpRes
     response = StreamingHttpResponse(export_lines(studies, export_format), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
     return response
+
+
+class ReportApiMixin:
+    @staticmethod
+    def report_response(request, studies) -> Response:
+        exclude = request.query_params.get("exclude_flagged") in ("1", "true")
+        return Response(selectors.reliability_report(studies, exclude_flagged=exclude).as_dict())
+
+
+REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters")]
+
+
+class StudyReportApi(ReportApiMixin, APIView):
+    """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
+    raters needed, rater quality, system means (see studies.analysis.report)."""
+
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug):
+        study = _visible_study(request, slug)
+        return self.report_response(request, Study.objects.filter(pk=study.pk))
+
+
+class ExperimentReportApi(ReportApiMixin, APIView):
+    """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
+
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug):
+        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        return self.report_response(request, experiment.studies.all())

@@ -1,0 +1,313 @@
+"""The reliability report of a study or an experiment (Santhanam & Shaikh 2019, Tables 1-9, and more),
+computed from one long DataFrame of normalised ratings. No Django here: the caller loads the frame.
+
+Frame columns: study, design, criterion, unit (the rated response), system, item, rater (an id),
+rater_name (optional, shown in the rater table), assignment,
+value, rank, score (normalised: Likert value, log10 magnitude ratio, BWS m+1-rank), seconds,
+total_seconds, prior_rating_experience, prior_agent_experience.
+
+- Table 1: ICC-C = ICC(C,k) and ICC-A = ICC(A,k) per condition × criterion (all six forms kept).
+- Tables 2-3: raters whose completion time is above / below their condition's mean.
+- Tables 4-7: raters with / without prior experience of (a) rating dialogue output, (b) chatbots.
+- Table 9: Spearman between criteria (a rater's two scores of one response), per condition.
+- Conditions compared on a common scale (per-rater z of normalised scores): two-way ANOVA
+  condition × system and Tukey HSD; completion times; Krippendorff's alpha; raters needed for
+  ICC 0.9 (Spearman-Brown); rater quality (leave-one-out correlation, time, straight-lining).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from studies.analysis.agreement import krippendorff_alpha, raters_needed
+from studies.analysis.anova import common_systems, tukey, two_way_anova
+from studies.analysis.icc import FORMS, ICCInputError, icc
+from studies.analysis.normalise import per_rater_z
+
+TARGET_ICC = 0.9
+ALPHA_LEVEL = {"likert": "ordinal", "rme": "ratio", "bme": "ratio", "bws": "ordinal"}
+FLAG_MIN_LOO = 0.2
+FLAG_MAX_STRAIGHT = 0.8
+
+
+@dataclass
+class ReportOptions:
+    exclude_flagged: bool = False
+    target_icc: float = TARGET_ICC
+    min_loo: float = FLAG_MIN_LOO
+    max_straight: float = FLAG_MAX_STRAIGHT
+
+
+@dataclass
+class Report:
+    conditions: list[dict[str, Any]]
+    criteria: list[str]
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    criteria_correlation: list[dict[str, Any]] = field(default_factory=list)
+    completion: list[dict[str, Any]] = field(default_factory=list)
+    anova: list[dict[str, Any]] = field(default_factory=list)
+    alpha: list[dict[str, Any]] = field(default_factory=list)
+    planning: list[dict[str, Any]] = field(default_factory=list)
+    raters: list[dict[str, Any]] = field(default_factory=list)
+    systems: list[dict[str, Any]] = field(default_factory=list)
+    distributions: list[dict[str, Any]] = field(default_factory=list)
+    excluded_raters: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("conditions", "criteria", "tables", "criteria_correlation", "completion",
+                                             "anova", "alpha", "planning", "raters", "systems", "distributions",
+                                             "excluded_raters",
+                                             "notes")}
+
+
+TABLES = {
+    "table1": ("Table 1: all raters", None),
+    "table2": ("Table 2: raters above their condition's mean completion time", ("time", "above")),
+    "table3": ("Table 3: raters below their condition's mean completion time", ("time", "below")),
+    "table4": ("Table 4: raters with prior experience of rating dialogue systems",
+               ("prior_rating_experience", True)),
+    "table5": ("Table 5: raters without prior experience of rating dialogue systems",
+               ("prior_rating_experience", False)),
+    "table6": ("Table 6: raters who have talked with conversational agents", ("prior_agent_experience", True)),
+    "table7": ("Table 7: raters who have not talked with conversational agents", ("prior_agent_experience", False)),
+}
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
+    """ICCs of one condition × criterion (unit = rated response), or the reason there are none."""
+    raters = int(frame["rater"].nunique())
+    try:
+        result = icc(frame["unit"].to_numpy(), frame["rater"].to_numpy(), frame["score"].to_numpy())
+    except ICCInputError as error:
+        return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame), "error": str(error)}
+    cell = result.as_dict()
+    cell["icc"] = {name: {k: (_finite(v) if not isinstance(v, list) else [_finite(x) for x in v])
+                          for k, v in form.items()} for name, form in cell["icc"].items()}
+    return cell
+
+
+def _subset(frame: pd.DataFrame, split: tuple[str, Any] | None) -> pd.DataFrame:
+    if split is None:
+        return frame
+    column, side = split
+    if column == "time":
+        per_assignment = frame.drop_duplicates("assignment")[["study", "assignment", "total_seconds"]]
+        means = per_assignment.groupby("study")["total_seconds"].transform("mean")
+        chosen = per_assignment["total_seconds"] > means if side == "above" else per_assignment["total_seconds"] <= means
+        return frame[frame["assignment"].isin(per_assignment.loc[chosen, "assignment"])]
+    return frame[frame[column] == side]  # raters who did not answer (None) are in neither group
+
+
+def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> dict[str, list[dict[str, Any]]]:
+    tables = {}
+    for key, (title, split) in TABLES.items():
+        part = _subset(frame, split)
+        rows = []
+        for study in conditions:
+            for criterion in criteria:
+                cell = part[(part["study"] == study) & (part["criterion"] == criterion)]
+                rows.append({"table": key, "title": title, "condition": study, "criterion": criterion,
+                             **(icc_cell(cell) if len(cell) else {"n_raters": 0, "n_items": 0, "n_ratings": 0,
+                                                                   "error": "no raters in this group"})})
+        tables[key] = rows
+    return tables
+
+
+def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> list[dict[str, Any]]:
+    """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
+    rows = []
+    for study in conditions:
+        wide = frame[frame["study"] == study].pivot_table(index=["assignment", "unit"], columns="criterion",
+                                                          values="score", aggfunc="first")
+        for i, a in enumerate(criteria):
+            for b in criteria[i + 1:]:
+                if a not in wide or b not in wide:
+                    continue
+                pair = wide[[a, b]].dropna()
+                if len(pair) < 3 or pair[a].nunique() < 2 or pair[b].nunique() < 2:
+                    rows.append({"condition": study, "a": a, "b": b, "rho": None, "p": None, "n": len(pair)})
+                    continue
+                result = stats.spearmanr(pair[a], pair[b])
+                rows.append({"condition": study, "a": a, "b": b, "rho": float(result.statistic),
+                             "p": float(result.pvalue), "n": len(pair)})
+    return rows
+
+
+def completion_times(frame: pd.DataFrame, conditions: list[str]) -> list[dict[str, Any]]:
+    per_assignment = frame.drop_duplicates("assignment")[["study", "total_seconds"]].dropna()
+    rows = []
+    for study in conditions:
+        seconds = per_assignment.loc[per_assignment["study"] == study, "total_seconds"].to_numpy()
+        rows.append({"condition": study, "n": int(seconds.size),
+                     "mean_minutes": _finite(seconds.mean() / 60) if seconds.size else None,
+                     "median_minutes": _finite(np.median(seconds) / 60) if seconds.size else None,
+                     "minutes": [float(s / 60) for s in seconds]})
+    return rows
+
+
+def with_z(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``z``: each rater's normalised scores z-scored within rater and criterion."""
+    key = frame["rater"].astype(str) + "\x1f" + frame["criterion"].astype(str)
+    return frame.assign(z=per_rater_z(frame["score"].to_numpy(), key.to_numpy()))
+
+
+def condition_comparison(frame: pd.DataFrame, criteria: list[str]) -> list[dict[str, Any]]:
+    """Two-way ANOVA (condition × system) and Tukey HSD between conditions, per criterion, on z."""
+    rows = []
+    for criterion in criteria:
+        part = frame[frame["criterion"] == criterion].rename(columns={"study": "condition"})
+        if part["condition"].nunique() < 2 or part["system"].nunique() < 2:
+            continue
+        systems = common_systems(part)
+        if len(systems) < 2:
+            continue
+        table = two_way_anova(part)
+        effects = [{"effect": name.replace("C(", "").replace(")", ""), "sum_sq": float(r["sum_sq"]), "df": float(r["df"]),
+                    "F": _finite(r["F"]), "p": _finite(r["PR(>F)"]), "eta_sq": float(r["eta_sq"])}
+                   for name, r in table.iterrows()]
+        pairs = [{"a": r["group1"], "b": r["group2"], "mean_diff": float(r["meandiff"]), "p": float(r["p-adj"]),
+                  "significant": bool(r["reject"])}
+                 for _, r in tukey(part[part["system"].isin(systems)]).iterrows()]
+        rows.append({"criterion": criterion, "systems": systems, "effects": effects, "tukey": pairs})
+    return rows
+
+
+def rater_quality(frame: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """Per rater: Spearman with the leave-one-out mean of the other raters on the same responses
+    (ranks within rater, Pearson of ranks — vectorised), mean seconds per item, straight-lining
+    (share of item screens where every response got the same value), and a flag."""
+    f = frame[["study", "criterion", "unit", "rater", "score", "item", "seconds", "design"]].copy()
+    group = [f["study"], f["criterion"], f["unit"]]
+    total, count = f.groupby(group)["score"].transform("sum"), f.groupby(group)["score"].transform("count")
+    f["loo"] = (total - f["score"]) / (count - 1)
+    f = f[count > 1]
+    by = [f["rater"], f["criterion"]]
+    f["rx"] = f.groupby(by)["score"].rank()
+    f["ry"] = f.groupby(by)["loo"].rank()
+    g = f.groupby(["rater", "criterion"])
+    moments = g.agg(n=("rx", "size"), mx=("rx", "mean"), my=("ry", "mean"))
+    f = f.join(moments[["mx", "my"]], on=["rater", "criterion"])
+    f["dx"], f["dy"] = f["rx"] - f["mx"], f["ry"] - f["my"]
+    sums = f.assign(xy=f["dx"] * f["dy"], xx=f["dx"] ** 2, yy=f["dy"] ** 2).groupby(["rater", "criterion"])[["xy", "xx", "yy"]].sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sums["loo_r"] = sums["xy"] / np.sqrt(sums["xx"] * sums["yy"])
+    per_rater = sums.groupby("rater")["loo_r"].mean().rename("loo_r").to_frame()
+
+    screens = frame[frame["design"] != "bws"].groupby(["rater", "item", "criterion"])["score"].agg(["nunique", "size"])
+    screens = screens[screens["size"] > 1]
+    per_rater["straight_lining"] = (screens["nunique"] == 1).groupby("rater").mean()
+    per_rater["seconds_per_item"] = frame.drop_duplicates(["rater", "item"]).groupby("rater")["seconds"].mean()
+    first = frame.drop_duplicates("rater").set_index("rater")
+    per_rater["study"] = first["study"]
+    per_rater["name"] = first["rater_name"] if "rater_name" in first else first.index.astype(str)
+    per_rater["ratings"] = frame.groupby("rater").size()
+    per_rater["flagged"] = (per_rater["loo_r"].fillna(0) < options.min_loo) | (
+        per_rater["straight_lining"].fillna(0) > options.max_straight)
+    return per_rater.reset_index()
+
+
+def system_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Mean z per system, condition and criterion with a t 95% CI over the rated responses."""
+    units = frame.groupby(["study", "criterion", "system", "unit"])["z"].mean().reset_index()
+    rows = []
+    for (study, criterion, system), g in units.groupby(["study", "criterion", "system"]):
+        values = g["z"].to_numpy()
+        mean = float(values.mean())
+        half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else None
+        rows.append({"condition": study, "criterion": criterion, "system": system, "mean_z": mean, "n": int(values.size),
+                     "low": mean - half if half is not None else None, "high": mean + half if half is not None else None})
+    return rows
+
+
+def distributions(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Box-plot statistics of normalised scores per condition × criterion × system (Tukey whiskers:
+    the most extreme scores within 1.5 IQR of the quartiles), so figures need no raw ratings."""
+    rows = []
+    for (study, criterion, system), scores in frame.groupby(["study", "criterion", "system"])["score"]:
+        values = np.sort(scores.to_numpy())
+        q1, med, q3 = np.percentile(values, [25, 50, 75])
+        iqr = q3 - q1
+        inside = values[(values >= q1 - 1.5 * iqr) & (values <= q3 + 1.5 * iqr)]
+        rows.append({"condition": study, "criterion": criterion, "system": system, "n": int(values.size),
+                     "q1": float(q1), "med": float(med), "q3": float(q3), "mean": float(values.mean()),
+                     "whislo": float(inside.min()), "whishi": float(inside.max())})
+    return rows
+
+
+def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
+    """Everything the report page shows. ``conditions``: [{"slug", "title", "design", "benchmark"}]."""
+    options = options or ReportOptions()
+    slugs = [c["slug"] for c in conditions]
+    criteria = list(dict.fromkeys(frame["criterion"])) if len(frame) else []
+    report = Report(conditions=conditions, criteria=criteria)
+    if frame.empty:
+        report.notes.append("No submitted ratings yet.")
+        return report
+    quality = rater_quality(frame, options)
+    if options.exclude_flagged:
+        report.excluded_raters = quality.loc[quality["flagged"], "rater"].tolist()
+        frame = frame[~frame["rater"].isin(report.excluded_raters)]
+        report.notes.append(f"Recomputed without {len(report.excluded_raters)} flagged rater(s).")
+    frame = with_z(frame)
+    report.tables = icc_tables(frame, slugs, criteria)
+    report.criteria_correlation = criteria_correlation(frame, slugs, criteria)
+    report.completion = completion_times(frame, slugs)
+    report.anova = condition_comparison(frame, criteria)
+    designs = {c["slug"]: c["design"] for c in conditions}
+    for study in slugs:
+        for criterion in criteria:
+            part = frame[(frame["study"] == study) & (frame["criterion"] == criterion)]
+            if part.empty:
+                continue
+            level = ALPHA_LEVEL.get(designs[study], "interval")
+            values = part["value"] if level == "ratio" else part["score"]
+            report.alpha.append({"condition": study, "criterion": criterion, "level": level,
+                                 "alpha": _finite(krippendorff_alpha(part["unit"], part["rater"], values, level=level))})
+    for row in report.tables["table1"]:
+        if "icc" not in row:
+            continue
+        planned = {}
+        for form in ("ICC(C,1)", "ICC(A,1)"):
+            rho = row["icc"][form]["value"]
+            planned[form] = _finite(np.ceil(raters_needed(rho, options.target_icc))) if rho is not None else None
+        report.planning.append({"condition": row["condition"], "criterion": row["criterion"],
+                                "target": options.target_icc, "raters_needed": planned})
+    report.raters = [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()}
+                     for r in quality.to_dict("records")]
+    report.systems = system_means(frame)
+    report.distributions = distributions(frame)
+    if any(c.get("benchmark") for c in conditions):
+        report.notes.append("Imported benchmark: each 'rater' is an annotator position, not the same person across "
+                            "items, so only the one-way forms ICC(1,1) and ICC(1,k) are meaningful here.")
+    if any(row.get("method") == "incomplete" for row in report.tables["table1"]):
+        report.notes.append("Some designs are incomplete (not every rater rated every response): ICCs use the "
+                            "Ebel (one-way) and Brueckl (two-way) generalisations with k0 raters per item.")
+    report.notes.append("Scores: Likert as given; RME/BME log10(max(value,1)/reference) (Bard et al. 1996); "
+                        "BWS m+1-rank. Comparisons across conditions use per-rater z-scores.")
+    return report
+
+
+def report_rows(report: Report) -> list[dict[str, Any]]:
+    """The ICC tables as tidy rows (one per table × condition × criterion × form) for CSV/XLSX."""
+    rows = []
+    for key, table in report.tables.items():
+        for cell in table:
+            for form in FORMS:
+                entry = cell.get("icc", {}).get(form, {})
+                rows.append({"table": key, "condition": cell["condition"], "criterion": cell["criterion"], "form": form,
+                             "value": entry.get("value"), "F": entry.get("F"), "df1": entry.get("df1"),
+                             "df2": entry.get("df2"), "p": entry.get("p"),
+                             "ci_low": (entry.get("ci95") or [None, None])[0],
+                             "ci_high": (entry.get("ci95") or [None, None])[1], "n_items": cell.get("n_items"),
+                             "n_raters": cell.get("n_raters"), "n_ratings": cell.get("n_ratings"),
+                             "k0": cell.get("k0"), "method": cell.get("method"), "note": cell.get("error", "")})
+    return rows

@@ -1,0 +1,128 @@
+"""Reliability report pages and downloads, for one study or a whole experiment (conditions side by side)."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from studies import plots, selectors
+from studies.analysis.icc import FORMS
+from studies.analysis.report import TABLES, Report, report_rows
+
+HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
+
+
+def _scope(request, *, study: str | None = None, experiment: str | None = None):
+    """(title, studies queryset, back link name) for the requested study or experiment, or 404."""
+    if study is not None:
+        target = get_object_or_404(selectors.studies_visible_to(request.user), slug=study)
+        return target.title, selectors.studies_visible_to(request.user).filter(pk=target.pk), target
+    target = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
+    return target.title, target.studies.all(), target
+
+
+def _matrix(report: Report, key: str) -> list[dict]:
+    """Rows criterion × form, one cell per condition (the seed paper's table layout)."""
+    cells = {(r["condition"], r["criterion"]): r for r in report.tables[key]}
+    rows = []
+    for criterion in report.criteria:
+        for label, form in HEADLINE_FORMS:
+            row = {"criterion": criterion, "label": label, "form": form, "cells": []}
+            for condition in report.conditions:
+                cell = cells.get((condition["slug"], criterion), {})
+                row["cells"].append({"n": cell.get("n_raters"), "error": cell.get("error"),
+                                     "k0": cell.get("k0"), "method": cell.get("method"),
+                                     **(cell.get("icc", {}).get(form) or {})})
+            rows.append(row)
+    return rows
+
+
+def _all_forms(report: Report, key: str) -> list[dict]:
+    return [{"condition": r["condition"], "criterion": r["criterion"], "forms": [(f, r["icc"][f]) for f in FORMS],
+             "k0": r.get("k0"), "method": r.get("method"), "n_items": r.get("n_items"), "n_raters": r.get("n_raters")}
+            for r in report.tables[key] if "icc" in r]
+
+
+def _figure_names(report: Report) -> list[tuple[str, str]]:
+    names = [("icc", "ICC per condition with 95% confidence intervals")]
+    names += [(f"distributions-{c}", f"{c}: score distributions per system and condition") for c in report.criteria]
+    names += [(f"ranking-{c}", f"{c}: system ranking with 95% confidence intervals") for c in report.criteria]
+    return [*names, ("completion", "Completion time per condition")]
+
+
+@login_required
+def report_page(request, study=None, experiment=None):
+    title, studies, target = _scope(request, study=study, experiment=experiment)
+    exclude = request.GET.get("exclude_flagged") == "1"
+    report = selectors.reliability_report(studies, exclude_flagged=exclude)
+    query = "?exclude_flagged=1" if exclude else ""
+    figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
+               for name, alt in _figure_names(report)} if report.tables else {}
+    context = {
+        "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
+        "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
+        "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
+                   for key in TABLES],
+        "flagged": [r for r in report.raters if r["flagged"]],
+        "download_base": request.path.rstrip("/"),
+    }
+    return render(request, "reports/report.html", context)
+
+
+@login_required
+def report_figure(request, name, study=None, experiment=None):
+    """One report figure as SVG; the report itself comes from the cache the page filled."""
+    _, studies, _ = _scope(request, study=study, experiment=experiment)
+    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    conditions = [c["slug"] for c in report.conditions]
+    kind, _, criterion = name.partition("-")
+    if not report.tables or (criterion and criterion not in report.criteria):
+        raise Http404("no such figure")
+    if kind == "icc":
+        svg = plots.icc_bars(report.tables["table1"])
+    elif kind == "completion":
+        svg = plots.completion_histogram(report.completion)
+    elif kind == "distributions":
+        svg = plots.score_distributions(report.distributions, conditions, criterion)
+    elif kind == "ranking":
+        svg = plots.system_ranking(report.systems, criterion)
+    else:
+        raise Http404("no such figure")
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Cache-Control"] = "private, max-age=60"
+    return response
+
+
+@login_required
+def report_download(request, export_format, study=None, experiment=None):
+    if export_format not in ("csv", "xlsx"):
+        raise Http404("reports download as .csv or .xlsx")
+    title, studies, target = _scope(request, study=study, experiment=experiment)
+    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    icc_rows = pd.DataFrame(report_rows(report))
+    name = f"{target.slug}-reliability"
+    if export_format == "csv":
+        response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+        return response
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
+        icc_rows.to_excel(excel, sheet_name="ICC", index=False)
+        pd.DataFrame(report.criteria_correlation).to_excel(excel, sheet_name="Table 9 criteria", index=False)
+        pd.DataFrame(report.completion).drop(columns="minutes", errors="ignore").to_excel(
+            excel, sheet_name="Completion time", index=False)
+        pd.DataFrame(report.alpha).to_excel(excel, sheet_name="Krippendorff alpha", index=False)
+        pd.DataFrame([{**{k: v for k, v in r.items() if k != "raters_needed"}, **r["raters_needed"]}
+                      for r in report.planning]).to_excel(excel, sheet_name="Raters needed", index=False)
+        pd.DataFrame(report.raters).to_excel(excel, sheet_name="Rater quality", index=False)
+        pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]).to_excel(
+            excel, sheet_name="ANOVA", index=False)
+        pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]).to_excel(
+            excel, sheet_name="Tukey HSD", index=False)
+    response = HttpResponse(buffer.getvalue(),
+                            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
+    return response
