@@ -1,0 +1,51 @@
+"""Playwright driving Debian's Chromium (headless, --no-sandbox) against pytest-django's live server.
+Screenshots go to test-output/browser/. Tests skip with the reason where Chromium is not installed."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CONCORD_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "browser"
+# Playwright's sync API runs an event loop in the test thread; the ORM calls made there are sync.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+@pytest.fixture
+def screenshot():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def take(tab, name: str) -> Path:
+        path = SCREENSHOTS / f"{name}.png"
+        tab.screenshot(path=str(path), full_page=True)
+        return path
+    return take
+
+
+def log_in(tab, live_server, username: str, password: str) -> None:
+    tab.goto(f"{live_server.url}/accounts/login/")
+    tab.fill("#id_username", username)
+    tab.fill("#id_password", password)
+    tab.click("button[type=submit]")
+    tab.wait_for_url(f"{live_server.url}/")

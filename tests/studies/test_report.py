@@ -1,0 +1,163 @@
+"""The reliability report, checked against independent computations from the export, the database
+and the raw GRADE file; the page, its figures, downloads, the flagged-rater toggle and the cache."""
+import csv
+import io
+import json
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+from scipy import stats
+
+from studies import selectors, services
+from studies.analysis.icc import icc
+from studies.demo import demo_load
+from studies.models import Rater, Study
+from tests.conftest import shared_file
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(user):
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    return experiment
+
+
+def exported(studies) -> pd.DataFrame:
+    return pd.DataFrame(list(selectors.ratings_export_rows(studies)))
+
+
+def test_table1_equals_icc_on_the_exported_ratings(api, demo):
+    report = api.get(f"/api/experiments/{demo.slug}/report/").json()
+    rows = exported(Study.objects.filter(experiment=demo))
+    for cell in report["tables"]["table1"]:
+        part = rows[(rows["study"] == cell["condition"]) & (rows["criterion"] == cell["criterion"])]
+        expected = icc(part["response"], part["rater"], part["normalised_value"])
+        for form in ("ICC(C,k)", "ICC(A,k)", "ICC(1,1)"):
+            assert cell["icc"][form]["value"] == pytest.approx(expected[form].value, abs=1e-12)
+            assert cell["icc"][form]["ci95"] == pytest.approx(list(expected[form].ci95), abs=1e-12)
+        assert (cell["n_raters"], cell["n_items"], cell["method"]) == (5, 48 if cell["condition"] in (
+            "demo-likert", "demo-bws") else 36, "complete")
+
+
+def test_subgroup_tables_split_raters_by_time_and_questionnaire(api, demo):
+    report = api.get(f"/api/experiments/{demo.slug}/report/").json()
+    n = {(t, c["condition"]): c["n_raters"] for t, rows in report["tables"].items() for c in rows
+         if c["criterion"] == "coherence"}
+    for study in demo.studies.all():
+        assert n[("table2", study.slug)] + n[("table3", study.slug)] == 5
+        yes = Rater.objects.filter(assignments__study=study, prior_rating_experience=True).count()
+        assert (n[("table4", study.slug)], n[("table5", study.slug)]) == (yes, 5 - yes)
+        talked = Rater.objects.filter(assignments__study=study, prior_agent_experience=True).count()
+        assert (n[("table6", study.slug)], n[("table7", study.slug)]) == (talked, 5 - talked)
+        times = sorted(study.assignments.values_list("total_seconds", flat=True))
+        assert n[("table2", study.slug)] == sum(t > np.mean(times) for t in times)
+
+
+def test_table9_and_completion_times_match_direct_computation(api, demo):
+    report = api.get(f"/api/experiments/{demo.slug}/report/").json()
+    rows = exported(Study.objects.filter(experiment=demo))
+    for entry in report["criteria_correlation"]:
+        part = rows[rows["study"] == entry["condition"]]
+        wide = part.pivot_table(index=["rater", "response"], columns="criterion", values="normalised_value")
+        expected = stats.spearmanr(wide["readability"], wide["coherence"])
+        assert (entry["rho"], entry["p"], entry["n"]) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue), len(wide))
+    for entry in report["completion"]:
+        seconds = list(Study.objects.get(slug=entry["condition"]).assignments.values_list("total_seconds", flat=True))
+        assert entry["mean_minutes"] == pytest.approx(np.mean(seconds) / 60)
+        assert entry["median_minutes"] == pytest.approx(np.median(seconds) / 60)
+    assert {a["criterion"] for a in report["anova"]} == {"readability", "coherence"}
+    assert all(a["systems"] == ["hred", "seq2seq", "thred"] for a in report["anova"])
+    assert len(report["anova"][0]["tukey"]) == 6  # four conditions, six pairs
+    likert = next(p for p in report["planning"] if p["condition"] == "demo-likert" and p["criterion"] == "coherence")
+    cell = next(c for c in report["tables"]["table1"] if c["condition"] == "demo-likert" and c["criterion"] == "coherence")
+    rho1 = cell["icc"]["ICC(C,1)"]["value"]
+    assert likert["raters_needed"]["ICC(C,1)"] == np.ceil(0.9 * (1 - rho1) / (rho1 * 0.1))
+
+
+def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
+    study = make_study("likert", raters_per_item=6, items_per_assignment=6)
+    rng = np.random.default_rng(0)
+    quality = {}
+    for i in range(6):
+        rater = services.rater_get_or_create(platform="invite", external_id=f"w{i}")
+        assignment = services.assignment_start(study=study, rater=rater, seed=i)
+        for slot in assignment.assignment_items.all():
+            answers = {}
+            for criterion in ("readability", "coherence"):
+                if i == 5:  # straight-lines every screen
+                    answers[criterion] = dict.fromkeys(slot.response_order, 3)
+                else:
+                    answers[criterion] = {r: int(np.clip(round(quality.setdefault(r, rng.uniform(1.5, 5.5))
+                                                             + rng.normal(0, 0.4)), 1, 6)) for r in slot.response_order}
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        services.assignment_submit(assignment=assignment, total_seconds=300 + i)
+    report = api.get(f"/api/studies/{study.slug}/report/").json()
+    careless = next(r for r in report["raters"] if r["name"] == "w5")
+    assert careless["flagged"] and careless["straight_lining"] == 1.0
+    assert [r["name"] for r in report["raters"] if r["flagged"]] == ["w5"]
+    without = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
+    assert without["tables"]["table1"][0]["n_raters"] == 5
+    assert len(without["excluded_raters"]) == 1
+    assert without["tables"]["table1"][0]["icc"]["ICC(C,k)"]["value"] != report["tables"]["table1"][0]["icc"]["ICC(C,k)"]["value"]
+
+
+def test_report_follows_new_ratings_despite_the_cache(api, make_study):
+    study = make_study("likert", raters_per_item=3, items_per_assignment=6)
+    for i in range(3):
+        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"w{i}"))
+        for slot in assignment.assignment_items.all():
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+                c: {r: (slot.response_order.index(r) + i) % 6 + 1 for r in slot.response_order} for c in ("readability", "coherence")})
+        if i < 2:
+            services.assignment_submit(assignment=assignment)
+    first = api.get(f"/api/studies/{study.slug}/report/").json()
+    assert first["tables"]["table1"][0]["n_raters"] == 2
+    services.assignment_submit(assignment=assignment)
+    assert api.get(f"/api/studies/{study.slug}/report/").json()["tables"]["table1"][0]["n_raters"] == 3
+
+
+def test_grade_benchmark_report_uses_the_one_way_forms_and_keeps_every_rating(api, user):
+    path = shared_file("grade", "dailydialog_EVAL.json")
+    with path.open("rb") as stream:
+        summary = services.dialogues_import(stream=stream, source_name=path.name, owner=user)
+    report = api.get(f"/api/studies/{summary.benchmark_study.slug}/report/").json()
+    assert any("only the one-way forms" in note for note in report["notes"])
+    cell = report["tables"]["table1"][0]
+    records = json.loads(path.read_text())
+    long = [(r["ID"], j, s) for r in records for j, s in enumerate(json.loads(r["HumanScores"]))]
+    expected = icc(*zip(*long, strict=True))
+    assert (cell["method"], cell["n_items"], cell["n_ratings"]) == ("incomplete", 300, len(long))
+    assert cell["icc"]["ICC(1,1)"]["value"] == pytest.approx(expected["ICC(1,1)"].value, abs=1e-12)
+    assert cell["k0"] == pytest.approx(expected.k0)
+
+
+def test_report_page_figures_and_downloads(client, user, demo):
+    client.force_login(user)
+    page = client.get(f"/experiments/{demo.slug}/report/").content.decode()
+    for anchor in ("table1", "table2", "table3", "table4", "table5", "table6", "table7", "table9", "distributions",
+                   "comparison", "completion", "agreement", "raters"):
+        assert f'id="{anchor}"' in page
+    assert "Readability ICC-C" in page and "Tukey HSD" in page and "Raters needed for ICC 0.9" in page
+    figures = [line.split('src="')[1].split('"')[0] for line in page.split("<img")[1:]]
+    assert len(figures) == 6
+    for url in figures:
+        response = client.get(url)
+        assert response["Content-Type"] == "image/svg+xml"
+        assert response.content.decode().startswith("<svg") and "</svg>" in response.content.decode()
+    assert client.get(f"/experiments/{demo.slug}/report/figures/nonsense.svg").status_code == 404
+    table = list(csv.DictReader(io.StringIO(client.get(f"/experiments/{demo.slug}/report.csv").content.decode())))
+    assert len(table) == 7 * 4 * 2 * 6  # tables x conditions x criteria x forms
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"/experiments/{demo.slug}/report.xlsx").content))
+    assert {"ICC", "Table 9 criteria", "ANOVA", "Tukey HSD", "Rater quality", "Krippendorff alpha"} <= set(book.sheetnames)
+
+
+def test_another_researchers_report_is_a_404(client, other_user, api):
+    demo_load()
+    client.force_login(other_user)
+    assert client.get("/experiments/demo-seed-study/report/").status_code == 404
+    assert client.get("/studies/demo-rme/report/figures/icc.svg").status_code == 404
+    assert api.get("/api/experiments/demo-seed-study/report/").status_code == 404
