@@ -6,6 +6,8 @@ design (value ranges, config shape) are checked in ``studies.services`` before a
 """
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -19,6 +21,24 @@ class Design(models.TextChoices):
 
 
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
+
+
+def default_questionnaire() -> list[dict]:
+    """The seed study's two questions (reports split by them) and two optional demographics."""
+    return [
+        {"name": "prior_rating_experience", "kind": "yes_no", "required": True,
+         "question": "Have you taken part before in studies that rated the output of dialogue systems?"},
+        {"name": "prior_agent_experience", "kind": "yes_no", "required": True,
+         "question": "Have you talked with conversational agents (chatbots, voice assistants) before?"},
+        {"name": "age_band", "kind": "choice", "required": False, "question": "Your age (optional)",
+         "choices": ["18-24", "25-34", "35-44", "45-54", "55-64", "65 or over"]},
+        {"name": "english_first_language", "kind": "yes_no", "required": False,
+         "question": "Is English your first language? (optional)"},
+    ]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
 
 
 class Experiment(models.Model):
@@ -150,7 +170,11 @@ class Study(models.Model):
     instructions = models.TextField(blank=True, help_text="Markdown shown to raters before the items.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     platform = models.CharField(max_length=10, choices=Platform.choices, default=Platform.INVITE)
-    platform_config = models.JSONField(default=dict, blank=True)
+    platform_config = models.JSONField(
+        default=dict, blank=True,
+        help_text="completion_url (Prolific), time_limit_minutes, mturk sandbox flag, ...",
+    )
+    questionnaire = models.JSONField(default=default_questionnaire, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -287,9 +311,12 @@ class Assignment(models.Model):
         help_text="Copied from the study so the database can enforce one condition per worker.",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.STARTED)
+    token = models.CharField(max_length=40, unique=True, default=new_token, editable=False,
+                             help_text="The unguessable key in the rater's links.")
     seed = models.BigIntegerField()
     platform_data = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField()
+    consented_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     total_seconds = models.FloatField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True)
@@ -315,6 +342,7 @@ class AssignmentItem(models.Model):
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignment_items")
     position = models.PositiveIntegerField()
     response_order = models.JSONField(help_text="Response ids in the order this rater sees them.")
+    draft = models.JSONField(default=dict, blank=True, help_text="Autosaved answers not yet submitted.")
     started_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     active_seconds = models.FloatField(null=True, blank=True)

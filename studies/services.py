@@ -317,6 +317,38 @@ def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | Non
     return assignment
 
 
+def assignment_consent(*, assignment: Assignment) -> Assignment:
+    """Record that the rater read the instructions and agreed (once)."""
+    Assignment.objects.filter(pk=assignment.pk, consented_at__isnull=True).update(consented_at=timezone.now())
+    assignment.refresh_from_db(fields=["consented_at"])
+    return assignment
+
+
+def assignment_item_open(*, slot: AssignmentItem) -> AssignmentItem:
+    """Note when the rater first saw an item (server time); later visits keep the first time."""
+    if slot.started_at is None:
+        AssignmentItem.objects.filter(pk=slot.pk, started_at__isnull=True).update(started_at=timezone.now())
+        slot.refresh_from_db(fields=["started_at"])
+    return slot
+
+
+def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]) -> None:
+    """Autosave what the rater has typed so far (any shape the page sends, bounded in size); the
+    ratings themselves are stored only by ratings_record."""
+    if slot.assignment.status != Assignment.Status.STARTED:
+        raise StudyStateError(f"this assignment is already {slot.assignment.status}")
+    cleaned = {str(k)[:80]: str(v)[:20] for k, v in list(draft.items())[:200]}
+    AssignmentItem.objects.filter(pk=slot.pk).update(draft=cleaned)
+
+
+def assignment_expired(assignment: Assignment) -> bool:
+    """True when the study sets a time limit (platform_config.time_limit_minutes) and it has passed."""
+    limit = assignment.study.platform_config.get("time_limit_minutes")
+    if not limit or assignment.status != Assignment.Status.STARTED:
+        return False
+    return (timezone.now() - assignment.started_at).total_seconds() > float(limit) * 60
+
+
 @transaction.atomic
 def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[int, Any]],
                    seconds: float | None = None, active_seconds: float | None = None) -> int:
@@ -377,7 +409,8 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     if slot.answered_at is None or create or update:
         slot.answered_at = timezone.now()
         slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
-        slot.save(update_fields=["answered_at", "active_seconds"])
+        slot.draft = {}
+        slot.save(update_fields=["answered_at", "active_seconds", "draft"])
     return len(existing) + len(create)
 
 

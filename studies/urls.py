@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies import report_views, views
+from studies import rater_views, report_views, views
 
 app_name = "studies"
 urlpatterns = [
@@ -15,6 +15,8 @@ urlpatterns = [
     path("studies/<slug:study>/report/", report_views.report_page, name="study_report"),
     path("studies/<slug:study>/report/figures/<str:name>.svg", report_views.report_figure, name="study_report_figure"),
     path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),
+    path("studies/<slug:slug>/preview/", rater_views.preview, name="study_preview"),
+    path("studies/<slug:slug>/preview/<int:position>/", rater_views.preview, name="study_preview_item"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),

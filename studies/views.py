@@ -1,13 +1,16 @@
 """Server-rendered researcher pages. Thin: forms in, services and selectors do the work."""
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import selectors, services
+from studies import platforms, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS
 from studies.forms import ExperimentForm, ImportForm, ItemsBuildForm, StudyForm
@@ -87,7 +90,15 @@ def study_detail(request, slug):
         else:
             messages.success(request, f"{count} items built from {corpus.slug}.")
             return redirect("studies:study_detail", slug=study.slug)
+    base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
+    invitee = (request.GET.get("invitee") or "").strip()[:120]
     context = {
+        "rater_links": {
+            "mturk": base,
+            "prolific": f"{base}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
+            "invite": f"{base}?{urlencode({'invite': platforms.invite_token(study.slug, invitee)})}" if invitee else None,
+            "invitee": invitee,
+        },
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from studies import rater_views
+
+app_name = "raters"
+urlpatterns = [
+    path("a/<str:token>/", rater_views.start, name="start"),
+    path("a/<str:token>/items/<int:position>/", rater_views.item, name="item"),
+    path("a/<str:token>/items/<int:position>/draft/", rater_views.draft, name="draft"),
+    path("a/<str:token>/questionnaire/", rater_views.questionnaire, name="questionnaire"),
+    path("a/<str:token>/done/", rater_views.done, name="done"),
+    path("<slug:slug>/", rater_views.entry, name="entry"),
+]

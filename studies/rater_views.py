@@ -1,0 +1,287 @@
+"""Rater pages: entry by link, consent and instructions, one screen per item, questionnaire, completion.
+
+Every page after the entry is addressed by the assignment's unguessable token, so a rater can reach
+only their own assignment. Pages follow POST-redirect-GET, so reloading and the back button are
+safe; a rejected answer re-renders the page with what the rater typed and what is wrong."""
+from __future__ import annotations
+
+import json
+import string
+
+import markdown
+import nh3
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from studies import platforms, selectors, services
+from studies.designs import DESIGN_EXPLANATIONS
+from studies.models import Assignment, AssignmentItem, Design, Rating, Response, Study, StudyItem
+from studies.questionnaire import questionnaire_clean
+
+
+def render_markdown(text: str) -> str:
+    """Researcher-written Markdown as HTML with anything unsafe removed (nh3)."""
+    return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["extra", "sane_lists"])))
+
+
+def _message(request, title: str, message: str, status: int = 200):
+    return render(request, "raters/message.html", {"title": title, "message": message}, status=status)
+
+
+def _assignment(token: str) -> Assignment:
+    return get_object_or_404(Assignment.objects.select_related("study", "rater"), token=token)
+
+
+def _next_url(assignment: Assignment, after: int | None = None) -> str:
+    """The next item to show: the one after ``after`` if any, else the first unanswered, else the questionnaire."""
+    slots = assignment.assignment_items.order_by("position")
+    if after is not None:
+        following = slots.filter(position=after + 1).first()
+        if following is not None:
+            return reverse("raters:item", args=[assignment.token, following.position])
+    unanswered = slots.filter(answered_at__isnull=True).first()
+    if unanswered is not None:
+        return reverse("raters:item", args=[assignment.token, unanswered.position])
+    return reverse("raters:questionnaire", args=[assignment.token])
+
+
+def _guard(request, assignment: Assignment):
+    """A page to show instead of the requested one, or None."""
+    if assignment.status != Assignment.Status.STARTED:
+        return redirect("raters:done", token=assignment.token)
+    if services.assignment_expired(assignment):
+        return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
+                                               "completed. Thank you for your interest.", status=410)
+    return None
+
+
+# --- entry, consent --------------------------------------------------------------------------------
+
+def entry(request, slug: str):
+    study = get_object_or_404(Study.objects.exclude(platform=Study.Platform.BENCHMARK), slug=slug)
+    try:
+        identity = platforms.identity_from(request.GET, slug)
+    except platforms.IdentityError as error:
+        return _message(request, "We could not start the task", f"{str(error).capitalize()}.", status=400)
+    if identity.preview:
+        item = study.items.order_by("position").first()
+        if item is None:
+            return _message(request, "Not ready", "This task has no items yet.", status=404)
+        context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
+        context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
+        return render(request, "raters/item.html", context)
+    rater = services.rater_get_or_create(platform=identity.platform, external_id=identity.external_id)
+    try:
+        assignment = services.assignment_start(study=study, rater=rater, platform_data=identity.platform_data)
+    except services.AssignmentRefused as refusal:
+        return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.", status=403)
+    return redirect("raters:start", token=assignment.token)
+
+
+def start(request, token: str):
+    assignment = _assignment(token)
+    if (page := _guard(request, assignment)) is not None:
+        return page
+    error = None
+    if request.method == "POST":
+        if request.POST.get("agree") == "yes":
+            services.assignment_consent(assignment=assignment)
+            return redirect(_next_url(assignment))
+        error = "Please tick the box to say you agree before starting."
+    elif assignment.consented_at is not None:
+        return redirect(_next_url(assignment))
+    study = assignment.study
+    context = {
+        "assignment": assignment, "study": study, "error": error,
+        "instructions": render_markdown(study.instructions), "design_explanation": DESIGN_EXPLANATIONS[study.design],
+        "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
+    }
+    return render(request, "raters/start.html", context, status=400 if error else 200)
+
+
+# --- items -----------------------------------------------------------------------------------------
+
+def _canonical_order(item: StudyItem) -> list[int]:
+    return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
+
+
+def field_name(response_id: int, criterion: str) -> str:
+    return f"r{response_id}-{criterion}"
+
+
+def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
+                  preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None) -> dict:
+    texts = Response.objects.in_bulk(order)
+    letters = string.ascii_uppercase
+    responses = [{"id": rid, "letter": letters[i], "text": texts[rid].text} for i, rid in enumerate(order)]
+    config = study.design_config
+    criteria = []
+    for criterion in study.criteria.all():
+        rows = []
+        for response in responses:
+            name = field_name(response["id"], criterion.name)
+            rows.append({**response, "field": name, "value": values.get(name, ""), "error": errors.get(name)})
+        if study.design == Design.BWS:  # show the list in the rater's current ranking order
+            rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isdigit() else 99, r["letter"]))
+        criteria.append({"name": criterion.name, "question": criterion.question, "help": criterion.help_text,
+                         "rows": rows, "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1))})
+    points = list(range(1, config.get("points", 6) + 1)) if study.design == Design.LIKERT else []
+    labels = config.get("labels") or []
+    position = slot.position if slot else item.position
+    total = assignment.assignment_items.count() if assignment else study.items.count()
+    reference = item.reference_response if study.is_magnitude else None
+    return {
+        "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
+        "turns": item.conversation.turns, "responses": responses, "criteria": criteria, "errors": errors,
+        "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
+        "reference": reference, "reference_value": item.reference_value,
+        "example_double": round(2 * item.reference_value) if item.reference_value else None,
+        "example_half": round(item.reference_value / 2) if item.reference_value else None,
+        "me_min": config.get("min", 0), "me_max": config.get("max", 999),
+        "position": position, "number": position + 1, "total": total,
+        "progress": round(100 * position / total) if total else 0,
+    }
+
+
+def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, int]], dict[str, str]]:
+    """The answers in a submitted item form, as whole numbers, and the fields that are not."""
+    answers: dict[str, dict[int, int]] = {}
+    errors: dict[str, str] = {}
+    for criterion in study.criteria.values_list("name", flat=True):
+        answers[criterion] = {}
+        for rid in order:
+            name = field_name(rid, criterion)
+            raw = (post.get(name) or "").strip()
+            if not raw:
+                errors[name] = "rank this response" if study.design == Design.BWS else "give a value for this response"
+                continue
+            try:
+                answers[criterion][rid] = int(raw)
+            except ValueError:
+                errors[name] = f"“{raw[:12]}” is not a whole number"
+    return answers, errors
+
+
+def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
+    values = {}
+    for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
+            .values_list("response_id", "criterion__name", "value", "rank"):
+        given = rank if study.design == Design.BWS else value
+        values[field_name(rid, criterion)] = str(int(given)) if given is not None else ""
+    return values
+
+
+def item(request, token: str, position: int):
+    assignment = _assignment(token)
+    if (page := _guard(request, assignment)) is not None:
+        return page
+    if assignment.consented_at is None:
+        return redirect("raters:start", token=token)
+    slot = get_object_or_404(AssignmentItem.objects.select_related("item__conversation", "item__reference_response"),
+                             assignment=assignment, position=position)
+    services.assignment_item_open(slot=slot)
+    study = assignment.study
+    errors: dict[str, str] = {}
+    if request.method == "POST":
+        answers, errors = _parse(request.POST, study, slot.response_order)
+        if not errors:
+            try:
+                active = float(request.POST.get("active_ms") or 0) / 1000 or None
+            except ValueError:
+                active = None
+            try:
+                services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                                        seconds=(timezone.now() - slot.started_at).total_seconds(),
+                                        active_seconds=active)
+            except services.StudyStateError:
+                return redirect("raters:done", token=token)
+            except ValidationError as error:
+                for key, messages in error.message_dict.items():
+                    criterion, _, rid = key.partition(".")
+                    errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
+            else:
+                return redirect(_next_url(assignment, after=position))
+        values = {k: v for k, v in request.POST.items() if k.startswith("r")}
+    else:
+        values = _stored_values(slot, study) or {k: v for k, v in slot.draft.items()}
+    context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot)
+    context["previous"] = reverse("raters:item", args=[token, position - 1]) if position > 0 else None
+    context["draft_url"] = reverse("raters:draft", args=[token, position])
+    return render(request, "raters/item.html", context, status=400 if errors else 200)
+
+
+@require_POST
+def draft(request, token: str, position: int):
+    """Autosave (JSON body: field -> value); the page calls it on every change."""
+    assignment = _assignment(token)
+    slot = get_object_or_404(AssignmentItem, assignment=assignment, position=position)
+    slot.assignment = assignment
+    try:
+        payload = json.loads(request.body or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError
+        services.assignment_item_draft_save(slot=slot, draft=payload)
+    except (ValueError, UnicodeDecodeError):
+        return JsonResponse({"saved": False, "error": "send a JSON object"}, status=400)
+    except services.StudyStateError as error:
+        return JsonResponse({"saved": False, "error": str(error)}, status=409)
+    return JsonResponse({"saved": True})
+
+
+# --- questionnaire and completion -----------------------------------------------------------------
+
+def questionnaire(request, token: str):
+    assignment = _assignment(token)
+    if (page := _guard(request, assignment)) is not None:
+        return page
+    if assignment.assignment_items.filter(answered_at__isnull=True).exists():
+        return redirect(_next_url(assignment))
+    spec = assignment.study.questionnaire
+    errors: dict[str, str] = {}
+    values = request.POST if request.method == "POST" else {}
+    if request.method == "POST":
+        answers, errors = questionnaire_clean(spec, request.POST)
+        if not errors:
+            services.assignment_submit(assignment=assignment, questionnaire=answers)
+            return redirect("raters:done", token=token)
+    questions = [{**q, "value": values.get(q["name"], ""), "error": errors.get(q["name"])} for q in spec]
+    return render(request, "raters/questionnaire.html", {"assignment": assignment, "questions": questions},
+                  status=400 if errors else 200)
+
+
+def done(request, token: str):
+    assignment = _assignment(token)
+    if assignment.status == Assignment.Status.STARTED:
+        return redirect("raters:start", token=token)
+    context = {"assignment": assignment, "code": assignment.completion_code}
+    if assignment.rater.platform == Study.Platform.MTURK:
+        context["mturk_url"] = platforms.mturk_submit_url(assignment.platform_data)
+        context["mturk_assignment"] = assignment.platform_data.get("assignmentId", "")
+    elif assignment.rater.platform == Study.Platform.PROLIFIC:
+        context["prolific_url"] = platforms.prolific_completion_url(assignment.study.platform_config,
+                                                                    assignment.completion_code)
+    return render(request, "raters/done.html", context)
+
+
+# --- researcher preview ----------------------------------------------------------------------------
+
+@login_required
+def preview(request, slug: str, position: int = 0):
+    """A researcher tries the study as a rater sees it; nothing is stored."""
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    items = study.items.order_by("position")
+    current = items.filter(position__gte=position).select_related("conversation", "reference_response").first()
+    if current is None:
+        return _message(request, "Nothing to preview", "Build the study's items first.", status=404)
+    context = _item_context(study, current, _canonical_order(current), {}, {}, preview=True)
+    following = items.filter(position__gt=current.position).first()
+    context["preview_note"] = "Researcher preview: answers are checked in the page but nothing is saved."
+    context["preview_next"] = reverse("studies:study_preview_item", args=[slug, following.position]) if following else None
+    context["instructions"] = render_markdown(study.instructions)
+    return render(request, "raters/item.html", context)
