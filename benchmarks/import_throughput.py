@@ -9,14 +9,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.common import django_on_throwaway_database  # noqa: E402
+
 SYSTEMS = ("seq2seq", "hred", "thred", "human")
 
 
@@ -54,17 +53,11 @@ def main() -> None:
     parser.add_argument("--responses", type=int, default=100_000)
     parser.add_argument("--baseline-responses", type=int, default=10_000)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="concord-bench-")
-    os.environ.setdefault("CONCORD_VAR_DIR", workdir)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    django_on_throwaway_database()
     import django
-
-    django.setup()
-    from django.core.management import call_command
 
     from studies.services import dialogues_import
 
-    call_command("migrate", verbosity=0)
     big, small = corpus_bytes(args.responses), corpus_bytes(args.baseline_responses)
 
     started = time.perf_counter()

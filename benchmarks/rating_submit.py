@@ -10,34 +10,28 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.common import django_on_throwaway_database  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--submits", type=int, default=300)
     args = parser.parse_args()
-    os.environ.setdefault("CONCORD_VAR_DIR", tempfile.mkdtemp(prefix="concord-bench-"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    django_on_throwaway_database()
     import django
-
-    django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.test import Client
 
     from studies import services
     from studies.models import Assignment
     from studies.rater_views import field_name
 
-    call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create(username="bench")
     systems = ["seq2seq", "hred", "thred", "human"]
     lines = [json.dumps({"concord": "dialogues/1", "systems": systems, "reference": "human"})]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.common import django_on_throwaway_database  # noqa: E402
+
 warnings.filterwarnings("ignore")
 
 
@@ -34,14 +34,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    os.environ.setdefault("CONCORD_VAR_DIR", tempfile.mkdtemp(prefix="concord-bench-"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-    import django
+    django_on_throwaway_database()
 
-    django.setup()
     import pingouin as pg
     from django.core.cache import cache
-    from django.core.management import call_command
     from django.test import Client
 
     from studies import selectors
@@ -49,7 +45,6 @@ def main() -> None:
     from studies.demo import DEMO_USER, demo_load, demo_user
     from studies.models import Study
 
-    call_command("migrate", verbosity=0)
     experiment = demo_load() or Study.objects.get(slug="demo-likert").experiment
     studies = experiment.studies.all()
     client = Client()

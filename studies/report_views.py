@@ -16,7 +16,7 @@ HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
 
 
 def _scope(request, *, study: str | None = None, experiment: str | None = None):
-    """(title, studies queryset, back link name) for the requested study or experiment, or 404."""
+    """(title, studies queryset, the study or experiment itself) for the request, or 404."""
     if study is not None:
         target = get_object_or_404(selectors.studies_visible_to(request.user), slug=study)
         return target.title, selectors.studies_visible_to(request.user).filter(pk=target.pk), target

@@ -16,7 +16,7 @@ total_seconds, prior_rating_experience, prior_agent_experience.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,10 +59,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("conditions", "criteria", "tables", "criteria_correlation", "completion",
-                                             "anova", "alpha", "planning", "raters", "systems", "distributions",
-                                             "excluded_raters",
-                                             "notes")}
+        return asdict(self)
 
 
 TABLES = {

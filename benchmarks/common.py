@@ -1,0 +1,22 @@
+"""Shared set-up for the benchmarks: Django on a throw-away database (a temporary SQLite file under
+its own var folder, or DATABASE_URL when set), migrated."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def django_on_throwaway_database() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("CONCORD_VAR_DIR", tempfile.mkdtemp(prefix="concord-bench-"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
