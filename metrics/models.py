@@ -1,1 +1,140 @@
-"""Metric models arrive with the metrics issue; the app is installed so that migrations stay linear."""
+"""Automatic metrics in the same database as the human ratings.
+
+A ``Metric`` is a registered implementation (metrics/implementations/); a ``MetricModel`` is one
+configured or trained instance of it (a heuristic's settings, or a learned checkpoint); scores of
+responses (turn level) or conversations (dialogue level) are ``MetricScore`` rows, unique per model
+and target, and join the ratings on ``Response``. ``ScoringRun`` / ``TrainingRun`` record work done
+by workers: status, progress, attempts, device, log."""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from studies.models import Conversation, Corpus, Response, Study
+
+
+class Metric(models.Model):
+    class Level(models.TextChoices):
+        TURN = "turn", "Turn (response given context)"
+        DIALOGUE = "dialogue", "Dialogue"
+
+    class Kind(models.TextChoices):
+        HEURISTIC = "heuristic", "Heuristic"
+        LEARNED = "learned", "Learned"
+
+    key = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    level = models.CharField(max_length=10, choices=Level.choices)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    description = models.TextField(blank=True)
+    range_min = models.FloatField(null=True, blank=True)
+    range_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class MetricModel(models.Model):
+    """One usable instance of a metric: heuristic settings or a trained checkpoint."""
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="models")
+    name = models.SlugField(max_length=80, unique=True)
+    base_encoder = models.CharField(max_length=300, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    artifact_path = models.CharField(max_length=500, blank=True)
+    validation = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["metric", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class ScoringRun(models.Model):
+    """Scoring a study's responses (or a corpus, or everything) with one metric model."""
+
+    metric_model = models.ForeignKey(MetricModel, on_delete=models.CASCADE, related_name="scoring_runs")
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    force = models.BooleanField(default=False, help_text="Score again responses that already have a score.")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    device = models.CharField(max_length=40, blank=True)
+    log = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.metric_model} on {self.study or self.corpus or 'everything'} ({self.status})"
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.done / self.total, 1) if self.total else (100.0 if self.status == RunStatus.DONE else 0.0)
+
+
+class TrainingRun(models.Model):
+    """Training a learned metric (filled in by the learned-metric issues); same bookkeeping as scoring."""
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="training_runs")
+    config = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    device = models.CharField(max_length=40, blank=True)
+    losses = models.JSONField(default=list, blank=True)
+    log = models.TextField(blank=True)
+    checkpoint_path = models.CharField(max_length=500, blank=True)
+    result = models.ForeignKey(MetricModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"training {self.metric} ({self.status})"
+
+
+class MetricScore(models.Model):
+    metric_model = models.ForeignKey(MetricModel, on_delete=models.CASCADE, related_name="scores")
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.CASCADE, related_name="metric_scores")
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.CASCADE,
+                                     related_name="metric_scores")
+    value = models.FloatField()
+    run = models.ForeignKey(ScoringRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="scores")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["metric_model", "response"], condition=Q(response__isnull=False),
+                                    name="metric_score_unique_response"),
+            models.UniqueConstraint(fields=["metric_model", "conversation"], condition=Q(conversation__isnull=False),
+                                    name="metric_score_unique_conversation"),
+            models.CheckConstraint(condition=Q(response__isnull=False) | Q(conversation__isnull=False),
+                                   name="metric_score_has_target"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric_model}={self.value:.3f}"

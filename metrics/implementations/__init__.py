@@ -1,0 +1,1 @@
+"""One file per metric; each registers itself in ``metrics.registry``."""

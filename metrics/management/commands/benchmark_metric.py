@@ -1,0 +1,55 @@
+"""python manage.py benchmark_metric METRIC [--model NAME] --dataset FILE --format grade|fed|ddpp [--limit N]
+
+Prints JSON: per quality n and Pearson/Spearman/Kendall with p (GRADE, FED), or ranking accuracy
+between DailyDialog++ levels; the file is read directly, nothing is written."""
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from metrics import registry
+from metrics.benchmarking import human_correlations, ranking_accuracy, read_records, score_records
+from metrics.models import MetricModel
+
+
+class Command(BaseCommand):
+    help = "Correlate a metric with public human judgments (GRADE, FED/DSTC10) or rank DailyDialog++ levels."
+
+    def add_arguments(self, parser):
+        parser.add_argument("metric")
+        parser.add_argument("--model", help="metric model name (its config is used)")
+        parser.add_argument("--dataset", required=True, type=Path)
+        parser.add_argument("--format", required=True, choices=("grade", "fed", "ddpp"))
+        parser.add_argument("--limit", type=int, help="use only the first N records")
+
+    def handle(self, *args, **options):
+        config = {}
+        if options["model"]:
+            model = MetricModel.objects.filter(name=options["model"]).first()
+            if model is None:
+                raise CommandError(f"--model: no metric model {options['model']!r}")
+            config = model.config
+        try:
+            implementation = registry.implementation(options["metric"], config)
+        except KeyError as error:
+            raise CommandError(str(error)) from None
+        if not options["dataset"].is_file():
+            raise CommandError(f"--dataset: no file {options['dataset']}")
+        try:
+            records = read_records(options["dataset"], options["format"])
+        except ValueError as error:
+            raise CommandError(f"{options['dataset'].name}: {error}") from None
+        records = records[: options["limit"]] if options["limit"] else records
+        started = time.perf_counter()
+        with tqdm(total=sum(len(r.responses) for r in records), unit=" responses",
+                  disable=options["verbosity"] < 1) as bar:
+            scored = score_records(implementation, records, on_progress=lambda n: bar.update(n - bar.n))
+        result = {"metric": options["metric"], "dataset": options["dataset"].name, "format": options["format"],
+                  "seconds": round(time.perf_counter() - started, 2), "fallback_values": implementation.warnings}
+        if options["format"] == "ddpp":
+            result["ranking"] = ranking_accuracy(scored)
+        else:
+            result["qualities"] = human_correlations(scored)
+        self.stdout.write(json.dumps(result, indent=2))

@@ -1,0 +1,74 @@
+"""Reads for metrics: what a run scores, scores as arrays, and the human-vs-metric report."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db.models import Q, QuerySet
+
+from metrics.models import MetricModel, MetricScore, ScoringRun
+from studies.models import Response, Study, StudyItemResponse
+
+
+def run_responses(run: ScoringRun) -> QuerySet[Response]:
+    """The responses a run covers: a study's judged responses and references, a corpus, or all."""
+    responses = Response.objects.all()
+    if run.study_id:
+        shown = StudyItemResponse.objects.filter(item__study_id=run.study_id).values("response_id")
+        references = run.study.items.exclude(reference_response=None).values("reference_response_id")
+        responses = responses.filter(Q(pk__in=shown) | Q(pk__in=references))
+    elif run.corpus_id:
+        responses = responses.filter(conversation__corpus_id=run.corpus_id)
+    return responses
+
+
+def unscored(run: ScoringRun) -> QuerySet[Response]:
+    scored = MetricScore.objects.filter(metric_model_id=run.metric_model_id, response__isnull=False).values("response_id")
+    return run_responses(run).exclude(pk__in=scored)
+
+
+def response_scores(metric_model: MetricModel, response_ids) -> dict[int, float]:
+    return dict(MetricScore.objects.filter(metric_model=metric_model, response_id__in=response_ids)
+                .values_list("response_id", "value"))
+
+
+def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
+    """Human vs metric, per condition × criterion (the seed's Table 8 layout), at response level
+    (human = mean normalised score over raters) and system level, with Pearson/Spearman/Kendall,
+    p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""
+    from studies.analysis.correlation import correlate_all
+    from studies.analysis.report import ReportOptions, rater_quality
+    from studies.selectors import ratings_frame
+
+    frame = ratings_frame(studies)
+    if frame.empty:
+        return {"metric_model": metric_model.name, "cells": [], "notes": ["No submitted ratings yet."]}
+    scores = response_scores(metric_model, frame["unit"].unique().tolist())
+    frame = frame.assign(metric=frame["unit"].map(scores))
+    quality = rater_quality(frame, ReportOptions())
+    cells = []
+    for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
+        per_response = part.groupby("unit").agg(human=("score", "mean"), metric=("metric", "first"),
+                                                system=("system", "first")).dropna()
+        per_system = per_response.groupby("system")[["human", "metric"]].mean()
+        raters = quality[quality["study"] == study]
+        cells.append({
+            "condition": study, "criterion": criterion, "n_responses": len(per_response),
+            "missing_scores": int(part.drop_duplicates("unit")["metric"].isna().sum()),
+            "response_level": {m: c.as_dict() for m, c in
+                               correlate_all(per_response["metric"], per_response["human"], bootstrap=bootstrap).items()},
+            "system_level": {m: c.as_dict() for m, c in
+                             correlate_all(per_system["metric"], per_system["human"]).items()},
+            "human_ceiling": float(np.nanmean(raters["loo_r"])) if len(raters) else None,
+            "points": per_response.reset_index()[["unit", "system", "human", "metric"]].to_dict("records"),
+        })
+    return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells, "notes": [
+        "Human score of a response: the mean of its normalised ratings over raters. Human ceiling: the mean "
+        "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}
+
+
+def scores_frame(metric_model: MetricModel) -> pd.DataFrame:
+    return pd.DataFrame.from_records(
+        list(MetricScore.objects.filter(metric_model=metric_model).values_list("response_id", "value")),
+        columns=["response", "value"])

