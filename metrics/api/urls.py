@@ -1,0 +1,12 @@
+from django.urls import path
+
+from metrics.api import views
+
+app_name = "metrics-api"
+urlpatterns = [
+    path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
+    path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
+    path("metrics/runs/<int:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
+    path("metrics/runs/<int:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
+]

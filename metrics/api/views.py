@@ -1,0 +1,95 @@
+"""Metrics API: models, scoring runs (start, progress, cancel) and human-vs-metric reports."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from metrics import selectors, services
+from metrics.models import MetricModel, ScoringRun
+from studies import selectors as study_selectors
+
+
+def visible_runs(user):
+    runs = ScoringRun.objects.select_related("metric_model", "study")
+    if user.is_staff:
+        return runs
+    return runs.filter(study__in=study_selectors.studies_visible_to(user))
+
+
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    metric_model = serializers.CharField(source="metric_model.name")
+    study = serializers.CharField(source="study.slug", allow_null=True, default=None)
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+    eta_seconds = serializers.SerializerMethodField()
+    attempts = serializers.IntegerField()
+    device = serializers.CharField()
+    log = serializers.CharField()
+
+    def get_eta_seconds(self, run) -> float | None:
+        if run.status != "running" or not run.done or not run.started_at or not run.progress_at:
+            return None
+        rate = run.done / max((run.progress_at - run.started_at).total_seconds(), 1e-3)
+        return round((run.total - run.done) / rate, 1) if rate else None
+
+
+class MetricModelListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.SlugField()
+        metric = serializers.CharField(source="metric.key")
+        level = serializers.CharField(source="metric.level")
+        kind = serializers.CharField(source="metric.kind")
+        base_encoder = serializers.CharField()
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request):
+        return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
+
+
+class ScoringRunCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        metric_model = serializers.SlugField()
+        study = serializers.SlugField()
+        force = serializers.BooleanField(default=False)
+
+    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
+        model = get_object_or_404(MetricModel, name=data.validated_data["metric_model"])
+        run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class ScoringRunDetailApi(APIView):
+    @extend_schema(responses=RunOutputSerializer)
+    def get(self, request, pk):
+        return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
+
+
+class ScoringRunCancelApi(APIView):
+    @extend_schema(request=None, responses=RunOutputSerializer)
+    def post(self, request, pk):
+        run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
+        return Response(RunOutputSerializer(run).data)
+
+
+class HumanMetricReportApi(APIView):
+    """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug, model):
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        metric_model = get_object_or_404(MetricModel, name=model)
+        studies = experiment.studies.all()
+        if request.query_params.get("study"):
+            studies = studies.filter(slug=request.query_params["study"])
+        return Response(selectors.human_metric_report(studies, metric_model))

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from metrics import views
+
+app_name = "metrics"
+urlpatterns = [
+    path("metrics/", views.metric_list, name="metric_list"),
+    path("metrics/runs/start/", views.run_start, name="run_start"),
+    path("metrics/runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
+    path("metrics/bme/<slug:slug>/", views.bme_fill, name="bme_fill"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/", views.human_metric_page, name="human_metric"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/scatter/<slug:condition>/<slug:criterion>.svg",
+         views.human_metric_scatter, name="human_metric_scatter"),
+]

@@ -1,0 +1,90 @@
+"""Metrics pages: scoring runs with live progress, and human-vs-metric reports."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from metrics import plots, selectors, services
+from metrics.api.views import visible_runs
+from metrics.models import MetricModel
+from studies import selectors as study_selectors
+from studies.services import StudyStateError
+
+HEURISTICS = ("readability", "coherence")
+
+
+@login_required
+def metric_list(request):
+    for key in HEURISTICS:  # the heuristic metrics are always available
+        services.metric_model_default(key=key)
+    context = {
+        "models": MetricModel.objects.select_related("metric"),
+        "studies": study_selectors.studies_visible_to(request.user).exclude(items=None).distinct(),
+        "runs": visible_runs(request.user)[:20],
+        "experiments": study_selectors.experiments_visible_to(request.user),
+    }
+    return render(request, "metrics/metric_list.html", context)
+
+
+@login_required
+@require_POST
+def run_start(request):
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    services.scoring_run_create(metric_model=model, study=study, force=request.POST.get("force") == "on")
+    messages.success(request, f"Scoring {study.title} with {model.name}: the run is queued for a worker.")
+    return redirect("metrics:metric_list")
+
+
+@login_required
+@require_POST
+def run_cancel(request, pk):
+    services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
+    return redirect("metrics:metric_list")
+
+
+@login_required
+@require_POST
+def bme_fill(request, slug):
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug, design="bme")
+    for key in HEURISTICS:
+        services.metric_model_default(key=key)
+    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    try:
+        mapped = services.bme_reference_values_fill(study=study, metric_model=model)
+    except (ValidationError, StudyStateError) as error:
+        messages.error(request, f"Reference values not set: {'; '.join(getattr(error, 'messages', [str(error)]))}")
+    else:
+        messages.success(request, f"{len(mapped)} reference values set from {model.name}.")
+    return redirect("studies:study_detail", slug=slug)
+
+
+def _report(request, slug, model):
+    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    metric_model = get_object_or_404(MetricModel, name=model)
+    return experiment, metric_model, selectors.human_metric_report(experiment.studies.all(), metric_model)
+
+
+@login_required
+def human_metric_page(request, slug, model):
+    experiment, metric_model, report = _report(request, slug, model)
+    conditions = list(dict.fromkeys(c["condition"] for c in report["cells"]))
+    criteria = list(dict.fromkeys(c["criterion"] for c in report["cells"]))
+    cells = {(c["condition"], c["criterion"]): c for c in report["cells"]}
+    rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
+    return render(request, "metrics/human_metric.html", {
+        "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
+        "rows": rows, "models": MetricModel.objects.all()})
+
+
+@login_required
+def human_metric_scatter(request, slug, model, condition, criterion):
+    _, metric_model, report = _report(request, slug, model)
+    cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
+    if cell is None:
+        raise Http404("no such cell")
+    return HttpResponse(plots.scatter(cell, metric_model.name), content_type="image/svg+xml")

@@ -1,0 +1,22 @@
+// Live progress of scoring runs: poll each queued/running run's API row once a second.
+(function () {
+  "use strict";
+  const rows = Array.from(document.querySelectorAll("tr[data-run]"))
+    .filter((row) => ["queued", "running"].includes(row.dataset.status));
+  function update(row) {
+    fetch(row.dataset.url, {credentials: "same-origin", headers: {Accept: "application/json"}})
+      .then((r) => r.json())
+      .then((run) => {
+        row.querySelector("progress").value = run.percent;
+        row.querySelector(".run-numbers").textContent = `${run.done}/${run.total} (${run.percent.toFixed(1)}%)`;
+        row.querySelector(".run-eta").textContent = run.eta_seconds ? `about ${Math.ceil(run.eta_seconds)} s left` : "";
+        row.querySelector(".run-status").innerHTML = `<span class="status ${run.status}">${run.status}</span>`;
+        row.querySelector(".run-device").textContent = run.device || "–";
+        row.querySelector(".run-attempts").textContent = run.attempts;
+        row.dataset.status = run.status;
+        if (["queued", "running"].includes(run.status)) setTimeout(() => update(row), 1000);
+      })
+      .catch(() => setTimeout(() => update(row), 3000));
+  }
+  rows.forEach(update);
+})();

@@ -1,0 +1,73 @@
+"""Metrics API and pages: starting, following and cancelling runs on one's own studies only; the
+human-vs-metric page; filling BME references from the study page."""
+import pytest
+
+from config.celery import app as celery_app
+from metrics import services
+from metrics.models import MetricScore, ScoringRun
+from studies.demo import demo_load
+from studies.models import Study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def eager():
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+def test_start_a_run_through_the_api_and_follow_it_to_done(api, make_study, eager, django_capture_on_commit_callbacks):
+    study = make_study("likert")
+    services.metric_model_default(key="readability")
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/metrics/runs/", {"metric_model": "readability", "study": study.slug}, format="json")
+    assert created.status_code == 201 and created.json()["status"] == "queued"
+    detail = api.get(f"/api/metrics/runs/{created.json()['id']}/").json()
+    assert (detail["status"], detail["done"], detail["total"], detail["percent"], detail["attempts"]) == ("done", 24, 24, 100.0, 1)
+    assert MetricScore.objects.count() == 24
+
+
+def test_runs_on_someone_elses_study_are_404(api, other_user, corpus):
+    from studies import services as study_services
+
+    theirs = study_services.experiment_create(owner=other_user, title="T", conditions=[{"title": "S", "design": "likert", "slug": "theirs"}])
+    model = services.metric_model_default(key="readability")
+    assert api.post("/api/metrics/runs/", {"metric_model": "readability", "study": "theirs"}, format="json").status_code == 404
+    run = services.scoring_run_create(metric_model=model, study=theirs.studies.get(), enqueue=False)
+    assert api.get(f"/api/metrics/runs/{run.pk}/").status_code == 404
+    assert api.post(f"/api/metrics/runs/{run.pk}/cancel/").status_code == 404
+    assert ScoringRun.objects.get(pk=run.pk).status == "queued"
+
+
+def test_cancel_through_the_api(api, make_study):
+    run = services.scoring_run_create(metric_model=services.metric_model_default(key="readability"),
+                                      study=make_study("likert"), enqueue=False)
+    assert api.post(f"/api/metrics/runs/{run.pk}/cancel/").json()["status"] == "cancelled"
+
+
+def test_human_metric_page_shows_table8_and_scatter_plots(client, user):
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    model = services.metric_model_default(key="readability")
+    for study in experiment.studies.all():
+        services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
+    client.force_login(user)
+    page = client.get(f"/experiments/{experiment.slug}/metrics/readability/").content.decode()
+    assert 'id="table8"' in page and "human ceiling" in page and page.count("<img") == 8
+    svg = client.get(f"/experiments/{experiment.slug}/metrics/readability/scatter/demo-bws/coherence.svg")
+    assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
+    assert client.get(f"/experiments/{experiment.slug}/metrics/readability/scatter/nope/coherence.svg").status_code == 404
+
+
+def test_fill_bme_references_from_the_study_page(client, user, corpus):
+    from studies import services as study_services
+
+    experiment = study_services.experiment_create(owner=user, title="E")
+    study = study_services.study_create(experiment=experiment, title="B", design="bme", slug="b")
+    study_services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    client.force_login(user)
+    assert "BME reference values" in client.get("/studies/b/").content.decode()
+    client.post("/metrics/bme/b/", {"metric_model": "readability"})
+    assert not Study.objects.get(slug="b").items.filter(reference_value=None).exists()
