@@ -33,6 +33,10 @@ def response_scores(metric_model: MetricModel, response_ids) -> dict[int, float]
                 .values_list("response_id", "value"))
 
 
+def _finite(value) -> float | None:
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
 def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
     """Human vs metric, per condition × criterion (the seed's Table 8 layout), at response level
     (human = mean normalised score over raters) and system level, with Pearson/Spearman/Kendall,
@@ -60,7 +64,7 @@ def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, 
                                correlate_all(per_response["metric"], per_response["human"], bootstrap=bootstrap).items()},
             "system_level": {m: c.as_dict() for m, c in
                              correlate_all(per_system["metric"], per_system["human"]).items()},
-            "human_ceiling": float(np.nanmean(raters["loo_r"])) if len(raters) else None,
+            "human_ceiling": _finite(np.nanmean(raters["loo_r"])) if raters["loo_r"].notna().any() else None,
             "points": per_response.reset_index()[["unit", "system", "human", "metric"]].to_dict("records"),
         })
     return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells, "notes": [

@@ -9,6 +9,7 @@ urlpatterns = [
     path("metrics/runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("metrics/bme/<slug:slug>/", views.bme_fill, name="bme_fill"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.human_metric_page, name="human_metric"),
+    path("experiments/<slug:slug>/metrics/<slug:model>.csv", views.human_metric_csv, name="human_metric_csv"),
     path("experiments/<slug:slug>/metrics/<slug:model>/scatter/<slug:condition>/<slug:criterion>.svg",
          views.human_metric_scatter, name="human_metric_scatter"),
 ]

@@ -1,6 +1,9 @@
 """Metrics pages: scoring runs with live progress, and human-vs-metric reports."""
 from __future__ import annotations
 
+import csv
+import io
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -79,6 +82,24 @@ def human_metric_page(request, slug, model):
     return render(request, "metrics/human_metric.html", {
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all()})
+
+
+@login_required
+def human_metric_csv(request, slug, model):
+    """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n."""
+    experiment, metric_model, report = _report(request, slug, model)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["condition", "criterion", "level", "method", "r", "p", "ci_low", "ci_high", "n", "human_ceiling"])
+    for cell in report["cells"]:
+        for level in ("response_level", "system_level"):
+            for method, c in cell[level].items():
+                ci = c["ci95"] or [None, None]
+                writer.writerow([cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"],
+                                 ci[0], ci[1], c["n"], cell["human_ceiling"]])
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-human-vs-metric.csv"'
+    return response
 
 
 @login_required

@@ -113,7 +113,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
+    # Redis re-delivers a message whose worker died (acks_late) once it has been unacknowledged this
+    # long; keep it above the longest task so a slow run is not started twice.
+    else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=12 * 3600)}
 )
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"

@@ -1,7 +1,8 @@
 """Correlations with p-values and bootstrap BCa 95% confidence intervals.
 
 Pearson, Spearman and Kendall tau-b (SciPy), each with its two-sided p-value; the CI comes from
-``scipy.stats.bootstrap`` over pairs (paired resampling, BCa method). Used for human-vs-metric
+``scipy.stats.bootstrap`` over pairs (paired resampling, BCa method), with the statistics written
+to work along an axis so that all resamples are computed at once. Used for human-vs-metric
 agreement, criterion-vs-criterion (the seed's Table 9) and rater quality.
 """
 from __future__ import annotations
@@ -24,8 +25,13 @@ class Correlation:
     ci95: tuple[float, float] | None
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "r": self.r, "p": self.p, "n": self.n,
-                "ci95": list(self.ci95) if self.ci95 else None}
+        """JSON-safe: undefined values (NaN) become None."""
+        def finite(v):
+            return v if v is not None and np.isfinite(v) else None
+
+        ci = [finite(v) for v in self.ci95] if self.ci95 else None
+        return {"method": self.method, "r": finite(self.r), "p": finite(self.p), "n": self.n,
+                "ci95": ci if ci and None not in ci else None}
 
 
 def _statistic(method: str, x: np.ndarray, y: np.ndarray):
@@ -36,6 +42,36 @@ def _statistic(method: str, x: np.ndarray, y: np.ndarray):
     if method == "kendall":
         return stats.kendalltau(x, y, variant="b")
     raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
+
+
+def _pearson_along(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = x - x.mean(axis=axis, keepdims=True)
+    y = y - y.mean(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(x * y, axis=axis) / np.sqrt(np.sum(x * x, axis=axis) * np.sum(y * y, axis=axis))
+
+
+def _kendall_b_along(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """tau-b = (C − D) / sqrt((n0 − n1)(n0 − n2)) from the signs of all pairwise differences."""
+    x, y = np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1)
+    sx = np.sign(x[..., :, None] - x[..., None, :])
+    sy = np.sign(y[..., :, None] - y[..., None, :])
+    n = x.shape[-1]
+    n0 = n * (n - 1) / 2
+    concordance = np.sum(sx * sy, axis=(-2, -1)) / 2
+    tied_x = (np.sum(sx == 0, axis=(-2, -1)) - n) / 2
+    tied_y = (np.sum(sy == 0, axis=(-2, -1)) - n) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return concordance / np.sqrt((n0 - tied_x) * (n0 - tied_y))
+
+
+def _vectorised(method: str):
+    """The statistic for scipy.stats.bootstrap(vectorized=True): works along the last axis."""
+    if method == "pearson":
+        return lambda u, v, axis=-1: _pearson_along(u, v, axis)
+    if method == "spearman":
+        return lambda u, v, axis=-1: _pearson_along(stats.rankdata(u, axis=axis), stats.rankdata(v, axis=axis), axis)
+    return lambda u, v, axis=-1: _kendall_b_along(u, v, axis)
 
 
 def correlate(x: ArrayLike, y: ArrayLike, method: str = "spearman", *, bootstrap: int = 0,
@@ -49,9 +85,10 @@ def correlate(x: ArrayLike, y: ArrayLike, method: str = "spearman", *, bootstrap
     result = _statistic(method, a, b)
     ci = None
     if bootstrap:
-        boot = stats.bootstrap((a, b), lambda u, v: _statistic(method, u, v).statistic, paired=True,
-                               vectorized=False, n_resamples=bootstrap, method="BCa",
-                               rng=np.random.default_rng(seed))
+        # Kendall builds n x n sign matrices per resample: bound the memory with smaller batches.
+        batch = max(1, int(2e7 // (a.size * a.size))) if method == "kendall" else None
+        boot = stats.bootstrap((a, b), _vectorised(method), paired=True, vectorized=True, batch=batch,
+                               n_resamples=bootstrap, method="BCa", rng=np.random.default_rng(seed))
         ci = (float(boot.confidence_interval.low), float(boot.confidence_interval.high))
     return Correlation(method, float(result.statistic), float(result.pvalue), int(a.size), ci)
 

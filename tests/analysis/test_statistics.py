@@ -132,3 +132,15 @@ def test_per_rater_z_centres_and_scales_each_rater():
     np.testing.assert_allclose(z[:3], [-1, 0, 1])
     np.testing.assert_allclose(z[3:6], [-1, 0, 1])
     assert (z[6:] == 0).all()  # a rater without variation gets 0, not NaN
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_vectorised_bootstrap_statistics_equal_scipy_on_every_resample(method):
+    from studies.analysis.correlation import _statistic, _vectorised
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(1, 6, size=(20, 30)).astype(float)  # Likert-like: many ties
+    y = x + rng.integers(-2, 3, size=(20, 30))
+    together = _vectorised(method)(x, y, axis=-1)
+    one_by_one = [_statistic(method, a, b).statistic for a, b in zip(x, y, strict=True)]
+    np.testing.assert_allclose(together, one_by_one, atol=1e-12)

@@ -1,9 +1,15 @@
 """Integration tests run against real PostgreSQL and Redis (set DATABASE_URL and CELERY_BROKER_URL;
 .ci/run does where the services answer). Without them every test here is skipped with the reason."""
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from django.db import connection
 
+ROOT = Path(__file__).resolve().parents[2]
 NEEDS = []
 if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
     NEEDS.append("DATABASE_URL=postgres://...")
@@ -18,3 +24,36 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def start_worker(transactional_db, tmp_path):
+    """Start real `celery worker` processes on the test database (the one pytest-django created)
+    and the real broker; stopped (killed if need be) after the test."""
+    settings_dict = connection.settings_dict
+    database_url = (f"postgres://{settings_dict['USER']}@{settings_dict['HOST']}:{settings_dict['PORT']}/"
+                    f"{settings_dict['NAME']}")
+    processes = []
+
+    def start(name: str, queues: str = "default,gpu", **extra_env) -> subprocess.Popen:
+        env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings.test",
+               "CONCORD_VAR_DIR": str(tmp_path), **extra_env}
+        log = (tmp_path / f"{name}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--pool=solo", "--concurrency=1",
+             "--loglevel=INFO", "-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        process.log_path = tmp_path / f"{name}.log"
+        processes.append((process, log))
+        return process
+
+    yield start
+    for process, log in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        log.close()

@@ -1,44 +1,19 @@
 """A real `celery worker` process on Redis picks up a task queued by the web side (an import job)
 and its result lands in the PostgreSQL database."""
-import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from studies import services
 from studies.models import Conversation, ImportJob
 from tests.conftest import small_corpus_lines
 
 pytestmark = [pytest.mark.integration]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def worker(transactional_db, tmp_path):
-    """A worker process using the test database (the one pytest-django created) and the real broker."""
-    settings_dict = connection.settings_dict
-    database_url = (f"postgres://{settings_dict['USER']}@{settings_dict['HOST']}:{settings_dict['PORT']}/"
-                    f"{settings_dict['NAME']}")
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings.test",
-           "CONCORD_VAR_DIR": str(tmp_path)}
-    log = (tmp_path / "worker.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,gpu", "--pool=solo",
-         "--concurrency=1", "--loglevel=INFO", "-n", f"ci-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    yield process
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+def worker(start_worker):
+    return start_worker("importer")
 
 
 def test_worker_runs_an_import_job_into_the_database(worker, user, tmp_path, django_capture_on_commit_callbacks):
@@ -53,7 +28,7 @@ def test_worker_runs_an_import_job_into_the_database(worker, user, tmp_path, dja
         if job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED) or worker.poll() is not None:
             break
         time.sleep(0.5)
-    log = (tmp_path / "worker.log").read_text()
+    log = worker.log_path.read_text()
     assert job.status == ImportJob.Status.DONE, f"job {job.status}: {job.message}\nworker log:\n{log[-3000:]}"
     assert job.counts["conversations"] == 5
     assert Conversation.objects.filter(corpus__slug="queued").count() == 5

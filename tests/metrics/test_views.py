@@ -1,5 +1,8 @@
 """Metrics API and pages: starting, following and cancelling runs on one's own studies only; the
 human-vs-metric page; filling BME references from the study page."""
+import csv
+import io
+
 import pytest
 
 from config.celery import app as celery_app
@@ -47,18 +50,47 @@ def test_cancel_through_the_api(api, make_study):
     assert api.post(f"/api/metrics/runs/{run.pk}/cancel/").json()["status"] == "cancelled"
 
 
-def test_human_metric_page_shows_table8_and_scatter_plots(client, user):
+@pytest.mark.parametrize("key", ["readability", "coherence"])
+def test_human_metric_page_shows_table8_scatter_plots_and_csv(client, user, key):
     experiment = demo_load()
     experiment.collaborators.add(user)
-    model = services.metric_model_default(key="readability")
+    model = services.metric_model_default(key=key)
     for study in experiment.studies.all():
         services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
     client.force_login(user)
-    page = client.get(f"/experiments/{experiment.slug}/metrics/readability/").content.decode()
+    page = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/").content.decode()
     assert 'id="table8"' in page and "human ceiling" in page and page.count("<img") == 8
-    svg = client.get(f"/experiments/{experiment.slug}/metrics/readability/scatter/demo-bws/coherence.svg")
+    svg = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/demo-bws/coherence.svg")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
-    assert client.get(f"/experiments/{experiment.slug}/metrics/readability/scatter/nope/coherence.svg").status_code == 404
+    assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/nope/coherence.svg").status_code == 404
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/experiments/{experiment.slug}/metrics/{model.name}.csv").content.decode())))
+    assert len(rows) == 8 * 2 * 3  # cells x levels x methods
+    assert {r["level"] for r in rows} == {"response", "system"}
+
+
+def test_human_metric_report_on_the_imported_grade_benchmark(api, user):
+    import json
+
+    import numpy as np
+    import textstat
+    from scipy import stats
+
+    from studies import services as study_services
+    from tests.conftest import shared_file
+
+    path = shared_file("grade", "dailydialog_EVAL.json")
+    with path.open("rb") as stream:
+        summary = study_services.dialogues_import(stream=stream, source_name=path.name, owner=user)
+    model = services.metric_model_default(key="readability")
+    services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=summary.benchmark_study,
+                                                                 enqueue=False))
+    report = api.get(f"/api/experiments/{summary.benchmark_study.experiment.slug}/metrics/readability/").json()
+    (cell,) = report["cells"]
+    records = json.loads(path.read_text())
+    human = [np.mean(json.loads(r["HumanScores"])) for r in records]
+    metric = [textstat.flesch_reading_ease(r["Response"].strip()) for r in records]
+    assert cell["n_responses"] == 300
+    assert cell["response_level"]["spearman"]["r"] == pytest.approx(stats.spearmanr(metric, human).statistic)
 
 
 def test_fill_bme_references_from_the_study_page(client, user, corpus):

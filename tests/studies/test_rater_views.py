@@ -61,10 +61,11 @@ def test_tokens_are_unguessable_and_scoped_to_one_assignment(client, make_study)
     theirs = enter(Client(), study, "PROLIFIC_PID=them")
     assert len(mine.token) >= 32 and mine.token != theirs.token
     assert client.get("/r/a/00000000000000000000000000000000/items/0/").status_code == 404
-    slot = theirs.assignment_items.get(position=0)
     client.post(f"/r/a/{mine.token}/items/0/", likert_answers(mine.assignment_items.get(position=0)))
     assert not Rating.objects.filter(assignment=theirs).exists()
-    # a response id from someone else's item is not accepted on mine
+    # answers naming the responses of another item are not accepted on mine
+    my_second = mine.assignment_items.get(position=1)
+    slot = theirs.assignment_items.exclude(item_id=my_second.item_id).first()
     response = client.post(f"/r/a/{mine.token}/items/1/", likert_answers(slot))
     assert response.status_code == 400
 
