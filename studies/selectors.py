@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.core.cache import cache
-from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
 from django.db.models.functions import Greatest, Log
 
 from studies.models import (
@@ -181,11 +181,15 @@ def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
 
 
 def ratings_version(studies: QuerySet[Study]) -> str:
-    """Changes whenever a rating or an assignment of these studies changes (one aggregate query)."""
+    """Changes whenever the ratings or the assignments that reports read change: counts, latest
+    change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
+    assignments are in a status reports count (approving or rejecting one changes the report)."""
     ids = sorted(studies.values_list("pk", flat=True))
-    stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(n=Count("id"), last=Max("updated_at"))
-    done = Assignment.objects.filter(study_id__in=ids).aggregate(n=Count("id"), last=Max("submitted_at"))
-    return f"{ids}:{stamp['n']}:{stamp['last']}:{done['n']}:{done['last']}"
+    stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
+        n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
+    done = Assignment.objects.filter(study_id__in=ids).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False):

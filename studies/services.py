@@ -402,6 +402,7 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
                                      criterion=criterion, value=value, rank=rank, seconds=seconds))
             elif (old.value, old.rank) != (value, rank):
                 old.value, old.rank, old.seconds = value, rank, seconds
+                old.updated_at = timezone.now()  # bulk_update does not apply auto_now
                 update.append(old)
     Rating.objects.bulk_create(create)
     if update:

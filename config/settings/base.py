@@ -55,6 +55,10 @@ DATABASES = {"default": env.db("DATABASE_URL", default=DEFAULT_DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Computed reports are cached per ratings version; share the cache between web processes in
+# deployments (CACHE_URL=rediscache://host:6379/1); the default is per process.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]

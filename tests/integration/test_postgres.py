@@ -63,3 +63,26 @@ def test_concurrent_starts_never_exceed_an_items_target(make_study):
     per_item = AssignmentItem.objects.filter(assignment__study=study).values_list("item_id", flat=True)
     assert len(per_item) == 12 and all(list(per_item).count(i) == 2 for i in set(per_item))
     assert Assignment.objects.filter(study=study).count() == 2
+
+
+@pytest.mark.django_db
+def test_reports_are_cached_in_the_shared_cache_and_follow_new_data(settings):
+    import os
+
+    from django.core.cache import cache, caches
+
+    from studies import selectors
+    from studies.demo import demo_load
+    from studies.models import Rating, Study
+
+    if not os.environ.get("CACHE_URL", "").startswith("rediscache://"):
+        pytest.skip("CACHE_URL=rediscache://... is not set")
+    assert "redis" in type(caches["default"]).__module__
+    cache.clear()
+    studies = Study.objects.filter(experiment=demo_load())
+    first = selectors.reliability_report(studies)
+    assert selectors.reliability_report(studies).as_dict() == first.as_dict()  # read back from Redis
+    Rating.objects.filter(assignment__study__slug="demo-likert").update(value=1)  # new data, new version
+    changed = selectors.reliability_report(studies)
+    cell = next(c for c in changed.tables["table1"] if c["condition"] == "demo-likert")
+    assert "error" in cell or cell["icc"]["ICC(C,k)"]["value"] != first.tables["table1"][0]["icc"]["ICC(C,k)"]["value"]

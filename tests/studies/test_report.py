@@ -13,7 +13,7 @@ from scipy import stats
 from studies import selectors, services
 from studies.analysis.icc import icc
 from studies.demo import demo_load
-from studies.models import Rater, Study
+from studies.models import Assignment, Rater, Study
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.django_db
@@ -118,6 +118,33 @@ def test_report_follows_new_ratings_despite_the_cache(api, make_study):
     assert first["tables"]["table1"][0]["n_raters"] == 2
     services.assignment_submit(assignment=assignment)
     assert api.get(f"/api/studies/{study.slug}/report/").json()["tables"]["table1"][0]["n_raters"] == 3
+
+
+def test_report_notices_changed_values_and_rejected_assignments(make_study):
+    study = make_study("likert", raters_per_item=3, items_per_assignment=6)
+    assignments = []
+    for i in range(3):
+        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"v{i}"))
+        for slot in assignment.assignment_items.all():
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+                c: {r: (slot.response_order.index(r) * (i + 1)) % 6 + 1 for r in slot.response_order}
+                for c in ("readability", "coherence")})
+        assignments.append(services.assignment_submit(assignment=assignment))
+    studies = Study.objects.filter(pk=study.pk)
+    before = selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
+    Assignment.objects.filter(pk=assignments[0].pk).update(status="rejected")  # a researcher rejects one
+    assert selectors.reliability_report(studies).tables["table1"][0]["n_raters"] == before - 1
+    Assignment.objects.filter(pk=assignments[0].pk).update(status="submitted")
+    cached = selectors.reliability_report(studies).tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
+    from studies.models import Rating
+    Rating.objects.filter(assignment=assignments[1], criterion__name="readability").update(value=6)  # no updated_at
+    frame = selectors.ratings_frame(studies)
+    part = frame[frame["criterion"] == "readability"]
+    fresh = icc(part["unit"], part["rater"], part["score"])["ICC(C,k)"].value
+    after = selectors.reliability_report(studies).tables["table1"][0]
+    assert after["criterion"] == "readability"
+    assert after["icc"]["ICC(C,k)"]["value"] == pytest.approx(fresh, abs=1e-12)
+    assert fresh != pytest.approx(cached)
 
 
 def test_grade_benchmark_report_uses_the_one_way_forms_and_keeps_every_rating(api, user):
