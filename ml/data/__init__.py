@@ -1,0 +1,1 @@
+"""Dataset builders and collators for learned metrics."""

