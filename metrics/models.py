@@ -63,27 +63,34 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-class ScoringRun(models.Model):
-    """Scoring a study's responses (or a corpus, or everything) with one metric model."""
+class WorkerRun(models.Model):
+    """What every run done by a worker records: status, progress (done of total), attempts (a run
+    restarted after its worker died counts one more), device and a short log."""
 
-    metric_model = models.ForeignKey(MetricModel, on_delete=models.CASCADE, related_name="scoring_runs")
-    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    force = models.BooleanField(default=False, help_text="Score again responses that already have a score.")
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     device = models.CharField(max_length=40, blank=True)
     log = models.TextField(blank=True)
-    seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    progress_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
+
+
+class ScoringRun(WorkerRun):
+    """Scoring a study's responses (or a corpus, or everything) with one metric model."""
+
+    metric_model = models.ForeignKey(MetricModel, on_delete=models.CASCADE, related_name="scoring_runs")
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    force = models.BooleanField(default=False, help_text="Score again responses that already have a score.")
+    seconds = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.metric_model} on {self.study or self.corpus or 'everything'} ({self.status})"
@@ -93,25 +100,14 @@ class ScoringRun(models.Model):
         return round(100.0 * self.done / self.total, 1) if self.total else (100.0 if self.status == RunStatus.DONE else 0.0)
 
 
-class TrainingRun(models.Model):
+class TrainingRun(WorkerRun):
     """Training a learned metric (filled in by the learned-metric issues); same bookkeeping as scoring."""
 
     metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="training_runs")
     config = models.JSONField(default=dict)
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    device = models.CharField(max_length=40, blank=True)
     losses = models.JSONField(default=list, blank=True)
-    log = models.TextField(blank=True)
     checkpoint_path = models.CharField(max_length=500, blank=True)
     result = models.ForeignKey(MetricModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"training {self.metric} ({self.status})"
