@@ -20,8 +20,6 @@ from studies.importing.formats import PARSERS
 from studies.importing.records import ImportProblem, ParsedConversation, ParsedHeader
 
 LEVELS = {"ddpp-random": 1, "ddpp-adversarial": 2, "ddpp-relevant": 3}
-# Published numbers to print beside ours (metric, dataset, quality) -> (pearson, spearman)
-PUBLISHED: dict[tuple[str, str, str], dict[str, float]] = {}
 
 
 def read_records(path: Path, file_format: str) -> list[ParsedConversation]:

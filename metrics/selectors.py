@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from django.db.models import Q, QuerySet
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
@@ -70,9 +69,3 @@ def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, 
     return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells, "notes": [
         "Human score of a response: the mean of its normalised ratings over raters. Human ceiling: the mean "
         "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}
-
-
-def scores_frame(metric_model: MetricModel) -> pd.DataFrame:
-    return pd.DataFrame.from_records(
-        list(MetricScore.objects.filter(metric_model=metric_model).values_list("response_id", "value")),
-        columns=["response", "value"])
