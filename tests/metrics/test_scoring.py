@@ -132,3 +132,25 @@ def test_score_metric_command_and_grade_benchmark(make_study):
     metric = [textstat.flesch_reading_ease(r["Response"].strip()) for r in records]
     assert result["qualities"]["coherence"]["n"] == 300
     assert result["qualities"]["coherence"]["spearman"]["r"] == pytest.approx(stats.spearmanr(metric, human).statistic)
+
+
+def test_cached_human_metric_report_follows_new_scores(make_study, readability):
+    study = make_study("likert", raters_per_item=2, items_per_assignment=6)
+    from studies import services as study_services
+
+    for i in range(2):
+        assignment = study_services.assignment_start(study=study, rater=study_services.rater_get_or_create(
+            platform="invite", external_id=f"h{i}"))
+        for slot in assignment.assignment_items.all():
+            study_services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+                c: {r: (slot.response_order.index(r) + i) % 6 + 1 for r in slot.response_order}
+                for c in ("readability", "coherence")})
+        study_services.assignment_submit(assignment=assignment)
+    studies = Study.objects.filter(pk=study.pk)
+    services.scoring_run_execute(run=services.scoring_run_create(metric_model=readability, study=study, enqueue=False))
+    before = selectors.human_metric_report(studies, readability, bootstrap=50)
+    assert selectors.human_metric_report(studies, readability, bootstrap=50) == before  # served from the cache
+    MetricScore.objects.filter(metric_model=readability).update(value=0.0)  # scores change (e.g. a forced re-run)
+    after = selectors.human_metric_report(studies, readability, bootstrap=50)
+    assert {p["metric"] for c in after["cells"] for p in c["points"]} == {0.0}
+    assert after != before
