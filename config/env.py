@@ -10,6 +10,7 @@ import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("CONCORD_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite cannot create its file in a missing folder (a fresh clone)
 
 env = environ.Env(
     DEBUG=(bool, False),

@@ -5,10 +5,18 @@ from celery import shared_task
 from django.db import OperationalError
 
 from metrics import services
-from metrics.models import ScoringRun
+from metrics.models import ScoringRun, TrainingRun
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,), retry_backoff=True,
              max_retries=3)
 def scoring_run_execute(run_id: int) -> str:
     return services.scoring_run_execute(run=ScoringRun.objects.get(pk=run_id)).status
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,), retry_backoff=True,
+             max_retries=3)
+def training_run_execute(run_id: int) -> str:
+    from metrics import training
+
+    return training.training_run_execute(run=TrainingRun.objects.get(pk=run_id)).status

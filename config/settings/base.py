@@ -73,6 +73,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = VAR_DIR / "media"
 ARTIFACTS_DIR = env.path("CONCORD_ARTIFACTS_DIR", default=str(VAR_DIR / "artifacts"))
+# public data sets (DailyDialog++, GRADE, FED) read in place: the default training data of the learned metrics
+SHARED_DATA_DIR = env.path("CONCORD_SHARED_DATA", default=str(BASE_DIR.parent / "shared" / "data"))
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studies:experiment_list"

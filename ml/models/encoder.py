@@ -15,5 +15,8 @@ def load_tokenizer(name_or_path: str | None = None) -> PreTrainedTokenizerBase:
     return AutoTokenizer.from_pretrained(name_or_path or default_encoder_path())
 
 
-def load_encoder(name_or_path: str | None = None) -> PreTrainedModel:
-    return AutoModel.from_pretrained(name_or_path or default_encoder_path())
+def load_encoder(name_or_path: str | None = None, *, eager_attention: bool = False) -> PreTrainedModel:
+    """``eager_attention``: the plain attention implementation, the one that returns attention maps
+    (distillation needs them; SDPA is faster otherwise)."""
+    extra = {"attn_implementation": "eager"} if eager_attention else {}
+    return AutoModel.from_pretrained(name_or_path or default_encoder_path(), **extra)

@@ -6,7 +6,10 @@
 pooler output where it has one, else the [CLS] hidden state."""
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -39,3 +42,36 @@ class QuantiDCEModel(nn.Module):
         score = torch.sigmoid(self.head(pooled)).squeeze(-1)
         return QuantiDCEOutput(score, out.hidden_states if output_hidden_states else None,
                                out.attentions if output_attentions else None)
+
+    # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
+    def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
+        directory = Path(directory)
+        tmp = directory.with_name(directory.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.encoder.save_pretrained(tmp / "encoder")
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp / "encoder")
+        torch.save(self.head.state_dict(), tmp / "head.pt")
+        (tmp / "metric.json").write_text(json.dumps({"metric": "quantidce", **(metadata or {})}, indent=2, default=str))
+        shutil.rmtree(directory, ignore_errors=True)
+        tmp.replace(directory)  # readers never see a half-written model
+        return directory
+
+    @classmethod
+    def from_encoder(cls, name_or_path: str | None = None, *, eager_attention: bool = False) -> QuantiDCEModel:
+        """A new scorer on a pretrained Hugging Face encoder (head randomly initialised)."""
+        from ml.models.encoder import load_encoder
+
+        return cls(load_encoder(name_or_path, eager_attention=eager_attention))
+
+    @classmethod
+    def load(cls, directory: str | Path, *, eager_attention: bool = False) -> QuantiDCEModel:
+        """A model saved with ``save`` (``eager_attention`` when attention maps are needed, as for KD)."""
+        from ml.models.encoder import load_encoder
+
+        directory = Path(directory)
+        if not (directory / "head.pt").is_file():
+            raise FileNotFoundError(f"{directory} is not a saved QuantiDCE model (no head.pt)")
+        model = cls(load_encoder(str(directory / "encoder"), eager_attention=eager_attention))
+        model.head.load_state_dict(torch.load(directory / "head.pt", map_location="cpu", weights_only=True))
+        return model

@@ -1,0 +1,51 @@
+"""Training callbacks: hooks the loop calls so the command line (tqdm) and the Django side (the
+TrainingRun row) can follow a run without the loop knowing about either."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class TrainingState:
+    step: int = 0  # optimizer steps done
+    epoch: int = 0
+    batch_in_epoch: int = 0  # micro-batches of ``epoch`` already consumed
+    total_steps: int = 0
+    best_validation: float | None = None
+    best_step: int | None = None
+    history: list[dict] = field(default_factory=list)  # one entry per optimizer step and per evaluation
+
+
+class Callback:
+    def on_start(self, state: TrainingState) -> None: ...
+    def on_step(self, state: TrainingState, loss: float, parts: dict[str, float]) -> None: ...
+    def on_evaluate(self, state: TrainingState, loss: float, parts: dict[str, float], improved: bool) -> None: ...
+    def on_checkpoint(self, state: TrainingState, path: Path) -> None: ...
+    def on_end(self, state: TrainingState) -> None: ...
+
+    def should_stop(self, state: TrainingState) -> bool:
+        return False
+
+
+class TqdmCallback(Callback):
+    """A progress bar over optimizer steps with the running loss; evaluations printed above it."""
+
+    def __init__(self, disable: bool = False):
+        self.disable, self.bar = disable, None
+
+    def on_start(self, state):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=state.total_steps, initial=state.step, unit=" steps", disable=self.disable)
+
+    def on_step(self, state, loss, parts):
+        self.bar.update(state.step - self.bar.n)
+        self.bar.set_postfix(loss=f"{loss:.4f}", epoch=state.epoch + 1)
+
+    def on_evaluate(self, state, loss, parts, improved):
+        self.bar.write(f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''} "
+                       + " ".join(f"{k}={v:.4f}" for k, v in parts.items()))
+
+    def on_end(self, state):
+        self.bar.close()

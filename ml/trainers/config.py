@@ -1,0 +1,77 @@
+"""The configuration of a training run, saved next to every checkpoint and with the trained model,
+so a model directory says how it was made. Stage defaults follow QuantiDCE's released schedule
+(Ye et al. ACL 2021): MLR 5 epochs, 3 contexts per batch, lr 2e-5; KD 20 epochs, batch 10, lr 5e-6;
+AdamW, linear warm-up over 10 % of one epoch, seed 71."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+STAGE_DEFAULTS = {
+    "mlr": {"epochs": 5, "batch_size": 3, "learning_rate": 2e-5},
+    "kd": {"epochs": 20, "batch_size": 10, "learning_rate": 5e-6},
+}
+
+
+@dataclass
+class TrainingConfig:
+    metric: str = "quantidce"
+    stage: str = "mlr"  # mlr: multi-level ranking pre-training; kd: fine-tuning on human scores with distillation
+    encoder: str = ""  # Hugging Face name or path of the encoder ("" = the packaged MiniLM)
+    init_from: str = ""  # a saved metric model directory to start from (KD: the stage-1 model, also the teacher)
+    train_data: str = ""
+    validation_data: str = ""  # MLR: a second file; KD: empty = a seeded split of train_data
+    output_dir: str = "var/models/quantidce"
+    epochs: int = 5
+    batch_size: int = 3  # contexts (MLR) or pairs (KD) per micro-batch
+    grad_accumulation: int = 1
+    learning_rate: float = 2e-5
+    head_learning_rate: float = 0.0  # the metric head's own rate (0 = learning_rate, as in the paper)
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1  # of one epoch's optimizer steps
+    max_grad_norm: float = 1.0
+    seed: int = 71
+    max_length: int = 128
+    truncate: str = "oldest"
+    checkpoint_every: int = 100  # optimizer steps
+    keep_checkpoints: int = 2
+    eval_every: int = 0  # optimizer steps; 0 = at the end of each epoch
+    max_steps: int = 0  # stop after this many optimizer steps (0 = all epochs)
+    train_limit: int = 0  # use the first N contexts / pairs (0 = all)
+    validation_limit: int = 0
+    validation_fraction: float = 0.1
+    # MLR (QuantiDCE eq. 2-4)
+    separation_margin: float = 0.3
+    compactness_margin: float = 0.1
+    per_level_mean: bool = False
+    signed_separation: bool = False
+    per_level: int = 5
+    # KD fine-tuning (QuantiDCE eq. 5-6): L = alpha·MSE(4ŝ+1, human) + beta·L_kd
+    alpha: float = 1.0
+    beta: float = 5.0
+    device: str = ""
+
+    @classmethod
+    def for_stage(cls, stage: str, **overrides) -> TrainingConfig:
+        if stage not in STAGE_DEFAULTS:
+            raise ValueError(f"stage must be one of {', '.join(STAGE_DEFAULTS)}, not {stage!r}")
+        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
+        values = {**STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
+        return cls(stage=stage, **values)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def save(self, directory: str | Path) -> None:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        (Path(directory) / "training_config.json").write_text(json.dumps(self.to_dict(), indent=2))
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TrainingConfig:
+        data = json.loads((Path(directory) / "training_config.json").read_text())
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

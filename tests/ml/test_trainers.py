@@ -1,0 +1,162 @@
+"""The training loop and QuantiDCE's two stages on a tiny random encoder and toy data: learning
+raises level-ranking accuracy, KD keeps the student near its teacher, a resumed run computes the
+same next loss, gradient accumulation equals a bigger batch, the schedule warms up as configured."""
+import itertools
+import json
+
+import pytest
+import torch
+
+from ml.data.human_scores import ScoredCollator, ScoredDataset, read_grade, split
+from ml.data.levels import read_ddpp
+from ml.losses.distillation import distillation_loss
+from ml.models import QuantiDCEModel, load_tokenizer
+from ml.scoring import score_pairs
+from ml.trainers import Callback, TrainingConfig, latest_checkpoint
+from ml.trainers.quantidce import build, train
+from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_grade
+
+
+@pytest.fixture(scope="module")
+def encoder_dir(tmp_path_factory):
+    return tiny_encoder_dir(tmp_path_factory.mktemp("tiny") / "encoder")
+
+
+@pytest.fixture(scope="module")
+def toy_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("toy")
+    return {"train": toy_ddpp(folder / "train.json", 40, seed=1), "validation": toy_ddpp(folder / "dev.json", 12, seed=2),
+            "grade": toy_grade(folder / "grade.json", 60, seed=3)}
+
+
+def mlr_config(encoder_dir, toy_files, out, **overrides):
+    values = dict(encoder=str(encoder_dir), train_data=str(toy_files["train"]),
+                  validation_data=str(toy_files["validation"]), output_dir=str(out), epochs=3, batch_size=4,
+                  learning_rate=1e-3, checkpoint_every=0, max_length=32)
+    return TrainingConfig.for_stage("mlr", **{**values, **overrides})
+
+
+def ranking_accuracy(model, tokenizer, contexts):
+    """Share of (better level, worse level) response pairs of one context scored in the right order."""
+    right = total = 0
+    for context in contexts:
+        pairs = [(context.context, r) for level in context.levels for r in level]
+        scores = score_pairs(model, tokenizer, pairs, max_length=32)
+        per_level = [scores[i * 5:(i + 1) * 5] for i in range(3)]
+        for low, high in itertools.combinations(range(3), 2):
+            for a, b in itertools.product(per_level[low], per_level[high]):
+                right += b > a
+                total += 1
+    return right / total
+
+
+class Losses(Callback):
+    def __init__(self):
+        self.steps = []
+
+    def on_step(self, state, loss, parts):
+        self.steps.append((state.step, loss))
+
+
+def test_mlr_training_raises_level_ranking_accuracy_well_above_chance(encoder_dir, toy_files, tmp_path):
+    tokenizer = load_tokenizer(str(encoder_dir))
+    held_out = read_ddpp(toy_files["validation"])
+    config = mlr_config(encoder_dir, toy_files, tmp_path / "mlr")
+    untrained = build(config).model
+    before = ranking_accuracy(untrained, tokenizer, held_out)
+    best, state = train(config)
+    trained = QuantiDCEModel.load(best)
+    after = ranking_accuracy(trained, tokenizer, held_out)
+    assert after >= 0.9 and after > before + 0.2, (before, after)
+    evaluations = [h["validation"] for h in state.history if "validation" in h]
+    assert len(evaluations) == 3 and state.best_validation == min(evaluations) < evaluations[0] + 1e-12
+    saved = json.loads((best / "metric.json").read_text())
+    assert saved["stage"] == "mlr" and saved["training"]["learning_rate"] == 1e-3  # the model says how it was made
+
+
+def test_resume_from_a_checkpoint_computes_the_same_next_loss(encoder_dir, toy_files, tmp_path):
+    through = Losses()
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "a", checkpoint_every=4, max_steps=7, keep_checkpoints=5),
+          callbacks=[through])
+    stopped = Losses()
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=4), callbacks=[stopped])
+    assert latest_checkpoint(tmp_path / "b").name == "step-4"
+    resumed = Losses()
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=7), callbacks=[resumed],
+          resume=True)
+    assert stopped.steps == through.steps[:4]
+    assert [s for s, _ in resumed.steps] == [5, 6, 7]  # it continued, it did not start over
+    assert [v for _, v in resumed.steps] == pytest.approx([v for _, v in through.steps[4:]], abs=1e-6)  # dropout RNG and data order restored too
+
+
+@pytest.mark.filterwarnings("ignore:Seems like `optimizer.step")
+def test_gradient_accumulation_equals_one_bigger_batch(toy_files, tmp_path):
+    no_dropout = tiny_encoder_dir(tmp_path / "encoder", dropout=0.0)  # the two runs must compute the same function
+
+    def gradient_of_first_step(**kw):
+        trainer = build(mlr_config(no_dropout, toy_files, tmp_path / str(kw), max_steps=1, train_limit=4,
+                                   validation_limit=1, **kw))
+        seen, step = [], trainer.optimizer.step
+
+        def observed_step(*args, **kwargs):  # the gradient the optimizer is given, before it is applied
+            seen.append(torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None]))
+            return step(*args, **kwargs)
+
+        trainer.optimizer.step = observed_step
+        trainer.train()
+        return seen
+
+    one_batch = gradient_of_first_step(batch_size=4)
+    accumulated = gradient_of_first_step(batch_size=2, grad_accumulation=2)
+    assert len(one_batch) == len(accumulated) == 1  # two micro-batches made one optimizer step
+    assert one_batch[0].abs().max() > 1e-5
+    # equal up to float32 summation order (bias gradients are sums of many cancelling terms)
+    assert torch.allclose(one_batch[0], accumulated[0], rtol=1e-3, atol=1e-3 * float(one_batch[0].abs().max()))
+
+
+def test_warm_up_is_a_tenth_of_one_epoch_then_linear_decay(encoder_dir, toy_files, tmp_path):
+    trainer = build(mlr_config(encoder_dir, toy_files, tmp_path / "s", batch_size=2, epochs=2))  # 20 steps an epoch
+    rates = []
+    for _ in range(40):
+        trainer.optimizer.step()
+        trainer.scheduler.step()
+        rates.append(trainer.scheduler.get_last_lr()[0])
+    assert rates[0] == pytest.approx(1e-3 / 2) and rates[1] == pytest.approx(1e-3)  # warm-up of ceil(0.1·20) = 2 steps
+    assert rates[20] == pytest.approx(1e-3 * (40 - 21) / 38) and rates[-1] == 0.0
+
+
+def test_kd_keeps_the_student_close_to_its_teacher(encoder_dir, toy_files, tmp_path):
+    stage1, _ = train(mlr_config(encoder_dir, toy_files, tmp_path / "mlr", epochs=1))
+    tokenizer = load_tokenizer(str(stage1 / "encoder"))
+    grade = toy_grade(tmp_path / "g.json", 60, seed=3)
+
+    def fine_tune(beta):
+        config = TrainingConfig.for_stage("kd", init_from=str(stage1), train_data=str(grade), output_dir=str(tmp_path / f"kd{beta}"),
+                                          epochs=3, learning_rate=1e-3, beta=beta, max_length=32)
+        best, state = train(config)
+        return QuantiDCEModel.load(best, eager_attention=True), state
+
+    teacher = QuantiDCEModel.load(stage1, eager_attention=True).eval()
+    pairs = read_grade(grade)
+    batch = ScoredCollator(tokenizer.pad_token_id)(ScoredDataset(pairs, tokenizer, max_length=32).items)
+    batch.pop("target")
+
+    def drift(student):
+        with torch.no_grad():
+            s = student.eval()(**batch, output_hidden_states=True, output_attentions=True)
+            t = teacher(**batch, output_hidden_states=True, output_attentions=True)
+        return float(distillation_loss(s.hidden_states, t.hidden_states, s.attentions, t.attentions, s.score, t.score))
+
+    with_kd, state = fine_tune(5.0)
+    without_kd, _ = fine_tune(0.0)
+    assert drift(with_kd) < 0.5 * drift(without_kd)
+    assert {"mse", "kd"} <= set(state.history[0])
+    train_part, validation_part = split(pairs, seed=71)
+    assert len(validation_part) == 6 and not {p.id for p in train_part} & {p.id for p in validation_part}
+
+
+def test_kd_needs_a_stage_one_model(toy_files, tmp_path):
+    with pytest.raises(ValueError, match="init_from"):
+        build(TrainingConfig.for_stage("kd", train_data=str(toy_files["grade"]), output_dir=str(tmp_path)))
+    with pytest.raises(ValueError, match="unknown training setting"):
+        TrainingConfig.for_stage("mlr", learning_rat=1e-3)
