@@ -80,6 +80,10 @@ class WorkerRun(models.Model):
         abstract = True
         ordering = ["-created_at"]
 
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.done / self.total, 1) if self.total else (100.0 if self.status == RunStatus.DONE else 0.0)
+
 
 class ScoringRun(WorkerRun):
     """Scoring a study's responses (or a corpus, or everything) with one metric model."""
@@ -95,13 +99,11 @@ class ScoringRun(WorkerRun):
     def __str__(self) -> str:
         return f"{self.metric_model} on {self.study or self.corpus or 'everything'} ({self.status})"
 
-    @property
-    def percent(self) -> float:
-        return round(100.0 * self.done / self.total, 1) if self.total else (100.0 if self.status == RunStatus.DONE else 0.0)
 
 
 class TrainingRun(WorkerRun):
-    """Training a learned metric (filled in by the learned-metric issues); same bookkeeping as scoring."""
+    """Training a learned metric: ``config`` is the full ``ml.trainers.TrainingConfig`` (+ ``model_name``),
+    ``losses`` the history (one entry per optimizer step and per validation), ``done``/``total`` steps."""
 
     metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="training_runs")
     config = models.JSONField(default=dict)
@@ -110,7 +112,25 @@ class TrainingRun(WorkerRun):
     result = models.ForeignKey(MetricModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     def __str__(self) -> str:
-        return f"training {self.metric} ({self.status})"
+        return f"training {self.metric} {self.stage} ({self.status})"
+
+    @property
+    def stage(self) -> str:
+        return self.config.get("stage", "")
+
+    @property
+    def model_name(self) -> str:
+        return self.config.get("model_name", "")
+
+    @property
+    def last_loss(self) -> float | None:
+        steps = [h["loss"] for h in self.losses if "loss" in h]
+        return steps[-1] if steps else None
+
+    @property
+    def best_validation(self) -> float | None:
+        values = [h["validation"] for h in self.losses if "validation" in h]
+        return min(values) if values else None
 
 
 class MetricScore(models.Model):

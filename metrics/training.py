@@ -79,6 +79,14 @@ def training_run_create(*, metric: str, stage: str, model_name: str = "", enqueu
     return run
 
 
+def training_run_cancel(*, run: TrainingRun) -> TrainingRun:
+    """The trainer stops within a second, keeping its checkpoints (``train_metric --resume`` continues)."""
+    TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, finished_at=Now())
+    run.refresh_from_db()
+    return run
+
+
 class TrainingRunProgress(Callback):
     """Writes the trainer's progress to the TrainingRun row; stops the trainer if the run is cancelled."""
 
@@ -103,6 +111,7 @@ class TrainingRunProgress(Callback):
 
     def on_checkpoint(self, state, path: Path):
         self._write(state, force=True, checkpoint_path=str(path))
+        self.last_check = 0.0  # a cancel is honoured right after a checkpoint: resuming loses no step
 
     def should_stop(self, state) -> bool:
         now = time.monotonic()

@@ -1,19 +1,20 @@
-"""Metrics pages: scoring runs with live progress, and human-vs-metric reports."""
+"""Metrics pages: scoring and training runs with live progress, and human-vs-metric reports."""
 from __future__ import annotations
 
 import csv
 import io
 
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from metrics import plots, selectors, services
+from metrics import plots, selectors, services, training
 from metrics.api.views import visible_runs
-from metrics.models import MetricModel
+from metrics.models import MetricModel, TrainingRun
 from studies import selectors as study_selectors
 from studies.services import StudyStateError
 
@@ -30,7 +31,53 @@ def metric_list(request):
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
     }
+    if request.user.is_staff:
+        context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
+        context["trained_models"] = MetricModel.objects.filter(metric__key__in=training.TRAINABLE)
     return render(request, "metrics/metric_list.html", context)
+
+
+TRAINING_FIELDS = {"epochs": int, "train_limit": int, "validation_limit": int, "learning_rate": float,
+                   "head_learning_rate": float, "max_steps": int}
+
+
+@staff_member_required
+@require_POST
+def training_start(request):
+    """Queue a QuantiDCE training stage from the form; a bad value names its field and queues nothing."""
+    given, errors = {}, []
+    for field, kind in TRAINING_FIELDS.items():
+        raw = request.POST.get(field, "").strip()
+        if raw:
+            try:
+                given[field] = kind(raw)
+            except ValueError:
+                errors.append(f"{field.replace('_', ' ')}: {raw!r} is not a {'whole ' if kind is int else ''}number")
+    if errors:
+        messages.error(request, "Training not started: " + "; ".join(errors))
+        return redirect("metrics:metric_list")
+    try:
+        run = training.training_run_create(metric="quantidce", stage=request.POST.get("stage", "mlr"),
+                                           model_name=request.POST.get("model_name", "").strip(),
+                                           init_from=request.POST.get("init_from", ""), **given)
+    except ValueError as error:
+        messages.error(request, f"Training not started: {error}")
+    else:
+        messages.success(request, f"Training run {run.pk} ({run.stage}) is queued for a worker; "
+                                  f"it will register the model {run.model_name}.")
+    return redirect("metrics:metric_list")
+
+
+@staff_member_required
+@require_POST
+def training_cancel(request, pk):
+    training.training_run_cancel(run=get_object_or_404(TrainingRun, pk=pk))
+    return redirect("metrics:metric_list")
+
+
+@staff_member_required
+def training_curve(request, pk):
+    return HttpResponse(plots.loss_curve(get_object_or_404(TrainingRun, pk=pk)), content_type="image/svg+xml")
 
 
 @login_required

@@ -8,5 +8,8 @@ urlpatterns = [
     path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
     path("metrics/runs/<int:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
     path("metrics/runs/<int:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
+    path("metrics/training/", views.TrainingRunCreateApi.as_view(), name="training-create"),
+    path("metrics/training/<int:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),
+    path("metrics/training/<int:pk>/cancel/", views.TrainingRunCancelApi.as_view(), name="training-cancel"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
 ]

@@ -1,15 +1,16 @@
-"""Metrics API: models, scoring runs (start, progress, cancel) and human-vs-metric reports."""
+"""Metrics API: models, scoring and training runs (start, progress, cancel) and human-vs-metric reports."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from metrics import selectors, services
-from metrics.models import MetricModel, ScoringRun
+from metrics import selectors, services, training
+from metrics.models import MetricModel, ScoringRun, TrainingRun
 from studies import selectors as study_selectors
 
 
@@ -93,3 +94,73 @@ class HumanMetricReportApi(APIView):
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
         return Response(selectors.human_metric_report(studies, metric_model))
+
+
+class TrainingRunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    metric = serializers.CharField(source="metric.key")
+    stage = serializers.CharField()
+    model_name = serializers.CharField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+    attempts = serializers.IntegerField()
+    device = serializers.CharField()
+    last_loss = serializers.FloatField(allow_null=True)
+    best_validation = serializers.FloatField(allow_null=True)
+    checkpoint_path = serializers.CharField()
+    result = serializers.CharField(source="result.name", allow_null=True, default=None)
+    log = serializers.CharField()
+    config = serializers.JSONField()
+
+
+class TrainingRunCreateApi(APIView):
+    """Queue a training run on the ``gpu`` queue (staff only: training uses the workers for hours)."""
+
+    permission_classes = [IsAdminUser]
+
+    class InputSerializer(serializers.Serializer):
+        metric = serializers.ChoiceField(choices=training.TRAINABLE, default="quantidce")
+        stage = serializers.ChoiceField(choices=("mlr", "kd"))
+        model_name = serializers.SlugField(required=False, allow_blank=True, default="")
+        init_from = serializers.CharField(required=False, allow_blank=True, default="")
+        encoder = serializers.CharField(required=False, allow_blank=True, default="")
+        epochs = serializers.IntegerField(required=False, min_value=1)
+        batch_size = serializers.IntegerField(required=False, min_value=1)
+        grad_accumulation = serializers.IntegerField(required=False, min_value=1)
+        learning_rate = serializers.FloatField(required=False, min_value=0)
+        head_learning_rate = serializers.FloatField(required=False, min_value=0)
+        train_limit = serializers.IntegerField(required=False, min_value=0)
+        validation_limit = serializers.IntegerField(required=False, min_value=0)
+        max_steps = serializers.IntegerField(required=False, min_value=0)
+        seed = serializers.IntegerField(required=False)
+
+    @extend_schema(request=InputSerializer, responses={201: TrainingRunOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        given = {k: v for k, v in data.validated_data.items() if v not in ("", None)}
+        try:
+            run = training.training_run_create(**given)
+        except ValueError as error:
+            field, _, message = str(error).partition(": ")
+            raise serializers.ValidationError({field if message else "non_field_errors": [message or str(error)]})
+        return Response(TrainingRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class TrainingRunDetailApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(responses=TrainingRunOutputSerializer)
+    def get(self, request, pk):
+        return Response(TrainingRunOutputSerializer(get_object_or_404(TrainingRun, pk=pk)).data)
+
+
+class TrainingRunCancelApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(request=None, responses=TrainingRunOutputSerializer)
+    def post(self, request, pk):
+        run = training.training_run_cancel(run=get_object_or_404(TrainingRun, pk=pk))
+        return Response(TrainingRunOutputSerializer(run).data)

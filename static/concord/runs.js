@@ -1,4 +1,4 @@
-// Live progress of scoring runs: poll each queued/running run's API row once a second.
+// Live progress of scoring and training runs: poll each queued/running run's API row once a second.
 (function () {
   "use strict";
   const rows = Array.from(document.querySelectorAll("tr[data-run]"))
@@ -13,6 +13,10 @@
         row.querySelector(".run-status").innerHTML = `<span class="status ${run.status}">${run.status}</span>`;
         row.querySelector(".run-device").textContent = run.device || "–";
         row.querySelector(".run-attempts").textContent = run.attempts;
+        const loss = row.querySelector(".run-loss");
+        if (loss && run.last_loss !== null) loss.textContent = run.last_loss.toFixed(4);
+        const validation = row.querySelector(".run-validation");
+        if (validation && run.best_validation !== null) validation.textContent = run.best_validation.toFixed(4);
         row.dataset.status = run.status;
         if (["queued", "running"].includes(run.status)) setTimeout(() => update(row), 1000);
       })
