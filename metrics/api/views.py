@@ -145,7 +145,7 @@ class TrainingRunCreateApi(APIView):
             run = training.training_run_create(**given)
         except ValueError as error:
             field, _, message = str(error).partition(": ")
-            raise serializers.ValidationError({field if message else "non_field_errors": [message or str(error)]})
+            raise serializers.ValidationError({field if message else "non_field_errors": [message or str(error)]}) from None
         return Response(TrainingRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
