@@ -132,3 +132,11 @@ def test_a_training_run_loss_curve_is_drawn(client, toy):
 def test_heuristic_defaults_do_not_include_learned_metrics():
     assert services.metric_model_default(key="coherence").name == "coherence-minilm"
     assert not MetricModel.objects.filter(metric__key="quantidce").exists()
+
+
+def test_quantidce_without_a_trained_model_says_so():
+    from metrics import registry
+    from metrics.implementations.base import ScoringInput
+
+    with pytest.raises(ValueError, match="needs a trained model: config 'path' is empty"):
+        registry.implementation("quantidce", {}).score([ScoringInput(turns=["hi"], response="hello")])
