@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 import textstat
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from scipy import stats
 
 from metrics import selectors, services
@@ -154,3 +154,32 @@ def test_cached_human_metric_report_follows_new_scores(make_study, readability):
     after = selectors.human_metric_report(studies, readability, bootstrap=50)
     assert {p["metric"] for c in after["cells"] for p in c["points"]} == {0.0}
     assert after != before
+
+
+def test_grade_benchmark_on_the_held_out_share_and_ddpp_with_an_offset(tmp_path):
+    from ml.data.human_scores import read_grade, split
+
+    path = shared_file("grade", "dailydialog_EVAL.json")
+    out = io.StringIO()
+    call_command("benchmark_metric", "readability", "--dataset", str(path), "--format", "grade", "--held-out", "71",
+                 verbosity=0, stdout=out)
+    result = json.loads(out.getvalue())
+    _, held_out = split(read_grade(path), seed=71)
+    by_id = {str(r["ID"]): r for r in json.loads(path.read_text())}
+    metric = [textstat.flesch_reading_ease(by_id[p.id]["Response"].strip()) for p in held_out]
+    assert result["records"] == result["qualities"]["coherence"]["n"] == 30
+    assert result["qualities"]["coherence"]["spearman"]["r"] == pytest.approx(
+        stats.spearmanr(metric, [p.score for p in held_out]).statistic)
+    ddpp = shared_file("dailydialog_pp", "test.json")
+    out = io.StringIO()
+    call_command("benchmark_metric", "readability", "--dataset", str(ddpp), "--format", "ddpp", "--offset", "150",
+                 "--limit", "5", verbosity=0, stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["records"] == result["ranking"]["contexts"] == 5
+    only_those = tmp_path / "five.json"  # the same five contexts as a file of their own
+    only_those.write_text("\n".join(ddpp.read_text().splitlines()[150:155]) + "\n")
+    out = io.StringIO()
+    call_command("benchmark_metric", "readability", "--dataset", str(only_those), "--format", "ddpp", verbosity=0, stdout=out)
+    assert json.loads(out.getvalue())["ranking"] == result["ranking"]
+    with pytest.raises(CommandError, match="--held-out: only for --format grade"):
+        call_command("benchmark_metric", "readability", "--dataset", str(ddpp), "--format", "ddpp", "--held-out", "71")

@@ -1,4 +1,5 @@
-"""python manage.py benchmark_metric METRIC [--model NAME] --dataset FILE --format grade|fed|ddpp [--limit N]
+"""python manage.py benchmark_metric METRIC [--model NAME] --dataset FILE --format grade|fed|ddpp [--offset N] [--limit N]
+    [--held-out SEED]
 
 Prints JSON: per quality n and Pearson/Spearman/Kendall with p (GRADE, FED), or ranking accuracy
 between DailyDialog++ levels; the file is read directly, nothing is written."""
@@ -22,7 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--model", help="metric model name (its config is used)")
         parser.add_argument("--dataset", required=True, type=Path)
         parser.add_argument("--format", required=True, choices=("grade", "fed", "ddpp"))
-        parser.add_argument("--limit", type=int, help="use only the first N records")
+        parser.add_argument("--limit", type=int, help="use only the first N records (after --offset)")
+        parser.add_argument("--offset", type=int, default=0,
+                            help="skip the first N records (e.g. the DailyDialog++ contexts used for validation)")
+        parser.add_argument("--held-out", type=int, metavar="SEED",
+                            help="GRADE: only the 10%% validation share of the seeded split that KD fine-tuning "
+                                 "held out (train_metric's --seed, 71 by default)")
 
     def handle(self, *args, **options):
         config = {}
@@ -41,12 +47,22 @@ class Command(BaseCommand):
             records = read_records(options["dataset"], options["format"])
         except ValueError as error:
             raise CommandError(f"{options['dataset'].name}: {error}") from None
+        if options["held_out"] is not None:
+            if options["format"] != "grade":
+                raise CommandError("--held-out: only for --format grade (the KD fine-tuning split)")
+            from ml.data.human_scores import read_grade, split
+
+            _, held_out = split(read_grade(options["dataset"]), seed=options["held_out"])
+            keep = {pair.id for pair in held_out}
+            records = [r for r in records if str(r.external_id) in keep]
+        records = records[options["offset"]:]
         records = records[: options["limit"]] if options["limit"] else records
         started = time.perf_counter()
         with tqdm(total=sum(len(r.responses) for r in records), unit=" responses",
                   disable=options["verbosity"] < 1) as bar:
             scored = score_records(implementation, records, on_progress=lambda n: bar.update(n - bar.n))
-        result = {"metric": options["metric"], "dataset": options["dataset"].name, "format": options["format"],
+        result = {"metric": options["metric"], "model": options["model"], "dataset": options["dataset"].name,
+                  "format": options["format"], "records": len(records),
                   "seconds": round(time.perf_counter() - started, 2), "fallback_values": implementation.warnings}
         if options["format"] == "ddpp":
             result["ranking"] = ranking_accuracy(scored)
