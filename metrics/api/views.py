@@ -21,18 +21,23 @@ def visible_runs(user):
     return runs.filter(study__in=study_selectors.studies_visible_to(user))
 
 
-class RunOutputSerializer(serializers.Serializer):
+class WorkerRunSerializer(serializers.Serializer):
+    """What every worker run reports: status and progress (done of total), attempts, device, log."""
+
     id = serializers.IntegerField()
-    metric_model = serializers.CharField(source="metric_model.name")
-    study = serializers.CharField(source="study.slug", allow_null=True, default=None)
     status = serializers.CharField()
     done = serializers.IntegerField()
     total = serializers.IntegerField()
     percent = serializers.FloatField()
-    eta_seconds = serializers.SerializerMethodField()
     attempts = serializers.IntegerField()
     device = serializers.CharField()
     log = serializers.CharField()
+
+
+class RunOutputSerializer(WorkerRunSerializer):
+    metric_model = serializers.CharField(source="metric_model.name")
+    study = serializers.CharField(source="study.slug", allow_null=True, default=None)
+    eta_seconds = serializers.SerializerMethodField()
 
     def get_eta_seconds(self, run) -> float | None:
         if run.status != "running" or not run.done or not run.started_at or not run.progress_at:
@@ -96,22 +101,14 @@ class HumanMetricReportApi(APIView):
         return Response(selectors.human_metric_report(studies, metric_model))
 
 
-class TrainingRunOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+class TrainingRunOutputSerializer(WorkerRunSerializer):
     metric = serializers.CharField(source="metric.key")
     stage = serializers.CharField()
     model_name = serializers.CharField()
-    status = serializers.CharField()
-    done = serializers.IntegerField()
-    total = serializers.IntegerField()
-    percent = serializers.FloatField()
-    attempts = serializers.IntegerField()
-    device = serializers.CharField()
     last_loss = serializers.FloatField(allow_null=True)
     best_validation = serializers.FloatField(allow_null=True)
     checkpoint_path = serializers.CharField()
     result = serializers.CharField(source="result.name", allow_null=True, default=None)
-    log = serializers.CharField()
     config = serializers.JSONField()
 
 
