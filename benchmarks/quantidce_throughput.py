@@ -5,11 +5,11 @@ process on the same inputs and starting weights.
                                                [--random-size roberta-base]
 
 - training (MLR, 3 contexts × 15 responses a step): Concord's trainer path (dynamic padding to the
-  batch's longest input; bf16 autocast on CUDA) vs padding every input to max_length (128), fp32;
+  batch's longest input, a multiple of 8 on CUDA; bf16 autocast on CUDA) vs padding every input to max_length (128), fp32;
 - scoring: ``ml.scoring.score_pairs`` (length-sorted batches of 64, dynamic padding,
   inference_mode, bf16 on CUDA) vs one pair at a time padded to max_length, under no_grad.
 
-Default model: the packaged MiniLM. ``--random-size roberta-base`` uses randomly initialised weights of
+Default model: the packaged MiniLM (``--encoder PATH`` for another). ``--random-size roberta-base`` uses randomly initialised weights of
 that size (for the GPU run; nothing is downloaded) and adds achieved TFLOP/s (≈ 6·N·tokens for a
 training step, 2·N·tokens for scoring, N = non-embedding parameters; padded tokens count, as the hardware computes them).
 Inputs: DailyDialog++ dev when ../shared/data is present, else generated. Prints JSON."""
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from ml.data.levels import LevelledCollator, LevelledContext, LevelledDataset, read_ddpp  # noqa: E402
-from ml.data.packing import collate, pack  # noqa: E402
+from ml.data.packing import collate, pack, pad_multiple  # noqa: E402
 from ml.losses.mlr import MultiLevelRankingLoss  # noqa: E402
 from ml.models import QuantiDCEModel, load_tokenizer  # noqa: E402
 from ml.scoring import score_pairs  # noqa: E402
@@ -115,7 +115,7 @@ def main() -> None:
     compute_params = params - sum(p.numel() for p in base.encoder.get_input_embeddings().parameters())
     data = contexts(max(3 * (args.steps + 1), args.pairs // 15 + 1))
     dataset = LevelledDataset(data[: 3 * (args.steps + 1)], tokenizer, max_length=MAX_LENGTH)
-    collator = LevelledCollator(tokenizer.pad_token_id, dataset.shape)
+    collator = LevelledCollator(tokenizer.pad_token_id, dataset.shape, pad_multiple(device))
     groups = [[dataset[i] for i in range(s, s + 3)] for s in range(0, len(dataset), 3)]
     dynamic = [collator(g) for g in groups]
     fixed = [{**pad_to_max([x for c in g for x in c], tokenizer.pad_token_id), "shape": (3, *dataset.shape)} for g in groups]

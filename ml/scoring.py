@@ -1,7 +1,7 @@
 """Batched inference for turn-level learned metrics.
 
 Inputs are packed once, sorted by length so each batch pads little (dynamic padding to the batch's
-longest input), scored under ``torch.inference_mode()`` (bf16 autocast on CUDA), and returned in the
+longest input, a multiple of 8 on CUDA), scored under ``torch.inference_mode()`` (bf16 autocast on CUDA), and returned in the
 order given."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ml.data.packing import collate, pack
+from ml.data.packing import collate, pack, pad_multiple
 
 
 def pick_device(device: str | None = None) -> torch.device:
@@ -30,7 +30,8 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
                                                 enabled=target.type == "cuda"):
         for start in range(0, len(order), batch_size):
             chosen = order[start:start + batch_size]
-            batch = {k: v.to(target) for k, v in collate([packed[i] for i in chosen], tokenizer.pad_token_id).items()}
+            inputs = collate([packed[i] for i in chosen], tokenizer.pad_token_id, pad_multiple(target))
+            batch = {k: v.to(target) for k, v in inputs.items()}
             values = model(**batch).score.float().cpu().tolist()
             for i, value in zip(chosen, values, strict=True):
                 scores[i] = value

@@ -73,8 +73,9 @@ class ScoredDataset(torch.utils.data.Dataset):
 @dataclass
 class ScoredCollator:
     pad_id: int
+    multiple_of: int = 1
 
     def __call__(self, items) -> dict[str, torch.Tensor]:
-        batch = collate([packed for packed, _ in items], self.pad_id)
+        batch = collate([packed for packed, _ in items], self.pad_id, self.multiple_of)
         batch["target"] = torch.tensor([score for _, score in items], dtype=torch.float32)
         return batch

@@ -73,8 +73,9 @@ class LevelledCollator:
 
     pad_id: int
     shape: tuple[int, int]
+    multiple_of: int = 1
 
     def __call__(self, contexts: Sequence[list[dict[str, list[int]]]]) -> dict[str, torch.Tensor | tuple]:
-        batch = collate([item for context in contexts for item in context], self.pad_id)
+        batch = collate([item for context in contexts for item in context], self.pad_id, self.multiple_of)
         batch["shape"] = (len(contexts), *self.shape)
         return batch

@@ -66,9 +66,18 @@ def pack(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: s
     return packed
 
 
-def collate(batch: Sequence[dict[str, list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
-    """Dynamic padding: pad to the longest input of the batch, not to max_length."""
-    width = max(len(item["input_ids"]) for item in batch)
+def pad_multiple(device: torch.device) -> int:
+    """8 on CUDA, 1 elsewhere. Measured on an H100 (MiniLM, bf16): the first sight of each new batch width
+    cost ~0.5 s of kernel selection and loading, 20 times a warm step; on CPU padding would only add work."""
+    return 8 if device.type == "cuda" else 1
+
+
+def collate(batch: Sequence[dict[str, list[int]]], pad_id: int, multiple_of: int = 1) -> dict[str, torch.Tensor]:
+    """Dynamic padding: pad to the longest input of the batch, not to max_length, rounded up to
+    ``multiple_of`` (8 on CUDA: bf16 tensor-core kernels want aligned shapes, and fewer distinct widths
+    mean fewer one-off cuBLAS kernel choices — see ``pad_multiple``)."""
+    longest = max(len(item["input_ids"]) for item in batch)
+    width = -(-longest // multiple_of) * multiple_of
     out = {}
     for key in batch[0]:
         fill = pad_id if key == "input_ids" else 0

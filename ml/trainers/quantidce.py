@@ -23,13 +23,14 @@ from transformers import set_seed
 
 from ml.data.human_scores import ScoredCollator, ScoredDataset, read_grade, split
 from ml.data.levels import LevelledCollator, LevelledDataset, read_ddpp
+from ml.data.packing import pad_multiple
 from ml.losses.distillation import distillation_loss
 from ml.losses.mlr import MultiLevelRankingLoss
 from ml.models.encoder import load_tokenizer
 from ml.models.quantidce import QuantiDCEModel
 from ml.trainers.callbacks import Callback, TrainingState
 from ml.trainers.config import TrainingConfig
-from ml.trainers.loop import Trainer
+from ml.trainers.loop import Trainer, pick_device
 
 
 class MLRObjective:
@@ -63,6 +64,7 @@ class DistillationObjective:
 def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer:
     """The trainer for a stage, its data read and packed, its model loaded (on CPU until training)."""
     set_seed(config.seed)  # the head's initialisation is part of the run
+    multiple = pad_multiple(pick_device(config.device))
     if config.stage == "mlr":
         source = config.init_from or config.encoder or None
         model = (QuantiDCEModel.load(config.init_from) if config.init_from else QuantiDCEModel.from_encoder(source))
@@ -74,7 +76,7 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
             raise ValueError(f"{config.train_data}: no context with {config.per_level} responses at every level")
         datasets = [LevelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate)
                     for d in (train, validation)]
-        collator = LevelledCollator(tokenizer.pad_token_id, datasets[0].shape)
+        collator = LevelledCollator(tokenizer.pad_token_id, datasets[0].shape, multiple)
         objective = MLRObjective(config)
     elif config.stage == "kd":
         if not config.init_from:
@@ -91,7 +93,7 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
         validation = validation[: config.validation_limit] if config.validation_limit else validation
         datasets = [ScoredDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate)
                     for d in (train, validation)]
-        collator = ScoredCollator(tokenizer.pad_token_id)
+        collator = ScoredCollator(tokenizer.pad_token_id, multiple)
         objective = DistillationObjective(teacher, config)
         callbacks = [*callbacks, _TeacherOnDevice(teacher, config)]
     else:

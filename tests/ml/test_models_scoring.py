@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from ml.data.packing import collate, pack
+from ml.data.packing import collate, pack, pad_multiple
 from ml.models import QuantiDCEModel, load_tokenizer
 from ml.scoring import score_pairs
 
@@ -52,6 +52,21 @@ def test_collate_pads_to_the_longest_in_the_batch(tokenizer):
     assert batch["attention_mask"][0].tolist().count(0) == batch["input_ids"].shape[1] - 5
 
 
+
+def test_collate_rounds_the_width_up_to_a_multiple_and_padding_leaves_scores_alone(tiny, tokenizer):
+    items = [pack(tokenizer, ["hi"], "yo"), pack(tokenizer, ["hello there friend"], "hi")]  # longest: 7 tokens
+    longest = max(len(i["input_ids"]) for i in items)
+    for multiple in (1, 8, 16):
+        batch = collate(items, tokenizer.pad_token_id, multiple)
+        width = batch["input_ids"].shape[1]
+        assert width % multiple == 0 and longest <= width < longest + multiple
+    wide = collate(items, tokenizer.pad_token_id, 16)
+    assert wide["attention_mask"].sum().item() == sum(len(i["input_ids"]) for i in items)  # pads are masked
+    with torch.no_grad():
+        assert tiny(**wide).score.tolist() == pytest.approx(tiny(**collate(items, tokenizer.pad_token_id)).score.tolist(),
+                                                            abs=1e-6)
+
+
 def test_head_follows_the_encoder_width_and_scores_are_probabilities(tiny, tokenizer):
     assert [m.out_features for m in tiny.head if isinstance(m, torch.nn.Linear)] == [16, 8, 1]
     batch = collate([pack(tokenizer, ["hi"], "hello")], tokenizer.pad_token_id)
@@ -84,3 +99,8 @@ def test_a_half_precision_checkpoint_loads_as_float32_for_training(tmp_path, tok
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     weight = model.encoder.get_input_embeddings().weight
     assert torch.equal(weight, stored.get_input_embeddings().weight.float())
+
+
+def test_padding_multiple_is_8_on_cuda_only():
+    assert pad_multiple(torch.device("cpu")) == 1
+    assert pad_multiple(torch.device("cuda")) == 8
