@@ -123,7 +123,7 @@ class TrainingRunProgress(Callback):
 
 def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
     """Train (resuming from the latest checkpoint), then register the best model. Safe to call again."""
-    from ml.trainers.loop import pick_device
+    from ml.devices import pick_device
     from ml.trainers.quantidce import build
 
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(

@@ -11,10 +11,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from ml.data.packing import collate, pack, pad_multiple
-
-
-def pick_device(device: str | None = None) -> torch.device:
-    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+from ml.devices import pick_device
 
 
 def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,

@@ -30,7 +30,7 @@ class QuantiDCE(MetricImplementation):
 
     @property
     def device(self) -> str:
-        from ml.scoring import pick_device
+        from ml.devices import pick_device
 
         return str(pick_device(self.config.get("device")))
 

@@ -22,15 +22,12 @@ from pathlib import Path
 import torch
 from transformers import get_linear_schedule_with_warmup, set_seed
 
+from ml.devices import pick_device
 from ml.trainers.callbacks import Callback, TrainingState
 from ml.trainers.config import TrainingConfig
 
 Objective = Callable[[torch.nn.Module, dict], tuple[torch.Tensor, dict[str, float]]]
 CHECKPOINT = re.compile(r"step-(\d+)$")
-
-
-def pick_device(wanted: str = "") -> torch.device:
-    return torch.device(wanted or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
 def to_device(batch: dict, device: torch.device) -> dict:

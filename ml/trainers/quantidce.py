@@ -24,13 +24,14 @@ from transformers import set_seed
 from ml.data.human_scores import ScoredCollator, ScoredDataset, read_grade, split
 from ml.data.levels import LevelledCollator, LevelledDataset, read_ddpp
 from ml.data.packing import pad_multiple
+from ml.devices import pick_device
 from ml.losses.distillation import distillation_loss
 from ml.losses.mlr import MultiLevelRankingLoss
 from ml.models.encoder import load_tokenizer
 from ml.models.quantidce import QuantiDCEModel
 from ml.trainers.callbacks import Callback, TrainingState
 from ml.trainers.config import TrainingConfig
-from ml.trainers.loop import Trainer, pick_device
+from ml.trainers.loop import Trainer
 
 
 class MLRObjective:
@@ -115,8 +116,6 @@ class _TeacherOnDevice(Callback):
         self.teacher, self.config = teacher, config
 
     def on_start(self, state: TrainingState) -> None:
-        from ml.trainers.loop import pick_device
-
         self.teacher.to(pick_device(self.config.device))
 
 
