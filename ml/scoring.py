@@ -19,6 +19,7 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
                 truncate: str = "oldest", device: str | None = None) -> list[float]:
     """Scores of (context turns, response) pairs, in input order."""
     target = pick_device(device)
+    multiple = pad_multiple(target)
     model = model.to(target).eval()
     packed = [pack(tokenizer, context, response, max_length=max_length, truncate=truncate) for context, response in pairs]
     order = sorted(range(len(packed)), key=lambda i: len(packed[i]["input_ids"]))
@@ -27,7 +28,7 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
                                                 enabled=target.type == "cuda"):
         for start in range(0, len(order), batch_size):
             chosen = order[start:start + batch_size]
-            inputs = collate([packed[i] for i in chosen], tokenizer.pad_token_id, pad_multiple(target))
+            inputs = collate([packed[i] for i in chosen], tokenizer.pad_token_id, multiple)
             batch = {k: v.to(target) for k, v in inputs.items()}
             values = model(**batch).score.float().cpu().tolist()
             for i, value in zip(chosen, values, strict=True):

@@ -52,7 +52,6 @@ def test_collate_pads_to_the_longest_in_the_batch(tokenizer):
     assert batch["attention_mask"][0].tolist().count(0) == batch["input_ids"].shape[1] - 5
 
 
-
 def test_collate_rounds_the_width_up_to_a_multiple_and_padding_leaves_scores_alone(tiny, tokenizer):
     items = [pack(tokenizer, ["hi"], "yo"), pack(tokenizer, ["hello there friend"], "hi")]  # longest: 7 tokens
     longest = max(len(i["input_ids"]) for i in items)
