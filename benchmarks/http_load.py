@@ -101,6 +101,9 @@ class Gunicorn:
 
     def __init__(self, command: list[str], *, env: dict, cwd: Path, log: Path, workers: int) -> None:
         self.log_path, self.workers = log, workers
+        self.access_log = log.with_suffix(".access")
+        self.access_log.touch()
+        command = [*command, "--access-logfile", str(self.access_log), "--access-logformat", "%(p)s %(D)s %(s)s %(m)s %(U)s"]
         self.log = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -148,12 +151,13 @@ class Gunicorn:
 
 class Killer(threading.Thread):
     """SIGKILLs ``kills`` workers of ``master`` once ``at`` items are acknowledged (``interval``
-    seconds apart; 0: all at once), and notes how long the master took to fork replacements."""
+    seconds apart; 0: all at once), then watches the access log for the replacements' first
+    answers: a new worker loads the application on its first request, so that is when it is back."""
 
-    def __init__(self, *, master: int, stats: Stats, at: int, kills: int, interval: float, workers: int) -> None:
+    def __init__(self, *, server: Gunicorn, stats: Stats, at: int, kills: int, interval: float) -> None:
         super().__init__(daemon=True)
-        self.master, self.stats, self.at, self.kills, self.interval = master, stats, at, kills, interval
-        self.workers = workers
+        self.master, self.stats, self.at, self.kills, self.interval = server.process.pid, stats, at, kills, interval
+        self.workers, self.access_log = server.workers, server.access_log
         self.done = threading.Event()
         self.record: list[dict] = []
 
@@ -166,7 +170,8 @@ class Killer(threading.Thread):
             time.sleep(0.05)
         else:
             return
-        killed_at = []
+        killed_at: list[float] = []
+        before = children_of(self.master)
         for n in range(self.kills):
             victims = [p for p in children_of(self.master) if p not in [r["pid"] for r in self.record]]
             if not victims:
@@ -182,11 +187,22 @@ class Killer(threading.Thread):
             self.record.append({"pid": pid, "items_acknowledged": acknowledged, "at": time.strftime("%H:%M:%S")})
             if self.interval and n + 1 < self.kills:
                 self.done.wait(self.interval)
-        while not self.done.is_set() and time.monotonic() - killed_at[-1] < 60:
-            if len(children_of(self.master)) >= self.workers:
-                self.record.append({"all_workers_forked_again_after_s": round(time.monotonic() - killed_at[-1], 2)})
-                break
-            time.sleep(0.05)
+        if not killed_at:
+            return
+        old = {r["pid"] for r in self.record} | set(before)
+        back: dict[int, dict] = {}
+        with open(self.access_log) as log:
+            log.seek(0, os.SEEK_END)
+            while not self.done.is_set() and len(back) < len(killed_at) and time.monotonic() - killed_at[0] < 300:
+                for entry in log.readlines():
+                    pid, _, duration = entry.strip("<").partition(" ")  # "<pid> microseconds status ..."
+                    pid = pid.rstrip(">")
+                    if pid.isdigit() and int(pid) not in old and int(pid) not in back:
+                        back[int(pid)] = {"new_worker": int(pid), "first_answer_after_kill_s":
+                                          round(time.monotonic() - killed_at[0], 2),
+                                          "its_first_request_ms": round(int(duration.split()[0]) / 1000, 1)}
+                time.sleep(0.05)
+        self.record.extend(back.values())
 
 
 # --- one load run ---------------------------------------------------------------------------------
@@ -208,8 +224,8 @@ def drive(*, port: int, starts: list[dict], items_per_rater: int, server: Gunico
                     items=items_per_rater, questionnaire=args.questionnaire, **start)
               for i, start in enumerate(starts)]
     expected = len(raters) * items_per_rater
-    killer = Killer(master=server.process.pid, stats=stats, at=math.ceil(args.kill_at * expected), kills=args.kills,
-                    interval=args.kill_interval, workers=args.workers)
+    killer = Killer(server=server, stats=stats, at=math.ceil(args.kill_at * expected), kills=args.kills,
+                    interval=args.kill_interval)
     threads = [threading.Thread(target=r.run, daemon=True) for r in raters]
     began = time.monotonic()
     killer.start()
@@ -423,6 +439,7 @@ def main() -> None:
         parser.error("--responses must be 2..26 and --criteria name at least one criterion")
     if "127.0.0.1" not in args.postgres and "localhost" not in args.postgres:
         parser.error("--postgres: only a loopback server")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))  # so the finally blocks stop gunicorn
     items = args.items or math.ceil(1.1 * args.raters * args.items_per_rater / args.raters_per_item)
     workdir = Path(tempfile.mkdtemp(prefix="concord-http-load-"))
     result: dict = {
