@@ -103,7 +103,8 @@ class Gunicorn:
         self.log_path, self.workers = log, workers
         self.access_log = log.with_suffix(".access")
         self.access_log.touch()
-        command = [*command, "--access-logfile", str(self.access_log), "--access-logformat", "%(p)s %(D)s %(s)s %(m)s %(U)s"]
+        command = [*command, "--access-logfile", str(self.access_log), "--access-logformat", "%(p)s %(D)s %(s)s %(m)s %(U)s",
+                   "--no-control-socket"]  # gunicorn 27's default socket path is shared by every gunicorn of the user
         self.log = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -141,6 +142,16 @@ class Gunicorn:
                     os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=15)
         self.log.close()
+
+    def server_times(self) -> dict:
+        """Time inside the workers (gunicorn's request time, without the wait in the listen queue),
+        by method and answer status, from the access log."""
+        groups: dict[str, list[float]] = {}
+        for line in self.access_log.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 4 and parts[1].isdigit():
+                groups.setdefault(f"{parts[3]} {parts[2]}", []).append(int(parts[1]) / 1000)
+        return {key: {**percentiles(values, 50, 95), "n": len(values)} for key, values in sorted(groups.items())}
 
     def tracebacks(self, limit: int = 3) -> list[str]:
         """The first few tracebacks in the server log (for a 5xx in the report)."""
@@ -252,6 +263,7 @@ def drive(*, port: int, starts: list[dict], items_per_rater: int, server: Gunico
         "client_errors": len(stats.client_errors), "client_error_examples": stats.client_errors[:5],
         "unfinished_raters": len(stats.unfinished), "unfinished_examples": stats.unfinished[:5],
         "kills": killer.record, "threads_still_running": sum(t.is_alive() for t in threads),
+        "server_ms_by_request": server.server_times(),
     }
     if stats.server_errors:
         figures["server_tracebacks"] = server.tracebacks()
