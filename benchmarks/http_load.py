@@ -238,7 +238,7 @@ def drive(*, port: int, starts: list[dict], items_per_rater: int, server: Gunico
     killer = Killer(server=server, stats=stats, at=math.ceil(args.kill_at * expected), kills=args.kills,
                     interval=args.kill_interval)
     threads = [threading.Thread(target=r.run, daemon=True) for r in raters]
-    began = time.monotonic()
+    began, cpu, load = time.monotonic(), time.process_time(), os.getloadavg()
     killer.start()
     for thread in threads:
         thread.start()
@@ -264,6 +264,8 @@ def drive(*, port: int, starts: list[dict], items_per_rater: int, server: Gunico
         "unfinished_raters": len(stats.unfinished), "unfinished_examples": stats.unfinished[:5],
         "kills": killer.record, "threads_still_running": sum(t.is_alive() for t in threads),
         "server_ms_by_request": server.server_times(),
+        "load_generator_cpu_s": round(time.process_time() - cpu, 1),
+        "load_average_before_after": [round(load[0], 2), round(os.getloadavg()[0], 2)],
     }
     if stats.server_errors:
         figures["server_tracebacks"] = server.tracebacks()
