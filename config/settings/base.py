@@ -116,6 +116,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(VAR_DIR / "broker" / "queue"),
         "data_folder_out": str(VAR_DIR / "broker" / "queue"),
         "processed_folder": str(VAR_DIR / "broker" / "processed"),
+        # exchange tables (celery.pidbox.exchange, ...); kombu's default is ./control in the cwd
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
