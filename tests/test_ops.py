@@ -1,4 +1,5 @@
 """Operations: where the embedded broker writes, and what `make test` says about skipped browser tests."""
+import json
 import os
 import subprocess
 import sys
@@ -34,3 +35,38 @@ def test_a_run_without_chromium_ends_with_a_banner_naming_the_command_that_enabl
     tail = result.stdout.strip().splitlines()[-8:]
     assert any("BROWSER TESTS WERE SKIPPED" in line for line in tail), result.stdout
     assert any("sudo apt-get install -y chromium" in line for line in tail), result.stdout
+
+
+WEB_PROCESS = """
+import importlib, json, os, resource, sys
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+import config.wsgi
+from django.core.management import call_command
+from django.urls import get_resolver
+
+modules = set()
+def walk(patterns):
+    for pattern in patterns:
+        if hasattr(pattern, "url_patterns"):
+            walk(pattern.url_patterns)
+        else:
+            modules.add(pattern.callback.__module__)
+walk(get_resolver().url_patterns)
+for name in ("studies.views", "studies.api.views", "metrics.views", "metrics.api.views", "config.urls"):
+    importlib.import_module(name)
+call_command("check")
+heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules)
+print(json.dumps({"heavy": heavy, "modules": sorted(modules),
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+"""
+
+
+def test_web_and_api_processes_never_import_torch_or_transformers():
+    """A gunicorn worker that imports torch holds ~200 MB more and starts seconds slower; only the
+    worker tasks and commands that train or score may import it (inside their functions)."""
+    result = subprocess.run([sys.executable, "-c", WEB_PROCESS], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert {"metrics.api.views", "studies.api.views", "metrics.views"} <= set(report["modules"])
+    assert report["heavy"] == [], f"a web process imported {report['heavy']}"
