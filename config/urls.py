@@ -17,3 +17,6 @@ urlpatterns = [
     path("", include("metrics.urls")),
     path("", include("studies.urls")),
 ]
+
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"
