@@ -60,3 +60,12 @@ def test_schemathesis_finds_no_server_error_and_no_schema_mismatch(live_server, 
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
                             env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+
+
+@pytest.mark.django_db
+def test_a_path_under_api_that_matches_no_view_answers_the_documented_json_404(api, client):
+    missing = api.get("/api/metrics/runs/not-a-number/cancel/")
+    assert missing.status_code == 404
+    assert missing["Content-Type"] == "application/json" and missing.json() == {"detail": "Not found."}
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
