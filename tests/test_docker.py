@@ -1,4 +1,7 @@
-"""The compose files parse and wire the services the deployment needs."""
+"""The compose files parse and wire the services the deployment needs: a TLS-terminating proxy in
+front of gunicorn, and no default secret key."""
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -7,17 +10,40 @@ import pytest
 import yaml
 
 DOCKER = Path(__file__).resolve().parents[1] / "docker"
+REQUIRED = re.compile(r"^\$\{DJANGO_SECRET_KEY:\?.+\}$")  # compose stops with the message when it is unset
 
 
 def test_compose_names_the_services_and_shares_the_django_block():
     compose = yaml.safe_load((DOCKER / "compose.yml").read_text())
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker"}
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "proxy"}
     web, worker = compose["services"]["web"], compose["services"]["worker"]
     assert web["environment"] == worker["environment"]
     assert web["environment"]["DATABASE_URL"].startswith("postgres://")
     assert web["environment"]["CELERY_BROKER_URL"].startswith("redis://")
     assert "gunicorn config.wsgi" in web["command"]
     assert "-Q default,gpu" in worker["command"]
+
+
+def test_compose_ships_no_secret_key_and_no_insecure_cookie_default():
+    for name in ("compose.yml", "compose.gpu.yml"):
+        for service in yaml.safe_load((DOCKER / name).read_text())["services"].values():
+            environment = service.get("environment") or {}
+            if "DJANGO_SECRET_KEY" in environment:
+                assert REQUIRED.match(environment["DJANGO_SECRET_KEY"]), (name, environment["DJANGO_SECRET_KEY"])
+            assert "SECURE_COOKIES" not in environment  # production settings default to Secure cookies
+    assert "DJANGO_SECRET_KEY=\n" in (DOCKER / "env.example").read_text()
+
+
+def test_gunicorn_is_reached_only_through_the_tls_proxy():
+    compose = yaml.safe_load((DOCKER / "compose.yml").read_text())
+    web, proxy = compose["services"]["web"], compose["services"]["proxy"]
+    assert "ports" not in web  # nothing published but the proxy's 80/443
+    assert proxy["image"].startswith("caddy:")
+    assert {"80:80", "443:443"} <= set(proxy["ports"])
+    assert "./Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
+    caddyfile = (DOCKER / "Caddyfile").read_text()
+    assert "reverse_proxy web:8000" in caddyfile
+    assert "{$CONCORD_DOMAIN:localhost} {" in caddyfile  # a site address: Caddy's automatic HTTPS
 
 
 def test_gpu_overlay_reserves_an_nvidia_device_for_the_gpu_queue():
@@ -28,11 +54,16 @@ def test_gpu_overlay_reserves_an_nvidia_device_for_the_gpu_queue():
     assert gpu["build"]["dockerfile"] == "docker/Dockerfile.gpu"
 
 
-def test_docker_compose_config_accepts_the_files():
+def test_docker_compose_config_accepts_the_files_and_requires_a_key():
     docker = shutil.which("docker")
     if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode != 0:
         pytest.skip("the docker compose client is not installed here")
-    result = subprocess.run([docker, "compose", "-f", str(DOCKER / "compose.yml"), "-f", str(DOCKER / "compose.gpu.yml"),
-                             "config", "--services"], capture_output=True, text=True, timeout=60)
+    command = [docker, "compose", "-f", str(DOCKER / "compose.yml"), "-f", str(DOCKER / "compose.gpu.yml"),
+               "config", "--services"]
+    clean = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**clean, "DJANGO_SECRET_KEY": "x" * 50})
     assert result.returncode == 0, result.stderr
-    assert set(result.stdout.split()) == {"postgres", "redis", "web", "worker", "gpu-worker"}
+    assert set(result.stdout.split()) == {"postgres", "redis", "web", "worker", "gpu-worker", "proxy"}
+    if not (DOCKER / ".env").exists():
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=60, env=clean)
+        assert refused.returncode != 0 and "DJANGO_SECRET_KEY" in refused.stderr

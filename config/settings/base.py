@@ -1,5 +1,8 @@
 """Settings shared by every environment. Values that differ per deployment come from config.env."""
+from datetime import timedelta
+
 from config.env import BASE_DIR, DEFAULT_BROKER_URL, DEFAULT_DATABASE_URL, VAR_DIR, env
+from config.security import DEFAULT_CSP
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="concord-insecure-development-key-change-me")
 DEBUG = env.bool("DEBUG", default=False)
@@ -15,6 +18,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "studies",
@@ -23,6 +27,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -30,7 +35,13 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into a 429 answer
 ]
+
+# The site's Content-Security-Policy (config.security); a response carrying its own is left alone.
+CONTENT_SECURITY_POLICY = env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_CSP)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -60,8 +71,27 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Wrong passwords (config.auth): django-axes locks a (username, client address) pair out for a while
+# after a few failures, on the login page, the admin and the token endpoint alike.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
+# how many proxies (each appending to X-Forwarded-For) stand in front of Django: 1 behind docker/Caddyfile
+TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", default=0)
+# API tokens are refused (401) this long after they were issued; the token endpoint then issues a new one.
+API_TOKEN_LIFETIME = timedelta(hours=env.int("API_TOKEN_LIFETIME_HOURS", default=30 * 24))
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -87,13 +117,19 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.auth.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.ConcordAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # unauthenticated API calls and the token endpoint (scope "auth") are rate limited per client
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_ANON_RATE", default="60/minute"),
+        "auth": env.str("API_TOKEN_RATE", default="10/minute"),
+    },
     # `?format=` names the export format (csv, jsonl), not DRF's renderer.
     "URL_FORMAT_OVERRIDE": None,
 }
@@ -116,6 +152,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(VAR_DIR / "broker" / "queue"),
         "data_folder_out": str(VAR_DIR / "broker" / "queue"),
         "processed_folder": str(VAR_DIR / "broker" / "processed"),
+        # exchange tables (celery.pidbox.exchange, ...); kombu's default is ./control in the cwd
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")

@@ -139,6 +139,8 @@ class StudyProgressApi(APIView):
 
 
 class StudyItemListApi(APIView):
+    pagination_class = LimitOffsetPagination  # also tells the schema that the list is paginated
+
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         position = serializers.IntegerField()
@@ -155,7 +157,7 @@ class StudyItemListApi(APIView):
     def get(self, request, slug):
         study = _visible_study(request, slug)
         items = study.items.select_related("conversation").prefetch_related("responses__system").order_by("position")
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
@@ -190,7 +192,8 @@ class DialoguesImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request=ImportInputSerializer, responses={201: ImportOutputSerializer, 202: OpenApiTypes.OBJECT})
+    @extend_schema(request=ImportInputSerializer, responses={201: ImportOutputSerializer, 202: inline_serializer("ImportJobQueued", {
+        "job": serializers.IntegerField(), "status": serializers.CharField()})})
     def post(self, request):
         data = ImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -49,3 +49,19 @@ def log_in(tab, live_server, username: str, password: str) -> None:
     tab.fill("#id_password", password)
     tab.click("button[type=submit]")
     tab.wait_for_url(f"{live_server.url}/")
+
+
+def wait_until(tab, expression: str, timeout: float = 30000) -> None:
+    """Poll a JavaScript expression until it is true. Playwright's ``wait_for_function`` compiles its
+    predicate with eval() inside the page, which the site's Content-Security-Policy (no 'unsafe-eval')
+    forbids; ``evaluate`` goes through the DevTools protocol and is not subject to it."""
+    import time
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    guarded = f"(() => {{ try {{ return !!({expression}); }} catch (error) {{ return false; }} }})()"
+    deadline = time.monotonic() + timeout / 1000
+    while not tab.evaluate(guarded):
+        if time.monotonic() > deadline:
+            raise PlaywrightTimeoutError(f"timed out after {timeout} ms waiting for {expression}")
+        tab.wait_for_timeout(100)

@@ -6,7 +6,7 @@ import pytest
 
 from metrics import services
 from metrics.implementations.readability import Readability
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,13 +34,13 @@ def test_progress_bar_reaches_100_percent(live_server, page, screenshot, make_st
 
     def midway(done, total):
         if done == 16:  # the row in the database says 12/24 by now; the page must show it unprompted
-            page.wait_for_function(f"document.querySelector(\"tr[data-run='{run.pk}'] progress\").value >= 50",
+            wait_until(page, f"document.querySelector(\"tr[data-run='{run.pk}'] progress\").value >= 50",
                                    timeout=10000)
             seen_midway.append(bar.evaluate("el => el.value"))
             screenshot(page, "scoring-run-progress")
 
     services.scoring_run_execute(run=run, on_progress=midway)
-    page.wait_for_function(f"document.querySelector(\"tr[data-run='{run.pk}']\").dataset.status === 'done'", timeout=30000)
+    wait_until(page, f"document.querySelector(\"tr[data-run='{run.pk}']\").dataset.status === 'done'", timeout=30000)
     assert 50 <= seen_midway[0] < 100
     assert bar.evaluate("el => el.value") == 100
     assert page.locator(f"tr[data-run='{run.pk}'] .run-numbers").inner_text() == "24/24 (100.0%)"

@@ -6,7 +6,7 @@ import pytest
 
 from metrics import training
 from ml.trainers import Callback
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, wait_until
 from tests.factories import UserFactory
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
 
@@ -21,7 +21,7 @@ class Slow(Callback):
         time.sleep(0.3)  # slow enough for the page to see the run move
         if state.step == 8:
             selector = f"tr[data-run='{self.run.pk}']"
-            self.page.wait_for_function(f"document.querySelector(\"{selector} progress\").value >= 40", timeout=10000)
+            wait_until(self.page, f"document.querySelector(\"{selector} progress\").value >= 40", timeout=10000)
             self.seen.append((self.page.locator(f"{selector} progress").evaluate("el => el.value"),
                               self.page.locator(f"{selector} .run-loss").inner_text()))
             self.screenshot(self.page, "training-run-progress")
@@ -43,7 +43,7 @@ def test_training_progress_and_loss_update_without_a_reload(live_server, page, s
     assert page.locator(f"{row} .run-status").inner_text() == "queued"
     slow = Slow(page, run, screenshot)
     training.training_run_execute(run=run, callbacks=[slow])
-    page.wait_for_function(f"document.querySelector(\"{row}\").dataset.status === 'done'", timeout=30000)
+    wait_until(page, f"document.querySelector(\"{row}\").dataset.status === 'done'", timeout=30000)
     percent, loss = slow.seen[0]
     assert 40 <= percent < 100 and float(loss) > 0
     assert page.locator(f"{row} .run-numbers").inner_text() == "16/16 (100.0%)"
