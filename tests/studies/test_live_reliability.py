@@ -169,3 +169,45 @@ def test_submit_queues_the_close_check_only_when_the_rule_is_on(likert, monkeypa
         assert tasks.study_close_if_reliable_run(likert.pk) is True
         likert.refresh_from_db()
         assert likert.status == Study.Status.CLOSED
+
+
+def _fresh(study):
+    from django.core.cache import cache
+
+    cache.clear()
+    return live_selectors.live_reliability(study)
+
+
+def _values(result):
+    return [(c["criterion"], c["n_ratings"], c["forms"]["ICC(A,k)"]["value"], c["forms"]["ICC(C,k)"]["ci95"])
+            for c in result["criteria"]]
+
+
+def test_the_frame_is_updated_incrementally_and_reloaded_when_kept_rows_change(likert, monkeypatch):
+    late = likert.assignments.order_by("-pk").first()
+    Assignment.objects.filter(pk=late.pk).update(status=Assignment.Status.STARTED)
+    live_selectors.live_reliability(likert)  # four raters cached
+    loads = []
+    real = live_selectors._load
+    monkeypatch.setattr(live_selectors, "_load", lambda study, ids=None: loads.append(ids) or real(study, ids))
+
+    services.assignment_submit(assignment=late)  # a fifth rater submits
+    incremental = live_selectors.live_reliability(likert)
+    assert loads == [[late.pk]]  # only the new assignment's ratings were fetched
+    assert incremental["criteria"][0]["n_raters"] == 5
+    from_scratch = live.live_summary(real(likert))
+    for got, want in zip(incremental["criteria"], from_scratch, strict=True):
+        assert got["n_ratings"] == want["n_ratings"]
+        assert got["forms"]["ICC(A,k)"]["ci95"] == pytest.approx(want["forms"]["ICC(A,k)"]["ci95"], abs=1e-12)
+
+    Assignment.objects.filter(pk=late.pk).update(status=Assignment.Status.REJECTED)
+    rejected = live_selectors.live_reliability(likert)
+    assert loads == [[late.pk]] and rejected["criteria"][0]["n_raters"] == 4  # rows dropped, nothing fetched
+
+    rating = Rating.objects.filter(assignment__study=likert, assignment__status=Assignment.Status.SUBMITTED).first()
+    Rating.objects.filter(pk=rating.pk).update(value=rating.value % 6 + 1)  # an edit inside a kept assignment
+    edited = live_selectors.live_reliability(likert)
+    assert loads[-1] is None  # full reload
+    monkeypatch.setattr(live_selectors, "_load", real)
+    for got, want in zip(_values(edited), _values(_fresh(likert)), strict=True):
+        assert got[:2] == want[:2] and got[2] == pytest.approx(want[2], abs=1e-12)
