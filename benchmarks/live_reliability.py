@@ -128,7 +128,7 @@ def main() -> None:
         after_submit_s = statistics.median(after_submit)
         entry = live_selectors.live_reliability(study)["criteria"][0]
         results.append({
-            "ratings": Rating.objects.filter(assignment__study=study).count(),
+            "ratings": Rating.objects.filter(assignment__study=study).count(),  # incl. the late raters
             "raters": int(frame["rater"].nunique()), "units": int(frame["unit"].nunique()),
             "k0": round(entry["k0"], 2), "ICC(A,k)": round(entry["forms"]["ICC(A,k)"]["value"], 4),
             "build_s": round(build_s, 1),
@@ -136,7 +136,9 @@ def main() -> None:
             "cold_parts_s": {
                 "ratings_version": round(median_seconds(
                     lambda s=study: selectors.ratings_version(Study.objects.filter(pk=s.pk)), args.repeats), 3),
-                "load_frame": round(median_seconds(lambda s=study: live_selectors.live_frame(s), args.repeats), 3),
+                "load_all_ratings": round(median_seconds(lambda s=study: live_selectors._load(s), args.repeats), 3),
+                "frame_kept_up_to_date": round(median_seconds(lambda s=study: live_selectors.live_frame(s),
+                                                              args.repeats), 3),
                 "summary_with_course": round(median_seconds(lambda f=frame: live.live_summary(f), args.repeats), 3),
             },
             "after_one_submit_s": round(after_submit_s, 3),
