@@ -175,6 +175,8 @@ class Study(models.Model):
         help_text="completion_url (Prolific), time_limit_minutes, mturk sandbox flag, ...",
     )
     questionnaire = models.JSONField(default=default_questionnaire, blank=True)
+    live_config = models.JSONField(default=dict, blank=True,
+                                   help_text="live reliability: target, form, close_when_reached")
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

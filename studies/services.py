@@ -440,6 +440,10 @@ def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any
     assignment.total_seconds = total_seconds if total_seconds is not None else (now - assignment.started_at).total_seconds()
     assignment.completion_code = f"CC-{secrets.token_hex(4).upper()}"
     assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
+    if Study.objects.filter(pk=assignment.study_id, live_config__close_when_reached=True).exists():
+        from studies.tasks import study_close_if_reliable_run  # late: tasks import services
+
+        transaction.on_commit(lambda: study_close_if_reliable_run.delay(assignment.study_id), robust=True)
     return assignment
 
 

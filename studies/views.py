@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -10,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import platforms, selectors, services
+from studies import live_selectors, live_services, platforms, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS
 from studies.forms import ExperimentForm, ImportForm, ItemsBuildForm, StudyForm
@@ -102,8 +103,40 @@ def study_detail(request, slug):
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
+        "live": live_selectors.live_reliability(study),
+        "live_forms": [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")],
     }
+    context["live_form"] = LiveConfigForm(initial=context["live"]["config"])
     return render(request, "studies/study_detail.html", context)
+
+
+class LiveConfigForm(forms.Form):
+    target = forms.FloatField(min_value=0.01, max_value=0.99, help_text="reliability to reach, e.g. 0.8")
+    form = forms.ChoiceField(choices=[(f, f) for f in live_services.LIVE_FORMS], label="ICC")
+    close_when_reached = forms.BooleanField(required=False,
+                                            label="Close the study when the lower 95% bound reaches the target")
+
+
+@login_required
+@require_POST
+def study_live_config(request, slug):
+    """Save the live-reliability target, ICC and close rule; the form's errors go back as messages."""
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    form = LiveConfigForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {'; '.join(errors)}")
+        return redirect(f"{reverse('studies:study_detail', args=[study.slug])}#live")
+    try:
+        study = live_services.study_live_config_set(study=study, **form.cleaned_data)
+    except ValidationError as error:
+        for text in _errors_text(error):
+            messages.error(request, text)
+    else:
+        messages.success(request, "Live reliability settings saved.")
+        if live_services.study_close_if_reliable(study=study):
+            messages.success(request, "The target is reached: the study is now closed.")
+    return redirect(f"{reverse('studies:study_detail', args=[study.slug])}#live")
 
 
 @login_required
