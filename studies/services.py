@@ -385,8 +385,13 @@ def _enter(study: Study, *, platform: str, external_id: str, acceptance_id: str,
             return existing
         if rater.blocked:
             raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
-    if acceptance_id and Assignment.objects.filter(study=locked, acceptance_id=acceptance_id).exists():
-        raise AssignmentRefused("this link belongs to another worker's assignment", reason=AssignmentRefused.ALREADY_DONE)
+    if acceptance_id:
+        holder = Assignment.objects.filter(study=locked, acceptance_id=acceptance_id).select_related("rater").first()
+        if holder is not None:
+            if (holder.rater.platform, holder.rater.external_id) == (platform, external_id):
+                return holder
+            raise AssignmentRefused("this link belongs to another worker's assignment",
+                                    reason=AssignmentRefused.ALREADY_DONE)
     return _assignment_create(locked, rater or Rater(platform=platform, external_id=external_id),
                               acceptance_id=acceptance_id, platform_data=platform_data, seed=seed)
 
