@@ -481,3 +481,10 @@ def test_instructions_markdown_is_rendered_without_scripts():
     html = render_markdown("**Read** carefully <script>alert(1)</script> [x](javascript:alert(1))")
     assert "<strong>Read</strong>" in html
     assert "<script" not in html and "javascript:" not in html
+
+
+def test_questionnaire_text_answers_with_control_characters_are_refused():
+    from studies.questionnaire import questionnaire_clean
+    spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
+    assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
+    assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})
