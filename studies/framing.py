@@ -26,10 +26,10 @@ MTURK_FRAME_ANCESTORS = (
 # could end the directive (";", ",", spaces, quotes).
 _ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$")
 
-# Scripts, styles and images come from this site only; forms post to this site or to MTurk's
-# externalSubmit (the done page); nothing else is needed by a rater page.
+# Scripts and styles come from this site only (images also over https, for instructions); forms
+# post to this site or to MTurk's externalSubmit (the done page); nothing else is needed.
 _RATER_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; "
     "form-action 'self' https://www.mturk.com https://workersandbox.mturk.com; base-uri 'none'; object-src 'none'"
 )
 
