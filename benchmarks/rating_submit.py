@@ -29,6 +29,7 @@ def main() -> None:
     from django.test import Client
 
     from studies import services
+    from studies.form_tokens import form_token
     from studies.models import Assignment
     from studies.rater_views import field_name
 
@@ -43,7 +44,7 @@ def main() -> None:
     def study(design: str):
         experiment = services.experiment_create(owner=owner, title=f"bench {design}")
         s = services.study_create(experiment=experiment, title=design, design=design, raters_per_item=1,
-                                  items_per_assignment=args.submits)
+                                  items_per_assignment=args.submits, platform="prolific")
         services.study_items_build(study=s, corpus=corpus, systems=systems[:3], reference_system="human")
         return services.study_publish(study=s)
 
@@ -51,12 +52,14 @@ def main() -> None:
         return {c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")}
 
     client = Client(HTTP_HOST="127.0.0.1")
-    token = client.get(f"/r/{study('likert').slug}/?PROLIFIC_PID=bench-http")["Location"].split("/")[3]
-    client.post(f"/r/a/{token}/", {"agree": "yes"})
+    entry = f"/r/{study('likert').slug}/?PROLIFIC_PID=bench-http&SESSION_ID=bench-session"
+    token = client.get(entry)["Location"].split("/")[3]
+    client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token(token, "consent")})
     assignment = Assignment.objects.get(token=token)
     http_ms = []
     for slot in assignment.assignment_items.order_by("position"):
         form = {field_name(r, c): v for c, per in answers(slot).items() for r, v in per.items()}
+        form["form_token"] = form_token(token, "item")
         started = time.perf_counter()
         response = client.post(f"/r/a/{token}/items/{slot.position}/", form)
         http_ms.append((time.perf_counter() - started) * 1000)

@@ -75,9 +75,22 @@ class RaterAdmin(admin.ModelAdmin):
 
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ("study", "rater", "status", "started_at", "submitted_at", "total_seconds", "completion_code")
+    list_display = ("study", "rater", "acceptance_id", "status", "started_at", "submitted_at", "total_seconds",
+                    "completion_code")
     list_filter = ("status", "study")
+    search_fields = ("acceptance_id", "rater__external_id")
     raw_id_fields = ("rater",)
+
+
+@admin.register(models.Invite)
+class InviteAdmin(admin.ModelAdmin):
+    """Invites are made from the study page, the API or ``invite_create``; here they can be looked up
+    (and deleted to revoke one). The claiming browser's hash is never editable."""
+
+    list_display = ("study", "label", "created_at", "expires_at", "claimed_at")
+    list_filter = ("study",)
+    search_fields = ("label",)
+    readonly_fields = ("token", "browser_hash", "claimed_at", "created_by")
 
 
 @admin.register(models.Rating)

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -103,8 +104,9 @@ def value_problem(design: str, config: Mapping[str, Any], value: Any, *, scale_m
     bounds = value_range(design, config, scale_min=scale_min, scale_max=scale_max)
     if bounds is None:
         return "this design takes ranks, not values"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        return f"must be a number, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not math.isfinite(value)):
+        return f"must be a finite number, got {value!r}"
     low, high = bounds
     whole_numbers = scale_min is None and design in (Design.LIKERT, Design.RME, Design.BME)
     if whole_numbers and value != int(value):

@@ -11,6 +11,11 @@ class ExperimentForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
 
+class InviteForm(forms.Form):
+    label = forms.CharField(max_length=120, required=False, help_text="Whom it is for (only you see it).")
+    expires_in_days = forms.IntegerField(min_value=1, max_value=365, initial=14, help_text="Days the link can be opened.")
+
+
 class StudyForm(forms.Form):
     title = forms.CharField(max_length=200)
     design = forms.ChoiceField(

@@ -317,6 +317,10 @@ class Assignment(models.Model):
                              help_text="The unguessable key in the rater's links.")
     seed = models.BigIntegerField()
     platform_data = models.JSONField(default=dict, blank=True)
+    acceptance_id = models.CharField(
+        max_length=120, blank=True, db_index=True,
+        help_text="The platform's per-acceptance id (MTurk assignmentId, Prolific SESSION_ID): re-entry must present it.",
+    )
     started_at = models.DateTimeField()
     consented_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -327,6 +331,8 @@ class Assignment(models.Model):
         ordering = ["study", "started_at"]
         constraints = [
             models.UniqueConstraint(fields=["experiment", "rater"], name="assignment_one_condition_per_rater"),
+            models.UniqueConstraint(fields=["study", "acceptance_id"], condition=~Q(acceptance_id=""),
+                                    name="assignment_unique_acceptance_id"),
             models.CheckConstraint(
                 condition=Q(total_seconds__isnull=True) | Q(total_seconds__gte=0),
                 name="assignment_total_seconds_non_negative",
@@ -335,6 +341,39 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} on {self.study.slug}"
+
+
+class Invite(models.Model):
+    """A single-use invitation to one study, stored so that the secret key alone cannot mint one.
+
+    The first browser that opens the link claims it: it holds a random secret in a first-party
+    cookie, and only its SHA-256 is kept here. That browser may resume; any other is refused."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invites")
+    token = models.CharField(max_length=40, unique=True, default=new_token, editable=False,
+                             help_text="The unguessable key in the invitation link.")
+    label = models.CharField(max_length=120, blank=True, help_text="Whom it is for (shown to researchers only).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    browser_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the claiming browser's secret.")
+
+    class Meta:
+        ordering = ["study", "-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(claimed_at__isnull=True) | ~Q(browser_hash=""),
+                                   name="invite_claimed_has_browser"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invite {self.pk} to {self.study.slug}"
+
+    @property
+    def rater_id_text(self) -> str:
+        """The rater identity an invite stands for (the label stays with the researcher)."""
+        return f"invite-{self.pk}"
 
 
 class AssignmentItem(models.Model):

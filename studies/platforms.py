@@ -3,68 +3,132 @@
 - Mechanical Turk: ``workerId``, ``assignmentId``, ``hitId``, ``turkSubmitTo``; while a worker only
   previews a HIT, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and nothing may be stored.
 - Prolific: ``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``.
-- Invite links: ``invite``, a token signed with the site's secret naming the study and the invitee
-  (``invite_token``); a forged or edited token is refused.
+- Invite links: ``invite``, the random token of an ``Invite`` row (single use, with an expiry).
+
+A study accepts only its own platform's kind of identity. A worker id is a claim: the assignment is
+bound to the platform's per-acceptance id (MTurk ``assignmentId``, Prolific ``SESSION_ID``), which
+re-entry must present again. Every parameter is checked (present, not blank, at most 120
+characters, no control characters or lone surrogates) before anything is written; MTurk worker ids
+are normalised (stripped, upper case) so that ``a1realworker`` is ``A1REALWORKER``.
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlencode, urlparse
-
-from django.core import signing
+from urllib.parse import urlencode
 
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
-INVITE_SALT = "concord.invite"
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
+MAX_PARAMETER_LENGTH = 120
+# The only places the done page may post a HIT back to (production and sandbox).
+MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+PARAMETERS = {
+    "mturk": ("workerId", "assignmentId", "hitId", "turkSubmitTo"),
+    "prolific": ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
+    "invite": ("invite",),
+}
+PLATFORM_NAMES = {"mturk": "Mechanical Turk", "prolific": "Prolific", "invite": "invitation links"}
+_MTURK_ID = re.compile(r"^[A-Z0-9]+$")
 
 
 class IdentityError(ValueError):
-    """The link does not identify a rater for this study."""
+    """The link does not identify a rater for this study; ``parameter`` names the culprit, if one."""
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
 
 
 @dataclass(frozen=True)
 class Identity:
     platform: str
     external_id: str
+    acceptance_id: str = ""
     platform_data: dict = field(default_factory=dict)
     preview: bool = False
 
 
-def invite_token(study_slug: str, invitee: str) -> str:
-    return signing.dumps({"study": study_slug, "invitee": invitee}, salt=INVITE_SALT, compress=True)
+def text_problem(value: str) -> str | None:
+    """Why a text from a rater cannot be stored (control characters, lone surrogates), or None."""
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cs":
+            return "contains invalid characters (lone surrogates)"
+        if category == "Cc" and char not in "\t\n\r":
+            return "contains control characters (such as NUL)"
+    return None
 
 
-def identity_from(params: Mapping[str, str], study_slug: str) -> Identity:
-    """The rater identity in a link's query parameters, or IdentityError saying what is missing."""
-    if params.get("workerId") or params.get("assignmentId") == MTURK_PREVIEW:
+def parameter_problem(value: str) -> str | None:
+    """Why a platform parameter's value is unacceptable, or None."""
+    if not value.strip():
+        return "is blank"
+    if len(value) > MAX_PARAMETER_LENGTH:
+        return f"is longer than {MAX_PARAMETER_LENGTH} characters"
+    return text_problem(value) or (None if value.isprintable() else "contains control characters")
+
+
+def _parameter(params: Mapping[str, str], name: str, *, required: bool = True) -> str:
+    raw = params.get(name)
+    if raw is None:
+        if required:
+            raise IdentityError(f"the link lacks {name}", name)
+        return ""
+    problem = parameter_problem(raw)
+    if problem:
+        raise IdentityError(f"{name} {problem}", name)
+    return raw.strip()
+
+
+def _plain_id(params: Mapping[str, str], name: str, *, upper: bool = False) -> str:
+    value = _parameter(params, name)
+    value = value.upper() if upper else value
+    if not _MTURK_ID.match(value.upper()):
+        raise IdentityError(f"{name} must be letters and digits only", name)
+    return value
+
+
+def mturk_submit_host(value: str) -> str | None:
+    """``turkSubmitTo`` as one of MTURK_SUBMIT_HOSTS, or None when it is anything else."""
+    value = value.strip().rstrip("/")
+    return value if value in MTURK_SUBMIT_HOSTS else None
+
+
+def identity_from(params: Mapping[str, str], platform: str) -> Identity:
+    """The rater identity in a link's query parameters for a study on ``platform``, or
+    IdentityError saying which parameter is missing or wrong."""
+    own = PARAMETERS.get(platform, ())
+    if not any(name in params for name in own):
+        foreign = [name for kind, names in PARAMETERS.items() if kind != platform for name in names if name in params]
+        if foreign:
+            raise IdentityError(f"this study takes part through {PLATFORM_NAMES.get(platform, platform)}, and this "
+                                f"link is not one of its links ({foreign[0]} is not accepted here)", foreign[0])
+        raise IdentityError("this link does not say who you are; please use the link you were given")
+    if platform == "mturk":
         if params.get("assignmentId") == MTURK_PREVIEW:
-            return Identity("mturk", "", {"hitId": params.get("hitId", "")}, preview=True)
-        missing = [k for k in ("workerId", "assignmentId", "hitId") if not params.get(k)]
-        if missing:
-            raise IdentityError(f"the Mechanical Turk link lacks {', '.join(missing)}")
-        submit_to = params.get("turkSubmitTo", "")
-        if submit_to and urlparse(submit_to).scheme not in ("https", "http"):
-            raise IdentityError("turkSubmitTo is not a web address")
-        data = {k: params.get(k, "") for k in ("assignmentId", "hitId", "turkSubmitTo")}
-        return Identity("mturk", params["workerId"].strip(), data)
-    if params.get("PROLIFIC_PID"):
-        data = {k: params.get(k, "") for k in ("STUDY_ID", "SESSION_ID")}
-        return Identity("prolific", params["PROLIFIC_PID"].strip(), data)
-    if params.get("invite"):
-        try:
-            payload = signing.loads(params["invite"], salt=INVITE_SALT)
-        except signing.BadSignature:
-            raise IdentityError("this invitation link is not valid (it may have been cut or changed)") from None
-        if payload.get("study") != study_slug:
-            raise IdentityError("this invitation is for another study")
-        return Identity("invite", str(payload["invitee"]), {})
-    raise IdentityError("this link does not say who you are; please use the link you were given")
+            return Identity("mturk", "", preview=True)
+        worker = _plain_id(params, "workerId", upper=True)
+        acceptance = _plain_id(params, "assignmentId")
+        hit = _plain_id(params, "hitId")
+        submit_to = mturk_submit_host(_parameter(params, "turkSubmitTo"))
+        if submit_to is None:
+            raise IdentityError(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}", "turkSubmitTo")
+        data = {"assignmentId": acceptance, "hitId": hit, "turkSubmitTo": submit_to}
+        return Identity("mturk", worker, acceptance, data)
+    if platform == "prolific":
+        participant = _parameter(params, "PROLIFIC_PID")
+        session = _parameter(params, "SESSION_ID")
+        data = {"STUDY_ID": _parameter(params, "STUDY_ID", required=False), "SESSION_ID": session}
+        return Identity("prolific", participant, session, data)
+    return Identity("invite", "", _parameter(params, "invite"))
 
 
 def mturk_submit_url(platform_data: Mapping[str, str]) -> str | None:
-    base = platform_data.get("turkSubmitTo")
-    return f"{base.rstrip('/')}/mturk/externalSubmit" if base else None
+    """Where the done page posts the HIT back: only ever an allow-listed MTurk host."""
+    host = mturk_submit_host(str(platform_data.get("turkSubmitTo") or ""))
+    return f"{host}/mturk/externalSubmit" if host else None
 
 
 def prolific_completion_url(platform_config: Mapping, code: str) -> str:

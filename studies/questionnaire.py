@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from studies.platforms import text_problem
+
 YES, NO = "yes", "no"
 
 
@@ -30,6 +32,8 @@ def questionnaire_clean(spec: Sequence[Mapping[str, Any]], raw: Mapping[str, str
                 errors[name] = "choose one of the options"
                 continue
             answers[name] = value
+        elif problem := text_problem(value):
+            errors[name] = f"this answer {problem}"
         else:
             answers[name] = value[:500]
     return answers, errors

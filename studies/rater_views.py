@@ -6,21 +6,28 @@ safe; a rejected answer re-renders the page with what the rater typed and what i
 from __future__ import annotations
 
 import json
+import math
+import re
+import secrets
 import string
+from functools import wraps
 
 import markdown
 import nh3
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import platforms, selectors, services
+from studies import form_tokens, platforms, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
+from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Rating, Response, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
 
@@ -34,8 +41,35 @@ def _message(request, title: str, message: str, status: int = 200):
     return render(request, "raters/message.html", {"title": title, "message": message}, status=status)
 
 
+NOT_FOUND = ("Task not found", "There is no task at this address. Please check the link you were given.")
+BROWSER_COOKIE = "concord_browser"
+_BROWSER_SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")
+
+
+def rater_page(view):
+    """A rater page: frameable by the platforms (studies.framing), exempt from Django's cookie CSRF
+    check (the views check a per-assignment form token instead), and a missing assignment or study
+    answers with the rater's own 404 page, framed like the rest."""
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except Http404:
+            return _message(request, *NOT_FOUND, status=404)
+    return csrf_exempt(frameable_by_platforms(wrapped))
+
+
 def _assignment(token: str) -> Assignment:
     return get_object_or_404(Assignment.objects.select_related("study", "rater"), token=token)
+
+
+def _form_refused(request, assignment: Assignment, purpose: str):
+    """None when the POST carries this assignment's form token for ``purpose``, else the 403 page."""
+    if form_tokens.form_token_valid(assignment.token, purpose, request.POST.get(form_tokens.FIELD)):
+        return None
+    return _message(request, "This form could not be accepted",
+                    "It was not sent from this task's own page (or the page is out of date). Reload the page and "
+                    "try again; nothing was saved.", status=403)
 
 
 def _next_url(assignment: Assignment, after: int | None = None) -> str:
@@ -51,45 +85,120 @@ def _next_url(assignment: Assignment, after: int | None = None) -> str:
     return reverse("raters:questionnaire", args=[assignment.token])
 
 
-def _guard(request, assignment: Assignment):
-    """A page to show instead of the requested one, or None."""
-    if assignment.status != Assignment.Status.STARTED:
-        return redirect("raters:done", token=assignment.token)
+def _ended_page(request, assignment: Assignment):
+    """The page for an assignment that can no longer be worked on or paid, or None."""
+    return_it = {Study.Platform.MTURK: " Please return the HIT on Mechanical Turk.",
+                 Study.Platform.PROLIFIC: " Please return your submission on Prolific."}.get(assignment.rater.platform, "")
+    if assignment.status == Assignment.Status.ABANDONED:
+        return _message(request, "This task was abandoned",
+                        "This assignment was given up or ran out of time, so it can no longer be completed."
+                        + return_it, status=410)
+    if assignment.status == Assignment.Status.REJECTED:
+        return _message(request, "This work was not accepted",
+                        "This assignment was reviewed and rejected; it cannot be completed again. If you think this "
+                        "is a mistake, contact the researcher through the platform.", status=410)
     if services.assignment_expired(assignment):
         return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
-                                               "completed. Thank you for your interest.", status=410)
+                                               "completed. Thank you for your interest." + return_it, status=410)
+    return None
+
+
+def _guard(request, assignment: Assignment):
+    """A page to show instead of the requested one, or None."""
+    if (page := _ended_page(request, assignment)) is not None:
+        return page
+    if assignment.status != Assignment.Status.STARTED:
+        return redirect("raters:done", token=assignment.token)
     return None
 
 
 # --- entry, consent --------------------------------------------------------------------------------
 
+def _refusal_page(request, study: Study, refusal: services.AssignmentRefused):
+    reason, platform = refusal.reason, study.platform
+    if reason == services.AssignmentRefused.ALREADY_DONE:
+        if platform == Study.Platform.MTURK:
+            return _message(request, "You have already done this study",
+                            "Our records show that you have already taken part in this study with another HIT. "
+                            "Please return this HIT so that another worker can take it.", status=403)
+        return _message(request, "You have already done this study",
+                        "Our records show that you have already taken part in this study in another session. "
+                        "Please return this submission on Prolific.", status=403)
+    if reason == services.AssignmentRefused.INVITE_CLAIMED:
+        return _message(request, "This invitation is already in use",
+                        "This invitation link has already been opened in another browser, and each link is for one "
+                        "person. Open it in the browser you used first, or ask the researcher for a link of your "
+                        "own.", status=403)
+    if reason == services.AssignmentRefused.INVITE_EXPIRED:
+        return _message(request, "This invitation has expired",
+                        "Please ask the researcher for a new link.", status=410)
+    if reason == services.AssignmentRefused.INVITE_INVALID:
+        return _message(request, "We could not start the task", f"{str(refusal).capitalize()}.", status=400)
+    hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
+    return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
+                    status=409 if reason == services.AssignmentRefused.BUSY else 403)
+
+
+def _mturk_preview(request, study: Study):
+    """What a worker sees before accepting the HIT: instructions and the first item; nothing stored."""
+    if study.status != Study.Status.PUBLISHED:
+        return _message(request, "This study has closed", "It takes no new workers. Thank you for your interest.",
+                        status=410)
+    if not selectors.study_has_room(study):
+        return _message(request, "This study is complete", "It has all the ratings it needs. Thank you for your "
+                                                           "interest.", status=410)
+    item = study.items.order_by("position").select_related("conversation", "reference_response").first()
+    context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
+    context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
+    context["instructions"] = render_markdown(study.instructions)
+    context["instructions_open"] = True
+    return render(request, "raters/item.html", context)
+
+
+@rater_page
 def entry(request, slug: str):
-    study = get_object_or_404(Study.objects.exclude(platform=Study.Platform.BENCHMARK), slug=slug)
+    # Anonymous visitors learn nothing from an address: an unknown slug, a draft and a benchmark
+    # study all get the same page.
+    study = Study.objects.filter(slug=slug, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
+        .exclude(platform=Study.Platform.BENCHMARK).first()
+    if study is None:
+        return _message(request, *NOT_FOUND, status=404)
     try:
-        identity = platforms.identity_from(request.GET, slug)
+        identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", f"{str(error).capitalize()}.", status=400)
+        return _message(request, "We could not start the task", f"{str(error)[:1].upper()}{str(error)[1:]}.", status=400)
     if identity.preview:
-        item = study.items.order_by("position").first()
-        if item is None:
-            return _message(request, "Not ready", "This task has no items yet.", status=404)
-        context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
-        context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
-        return render(request, "raters/item.html", context)
-    rater = services.rater_get_or_create(platform=identity.platform, external_id=identity.external_id)
+        return _mturk_preview(request, study)
+    new_secret = None
     try:
-        assignment = services.assignment_start(study=study, rater=rater, platform_data=identity.platform_data)
+        if identity.platform == Study.Platform.INVITE:
+            secret = request.COOKIES.get(BROWSER_COOKIE, "")
+            if not _BROWSER_SECRET.match(secret):
+                secret = new_secret = secrets.token_urlsafe(32)
+            assignment = services.invite_enter(study=study, token=identity.acceptance_id, browser_secret=secret)
+        else:
+            assignment = services.assignment_enter(
+                study=study, platform=identity.platform, external_id=identity.external_id,
+                acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
     except services.AssignmentRefused as refusal:
-        return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.", status=403)
-    return redirect("raters:start", token=assignment.token)
+        return _refusal_page(request, study, refusal)
+    response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
+    if new_secret:
+        # First-party and HttpOnly: binds the invite to this browser; only its hash is stored.
+        response.set_cookie(BROWSER_COOKIE, new_secret, max_age=365 * 24 * 3600, path="/r/", httponly=True,
+                            samesite="Lax", secure=settings.SESSION_COOKIE_SECURE or request.is_secure())
+    return response
 
 
+@rater_page
 def start(request, token: str):
     assignment = _assignment(token)
     if (page := _guard(request, assignment)) is not None:
         return page
     error = None
     if request.method == "POST":
+        if (refused := _form_refused(request, assignment, "consent")) is not None:
+            return refused
         if request.POST.get("agree") == "yes":
             services.assignment_consent(assignment=assignment)
             return redirect(_next_url(assignment))
@@ -101,6 +210,7 @@ def start(request, token: str):
         "assignment": assignment, "study": study, "error": error,
         "instructions": render_markdown(study.instructions), "design_explanation": DESIGN_EXPLANATIONS[study.design],
         "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
+        "form_token": form_tokens.form_token(assignment.token, "consent"),
     }
     return render(request, "raters/start.html", context, status=400 if error else 200)
 
@@ -177,6 +287,7 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
     return values
 
 
+@rater_page
 def item(request, token: str, position: int):
     assignment = _assignment(token)
     if (page := _guard(request, assignment)) is not None:
@@ -185,16 +296,21 @@ def item(request, token: str, position: int):
         return redirect("raters:start", token=token)
     slot = get_object_or_404(AssignmentItem.objects.select_related("item__conversation", "item__reference_response"),
                              assignment=assignment, position=position)
+    if request.method == "POST" and (refused := _form_refused(request, assignment, "item")) is not None:
+        return refused
     services.assignment_item_open(slot=slot)
     study = assignment.study
     errors: dict[str, str] = {}
     if request.method == "POST":
+        try:
+            active = float(request.POST.get("active_ms") or 0) / 1000 or None
+        except ValueError:
+            active = math.nan
+        if active is not None and not (math.isfinite(active) and active >= 0):
+            return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
+                            "milliseconds. Reload the page and try again; nothing was saved.", status=400)
         answers, errors = _parse(request.POST, study, slot.response_order)
         if not errors:
-            try:
-                active = float(request.POST.get("active_ms") or 0) / 1000 or None
-            except ValueError:
-                active = None
             try:
                 services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
                                         seconds=(timezone.now() - slot.started_at).total_seconds(),
@@ -213,22 +329,34 @@ def item(request, token: str, position: int):
     context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot)
     context["previous"] = reverse("raters:item", args=[token, position - 1]) if position > 0 else None
     context["draft_url"] = reverse("raters:draft", args=[token, position])
+    context["form_token"] = form_tokens.form_token(token, "item")
+    context["draft_token"] = form_tokens.form_token(token, "draft")
     return render(request, "raters/item.html", context, status=400 if errors else 200)
 
 
+@rater_page
 @require_POST
 def draft(request, token: str, position: int):
-    """Autosave (JSON body: field -> value); the page calls it on every change."""
+    """Autosave (JSON body: field -> value, the form token in the X-Concord-Form-Token header); the
+    page calls it on every change."""
     assignment = _assignment(token)
+    if not form_tokens.form_token_valid(token, "draft", request.headers.get(form_tokens.HEADER)):
+        return JsonResponse({"saved": False, "error": f"the {form_tokens.HEADER} header is missing or wrong"}, status=403)
     slot = get_object_or_404(AssignmentItem, assignment=assignment, position=position)
     slot.assignment = assignment
     try:
         payload = json.loads(request.body or b"{}")
         if not isinstance(payload, dict):
             raise ValueError
-        services.assignment_item_draft_save(slot=slot, draft=payload)
+    except RecursionError:
+        return JsonResponse({"saved": False, "field": "draft", "error": "the JSON is nested too deeply"}, status=400)
     except (ValueError, UnicodeDecodeError):
-        return JsonResponse({"saved": False, "error": "send a JSON object"}, status=400)
+        return JsonResponse({"saved": False, "field": "draft", "error": "send a JSON object"}, status=400)
+    try:
+        services.assignment_item_draft_save(slot=slot, draft=payload)
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        return JsonResponse({"saved": False, "field": field, "error": f"{field}: {'; '.join(messages)}"}, status=400)
     except services.StudyStateError as error:
         return JsonResponse({"saved": False, "error": str(error)}, status=409)
     return JsonResponse({"saved": True})
@@ -236,6 +364,7 @@ def draft(request, token: str, position: int):
 
 # --- questionnaire and completion -----------------------------------------------------------------
 
+@rater_page
 def questionnaire(request, token: str):
     assignment = _assignment(token)
     if (page := _guard(request, assignment)) is not None:
@@ -246,23 +375,29 @@ def questionnaire(request, token: str):
     errors: dict[str, str] = {}
     values = request.POST if request.method == "POST" else {}
     if request.method == "POST":
+        if (refused := _form_refused(request, assignment, "questionnaire")) is not None:
+            return refused
         answers, errors = questionnaire_clean(spec, request.POST)
         if not errors:
             services.assignment_submit(assignment=assignment, questionnaire=answers)
             return redirect("raters:done", token=token)
     questions = [{**q, "value": values.get(q["name"], ""), "error": errors.get(q["name"])} for q in spec]
-    return render(request, "raters/questionnaire.html", {"assignment": assignment, "questions": questions},
-                  status=400 if errors else 200)
+    context = {"assignment": assignment, "questions": questions,
+               "form_token": form_tokens.form_token(token, "questionnaire")}
+    return render(request, "raters/questionnaire.html", context, status=400 if errors else 200)
 
 
+@rater_page
 def done(request, token: str):
     assignment = _assignment(token)
+    if (page := _ended_page(request, assignment)) is not None:
+        return page
     if assignment.status == Assignment.Status.STARTED:
         return redirect("raters:start", token=token)
     context = {"assignment": assignment, "code": assignment.completion_code}
     if assignment.rater.platform == Study.Platform.MTURK:
         context["mturk_url"] = platforms.mturk_submit_url(assignment.platform_data)
-        context["mturk_assignment"] = assignment.platform_data.get("assignmentId", "")
+        context["mturk_assignment"] = assignment.acceptance_id  # the bound one, never another HIT's
     elif assignment.rater.platform == Study.Platform.PROLIFIC:
         context["prolific_url"] = platforms.prolific_completion_url(assignment.study.platform_config,
                                                                     assignment.completion_code)

@@ -22,6 +22,7 @@ from studies.models import (
     Corpus,
     Design,
     Experiment,
+    Invite,
     Rating,
     Study,
     StudyItemResponse,
@@ -204,3 +205,23 @@ def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = Fals
                               ReportOptions(exclude_flagged=exclude_flagged))
         cache.set(key, report, timeout=3600)
     return report
+
+
+def study_item_takes(study: Study) -> dict[int, int]:
+    """item id -> assignments holding it that still count towards its target (not abandoned or rejected)."""
+    return dict(
+        AssignmentItem.objects.filter(assignment__study=study)
+        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
+        .values("item").annotate(n=Count("id")).values_list("item", "n")
+    )
+
+
+def study_has_room(study: Study) -> bool:
+    """True while some item of the study is below its target number of raters."""
+    takes = study_item_takes(study)
+    return any(takes.get(pk, 0) < study.raters_per_item for pk in study.items.values_list("pk", flat=True))
+
+
+def study_invites(study: Study, limit: int = 20) -> list[Invite]:
+    """The study's most recent invitations, newest first (the study page lists them)."""
+    return list(study.invites.order_by("-created_at", "-pk")[:limit])

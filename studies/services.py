@@ -4,10 +4,14 @@ Views, API views, commands and Celery tasks call these; none of them writes mode
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
+import math
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, BinaryIO
 
 from django.conf import settings
@@ -17,7 +21,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from studies import designs
+from studies import designs, platforms, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
@@ -29,6 +33,7 @@ from studies.models import (
     Design,
     Experiment,
     ImportJob,
+    Invite,
     Rater,
     Rating,
     Response,
@@ -45,6 +50,7 @@ DEFAULT_CRITERIA = (
      "help_text": "Does it follow on from what was said, staying on topic and making sense as a reply?"},
 )
 IMPORT_BATCH = 1000
+DRAFT_MAX_FIELDS = 200
 MAX_REPORTED_PROBLEMS = 20
 
 
@@ -53,7 +59,17 @@ class StudyStateError(Exception):
 
 
 class AssignmentRefused(Exception):
-    """A rater may not start this study: another condition of the experiment, blocked, full, closed."""
+    """A rater may not start this study: another condition of the experiment, blocked, full, closed,
+    a second acceptance of the same study, an invite that is invalid, expired or claimed elsewhere.
+    ``reason`` says which, so that pages can word their answer for the platform."""
+
+    OTHER_CONDITION, ALREADY_DONE, BLOCKED, CLOSED, FULL, BUSY = (
+        "other_condition", "already_done", "blocked", "closed", "full", "busy")
+    INVITE_INVALID, INVITE_EXPIRED, INVITE_CLAIMED = "invite_invalid", "invite_expired", "invite_claimed"
+
+    def __init__(self, message: str, *, reason: str = "refused"):
+        super().__init__(message)
+        self.reason = reason
 
 
 def unique_slug(model: type, text: str, *, field_name: str = "slug", max_length: int = 80) -> str:
@@ -264,42 +280,51 @@ def rater_get_or_create(*, platform: str, external_id: str) -> Rater:
     return rater
 
 
-@transaction.atomic
-def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | None = None,
-                     seed: int | None = None) -> Assignment:
-    """Give the rater an assignment, or return the one they already have (resume).
+ENTER_ATTEMPTS = 3
 
-    Items are those furthest below their target (``raters_per_item``), ties broken at random; the
-    item order and each item's response order are a per-rater seeded shuffle, stored. The study row
-    is locked so that concurrent starts never push an item past its target."""
-    existing = Assignment.objects.filter(experiment_id=study.experiment_id, rater=rater).select_related("study").first()
-    if existing is not None:
-        if existing.study_id != study.pk:
-            raise AssignmentRefused("you have already taken part in another condition of this experiment")
-        return existing
-    if rater.blocked:
-        raise AssignmentRefused("this worker identity may not take part")
-    study = Study.objects.select_for_update().get(pk=study.pk)
+
+def _retrying(operation):
+    """Run ``operation`` in a transaction, again (up to ENTER_ATTEMPTS times) when a concurrent
+    request won a unique constraint first (same new worker in two conditions, a double click): the
+    next attempt sees the winner's rows and resumes or refuses instead of answering 500."""
+    for attempt in range(ENTER_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return operation()
+        except IntegrityError:
+            if attempt == ENTER_ATTEMPTS - 1:
+                raise AssignmentRefused("too many requests arrived at once; please reload the page",
+                                        reason=AssignmentRefused.BUSY) from None
+    raise AssertionError("unreachable")
+
+
+def _rater_for_entry(platform: str, external_id: str) -> Rater | None:
+    return Rater.objects.filter(platform=platform, external_id=external_id).first()
+
+
+def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", platform_data: Mapping | None = None,
+                       seed: int | None = None) -> Assignment:
+    """Choose the items and create the assignment; the caller holds the study row lock and has
+    checked the rater. Raises AssignmentRefused (nothing written) when the study cannot take them."""
     if study.status != Study.Status.PUBLISHED:
-        raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed")
-    taken = dict(
-        AssignmentItem.objects.filter(assignment__study=study)
-        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
-        .values("item").annotate(n=Count("id")).values_list("item", "n")
-    )
+        raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed",
+                                reason=AssignmentRefused.CLOSED)
+    taken = selectors.study_item_takes(study)
     item_ids = list(study.items.values_list("id", flat=True))
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
     open_items = [i for i in item_ids if taken.get(i, 0) < study.raters_per_item]
     if not open_items:
-        raise AssignmentRefused("this study has all the ratings it needs")
+        raise AssignmentRefused("this study has all the ratings it needs", reason=AssignmentRefused.FULL)
     rng.shuffle(open_items)
     open_items.sort(key=lambda i: taken.get(i, 0))  # stable: random among equally rated items
     chosen = open_items[: study.items_per_assignment]
     rng.shuffle(chosen)
     assignment_seed = rng.randrange(2**62)
+    if rater.pk is None:
+        rater.save(force_insert=True)  # only now, once every check has passed (no orphan raters)
     assignment = Assignment.objects.create(
         study=study, rater=rater, experiment_id=study.experiment_id, seed=assignment_seed,
-        platform_data=dict(platform_data or {}), started_at=timezone.now(),
+        acceptance_id=acceptance_id, platform_data=dict(platform_data or {}), started_at=timezone.now(),
     )
     shown: dict[int, list[int]] = {}
     for item_id, response_id in (
@@ -315,6 +340,137 @@ def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | Non
         rows.append(AssignmentItem(assignment=assignment, item_id=item_id, position=position, response_order=responses))
     AssignmentItem.objects.bulk_create(rows)
     return assignment
+
+
+def _existing_for(study: Study, rater: Rater, acceptance_id: str | None) -> Assignment | None:
+    """The rater's assignment in the study's experiment if they may resume it; refuses another
+    condition, and (when ``acceptance_id`` is given) an assignment bound to another acceptance."""
+    existing = Assignment.objects.filter(experiment_id=study.experiment_id, rater=rater).first()
+    if existing is None:
+        return None
+    if existing.study_id != study.pk:
+        raise AssignmentRefused("you have already taken part in another condition of this experiment",
+                                reason=AssignmentRefused.OTHER_CONDITION)
+    if acceptance_id is not None and existing.acceptance_id != acceptance_id:
+        raise AssignmentRefused("you have already done this study", reason=AssignmentRefused.ALREADY_DONE)
+    return existing
+
+
+def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | None = None,
+                     seed: int | None = None) -> Assignment:
+    """Give the rater an assignment, or return the one they already have (resume).
+
+    Items are those furthest below their target (``raters_per_item``), ties broken at random; the
+    item order and each item's response order are a per-rater seeded shuffle, stored. The study row
+    is locked before the rater's assignment is looked up, so concurrent starts never push an item
+    past its target and a double click finds the first request's assignment instead of "full"."""
+    def start() -> Assignment:
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        existing = _existing_for(locked, rater, None)
+        if existing is not None:
+            return existing
+        if rater.blocked:
+            raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
+        return _assignment_create(locked, rater, platform_data=platform_data, seed=seed)
+    return _retrying(start)
+
+
+def _enter(study: Study, *, platform: str, external_id: str, acceptance_id: str, platform_data: Mapping | None,
+           seed: int | None) -> Assignment:
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    rater = _rater_for_entry(platform, external_id)
+    if rater is not None:
+        existing = _existing_for(locked, rater, acceptance_id)
+        if existing is not None:
+            return existing
+        if rater.blocked:
+            raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
+    if acceptance_id:
+        holder = Assignment.objects.filter(study=locked, acceptance_id=acceptance_id).select_related("rater").first()
+        if holder is not None:
+            if (holder.rater.platform, holder.rater.external_id) == (platform, external_id):
+                return holder
+            raise AssignmentRefused("this link belongs to another worker's assignment",
+                                    reason=AssignmentRefused.ALREADY_DONE)
+    return _assignment_create(locked, rater or Rater(platform=platform, external_id=external_id),
+                              acceptance_id=acceptance_id, platform_data=platform_data, seed=seed)
+
+
+def assignment_enter(*, study: Study, platform: str, external_id: str, acceptance_id: str = "",
+                     platform_data: Mapping | None = None, seed: int | None = None) -> Assignment:
+    """A rater arriving by a platform link: resume their assignment or start one, all or nothing.
+
+    The assignment is bound to the platform's per-acceptance id (MTurk assignmentId, Prolific
+    SESSION_ID): a known worker presenting another one gets nothing of the first assignment
+    (AssignmentRefused, reason ALREADY_DONE). The rater row is created only once every check has
+    passed, in the same transaction as the assignment, so a refused or failed entry writes
+    nothing. Races (the same new worker in two conditions at once, a double click on the last slot)
+    retry and then resume or refuse; they never surface as IntegrityError."""
+    external_id = external_id.strip()
+    if not external_id:
+        raise ValidationError({"external_id": "a rater needs a platform identity"})
+    return _retrying(lambda: _enter(study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
+                                    platform_data=platform_data, seed=seed))
+
+
+# --- invitations ----------------------------------------------------------------------------------
+
+INVITE_DAYS_DEFAULT = 14
+INVITE_DAYS_MAX = 365
+
+
+def _browser_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@transaction.atomic
+def invite_create(*, study: Study, label: str = "", expires_in_days: int | float = INVITE_DAYS_DEFAULT,
+                  created_by=None) -> Invite:
+    """A single-use invitation link to the study, valid for ``expires_in_days`` (default 14)."""
+    label = (label or "").strip()
+    errors: dict[str, str] = {}
+    if len(label) > 120:
+        errors["label"] = "must be at most 120 characters"
+    elif problem := platforms.text_problem(label):
+        errors["label"] = problem
+    if isinstance(expires_in_days, bool) or not isinstance(expires_in_days, (int, float)) \
+            or not 0 < expires_in_days <= INVITE_DAYS_MAX:
+        errors["expires_in_days"] = f"must be a number of days above 0 and at most {INVITE_DAYS_MAX}"
+    if study.platform != Study.Platform.INVITE:
+        errors["study"] = f"study {study.slug} takes raters from {study.get_platform_display()}, not by invitation"
+    if errors:
+        raise ValidationError(errors)
+    return Invite.objects.create(study=study, label=label, created_by=created_by,
+                                 expires_at=timezone.now() + timedelta(days=expires_in_days))
+
+
+def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | None = None) -> Assignment:
+    """An invitee opening their link: the first browser claims the invite (its secret is stored
+    hashed) and gets an assignment; that browser may resume later, any other is refused. An
+    unclaimed invite past its expiry is refused. Nothing is written when anything is refused."""
+    if not browser_secret:
+        raise ValueError("a browser secret is required")
+    digest = _browser_hash(browser_secret)
+
+    def enter() -> Assignment:
+        invite = Invite.objects.select_for_update().filter(token=token).first()
+        if invite is None:
+            raise AssignmentRefused("this invitation link is not valid (it may have been cut or changed)",
+                                    reason=AssignmentRefused.INVITE_INVALID)
+        if invite.study_id != study.pk:
+            raise AssignmentRefused("this invitation is for another study", reason=AssignmentRefused.INVITE_INVALID)
+        if invite.claimed_at is not None:
+            if not hmac.compare_digest(invite.browser_hash, digest):
+                raise AssignmentRefused("this invitation has already been opened in another browser",
+                                        reason=AssignmentRefused.INVITE_CLAIMED)
+        elif invite.expires_at <= timezone.now():
+            raise AssignmentRefused("this invitation has expired", reason=AssignmentRefused.INVITE_EXPIRED)
+        assignment = _enter(study, platform=Study.Platform.INVITE, external_id=invite.rater_id_text, acceptance_id="",
+                            platform_data={"invite": invite.pk}, seed=seed)
+        if invite.claimed_at is None:
+            Invite.objects.filter(pk=invite.pk).update(claimed_at=timezone.now(), browser_hash=digest)
+        return assignment
+    return _retrying(enter)
 
 
 def assignment_consent(*, assignment: Assignment) -> Assignment:
@@ -337,7 +493,21 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     ratings themselves are stored only by ratings_record."""
     if slot.assignment.status != Assignment.Status.STARTED:
         raise StudyStateError(f"this assignment is already {slot.assignment.status}")
-    cleaned = {str(k)[:80]: str(v)[:20] for k, v in list(draft.items())[:200]}
+    if len(draft) > DRAFT_MAX_FIELDS:
+        raise ValidationError({"draft": f"at most {DRAFT_MAX_FIELDS} fields"})
+    cleaned = {}
+    for key, value in draft.items():
+        name = str(key)
+        if len(name) > 80 or (problem := platforms.text_problem(name)):
+            raise ValidationError({"draft": f"a field name {problem or 'is longer than 80 characters'}"})
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValidationError({name: "must be text or a number"})
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValidationError({name: "must be a finite number"})
+        text = str(value)[:20]
+        if problem := platforms.text_problem(text):
+            raise ValidationError({name: problem})
+        cleaned[name] = text
     AssignmentItem.objects.filter(pk=slot.pk).update(draft=cleaned)
 
 
@@ -356,6 +526,10 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     magnitude range, complete BWS ranking without ties); any problem raises ValidationError keyed
     ``<criterion>.<response id>`` and nothing is stored. Storing the same answers twice stores them
     once; changed answers replace the earlier ones. Returns the number of ratings now stored."""
+    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                                  or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
+            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
     assignment = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
     study = assignment.study
     if assignment.status != Assignment.Status.STARTED:

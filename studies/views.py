@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import live_selectors, live_services, platforms, selectors, services
+from studies import live_selectors, live_services, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS
-from studies.forms import ExperimentForm, ImportForm, ItemsBuildForm, StudyForm
+from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.importing.records import ImportFailed
 from studies.models import Study
 
@@ -92,14 +92,14 @@ def study_detail(request, slug):
             messages.success(request, f"{count} items built from {corpus.slug}.")
             return redirect("studies:study_detail", slug=study.slug)
     base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
-    invitee = (request.GET.get("invitee") or "").strip()[:120]
+    invites = [{"invite": invite, "url": f"{base}?{urlencode({'invite': invite.token})}"}
+               for invite in selectors.study_invites(study)]
     context = {
         "rater_links": {
             "mturk": base,
             "prolific": f"{base}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
-            "invite": f"{base}?{urlencode({'invite': platforms.invite_token(study.slug, invitee)})}" if invitee else None,
-            "invitee": invitee,
         },
+        "invites": invites, "invite_form": InviteForm(), "invite_days": services.INVITE_DAYS_DEFAULT,
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
@@ -137,6 +137,26 @@ def study_live_config(request, slug):
         if live_services.study_close_if_reliable(study=study):
             messages.success(request, "The target is reached: the study is now closed.")
     return redirect(f"{reverse('studies:study_detail', args=[study.slug])}#live")
+
+
+@login_required
+@require_POST
+def invite_create(request, slug):
+    """"Make link": a new single-use invitation with an expiry (default 14 days)."""
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    form = InviteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
+    try:
+        invite = services.invite_create(study=study, label=form.cleaned_data["label"],
+                                        expires_in_days=form.cleaned_data["expires_in_days"], created_by=request.user)
+    except ValidationError as error:
+        messages.error(request, "; ".join(_errors_text(error)))
+    else:
+        messages.success(request, f"Invitation link made{f' for {invite.label}' if invite.label else ''}; it works once, "
+                                  f"until {invite.expires_at:%Y-%m-%d %H:%M} UTC.")
+    return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
 
 
 @login_required

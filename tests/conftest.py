@@ -65,11 +65,11 @@ def corpus(user):
 def make_study(user, corpus):
     """Build a study of a design on the small corpus, items built, optionally published."""
     def build(design: str = "likert", *, publish: bool = True, raters_per_item: int = 3, items_per_assignment: int = 6,
-              experiment=None, **config):
+              experiment=None, platform: str = "invite", **config):
         experiment = experiment or services.experiment_create(owner=user, title=f"Exp {design}")
         study = services.study_create(experiment=experiment, title=f"{design} study", design=design,
                                       design_config=config or None, raters_per_item=raters_per_item,
-                                      items_per_assignment=items_per_assignment)
+                                      items_per_assignment=items_per_assignment, platform=platform)
         services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                    reference_system="human")
         if design == "bme":

@@ -110,6 +110,10 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studies:experiment_list"
 LOGOUT_REDIRECT_URL = "login"
 
+# Rater pages (/r/...) may be framed by Mechanical Turk's sites and by these extra origins
+# (comma-separated, e.g. "https://lab.example.org"); every other page refuses framing.
+CONCORD_FRAME_ANCESTORS = env.list("CONCORD_FRAME_ANCESTORS", default=[])
+
 # Uploads larger than this are refused before parsing; the same limit applies on the command line.
 IMPORT_MAX_BYTES = env.int("CONCORD_IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

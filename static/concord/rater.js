@@ -6,7 +6,9 @@
   if (!form) return;
   const design = form.dataset.design;
   const status = form.querySelector(".autosave");
-  const csrf = (form.querySelector("input[name=csrfmiddlewaretoken]") || {}).value;
+  // Autosave carries the page's per-assignment form token, not a cookie: inside a cross-site frame
+  // (Mechanical Turk) the browser may send no cookies at all.
+  const draftToken = form.dataset.draftToken || "";
 
   // Active time: only while the page is visible.
   let activeMs = 0, visibleSince = document.visibilityState === "visible" ? performance.now() : null;
@@ -28,8 +30,8 @@
     clearTimeout(timer);
     timer = setTimeout(() => {
       fetch(form.dataset.draftUrl, {
-        method: "POST", headers: {"Content-Type": "application/json", "X-CSRFToken": csrf},
-        body: JSON.stringify(answers()), credentials: "same-origin",
+        method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
+        body: JSON.stringify(answers()), credentials: "omit",
       }).then((r) => { status.textContent = r.ok ? "Saved" : "Not saved — your answers are still on this page"; })
         .catch(() => { status.textContent = "Offline — your answers are kept on this page; they will be saved"; });
     }, 400);

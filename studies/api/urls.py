@@ -12,6 +12,7 @@ urlpatterns = [
     path("studies/<slug:slug>/", views.StudyDetailApi.as_view(), name="study-detail"),
     path("studies/<slug:slug>/publish/", views.StudyPublishApi.as_view(), name="study-publish"),
     path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
+    path("studies/<slug:slug>/invites/", views.InviteCreateApi.as_view(), name="study-invite-create"),
     path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="study-progress"),
     path("studies/<slug:slug>/items/", views.StudyItemListApi.as_view(), name="study-items"),
     path("studies/<slug:slug>/items/build/", views.StudyItemsBuildApi.as_view(), name="study-items-build"),

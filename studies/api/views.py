@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -130,6 +132,34 @@ class StudyCloseApi(APIView):
         except services.StudyStateError as error:
             raise ValidationError({"status": str(error)}) from None
         return Response(StudyOutputSerializer(study).data)
+
+
+class InviteCreateApi(APIView):
+    """A single-use invitation link to an invite-platform study, valid for ``expires_in_days``."""
+
+    class InputSerializer(serializers.Serializer):
+        label = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+        expires_in_days = serializers.IntegerField(min_value=1, max_value=services.INVITE_DAYS_MAX,
+                                                   default=services.INVITE_DAYS_DEFAULT)
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        label = serializers.CharField()
+        url = serializers.CharField()
+        expires_at = serializers.DateTimeField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, operation_id="invite_create")
+    def post(self, request, slug):
+        study = _visible_study(request, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            invite = services.invite_create(study=study, created_by=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            raise _django_errors(error) from None
+        url = request.build_absolute_uri(f"{reverse('raters:entry', args=[study.slug])}?{urlencode({'invite': invite.token})}")
+        output = {"id": invite.pk, "label": invite.label, "url": url, "expires_at": invite.expires_at}
+        return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
 class StudyProgressApi(APIView):

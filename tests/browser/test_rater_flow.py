@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def begin(page, live_server, study, worker):
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x1")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/$"))
@@ -55,7 +55,7 @@ def stored(worker):
 
 @pytest.mark.parametrize("design", ["likert", "rme", "bme", "bws"])
 def test_full_assignment_stores_exactly_what_was_entered(live_server, page, screenshot, make_study, design):
-    study = make_study(design, raters_per_item=2, items_per_assignment=3)
+    study = make_study(design, raters_per_item=2, items_per_assignment=3, platform="prolific")
     worker = f"w-{design}"
     begin(page, live_server, study, worker)
     entered = {}
@@ -88,7 +88,7 @@ def test_full_assignment_stores_exactly_what_was_entered(live_server, page, scre
 
 
 def test_bad_magnitudes_are_explained_and_kept_client_and_server_side(live_server, page, screenshot, make_study):
-    study = make_study("rme", raters_per_item=2, items_per_assignment=2)
+    study = make_study("rme", raters_per_item=2, items_per_assignment=2, platform="prolific")
     begin(page, live_server, study, "w-typo")
     boxes = page.locator(".magnitude-row input").all()
     for box in boxes:
@@ -109,7 +109,7 @@ def test_bad_magnitudes_are_explained_and_kept_client_and_server_side(live_serve
 
 
 def test_autosave_and_resume_after_reload(live_server, page, make_study):
-    study = make_study("likert", raters_per_item=2, items_per_assignment=3)
+    study = make_study("likert", raters_per_item=2, items_per_assignment=3, platform="prolific")
     begin(page, live_server, study, "w-resume")
     first = answer_item(page, "likert", 0)
     page.click("form#item-form button[type=submit]")
@@ -117,7 +117,7 @@ def test_autosave_and_resume_after_reload(live_server, page, make_study):
     row = page.locator(".likert-row").first
     row.locator("label.point:has(input[value='2'])").click()
     page.locator(".autosave:has-text('Saved')").wait_for()
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID=w-resume")  # reopen the link
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID=w-resume&STUDY_ID=s1&SESSION_ID=x-w-resume")  # reopen
     page.wait_for_url(re.compile(r".*/items/1/$"))
     assert row.locator("input[value='2']").is_checked()  # the autosaved answer came back
     page.click("text=Back")
@@ -128,16 +128,16 @@ def test_autosave_and_resume_after_reload(live_server, page, make_study):
 
 def test_a_second_condition_of_the_same_experiment_is_refused(live_server, page, make_study, user):
     experiment = services.experiment_create(owner=user, title="Between subjects")
-    likert = make_study("likert", experiment=experiment)
-    bws = make_study("bws", experiment=experiment)
+    likert = make_study("likert", experiment=experiment, platform="prolific")
+    bws = make_study("bws", experiment=experiment, platform="prolific")
     begin(page, live_server, likert, "w-both")
-    page.goto(f"{live_server.url}/r/{bws.slug}/?PROLIFIC_PID=w-both")
+    page.goto(f"{live_server.url}/r/{bws.slug}/?PROLIFIC_PID=w-both&STUDY_ID=s2&SESSION_ID=y1")
     assert "already taken part in another condition" in page.locator("main").inner_text()
     assert Assignment.objects.filter(rater__external_id="w-both").count() == 1
 
 
 def test_phone_sized_screen_and_mturk_hand_back(live_server, browser, screenshot, make_study):
-    study = make_study("likert", raters_per_item=2, items_per_assignment=1)
+    study = make_study("likert", raters_per_item=2, items_per_assignment=1, platform="mturk")
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(f"{live_server.url}/r/{study.slug}/?workerId=A1B2&assignmentId=ASG9&hitId=HIT7"

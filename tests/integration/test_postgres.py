@@ -86,3 +86,65 @@ def test_reports_are_cached_in_the_shared_cache_and_follow_new_data(settings):
     changed = selectors.reliability_report(studies)
     cell = next(c for c in changed.tables["table1"] if c["condition"] == "demo-likert")
     assert "error" in cell or cell["icc"]["ICC(C,k)"]["value"] != first.tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
+
+
+def _race(calls: int, work) -> list[str]:
+    """Run ``work(i)`` in ``calls`` threads released together; outcomes as text (never an exception)."""
+    barrier = threading.Barrier(calls)
+    outcomes: list[str] = []
+
+    def run(i):
+        try:
+            barrier.wait()
+            outcomes.append(work(i))
+        except services.AssignmentRefused as refusal:
+            outcomes.append(f"refused:{refusal.reason}")
+        except Exception as error:  # noqa: BLE001 - the test reports any other error as a failure
+            outcomes.append(f"error:{type(error).__name__}:{error}")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_new_worker_in_two_conditions_at_once_never_500s(make_study, user):
+    from studies.models import Rater
+
+    for round_ in range(5):
+        experiment = services.experiment_create(owner=user, title=f"Race {round_}")
+        conditions = [make_study("likert", platform="mturk", experiment=experiment),
+                      make_study("rme", platform="mturk", experiment=experiment)]
+        worker = f"RACER{round_}"
+
+        def enter(i, conditions=conditions, worker=worker):
+            services.assignment_enter(study=conditions[i % 2], platform="mturk", external_id=worker,
+                                      acceptance_id=f"ASG{i % 2}")
+            return f"started:{i % 2}"
+
+        outcomes = _race(6, enter)
+        assert not [o for o in outcomes if o.startswith("error")], outcomes
+        started = {o for o in outcomes if o.startswith("started")}
+        assert len(started) == 1 and len(outcomes) == 6  # one condition won, its repeats resumed
+        assert {o for o in outcomes if o.startswith("refused")} <= {"refused:other_condition"}
+        assert Rater.objects.filter(external_id=worker).count() == 1
+        assert Assignment.objects.filter(rater__external_id=worker).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_double_click_on_the_last_free_slot_resumes_instead_of_full(make_study):
+    for round_ in range(5):
+        study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)  # one slot
+
+        def enter(i, study=study, round_=round_):
+            return str(services.assignment_enter(study=study, platform="prolific", external_id=f"p{round_}",
+                                                 acceptance_id=f"s{round_}").pk)
+
+        outcomes = _race(4, enter)
+        assert len(set(outcomes)) == 1 and outcomes[0].isdigit(), outcomes  # all four got the same assignment
+        assert Assignment.objects.filter(study=study).count() == 1

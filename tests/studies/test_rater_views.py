@@ -1,5 +1,6 @@
-"""Rater pages without a browser: identities from each platform, authorization by token, CSRF,
-double submit, autosave, closed and expired studies, researcher preview, safe instructions."""
+"""Rater pages without a browser: identities from each platform, authorization by token, form
+tokens instead of cookie CSRF, double submit, autosave, closed and expired studies, researcher
+preview, safe instructions."""
 import re
 from datetime import timedelta
 
@@ -7,86 +8,367 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from studies import platforms, services
+from studies import form_tokens, services
 from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
 from studies.rater_views import field_name, render_markdown
 
 pytestmark = pytest.mark.django_db
+
+MTURK = "workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https%3A%2F%2Fwww.mturk.com"
+
+
+def form_token_in(page: str) -> str:
+    return re.search(r'name="form_token" value="([0-9a-f]+)"', page).group(1)
 
 
 def enter(client, study, query):
     response = client.get(f"/r/{study.slug}/?{query}")
     assert response.status_code == 302, response.content.decode()[:300]
     token = response["Location"].split("/")[3]
-    client.post(f"/r/a/{token}/", {"agree": "yes"})
+    page = client.get(f"/r/a/{token}/").content.decode()
+    client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token_in(page)})
     return Assignment.objects.get(token=token)
+
+
+def post_item(client, assignment, position, data):
+    return client.post(f"/r/a/{assignment.token}/items/{position}/",
+                       {**data, "form_token": form_tokens.form_token(assignment.token, "item")})
+
+
+def post_questionnaire(client, assignment, data):
+    return client.post(f"/r/a/{assignment.token}/questionnaire/",
+                       {**data, "form_token": form_tokens.form_token(assignment.token, "questionnaire")})
 
 
 def likert_answers(slot, value=4):
     return {field_name(r, c): value for r in slot.response_order for c in ("readability", "coherence")}
 
 
-@pytest.mark.parametrize(("query", "platform", "worker", "data"), [
-    ("workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https%3A%2F%2Fwww.mturk.com", "mturk", "W1",
-     {"assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://www.mturk.com"}),
-    ("PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", "prolific", "P1", {"STUDY_ID": "S1", "SESSION_ID": "X1"}),
+def rows():
+    return Rater.objects.count(), Assignment.objects.count(), Rating.objects.count()
+
+
+@pytest.mark.parametrize(("query", "platform", "worker", "acceptance", "data"), [
+    (MTURK, "mturk", "W1", "A1", {"assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://www.mturk.com"}),
+    ("PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", "prolific", "P1", "X1", {"STUDY_ID": "S1", "SESSION_ID": "X1"}),
 ])
-def test_platform_identities_are_stored_with_the_assignment(client, make_study, query, platform, worker, data):
-    study = make_study("likert")
+def test_platform_identities_are_stored_with_the_assignment(client, make_study, query, platform, worker, acceptance,
+                                                             data):
+    study = make_study("likert", platform=platform)
     assignment = enter(client, study, query)
-    assert (assignment.rater.platform, assignment.rater.external_id, assignment.platform_data) == (platform, worker, data)
+    assert (assignment.rater.platform, assignment.rater.external_id, assignment.acceptance_id, assignment.platform_data) \
+        == (platform, worker, acceptance, data)
 
 
-def test_signed_invites_work_only_unaltered_and_for_their_study(client, make_study):
-    study, other = make_study("likert"), make_study("bws")
-    token = platforms.invite_token(study.slug, "ana@lab.example")
-    assert enter(client, study, f"invite={token}").rater.external_id == "ana@lab.example"
-    assert client.get(f"/r/{study.slug}/?invite={token[:-2]}xx").status_code == 400
-    response = client.get(f"/r/{other.slug}/?invite={token}")
-    assert response.status_code == 400 and "another study" in response.content.decode()
+# --- framing ----------------------------------------------------------------------------------------
+
+def test_rater_pages_may_be_framed_by_mturk_and_configured_origins_only(client, make_study, settings):
+    settings.CONCORD_FRAME_ANCESTORS = ["https://lab.example.org"]
+    study = make_study("likert", platform="mturk")
+    entry = client.get(f"/r/{study.slug}/?{MTURK}")
+    assignment = Assignment.objects.get()
+    for response in (entry, client.get(f"/r/a/{assignment.token}/"), client.get("/r/no-such-study/?x=1")):
+        assert "X-Frame-Options" not in response
+        policy = response["Content-Security-Policy"]
+        ancestors = re.search(r"frame-ancestors ([^;]+)", policy).group(1).split()
+        assert ancestors == ["'self'", "https://worker.mturk.com", "https://workersandbox.mturk.com",
+                             "https://www.mturk.com", "https://requester.mturk.com",
+                             "https://requestersandbox.mturk.com", "https://lab.example.org"]
+    for other in (client.get("/accounts/login/"), client.get("/api/schema/")):
+        assert other["X-Frame-Options"] == "DENY" and "Content-Security-Policy" not in other
 
 
-def test_a_link_without_identity_or_an_mturk_preview_stores_nothing(client, make_study):
+def test_a_frame_origin_that_is_not_an_origin_is_refused(client, make_study, settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from studies.framing import rater_policy
+    settings.CONCORD_FRAME_ANCESTORS = ["https://ok.example; script-src *"]
+    with pytest.raises(ImproperlyConfigured, match="CONCORD_FRAME_ANCESTORS"):
+        rater_policy()
+
+
+# --- form tokens instead of cookie CSRF -------------------------------------------------------------
+
+def test_rater_posts_need_the_form_token_and_no_cookie(make_study):
+    study = make_study("likert", platform="prolific", items_per_assignment=1)
+    strict = Client(enforce_csrf_checks=True)
+    token = strict.get(f"/r/{study.slug}/?PROLIFIC_PID=csrf&SESSION_ID=s")["Location"].split("/")[3]
+    assignment = Assignment.objects.get(token=token)
+    other = Assignment.objects.create(study=study, rater=Rater.objects.create(platform="prolific", external_id="o"),
+                                      experiment=study.experiment, seed=1, started_at=timezone.now())
+    for bad in ({}, {"form_token": "0" * 64}, {"form_token": form_tokens.form_token(other.token, "consent")},
+                {"form_token": form_tokens.form_token(token, "item")}):  # another assignment's or purpose's token
+        refused = strict.post(f"/r/a/{token}/", {"agree": "yes", **bad})
+        assert refused.status_code == 403 and "nothing was saved" in refused.content.decode()
+    assert Assignment.objects.get(pk=assignment.pk).consented_at is None
+    page = strict.get(f"/r/a/{token}/")
+    assert "csrftoken" not in page.cookies and "csrfmiddlewaretoken" not in page.content.decode()
+    fresh = Client(enforce_csrf_checks=True)  # no cookies at all, as in a cross-site frame
+    assert fresh.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token_in(page.content.decode())}).status_code == 302
+    slot = assignment.assignment_items.get()
+    assert fresh.post(f"/r/a/{token}/items/0/", likert_answers(slot)).status_code == 403
+    assert not Rating.objects.exists() and AssignmentItem.objects.get(pk=slot.pk).started_at is None
+    assert post_item(fresh, assignment, 0, likert_answers(slot)).status_code == 302
+    assert post_questionnaire(fresh, assignment, {"prior_rating_experience": "yes"}).status_code == 400
+    answers = {"prior_rating_experience": "yes", "prior_agent_experience": "no"}
+    assert fresh.post(f"/r/a/{token}/questionnaire/", answers).status_code == 403
+    assert post_questionnaire(fresh, assignment, answers).status_code == 302
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+
+
+def test_researcher_pages_keep_django_csrf(user, make_study):
+    study = make_study("likert", publish=False)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(user)
+    assert strict.post(f"/studies/{study.slug}/publish/").status_code == 403
+    assert Study.objects.get(pk=study.pk).status == "draft"
+
+
+# --- identity ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("platform", "query", "named"), [
+    ("invite", "PROLIFIC_PID=anyone&SESSION_ID=s", "PROLIFIC_PID"),
+    ("invite", MTURK, "workerId"),
+    ("mturk", "PROLIFIC_PID=anyone&SESSION_ID=s", "PROLIFIC_PID"),
+    ("prolific", MTURK, "workerId"),
+    ("prolific", "invite=whatever", "invite"),
+])
+def test_only_the_studys_own_platform_identity_is_accepted(client, make_study, platform, query, named):
+    study = make_study("likert", platform=platform)
+    response = client.get(f"/r/{study.slug}/?{query}")
+    assert response.status_code == 400 and f"{named} is not accepted here" in response.content.decode()
+    assert rows() == (0, 0, 0)
+
+
+@pytest.mark.parametrize(("platform", "query", "message"), [
+    ("mturk", "workerId=&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "WorkerId is blank"),
+    ("mturk", f"workerId={'A' * 121}&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com",
+     "WorkerId is longer than 120 characters"),
+    ("mturk", "workerId=A%00B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "WorkerId contains control"),
+    ("mturk", "workerId=A1&assignmentId=A%001&hitId=H1&turkSubmitTo=https://www.mturk.com", "AssignmentId contains control"),
+    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1&turkSubmitTo=https://evil.example", "TurkSubmitTo must be one of"),
+    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1", "The link lacks turkSubmitTo"),
+    ("mturk", "workerId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link lacks assignmentId"),
+    ("mturk", "workerId=A1-B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "letters and digits"),
+    ("prolific", "PROLIFIC_PID=%20%20&SESSION_ID=s", "PROLIFIC_PID is blank"),
+    ("prolific", f"PROLIFIC_PID={'p' * 121}&SESSION_ID=s", "PROLIFIC_PID is longer than 120"),
+    ("prolific", "PROLIFIC_PID=p%00&SESSION_ID=s", "PROLIFIC_PID contains control"),
+    ("prolific", "PROLIFIC_PID=p", "The link lacks SESSION_ID"),
+    ("invite", "invite=%00", "Invite contains control"),
+])
+def test_bad_platform_parameters_are_a_400_naming_them_and_write_nothing(client, make_study, platform, query, message):
+    study = make_study("likert", platform=platform)
+    response = client.get(f"/r/{study.slug}/?{query}")
+    assert response.status_code == 400 and message in response.content.decode()
+    assert rows() == (0, 0, 0)
+
+
+def test_lone_surrogates_in_a_parameter_are_refused():
+    from studies.platforms import IdentityError, identity_from
+    with pytest.raises(IdentityError, match="PROLIFIC_PID contains invalid characters") as caught:
+        identity_from({"PROLIFIC_PID": "p\ud800", "SESSION_ID": "s"}, "prolific")
+    assert caught.value.parameter == "PROLIFIC_PID"
+
+
+def test_mturk_worker_ids_are_normalised_and_bound_to_their_assignment_id(client, make_study, user):
+    experiment = services.experiment_create(owner=user, title="Between subjects")
+    study = make_study("likert", platform="mturk", experiment=experiment)
+    other_condition = make_study("rme", platform="mturk", experiment=experiment)
+    first = enter(client, study, "workerId=A1REALWORKER&assignmentId=ASG1&hitId=H1&turkSubmitTo=https://www.mturk.com")
+    post_item(client, first, 0, likert_answers(first.assignment_items.get(position=0)))
+    again = Client().get(f"/r/{study.slug}/?workerId=%20a1realworker&assignmentId=ASG1&hitId=H1"
+                         f"&turkSubmitTo=https://www.mturk.com")
+    assert again["Location"] == f"/r/a/{first.token}/"  # the same worker, the same acceptance: resume
+    # the public worker id with another acceptance gets nothing of the first assignment
+    thief = Client().get(f"/r/{study.slug}/?workerId=a1realworker&assignmentId=ASG2&hitId=H2"
+                         f"&turkSubmitTo=https://www.mturk.com")
+    page = thief.content.decode()
+    assert thief.status_code == 403 and "already done this study" in page and "return this HIT" in page
+    assert first.token not in page and "CC-" not in page
+    elsewhere = Client().get(f"/r/{other_condition.slug}/?workerId=a1realworker&assignmentId=ASG3&hitId=H3"
+                             f"&turkSubmitTo=https://www.mturk.com")
+    assert elsewhere.status_code == 403 and "another condition" in elsewhere.content.decode()
+    # someone else presenting the first worker's assignment id is refused too
+    other = Client().get(f"/r/{study.slug}/?workerId=B2&assignmentId=ASG1&hitId=H1&turkSubmitTo=https://www.mturk.com")
+    assert other.status_code == 403 and first.token not in other.content.decode()
+    assert (Rater.objects.count(), Assignment.objects.count(), Rating.objects.count()) == (1, 1, 8)
+
+
+def test_prolific_sessions_bind_the_assignment(client, make_study):
+    study = make_study("likert", platform="prolific")
+    first = enter(client, study, "PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess1")
+    assert Client().get(f"/r/{study.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess1")["Location"] == f"/r/a/{first.token}/"
+    other = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess2")
+    assert other.status_code == 403 and "return this submission on Prolific" in other.content.decode()
+    assert first.token not in other.content.decode() and Assignment.objects.count() == 1
+
+
+def test_the_done_page_posts_only_the_bound_assignment_to_mturk(client, make_study):
+    study = make_study("likert", platform="mturk", items_per_assignment=1)
+    assignment = enter(client, study, "workerId=W9&assignmentId=ASG9&hitId=H1"
+                                      "&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com%2F")
+    post_item(client, assignment, 0, likert_answers(assignment.assignment_items.get()))
+    post_questionnaire(client, assignment, {"prior_rating_experience": "yes", "prior_agent_experience": "no"})
+    page = client.get(f"/r/a/{assignment.token}/done/").content.decode()
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+    assert re.findall(r'name="assignmentId" value="([^"]*)"', page) == ["ASG9"]
+    # a row whose stored host is not MTurk's (e.g. older data) gets no form at all
+    Assignment.objects.filter(pk=assignment.pk).update(platform_data={"turkSubmitTo": "https://evil.example"})
+    page = client.get(f"/r/a/{assignment.token}/done/").content.decode()
+    assert "evil.example" not in page and "<form" not in page
+
+
+@pytest.mark.parametrize(("status", "shown"), [("abandoned", "This task was abandoned"),
+                                               ("rejected", "This work was not accepted")])
+def test_a_returning_worker_whose_work_ended_is_told_so(client, make_study, status, shown):
+    study = make_study("likert", platform="prolific", items_per_assignment=1)
+    assignment = enter(client, study, "PROLIFIC_PID=back&SESSION_ID=s1")
+    Assignment.objects.filter(pk=assignment.pk).update(status=status, completion_code="CC-OLD")
+    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=back&SESSION_ID=s1"),
+                     client.get(f"/r/a/{assignment.token}/done/"), client.get(f"/r/a/{assignment.token}/items/0/")):
+        page = response.content.decode()
+        assert response.status_code == 410 and shown in page
+        assert "CC-OLD" not in page and "<button" not in page
+
+
+def test_a_returning_worker_whose_time_ran_out_is_told_so(client, make_study):
+    study = make_study("likert", platform="prolific", items_per_assignment=1)
+    Study.objects.filter(pk=study.pk).update(platform_config={"time_limit_minutes": 30})
+    assignment = enter(client, study, "PROLIFIC_PID=slow&SESSION_ID=s1")
+    Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=31))
+    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=slow&SESSION_ID=s1"),
+                     client.get(f"/r/a/{assignment.token}/done/")):
+        assert response.status_code == 410 and "Time is up" in response.content.decode()
+
+
+def test_mturk_preview_shows_the_instructions_only_while_the_study_takes_workers(client, make_study):
+    study = make_study("likert", platform="mturk", raters_per_item=1, items_per_assignment=6)
+    Study.objects.filter(pk=study.pk).update(instructions="Judge **carefully**.")
+    url = f"/r/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1"
+    preview = client.get(url)
+    page = preview.content.decode()
+    assert preview.status_code == 200 and "Accept the HIT" in page and "<strong>carefully</strong>" in page
+    assert rows() == (0, 0, 0)
+    enter(client, study, MTURK)  # takes every item once: the study is now full
+    full = client.get(url)
+    assert full.status_code == 410 and "Accept the HIT" not in full.content.decode()
+    services.study_close(study=study)
+    closed = client.get(url)
+    assert closed.status_code == 410 and "closed" in closed.content.decode()
+
+
+def test_anonymous_visitors_cannot_tell_a_draft_study_from_an_unknown_slug(client, make_study):
+    draft = make_study("likert", publish=False, platform="prolific")
+    query = "?PROLIFIC_PID=p&SESSION_ID=s"
+    unknown = client.get(f"/r/no-such-study/{query}")
+    hidden = client.get(f"/r/{draft.slug}/{query}")
+    preview = client.get(f"/r/{draft.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
+    assert unknown.status_code == hidden.status_code == preview.status_code == 404
+    assert unknown.content == hidden.content == preview.content
+    assert rows() == (0, 0, 0)
+
+
+def test_a_link_without_identity_stores_nothing(client, make_study):
     study = make_study("likert")
     response = client.get(f"/r/{study.slug}/")
     assert response.status_code == 400 and "does not say who you are" in response.content.decode()
-    preview = client.get(f"/r/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1")
-    assert preview.status_code == 200 and "Accept the HIT" in preview.content.decode()
-    assert (Rater.objects.count(), Assignment.objects.count()) == (0, 0)
+    assert rows() == (0, 0, 0)
 
+
+def test_closed_study_refuses_newcomers_without_writing_and_lets_started_raters_finish(client, make_study):
+    study = make_study("likert", items_per_assignment=1, platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=early&SESSION_ID=e")
+    services.study_close(study=study)
+    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=late&SESSION_ID=l")
+    assert refused.status_code == 403 and "closed" in refused.content.decode()
+    assert Rater.objects.count() == 1  # no row for the latecomer
+    assert client.get(f"/r/{study.slug}/?PROLIFIC_PID=early&SESSION_ID=e")["Location"] == f"/r/a/{assignment.token}/"
+    post_item(client, assignment, 0, likert_answers(assignment.assignment_items.get()))
+    done = post_questionnaire(client, assignment, {"prior_rating_experience": "yes", "prior_agent_experience": "no"})
+    assert done.status_code == 302
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+
+
+# --- invitations ------------------------------------------------------------------------------------
+
+def test_an_invite_is_single_use_bound_to_the_first_browser(client, make_study):
+    study = make_study("likert")
+    invite = services.invite_create(study=study, label="ana@lab.example")
+    assert timedelta(days=13, hours=23) < invite.expires_at - timezone.now() <= timedelta(days=14)
+    first = client.get(f"/r/{study.slug}/?invite={invite.token}")
+    assert first.status_code == 302
+    cookie = first.cookies["concord_browser"]
+    assert cookie["httponly"] and cookie["path"] == "/r/"
+    invite.refresh_from_db()
+    assert invite.claimed_at is not None and cookie.value not in invite.browser_hash and len(invite.browser_hash) == 64
+    second = Client().get(f"/r/{study.slug}/?invite={invite.token}")
+    page = second.content.decode()
+    assert second.status_code == 403 and "another browser" in page and first["Location"] not in page
+    assert client.get(f"/r/{study.slug}/?invite={invite.token}")["Location"] == first["Location"]  # the first resumes
+    assert Assignment.objects.get().rater.external_id == f"invite-{invite.pk}"
+    assert Rater.objects.count() == 1
+
+
+def test_invites_expire_are_per_study_and_cannot_be_minted_with_the_secret_key(client, make_study):
+    from django.core import signing
+    study, other = make_study("likert"), make_study("bws")
+    expired = services.invite_create(study=study, expires_in_days=1)
+    expired.expires_at = timezone.now() - timedelta(seconds=1)
+    expired.save()
+    response = client.get(f"/r/{study.slug}/?invite={expired.token}")
+    assert response.status_code == 410 and "expired" in response.content.decode()
+    valid = services.invite_create(study=study)
+    assert client.get(f"/r/{other.slug}/?invite={valid.token}").status_code == 400
+    assert client.get(f"/r/{study.slug}/?invite={valid.token[:-2]}xx").status_code == 400
+    minted = signing.dumps({"study": study.slug, "invitee": "mallory"}, salt="concord.invite", compress=True)
+    assert client.get(f"/r/{study.slug}/?invite={minted}").status_code == 400
+    assert rows() == (0, 0, 0)
+
+
+def test_invites_are_made_on_the_study_page_the_api_and_the_command(client, user, api, make_study):
+    from io import StringIO
+
+    from django.core.management import call_command
+    study = make_study("likert")
+    client.force_login(user)
+    client.post(f"/studies/{study.slug}/invites/new/", {"label": "ana", "expires_in_days": "3"})
+    made = study.invites.get()
+    assert made.label == "ana" and timedelta(days=2, hours=23) < made.expires_at - timezone.now() <= timedelta(days=3)
+    assert f"/r/{study.slug}/?invite={made.token}" in client.get(f"/studies/{study.slug}/").content.decode()
+    response = api.post(f"/api/studies/{study.slug}/invites/", {"label": "bo"}, format="json")
+    assert response.status_code == 201 and response.json()["url"].endswith(study.invites.get(label="bo").token)
+    assert api.post(f"/api/studies/{study.slug}/invites/", {"expires_in_days": 0}, format="json").status_code == 400
+    out = StringIO()
+    call_command("invite_create", study.slug, "--count", "2", "--label", "group", "--base-url", "https://h.example", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"https://h.example/r/{study.slug}/?invite=")
+    assert study.invites.count() == 4
+    prolific = make_study("likert", platform="prolific")
+    assert api.post(f"/api/studies/{prolific.slug}/invites/", {}, format="json").status_code == 400
+
+
+# --- assignments: scope, answers, autosave ---------------------------------------------------------
 
 def test_tokens_are_unguessable_and_scoped_to_one_assignment(client, make_study):
-    study = make_study("likert")
-    mine = enter(client, study, "PROLIFIC_PID=me")
-    theirs = enter(Client(), study, "PROLIFIC_PID=them")
+    study = make_study("likert", platform="prolific")
+    mine = enter(client, study, "PROLIFIC_PID=me&SESSION_ID=1")
+    theirs = enter(Client(), study, "PROLIFIC_PID=them&SESSION_ID=2")
     assert len(mine.token) >= 32 and mine.token != theirs.token
     assert client.get("/r/a/00000000000000000000000000000000/items/0/").status_code == 404
-    client.post(f"/r/a/{mine.token}/items/0/", likert_answers(mine.assignment_items.get(position=0)))
+    post_item(client, mine, 0, likert_answers(mine.assignment_items.get(position=0)))
     assert not Rating.objects.filter(assignment=theirs).exists()
     # answers naming the responses of another item are not accepted on mine
     my_second = mine.assignment_items.get(position=1)
     slot = theirs.assignment_items.exclude(item_id=my_second.item_id).first()
-    response = client.post(f"/r/a/{mine.token}/items/1/", likert_answers(slot))
-    assert response.status_code == 400
-
-
-def test_item_posts_need_the_csrf_token(make_study):
-    study = make_study("likert")
-    strict = Client(enforce_csrf_checks=True)
-    response = strict.get(f"/r/{study.slug}/?PROLIFIC_PID=csrf")
-    token = response["Location"].split("/")[3]
-    assert strict.post(f"/r/a/{token}/", {"agree": "yes"}).status_code == 403
-    page = strict.get(f"/r/a/{token}/").content.decode()
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    assert strict.post(f"/r/a/{token}/", {"agree": "yes", "csrfmiddlewaretoken": csrf}).status_code == 302
+    assert post_item(client, mine, 1, likert_answers(slot)).status_code == 400
 
 
 def test_double_submit_stores_once_and_moves_on(client, make_study):
-    study = make_study("likert")
-    assignment = enter(client, study, "PROLIFIC_PID=twice")
+    study = make_study("likert", platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=twice&SESSION_ID=1")
     slot = assignment.assignment_items.get(position=0)
-    first = client.post(f"/r/a/{assignment.token}/items/0/", likert_answers(slot))
-    second = client.post(f"/r/a/{assignment.token}/items/0/", likert_answers(slot))
+    first = post_item(client, assignment, 0, likert_answers(slot))
+    second = post_item(client, assignment, 0, likert_answers(slot))
     assert first.status_code == second.status_code == 302
     assert Rating.objects.filter(assignment=assignment).count() == 8
     slot.refresh_from_db()
@@ -95,61 +377,92 @@ def test_double_submit_stores_once_and_moves_on(client, make_study):
 
 
 def test_non_numbers_are_explained_and_kept(client, make_study):
-    study = make_study("rme")
-    assignment = enter(client, study, "PROLIFIC_PID=typo")
+    study = make_study("rme", platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=typo&SESSION_ID=1")
     slot = assignment.assignment_items.get(position=0)
     data = {field_name(r, c): "120" for r in slot.response_order for c in ("readability", "coherence")}
     bad = field_name(slot.response_order[0], "coherence")
-    data[bad] = "ten"
-    response = client.post(f"/r/a/{assignment.token}/items/0/", data)
-    page = response.content.decode()
-    assert response.status_code == 400
-    assert "“ten” is not a whole number" in page and 'value="ten"' in page
+    for typed in ("ten", "NaN", "Infinity"):
+        data[bad] = typed
+        response = post_item(client, assignment, 0, data)
+        page = response.content.decode()
+        assert response.status_code == 400
+        assert f"“{typed}” is not a whole number" in page and f'value="{typed}"' in page
+    assert Rating.objects.count() == 0
+
+
+@pytest.mark.parametrize("active_ms", ["NaN", "Infinity", "-Infinity", "1e400", "-5", "soon"])
+def test_non_finite_active_time_is_a_400_naming_the_field(client, make_study, active_ms):
+    study = make_study("likert", platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=t&SESSION_ID=1")
+    slot = assignment.assignment_items.get(position=0)
+    response = post_item(client, assignment, 0, {**likert_answers(slot), "active_ms": active_ms})
+    assert response.status_code == 400 and "active_ms" in response.content.decode()
+    assert Rating.objects.count() == 0 and AssignmentItem.objects.get(pk=slot.pk).answered_at is None
+
+
+def test_non_finite_rating_values_are_refused_by_the_service(make_study):
+    from django.core.exceptions import ValidationError
+    study = make_study("rme")
+    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id="x"))
+    slot = assignment.assignment_items.get(position=0)
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        answers = {c: {r: (bad if r == slot.response_order[0] else 50) for r in slot.response_order}
+                   for c in ("readability", "coherence")}
+        with pytest.raises(ValidationError, match="finite"):
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    answers = {c: {r: 50 for r in slot.response_order} for c in ("readability", "coherence")}
+    with pytest.raises(ValidationError, match="active_ms"):
+        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=float("nan"))
     assert Rating.objects.count() == 0
 
 
 def test_autosave_keeps_a_draft_and_refuses_bad_bodies(client, make_study):
-    study = make_study("likert")
-    assignment = enter(client, study, "PROLIFIC_PID=draft")
+    study = make_study("likert", platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=draft&SESSION_ID=1")
     slot = assignment.assignment_items.get(position=0)
     name = field_name(slot.response_order[0], "coherence")
     url = f"/r/a/{assignment.token}/items/0/draft/"
-    assert client.post(url, {name: "5"}, content_type="application/json").json() == {"saved": True}
+    header = {"HTTP_X_CONCORD_FORM_TOKEN": form_tokens.form_token(assignment.token, "draft")}
+
+    def save(body, **extra):
+        return client.post(url, body, content_type="application/json", **extra)
+    assert save({name: "5"}).status_code == 403  # no form token
+    assert save({name: "5"}, HTTP_X_CONCORD_FORM_TOKEN=form_tokens.form_token(assignment.token, "item")).status_code == 403
+    assert save({name: "5"}, **header).json() == {"saved": True}
     assert AssignmentItem.objects.get(pk=slot.pk).draft == {name: "5"}
-    assert f'name="{name}" value="5" checked' in client.get(f"/r/a/{assignment.token}/items/0/").content.decode()
-    assert client.post(url, "[1, 2]", content_type="application/json").status_code == 400
-    assert client.post(url, "{not json", content_type="application/json").status_code == 400
-
-
-def test_closed_study_refuses_newcomers_but_lets_started_raters_finish(client, make_study):
-    study = make_study("likert", items_per_assignment=1)
-    assignment = enter(client, study, "PROLIFIC_PID=early")
-    services.study_close(study=study)
-    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=late")
-    assert refused.status_code == 403 and "closed" in refused.content.decode()
-    assert client.get(f"/r/{study.slug}/?PROLIFIC_PID=early")["Location"] == f"/r/a/{assignment.token}/"
-    client.post(f"/r/a/{assignment.token}/items/0/", likert_answers(assignment.assignment_items.get()))
-    done = client.post(f"/r/a/{assignment.token}/questionnaire/", {"prior_rating_experience": "yes",
-                                                                   "prior_agent_experience": "no"})
-    assert done.status_code == 302
-    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+    page = client.get(f"/r/a/{assignment.token}/items/0/").content.decode()
+    assert f'name="{name}" value="5" checked' in page
+    assert save("[1, 2]", **header).status_code == 400
+    assert save("{not json", **header).status_code == 400
+    deep = save("[" * 100_000 + "]" * 100_000, **header)
+    assert deep.status_code == 400 and deep.json()["field"] == "draft"
+    deep_object = save('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", **header)
+    assert deep_object.status_code == 400
+    for value in ('"5\\u0000"', '"\\ud800"', "NaN", "Infinity", '{"x": 1}'):
+        body = f'{{"{name}": {value}}}'
+        refused = save(body, **header)
+        assert refused.status_code == 400 and refused.json()["field"] == name, body
+    nul_key = save('{"r1\\u0000": "5"}', **header)
+    assert nul_key.status_code == 400 and nul_key.json()["field"] == "draft"
+    assert AssignmentItem.objects.get(pk=slot.pk).draft == {name: "5"}  # nothing of the bad bodies written
 
 
 def test_questionnaire_requires_the_two_seed_questions(client, make_study):
-    study = make_study("likert", items_per_assignment=1)
-    assignment = enter(client, study, "PROLIFIC_PID=q")
+    study = make_study("likert", items_per_assignment=1, platform="prolific")
+    assignment = enter(client, study, "PROLIFIC_PID=q&SESSION_ID=1")
     assert client.get(f"/r/a/{assignment.token}/questionnaire/")["Location"].endswith("/items/0/")
-    client.post(f"/r/a/{assignment.token}/items/0/", likert_answers(assignment.assignment_items.get()))
-    response = client.post(f"/r/a/{assignment.token}/questionnaire/", {"prior_agent_experience": "yes", "age_band": "25-34"})
+    post_item(client, assignment, 0, likert_answers(assignment.assignment_items.get()))
+    response = post_questionnaire(client, assignment, {"prior_agent_experience": "yes", "age_band": "25-34"})
     assert response.status_code == 400 and "please answer this question" in response.content.decode()
     assert 'value="yes" checked' in response.content.decode()
     assert Assignment.objects.get(pk=assignment.pk).status == "started"
 
 
 def test_an_expired_assignment_says_so(client, make_study):
-    study = make_study("likert")
+    study = make_study("likert", platform="prolific")
     Study.objects.filter(pk=study.pk).update(platform_config={"time_limit_minutes": 30})
-    assignment = enter(client, study, "PROLIFIC_PID=slow")
+    assignment = enter(client, study, "PROLIFIC_PID=slow&SESSION_ID=1")
     Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=31))
     response = client.get(f"/r/a/{assignment.token}/items/0/")
     assert response.status_code == 410 and "time allowed" in response.content.decode()
@@ -161,12 +474,17 @@ def test_researcher_preview_shows_items_and_writes_nothing(client, user, make_st
     page = client.get(f"/studies/{study.slug}/preview/").content.decode()
     assert "Researcher preview" in page and "Reference response" in page and "Next (preview)" in page
     assert client.get(f"/studies/{study.slug}/preview/5/").status_code == 200
-    assert (Rater.objects.count(), Assignment.objects.count(), Rating.objects.count()) == (0, 0, 0)
-    link = client.get(f"/studies/{study.slug}/?invitee=ana").content.decode()
-    assert "/r/" + study.slug + "/?invite=" in link
+    assert rows() == (0, 0, 0)
 
 
 def test_instructions_markdown_is_rendered_without_scripts():
     html = render_markdown("**Read** carefully <script>alert(1)</script> [x](javascript:alert(1))")
     assert "<strong>Read</strong>" in html
     assert "<script" not in html and "javascript:" not in html
+
+
+def test_questionnaire_text_answers_with_control_characters_are_refused():
+    from studies.questionnaire import questionnaire_clean
+    spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
+    assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
+    assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})

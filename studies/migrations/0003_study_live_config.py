@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0001_initial'),
+        ('studies', '0002_assignment_acceptance_id_and_invites'),
     ]
 
     operations = [
