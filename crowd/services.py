@@ -122,7 +122,8 @@ def _clean_settings(platform: str, values: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 cleaned[key] = str(value).strip()
         except (TypeError, ValueError, InvalidOperation) as error:
-            errors[key] = str(error) if str(error) and "invalid literal" not in str(error) else "not a valid number"
+            readable = not isinstance(error, InvalidOperation) and "invalid literal" not in str(error)
+            errors[key] = str(error) if readable and str(error) else "not a valid number"
     if platform == Platform.MTURK and cleaned.get("assignments_per_hit", 1) > 1_000_000:
         errors["assignments_per_hit"] = "too many"
     if errors:

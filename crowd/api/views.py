@@ -97,35 +97,35 @@ class RaterRowSerializer(serializers.Serializer):
 
 
 class StudyCrowdApi(CrowdApiView):
-    class OutputSerializer(serializers.Serializer):
+    class StudyCrowdOutputSerializer(serializers.Serializer):
         study = serializers.SlugField()
         publications = PublicationSerializer(many=True)
         raters = RaterRowSerializer(many=True)
         counts = serializers.DictField(child=serializers.IntegerField())
 
-    @extend_schema(responses={200: OutputSerializer, 404: ErrorSerializer}, summary="A study's publications and rater dashboard")
+    @extend_schema(responses={200: StudyCrowdOutputSerializer, 404: ErrorSerializer}, summary="A study's publications and rater dashboard")
     def get(self, request, slug):
         study = get_object_or_404(selectors.studies_managed_by(request.user), slug=slug)
         board = selectors.dashboard(study)
-        return Response(self.OutputSerializer({
+        return Response(self.StudyCrowdOutputSerializer({
             "study": study.slug, "publications": selectors.publications_of(study), "raters": board["rows"],
             "counts": {k: board[k] for k in ("working", "finished", "returned", "rejected", "submitted_on_platform")},
         }).data)
 
 
 class PublicationConfigureApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class PublicationConfigureInputSerializer(serializers.Serializer):
         platform = serializers.ChoiceField(choices=Platform.choices)
         sandbox = serializers.BooleanField(default=True, help_text="MTurk only")
         settings = serializers.DictField(required=False, default=dict,
                                          help_text="MTurk: " + ", ".join(sorted(services.MTURK_KEYS))
                                          + ". Prolific: " + ", ".join(sorted(services.PROLIFIC_KEYS)))
 
-    @extend_schema(request=InputSerializer, responses={200: PublicationSerializer, **ERRORS},
+    @extend_schema(request=PublicationConfigureInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Create or update a study's publication on a platform (nothing is sent)")
     def post(self, request, slug):
         study = get_object_or_404(selectors.studies_managed_by(request.user), slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.PublicationConfigureInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         publication = services.publication_configure(study=study, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
@@ -144,14 +144,14 @@ class BalanceApi(CrowdApiView):
 
 
 class PublishApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class PublishInputSerializer(serializers.Serializer):
         confirm_production = serializers.BooleanField(default=False, help_text="required for production MTurk and Prolific")
         draft_only = serializers.BooleanField(default=False, help_text="Prolific: create the draft, do not publish")
 
-    @extend_schema(request=InputSerializer, responses={200: PublicationSerializer, **ERRORS}, summary="Publish")
+    @extend_schema(request=PublishInputSerializer, responses={200: PublicationSerializer, **ERRORS}, summary="Publish")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if publication.platform == Platform.MTURK:
             publication = services.mturk_publish(publication=publication,
@@ -174,7 +174,7 @@ class SyncApi(CrowdApiView):
 
 
 class ReviewApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class ReviewInputSerializer(serializers.Serializer):
         decision = serializers.ChoiceField(choices=("approve", "reject"))
         records = serializers.ListField(child=serializers.IntegerField(), required=False, default=list,
                                         help_text="platform record ids (see the study's raters)")
@@ -183,16 +183,16 @@ class ReviewApi(CrowdApiView):
         rejection_category = serializers.ChoiceField(choices=prolific.REJECTION_CATEGORIES, required=False,
                                                      allow_blank=True, default="")
 
-    class OutputSerializer(serializers.Serializer):
+    class ReviewOutputSerializer(serializers.Serializer):
         done = serializers.ListField(child=serializers.IntegerField())
         skipped = serializers.ListField(child=serializers.CharField())
         failed = serializers.ListField(child=serializers.CharField())
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS},
+    @extend_schema(request=ReviewInputSerializer, responses={200: ReviewOutputSerializer, **ERRORS},
                    summary="Approve or reject one, many, or all submitted assignments")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.ReviewInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         records = (services.submitted_records(publication) if v["all_submitted"] else
@@ -207,42 +207,42 @@ class ReviewApi(CrowdApiView):
 
 
 class BonusApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class BonusInputSerializer(serializers.Serializer):
         assignment = serializers.IntegerField()
         amount = serializers.DecimalField(max_digits=8, decimal_places=2)
         reason = serializers.CharField()
 
-    class OutputSerializer(serializers.Serializer):
+    class BonusOutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         amount = serializers.DecimalField(max_digits=8, decimal_places=2)
         status = serializers.CharField()
         token = serializers.CharField()
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS},
+    @extend_schema(request=BonusInputSerializer, responses={201: BonusOutputSerializer, **ERRORS},
                    summary="Record and send a bonus (idempotent: a retry pays once)")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.BonusInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = get_object_or_404(Assignment, pk=data.validated_data["assignment"], study=publication.study)
         bonus = services.bonus_create(publication=publication, assignment=assignment, user=request.user,
                                       amount=data.validated_data["amount"], reason=data.validated_data["reason"])
         bonus = services.bonuses_send(bonuses=[bonus])[0]
-        return Response(self.OutputSerializer(bonus).data, status=status.HTTP_201_CREATED)
+        return Response(self.BonusOutputSerializer(bonus).data, status=status.HTTP_201_CREATED)
 
 
 class WorkerBlockApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class WorkerBlockInputSerializer(serializers.Serializer):
         worker_id = serializers.CharField()
         reason = serializers.CharField()
         unblock = serializers.BooleanField(default=False)
 
-    @extend_schema(request=InputSerializer, responses={200: inline_serializer("Block", {
+    @extend_schema(request=WorkerBlockInputSerializer, responses={200: inline_serializer("Block", {
         "worker_id": serializers.CharField(), "active": serializers.BooleanField()}), **ERRORS},
         summary="Block or unblock an MTurk worker (with a reason)")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.WorkerBlockInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         service = services.worker_unblock if v["unblock"] else services.worker_block
@@ -251,30 +251,30 @@ class WorkerBlockApi(CrowdApiView):
 
 
 class NotifyApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class NotifyInputSerializer(serializers.Serializer):
         worker_ids = serializers.ListField(child=serializers.CharField(), min_length=1)
         subject = serializers.CharField(max_length=200)
         message = serializers.CharField(max_length=4096)
 
-    @extend_schema(request=InputSerializer, responses={200: inline_serializer("NotifyResult", {
+    @extend_schema(request=NotifyInputSerializer, responses={200: inline_serializer("NotifyResult", {
         "failures": serializers.ListField(child=serializers.DictField())}), **ERRORS}, summary="E-mail MTurk workers")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.NotifyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response({"failures": services.workers_notify(sandbox=publication.sandbox, **data.validated_data)})
 
 
 class HitExtendApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class HitExtendInputSerializer(serializers.Serializer):
         hours = serializers.IntegerField(min_value=0, default=0)
         additional_assignments = serializers.IntegerField(min_value=0, default=0)
 
-    @extend_schema(request=InputSerializer, responses={200: HitSerializer, **ERRORS}, summary="Extend a HIT")
+    @extend_schema(request=HitExtendInputSerializer, responses={200: HitSerializer, **ERRORS}, summary="Extend a HIT")
     def post(self, request, pk, hit_id):
         publication = self.publication(request, pk)
         hit = get_object_or_404(Hit, publication=publication, hit_id=hit_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.HitExtendInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(HitSerializer(services.hit_extend(hit=hit, **data.validated_data)).data)
 
@@ -287,14 +287,14 @@ class ExpireApi(CrowdApiView):
 
 
 class TransitionApi(CrowdApiView):
-    class InputSerializer(serializers.Serializer):
+    class TransitionInputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=tuple(services.PROLIFIC_TRANSITIONS))
 
-    @extend_schema(request=InputSerializer, responses={200: PublicationSerializer, **ERRORS},
+    @extend_schema(request=TransitionInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Prolific: publish, pause, start (resume) or stop the study")
     def post(self, request, pk):
         publication = self.publication(request, pk)
-        data = self.InputSerializer(data=request.data)
+        data = self.TransitionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if publication.platform != Platform.PROLIFIC:
             raise ValidationError({"action": "transitions are for Prolific studies"})
