@@ -178,8 +178,8 @@ def publish_problems(publication: Publication, *, confirm_production: bool) -> l
     base = conf.public_base_url()
     if not base:
         problems.append("CONCORD_PUBLIC_URL is not set (the address workers open)")
-    elif not base.startswith("https://") and not (publication.platform == Platform.MTURK and publication.sandbox):
-        problems.append("CONCORD_PUBLIC_URL must be an https:// address")
+    elif not base.startswith("https://"):
+        problems.append("CONCORD_PUBLIC_URL must be an https:// address (both platforms open the task over https)")
     if publication.platform == Platform.MTURK:
         if Decimal(s["reward"]) <= 0:
             problems.append("no reward is set")

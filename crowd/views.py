@@ -60,7 +60,7 @@ def crowd_page(request, slug):
                   for name, label in SETTING_FIELDS[publication.platform]]
         panels.append({"publication": publication, "fields": fields, "estimate": services.publication_estimate(publication),
                        "problems": services.publish_problems(publication, confirm_production=True),
-                       "hits": list(publication.hits.all()),
+                       "hits": list(publication.hits.all()), "submitted": services.submitted_records(publication),
                        "balance": request.session.pop(f"crowd-balance-{publication.pk}", None)})
     existing = {(p.platform, p.sandbox) for p in publications}
     choices = [(key, label) for key, label in (("mturk-sandbox", "MTurk sandbox"), ("mturk", "MTurk production"),

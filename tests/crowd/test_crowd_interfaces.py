@@ -5,6 +5,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+from botocore.stub import ANY
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -198,3 +199,45 @@ def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mtur
     result = tasks.crowd_sync_all()
     assert result == {"expired": 0, "synced": 1, "failed": 0}
     assert set(Hit.objects.values_list("hit_status", flat=True)) == {"Gone"}
+
+
+def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mturk_stub, publication):
+    expect_publish(mturk_stub, publication)
+    services.mturk_publish(publication=publication)
+    hit = Hit.objects.first().hit_id
+    records = []
+    for worker in ("A1", "A2", "A3"):
+        done = mturk_worker(publication.study, worker, f"3ASSIGN{worker}", hit, finish=True)
+        records.append(WorkerAssignment.objects.create(publication=publication, assignment=done, hit_id=hit,
+                                                       external_id=f"3ASSIGN{worker}", worker_id=worker, state="submitted"))
+    url = f"/studies/{publication.study.slug}/crowd/review/"
+    ticked = {"publication": publication.pk, "decision": "reject", "record": [records[0].pk, records[2].pk]}
+    response = researcher.post(url, {**ticked, "feedback": ""}, follow=True)
+    assert "needs feedback" in response.content.decode()
+    for worker in ("A1", "A3"):
+        mturk_stub.add_response("reject_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}",
+                                                          "RequesterFeedback": "Identical answers throughout."})
+    response = researcher.post(url, {**ticked, "feedback": "Identical answers throughout."}, follow=True)
+    assert "Review: 2 done" in response.content.decode()
+    assert dict(Assignment.objects.values_list("rater__external_id", "status")) == {
+        "A1": "rejected", "A2": "submitted", "A3": "rejected"}
+
+
+def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
+    expect_publish(mturk_stub, publication)
+    services.mturk_publish(publication=publication)
+    done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", Hit.objects.first().hit_id, finish=True)
+    api = api_for(user)
+    bad = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",
+                   {"assignment": done.pk, "amount": "0.00", "reason": "x"}, format="json")
+    assert bad.status_code == 400 and "amount" in bad.json()
+    mturk_stub.add_response("send_bonus", {}, {"WorkerId": "A1DONE", "BonusAmount": "1.50", "AssignmentId": "3ASSIGN1",
+                                               "Reason": "Thorough", "UniqueRequestToken": ANY})
+    sent = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",
+                    {"assignment": done.pk, "amount": "1.50", "reason": "Thorough"}, format="json")
+    assert sent.status_code == 201 and sent.json()["status"] == "sent"
+    assert sent.json()["token"] == f"concord-bonus-{sent.json()['id']}"
+    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A1DONE", "Reason": "Bot-like"})
+    blocked = api.post(f"/api/crowd/publications/{publication.pk}/workers/block/",
+                       {"worker_id": "A1DONE", "reason": "Bot-like"}, format="json")
+    assert blocked.status_code == 200 and done.rater.__class__.objects.get(pk=done.rater_id).blocked
