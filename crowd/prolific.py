@@ -7,7 +7,7 @@ Field names follow Prolific's API reference (docs.prolific.com/api-reference): s
 ``reward`` in cents, ``device_compatibility``, ``filters``), study ``transition`` actions
 (PUBLISH, PAUSE, START, STOP), submissions (``participant_id``, ``status``, ``time_taken``), submission
 ``transition`` (APPROVE, or REJECT with ``rejection_category`` and a ``message`` of at least 100
-characters), ``submissions/bulk-approve/``, and bonuses (``submissions/bonus-payments/`` with
+characters), and bonuses (``submissions/bonus-payments/`` with
 ``csv_bonuses``, then ``bulk-bonus-payments/<id>/pay/``, which is not idempotent).
 """
 from __future__ import annotations
@@ -110,9 +110,6 @@ class Prolific:
 
     def approve(self, submission_id: str) -> dict:
         return self.call("POST", f"submissions/{submission_id}/transition/", {"action": "APPROVE"})
-
-    def bulk_approve(self, study_id: str, participant_ids: list[str]) -> dict:
-        return self.call("POST", "submissions/bulk-approve/", {"study_id": study_id, "participant_ids": participant_ids})
 
     def reject(self, submission_id: str, *, category: str, message: str) -> dict:
         return self.call("POST", f"submissions/{submission_id}/transition/",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -77,7 +77,7 @@ class PublicationSerializer(serializers.Serializer):
     def get_settings(self, obj) -> dict:
         return services.effective_settings(obj)
 
-    @extend_schema(responses=EstimateSerializer)
+    @extend_schema_field(EstimateSerializer)
     def get_estimate(self, obj) -> dict:
         return EstimateSerializer(services.publication_estimate(obj)).data
 

@@ -77,7 +77,8 @@ def test_crowd_page_publishes_in_the_sandbox_and_shows_the_rater_dashboard(resea
                                     worker_id="A1DONE", hit_id=hit, state="submitted", platform_status="Submitted")
     text = page(researcher, study)
     assert "1 working · 1 finished" in text and "1 waiting for review on the platform" in text
-    assert text.count('data-testid="rater-row"') == 2 and "(Submitted)" in text
+    assert text.count('data-testid="rater-row"') == 2
+    assert "<td>submitted</td>\n      <td>Submitted</td>" in text and "<td>started</td>\n      <td>—</td>" in text
 
 
 def api_for(user):
