@@ -318,9 +318,21 @@ def _concord_assignments(publication: Publication, hit_ids: set[str] | None = No
     return rows
 
 
+def _mirror_review(assignment: Assignment | None, state: str, feedback: str, platform: str) -> None:
+    """A decision taken on the platform itself (MTurk's auto-approval, a review in Prolific's web app)
+    is mirrored onto Concord's submitted assignment, so both say the same."""
+    if assignment is None or assignment.status != Assignment.Status.SUBMITTED:
+        return
+    if state == WorkerAssignment.State.APPROVED:
+        review.assignment_approve(assignment=assignment)
+    elif state == WorkerAssignment.State.REJECTED:
+        review.assignment_reject(assignment=assignment, reason=feedback or f"rejected on {platform}")
+
+
 def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: datetime | None = None) -> SyncSummary:
     """Read every HIT's submitted/approved/rejected assignments (all pages), record them, match them
-    to Concord's assignments by MTurk assignment id and worker id, abandon Concord assignments whose
+    to Concord's assignments by MTurk assignment id and worker id (a decision taken on MTurk, such as
+    auto-approval, is mirrored in Concord), abandon Concord assignments whose
     MTurk assignment is gone (its duration has passed without a submission, or its HIT no longer
     exists), and grant the experiment's qualification to every worker seen."""
     client, now, summary = _mturk(publication, client), now or timezone.now(), SyncSummary()
@@ -360,6 +372,7 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
                           "platform_status": row["AssignmentStatus"], "accepted_at": accepted, "submitted_at": submitted,
                           "time_taken": (submitted - accepted).total_seconds() if accepted and submitted else None})
             summary.linked += match is not None
+            _mirror_review(match, MTURK_STATES.get(row["AssignmentStatus"], ""), row.get("RequesterFeedback", ""), "MTurk")
         duration = timedelta(minutes=int(s["duration_minutes"]))
         for assignment in concord:
             assignment_id = platform_assignment_id(assignment)
@@ -753,6 +766,7 @@ def prolific_sync(*, publication: Publication, client: prolific.Prolific | None 
                           "platform_status": row.get("status", ""), "time_taken": row.get("time_taken"),
                           "accepted_at": _when(row.get("started_at")), "submitted_at": _when(row.get("completed_at"))})
             summary.linked += match is not None
+            _mirror_review(match, state, "", "Prolific")
             if match is not None and state in FREES_PLACE and match.status == Assignment.Status.STARTED:
                 review.assignment_abandon(assignment=match, reason=f"the Prolific submission is {row.get('status')}")
                 summary.abandoned += 1

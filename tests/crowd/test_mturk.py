@@ -32,7 +32,7 @@ SETTINGS = {"reward": "0.80", "hits": 2, "assignments_per_hit": 2, "lifetime_hou
 
 @pytest.fixture
 def publication(make_study):
-    study = make_study("likert")
+    study = make_study("likert", raters_per_item=4)  # room for four raters, then full
     return services.publication_configure(study=study, platform="mturk", sandbox=True, settings=SETTINGS)
 
 
@@ -171,6 +171,7 @@ def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mt
     stale = mturk_worker(publication.study, "A2WORKERGONE", "3ASSIGNGONE000000000000000000", hit_a)
     Assignment.objects.filter(pk=stale.pk).update(started_at=timezone.now() - timedelta(minutes=55))
     working = mturk_worker(publication.study, "A3WORKERBUSY", "3ASSIGNBUSY000000000000000000", hit_b)
+    auto = mturk_worker(publication.study, "A5AUTOAPPROVED", "3ASSIGNAUTO000000000000000000", hit_b, finish=True)
     mturk_stub.add_response("get_hit", hit_response(hit_a), {"HITId": hit_a})
     mturk_stub.add_response("list_assignments_for_hit", {
         "NextToken": "page-2", "NumResults": 1,
@@ -181,24 +182,28 @@ def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mt
         {"HITId": hit_a, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"],
          "NextToken": "page-2"})
     mturk_stub.add_response("get_hit", hit_response(hit_b), {"HITId": hit_b})
-    mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 0, "Assignments": []})
-    for worker in ("A1WORKERDONE", "A2WORKERGONE", "A3WORKERBUSY", "A9STRANGER"):
+    mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 1, "Assignments": [
+        mturk_assignment("3ASSIGNAUTO000000000000000000", "A5AUTOAPPROVED", hit_b, status="Approved")]})
+    for worker in ("A1WORKERDONE", "A2WORKERGONE", "A3WORKERBUSY", "A5AUTOAPPROVED", "A9STRANGER"):
         mturk_stub.add_response("associate_qualification_with_worker", {}, {
             "QualificationTypeId": "3QUALEXPERIMENT000000000000000", "WorkerId": worker, "IntegerValue": 1,
             "SendNotification": False})
 
     summary = services.mturk_sync(publication=publication)
 
-    assert (summary.seen, summary.linked, summary.abandoned, summary.granted) == (2, 1, 1, 4)
+    assert (summary.seen, summary.linked, summary.abandoned, summary.granted) == (3, 2, 1, 5)
     states = dict(WorkerAssignment.objects.values_list("external_id", "state"))
     assert states == {"3ASSIGNDONE000000000000000000": "submitted", "3ASSIGNOTHER00000000000000000": "submitted",
-                      "3ASSIGNGONE000000000000000000": "abandoned", "3ASSIGNBUSY000000000000000000": "active"}
+                      "3ASSIGNGONE000000000000000000": "abandoned", "3ASSIGNBUSY000000000000000000": "active",
+                      "3ASSIGNAUTO000000000000000000": "approved"}
+    auto.refresh_from_db()
+    assert auto.status == Assignment.Status.APPROVED  # MTurk's auto-approval is mirrored
     assert WorkerAssignment.objects.get(external_id="3ASSIGNDONE000000000000000000").assignment_id == done.pk
     assert WorkerAssignment.objects.get(external_id="3ASSIGNDONE000000000000000000").time_taken == 720
     stale.refresh_from_db()
     working.refresh_from_db()
     assert stale.status == Assignment.Status.ABANDONED and working.status == Assignment.Status.STARTED
-    assert QualificationGrant.objects.count() == 4
+    assert QualificationGrant.objects.count() == 5
     # the abandoned assignment's items are back in the pool: a new rater gets them
     newcomer = mturk_worker(publication.study, "A4NEW", "3ASSIGNNEW0000000000000000000", hit_b)
     assert set(newcomer.assignment_items.values_list("item", flat=True)) == set(

@@ -187,3 +187,20 @@ def test_prolific_without_a_token_says_where_to_set_it(settings, publication):
     settings.PROLIFIC_TOKEN = ""
     with pytest.raises(PlatformError, match="PROLIFIC_TOKEN"):
         services.prolific_transition(publication=live(publication), action="PAUSE")
+
+
+def test_prolific_decisions_taken_in_prolifics_app_are_mirrored(prolific_transport, publication):
+    publication = live(publication)
+    approved = prolific_participant(publication.study, "5f00000000000000000000a1", "6560aaaa0000000000000001", finish=True)
+    rejected = prolific_participant(publication.study, "5f00000000000000000000a2", "6560aaaa0000000000000002", finish=True)
+    prolific_transport.expect("GET", f"studies/{STUDY_ID}/submissions/", {"results": [
+        {"id": "6560aaaa0000000000000001", "participant_id": "5f00000000000000000000a1", "status": "APPROVED",
+         "started_at": "2026-11-20T09:05:00Z", "completed_at": "2026-11-20T09:19:30Z", "time_taken": 870},
+        {"id": "6560aaaa0000000000000002", "participant_id": "5f00000000000000000000a2", "status": "REJECTED",
+         "started_at": "2026-11-20T09:05:00Z", "completed_at": "2026-11-20T09:09:30Z", "time_taken": 270}],
+        "_links": {"next": {"href": None}}})
+    services.prolific_sync(publication=publication)
+    approved.refresh_from_db()
+    rejected.refresh_from_db()
+    assert (approved.status, rejected.status) == ("approved", "rejected")
+    assert rejected.platform_data["review_reason"] == "rejected on Prolific"
