@@ -54,3 +54,13 @@ def test_forms_are_filled_generically_keeping_hidden_tokens():
     assert (data["csrfmiddlewaretoken"], data["form_token"], data["agree"]) == ("c5rf", "per-assignment", "yes")
     assert data["r1-fluency"] in {"1", "2"} and 1 <= int(data["r2-fluency"]) <= 9
     assert sorted((data["a"], data["b"])) == ["1", "2"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simulated_raters_over_http_against_a_running_server(live_server, make_study):
+    study = make_study("likert", raters_per_item=2, items_per_assignment=3)
+    out = StringIO()
+    call_command("simulate_crowd", study.slug, "--raters", "2", "--server", live_server.url, "--seed", "5",
+                 "--platform", "mturk", stdout=out)
+    assert "2/2 simulated raters completed" in out.getvalue()
+    assert Assignment.objects.filter(study=study, status="submitted").count() == 2
