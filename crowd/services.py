@@ -514,6 +514,8 @@ def bonus_create(*, publication: Publication, assignment: Assignment, amount, re
         errors["assignment"] = "this assignment is not part of the study"
     elif publication.platform == Platform.MTURK and not platform_assignment_id(assignment):
         errors["assignment"] = "this assignment has no MTurk assignment id"
+    if publication.platform == Platform.PROLIFIC and not publication.external_id:
+        errors["publication"] = "the study is not on Prolific yet"
     if errors:
         raise ValidationError(errors)
     return Bonus.objects.create(publication=publication, assignment=assignment, amount=value,
