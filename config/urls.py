@@ -12,9 +12,11 @@ urlpatterns = [
     path("api/auth/token/", TokenObtainApi.as_view(), name="api-token"),
     path("api/", include("studies.api.urls")),
     path("api/", include("metrics.api.urls")),
+    path("api/crowd/", include("crowd.api.urls")),
     path("r/", include("studies.rater_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include("crowd.urls")),
     path("", include("metrics.urls")),
     path("", include("studies.urls")),
 ]

@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "studies",
     "metrics",
+    "crowd",
 ]
 
 MIDDLEWARE = [
@@ -173,6 +174,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# crowd platforms: sync MTurk/Prolific and abandon stale assignments every 10 minutes (needs `celery beat`)
+CELERY_BEAT_SCHEDULE = {"crowd-sync": {"task": "crowd.tasks.crowd_sync_all", "schedule": 600.0}}
 
 LOGGING = {
     "version": 1,

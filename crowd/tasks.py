@@ -1,0 +1,35 @@
+"""Celery tasks: thin; ids in, services do the work. ``crowd_sync_all`` runs on the beat schedule
+(config.settings.base.CELERY_BEAT_SCHEDULE)."""
+import logging
+
+from celery import shared_task
+
+from crowd import services
+from crowd.errors import PlatformError
+from crowd.models import Publication
+from studies import review
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def publication_sync(publication_id: int) -> str:
+    summary = services.publication_sync(publication=Publication.objects.select_related("study").get(pk=publication_id))
+    return str(summary)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def crowd_sync_all() -> dict:
+    """Abandon assignments past their study's time limit, then sync every live publication (a
+    failing platform is logged and recorded on its publication; the others still sync)."""
+    expired = review.assignments_expire_stale()
+    synced, failed = 0, 0
+    live = Publication.objects.exclude(status=Publication.Status.DRAFT).exclude(external_id="").select_related("study")
+    for publication in live:
+        try:
+            services.publication_sync(publication=publication)
+            synced += 1
+        except PlatformError as error:
+            failed += 1
+            log.warning("crowd sync of %s failed: %s", publication, error)
+    return {"expired": expired, "synced": synced, "failed": failed}
