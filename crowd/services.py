@@ -286,12 +286,11 @@ MTURK_STATES = {"Submitted": WorkerAssignment.State.SUBMITTED, "Approved": Worke
 
 
 def platform_assignment_id(assignment: Assignment) -> str:
-    """The platform's id for this acceptance (MTurk assignmentId, Prolific SESSION_ID): a dedicated
-    field on Assignment when there is one, else what the entry link stored in platform_data."""
-    for name in ("platform_assignment_id", "external_assignment_id"):
-        value = getattr(assignment, name, None)
-        if value:
-            return str(value)
+    """The platform's id for this acceptance (MTurk assignmentId, Prolific SESSION_ID), which the
+    entry bound the assignment to (``Assignment.acceptance_id``); rows from before that binding keep
+    it only in platform_data."""
+    if assignment.acceptance_id:
+        return assignment.acceptance_id
     data = assignment.platform_data or {}
     return str(data.get("assignmentId") or data.get("SESSION_ID") or "")
 

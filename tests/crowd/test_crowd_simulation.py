@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.mark.parametrize(("design", "platform"), [("likert", "mturk"), ("bws", "prolific"), ("rme", "prolific")])
 def test_simulated_raters_complete_the_study_through_its_pages(make_study, design, platform):
-    study = make_study(design, raters_per_item=2, items_per_assignment=3)
+    study = make_study(design, raters_per_item=2, items_per_assignment=3, platform=platform)
     out = StringIO()
     call_command("simulate_crowd", study.slug, "--raters", "3", "--platform", platform, "--seed", "7", stdout=out)
     assert "3/3 simulated raters completed" in out.getvalue()
@@ -33,12 +33,14 @@ def test_simulated_raters_complete_the_study_through_its_pages(make_study, desig
 
 
 def test_simulation_stops_and_says_why_when_the_study_is_full(make_study):
-    study = make_study("likert", raters_per_item=1, items_per_assignment=6)
+    study = make_study("likert", raters_per_item=1, items_per_assignment=6, platform="prolific")
     err = StringIO()
     call_command("simulate_crowd", study.slug, "--raters", "2", "--seed", "1", stdout=StringIO(), stderr=err)
     assert "HTTP 403" in err.getvalue() and Assignment.objects.count() == 1
     with pytest.raises(CommandError, match="draft; publish it first"):
         call_command("simulate_crowd", make_study("likert", publish=False).slug, stdout=StringIO())
+    with pytest.raises(CommandError, match="takes links of the kind .Invite link."):
+        call_command("simulate_crowd", make_study("likert").slug, stdout=StringIO())
 
 
 def test_forms_are_filled_generically_keeping_hidden_tokens():
@@ -58,7 +60,7 @@ def test_forms_are_filled_generically_keeping_hidden_tokens():
 
 @pytest.mark.django_db(transaction=True)
 def test_simulated_raters_over_http_against_a_running_server(live_server, make_study):
-    study = make_study("likert", raters_per_item=2, items_per_assignment=3)
+    study = make_study("likert", raters_per_item=2, items_per_assignment=3, platform="mturk")
     out = StringIO()
     call_command("simulate_crowd", study.slug, "--raters", "2", "--server", live_server.url, "--seed", "5",
                  "--platform", "mturk", stdout=out)

@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", help="study slug (published)")
         parser.add_argument("--raters", type=int, default=5)
-        parser.add_argument("--platform", choices=("mturk", "prolific"), default="prolific")
+        parser.add_argument("--platform", choices=("mturk", "prolific"),
+                            help="default: the study's platform (a study accepts only its own platform's links)")
         parser.add_argument("--server", help="base URL of a running server; default: in process")
         parser.add_argument("--concurrency", type=int, default=1, help="parallel raters (with --server)")
         parser.add_argument("--seed", type=int, help="answers and identities are reproducible with a seed")
@@ -34,6 +35,10 @@ class Command(BaseCommand):
             raise CommandError(f"no study {options['study']!r}")
         if study.status != Study.Status.PUBLISHED:
             raise CommandError(f"study {study.slug} is {study.status}; publish it first")
+        platform = options["platform"] or study.platform
+        if platform != study.platform or platform not in ("mturk", "prolific"):
+            raise CommandError(f"study {study.slug} takes links of the kind {study.get_platform_display()!r}; simulated raters "
+                               "enter by Mechanical Turk or Prolific links of the study's own platform")
         if options["raters"] < 1:
             raise CommandError("--raters must be at least 1")
         seed = options["seed"] if options["seed"] is not None else secrets.randbits(32)
@@ -42,7 +47,7 @@ class Command(BaseCommand):
 
         def one(index: int):
             session = HttpSession(options["server"]) if options["server"] else DjangoSession()
-            return simulate_rater(session, study_slug=study.slug, platform=options["platform"],
+            return simulate_rater(session, study_slug=study.slug, platform=platform,
                                   rater=f"{run}W{index:04d}", run=run, rng=random.Random(seed * 100003 + index))
 
         if concurrency == 1:  # in process: stay on this thread (and its database connection)
