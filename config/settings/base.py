@@ -148,6 +148,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `platform` choice (a study's: invite/mturk/prolific/benchmark; a crowd publication's).
+    "ENUM_NAME_OVERRIDES": {
+        "StudyPlatformEnum": "studies.models.Study.Platform",
+        "CrowdPlatformEnum": "crowd.models.Platform",
+    },
 }
 
 # Celery: queues `default` and `gpu`; the filesystem broker needs no server.

@@ -19,7 +19,8 @@ from studies.review import ReviewError
 
 ErrorSerializer = inline_serializer("CrowdError", {"detail": serializers.CharField(),
                                                    "call": serializers.CharField(required=False)})
-ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer, 502: ErrorSerializer}
+# 400 keeps the project-wide field-errors schema (config.schema): DRF answers bad input by field.
+ERRORS = {404: ErrorSerializer, 409: ErrorSerializer, 502: ErrorSerializer}
 
 
 class CrowdApiView(APIView):
