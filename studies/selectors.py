@@ -176,8 +176,10 @@ def ratings_frame(studies: QuerySet[Study]) -> pd.DataFrame:
 
 
 def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
-    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK}
-            for s in studies.order_by("id")]
+    """One entry per study, with its configured criteria (so an empty report still has its table cells)."""
+    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
+             "criteria": [c.name for c in s.criteria.all()]}
+            for s in studies.order_by("id").prefetch_related("criteria")]
 
 
 def ratings_version(studies: QuerySet[Study]) -> str:

@@ -188,3 +188,100 @@ def test_another_researchers_report_is_a_404(client, other_user, api):
     assert client.get("/experiments/demo-seed-study/report/").status_code == 404
     assert client.get("/studies/demo-rme/report/figures/icc.svg").status_code == 404
     assert api.get("/api/experiments/demo-seed-study/report/").status_code == 404
+
+
+# --- every state from the first rating on ------------------------------------------------------------------
+
+def _submit(study, rater_id: str, *, slots: int | None = None, offset: int = 0) -> Assignment:
+    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+                                                                                            external_id=rater_id))
+    for slot in assignment.assignment_items.all():
+        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            c: {r: (j + offset) % 6 + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
+    return services.assignment_submit(assignment=assignment, total_seconds=240)
+
+
+def _every_report_output(client, api, study) -> dict:
+    """The page, JSON, CSV, XLSX and every figure of a study's report (each must answer 200)."""
+    base = f"/studies/{study.slug}/report"
+    page = client.get(f"{base}/")
+    assert page.status_code == 200
+    figures = [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]
+    assert len(figures) == 6
+    for url in figures:
+        svg = client.get(url)
+        assert svg.status_code == 200 and svg.content.decode().startswith("<svg"), url
+    data = api.get(f"/api/studies/{study.slug}/report/")
+    csv_response = client.get(f"{base}.csv")
+    xlsx_response = client.get(f"{base}.xlsx")
+    assert (data.status_code, csv_response.status_code, xlsx_response.status_code) == (200, 200, 200)
+    return {"page": page.content.decode(), "json": data.json(),
+            "csv": list(csv.DictReader(io.StringIO(csv_response.content.decode()))),
+            "xlsx": openpyxl.load_workbook(io.BytesIO(xlsx_response.content)), "figures": figures}
+
+
+def test_report_with_zero_ratings_says_so_everywhere(client, api, user, make_study):
+    study = make_study("likert")
+    client.force_login(user)
+    out = _every_report_output(client, api, study)
+    assert "No submitted ratings yet" in out["page"]
+    assert {(c["criterion"], c.get("icc"), c["error"]) for c in out["json"]["tables"]["table1"]} == {
+        ("readability", None, "no submitted ratings yet"), ("coherence", None, "no submitted ratings yet")}
+    assert out["csv"] and all(row["value"] == "" for row in out["csv"])
+    assert client.get(f"/experiments/{study.experiment.slug}/report/").status_code == 200  # was KeyError: 'table1'
+
+
+def test_report_with_one_rating_and_with_no_item_rated_twice(client, api, user, make_study):
+    study = make_study("likert", raters_per_item=1, items_per_assignment=3)
+    client.force_login(user)
+    first = _submit(study, "w1")
+    from studies.models import Rating
+    keep = Rating.objects.filter(assignment=first).first()
+    Rating.objects.filter(assignment=first).exclude(pk=keep.pk).delete()
+    out = _every_report_output(client, api, study)
+    assert [a["alpha"] for a in out["json"]["alpha"]] == [None]
+    _submit(study, "w2", offset=1)  # the other three items: still no item with two raters
+    assert set(Rating.objects.values_list("item_id", flat=True).filter(assignment=first)).isdisjoint(
+        Rating.objects.exclude(assignment=first).values_list("item_id", flat=True))
+    out = _every_report_output(client, api, study)
+    assert "needs at least two raters on one item" in out["page"]
+    assert [(a["alpha"], a["note"]) for a in out["json"]["alpha"]] == [(None, "needs at least two raters on one item")] * 2
+    assert all(c["error"] == "needs at least two raters on one item" for c in out["json"]["tables"]["table1"])
+    assert out["json"]["planning"] == [] and all(row["value"] == "" for row in out["csv"])
+    sheet = out["xlsx"]["Krippendorff alpha"]
+    header = [c.value for c in sheet[1]]
+    assert [row[header.index("alpha")].value for row in sheet.iter_rows(min_row=2)] == [None, None]
+    assert client.get(f"/studies/{study.slug}/report/?exclude_flagged=1").status_code == 200
+
+
+def test_exclude_flagged_on_a_healthy_experiment_renders(client, api, user, demo):
+    client.force_login(user)
+    for study in demo.studies.all():
+        for query in ("", "?exclude_flagged=1"):
+            assert client.get(f"/studies/{study.slug}/report/{query}").status_code == 200
+            assert api.get(f"/api/studies/{study.slug}/report/{query}").status_code == 200
+    page = client.get(f"/experiments/{demo.slug}/report/?exclude_flagged=1")
+    assert page.status_code == 200
+    for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
+        assert client.get(url).status_code == 200
+    assert client.get(f"/experiments/{demo.slug}/report.xlsx?exclude_flagged=1").status_code == 200
+
+
+def test_exclude_flagged_that_leaves_one_rater_per_item_renders(client, api, user, make_study):
+    study = make_study("likert", raters_per_item=2, items_per_assignment=6)
+    _submit(study, "good", offset=0)
+    straight = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+                                                                                         external_id="straight"))
+    for slot in straight.assignment_items.all():
+        services.ratings_record(assignment=straight, item_id=slot.item_id, answers={
+            c: dict.fromkeys(slot.response_order, 3) for c in ("readability", "coherence")})
+    services.assignment_submit(assignment=straight)
+    client.force_login(user)
+    report = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
+    assert report["excluded_raters"]
+    assert all(a["alpha"] is None for a in report["alpha"])
+    page = client.get(f"/studies/{study.slug}/report/?exclude_flagged=1")
+    assert page.status_code == 200
+    for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
+        assert client.get(url).status_code == 200
+    assert client.get(f"/studies/{study.slug}/report.xlsx?exclude_flagged=1").status_code == 200
