@@ -103,3 +103,27 @@ def test_fill_bme_references_from_the_study_page(client, user, corpus):
     assert "BME reference values" in client.get("/studies/b/").content.decode()
     client.post("/metrics/bme/b/", {"metric_model": "readability"})
     assert not Study.objects.get(slug="b").items.filter(reference_value=None).exists()
+
+
+def test_human_metric_page_before_scoring_says_score_first_and_starts_a_run(client, user):
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    model = services.metric_model_default(key="readability")
+    client.force_login(user)
+    url = f"/experiments/{experiment.slug}/metrics/{model.name}/"
+    page = client.get(url)
+    assert page.status_code == 200  # was a 500: correlations of responses without scores
+    text = page.content.decode()
+    assert "Score first" in text and text.count("Score with readability") == experiment.studies.count()
+    assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}.csv").status_code == 200
+    first = experiment.studies.order_by("id").first()
+    response = client.post("/metrics/runs/start/", {"study": first.slug, "metric_model": model.name, "next": url})
+    assert response.status_code == 302 and response["Location"] == url
+    run = ScoringRun.objects.get(study=first, metric_model=model)
+    assert "a scoring run is queued" in client.get(url).content.decode()
+    services.scoring_run_execute(run=run)
+    text = client.get(url).content.decode()
+    # the demo's conditions show the same responses: one run scores them all
+    assert 'id="table8"' in text and "Score first" not in text
+    assert client.post("/metrics/runs/start/", {"study": first.slug, "metric_model": model.name,
+                                                "next": "https://evil.example/"})["Location"] == "/metrics/"
