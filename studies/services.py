@@ -19,6 +19,7 @@ from django.utils.text import slugify
 
 from studies import designs
 from studies.importing.formats import PARSERS, detect_format
+from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
     Assignment,
@@ -45,6 +46,9 @@ DEFAULT_CRITERIA = (
      "help_text": "Does it follow on from what was said, staying on topic and making sense as a reply?"},
 )
 IMPORT_BATCH = 1000
+# At most this many responses to one conversation in an import (DailyDialog++ has 15; a screen shows
+# a handful): more is a malformed file, and Response.position is a small integer.
+MAX_RESPONSES_PER_CONVERSATION = 1000
 MAX_REPORTED_PROBLEMS = 20
 
 
@@ -454,13 +458,14 @@ class ImportSummary:
     systems_created: list[str] = field(default_factory=list)
     benchmark_study: Study | None = None
     ratings: int = 0
+    missing_scores: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
             "responses": self.responses, "systems_created": self.systems_created,
             "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
-            "ratings": self.ratings,
+            "ratings": self.ratings, "missing_scores": self.missing_scores,
         }
 
 
@@ -538,7 +543,8 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
             transaction.set_rollback(True)
             raise ImportFailed(problems)
         writer.write(batch)
-        if header.benchmark:
+        summary.missing_scores = dict(header.missing_scores)
+        if header.benchmark and writer.scored:
             summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
     return summary
 
@@ -554,16 +560,55 @@ class _CorpusWriter:
         self.scored: list[tuple[int, int, dict[str, list[float | None]]]] = []  # conversation, response, scores
 
     def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
+        """What the database could not store or would confuse, named by line and field, whatever the
+        format: text with NUL or lone surrogates, ids longer than the column (two ids equal in their
+        first 120 characters would collide), system names over 80 characters, too many responses."""
+        line = record.line
+        problem = self._storable(record)
+        if problem is not None:
+            return problem
         if record.external_id in seen:
-            return ImportProblem(record.line, "id", f"duplicate conversation id {record.external_id!r} "
-                                                    f"(first on line {seen[record.external_id]})")
-        seen[record.external_id] = record.line
+            return ImportProblem(line, "id", f"duplicate conversation id {record.external_id!r} "
+                                             f"(first on line {seen[record.external_id]})")
+        seen[record.external_id] = line
         for response in record.responses:
             name = response.system
             if name not in self.system_ids and name not in self.header.systems and name not in self.declared:
                 return ImportProblem(record.line, f"responses.{name}", (
                     f"unknown system {name!r}: declare it in the file's header \"systems\" or pass it as a "
                     "known system (--system / systems)"))
+        return None
+
+    @staticmethod
+    def _storable(record: ParsedConversation) -> ImportProblem | None:
+        line = record.line
+        id_limit = Conversation._meta.get_field("external_id").max_length
+        name_limit = System._meta.get_field("name").max_length
+        if (message := text_problem(record.external_id)) is not None:
+            return ImportProblem(line, "id", message)
+        if len(record.external_id) > id_limit:
+            return ImportProblem(line, "id", f"is {len(record.external_id)} characters long; ids may have at most "
+                                             f"{id_limit}")
+        for i, turn in enumerate(record.turns):
+            for key in ("speaker", "text"):
+                if (message := text_problem(turn[key])) is not None:
+                    return ImportProblem(line, f"turns[{i}].{key}", message)
+        if len(record.responses) > MAX_RESPONSES_PER_CONVERSATION:
+            return ImportProblem(line, "responses", f"has {len(record.responses)} responses; one conversation may "
+                                                    f"have at most {MAX_RESPONSES_PER_CONVERSATION}")
+        for response in record.responses:
+            field_name = f"responses.{response.system}"
+            if len(response.system) > name_limit:
+                return ImportProblem(line, f"responses.{response.system[:40]}…",
+                                     f"the system name is {len(response.system)} characters long; at most {name_limit}")
+            if (message := text_problem(response.system)) is not None:
+                return ImportProblem(line, "system", message)
+            if (message := text_problem(response.text)) is not None:
+                return ImportProblem(line, field_name, message)
+            if (problem := value_problem(response.metadata, f"{field_name}.metadata")) is not None:
+                return ImportProblem(line, *problem)
+        if (problem := value_problem(record.metadata, "metadata")) is not None:
+            return ImportProblem(line, *problem)
         return None
 
     def _ensure_systems(self, names: set[str]) -> None:
@@ -583,7 +628,7 @@ class _CorpusWriter:
             return
         self._ensure_systems({r.system for c in batch for r in c.responses})
         conversations = Conversation.objects.bulk_create([
-            Conversation(corpus=self.corpus, external_id=c.external_id[:120], turns=c.turns, metadata=c.metadata)
+            Conversation(corpus=self.corpus, external_id=c.external_id, turns=c.turns, metadata=c.metadata)
             for c in batch
         ])
         pairs = [(conversation, parsed) for conversation, record in zip(conversations, batch, strict=True) for parsed in record.responses]

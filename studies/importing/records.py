@@ -53,3 +53,4 @@ class ParsedHeader:
     human_systems: set[str] = field(default_factory=set)
     benchmark: bool = False
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion -> (min, max)
+    missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list

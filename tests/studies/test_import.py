@@ -202,3 +202,90 @@ def test_dailydialog_pp_imports_three_levels_of_five_responses():
     conversation = Conversation.objects.filter(corpus=summary.corpus).first()
     levels = dict(conversation.responses.values_list("system__name").annotate(__import__("django").db.models.Count("id")))
     assert levels == {"ddpp-relevant": 5, "ddpp-adversarial": 5, "ddpp-random": 5}
+
+
+# --- inputs that were HTTP 500s: each a line/field problem through the API and the command, nothing written ---
+
+HEADER = {"concord": "dialogues/1", "systems": ["bot", "human"], "reference": "human"}
+
+
+def _conversation(**changes) -> dict:
+    return {"id": "c1", "turns": ["Hi", "Hello, how are you?"], "responses": {"bot": "Fine.", "human": "Good, you?"},
+            **changes}
+
+
+def _jsonl(*conversations, header=HEADER) -> bytes:
+    return ("\n".join([json.dumps(header), *conversations]) + "\n").encode()
+
+
+def _fed(records) -> bytes:
+    return json.dumps(records).encode()
+
+
+def _grade_record(scores, **changes) -> dict:
+    return {"ID": "g1", "Dataset": "dd", "DialogModel": "transformer", "Context": "Hi|||Hello there",
+            "Response": "How are you?", "HumanScores": scores, **changes}
+
+
+def _fed_record(**annotations) -> dict:
+    return {"context": "User: Hi\nSystem: Hello\nUser: How are you?", "response": "System: Fine thanks.",
+            "model": "Meena", "annotations": annotations}
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+BAD_INPUTS = [
+    # (name, file bytes, line, field, words in the message)
+    ("deep.jsonl", _jsonl('{"id": "c1", "turns": ' + DEEP + ', "responses": {"bot": "x"}}'), 2, "turns", "nested"),
+    ("deep.json", ('[{"ID": "g1", "HumanScores": "[3]", "Context": ' + DEEP + "}]").encode(), 1, "Context", "nested"),
+    ("nul-text.jsonl", _jsonl(json.dumps(_conversation(turns=["Hi\u0000", "Hello"]))), 2, "turns[0]", "NUL"),
+    ("nul-id.jsonl", _jsonl(json.dumps(_conversation(id="c\u00001"))), 2, "id", "NUL"),
+    ("nul.csv", b"conversation_id,context,system,response\nc1,Hi|||Hello,bot,Fi\x00ne\n", 2, "responses.bot", "NUL"),
+    ("surrogate-text.jsonl", _jsonl('{"id": "c1", "turns": ["Hi", "Hello"], "responses": {"bot": "x\\ud800"}}'),
+     2, "responses.bot", "surrogate"),
+    ("surrogate-id.jsonl", _jsonl('{"id": "c\\udfff", "turns": ["Hi", "Hello"], "responses": {"bot": "x"}}'),
+     2, "id", "surrogate"),
+    ("nan-id.jsonl", _jsonl('{"id": NaN, "turns": ["Hi", "Hello"], "responses": {"bot": "x"}}'), 2, "id", "NaN"),
+    ("nan-metadata.jsonl", _jsonl('{"id": "c1", "turns": ["Hi", "Hello"], "responses": {"bot": "x"}, '
+                                  '"metadata": {"score": -Infinity}}'), 2, "metadata.score", "-Infinity"),
+    ("long-ids.jsonl", _jsonl(json.dumps(_conversation(id="x" * 120 + "a")), json.dumps(_conversation(id="x" * 120 + "b"))),
+     2, "id", "at most 120"),
+    ("long-system.jsonl", _jsonl(json.dumps(_conversation(responses={"s" * 81: "x"})),
+                                 header={**HEADER, "systems": ["s" * 81, "human"]}), 2, "responses.", "at most 80"),
+    ("many.jsonl", _jsonl(json.dumps(_conversation(responses={"bot": ["r"] * 40_000}))), 2, "responses", "at most 1000"),
+    ("header.jsonl", _jsonl(json.dumps(_conversation()), header={**HEADER, "human_systems": 5}), 1, "human_systems",
+     "list of system names"),
+    ("null-scores.json", _fed([_fed_record(overall=[None])]), 1, "annotations.overall", "no score"),
+    ("nan-fed.json", _fed([_fed_record(overall=[float("nan"), 3])]), 1, "annotations.overall[0]", "NaN"),
+    ("inf-fed.json", _fed([_fed_record(overall=[3, float("inf")])]), 1, "annotations.overall[1]", "Infinity"),
+    ("nan-grade.json", _fed([_grade_record("[3, NaN, 4]")]), 1, "HumanScores[1]", "NaN"),
+    ("huge-grade.json", _fed([_grade_record([3, 1e999])]).replace(b"Infinity", b"1e999"), 1, "HumanScores[1]",
+     "too large"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "line", "field", "words"), BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_inputs_that_were_500s_are_line_and_field_problems(api, tmp_path, name, data, line, field, words):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    before = row_counts()
+    response = api.post("/api/imports/", {"file": SimpleUploadedFile(name, data)}, format="multipart")
+    assert response.status_code == 400, response.content[:300]
+    problems = response.json()["file"]
+    assert any(p.startswith(f"line {line}, {field}") and words in p for p in problems), problems
+    assert row_counts() == before
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(CommandError) as failure:
+        call_command("import_dialogues", str(path), verbosity=0)
+    assert f"line {line}, {field}" in str(failure.value) and words in str(failure.value)
+    assert row_counts() == before
+
+
+def test_fed_empty_annotation_list_is_a_missing_value_and_a_bare_number_one_rating():
+    records = [_fed_record(overall=[3, 4], interesting=[]), _fed_record(overall=2, interesting=[1])]
+    records[1]["context"] = "User: Good morning\nSystem: Morning!"
+    summary = do_import(_fed(records), name="fed.json")
+    assert summary.missing_scores == {"interesting": 1}
+    ratings = Rating.objects.filter(assignment__study=summary.benchmark_study)
+    assert sorted(ratings.filter(criterion__name="overall").values_list("value", flat=True)) == [2, 3, 4]
+    assert list(ratings.filter(criterion__name="interesting").values_list("value", flat=True)) == [1]
