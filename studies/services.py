@@ -4,6 +4,8 @@ Views, API views, commands and Celery tasks call these; none of them writes mode
 """
 from __future__ import annotations
 
+import logging
+import os
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +40,8 @@ from studies.models import (
     StudyItemResponse,
     System,
 )
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_CRITERIA = (
     {"name": "readability", "question": "How readable is this response?",
@@ -710,9 +714,15 @@ def import_job_create(*, owner, path: str, source_name: str, source_format: str,
     return job
 
 
-def import_job_run(*, job: ImportJob) -> ImportJob:
-    """Run a queued import; its outcome (counts or the problems) is recorded on the job row."""
-    claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
+def import_job_run(*, job: ImportJob, resume: bool = False) -> ImportJob:
+    """Run a queued import; its outcome (counts or the problems) is recorded on the job row.
+
+    Every outcome ends the job: done, failed with the problems, or failed with a message on an
+    unexpected error (never left ``running``); the uploaded file is deleted either way. ``resume``
+    (a task redelivered after its worker died) also takes a job left ``running``: the import is one
+    transaction, so nothing of the dead attempt was kept."""
+    claimable = [ImportJob.Status.QUEUED, ImportJob.Status.RUNNING] if resume else [ImportJob.Status.QUEUED]
+    claimed = ImportJob.objects.filter(pk=job.pk, status__in=claimable).update(status=ImportJob.Status.RUNNING)
     job.refresh_from_db()
     if not claimed:
         return job
@@ -725,6 +735,22 @@ def import_job_run(*, job: ImportJob) -> ImportJob:
         job.status, job.message = ImportJob.Status.FAILED, "\n".join(str(p) for p in failure.problems)
     except OSError as error:
         job.status, job.message = ImportJob.Status.FAILED, f"cannot read the uploaded file: {error.strerror}"
+    except Exception as error:  # noqa: BLE001 - any other failure must still end the job with a message
+        logger.exception("import job %s failed unexpectedly", job.pk)
+        job.status = ImportJob.Status.FAILED
+        job.message = (f"the import stopped on an unexpected error ({type(error).__name__}); nothing was kept. "
+                       f"Tell the administrators the job number ({job.pk}).")
+    finally:
+        _upload_delete(job.path)
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "counts", "corpus", "message", "finished_at"])
     return job
+
+
+def _upload_delete(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        logger.warning("could not delete the import upload %s", path)

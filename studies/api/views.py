@@ -29,6 +29,7 @@ from studies.api.serializers import (
 )
 from studies.exporting import EXPORT_FORMATS, export_lines
 from studies.importing.records import ImportFailed
+from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
 
 
@@ -190,9 +191,18 @@ class DialoguesImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
+    def initial(self, request, *args, **kwargs):
+        # Before anything reads the body: count the upload as it streams and stop at the limit.
+        self.size_limit = SizeLimitUploadHandler(request._request)
+        request._request.upload_handlers.insert(0, self.size_limit)
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(request=ImportInputSerializer, responses={201: ImportOutputSerializer, 202: OpenApiTypes.OBJECT})
     def post(self, request):
-        data = ImportInputSerializer(data=request.data)
+        received = request.data
+        if self.size_limit.exceeded:
+            raise ValidationError({"file": [self.size_limit.message()]})
+        data = ImportInputSerializer(data=received)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         upload = values["file"]
@@ -201,13 +211,21 @@ class DialoguesImportApi(APIView):
 
             folder = settings.MEDIA_ROOT / "imports"
             folder.mkdir(parents=True, exist_ok=True)
-            handle, path = tempfile.mkstemp(dir=folder, suffix="-" + os.path.basename(upload.name))
-            with os.fdopen(handle, "wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
-            job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
-                                             source_format=values["format"], corpus_slug=values.get("corpus") or "",
-                                             systems=values["systems"])
+            handle, path = tempfile.mkstemp(dir=folder, suffix="-" + os.path.basename(upload.name)[-100:])
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    for chunk in upload.chunks():
+                        out.write(chunk)
+            except OSError:
+                os.unlink(path)
+                raise
+            try:
+                job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
+                                                 source_format=values["format"],
+                                                 corpus_slug=values.get("corpus") or "", systems=values["systems"])
+            except Exception:
+                os.unlink(path)
+                raise
             return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
         try:
             summary = services.dialogues_import(

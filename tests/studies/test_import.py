@@ -2,6 +2,7 @@
 streaming over chunk boundaries, and the real public data sets."""
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -289,3 +290,93 @@ def test_fed_empty_annotation_list_is_a_missing_value_and_a_bare_number_one_rati
     ratings = Rating.objects.filter(assignment__study=summary.benchmark_study)
     assert sorted(ratings.filter(criterion__name="overall").values_list("value", flat=True)) == [2, 3, 4]
     assert list(ratings.filter(criterion__name="interesting").values_list("value", flat=True)) == [1]
+
+
+# --- background imports ------------------------------------------------------------------------------
+
+@pytest.fixture
+def uploads(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path / "imports"
+
+
+def _background(api, data: bytes, name="pilot.jsonl"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return api.post("/api/imports/", {"file": SimpleUploadedFile(name, data), "run_in_background": "true"},
+                    format="multipart")
+
+
+def test_oversized_upload_is_refused_and_nothing_is_kept(api, uploads, settings):
+    from studies.models import ImportJob
+
+    settings.IMPORT_MAX_BYTES = 100_000
+    for background in (True, False):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+        response = api.post("/api/imports/", {"file": SimpleUploadedFile("big.jsonl", small_corpus_lines(2000)),
+                                              "run_in_background": str(background).lower()}, format="multipart")
+        assert response.status_code == 400
+        assert "larger than the import limit" in response.json()["file"][0]
+    assert not ImportJob.objects.exists() and not Corpus.objects.exists()
+    assert not uploads.exists() or not any(uploads.iterdir())
+
+
+def test_size_limit_handler_stops_reading_at_the_limit():
+    from django.core.files.uploadhandler import StopUpload
+
+    from studies.importing.uploads import SizeLimitUploadHandler
+
+    handler = SizeLimitUploadHandler(limit=10_000)
+    handler.new_file("file", "big.jsonl", "application/octet-stream", None)
+    received = 0
+    for _ in range(100):  # a 400 KB upload in 4 KiB chunks
+        try:
+            handler.receive_data_chunk(b"x" * 4096, received)
+        except StopUpload:
+            break
+        received += 4096
+    assert handler.exceeded and received == 8192  # stopped at the first chunk past the limit
+
+
+def test_background_job_done_or_failed_deletes_its_upload(api, uploads):
+    from studies.models import ImportJob
+
+    ok = _background(api, small_corpus_lines(3))
+    bad = _background(api, b'{"id": "c1"}\n', name="bad.jsonl")
+    assert (ok.status_code, bad.status_code) == (202, 202)
+    jobs = [ImportJob.objects.get(pk=r.json()["job"]) for r in (ok, bad)]
+    assert all(os.path.exists(job.path) for job in jobs)
+    done, failed = (services.import_job_run(job=job) for job in jobs)
+    assert (done.status, failed.status) == ("done", "failed")
+    assert "line 1, turns" in failed.message
+    assert not any(os.path.exists(job.path) for job in jobs)
+    assert api.get(f"/api/imports/{failed.pk}/").json()["status"] == "failed"
+
+
+def test_background_job_with_an_unexpected_error_ends_failed_with_a_message(api, uploads, monkeypatch):
+    from studies.models import ImportJob
+
+    job = ImportJob.objects.get(pk=_background(api, small_corpus_lines(3)).json()["job"])
+
+    def broken(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(services, "dialogues_import", broken)
+    job = services.import_job_run(job=job)
+    assert job.status == "failed" and "unexpected error (RuntimeError)" in job.message and str(job.pk) in job.message
+    assert job.finished_at is not None and not os.path.exists(job.path)
+
+
+def test_a_redelivered_import_task_takes_over_a_job_left_running(api, uploads):
+    from studies.models import ImportJob
+    from studies.tasks import import_job_run
+
+    job = ImportJob.objects.get(pk=_background(api, small_corpus_lines(3)).json()["job"])
+    ImportJob.objects.filter(pk=job.pk).update(status="running")  # its first worker was killed
+    assert import_job_run.apply(args=[job.pk]).get() == "running"  # a plain second delivery leaves it alone
+    import_job_run.push_request(delivery_info={"redelivered": True})
+    try:
+        assert import_job_run.run(job.pk) == "done"
+    finally:
+        import_job_run.pop_request()
+    assert Corpus.objects.filter(slug="pilot").exists() and not os.path.exists(job.path)
