@@ -74,6 +74,36 @@ def unique_slug(model: type, text: str, *, field_name: str = "slug", max_length:
     return candidate
 
 
+SLUG_ATTEMPTS = 5
+
+
+def _slug_not_available(slug: str) -> ValidationError:
+    # Says nothing about whose object holds the slug (it may be another researcher's).
+    return ValidationError({"slug": [f"the slug {slug!r} is not available; choose another"]})
+
+
+def _create_with_slug(model: type, *, slug: str | None, text: str, **fields):
+    """``model.objects.create(slug=..., **fields)`` that survives a concurrent create of the same slug.
+
+    The check-then-insert of ``unique_slug`` races: two requests can pick the same free slug and the
+    second insert raises IntegrityError. Each insert runs in a savepoint; an explicit slug that turns
+    out taken is a ValidationError, an automatic one moves on to the next free slug (then a random
+    suffix, so retries cannot collide again)."""
+    for attempt in range(SLUG_ATTEMPTS):
+        candidate = slug or unique_slug(model, text)
+        if attempt >= 2 and not slug:
+            candidate = f"{candidate[:72]}-{secrets.token_hex(3)}"
+        try:
+            with transaction.atomic():
+                return model.objects.create(slug=candidate, **fields)
+        except IntegrityError:
+            if not model.objects.filter(slug=candidate).exists():
+                raise  # another constraint: not a slug race
+            if slug:
+                raise _slug_not_available(slug) from None
+    raise _slug_not_available(candidate)
+
+
 # --- experiments and studies ----------------------------------------------------------------------
 
 @transaction.atomic
@@ -81,10 +111,8 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
                       conditions: Sequence[Mapping[str, Any]] = ()) -> Experiment:
     """Create an experiment and, optionally, its conditions (each a mapping of study_create's arguments)."""
     if slug and Experiment.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": f"an experiment {slug!r} already exists"})
-    experiment = Experiment.objects.create(
-        owner=owner, title=title, description=description, slug=slug or unique_slug(Experiment, title)
-    )
+        raise _slug_not_available(slug)
+    experiment = _create_with_slug(Experiment, slug=slug, text=title, owner=owner, title=title, description=description)
     for condition in conditions:
         study_create(experiment=experiment, **condition)
     return experiment
@@ -109,7 +137,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     if platform not in Study.Platform.values:
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
-        errors["slug"] = [f"a study {slug!r} already exists"]
+        errors.update(_slug_not_available(slug).message_dict)
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
     defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
     names = [slugify(c.get("name", "")) for c in specs]
@@ -119,11 +147,11 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["criteria"] = ["criterion names must be different"]
     if errors:
         raise ValidationError(errors)
-    study = Study.objects.create(
+    study = _create_with_slug(
+        Study, slug=slug, text=f"{experiment.slug}-{design}",
         experiment=experiment, title=title, design=design, design_config=config,
         raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
         instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
-        slug=slug or unique_slug(Study, f"{experiment.slug}-{design}"),
     )
     Criterion.objects.bulk_create([
         Criterion(
@@ -518,8 +546,13 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     declared = {slugify(s) for s in systems}
     header = ParsedHeader()
     with transaction.atomic():
-        corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
-                                       source_name=source_name[-300:], owner=owner)
+        try:
+            with transaction.atomic():  # a savepoint: a concurrent import of the same name loses cleanly
+                corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
+                                               source_name=source_name[-300:], owner=owner)
+        except IntegrityError:
+            raise ImportFailed([ImportProblem(None, "corpus", f"a corpus {slug!r} already exists; "
+                                                              "choose another name")]) from None
         summary = ImportSummary(corpus=corpus, format=source_format)
         writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
         problems: list[ImportProblem] = []
@@ -651,16 +684,16 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     """A closed Likert study holding imported human judgments: one item per conversation, one rater
     per annotator position (annotator j of one item is not known to be annotator j of another)."""
     now = timezone.now()
-    experiment = Experiment.objects.create(
-        slug=unique_slug(Experiment, corpus.slug), title=f"{corpus.slug} human judgments", owner=owner,
+    experiment = _create_with_slug(
+        Experiment, slug=None, text=corpus.slug, title=f"{corpus.slug} human judgments", owner=owner,
         is_benchmark=True,
         description=f"Imported from {corpus.source_name} ({corpus.source_format}). Each annotator position is "
                     "one rater; positions are not the same people across items.",
     )
     positions = max(len(s) for _, _, scores in scored for s in scores.values())
     points = int(min(11, max(2, max(high - low + 1 for low, high in header.scales.values()))))
-    study = Study.objects.create(
-        experiment=experiment, slug=unique_slug(Study, corpus.slug), title=f"{corpus.slug} (imported)",
+    study = _create_with_slug(
+        Study, slug=None, text=corpus.slug, experiment=experiment, title=f"{corpus.slug} (imported)",
         design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
         raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
         platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,
