@@ -18,6 +18,7 @@ from metrics import plots, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from studies import selectors as study_selectors
+from studies.exporting import no_store, spreadsheet_safe
 from studies.models import StudyItemResponse
 from studies.services import StudyStateError
 
@@ -169,11 +170,12 @@ def human_metric_csv(request, slug, model):
         for level in ("response_level", "system_level"):
             for method, c in cell[level].items():
                 ci = c["ci95"] or [None, None]
-                writer.writerow([cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"],
-                                 ci[0], ci[1], c["n"], cell["human_ceiling"]])
+                writer.writerow([spreadsheet_safe(v) for v in (
+                    cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"], ci[0], ci[1],
+                    c["n"], cell["human_ceiling"])])
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-human-vs-metric.csv"'
-    return response
+    return no_store(response)
 
 
 @login_required

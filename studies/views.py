@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from studies import platforms, selectors, services
 from studies.api.views import ratings_download
-from studies.exporting import EXPORT_FORMATS
+from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, ItemsBuildForm, StudyForm
 from studies.importing.records import ImportFailed
 from studies.models import Study
@@ -127,7 +127,8 @@ def study_export(request, slug, export_format):
     study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         return redirect("studies:study_detail", slug=slug)
-    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+                            raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
 @login_required

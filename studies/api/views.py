@@ -27,7 +27,7 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, export_lines
+from studies.exporting import EXPORT_FORMATS, export_lines, no_store, raw_ids_requested
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
@@ -253,7 +253,9 @@ class ImportJobDetailApi(APIView):
 
 class RatingsExportApi(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv")],
+        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
+                    OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
+                                                                  "(owners, collaborators and staff only)")],
         responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
     )
     def get(self, request, slug):
@@ -261,24 +263,30 @@ class RatingsExportApi(APIView):
         export_format = request.query_params.get("format", "csv")
         if export_format not in EXPORT_FORMATS:
             raise ValidationError({"format": f"use one of {', '.join(EXPORT_FORMATS)}"})
-        return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+        return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+                                raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
-def ratings_download(studies, export_format: str, name: str) -> StreamingHttpResponse:
+def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False) -> StreamingHttpResponse:
+    """The ratings export as a streamed download (raters by pseudonym unless ``raw_ids``), never cached."""
     content_type = "text/csv; charset=utf-8" if export_format == "csv" else "application/x-ndjson; charset=utf-8"
-    response = StreamingHttpResponse(export_lines(studies, export_format), content_type=content_type)
+    response = StreamingHttpResponse(export_lines(studies, export_format, raw_ids=raw_ids), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
-    return response
+    return no_store(response)
 
 
 class ReportApiMixin:
     @staticmethod
     def report_response(request, studies) -> Response:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
-        return Response(selectors.reliability_report(studies, exclude_flagged=exclude).as_dict())
+        raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
+        report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+        return no_store(Response(report.as_dict()))
 
 
-REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters")]
+REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters"),
+                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
+                                                                   "(owners, collaborators and staff only)")]
 
 
 class StudyReportApi(ReportApiMixin, APIView):

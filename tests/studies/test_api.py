@@ -8,7 +8,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
-from studies import services
+from studies import selectors, services
 from studies.models import Conversation, Corpus
 from tests.conftest import small_corpus_lines
 
@@ -107,7 +107,11 @@ def test_export_streams_tidy_csv_for_the_owner(api, make_study):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(rows) == 6 * 4 * 2
-    assert {(r["rater"], r["platform"], r["value"], r["design"]) for r in rows} == {("p1", "prolific", "5.0", "likert")}
+    pseudonym = selectors.rater_pseudonym(study.experiment_id, worker.pk)
+    assert {(r["rater"], r["platform"], r["value"], r["design"]) for r in rows} == {(pseudonym, "prolific", "5.0", "likert")}
+    assert response["Cache-Control"] == "no-store"
+    raw = api.get(f"/api/studies/{study.slug}/ratings/?format=csv&raw_ids=1")
+    assert {r["rater"] for r in csv.DictReader(io.StringIO(b"".join(raw.streaming_content).decode()))} == {"p1"}
     assert api.get(f"/api/studies/{study.slug}/ratings/?format=xml").status_code == 400
 
 

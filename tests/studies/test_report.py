@@ -95,10 +95,14 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
                                                              + rng.normal(0, 0.4)), 1, 6)) for r in slot.response_order}
             services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
         services.assignment_submit(assignment=assignment, total_seconds=300 + i)
-    report = api.get(f"/api/studies/{study.slug}/report/").json()
+    report = api.get(f"/api/studies/{study.slug}/report/?raw_ids=1").json()
     careless = next(r for r in report["raters"] if r["name"] == "w5")
     assert careless["flagged"] and careless["straight_lining"] == 1.0
     assert [r["name"] for r in report["raters"] if r["flagged"]] == ["w5"]
+    pseudonymous = api.get(f"/api/studies/{study.slug}/report/").json()
+    rater = Rater.objects.get(external_id="w5")
+    assert [r["name"] for r in pseudonymous["raters"] if r["flagged"]] == [
+        selectors.rater_pseudonym(study.experiment_id, rater.pk)]
     without = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert without["tables"]["table1"][0]["n_raters"] == 5
     assert len(without["excluded_raters"]) == 1
@@ -285,3 +289,86 @@ def test_exclude_flagged_that_leaves_one_rater_per_item_renders(client, api, use
     for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
         assert client.get(url).status_code == 200
     assert client.get(f"/studies/{study.slug}/report.xlsx?exclude_flagged=1").status_code == 200
+
+
+# --- spreadsheet formula injection and pseudonymous raters ---------------------------------------------------
+
+HOSTILE = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+2", "-2+3", "@SUM(A1)", "\tTAB", "\rCR"]
+
+
+@pytest.fixture
+def hostile_study(make_study, user):
+    """A study rated by workers whose platform ids start like spreadsheet formulas."""
+    study = make_study("likert", raters_per_item=2, items_per_assignment=6)
+    for i, worker in enumerate(HOSTILE[:2]):
+        _submit(study, worker, offset=i)
+    return study
+
+
+def test_no_export_holds_a_live_formula(client, api, user, hostile_study):
+    from studies.exporting import spreadsheet_safe
+
+    study = hostile_study
+    client.force_login(user)
+    ratings = client.get(f"/studies/{study.slug}/export.csv?raw_ids=1")
+    rows = list(csv.DictReader(io.StringIO(b"".join(ratings.streaming_content).decode())))
+    assert {r["rater"] for r in rows} == {"'" + w for w in HOSTILE[:2]}
+    assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for r in rows for cell in r.values())
+    assert {r["value"] for r in rows} <= {"1.0", "2.0", "3.0", "4.0", "5.0", "6.0"}  # numbers stay numbers
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx?raw_ids=1").content))
+    names = [c.value for c in book["Rater quality"]["A"]] + [c.value for row in book["Rater quality"].iter_rows()
+                                                             for c in row if isinstance(c.value, str)]
+    assert "'" + HOSTILE[0] in names
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                assert cell.data_type != "f", (sheet.title, cell.coordinate, cell.value)
+    loo = [c.value for c in book["Rater quality"][1]].index("loo_r")
+    assert all(isinstance(row[loo].value, float) for row in book["Rater quality"].iter_rows(min_row=2))
+    report_csv = client.get(f"/studies/{study.slug}/report.csv?raw_ids=1").content.decode()
+    assert "\n=" not in report_csv and ",=" not in report_csv
+    assert [spreadsheet_safe(v) for v in HOSTILE] == ["'" + v for v in HOSTILE]
+    assert [spreadsheet_safe(v) for v in (-3, 2.5, None, "plain", "a=b")] == [-3, 2.5, None, "plain", "a=b"]
+
+
+def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostile_study):
+    study = hostile_study
+    client.force_login(user)
+    pseudonyms = {selectors.rater_pseudonym(study.experiment_id, r.pk) for r in Rater.objects.filter(external_id__in=HOSTILE)}
+    assert all(len(p) == 10 and p.startswith("R-") for p in pseudonyms) and len(pseudonyms) == 2
+    page = client.get(f"/studies/{study.slug}/report/").content.decode()
+    data = api.get(f"/api/studies/{study.slug}/report/").json()
+    export = b"".join(client.get(f"/studies/{study.slug}/export.jsonl").streaming_content).decode()
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx").content))
+    names = {c.value for row in book["Rater quality"].iter_rows() for c in row}
+    for text in (page, json.dumps(data), export, str(names)):
+        assert "HYPERLINK" not in text and "+1+2" not in text
+    assert {r["name"] for r in data["raters"]} == pseudonyms
+    assert {json.loads(line)["rater"] for line in export.splitlines()} == pseudonyms
+    assert pseudonyms <= names and all(p in page for p in pseudonyms)
+    # stable, and different in another experiment
+    assert {r["name"] for r in api.get(f"/api/studies/{study.slug}/report/").json()["raters"]} == pseudonyms
+    assert selectors.rater_pseudonym(study.experiment_id + 1, Rater.objects.first().pk) not in pseudonyms
+    for url in (f"/studies/{study.slug}/report.csv", f"/studies/{study.slug}/report.xlsx",
+                f"/studies/{study.slug}/export.csv"):
+        assert client.get(url)["Cache-Control"] == "no-store"
+
+
+def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hostile_study):
+    from studies.exporting import raw_ids_requested
+
+    study = hostile_study
+    assert selectors.raw_ids_allowed(user, [study.experiment_id])
+    assert not selectors.raw_ids_allowed(other_user, [study.experiment_id])
+
+    class Request:
+        GET = {"raw_ids": "1"}
+    request = Request()
+    request.user = other_user
+    from django.core.exceptions import PermissionDenied
+    with pytest.raises(PermissionDenied):
+        raw_ids_requested(request, [study.experiment_id])
+    request.user = user
+    assert raw_ids_requested(request, [study.experiment_id])
+    client.force_login(other_user)
+    assert client.get(f"/studies/{study.slug}/export.csv?raw_ids=1").status_code == 404  # not even visible
