@@ -4,6 +4,7 @@ Views, API views, commands and Celery tasks call these; none of them writes mode
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -560,6 +561,8 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         batch: list[ParsedConversation] = []
         for record in PARSERS[source_format](stream, header):
             if isinstance(record, ParsedConversation):
+                if writer.merge(record):
+                    continue  # another rating of a conversation already read (one rating per record)
                 problem = writer.check(record, seen)
                 record = problem or record
             if isinstance(record, ImportProblem):
@@ -595,6 +598,36 @@ class _CorpusWriter:
         self.system_ids = dict(System.objects.values_list("name", "id"))
         self.keep_scores = keep_scores
         self.scored: list[tuple[int, int, dict[str, list[float | None]]]] = []  # conversation, response, scores
+        self.rated: dict[Any, tuple[list, bytes]] = {}  # key -> (first record's responses, digest of its content)
+
+    @staticmethod
+    def _digest(record: ParsedConversation) -> bytes:
+        content = repr((record.turns, [(r.system, r.text) for r in record.responses]))
+        return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def merge(self, record: ParsedConversation) -> bool:
+        """Human-judgment files may give one rating per record: a record that repeats a conversation
+        already read (same id, or for files without ids the same context) with the same responses adds
+        its scores as further annotator positions of that conversation instead of being a duplicate.
+        The first record's score lists are extended in place (they are what ``write`` keeps)."""
+        if not self.keep_scores or not any(r.human_scores for r in record.responses):
+            return False
+        digest = self._digest(record)
+        key = ("content", digest) if record.id_generated else ("id", record.external_id)
+        first = self.rated.get(key)
+        if first is None:
+            self.rated[key] = (record.responses, digest)
+            return False
+        if first[1] != digest:
+            return False  # a different conversation under the same id: check() reports the duplicate
+        for kept, extra in zip(first[0], record.responses, strict=True):
+            width = max((len(v) for v in kept.human_scores.values()), default=0)
+            for name in kept.human_scores.keys() | extra.human_scores.keys():
+                padded = kept.human_scores.setdefault(name, [])
+                padded += [None] * (width - len(padded))
+                padded += extra.human_scores.get(name) or [None] * max(
+                    (len(v) for v in extra.human_scores.values()), default=0)
+        return True
 
     def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
         """What the database could not store or would confuse, named by line and field, whatever the

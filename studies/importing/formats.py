@@ -446,7 +446,8 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         level = "dialogue" if "dialog" in record else "turn"
         problems: list[ImportProblem] = []
         external_id = _id(record, ("dialogue_id", "dialog_id", "id"), line)
-        if isinstance(external_id, ImportProblem):
+        id_generated = isinstance(external_id, ImportProblem)
+        if id_generated:
             if external_id.message != "is missing":
                 problems.append(external_id)
             external_id = f"{index + 1}"
@@ -501,7 +502,7 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             external_id, turns,
             [ParsedResponse(name, reply[0]["text"], metadata={"level": level, "speaker": reply[0]["speaker"]},
                             human_scores=scores)],
-            line, metadata={"level": level},
+            line, metadata={"level": level}, id_generated=id_generated,
         )
     for name, (low, high) in observed.items():
         known = FED_SCALES.get(name)

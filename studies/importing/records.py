@@ -43,6 +43,7 @@ class ParsedConversation:
     responses: list[ParsedResponse]
     line: int
     metadata: dict = field(default_factory=dict)
+    id_generated: bool = False  # the file gave no id (FED turn level): the record number stands in
 
 
 @dataclass

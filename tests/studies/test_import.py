@@ -380,3 +380,18 @@ def test_a_redelivered_import_task_takes_over_a_job_left_running(api, uploads):
     finally:
         import_job_run.pop_request()
     assert Corpus.objects.filter(slug="pilot").exists() and not os.path.exists(job.path)
+
+
+def test_one_rating_per_record_files_become_annotator_positions_of_one_item():
+    grade = [_grade_record([3]), _grade_record([4]), _grade_record(5), _grade_record([2], ID="g2", Response="Bye.")]
+    summary = do_import(_fed(grade), name="grade-long.json")
+    assert (summary.conversations, summary.ratings) == (2, 4)
+    ratings = Rating.objects.filter(assignment__study=summary.benchmark_study)
+    g1 = ratings.filter(item__conversation__external_id="g1")
+    assert sorted(g1.values_list("value", flat=True)) == [3, 4, 5] and g1.values("assignment").distinct().count() == 3
+    fed = [_fed_record(overall=[3]), _fed_record(overall=[4], fluent=[1]), _fed_record(overall=2)]
+    summary = do_import(_fed(fed), name="fed-long.json")
+    assert (summary.conversations, summary.ratings) == (1, 4)
+    clash = [_grade_record([3]), _grade_record([4], Response="Something else.")]
+    with pytest.raises(ImportFailed, match="line 1, id: duplicate conversation id 'g1'"):
+        do_import(_fed(clash), name="clash.json")
