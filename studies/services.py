@@ -502,6 +502,11 @@ class ImportSummary:
         }
 
 
+def _corpus_name_taken(slug: str) -> ImportProblem:
+    # Corpus names are global: say nothing of whose corpus holds it.
+    return ImportProblem(None, "corpus", f"the corpus name {slug!r} is not available; choose another name")
+
+
 def _size_of(stream: BinaryIO) -> int | None:
     try:
         position = stream.tell()
@@ -543,7 +548,7 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     if not slug:
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
     if Corpus.objects.filter(slug=slug).exists():
-        raise ImportFailed([ImportProblem(None, "corpus", f"a corpus {slug!r} already exists; choose another name")])
+        raise ImportFailed([_corpus_name_taken(slug)])
     declared = {slugify(s) for s in systems}
     header = ParsedHeader()
     with transaction.atomic():
@@ -552,8 +557,7 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
                 corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
                                                source_name=source_name[-300:], owner=owner)
         except IntegrityError:
-            raise ImportFailed([ImportProblem(None, "corpus", f"a corpus {slug!r} already exists; "
-                                                              "choose another name")]) from None
+            raise ImportFailed([_corpus_name_taken(slug)]) from None
         summary = ImportSummary(corpus=corpus, format=source_format)
         writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
         problems: list[ImportProblem] = []

@@ -119,7 +119,7 @@ def test_csv_missing_column_is_named():
 
 def test_existing_corpus_name_is_refused():
     do_import(small_corpus_lines(1), corpus_slug="mine")
-    with pytest.raises(ImportFailed, match="already exists"):
+    with pytest.raises(ImportFailed, match="the corpus name 'mine' is not available"):
         do_import(small_corpus_lines(1), corpus_slug="mine")
 
 
