@@ -372,3 +372,44 @@ def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hosti
     assert raw_ids_requested(request, [study.experiment_id])
     client.force_login(other_user)
     assert client.get(f"/studies/{study.slug}/export.csv?raw_ids=1").status_code == 404  # not even visible
+
+
+# --- every design, sparse ------------------------------------------------------------------------------------
+
+
+def _answers(study, slot, i):
+    out = {}
+    for c in ("readability", "coherence"):
+        if study.design == "bws":
+            out[c] = {r: (j + i) % len(slot.response_order) + 1 for j, r in enumerate(slot.response_order)}
+        elif study.design in ("rme", "bme"):
+            out[c] = {r: float(10 * (j + 1) + i) for j, r in enumerate(slot.response_order)}
+        else:
+            out[c] = {r: (j + i) % 6 + 1 for j, r in enumerate(slot.response_order)}
+    return out
+
+
+@pytest.mark.parametrize("n_raters", [1, 2])
+@pytest.mark.parametrize("query", ["", "?exclude_flagged=1"])
+def test_every_design_renders_with_one_or_two_raters(client, api, user, make_study, n_raters, query):
+    """Four conditions (Likert, RME, BME, BWS), sparse: every page, figure and download answers."""
+    exp = services.experiment_create(owner=user, title="Probe")
+    studies = [make_study(d, raters_per_item=2, items_per_assignment=2, experiment=exp) for d in ("likert", "rme", "bme", "bws")]
+    for study in studies:
+        for i in range(n_raters):
+            a = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"{study.design}{i}"))
+            for slot in a.assignment_items.all():
+                services.ratings_record(assignment=a, item_id=slot.item_id, answers=_answers(study, slot, i))
+            services.assignment_submit(assignment=a)
+    client.force_login(user)
+    for base in [f"/experiments/{exp.slug}/report"] + [f"/studies/{s.slug}/report" for s in studies]:
+        page = client.get(f"{base}/{query}")
+        assert page.status_code == 200, base
+        for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
+            r = client.get(url)
+            assert r.status_code == 200 and r.content.startswith(b"<svg"), url
+        for ext in ("csv", "xlsx"):
+            assert client.get(f"{base}.{ext}{query}").status_code == 200
+    alpha = api.get(f"/api/experiments/{exp.slug}/report/{query}").json()["alpha"]
+    if n_raters == 1:
+        assert alpha and all(a["alpha"] is None and a["note"] == "needs at least two raters on one item" for a in alpha)
