@@ -122,3 +122,19 @@ def test_schema_validates_and_documents_every_operation():
     for path in ("/api/studies/", "/api/studies/{slug}/progress/", "/api/imports/", "/api/studies/{slug}/ratings/"):
         assert path in paths
     assert APIClient().get("/api/docs/").status_code == 200
+
+
+def test_export_command_names_raters_by_pseudonym_unless_raw_ids(make_study, tmp_path):
+    from django.core.management import call_command
+
+    study = make_study("likert", raters_per_item=1)
+    worker = services.rater_get_or_create(platform="mturk", external_id="=cmd|' /C calc'!A0")
+    assignment = services.assignment_start(study=study, rater=worker)
+    for slot in assignment.assignment_items.all():
+        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+                                answers={c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")})
+    out = tmp_path / "ratings.csv"
+    call_command("export_ratings", "--study", study.slug, "-o", str(out))
+    assert {r["rater"] for r in csv.DictReader(out.open())} == {selectors.rater_pseudonym(study.experiment_id, worker.pk)}
+    call_command("export_ratings", "--study", study.slug, "-o", str(out), "--raw-ids")
+    assert {r["rater"] for r in csv.DictReader(out.open())} == {"'=cmd|' /C calc'!A0"}
