@@ -271,6 +271,10 @@ def distributions(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def _records(quality: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in quality.to_dict("records")]
+
+
 def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     """Everything the report page shows. ``conditions``: [{"slug", "title", "design", "benchmark"}]."""
     options = options or ReportOptions()
@@ -289,6 +293,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
         frame = frame[~frame["rater"].isin(report.excluded_raters)]
         report.notes.append(f"Recomputed without {len(report.excluded_raters)} flagged rater(s).")
         if frame.empty:
+            report.raters = _records(quality)
             report.tables = empty_tables(slugs, criteria, "every rater is flagged")
             report.notes.append("Every rater is flagged: nothing is left to compute.")
             return report
@@ -318,8 +323,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
             planned[form] = _finite(np.ceil(raters_needed(rho, options.target_icc))) if rho is not None else None
         report.planning.append({"condition": row["condition"], "criterion": row["criterion"],
                                 "target": options.target_icc, "raters_needed": planned})
-    report.raters = [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()}
-                     for r in quality.to_dict("records")]
+    report.raters = _records(quality)
     report.systems = system_means(frame)
     report.distributions = distributions(frame)
     if any(c.get("benchmark") for c in conditions):

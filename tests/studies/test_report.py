@@ -271,7 +271,7 @@ def test_exclude_flagged_on_a_healthy_experiment_renders(client, api, user, demo
     assert client.get(f"/experiments/{demo.slug}/report.xlsx?exclude_flagged=1").status_code == 200
 
 
-def test_exclude_flagged_that_leaves_one_rater_per_item_renders(client, api, user, make_study):
+def test_exclude_flagged_that_leaves_nobody_renders_and_says_so(client, api, user, make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
     _submit(study, "good", offset=0)
     straight = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
@@ -282,8 +282,10 @@ def test_exclude_flagged_that_leaves_one_rater_per_item_renders(client, api, use
     services.assignment_submit(assignment=straight)
     client.force_login(user)
     report = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
-    assert report["excluded_raters"]
+    assert report["excluded_raters"] and len(report["raters"]) == 2  # the rater table still shows who was left out
     assert all(a["alpha"] is None for a in report["alpha"])
+    assert len(report["excluded_raters"]) == 2  # with two raters, a straight-liner leaves no leave-one-out ρ
+    assert "Every rater is flagged: nothing is left to compute." in report["notes"]
     page = client.get(f"/studies/{study.slug}/report/?exclude_flagged=1")
     assert page.status_code == 200
     for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
