@@ -37,7 +37,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from django.utils.text import slugify
@@ -114,31 +114,25 @@ def _turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportPr
     return turns
 
 
-def _checked(entries: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any] | ImportProblem]:
+def _checked(entries: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any] | ImportProblem]:
     """Decoded records, or the first thing in one that cannot be stored (see ``value_problem``)."""
     for line, value in entries:
         problem = value_problem(value)
         yield (line, value) if problem is None else ImportProblem(line, *problem)
 
 
-def _decoded_json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
+def _json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
     for line, text in decoded_lines(stream):
         if not text.strip():
             continue
         try:
-            yield line, json_loads(text)
+            value = json_loads(text)
         except RecursionError:
             yield too_deep(line, text)
         except json.JSONDecodeError as error:
             yield ImportProblem(line, "", f"malformed JSON: {error.msg} (column {error.colno})")
-
-
-def _json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
-    for entry in _decoded_json_lines(stream):
-        if isinstance(entry, ImportProblem):
-            yield entry
         else:
-            yield from _checked(iter([entry]))
+            yield from _checked([(line, value)])
 
 
 def _id(record: dict, keys: tuple[str, ...], line: int) -> str | ImportProblem:
