@@ -8,14 +8,18 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics import plots, selectors, services, training
 from metrics.api.views import visible_runs
-from metrics.models import MetricModel, TrainingRun
+from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from studies import selectors as study_selectors
+from studies.exporting import no_store, spreadsheet_safe
+from studies.models import StudyItemResponse
 from studies.services import StudyStateError
 
 HEURISTICS = ("readability", "coherence")
@@ -87,6 +91,10 @@ def run_start(request):
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
     services.scoring_run_create(metric_model=model, study=study, force=request.POST.get("force") == "on")
     messages.success(request, f"Scoring {study.title} with {model.name}: the run is queued for a worker.")
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
     return redirect("metrics:metric_list")
 
 
@@ -113,28 +121,48 @@ def bme_fill(request, slug):
     return redirect("studies:study_detail", slug=slug)
 
 
+def _unscored_study_ids(experiment, metric_model) -> set[int]:
+    """Studies of the experiment that show a response the metric model has not scored yet (one query)."""
+    scored = MetricScore.objects.filter(metric_model=metric_model, response=OuterRef("response"))
+    return set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
+               .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct())
+
+
 def _report(request, slug, model):
+    """(experiment, metric model, report over the fully scored conditions, conditions still to score).
+
+    Conditions the model has not scored are left out of the correlations (a correlation with missing
+    metric scores is not the one the paper reports) and listed so the page can offer to score them."""
     experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
     metric_model = get_object_or_404(MetricModel, name=model)
-    return experiment, metric_model, selectors.human_metric_report(experiment.studies.all(), metric_model)
+    unscored = _unscored_study_ids(experiment, metric_model)
+    scored_studies = experiment.studies.exclude(pk__in=unscored)
+    if scored_studies.exists():
+        report = selectors.human_metric_report(scored_studies, metric_model)
+    else:
+        report = {"metric_model": metric_model.name, "cells": [], "notes": []}
+    return experiment, metric_model, report, list(experiment.studies.filter(pk__in=unscored).order_by("id"))
 
 
 @login_required
 def human_metric_page(request, slug, model):
-    experiment, metric_model, report = _report(request, slug, model)
+    experiment, metric_model, report, unscored = _report(request, slug, model)
+    running = {run.study_id: run for run in ScoringRun.objects.filter(
+        metric_model=metric_model, study__in=unscored, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])}
     conditions = list(dict.fromkeys(c["condition"] for c in report["cells"]))
     criteria = list(dict.fromkeys(c["criterion"] for c in report["cells"]))
     cells = {(c["condition"], c["criterion"]): c for c in report["cells"]}
     rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
     return render(request, "metrics/human_metric.html", {
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
-        "rows": rows, "models": MetricModel.objects.all()})
+        "rows": rows, "models": MetricModel.objects.all(),
+        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
 
 
 @login_required
 def human_metric_csv(request, slug, model):
     """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n."""
-    experiment, metric_model, report = _report(request, slug, model)
+    experiment, metric_model, report, _ = _report(request, slug, model)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["condition", "criterion", "level", "method", "r", "p", "ci_low", "ci_high", "n", "human_ceiling"])
@@ -142,16 +170,17 @@ def human_metric_csv(request, slug, model):
         for level in ("response_level", "system_level"):
             for method, c in cell[level].items():
                 ci = c["ci95"] or [None, None]
-                writer.writerow([cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"],
-                                 ci[0], ci[1], c["n"], cell["human_ceiling"]])
+                writer.writerow([spreadsheet_safe(v) for v in (
+                    cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"], ci[0], ci[1],
+                    c["n"], cell["human_ceiling"])])
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-human-vs-metric.csv"'
-    return response
+    return no_store(response)
 
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
-    _, metric_model, report = _report(request, slug, model)
+    _, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
     if cell is None:
         raise Http404("no such cell")

@@ -25,8 +25,18 @@ def _svg(figure) -> str:
     return text[text.index("<svg"):]
 
 
+def empty_figure(message: str, *, size: tuple[float, float] = (5, 1.6)) -> str:
+    """A small figure that says why there is nothing to draw yet (the page never shows a broken image)."""
+    figure, axis = plt.subplots(figsize=size)
+    axis.set_axis_off()
+    axis.text(0.5, 0.5, message, ha="center", va="center", transform=axis.transAxes, color="#555", wrap=True)
+    return _svg(figure)
+
+
 def score_distributions(stats: list[dict[str, Any]], conditions: list[str], criterion: str) -> str:
     """Box plots of normalised scores per system (precomputed quartiles), one panel per condition."""
+    if not conditions or not any(s["criterion"] == criterion for s in stats):
+        return empty_figure(f"{criterion}: no submitted ratings yet")
     figure, axes = plt.subplots(1, len(conditions), figsize=(2.6 * len(conditions), 2.8), squeeze=False)
     figure.subplots_adjust(left=0.08 if len(conditions) > 2 else 0.2, right=0.98, bottom=0.28, top=0.88, wspace=0.3)
     for axis, condition in zip(axes[0], conditions, strict=True):
@@ -44,19 +54,23 @@ def score_distributions(stats: list[dict[str, Any]], conditions: list[str], crit
 
 def icc_bars(table: list[dict[str, Any]], forms: tuple[str, ...] = ("ICC(C,k)", "ICC(A,k)")) -> str:
     """ICC per condition and criterion with 95% CI error bars."""
-    rows = [r for r in table if "icc" in r]
+    rows = [r for r in table if "icc" in r and all(r["icc"][f]["value"] is not None for f in forms)]
+    if not rows:
+        return empty_figure("ICC cannot be computed yet: it needs at least two raters on one item")
     labels = [f"{r['condition']}\n{r['criterion']}" for r in rows]
     figure, axis = plt.subplots(figsize=(max(4, 0.9 * len(rows) + 1), 3.0))
     figure.subplots_adjust(left=0.08, right=0.98, bottom=0.25, top=0.95)
     width = 0.8 / len(forms)
     for f, form in enumerate(forms):
         values = [r["icc"][form]["value"] for r in rows]
-        low = [v - r["icc"][form]["ci95"][0] for v, r in zip(values, rows, strict=True)]
-        high = [r["icc"][form]["ci95"][1] - v for v, r in zip(values, rows, strict=True)]
+        ci = [r["icc"][form].get("ci95") or [None, None] for r in rows]
+        low = [v - c[0] if c[0] is not None else 0 for v, c in zip(values, ci, strict=True)]
+        high = [c[1] - v if c[1] is not None else 0 for v, c in zip(values, ci, strict=True)]
         axis.bar([i + f * width for i in range(len(rows))], values, width, yerr=[low, high], capsize=3,
                  color=COLOURS[f], label=form)
     axis.set_xticks([i + width * (len(forms) - 1) / 2 for i in range(len(rows))], labels, fontsize=7)
-    axis.set_ylim(min(0, *(r["icc"][forms[0]]["ci95"][0] for r in rows)) if rows else 0, 1)
+    lows = [(r["icc"][forms[0]].get("ci95") or [0])[0] for r in rows]
+    axis.set_ylim(min([0, *(x for x in lows if x is not None)]), 1)
     axis.set_ylabel("ICC (95% CI)")
     axis.legend(frameon=False, fontsize=8)
     return _svg(figure)
@@ -64,6 +78,8 @@ def icc_bars(table: list[dict[str, Any]], forms: tuple[str, ...] = ("ICC(C,k)", 
 
 def completion_histogram(completion: list[dict[str, Any]]) -> str:
     """Completion time (minutes) per condition."""
+    if not any(row["minutes"] for row in completion):
+        return empty_figure("no completion times recorded yet")
     figure, axis = plt.subplots(figsize=(5, 2.8))
     figure.subplots_adjust(left=0.12, right=0.98, bottom=0.18, top=0.95)
     for i, row in enumerate(completion):
@@ -83,7 +99,7 @@ def system_ranking(systems: list[dict[str, Any]], criterion: str) -> str:
     """Mean per-rater z-score per system with 95% CIs, one series of points per condition."""
     rows = pd.DataFrame([r for r in systems if r["criterion"] == criterion])
     if rows.empty:
-        return ""
+        return empty_figure(f"{criterion}: no submitted ratings yet")
     order = rows.groupby("system")["mean_z"].mean().sort_values(ascending=False).index.tolist()
     conditions = list(dict.fromkeys(rows["condition"]))
     figure, axis = plt.subplots(figsize=(5.5, 0.45 * len(order) + 1.2))

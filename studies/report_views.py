@@ -11,8 +11,13 @@ from django.shortcuts import get_object_or_404, render
 from studies import plots, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
+from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
 
 HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
+
+
+def _raw_ids(request, studies) -> bool:
+    return raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
 
 
 def _scope(request, *, study: str | None = None, experiment: str | None = None):
@@ -57,7 +62,8 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 def report_page(request, study=None, experiment=None):
     title, studies, target = _scope(request, study=study, experiment=experiment)
     exclude = request.GET.get("exclude_flagged") == "1"
-    report = selectors.reliability_report(studies, exclude_flagged=exclude)
+    raw_ids = _raw_ids(request, studies)
+    report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -67,7 +73,9 @@ def report_page(request, study=None, experiment=None):
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
-        "download_base": request.path.rstrip("/"),
+        "download_base": request.path.rstrip("/"), "raw_ids": raw_ids,
+        "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
+        if exclude or raw_ids else "",
     }
     return render(request, "reports/report.html", context)
 
@@ -101,28 +109,30 @@ def report_download(request, export_format, study=None, experiment=None):
     if export_format not in ("csv", "xlsx"):
         raise Http404("reports download as .csv or .xlsx")
     title, studies, target = _scope(request, study=study, experiment=experiment)
-    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
-    icc_rows = pd.DataFrame(report_rows(report))
+    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
+                                          raw_ids=_raw_ids(request, studies))
+    icc_rows = spreadsheet_frame(pd.DataFrame(report_rows(report)))
     name = f"{target.slug}-reliability"
     if export_format == "csv":
         response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-        return response
+        return no_store(response)
+    sheets = {
+        "ICC": icc_rows,
+        "Table 9 criteria": pd.DataFrame(report.criteria_correlation),
+        "Completion time": pd.DataFrame(report.completion).drop(columns="minutes", errors="ignore"),
+        "Krippendorff alpha": pd.DataFrame(report.alpha),
+        "Raters needed": pd.DataFrame([{**{k: v for k, v in r.items() if k != "raters_needed"}, **r["raters_needed"]}
+                                       for r in report.planning]),
+        "Rater quality": pd.DataFrame(report.raters),
+        "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
+        "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
+    }
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
-        icc_rows.to_excel(excel, sheet_name="ICC", index=False)
-        pd.DataFrame(report.criteria_correlation).to_excel(excel, sheet_name="Table 9 criteria", index=False)
-        pd.DataFrame(report.completion).drop(columns="minutes", errors="ignore").to_excel(
-            excel, sheet_name="Completion time", index=False)
-        pd.DataFrame(report.alpha).to_excel(excel, sheet_name="Krippendorff alpha", index=False)
-        pd.DataFrame([{**{k: v for k, v in r.items() if k != "raters_needed"}, **r["raters_needed"]}
-                      for r in report.planning]).to_excel(excel, sheet_name="Raters needed", index=False)
-        pd.DataFrame(report.raters).to_excel(excel, sheet_name="Rater quality", index=False)
-        pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]).to_excel(
-            excel, sheet_name="ANOVA", index=False)
-        pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]).to_excel(
-            excel, sheet_name="Tukey HSD", index=False)
+        for sheet, frame in sheets.items():
+            spreadsheet_frame(frame).to_excel(excel, sheet_name=sheet, index=False)
     response = HttpResponse(buffer.getvalue(),
                             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
-    return response
+    return no_store(response)

@@ -5,12 +5,14 @@ Sized for 10^6 ratings: aggregation happens in the database; Python sees one row
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import hmac
+from collections.abc import Iterable, Iterator
 from statistics import median
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
 from django.db.models.functions import Greatest, Log
@@ -42,6 +44,27 @@ def experiments_visible_to(user) -> QuerySet[Experiment]:
 
 def studies_visible_to(user) -> QuerySet[Study]:
     return Study.objects.filter(experiment__in=experiments_visible_to(user)).select_related("experiment")
+
+
+def raw_ids_allowed(user, experiment_ids: Iterable[int]) -> bool:
+    """Whether the user may see raters' platform ids for these experiments: staff, or an owner or
+    collaborator of every one of them (exports and reports show pseudonyms otherwise)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    wanted = set(experiment_ids)
+    mine = Experiment.objects.filter(Q(owner=user) | Q(collaborators=user), pk__in=wanted).values_list("pk", flat=True)
+    return set(mine) == wanted
+
+
+def rater_pseudonym(experiment_id: int, rater_id: int) -> str:
+    """A stable per-experiment pseudonym for a rater, e.g. ``R-3f9a2c1b``: an HMAC-SHA256 (keyed by the
+    site's secret key) of the experiment and rater ids, so the same worker gets unrelated names in two
+    experiments and nobody without the key can map a pseudonym back to a platform id. Eight hex digits
+    keep collisions unlikely (about 1 in 10,000 for 1,000 raters in one experiment)."""
+    message = f"concord-rater:{experiment_id}:{rater_id}".encode()
+    return "R-" + hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()[:8]
 
 
 def corpora_visible_to(user) -> QuerySet[Corpus]:
@@ -136,8 +159,9 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
     )
 
 
-def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
-    """One tidy row per rating, streamed in chunks (normalised as in ``normalised_ratings``)."""
+def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
+    """One tidy row per rating, streamed in chunks (normalised as in ``normalised_ratings``); ``rater``
+    is the rater's per-experiment pseudonym unless ``raw_ids`` (the platform's worker id)."""
     queryset = (
         normalised_ratings(studies)
         .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
@@ -147,38 +171,50 @@ def ratings_export_rows(studies: QuerySet[Study]) -> Iterator[dict[str, Any]]:
             "assignment__rater__external_id", "assignment__rater__platform", "value", "normalised_value",
             "normalisation", "rank", "seconds", "item__reference_value", "assignment__rater__prior_rating_experience",
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
-            "assignment__submitted_at",
+            "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id",
         )
     )
+    names: dict[tuple[int, int], str] = {}
     for row in queryset.iterator(chunk_size=5000):
-        yield dict(zip(EXPORT_FIELDS, row, strict=True))
+        entry = dict(zip(EXPORT_FIELDS, row[:-2], strict=True))
+        if not raw_ids:
+            key = row[-2:]
+            entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
+        yield entry
 
 
 RATINGS_FRAME_COLUMNS = {
     "study": "assignment__study__slug", "design": "assignment__study__design", "criterion": "criterion__name",
     "unit": "response_id", "system": "response__system__name", "item": "item_id", "rater": "assignment__rater_id",
     "rater_name": "assignment__rater__external_id",
-    "assignment": "assignment_id", "value": "value", "rank": "rank", "score": "normalised_value",
+    "assignment": "assignment_id", "experiment": "assignment__study__experiment_id", "value": "value", "rank": "rank", "score": "normalised_value",
     "seconds": "seconds", "total_seconds": "assignment__total_seconds",
     "prior_rating_experience": "assignment__rater__prior_rating_experience",
     "prior_agent_experience": "assignment__rater__prior_agent_experience",
 }
 
 
-def ratings_frame(studies: QuerySet[Study]) -> pd.DataFrame:
+def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.DataFrame:
     """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
-    the normalised score in ``score``; the input of the reliability report."""
+    the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
+    rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``."""
     rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
+    if not raw_ids and len(frame):  # one HMAC per rater, joined back without a per-row loop
+        pairs = frame[["experiment", "rater"]].drop_duplicates()
+        pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
+        frame = frame.drop(columns="rater_name").merge(pairs, on=["experiment", "rater"], how="left")
     for column in ("value", "score", "seconds", "total_seconds"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame
 
 
 def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
-    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK}
-            for s in studies.order_by("id")]
+    """One entry per study, with its configured criteria (so an empty report still has its table cells)."""
+    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
+             "criteria": [c.name for c in s.criteria.all()]}
+            for s in studies.order_by("id").prefetch_related("criteria")]
 
 
 def ratings_version(studies: QuerySet[Study]) -> str:
@@ -193,15 +229,17 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
 
 
-def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False):
+def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
     """The reliability report (studies.analysis.report) of these studies, computed once per version
-    of their ratings and kept in the cache (the page and its figures share it)."""
+    of their ratings and kept in the cache (the page and its figures share it). Raters are named by
+    pseudonym unless ``raw_ids``."""
     from studies.analysis.report import ReportOptions, build_report
 
-    key = "report:" + hashlib.sha256(f"{ratings_version(studies)}:{exclude_flagged}".encode()).hexdigest()
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}"
+    key = "report:" + hashlib.sha256(version.encode()).hexdigest()
     report = cache.get(key)
     if report is None:
-        report = build_report(ratings_frame(studies), report_conditions(studies),
+        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
                               ReportOptions(exclude_flagged=exclude_flagged))
         cache.set(key, report, timeout=3600)
     return report

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import math
+import os
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +25,7 @@ from django.utils.text import slugify
 
 from studies import designs, platforms, selectors
 from studies.importing.formats import PARSERS, detect_format
+from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
     Assignment,
@@ -43,6 +46,8 @@ from studies.models import (
     System,
 )
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_CRITERIA = (
     {"name": "readability", "question": "How readable is this response?",
      "help_text": "Is it fluent, grammatical and easy to understand, whatever the conversation?"},
@@ -51,6 +56,9 @@ DEFAULT_CRITERIA = (
 )
 IMPORT_BATCH = 1000
 DRAFT_MAX_FIELDS = 200
+# At most this many responses to one conversation in an import (DailyDialog++ has 15; a screen shows
+# a handful): more is a malformed file, and Response.position is a small integer.
+MAX_RESPONSES_PER_CONVERSATION = 1000
 MAX_REPORTED_PROBLEMS = 20
 
 
@@ -82,6 +90,36 @@ def unique_slug(model: type, text: str, *, field_name: str = "slug", max_length:
     return candidate
 
 
+SLUG_ATTEMPTS = 5
+
+
+def _slug_not_available(slug: str) -> ValidationError:
+    # Says nothing about whose object holds the slug (it may be another researcher's).
+    return ValidationError({"slug": [f"the slug {slug!r} is not available; choose another"]})
+
+
+def _create_with_slug(model: type, *, slug: str | None, text: str, **fields):
+    """``model.objects.create(slug=..., **fields)`` that survives a concurrent create of the same slug.
+
+    The check-then-insert of ``unique_slug`` races: two requests can pick the same free slug and the
+    second insert raises IntegrityError. Each insert runs in a savepoint; an explicit slug that turns
+    out taken is a ValidationError, an automatic one moves on to the next free slug (then a random
+    suffix, so retries cannot collide again)."""
+    for attempt in range(SLUG_ATTEMPTS):
+        candidate = slug or unique_slug(model, text)
+        if attempt >= 2 and not slug:
+            candidate = f"{candidate[:72]}-{secrets.token_hex(3)}"
+        try:
+            with transaction.atomic():
+                return model.objects.create(slug=candidate, **fields)
+        except IntegrityError:
+            if not model.objects.filter(slug=candidate).exists():
+                raise  # another constraint: not a slug race
+            if slug:
+                raise _slug_not_available(slug) from None
+    raise _slug_not_available(candidate)
+
+
 # --- experiments and studies ----------------------------------------------------------------------
 
 @transaction.atomic
@@ -89,10 +127,8 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
                       conditions: Sequence[Mapping[str, Any]] = ()) -> Experiment:
     """Create an experiment and, optionally, its conditions (each a mapping of study_create's arguments)."""
     if slug and Experiment.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": f"an experiment {slug!r} already exists"})
-    experiment = Experiment.objects.create(
-        owner=owner, title=title, description=description, slug=slug or unique_slug(Experiment, title)
-    )
+        raise _slug_not_available(slug)
+    experiment = _create_with_slug(Experiment, slug=slug, text=title, owner=owner, title=title, description=description)
     for condition in conditions:
         study_create(experiment=experiment, **condition)
     return experiment
@@ -117,7 +153,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     if platform not in Study.Platform.values:
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
-        errors["slug"] = [f"a study {slug!r} already exists"]
+        errors.update(_slug_not_available(slug).message_dict)
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
     defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
     names = [slugify(c.get("name", "")) for c in specs]
@@ -127,11 +163,11 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["criteria"] = ["criterion names must be different"]
     if errors:
         raise ValidationError(errors)
-    study = Study.objects.create(
+    study = _create_with_slug(
+        Study, slug=slug, text=f"{experiment.slug}-{design}",
         experiment=experiment, title=title, design=design, design_config=config,
         raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
         instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
-        slug=slug or unique_slug(Study, f"{experiment.slug}-{design}"),
     )
     Criterion.objects.bulk_create([
         Criterion(
@@ -632,14 +668,20 @@ class ImportSummary:
     systems_created: list[str] = field(default_factory=list)
     benchmark_study: Study | None = None
     ratings: int = 0
+    missing_scores: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
             "responses": self.responses, "systems_created": self.systems_created,
             "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
-            "ratings": self.ratings,
+            "ratings": self.ratings, "missing_scores": self.missing_scores,
         }
+
+
+def _corpus_name_taken(slug: str) -> ImportProblem:
+    # Corpus names are global: say nothing of whose corpus holds it.
+    return ImportProblem(None, "corpus", f"the corpus name {slug!r} is not available; choose another name")
 
 
 def _size_of(stream: BinaryIO) -> int | None:
@@ -683,12 +725,16 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     if not slug:
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
     if Corpus.objects.filter(slug=slug).exists():
-        raise ImportFailed([ImportProblem(None, "corpus", f"a corpus {slug!r} already exists; choose another name")])
+        raise ImportFailed([_corpus_name_taken(slug)])
     declared = {slugify(s) for s in systems}
     header = ParsedHeader()
     with transaction.atomic():
-        corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
-                                       source_name=source_name[-300:], owner=owner)
+        try:
+            with transaction.atomic():  # a savepoint: a concurrent import of the same name loses cleanly
+                corpus = Corpus.objects.create(slug=slug, title=slug, source_format=source_format,
+                                               source_name=source_name[-300:], owner=owner)
+        except IntegrityError:
+            raise ImportFailed([_corpus_name_taken(slug)]) from None
         summary = ImportSummary(corpus=corpus, format=source_format)
         writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
         problems: list[ImportProblem] = []
@@ -696,6 +742,8 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         batch: list[ParsedConversation] = []
         for record in PARSERS[source_format](stream, header):
             if isinstance(record, ParsedConversation):
+                if writer.merge(record):
+                    continue  # another rating of a conversation already read (one rating per record)
                 problem = writer.check(record, seen)
                 record = problem or record
             if isinstance(record, ImportProblem):
@@ -716,7 +764,8 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
             transaction.set_rollback(True)
             raise ImportFailed(problems)
         writer.write(batch)
-        if header.benchmark:
+        summary.missing_scores = dict(header.missing_scores)
+        if header.benchmark and writer.scored:
             summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
     return summary
 
@@ -730,18 +779,87 @@ class _CorpusWriter:
         self.system_ids = dict(System.objects.values_list("name", "id"))
         self.keep_scores = keep_scores
         self.scored: list[tuple[int, int, dict[str, list[float | None]]]] = []  # conversation, response, scores
+        self.rated: dict[Any, tuple[list, bytes]] = {}  # key -> (first record's responses, digest of its content)
+
+    @staticmethod
+    def _digest(record: ParsedConversation) -> bytes:
+        content = repr((record.turns, [(r.system, r.text) for r in record.responses]))
+        return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def merge(self, record: ParsedConversation) -> bool:
+        """Human-judgment files may give one rating per record: a record that repeats a conversation
+        already read (same id, or for files without ids the same context) with the same responses adds
+        its scores as further annotator positions of that conversation instead of being a duplicate.
+        The first record's score lists are extended in place (they are what ``write`` keeps)."""
+        if not self.keep_scores or not any(r.human_scores for r in record.responses):
+            return False
+        digest = self._digest(record)
+        key = ("content", digest) if record.id_generated else ("id", record.external_id)
+        first = self.rated.get(key)
+        if first is None:
+            self.rated[key] = (record.responses, digest)
+            return False
+        if first[1] != digest:
+            return False  # a different conversation under the same id: check() reports the duplicate
+        for kept, extra in zip(first[0], record.responses, strict=True):
+            width = max((len(v) for v in kept.human_scores.values()), default=0)
+            for name in kept.human_scores.keys() | extra.human_scores.keys():
+                padded = kept.human_scores.setdefault(name, [])
+                padded += [None] * (width - len(padded))
+                padded += extra.human_scores.get(name) or [None] * max(
+                    (len(v) for v in extra.human_scores.values()), default=0)
+        return True
 
     def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
+        """What the database could not store or would confuse, named by line and field, whatever the
+        format: text with NUL or lone surrogates, ids longer than the column (two ids equal in their
+        first 120 characters would collide), system names over 80 characters, too many responses."""
+        line = record.line
+        problem = self._storable(record)
+        if problem is not None:
+            return problem
         if record.external_id in seen:
-            return ImportProblem(record.line, "id", f"duplicate conversation id {record.external_id!r} "
-                                                    f"(first on line {seen[record.external_id]})")
-        seen[record.external_id] = record.line
+            return ImportProblem(line, "id", f"duplicate conversation id {record.external_id!r} "
+                                             f"(first on line {seen[record.external_id]})")
+        seen[record.external_id] = line
         for response in record.responses:
             name = response.system
             if name not in self.system_ids and name not in self.header.systems and name not in self.declared:
                 return ImportProblem(record.line, f"responses.{name}", (
                     f"unknown system {name!r}: declare it in the file's header \"systems\" or pass it as a "
                     "known system (--system / systems)"))
+        return None
+
+    @staticmethod
+    def _storable(record: ParsedConversation) -> ImportProblem | None:
+        line = record.line
+        id_limit = Conversation._meta.get_field("external_id").max_length
+        name_limit = System._meta.get_field("name").max_length
+        if (message := text_problem(record.external_id)) is not None:
+            return ImportProblem(line, "id", message)
+        if len(record.external_id) > id_limit:
+            return ImportProblem(line, "id", f"is {len(record.external_id)} characters long; ids may have at most "
+                                             f"{id_limit}")
+        for i, turn in enumerate(record.turns):
+            for key in ("speaker", "text"):
+                if (message := text_problem(turn[key])) is not None:
+                    return ImportProblem(line, f"turns[{i}].{key}", message)
+        if len(record.responses) > MAX_RESPONSES_PER_CONVERSATION:
+            return ImportProblem(line, "responses", f"has {len(record.responses)} responses; one conversation may "
+                                                    f"have at most {MAX_RESPONSES_PER_CONVERSATION}")
+        for response in record.responses:
+            field_name = f"responses.{response.system}"
+            if len(response.system) > name_limit:
+                return ImportProblem(line, f"responses.{response.system[:40]}…",
+                                     f"the system name is {len(response.system)} characters long; at most {name_limit}")
+            if (message := text_problem(response.system)) is not None:
+                return ImportProblem(line, "system", message)
+            if (message := text_problem(response.text)) is not None:
+                return ImportProblem(line, field_name, message)
+            if (problem := value_problem(response.metadata, f"{field_name}.metadata")) is not None:
+                return ImportProblem(line, *problem)
+        if (problem := value_problem(record.metadata, "metadata")) is not None:
+            return ImportProblem(line, *problem)
         return None
 
     def _ensure_systems(self, names: set[str]) -> None:
@@ -761,7 +879,7 @@ class _CorpusWriter:
             return
         self._ensure_systems({r.system for c in batch for r in c.responses})
         conversations = Conversation.objects.bulk_create([
-            Conversation(corpus=self.corpus, external_id=c.external_id[:120], turns=c.turns, metadata=c.metadata)
+            Conversation(corpus=self.corpus, external_id=c.external_id, turns=c.turns, metadata=c.metadata)
             for c in batch
         ])
         pairs = [(conversation, parsed) for conversation, record in zip(conversations, batch, strict=True) for parsed in record.responses]
@@ -780,16 +898,16 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     """A closed Likert study holding imported human judgments: one item per conversation, one rater
     per annotator position (annotator j of one item is not known to be annotator j of another)."""
     now = timezone.now()
-    experiment = Experiment.objects.create(
-        slug=unique_slug(Experiment, corpus.slug), title=f"{corpus.slug} human judgments", owner=owner,
+    experiment = _create_with_slug(
+        Experiment, slug=None, text=corpus.slug, title=f"{corpus.slug} human judgments", owner=owner,
         is_benchmark=True,
         description=f"Imported from {corpus.source_name} ({corpus.source_format}). Each annotator position is "
                     "one rater; positions are not the same people across items.",
     )
     positions = max(len(s) for _, _, scores in scored for s in scores.values())
     points = int(min(11, max(2, max(high - low + 1 for low, high in header.scales.values()))))
-    study = Study.objects.create(
-        experiment=experiment, slug=unique_slug(Study, corpus.slug), title=f"{corpus.slug} (imported)",
+    study = _create_with_slug(
+        Study, slug=None, text=corpus.slug, experiment=experiment, title=f"{corpus.slug} (imported)",
         design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
         raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
         platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,
@@ -843,9 +961,15 @@ def import_job_create(*, owner, path: str, source_name: str, source_format: str,
     return job
 
 
-def import_job_run(*, job: ImportJob) -> ImportJob:
-    """Run a queued import; its outcome (counts or the problems) is recorded on the job row."""
-    claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
+def import_job_run(*, job: ImportJob, resume: bool = False) -> ImportJob:
+    """Run a queued import; its outcome (counts or the problems) is recorded on the job row.
+
+    Every outcome ends the job: done, failed with the problems, or failed with a message on an
+    unexpected error (never left ``running``); the uploaded file is deleted either way. ``resume``
+    (a task redelivered after its worker died) also takes a job left ``running``: the import is one
+    transaction, so nothing of the dead attempt was kept."""
+    claimable = [ImportJob.Status.QUEUED, ImportJob.Status.RUNNING] if resume else [ImportJob.Status.QUEUED]
+    claimed = ImportJob.objects.filter(pk=job.pk, status__in=claimable).update(status=ImportJob.Status.RUNNING)
     job.refresh_from_db()
     if not claimed:
         return job
@@ -858,6 +982,22 @@ def import_job_run(*, job: ImportJob) -> ImportJob:
         job.status, job.message = ImportJob.Status.FAILED, "\n".join(str(p) for p in failure.problems)
     except OSError as error:
         job.status, job.message = ImportJob.Status.FAILED, f"cannot read the uploaded file: {error.strerror}"
+    except Exception as error:  # noqa: BLE001 - any other failure must still end the job with a message
+        logger.exception("import job %s failed unexpectedly", job.pk)
+        job.status = ImportJob.Status.FAILED
+        job.message = (f"the import stopped on an unexpected error ({type(error).__name__}); nothing was kept. "
+                       f"Tell the administrators the job number ({job.pk}).")
+    finally:
+        _upload_delete(job.path)
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "counts", "corpus", "message", "finished_at"])
     return job
+
+
+def _upload_delete(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        logger.warning("could not delete the import upload %s", path)

@@ -5,10 +5,14 @@ from studies import live_services, services
 from studies.models import ImportJob, Study
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def import_job_run(job_id: int) -> str:
-    job = services.import_job_run(job=ImportJob.objects.get(pk=job_id))
-    return job.status
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def import_job_run(self, job_id: int) -> str:
+    """Run an import job; a redelivery (the first worker died mid-import) takes the job over."""
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is None:  # deleted before a worker got to it
+        return "missing"
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return services.import_job_run(job=job, resume=redelivered).status
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

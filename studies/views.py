@@ -9,13 +9,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from studies import live_selectors, live_services, selectors, services
 from studies.api.views import ratings_download
-from studies.exporting import EXPORT_FORMATS
+from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.importing.records import ImportFailed
+from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Study
 
 
@@ -180,14 +182,25 @@ def study_export(request, slug, export_format):
     study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         return redirect("studies:study_detail", slug=slug)
-    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+                            raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
 @login_required
+@csrf_exempt  # CSRF is checked below, once the size-limit handler is in place (Django docs, upload handlers)
 def dialogues_import(request):
+    limit = SizeLimitUploadHandler(request)
+    request.upload_handlers.insert(0, limit)
+    return _dialogues_import(request, limit)
+
+
+@csrf_protect
+def _dialogues_import(request, limit: SizeLimitUploadHandler):
     form = ImportForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
+    if limit.exceeded:
+        problems = [limit.message()]
+    elif request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             summary = services.dialogues_import(

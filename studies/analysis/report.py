@@ -75,6 +75,10 @@ TABLES = {
 }
 
 
+NEEDS_TWO_RATERS = "needs at least two raters on one item"
+NO_RATINGS = "no submitted ratings yet"
+
+
 def _finite(value: float) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
@@ -82,9 +86,12 @@ def _finite(value: float) -> float | None:
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
     """ICCs of one condition × criterion (unit = rated response), or the reason there are none."""
     raters = int(frame["rater"].nunique())
+    if not frame.groupby("unit")["rater"].nunique().gt(1).any():
+        return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame),
+                "error": NEEDS_TWO_RATERS}
     try:
         result = icc(frame["unit"].to_numpy(), frame["rater"].to_numpy(), frame["score"].to_numpy())
-    except ICCInputError as error:
+    except (ICCInputError, ValueError, ZeroDivisionError, FloatingPointError) as error:
         return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame), "error": str(error)}
     cell = result.as_dict()
     cell["icc"] = {name: {k: (_finite(v) if not isinstance(v, list) else [_finite(x) for x in v])
@@ -119,6 +126,13 @@ def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) 
     return tables
 
 
+def empty_tables(conditions: list[str], criteria: list[str], reason: str) -> dict[str, list[dict[str, Any]]]:
+    """Every ICC table with a cell per condition × criterion that says why it is empty."""
+    return {key: [{"table": key, "title": title, "condition": study, "criterion": criterion, "n_raters": 0,
+                   "n_items": 0, "n_ratings": 0, "error": reason} for study in conditions for criterion in criteria]
+            for key, (title, _) in TABLES.items()}
+
+
 def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> list[dict[str, Any]]:
     """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
     rows = []
@@ -137,6 +151,23 @@ def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: l
                 rows.append({"condition": study, "a": a, "b": b, "rho": float(result.statistic),
                              "p": float(result.pvalue), "n": len(pair)})
     return rows
+
+
+def alpha_cell(part: pd.DataFrame, level: str) -> dict[str, Any]:
+    """Krippendorff's alpha of one condition × criterion, or None with the reason it cannot be computed
+    yet: alpha compares values pairable within a unit, so it needs a unit with two raters and some
+    variation (Krippendorff 2004, ch. 11)."""
+    values = part["value"] if level == "ratio" else part["score"]
+    usable = part.assign(v=values.to_numpy()).dropna(subset=["v"])
+    if not usable.groupby("unit")["rater"].nunique().gt(1).any():
+        return {"alpha": None, "note": NEEDS_TWO_RATERS}
+    if usable["v"].nunique() < 2:
+        return {"alpha": None, "note": "every rating has the same value: alpha is undefined without variation"}
+    try:
+        value = krippendorff_alpha(usable["unit"], usable["rater"], usable["v"], level=level)
+    except (ValueError, ZeroDivisionError, FloatingPointError) as error:
+        return {"alpha": None, "note": f"cannot be computed: {error}"}
+    return {"alpha": _finite(value), "note": "" if np.isfinite(value) else "undefined for these ratings"}
 
 
 def completion_times(frame: pd.DataFrame, conditions: list[str]) -> list[dict[str, Any]]:
@@ -240,20 +271,35 @@ def distributions(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def _records(quality: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in quality.to_dict("records")]
+
+
 def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     """Everything the report page shows. ``conditions``: [{"slug", "title", "design", "benchmark"}]."""
     options = options or ReportOptions()
     slugs = [c["slug"] for c in conditions]
-    criteria = list(dict.fromkeys(frame["criterion"])) if len(frame) else []
+    configured = [name for c in conditions for name in c.get("criteria", ())]
+    criteria = list(dict.fromkeys([*configured, *(frame["criterion"] if len(frame) else [])]))
     report = Report(conditions=conditions, criteria=criteria)
     if frame.empty:
-        report.notes.append("No submitted ratings yet.")
+        report.tables = empty_tables(slugs, criteria, NO_RATINGS)
+        report.notes.append("No submitted ratings yet: every figure and table fills in from the first submission; "
+                            "reliability (ICC, Krippendorff's alpha) needs at least two raters on one item.")
         return report
     quality = rater_quality(frame, options)
     if options.exclude_flagged:
         report.excluded_raters = quality.loc[quality["flagged"], "rater"].tolist()
         frame = frame[~frame["rater"].isin(report.excluded_raters)]
         report.notes.append(f"Recomputed without {len(report.excluded_raters)} flagged rater(s).")
+        if frame.empty:
+            report.raters = _records(quality)
+            report.tables = empty_tables(slugs, criteria, "every rater is flagged")
+            report.notes.append("Every rater is flagged: nothing is left to compute.")
+            return report
+    if not frame.groupby(["study", "criterion", "unit"])["rater"].nunique().gt(1).any():
+        report.notes.append("Reliability (ICC, Krippendorff's alpha, raters needed, leave-one-out ρ) cannot be "
+                            "computed yet: it needs at least two raters on one item.")
     frame = with_z(frame)
     report.tables = icc_tables(frame, slugs, criteria)
     report.criteria_correlation = criteria_correlation(frame, slugs, criteria)
@@ -266,9 +312,8 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
             if part.empty:
                 continue
             level = ALPHA_LEVEL.get(designs[study], "interval")
-            values = part["value"] if level == "ratio" else part["score"]
             report.alpha.append({"condition": study, "criterion": criterion, "level": level,
-                                 "alpha": _finite(krippendorff_alpha(part["unit"], part["rater"], values, level=level))})
+                                 **alpha_cell(part, level)})
     for row in report.tables["table1"]:
         if "icc" not in row:
             continue
@@ -278,8 +323,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
             planned[form] = _finite(np.ceil(raters_needed(rho, options.target_icc))) if rho is not None else None
         report.planning.append({"condition": row["condition"], "criterion": row["criterion"],
                                 "target": options.target_icc, "raters_needed": planned})
-    report.raters = [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()}
-                     for r in quality.to_dict("records")]
+    report.raters = _records(quality)
     report.systems = system_means(frame)
     report.distributions = distributions(frame)
     if any(c.get("benchmark") for c in conditions):

@@ -29,8 +29,9 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, export_lines
+from studies.exporting import EXPORT_FORMATS, export_lines, no_store, raw_ids_requested
 from studies.importing.records import ImportFailed
+from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
 
 
@@ -222,10 +223,19 @@ class DialoguesImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
+    def initial(self, request, *args, **kwargs):
+        # Before anything reads the body: count the upload as it streams and stop at the limit.
+        self.size_limit = SizeLimitUploadHandler(request._request)
+        request._request.upload_handlers.insert(0, self.size_limit)
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(request=ImportInputSerializer, responses={201: ImportOutputSerializer, 202: inline_serializer("ImportJobQueued", {
         "job": serializers.IntegerField(), "status": serializers.CharField()})})
     def post(self, request):
-        data = ImportInputSerializer(data=request.data)
+        received = request.data
+        if self.size_limit.exceeded:
+            raise ValidationError({"file": [self.size_limit.message()]})
+        data = ImportInputSerializer(data=received)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         upload = values["file"]
@@ -234,13 +244,21 @@ class DialoguesImportApi(APIView):
 
             folder = settings.MEDIA_ROOT / "imports"
             folder.mkdir(parents=True, exist_ok=True)
-            handle, path = tempfile.mkstemp(dir=folder, suffix="-" + os.path.basename(upload.name))
-            with os.fdopen(handle, "wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
-            job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
-                                             source_format=values["format"], corpus_slug=values.get("corpus") or "",
-                                             systems=values["systems"])
+            handle, path = tempfile.mkstemp(dir=folder, suffix="-" + os.path.basename(upload.name)[-100:])
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    for chunk in upload.chunks():
+                        out.write(chunk)
+            except OSError:
+                os.unlink(path)
+                raise
+            try:
+                job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
+                                                 source_format=values["format"],
+                                                 corpus_slug=values.get("corpus") or "", systems=values["systems"])
+            except Exception:
+                os.unlink(path)
+                raise
             return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
         try:
             summary = services.dialogues_import(
@@ -268,7 +286,9 @@ class ImportJobDetailApi(APIView):
 
 class RatingsExportApi(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv")],
+        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
+                    OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
+                                                                  "(owners, collaborators and staff only)")],
         responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
     )
     def get(self, request, slug):
@@ -276,24 +296,30 @@ class RatingsExportApi(APIView):
         export_format = request.query_params.get("format", "csv")
         if export_format not in EXPORT_FORMATS:
             raise ValidationError({"format": f"use one of {', '.join(EXPORT_FORMATS)}"})
-        return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug)
+        return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+                                raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
-def ratings_download(studies, export_format: str, name: str) -> StreamingHttpResponse:
+def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False) -> StreamingHttpResponse:
+    """The ratings export as a streamed download (raters by pseudonym unless ``raw_ids``), never cached."""
     content_type = "text/csv; charset=utf-8" if export_format == "csv" else "application/x-ndjson; charset=utf-8"
-    response = StreamingHttpResponse(export_lines(studies, export_format), content_type=content_type)
+    response = StreamingHttpResponse(export_lines(studies, export_format, raw_ids=raw_ids), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
-    return response
+    return no_store(response)
 
 
 class ReportApiMixin:
     @staticmethod
     def report_response(request, studies) -> Response:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
-        return Response(selectors.reliability_report(studies, exclude_flagged=exclude).as_dict())
+        raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
+        report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+        return no_store(Response(report.as_dict()))
 
 
-REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters")]
+REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters"),
+                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
+                                                                   "(owners, collaborators and staff only)")]
 
 
 class StudyReportApi(ReportApiMixin, APIView):

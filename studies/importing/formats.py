@@ -37,12 +37,19 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from django.utils.text import slugify
 
-from studies.importing.reading import decoded_lines, json_array_records
+from studies.importing.reading import (
+    decoded_lines,
+    json_array_records,
+    json_loads,
+    number_problem,
+    too_deep,
+    value_problem,
+)
 from studies.importing.records import (
     ImportFailed,
     ImportProblem,
@@ -107,21 +114,65 @@ def _turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportPr
     return turns
 
 
+def _checked(entries: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any] | ImportProblem]:
+    """Decoded records, or the first thing in one that cannot be stored (see ``value_problem``)."""
+    for line, value in entries:
+        problem = value_problem(value)
+        yield (line, value) if problem is None else ImportProblem(line, *problem)
+
+
 def _json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
     for line, text in decoded_lines(stream):
         if not text.strip():
             continue
         try:
-            yield line, json.loads(text)
+            value = json_loads(text)
+        except RecursionError:
+            yield too_deep(line, text)
         except json.JSONDecodeError as error:
             yield ImportProblem(line, "", f"malformed JSON: {error.msg} (column {error.colno})")
+        else:
+            yield from _checked([(line, value)])
 
 
 def _id(record: dict, keys: tuple[str, ...], line: int) -> str | ImportProblem:
     for key in keys:
-        if key in record and record[key] not in (None, ""):
-            return str(record[key])
+        value = record.get(key)
+        if value in (None, ""):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            return ImportProblem(line, key, f"must be text or a whole number, got {type(value).__name__}")
+        return str(value).strip() or ImportProblem(line, key, "is blank")
     return ImportProblem(line, keys[0], "is missing")
+
+
+def _names(value: Any, line: int, field: str) -> list[str] | ImportProblem:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        return ImportProblem(line, field, f"must be a list of system names, got {type(value).__name__}")
+    return value
+
+
+def _header(record: dict, line: int, header: ParsedHeader) -> list[ImportProblem]:
+    """Read a Concord header line into ``header``; problems name the header field."""
+    systems = record.get("systems", {})
+    if isinstance(systems, list) and all(isinstance(v, str) for v in systems):
+        systems = dict.fromkeys(systems, "")
+    if not isinstance(systems, dict) or not all(isinstance(v, (str, type(None))) for v in systems.values()):
+        return [ImportProblem(line, "systems", "must be a list of names or an object name -> description")]
+    human = _names(record.get("human_systems", []), line, "human_systems")
+    reference = record.get("reference")
+    problems = [human] if isinstance(human, ImportProblem) else []
+    if reference is not None and not (isinstance(reference, str) and reference.strip()):
+        problems.append(ImportProblem(line, "reference", f"must be a system name, got {type(reference).__name__}"))
+    if problems:
+        return problems
+    header.systems.update({system_key(k): str(v or "") for k, v in systems.items()})
+    header.human_systems.update(system_key(s) for s in human)
+    if reference:
+        header.human_systems.add(system_key(reference))
+    return []
 
 
 # --- Concord JSON lines ---------------------------------------------------------------------------
@@ -140,17 +191,10 @@ def parse_jsonl(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             continue
         if first and "concord" in record:
             first = False
-            systems = record.get("systems", {})
-            if isinstance(systems, list):
-                systems = {str(s): "" for s in systems}
-            if not isinstance(systems, dict):
-                yield ImportProblem(line, "systems", "must be a list of names or an object name -> description")
-                continue
-            header.systems.update({system_key(k): str(v or "") for k, v in systems.items()})
-            header.human_systems.update(system_key(s) for s in record.get("human_systems", []))
-            default_reference = record.get("reference")
-            if default_reference:
-                header.human_systems.add(system_key(default_reference))
+            problems = _header(record, line, header)
+            yield from problems
+            if not problems:
+                default_reference = record.get("reference")
             continue
         first = False
         external_id = _id(record, ("id",), line)
@@ -163,6 +207,9 @@ def parse_jsonl(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             yield from problems
             continue
         reference = record.get("reference", default_reference)
+        if reference is not None and not isinstance(reference, str):
+            yield ImportProblem(line, "reference", f"must be a system name, got {type(reference).__name__}")
+            continue
         parsed: list[ParsedResponse] = []
         for name, value in responses.items():
             texts = value if isinstance(value, list) else [value]
@@ -298,7 +345,11 @@ def parse_ddpp(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
 def parse_grade(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.benchmark = True
     header.scales["coherence"] = GRADE_SCALE
-    for line, record in json_array_records(stream):
+    for entry in _checked(json_array_records(stream)):
+        if isinstance(entry, ImportProblem):
+            yield entry
+            continue
+        line, record = entry
         if not isinstance(record, dict):
             yield ImportProblem(line, "", "each array element must be an object")
             continue
@@ -331,16 +382,27 @@ def parse_grade(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         )
 
 
-def _scores(value: Any, line: int, field: str) -> list[float | None] | ImportProblem:
+def _scores(value: Any, line: int, field: str, *, allow_empty: bool = False) -> list[float | None] | ImportProblem:
+    """One score per annotator position (None where one gave none). A bare number is one rating (files
+    with one rating per record); ``allow_empty``: an empty list is a missing value, not a problem."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = json_loads(value)
+        except (json.JSONDecodeError, RecursionError):
             return ImportProblem(line, field, "must be a list of numbers (or a string holding one)")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, list) and not value and allow_empty:
+        return []
     if not isinstance(value, list) or not value:
         return ImportProblem(line, field, "must be a non-empty list of numbers")
-    if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))) for v in value):
-        return ImportProblem(line, field, "must hold numbers only")
+    for i, v in enumerate(value):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            return ImportProblem(line, f"{field}[{i}]", f"must be a number, got {type(v).__name__}")
+        if v is not None and (message := number_problem(float(v))):
+            return ImportProblem(line, f"{field}[{i}]", message)
+    if all(v is None for v in value):
+        return ImportProblem(line, field, "holds no score (only null); leave the quality out or give a number")
     return [None if v is None else float(v) for v in value]
 
 
@@ -367,13 +429,22 @@ def _prefixed_turns(block: str) -> list[dict[str, str]]:
 def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.benchmark = True
     observed: dict[str, tuple[float, float]] = {}
-    for index, (line, record) in enumerate(json_array_records(stream)):
+    for index, entry in enumerate(_checked(json_array_records(stream))):
+        if isinstance(entry, ImportProblem):
+            yield entry
+            continue
+        line, record = entry
         if not isinstance(record, dict):
             yield ImportProblem(line, "", "each array element must be an object")
             continue
         level = "dialogue" if "dialog" in record else "turn"
-        external_id = str(record.get("dialogue_id") or record.get("dialog_id") or record.get("id") or f"{index + 1}")
         problems: list[ImportProblem] = []
+        external_id = _id(record, ("dialogue_id", "dialog_id", "id"), line)
+        id_generated = isinstance(external_id, ImportProblem)
+        if id_generated:
+            if external_id.message != "is missing":
+                problems.append(external_id)
+            external_id = f"{index + 1}"
         if level == "turn":
             context, response = record.get("context"), record.get("response")
             turns = _prefixed_turns(context) if isinstance(context, str) else []
@@ -396,16 +467,24 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             problems.append(ImportProblem(line, "annotations", "must be an object quality -> list of scores"))
         else:
             for quality, values in annotations.items():
-                checked = _scores(values, line, f"annotations.{quality}")
+                checked = _scores(values, line, f"annotations.{quality}", allow_empty=True)
                 if isinstance(checked, ImportProblem):
                     problems.append(checked)
                     continue
                 name = slugify(quality)
+                if not name:
+                    problems.append(ImportProblem(line, f"annotations.{quality}", "needs a name with letters or digits"))
+                    continue
+                if not checked:  # an empty list: nobody rated this quality here
+                    header.missing_scores[name] = header.missing_scores.get(name, 0) + 1
+                    continue
                 scores[name] = checked
                 present = [v for v in checked if v is not None]
                 low, high = observed.get(name, (min(present), max(present)))
                 observed[name] = (min(low, *present), max(high, *present))
-        model = str(record.get("model") or record.get("system") or "unknown")
+        model = record.get("model") or record.get("system") or "unknown"
+        if not isinstance(model, str):
+            problems.append(ImportProblem(line, "model", f"must be a system name, got {type(model).__name__}"))
         if problems:
             yield from problems
             continue
@@ -417,7 +496,7 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             external_id, turns,
             [ParsedResponse(name, reply[0]["text"], metadata={"level": level, "speaker": reply[0]["speaker"]},
                             human_scores=scores)],
-            line, metadata={"level": level},
+            line, metadata={"level": level}, id_generated=id_generated,
         )
     for name, (low, high) in observed.items():
         known = FED_SCALES.get(name)

@@ -3,18 +3,127 @@
 ``decoded_lines`` yields (line number, text) from a binary file, refusing non-UTF-8 with the line.
 ``json_array_records`` yields (line number, object) from a top-level JSON array (GRADE, FED files)
 by decoding one element at a time from a growing buffer (``json.JSONDecoder.raw_decode``).
+
+What JSON lets through but the database cannot hold is refused here, by line and field path
+(``value_problem``): ``NaN``/``Infinity`` literals (Python's json accepts them; ``parse_constant``
+marks them) and numbers too large for a float, NUL characters (PostgreSQL refuses them in text and
+jsonb), lone UTF-16 surrogates (``"\ud800"`` decodes to a str that is not encodable Unicode), and
+nesting deeper than ``MAX_NESTING`` (deeper input makes the decoder raise RecursionError).
 """
 from __future__ import annotations
 
 import codecs
 import json
+import math
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from studies.importing.records import ImportFailed, ImportProblem
 
 CHUNK = 1 << 16
 MAX_RECORD_CHARS = 16 * 1024 * 1024
+MAX_NESTING = 64  # levels of [ and { in one record; real dialogue files use fewer than 6
+
+
+class NonFinite(float):
+    """A ``NaN``/``Infinity``/``-Infinity`` literal, kept as the float it would be but marked so that
+    the checks below can say which literal was found."""
+
+    literal = "NaN"
+
+
+def _constant(name: str) -> NonFinite:
+    value = NonFinite(name)
+    value.literal = name
+    return value
+
+
+def json_loads(text: str) -> Any:
+    """``json.loads`` that marks non-finite literals (see ``value_problem``)."""
+    return json.loads(text, parse_constant=_constant)
+
+
+def text_problem(value: str) -> str | None:
+    """Why a string cannot be stored as text, or None."""
+    if "\x00" in value:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains a lone UTF-16 surrogate (\\ud800-\\udfff), which is not valid Unicode text"
+    return None
+
+
+def number_problem(value: float) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        literal = getattr(value, "literal", None)
+        if literal is None:
+            return "is a number too large for a float (not finite)" if value == value else "is NaN (not a number)"
+        return f"is {literal}, not a finite number"
+    return None
+
+
+def value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first (field path, message) in a decoded JSON value that cannot be stored, or None.
+
+    Walks iteratively (no recursion), so it is safe on any depth the decoder produced."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        current, where, depth = stack.pop()
+        if isinstance(current, str):
+            message = text_problem(current)
+        elif isinstance(current, float):
+            message = number_problem(current)
+        elif isinstance(current, (dict, list)):
+            if depth >= MAX_NESTING:
+                return where, f"is nested more than {MAX_NESTING} levels deep"
+            if isinstance(current, dict):
+                for key in current:
+                    if (message := text_problem(key)) is not None:
+                        return where or "(key)", f"a key {message}"
+                stack.extend((item, f"{where}.{key}" if where else str(key), depth + 1)
+                             for key, item in reversed(current.items()))  # reversed: report in file order
+            else:
+                stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in reversed(list(enumerate(current))))
+            continue
+        else:
+            message = None
+        if message is not None:
+            return where, message
+    return None
+
+
+def deep_field(text: str, start: int = 0) -> str:
+    """The top-level key of the object at ``text[start]`` under which nesting passes ``MAX_NESTING``
+    (only called after the decoder gave up with RecursionError, so the scan stops early)."""
+    depth, key, in_string, escaped, token = 0, "", False, False, []
+    for char in text[start:start + 4 * MAX_RECORD_CHARS]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                if depth == 1:
+                    key = "".join(token)
+            elif depth == 1 and len(token) < 200:
+                token.append(char)
+            continue
+        if char == '"':
+            in_string, token = True, []
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return key
+        elif char in "]}":
+            depth -= 1
+    return key
+
+
+def too_deep(line: int, text: str, start: int = 0) -> ImportProblem:
+    return ImportProblem(line, deep_field(text, start), f"is nested more than {MAX_NESTING} levels deep")
 
 
 def _not_utf8(line: int) -> ImportFailed:
@@ -49,7 +158,7 @@ def _decoded_chunks(stream: BinaryIO) -> Iterator[str]:
 
 def json_array_records(stream: BinaryIO) -> Iterator[tuple[int, object]]:
     """Yield (line where the element starts, element) for each element of a top-level JSON array."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_constant)
     chunks = _decoded_chunks(stream)
     buf, pos, line_offset, at_eof = "", 0, 0, False
 
@@ -97,6 +206,8 @@ def json_array_records(stream: BinaryIO) -> Iterator[tuple[int, object]]:
             try:
                 value, end = decoder.raw_decode(buf, pos)
                 break
+            except RecursionError:
+                raise ImportFailed([too_deep(line_of(pos), buf, pos)]) from None
             except json.JSONDecodeError as error:
                 # An element cut by the buffer's end: read more (doubling) and decode again.
                 if len(buf) - pos < MAX_RECORD_CHARS and fill(2 * (len(buf) - pos) + CHUNK):

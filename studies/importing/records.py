@@ -43,6 +43,7 @@ class ParsedConversation:
     responses: list[ParsedResponse]
     line: int
     metadata: dict = field(default_factory=dict)
+    id_generated: bool = False  # the file gave no id (FED turn level): the record number stands in
 
 
 @dataclass
@@ -53,3 +54,4 @@ class ParsedHeader:
     human_systems: set[str] = field(default_factory=set)
     benchmark: bool = False
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion -> (min, max)
+    missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list

@@ -1,19 +1,31 @@
 """Number formatting for reports: fixed decimals, p-values as researchers write them, durations."""
+from numbers import Real
+
 from django import template
 
 register = template.Library()
 
 
+def _number(value) -> float | None:
+    """The value as a finite-or-not float, or None for anything that is not a number (a missing
+    template variable renders as "", a statistic that could not be computed as None)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return None
+    return None if value != value else float(value)
+
+
 @register.filter
 def num(value, digits=3):
-    if value is None or value != value:
+    value = _number(value)
+    if value is None:
         return "–"
     return f"{value:.{int(digits)}f}"
 
 
 @register.filter
 def pval(value):
-    if value is None or value != value:
+    value = _number(value)
+    if value is None:
         return "–"
     return "p < .001" if value < 0.001 else f"p = {value:.3f}".replace("0.", ".", 1)
 
@@ -21,6 +33,7 @@ def pval(value):
 @register.filter
 def duration(seconds):
     """Seconds as '35.2 min' (or '48 s' under two minutes)."""
+    seconds = _number(seconds)
     if seconds is None:
         return "–"
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"

@@ -33,6 +33,7 @@ def test_worker_runs_an_import_job_into_the_database(worker, user, tmp_path, dja
     assert job.counts["conversations"] == 5
     assert Conversation.objects.filter(corpus__slug="queued").count() == 5
     assert "import_job_run" in log
+    assert not upload.exists()  # the worker deletes the upload when the job ends
 
 
 def test_worker_records_a_failed_import_without_writing(worker, user, tmp_path, django_capture_on_commit_callbacks):
@@ -48,3 +49,4 @@ def test_worker_records_a_failed_import_without_writing(worker, user, tmp_path, 
     assert job.status == ImportJob.Status.FAILED
     assert job.message.startswith("line 4: malformed JSON")
     assert not Conversation.objects.filter(corpus__slug="broken").exists()
+    assert not upload.exists()

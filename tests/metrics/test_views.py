@@ -103,3 +103,57 @@ def test_fill_bme_references_from_the_study_page(client, user, corpus):
     assert "BME reference values" in client.get("/studies/b/").content.decode()
     client.post("/metrics/bme/b/", {"metric_model": "readability"})
     assert not Study.objects.get(slug="b").items.filter(reference_value=None).exists()
+
+
+def test_human_metric_page_before_scoring_says_score_first_and_starts_a_run(client, user):
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    model = services.metric_model_default(key="readability")
+    client.force_login(user)
+    url = f"/experiments/{experiment.slug}/metrics/{model.name}/"
+    page = client.get(url)
+    assert page.status_code == 200  # was a 500: correlations of responses without scores
+    text = page.content.decode()
+    assert "Score first" in text and text.count("Score with readability") == experiment.studies.count()
+    assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}.csv").status_code == 200
+    first = experiment.studies.order_by("id").first()
+    response = client.post("/metrics/runs/start/", {"study": first.slug, "metric_model": model.name, "next": url})
+    assert response.status_code == 302 and response["Location"] == url
+    run = ScoringRun.objects.get(study=first, metric_model=model)
+    assert "a scoring run is queued" in client.get(url).content.decode()
+    services.scoring_run_execute(run=run)
+    text = client.get(url).content.decode()
+    # the demo's conditions show the same responses: one run scores them all
+    assert 'id="table8"' in text and "Score first" not in text
+    assert client.post("/metrics/runs/start/", {"study": first.slug, "metric_model": model.name,
+                                                "next": "https://evil.example/"})["Location"] == "/metrics/"
+
+
+def test_human_metric_page_with_a_single_rated_item_renders(client, user, make_study):
+    from studies import services as study_services
+
+    study = make_study("likert", raters_per_item=1, items_per_assignment=1)
+    assignment = study_services.assignment_start(
+        study=study, rater=study_services.rater_get_or_create(platform="invite", external_id="x"))
+    slot = assignment.assignment_items.get()
+    study_services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        c: {r: j + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
+    study_services.assignment_submit(assignment=assignment)
+    model = services.metric_model_default(key="readability")
+    services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
+    client.force_login(user)
+    page = client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}/")
+    assert page.status_code == 200 and 'id="table8"' in page.content.decode()  # was a 500 (no CI to format)
+    assert "–" in page.content.decode()
+    for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
+        assert client.get(url).status_code == 200
+    assert client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}.csv").status_code == 200
+
+
+def test_report_number_filters_take_anything():
+    import numpy as np
+
+    from studies.templatetags.report_format import duration, num, pval
+
+    assert [num(v) for v in (None, "", float("nan"), "x", np.int64(2), 0.12345)] == ["–"] * 4 + ["2.000", "0.123"]
+    assert (pval(""), pval(0.0001), duration(""), duration(30)) == ("–", "p < .001", "–", "30 s")

@@ -8,7 +8,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
-from studies import services
+from studies import selectors, services
 from studies.models import Conversation, Corpus
 from tests.conftest import small_corpus_lines
 
@@ -107,7 +107,11 @@ def test_export_streams_tidy_csv_for_the_owner(api, make_study):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(rows) == 6 * 4 * 2
-    assert {(r["rater"], r["platform"], r["value"], r["design"]) for r in rows} == {("p1", "prolific", "5.0", "likert")}
+    pseudonym = selectors.rater_pseudonym(study.experiment_id, worker.pk)
+    assert {(r["rater"], r["platform"], r["value"], r["design"]) for r in rows} == {(pseudonym, "prolific", "5.0", "likert")}
+    assert response["Cache-Control"] == "no-store"
+    raw = api.get(f"/api/studies/{study.slug}/ratings/?format=csv&raw_ids=1")
+    assert {r["rater"] for r in csv.DictReader(io.StringIO(b"".join(raw.streaming_content).decode()))} == {"p1"}
     assert api.get(f"/api/studies/{study.slug}/ratings/?format=xml").status_code == 400
 
 
@@ -118,3 +122,19 @@ def test_schema_validates_and_documents_every_operation():
     for path in ("/api/studies/", "/api/studies/{slug}/progress/", "/api/imports/", "/api/studies/{slug}/ratings/"):
         assert path in paths
     assert APIClient().get("/api/docs/").status_code == 200
+
+
+def test_export_command_names_raters_by_pseudonym_unless_raw_ids(make_study, tmp_path):
+    from django.core.management import call_command
+
+    study = make_study("likert", raters_per_item=1)
+    worker = services.rater_get_or_create(platform="mturk", external_id="=cmd|' /C calc'!A0")
+    assignment = services.assignment_start(study=study, rater=worker)
+    for slot in assignment.assignment_items.all():
+        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+                                answers={c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")})
+    out = tmp_path / "ratings.csv"
+    call_command("export_ratings", "--study", study.slug, "-o", str(out))
+    assert {r["rater"] for r in csv.DictReader(out.open())} == {selectors.rater_pseudonym(study.experiment_id, worker.pk)}
+    call_command("export_ratings", "--study", study.slug, "-o", str(out), "--raw-ids")
+    assert {r["rater"] for r in csv.DictReader(out.open())} == {"'=cmd|' /C calc'!A0"}

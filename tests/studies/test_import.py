@@ -2,6 +2,7 @@
 streaming over chunk boundaries, and the real public data sets."""
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -118,7 +119,7 @@ def test_csv_missing_column_is_named():
 
 def test_existing_corpus_name_is_refused():
     do_import(small_corpus_lines(1), corpus_slug="mine")
-    with pytest.raises(ImportFailed, match="already exists"):
+    with pytest.raises(ImportFailed, match="the corpus name 'mine' is not available"):
         do_import(small_corpus_lines(1), corpus_slug="mine")
 
 
@@ -202,3 +203,195 @@ def test_dailydialog_pp_imports_three_levels_of_five_responses():
     conversation = Conversation.objects.filter(corpus=summary.corpus).first()
     levels = dict(conversation.responses.values_list("system__name").annotate(__import__("django").db.models.Count("id")))
     assert levels == {"ddpp-relevant": 5, "ddpp-adversarial": 5, "ddpp-random": 5}
+
+
+# --- inputs that were HTTP 500s: each a line/field problem through the API and the command, nothing written ---
+
+HEADER = {"concord": "dialogues/1", "systems": ["bot", "human"], "reference": "human"}
+
+
+def _conversation(**changes) -> dict:
+    return {"id": "c1", "turns": ["Hi", "Hello, how are you?"], "responses": {"bot": "Fine.", "human": "Good, you?"},
+            **changes}
+
+
+def _jsonl(*conversations, header=HEADER) -> bytes:
+    return ("\n".join([json.dumps(header), *conversations]) + "\n").encode()
+
+
+def _fed(records) -> bytes:
+    return json.dumps(records).encode()
+
+
+def _grade_record(scores, **changes) -> dict:
+    return {"ID": "g1", "Dataset": "dd", "DialogModel": "transformer", "Context": "Hi|||Hello there",
+            "Response": "How are you?", "HumanScores": scores, **changes}
+
+
+def _fed_record(**annotations) -> dict:
+    return {"context": "User: Hi\nSystem: Hello\nUser: How are you?", "response": "System: Fine thanks.",
+            "model": "Meena", "annotations": annotations}
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+BAD_INPUTS = [
+    # (name, file bytes, line, field, words in the message)
+    ("deep.jsonl", _jsonl('{"id": "c1", "turns": ' + DEEP + ', "responses": {"bot": "x"}}'), 2, "turns", "nested"),
+    ("deep.json", ('[{"ID": "g1", "HumanScores": "[3]", "Context": ' + DEEP + "}]").encode(), 1, "Context", "nested"),
+    ("nul-text.jsonl", _jsonl(json.dumps(_conversation(turns=["Hi\u0000", "Hello"]))), 2, "turns[0]", "NUL"),
+    ("nul-id.jsonl", _jsonl(json.dumps(_conversation(id="c\u00001"))), 2, "id", "NUL"),
+    ("nul.csv", b"conversation_id,context,system,response\nc1,Hi|||Hello,bot,Fi\x00ne\n", 2, "responses.bot", "NUL"),
+    ("surrogate-text.jsonl", _jsonl('{"id": "c1", "turns": ["Hi", "Hello"], "responses": {"bot": "x\\ud800"}}'),
+     2, "responses.bot", "surrogate"),
+    ("surrogate-id.jsonl", _jsonl('{"id": "c\\udfff", "turns": ["Hi", "Hello"], "responses": {"bot": "x"}}'),
+     2, "id", "surrogate"),
+    ("nan-id.jsonl", _jsonl('{"id": NaN, "turns": ["Hi", "Hello"], "responses": {"bot": "x"}}'), 2, "id", "NaN"),
+    ("nan-metadata.jsonl", _jsonl('{"id": "c1", "turns": ["Hi", "Hello"], "responses": {"bot": "x"}, '
+                                  '"metadata": {"score": -Infinity}}'), 2, "metadata.score", "-Infinity"),
+    ("long-ids.jsonl", _jsonl(json.dumps(_conversation(id="x" * 120 + "a")), json.dumps(_conversation(id="x" * 120 + "b"))),
+     2, "id", "at most 120"),
+    ("long-system.jsonl", _jsonl(json.dumps(_conversation(responses={"s" * 81: "x"})),
+                                 header={**HEADER, "systems": ["s" * 81, "human"]}), 2, "responses.", "at most 80"),
+    ("many.jsonl", _jsonl(json.dumps(_conversation(responses={"bot": ["r"] * 40_000}))), 2, "responses", "at most 1000"),
+    ("header.jsonl", _jsonl(json.dumps(_conversation()), header={**HEADER, "human_systems": 5}), 1, "human_systems",
+     "list of system names"),
+    ("null-scores.json", _fed([_fed_record(overall=[None])]), 1, "annotations.overall", "no score"),
+    ("nan-fed.json", _fed([_fed_record(overall=[float("nan"), 3])]), 1, "annotations.overall[0]", "NaN"),
+    ("inf-fed.json", _fed([_fed_record(overall=[3, float("inf")])]), 1, "annotations.overall[1]", "Infinity"),
+    ("nan-grade.json", _fed([_grade_record("[3, NaN, 4]")]), 1, "HumanScores[1]", "NaN"),
+    ("huge-grade.json", _fed([_grade_record([3, 1e999])]).replace(b"Infinity", b"1e999"), 1, "HumanScores[1]",
+     "too large"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "line", "field", "words"), BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_inputs_that_were_500s_are_line_and_field_problems(api, tmp_path, name, data, line, field, words):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    before = row_counts()
+    response = api.post("/api/imports/", {"file": SimpleUploadedFile(name, data)}, format="multipart")
+    assert response.status_code == 400, response.content[:300]
+    problems = response.json()["file"]
+    assert any(p.startswith(f"line {line}, {field}") and words in p for p in problems), problems
+    assert row_counts() == before
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(CommandError) as failure:
+        call_command("import_dialogues", str(path), verbosity=0)
+    assert f"line {line}, {field}" in str(failure.value) and words in str(failure.value)
+    assert row_counts() == before
+
+
+def test_fed_empty_annotation_list_is_a_missing_value_and_a_bare_number_one_rating():
+    records = [_fed_record(overall=[3, 4], interesting=[]), _fed_record(overall=2, interesting=[1])]
+    records[1]["context"] = "User: Good morning\nSystem: Morning!"
+    summary = do_import(_fed(records), name="fed.json")
+    assert summary.missing_scores == {"interesting": 1}
+    ratings = Rating.objects.filter(assignment__study=summary.benchmark_study)
+    assert sorted(ratings.filter(criterion__name="overall").values_list("value", flat=True)) == [2, 3, 4]
+    assert list(ratings.filter(criterion__name="interesting").values_list("value", flat=True)) == [1]
+
+
+# --- background imports ------------------------------------------------------------------------------
+
+@pytest.fixture
+def uploads(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path / "imports"
+
+
+def _background(api, data: bytes, name="pilot.jsonl"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return api.post("/api/imports/", {"file": SimpleUploadedFile(name, data), "run_in_background": "true"},
+                    format="multipart")
+
+
+def test_oversized_upload_is_refused_and_nothing_is_kept(api, uploads, settings):
+    from studies.models import ImportJob
+
+    settings.IMPORT_MAX_BYTES = 100_000
+    for background in (True, False):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+        response = api.post("/api/imports/", {"file": SimpleUploadedFile("big.jsonl", small_corpus_lines(2000)),
+                                              "run_in_background": str(background).lower()}, format="multipart")
+        assert response.status_code == 400
+        assert "larger than the import limit" in response.json()["file"][0]
+    assert not ImportJob.objects.exists() and not Corpus.objects.exists()
+    assert not uploads.exists() or not any(uploads.iterdir())
+
+
+def test_size_limit_handler_stops_reading_at_the_limit():
+    from django.core.files.uploadhandler import StopUpload
+
+    from studies.importing.uploads import SizeLimitUploadHandler
+
+    handler = SizeLimitUploadHandler(limit=10_000)
+    handler.new_file("file", "big.jsonl", "application/octet-stream", None)
+    received = 0
+    for _ in range(100):  # a 400 KB upload in 4 KiB chunks
+        try:
+            handler.receive_data_chunk(b"x" * 4096, received)
+        except StopUpload:
+            break
+        received += 4096
+    assert handler.exceeded and received == 8192  # stopped at the first chunk past the limit
+
+
+def test_background_job_done_or_failed_deletes_its_upload(api, uploads):
+    from studies.models import ImportJob
+
+    ok = _background(api, small_corpus_lines(3))
+    bad = _background(api, b'{"id": "c1"}\n', name="bad.jsonl")
+    assert (ok.status_code, bad.status_code) == (202, 202)
+    jobs = [ImportJob.objects.get(pk=r.json()["job"]) for r in (ok, bad)]
+    assert all(os.path.exists(job.path) for job in jobs)
+    done, failed = (services.import_job_run(job=job) for job in jobs)
+    assert (done.status, failed.status) == ("done", "failed")
+    assert "line 1, turns" in failed.message
+    assert not any(os.path.exists(job.path) for job in jobs)
+    assert api.get(f"/api/imports/{failed.pk}/").json()["status"] == "failed"
+
+
+def test_background_job_with_an_unexpected_error_ends_failed_with_a_message(api, uploads, monkeypatch):
+    from studies.models import ImportJob
+
+    job = ImportJob.objects.get(pk=_background(api, small_corpus_lines(3)).json()["job"])
+
+    def broken(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(services, "dialogues_import", broken)
+    job = services.import_job_run(job=job)
+    assert job.status == "failed" and "unexpected error (RuntimeError)" in job.message and str(job.pk) in job.message
+    assert job.finished_at is not None and not os.path.exists(job.path)
+
+
+def test_a_redelivered_import_task_takes_over_a_job_left_running(api, uploads):
+    from studies.models import ImportJob
+    from studies.tasks import import_job_run
+
+    job = ImportJob.objects.get(pk=_background(api, small_corpus_lines(3)).json()["job"])
+    ImportJob.objects.filter(pk=job.pk).update(status="running")  # its first worker was killed
+    assert import_job_run.apply(args=[job.pk]).get() == "running"  # a plain second delivery leaves it alone
+    import_job_run.push_request(delivery_info={"redelivered": True})
+    try:
+        assert import_job_run.run(job.pk) == "done"
+    finally:
+        import_job_run.pop_request()
+    assert Corpus.objects.filter(slug="pilot").exists() and not os.path.exists(job.path)
+
+
+def test_one_rating_per_record_files_become_annotator_positions_of_one_item():
+    grade = [_grade_record([3]), _grade_record([4]), _grade_record(5), _grade_record([2], ID="g2", Response="Bye.")]
+    summary = do_import(_fed(grade), name="grade-long.json")
+    assert (summary.conversations, summary.ratings) == (2, 4)
+    ratings = Rating.objects.filter(assignment__study=summary.benchmark_study)
+    g1 = ratings.filter(item__conversation__external_id="g1")
+    assert sorted(g1.values_list("value", flat=True)) == [3, 4, 5] and g1.values("assignment").distinct().count() == 3
+    fed = [_fed_record(overall=[3]), _fed_record(overall=[4], fluent=[1]), _fed_record(overall=2)]
+    summary = do_import(_fed(fed), name="fed-long.json")
+    assert (summary.conversations, summary.ratings) == (1, 4)
+    clash = [_grade_record([3]), _grade_record([4], Response="Something else.")]
+    with pytest.raises(ImportFailed, match="line 1, id: duplicate conversation id 'g1'"):
+        do_import(_fed(clash), name="clash.json")

@@ -76,7 +76,7 @@ def test_rater_pages_may_be_framed_by_mturk_and_configured_origins_only(client, 
                              "https://requestersandbox.mturk.com", "https://lab.example.org"]
     for other in (client.get("/accounts/login/"), client.get("/api/schema/")):
         assert other["X-Frame-Options"] == "DENY"
-            assert "frame-ancestors 'none'" in other["Content-Security-Policy"]  # the site-wide policy
+        assert "frame-ancestors 'none'" in other["Content-Security-Policy"]  # the site-wide policy
 
 
 def test_a_frame_origin_that_is_not_an_origin_is_refused(client, make_study, settings):

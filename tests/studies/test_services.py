@@ -241,3 +241,53 @@ def test_submit_needs_every_item_then_is_idempotent(make_study):
     assert (worker.prior_rating_experience, worker.prior_agent_experience, worker.questionnaire) == (False, True, {"age_band": "25-34"})
     with pytest.raises(services.StudyStateError, match="already submitted"):
         services.ratings_record(assignment=assignment, item_id=assignment.assignment_items.first().item_id, answers={})
+
+
+# --- slugs under concurrent creates --------------------------------------------------------------------
+
+def _stale_unique_slug(monkeypatch, taken: str):
+    """unique_slug whose first answer is ``taken``: its check ran before another request inserted it."""
+    real, calls = services.unique_slug, []
+
+    def stale(model, text, **kwargs):
+        calls.append(text)
+        return taken if len(calls) == 1 else real(model, text, **kwargs)
+
+    monkeypatch.setattr(services, "unique_slug", stale)
+    return calls
+
+
+def test_an_automatic_slug_taken_between_check_and_insert_moves_to_the_next(user, monkeypatch):
+    from studies.models import Experiment
+
+    services.experiment_create(owner=user, title="Pilot")
+    calls = _stale_unique_slug(monkeypatch, "pilot")
+    experiment = services.experiment_create(owner=user, title="Pilot")  # was IntegrityError (a 500)
+    assert experiment.slug == "pilot-2" and len(calls) == 2 and Experiment.objects.count() == 2
+    study = services.study_create(experiment=experiment, title="A", design="likert")
+    _stale_unique_slug(monkeypatch, study.slug)
+    other = services.study_create(experiment=experiment, title="B", design="likert")
+    assert other.slug == f"{study.slug}-2"
+
+
+def test_an_explicit_slug_taken_by_a_concurrent_insert_is_a_validation_error(user, other_user):
+    from studies.models import Experiment
+
+    services.experiment_create(owner=other_user, title="Theirs", slug="secret")
+    with pytest.raises(ValidationError) as error:  # past the pre-check, as a racing request would be
+        services._create_with_slug(Experiment, slug="secret", text="", owner=user, title="Mine")
+    assert error.value.message_dict == {"slug": ["the slug 'secret' is not available; choose another"]}
+    assert Experiment.objects.filter(owner=user).count() == 0
+
+
+def test_create_endpoints_do_not_say_another_researchers_object_exists(api, other_user, user):
+    theirs = services.experiment_create(owner=other_user, title="Theirs", slug="secret")
+    services.study_create(experiment=theirs, title="T", design="likert", slug="secret-study")
+    mine = services.experiment_create(owner=user, title="Mine", slug="mine")
+    response = api.post("/api/experiments/create/", {"title": "X", "slug": "secret"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"slug": ["the slug 'secret' is not available; choose another"]}
+    response = api.post("/api/studies/create/", {"experiment": mine.slug, "title": "S", "design": "likert",
+                                          "slug": "secret-study"}, format="json")
+    assert response.status_code == 400 and "already exists" not in response.content.decode()
+    assert response.json()["slug"] == ["the slug 'secret-study' is not available; choose another"]

@@ -73,6 +73,20 @@ def test_upload_page_lists_problems_and_imports_nothing(researcher):
     assert response.status_code == 302 and Corpus.objects.get().slug == "good"
 
 
+def test_upload_page_stops_an_oversized_file_and_still_checks_csrf(researcher, user, settings):
+    from django.test import Client
+
+    settings.IMPORT_MAX_BYTES = 50_000
+    response = researcher.post("/import/", {"file": SimpleUploadedFile("big.jsonl", small_corpus_lines(1000)),
+                                            "format": "auto"})
+    assert response.status_code == 200 and "larger than the import limit" in response.content.decode()
+    assert Corpus.objects.count() == 0
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(user)
+    response = strict.post("/import/", {"file": SimpleUploadedFile("good.jsonl", small_corpus_lines(2))})
+    assert response.status_code == 403 and Corpus.objects.count() == 0
+
+
 def test_build_publish_and_export_from_the_study_page(researcher, user, corpus):
     from studies import services
 

@@ -1,4 +1,5 @@
-"""python manage.py export_ratings [--study SLUG ... | --experiment SLUG] [--format csv|jsonl] [-o FILE]"""
+"""python manage.py export_ratings [--study SLUG ... | --experiment SLUG] [--format csv|jsonl] [-o FILE]
+[--raw-ids]: raters are named by their per-experiment pseudonym unless --raw-ids."""
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -15,6 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("--experiment", help="experiment slug: all its studies")
         parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
         parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+        parser.add_argument("--raw-ids", action="store_true",
+                            help="the platforms' worker ids instead of per-experiment pseudonyms")
 
     def handle(self, *args, **options):
         studies = Study.objects.all()
@@ -27,7 +30,7 @@ class Command(BaseCommand):
             if unknown:
                 raise CommandError(f"--study: no study {', '.join(sorted(unknown))}")
             studies = studies.filter(slug__in=options["study"])
-        lines = export_lines(studies, options["format"])
+        lines = export_lines(studies, options["format"], raw_ids=options["raw_ids"])
         if options["output"]:
             with open(options["output"], "w", encoding="utf-8", newline="") as out:
                 out.writelines(lines)
