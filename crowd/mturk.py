@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from xml.sax.saxutils import escape
 
+from django.conf import settings
+
 from crowd.errors import PlatformError
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
@@ -105,10 +107,20 @@ def client_factory(sandbox: bool):
     import boto3
     from botocore.config import Config
 
-    return boto3.client(
+    client = boto3.client(
         "mturk", region_name="us-east-1", endpoint_url=SANDBOX_ENDPOINT if sandbox else PRODUCTION_ENDPOINT,
         config=Config(retries={"total_max_attempts": 1}, connect_timeout=10, read_timeout=30),
     )
+    if not settings.CROWD_PLATFORM_CALLS:  # a stubbed client answers before this point is reached
+        client.meta.events.register("before-send.mturk", _platform_calls_switched_off)
+    return client
+
+
+def _platform_calls_switched_off(request, **_):
+    target = request.headers.get("X-Amz-Target") or b"MTurk"
+    target = target.decode() if isinstance(target, bytes) else target
+    raise PlatformError(target.rpartition(".")[2],
+                        "calls to the platforms are switched off here (CROWD_PLATFORM_CALLS is False)")
 
 
 def external_question(url: str, frame_height: int = 0) -> str:

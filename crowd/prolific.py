@@ -19,6 +19,8 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from django.conf import settings
+
 from crowd.errors import PlatformError
 
 BASE_URL = "https://api.prolific.com/api/v1/"
@@ -37,6 +39,8 @@ class UrllibTransport:
     timeout = 30
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: Any | None) -> tuple[int, Any]:
+        if not settings.CROWD_PLATFORM_CALLS:
+            return 0, {"error": "calls to the platforms are switched off here (CROWD_PLATFORM_CALLS is False)"}
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, method=method, headers=dict(headers))
         try:

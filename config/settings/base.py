@@ -66,6 +66,17 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=DEFAULT_DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded database under concurrent raters: wait for the write lock instead of failing with
+    # "database is locked", take it at BEGIN (no deadlocked upgrades), and let readers run beside a writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 20, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
+
+# Mechanical Turk and Prolific calls; the test settings switch them off so that no test can reach
+# a platform (or the AWS credential chain's metadata address) by accident.
+CROWD_PLATFORM_CALLS = env.bool("CONCORD_PLATFORM_CALLS", default=True)
 
 # Computed reports are cached per ratings version; share the cache between web processes in
 # deployments (CACHE_URL=rediscache://host:6379/1); the default is per process.

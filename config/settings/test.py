@@ -1,5 +1,12 @@
 """Test settings. Unit tests run on SQLite unless DATABASE_URL is set (the integration suite)."""
+import os
+
 from config.settings.base import *  # noqa: F403
+
+# No test talks to Mechanical Turk or Prolific (botocore's Stubber and recorded responses stand in),
+# and boto3 must not look for credentials at the EC2 metadata address either.
+CROWD_PLATFORM_CALLS = False
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {
