@@ -476,3 +476,36 @@ def _float_or_text(value: str | None) -> Any:
         return float(value) if value not in (None, "") else None
     except ValueError:
         return value
+
+
+# --- reads (the study page, the API) ----------------------------------------------------------------
+
+def study_check_items(study: Study) -> list[dict[str, Any]]:
+    """The study's check items with their responses (numbered as in the rules) and readable rules."""
+    items = (study.items.filter(check_kind__gt="").select_related("conversation", "reference_response")
+             .prefetch_related("item_responses__response").order_by("position"))
+    rows = []
+    for item in items:
+        responses = [link.response for link in item.item_responses.all()]
+        number = {r.pk: n for n, r in enumerate(responses, 1)}
+        rules = [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
+                  for k, v in rule.items()} for rule in item.check_rules]
+        rows.append({"id": item.pk, "kind": item.check_kind, "item": item, "turns": item.conversation.turns,
+                     "responses": [r.text for r in responses],
+                     "reference": item.reference_response.text if item.reference_response else None,
+                     "reference_value": item.reference_value, "rules": rules})
+    return rows
+
+
+def checks_flagged(study: Study) -> list[Assignment]:
+    """Submitted or approved assignments that failed the checks: suggested for rejection."""
+    return list(study.assignments.filter(checks_failed=True, status__in=(Assignment.Status.SUBMITTED,
+                                                                          Assignment.Status.APPROVED))
+                .select_related("rater").order_by("submitted_at"))
+
+
+def study_checks_summary(study: Study) -> dict[str, Any]:
+    """For the study page: how many check items, the settings, and who is suggested for rejection."""
+    scored = study.assignments.filter(checks_shown__gt=0)
+    return {"count": study.items.filter(check_kind__gt="").count(), "config": checks_config(study),
+            "scored": scored.count(), "flagged": checks_flagged(study)}

@@ -316,3 +316,71 @@ def test_assignment_status_filter_keeps_submitted(draft):
     studies = _three_raters(draft)
     flags = dict(Assignment.objects.filter(study__in=studies).values_list("rater__external_id", "checks_failed"))
     assert flags == {"w0": False, "w1": False, "w2": True}
+
+
+# --- page, API, command -------------------------------------------------------------------------------
+
+@pytest.fixture
+def researcher(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_page_adds_a_check_and_keeps_the_form_on_errors(researcher, draft):
+    url = f"/studies/{draft.slug}/checks/"
+    assert url in researcher.get(f"/studies/{draft.slug}/").content.decode()
+    form = {"kind": "instructed", "context": CONTEXT, "responses": "\n".join(LIKERT_TEXTS), "rules": "[{\"response\": 3}]"}
+    page = researcher.post(url + "create/", form, follow=True).content.decode()
+    assert "rules[0].response" in page and "Where do you live?" in page  # the message and the typed text
+    assert not draft.items.filter(check_kind__gt="").exists()
+    form["rules"] = '[{"response": 1, "value": 2}]'
+    researcher.post(url + "create/", form)
+    assert draft.items.filter(check_kind="instructed").count() == 1
+    researcher.post(url + "configure/", {"per_assignment": "", "positions": "3", "min_pass_rate": "0.5"})
+    draft.refresh_from_db()
+    assert draft.checks_config == {"per_assignment": 1, "positions": [3], "min_pass_rate": 0.5}
+    upload = io.BytesIO(b'kind,context,responses,rules\ngold,"A: Hi","Hello!\nPurple.","[{""greater"": 1, ""than"": 2}]"\n')
+    upload.name = "checks.csv"
+    assert "1 check item(s) imported" in researcher.post(url + "import/", {"file": upload}, follow=True).content.decode()
+    item = draft.items.get(check_kind="gold")
+    researcher.post(url + "delete/", {"item": item.pk})
+    assert not StudyItem.objects.filter(pk=item.pk).exists()
+
+
+def test_page_is_hidden_from_other_researchers(client, other_user, draft):
+    client.force_login(other_user)
+    assert client.get(f"/studies/{draft.slug}/checks/").status_code == 404
+    assert client.post(f"/studies/{draft.slug}/checks/create/", {"kind": "gold"}).status_code == 404
+
+
+def test_api_creates_lists_configures_and_refuses_after_publishing(api, draft):
+    base = f"/api/studies/{draft.slug}/checks/"
+    bad = api.post(base + "create/", {"kind": "gold", "context": CONTEXT, "responses": LIKERT_TEXTS,
+                                      "rules": [{"best": 1}]}, format="json")
+    assert bad.status_code == 400 and "rules[0].best" in bad.json()
+    made = api.post(base + "create/", {"kind": "gold", "context": [{"speaker": "A", "text": "Hi"}],
+                                       "responses": LIKERT_TEXTS, "rules": [{"greater": 2, "than": 1}]}, format="json")
+    assert made.status_code == 201 and made.json()["rules"] == [{"greater": 2, "than": 1}]
+    settings = api.post(base + "settings/", {"per_assignment": 1, "min_pass_rate": 1}, format="json")
+    assert settings.json() == {"per_assignment": 1, "positions": [], "min_pass_rate": 1.0}
+    listed = api.get(base).json()
+    assert [i["kind"] for i in listed["items"]] == ["gold"] and listed["flagged"] == []
+    services.study_publish(study=draft)
+    refused = api.post(base + f"{made.json()['id']}/delete/", format="json")
+    assert refused.status_code == 400 and "published" in refused.json()["status"]
+    assert "/api/studies/{slug}/checks/create/" in api.get("/api/schema/?format=json").content.decode()
+
+
+def test_import_command(draft, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "checks.csv"
+    path.write_text('kind,context,responses,rules\ninstructed,"A: Hi","Choose 2 here.\nOk.","[{""response"": 1, ""value"": 2}]"\n')
+    out = io.StringIO()
+    call_command("study_checks_import", draft.slug, str(path), "--positions", "2", stdout=out)
+    assert "1 check item(s) added" in out.getvalue() and "at screens 2" in out.getvalue()
+    with pytest.raises(CommandError, match="min_pass_rate"):
+        call_command("study_checks_import", draft.slug, str(path), "--min-pass-rate", "7")
+    assert draft.items.filter(check_kind__gt="").count() == 1  # the refused run added nothing
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("study_checks_import", draft.slug, str(tmp_path / "none.csv"))
