@@ -384,3 +384,27 @@ def test_import_command(draft, tmp_path):
     assert draft.items.filter(check_kind__gt="").count() == 1  # the refused run added nothing
     with pytest.raises(CommandError, match="No such file"):
         call_command("study_checks_import", draft.slug, str(tmp_path / "none.csv"))
+
+
+def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(client, draft):
+    from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
+
+    add_check(draft, [{"response": 1, "value": 2}])
+    checks.study_checks_configure(study=draft, positions="2")
+    draft.platform = "prolific"
+    draft.save(update_fields=["platform"])
+    services.study_publish(study=draft)
+    assignment = enter(client, draft, "PROLIFIC_PID=P1&SESSION_ID=S1")
+    slots = list(assignment.assignment_items.select_related("item").order_by("position"))
+    assert [s.item.check_kind for s in slots] == ["", "instructed", "", "", ""]  # 4 items + 1 check
+    check_page = client.get(f"/r/a/{assignment.token}/items/1/").content.decode()
+    assert "choose 2 for this response" in check_page
+    for tell_tale in ("instructed", "gold", checks.CHECK_SYSTEM, "checks-", "check-1"):  # nothing but the text says so
+        assert tell_tale not in check_page
+    for slot in slots:
+        answers = likert_answers(slot, 2 if slot.item.check_kind else 4)
+        assert post_item(client, assignment, slot.position, answers).status_code == 302
+    post_questionnaire(client, assignment, {"prior_rating_experience": "no", "prior_agent_experience": "yes"})
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.checks_shown, assignment.checks_passed, assignment.checks_failed) == (
+        "submitted", 1, 1, False)
