@@ -43,6 +43,8 @@ def dashboard(study: Study) -> dict[str, Any]:
         record = by_assignment.get(a.pk)
         rows.append({"assignment": a, "rater": a.rater, "status": a.status, "answered": a.answered, "total": a.total,
                      "record": record, "platform_state": record.get_state_display() if record else "",
+                     "checks": (f"{a.checks_passed}/{a.checks_shown}" if a.checks_shown else ""),
+                     "suggested_rejection": a.checks_failed and a.status == Assignment.Status.SUBMITTED,
                      "bonuses": bonuses.get(a.pk, [])})
     orphans = [r for r in records if r.assignment_id is None]
     counts = Counter(a.status for a in assignments)
@@ -52,6 +54,8 @@ def dashboard(study: Study) -> dict[str, Any]:
         "finished": counts[Assignment.Status.SUBMITTED] + counts[Assignment.Status.APPROVED],
         "returned": counts[Assignment.Status.ABANDONED],
         "rejected": counts[Assignment.Status.REJECTED],
+        "failed_checks": sum(1 for a in assignments if a.checks_failed and a.status == Assignment.Status.SUBMITTED),
         "platform_states": dict(Counter(r.state for r in records)),
+        "checks": study.items.filter(check_kind__gt="").exists(),
         "submitted_on_platform": sum(1 for r in records if r.state == WorkerAssignment.State.SUBMITTED),
     }

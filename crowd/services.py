@@ -49,7 +49,7 @@ ABANDON_GRACE = timedelta(minutes=5)
 
 def places_needed(study: Study) -> int:
     """Raters needed so every item reaches its target: ceil(items x raters per item / items per rater)."""
-    items = study.items.count()
+    items = study.items.filter(check_kind="").count()  # check items ride along in every assignment
     if not items:
         return 0
     per_rater = min(study.items_per_assignment, items)
@@ -494,6 +494,31 @@ def assignments_review(*, publication: Publication, records: Sequence[WorkerAssi
                     continue
         outcome.done.append(record)
     return outcome
+
+
+def checked_records(publication: Publication, *, passed: bool) -> list[WorkerAssignment]:
+    """Platform assignments waiting for review whose Concord assignment was submitted and scored on
+    the study's attention checks / gold items (``studies.checks``), and passed (pass rate at least
+    the study's minimum) or failed. Assignments with no check shown are in neither list."""
+    return list(publication.worker_assignments.filter(
+        state=WorkerAssignment.State.SUBMITTED, assignment__status=Assignment.Status.SUBMITTED,
+        assignment__checks_shown__gt=0, assignment__checks_failed=not passed).select_related("assignment"))
+
+
+def assignments_review_checked(*, publication: Publication, passed: bool, feedback: str = "",
+                               rejection_category: str = "", mturk_client: MTurk | None = None,
+                               prolific_client: prolific.Prolific | None = None) -> ReviewOutcome:
+    """"Approve all that passed the quality checks" (``passed=True``) or "reject all that failed"
+    (``passed=False``; feedback required on every platform, the worker sees why). Refused, sending
+    nothing, when the study has no check items (there is nothing to have passed)."""
+    if not publication.study.items.filter(check_kind__gt="").exists():
+        raise ValidationError({"checks": "this study has no attention checks or gold items: approve or reject by hand"})
+    if not passed and not (feedback or "").strip():
+        raise ValidationError({"feedback": "rejecting those who failed the checks needs feedback: the worker sees why"})
+    return assignments_review(publication=publication, records=checked_records(publication, passed=passed),
+                              decision="approve" if passed else "reject", feedback=feedback,
+                              rejection_category=rejection_category, mturk_client=mturk_client,
+                              prolific_client=prolific_client)
 
 
 # --- bonuses ----------------------------------------------------------------------------------------

@@ -120,6 +120,13 @@ def _do(request, study, action: str) -> str:
         return "Prolific study created" + ("" if request.POST.get("draft_only") else " and published") + "."
     if action == "sync":
         return f"Synced: {services.publication_sync(publication=publication)}."
+    if action == "review" and request.POST.get("checks") in ("passed", "failed"):
+        outcome = services.assignments_review_checked(
+            publication=publication, passed=request.POST["checks"] == "passed", feedback=request.POST.get("feedback", ""),
+            rejection_category=request.POST.get("rejection_category", ""))
+        if outcome.failed:
+            raise PublishRefused(f"review: {outcome}")
+        return f"Review ({'approved those who passed' if request.POST['checks'] == 'passed' else 'rejected those who failed'} the checks): {outcome}."
     if action == "review":
         outcome = services.assignments_review(
             publication=publication, records=_records(request, publication), decision=request.POST.get("decision", ""),

@@ -61,8 +61,8 @@ class ResponseAdmin(admin.ModelAdmin):
 
 @admin.register(models.StudyItem)
 class StudyItemAdmin(admin.ModelAdmin):
-    list_display = ("study", "position", "conversation", "reference_value")
-    list_filter = ("study",)
+    list_display = ("study", "position", "conversation", "reference_value", "check_kind")
+    list_filter = ("study", "check_kind")
     raw_id_fields = ("conversation", "reference_response")
 
 
@@ -76,8 +76,8 @@ class RaterAdmin(admin.ModelAdmin):
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("study", "rater", "acceptance_id", "status", "started_at", "submitted_at", "total_seconds",
-                    "completion_code")
-    list_filter = ("status", "study")
+                    "completion_code", "checks_passed", "checks_shown", "checks_failed")
+    list_filter = ("status", "checks_failed", "study")
     search_fields = ("acceptance_id", "rater__external_id")
     raw_id_fields = ("rater",)
 

@@ -53,7 +53,8 @@ def _unchanged(frame: pd.DataFrame, study: Study) -> bool:
     """Whether the kept rows still equal the database's (count, sums of values and ranks, latest
     change over the done assignments; one aggregate in the database): an edited rating or
     re-opened assignment forces a full reload."""
-    db = Rating.objects.filter(assignment__study_id=study.pk, assignment__status__in=DONE_STATUSES).aggregate(
+    db = Rating.objects.filter(assignment__study_id=study.pk, assignment__status__in=DONE_STATUSES,
+                               item__check_kind="").aggregate(
         n=Count("id"), values=Sum("value"), ranks=Sum("rank"), last=Max("updated_at"))
     ours = _stamp(len(frame), frame["value"].sum(), frame["rank"].sum(), frame["updated_at"].max() if len(frame) else None)
     theirs = _stamp(db["n"], db["values"], db["ranks"], db["last"])

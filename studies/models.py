@@ -177,6 +177,10 @@ class Study(models.Model):
     questionnaire = models.JSONField(default=default_questionnaire, blank=True)
     live_config = models.JSONField(default=dict, blank=True,
                                    help_text="live reliability: target, form, close_when_reached")
+    checks_config = models.JSONField(
+        default=dict, blank=True,
+        help_text="attention checks: per_assignment, positions (1-based; empty = random), min_pass_rate",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -227,8 +231,16 @@ class Criterion(models.Model):
         return self.name
 
 
+class CheckKind(models.TextChoices):
+    GOLD = "gold", "Gold item (known answer)"
+    INSTRUCTED = "instructed", "Instructed response"
+
+
 class StudyItem(models.Model):
-    """One screen: a conversation, the responses to judge, and the anchor for magnitude estimation."""
+    """One screen: a conversation, the responses to judge, and the anchor for magnitude estimation.
+
+    A check item (``check_kind`` set) is shown like any other but its answer is known
+    (``check_rules``, see ``studies.checks``): it scores the rater and never enters an analysis."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="study_items")
@@ -238,6 +250,9 @@ class StudyItem(models.Model):
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     reference_value = models.FloatField(null=True, blank=True)
+    check_kind = models.CharField(max_length=10, choices=CheckKind.choices, blank=True, default="")
+    check_rules = models.JSONField(default=list, blank=True,
+                                   help_text="What a passing answer is (studies.checks); response ids resolved.")
 
     class Meta:
         ordering = ["study", "position"]
@@ -326,6 +341,11 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     total_seconds = models.FloatField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True)
+    checks_shown = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                    help_text="Check items in the assignment (set at submit).")
+    checks_passed = models.PositiveSmallIntegerField(null=True, blank=True)
+    checks_failed = models.BooleanField(
+        default=False, help_text="Pass rate below the study's min_pass_rate: flagged, suggested for rejection.")
 
     class Meta:
         ordering = ["study", "started_at"]

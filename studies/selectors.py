@@ -94,12 +94,12 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
              "mean_seconds": None, "median_seconds": None}
         for pk in ids
     }
-    for pk, n in Study.objects.filter(pk__in=ids).annotate(n=Count("items")).values_list("pk", "n"):
+    for pk, n in Study.objects.filter(pk__in=ids).annotate(n=Count("items", filter=Q(items__check_kind=""))).values_list("pk", "n"):
         progress[pk]["items"] = n
         progress[pk]["needed"] = n * targets[pk]
     rows = np.array(
         list(AssignmentItem.objects.filter(assignment__study_id__in=ids, answered_at__isnull=False,
-                                           assignment__status__in=DONE_STATUSES)
+                                           assignment__status__in=DONE_STATUSES, item__check_kind="")
              .values("assignment__study_id", "item_id").annotate(n=Count("id"))
              .values_list("assignment__study_id", "n")),
         dtype=np.int64,
@@ -144,7 +144,7 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
     shown = Subquery(
         StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
     )
-    return Rating.objects.filter(assignment__study__in=studies).annotate(
+    return Rating.objects.filter(assignment__study__in=studies, item__check_kind="").annotate(  # no check items
         normalised_value=Case(
             When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
                  then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
@@ -191,6 +191,7 @@ RATINGS_FRAME_COLUMNS = {
     "seconds": "seconds", "total_seconds": "assignment__total_seconds",
     "prior_rating_experience": "assignment__rater__prior_rating_experience",
     "prior_agent_experience": "assignment__rater__prior_agent_experience",
+    "failed_checks": "assignment__checks_failed",
 }
 
 
@@ -257,7 +258,8 @@ def study_item_takes(study: Study) -> dict[int, int]:
 def study_has_room(study: Study) -> bool:
     """True while some item of the study is below its target number of raters."""
     takes = study_item_takes(study)
-    return any(takes.get(pk, 0) < study.raters_per_item for pk in study.items.values_list("pk", flat=True))
+    return any(takes.get(pk, 0) < study.raters_per_item
+               for pk in study.items.filter(check_kind="").values_list("pk", flat=True))
 
 
 def study_invites(study: Study, limit: int = 20) -> list[Invite]:

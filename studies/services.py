@@ -23,7 +23,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from studies import designs, platforms, selectors
+from studies import checks, designs, platforms, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -230,7 +230,7 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
     if study.design == Design.BWS and shown != study.design_config["tuple_size"]:
         raise ValidationError({"systems": f"BWS ranks {study.design_config['tuple_size']} responses per item, "
                                           f"these choices show {shown}"})
-    study.items.all().delete()
+    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
     reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
     items = StudyItem.objects.bulk_create([
         StudyItem(study=study, conversation_id=cid, position=i, reference_response_id=e["reference"],
@@ -271,7 +271,7 @@ def study_publish(*, study: Study) -> Study:
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="publish")
     problems = []
-    if not study.items.exists():
+    if not study.items.filter(check_kind="").exists():
         problems.append("it has no items (import dialogues and build the items first)")
     if not study.criteria.exists():
         problems.append("it has no criteria")
@@ -346,7 +346,7 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
         raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed",
                                 reason=AssignmentRefused.CLOSED)
     taken = selectors.study_item_takes(study)
-    item_ids = list(study.items.values_list("id", flat=True))
+    item_ids = list(study.items.filter(check_kind="").values_list("id", flat=True))
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
     open_items = [i for i in item_ids if taken.get(i, 0) < study.raters_per_item]
     if not open_items:
@@ -355,6 +355,7 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     open_items.sort(key=lambda i: taken.get(i, 0))  # stable: random among equally rated items
     chosen = open_items[: study.items_per_assignment]
     rng.shuffle(chosen)
+    chosen = checks.checks_place(study, chosen, rng)
     assignment_seed = rng.randrange(2**62)
     if rater.pk is None:
         rater.save(force_insert=True)  # only now, once every check has passed (no orphan raters)
@@ -650,6 +651,7 @@ def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any
     assignment.total_seconds = total_seconds if total_seconds is not None else (now - assignment.started_at).total_seconds()
     assignment.completion_code = f"CC-{secrets.token_hex(4).upper()}"
     assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
+    checks.assignment_checks_score(assignment=assignment)
     if Study.objects.filter(pk=assignment.study_id, live_config__close_when_reached=True).exists():
         from studies.tasks import study_close_if_reliable_run  # late: tasks import services
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies import rater_views, report_views, views
+from studies import check_views, rater_views, report_views, views
 
 app_name = "studies"
 urlpatterns = [
@@ -19,6 +19,8 @@ urlpatterns = [
     path("studies/<slug:slug>/preview/<int:position>/", rater_views.preview, name="study_preview_item"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/live/", views.study_live_config, name="study_live_config"),
+    path("studies/<slug:slug>/checks/", check_views.checks_page, name="study_checks"),
+    path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
     path("studies/<slug:slug>/invites/new/", views.invite_create, name="invite_create"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),

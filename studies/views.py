@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import live_selectors, live_services, selectors, services
+from studies import checks, live_selectors, live_services, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
@@ -105,6 +105,7 @@ def study_detail(request, slug):
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
+        "checks": checks.study_checks_summary(study),
         "live": live_selectors.live_reliability(study),
         "live_forms": [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")],
     }

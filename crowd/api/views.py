@@ -95,6 +95,8 @@ class RaterRowSerializer(serializers.Serializer):
     platform_record = serializers.IntegerField(source="record.pk", default=None, allow_null=True)
     answered = serializers.IntegerField()
     total = serializers.IntegerField()
+    checks = serializers.CharField(help_text="quality checks passed/shown, empty when none were scored")
+    suggested_rejection = serializers.BooleanField(help_text="submitted and failed the quality checks")
 
 
 class StudyCrowdApi(CrowdApiView):
@@ -110,7 +112,8 @@ class StudyCrowdApi(CrowdApiView):
         board = selectors.dashboard(study)
         return Response(self.StudyCrowdOutputSerializer({
             "study": study.slug, "publications": selectors.publications_of(study), "raters": board["rows"],
-            "counts": {k: board[k] for k in ("working", "finished", "returned", "rejected", "submitted_on_platform")},
+            "counts": {k: board[k] for k in ("working", "finished", "returned", "rejected", "submitted_on_platform",
+                                                   "failed_checks")},
         }).data)
 
 
@@ -180,6 +183,10 @@ class ReviewApi(CrowdApiView):
         records = serializers.ListField(child=serializers.IntegerField(), required=False, default=list,
                                         help_text="platform record ids (see the study's raters)")
         all_submitted = serializers.BooleanField(default=False)
+        checks = serializers.ChoiceField(
+            choices=("passed", "failed"), required=False, allow_blank=True, default="",
+            help_text="passed: approve all that passed the quality checks; failed: reject all that failed "
+                      "(decision must match; feedback required)")
         feedback = serializers.CharField(required=False, allow_blank=True, default="")
         rejection_category = serializers.ChoiceField(choices=prolific.REJECTION_CATEGORIES, required=False,
                                                      allow_blank=True, default="")
@@ -196,12 +203,23 @@ class ReviewApi(CrowdApiView):
         data = self.ReviewInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        if v["checks"]:
+            if v["decision"] != ("approve" if v["checks"] == "passed" else "reject"):
+                raise ValidationError({"decision": f"checks={v['checks']} goes with "
+                                                   f"{'approve' if v['checks'] == 'passed' else 'reject'}"})
+            outcome = services.assignments_review_checked(publication=publication, passed=v["checks"] == "passed",
+                                                          feedback=v["feedback"], rejection_category=v["rejection_category"])
+            return self._outcome(outcome)
         records = (services.submitted_records(publication) if v["all_submitted"] else
                    list(publication.worker_assignments.filter(pk__in=v["records"]).select_related("assignment")))
         if not records:
             raise ValidationError({"records": "nothing to review"})
         outcome = services.assignments_review(publication=publication, records=records, decision=v["decision"],
                                               feedback=v["feedback"], rejection_category=v["rejection_category"])
+        return self._outcome(outcome)
+
+    @staticmethod
+    def _outcome(outcome) -> Response:
         return Response({"done": [r.pk for r in outcome.done], "skipped": [f"{r.pk}: {m}" for r, m in outcome.skipped],
                          "failed": [f"{r.pk}: {m}" for r, m in outcome.failed]},
                         status=status.HTTP_502_BAD_GATEWAY if outcome.failed and not outcome.done else status.HTTP_200_OK)

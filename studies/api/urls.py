@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies.api import views
+from studies.api import check_views, views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -16,6 +16,10 @@ urlpatterns = [
     path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="study-progress"),
     path("studies/<slug:slug>/items/", views.StudyItemListApi.as_view(), name="study-items"),
     path("studies/<slug:slug>/items/build/", views.StudyItemsBuildApi.as_view(), name="study-items-build"),
+    path("studies/<slug:slug>/checks/", check_views.CheckListApi.as_view(), name="study-checks"),
+    path("studies/<slug:slug>/checks/create/", check_views.CheckCreateApi.as_view(), name="study-check-create"),
+    path("studies/<slug:slug>/checks/settings/", check_views.ChecksSettingsApi.as_view(), name="study-checks-settings"),
+    path("studies/<slug:slug>/checks/<int:pk>/delete/", check_views.CheckDeleteApi.as_view(), name="study-check-delete"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),

@@ -183,6 +183,7 @@ class StudyItemListApi(APIView):
         }, many=True, source="responses.all")
         reference_response = serializers.IntegerField(source="reference_response_id", allow_null=True)
         reference_value = serializers.FloatField(allow_null=True)
+        check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.checks), else empty")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):

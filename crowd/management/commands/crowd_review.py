@@ -2,6 +2,8 @@
 
     manage.py crowd_review STUDY --list
     manage.py crowd_review STUDY --approve-all-submitted
+    manage.py crowd_review STUDY --approve-passed        (all that passed the attention checks / gold items)
+    manage.py crowd_review STUDY --reject-failed --feedback "You missed 2 of 3 attention checks."
     manage.py crowd_review STUDY --approve 3SUWZRL0MZ... --approve ...
     manage.py crowd_review STUDY --reject ASSIGNMENT_ID --feedback "You answered every item in 2 seconds."
     manage.py crowd_review STUDY --platform prolific --reject SUBMISSION_ID --category LOW_EFFORT --feedback "..."
@@ -29,6 +31,10 @@ class Command(BaseCommand):
         add_target_arguments(parser)
         parser.add_argument("--list", action="store_true", help="list platform assignments and their states")
         parser.add_argument("--approve-all-submitted", action="store_true")
+        parser.add_argument("--approve-passed", action="store_true",
+                            help="approve every submitted assignment that passed the quality checks")
+        parser.add_argument("--reject-failed", action="store_true",
+                            help="reject every submitted assignment that failed the quality checks (needs --feedback)")
         parser.add_argument("--approve", action="append", default=[], metavar="ID")
         parser.add_argument("--reject", action="append", default=[], metavar="ID")
         parser.add_argument("--feedback", default="", help="feedback the worker sees (required to reject)")
@@ -75,6 +81,15 @@ class Command(BaseCommand):
                 self.stdout.write(f"{decision}: {outcome}")
                 if outcome.failed:
                     raise CommandError(f"{len(outcome.failed)} failed")
+        for flag, passed in (("approve_passed", True), ("reject_failed", False)):
+            if options[flag]:
+                did = True
+                outcome = services.assignments_review_checked(publication=publication, passed=passed,
+                                                              feedback=options["feedback"],
+                                                              rejection_category=options["category"])
+                self.stdout.write(f"{'approve passed' if passed else 'reject failed'}: {outcome}")
+                if outcome.failed:
+                    raise CommandError(f"{len(outcome.failed)} failed")
         if options["approve_all_submitted"] and not did:
             self.stdout.write("nothing submitted to approve")
             did = True
@@ -104,4 +119,4 @@ class Command(BaseCommand):
             did = True
             self.stdout.write(f"{services.hits_expire(publication=publication)} HIT(s) expired")
         if not did:
-            raise CommandError("nothing to do: give --list, --approve-all-submitted, --approve, --reject, --bonus, ...")
+            raise CommandError("nothing to do: give --list, --approve-all-submitted, --approve-passed, --approve, --reject, --bonus, ...")
