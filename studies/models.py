@@ -342,6 +342,11 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"{self.rater} on {self.study.slug}"
 
+    @property
+    def screened_out(self) -> bool:
+        """Set by ``studies.review.assignment_screen_out`` (e.g. failed attention checks)."""
+        return bool((self.platform_data or {}).get("screened_out"))
+
 
 class Invite(models.Model):
     """A single-use invitation to one study, stored so that the secret key alone cannot mint one.

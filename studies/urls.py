@@ -20,6 +20,7 @@ urlpatterns = [
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/live/", views.study_live_config, name="study_live_config"),
     path("studies/<slug:slug>/invites/new/", views.invite_create, name="invite_create"),
+    path("studies/<slug:slug>/rater-settings/", views.study_rater_settings, name="study_rater_settings"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),
     path("import/", views.dialogues_import, name="import"),
