@@ -91,7 +91,9 @@ def _ended_page(request, assignment: Assignment):
     return_it = {Study.Platform.MTURK: " Please return the HIT on Mechanical Turk.",
                  Study.Platform.PROLIFIC: " Please return your submission on Prolific."}.get(assignment.rater.platform, "")
     review.assignment_expire_if_due(assignment=assignment)
-    if assignment.screened_out:
+    # A submitted MTurk/invite assignment screened out later is left to the reviewer: its page stays the done page.
+    if assignment.screened_out and (assignment.status == Assignment.Status.ABANDONED
+                                    or assignment.rater.platform == Study.Platform.PROLIFIC):
         return _screened_out_page(request, assignment, return_it)
     if assignment.status == Assignment.Status.ABANDONED and assignment.platform_data.get("abandon_kind") == review.EXPIRED:
         return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
