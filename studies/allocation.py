@@ -87,7 +87,7 @@ def study_items_complete(study: Study) -> bool:
     return not short.exists()
 
 
-def study_close_reason(study: Study, *, now: datetime | None = None) -> str | None:
+def study_close_reason(study: Study, *, now: datetime | None = None, check_items: bool = True) -> str | None:
     """Why a published study should close now (its expiry time passed, or every item has its
     raters unless ``platform_config.close_when_complete`` is false), or None."""
     if study.status != Study.Status.PUBLISHED:
@@ -95,7 +95,8 @@ def study_close_reason(study: Study, *, now: datetime | None = None) -> str | No
     closes_at = study_closes_at(study)
     if closes_at is not None and closes_at <= (now or timezone.now()):
         return f"its closing time ({closes_at:%Y-%m-%d %H:%M %Z}) has passed"
-    if (study.platform_config or {}).get("close_when_complete", True) is not False and study_items_complete(study):
+    if check_items and (study.platform_config or {}).get("close_when_complete", True) is not False \
+            and study_items_complete(study):
         return f"every item has its {study.raters_per_item} rater(s)"
     return None
 

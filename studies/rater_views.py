@@ -181,7 +181,7 @@ def entry(request, slug: str):
         .exclude(platform=Study.Platform.BENCHMARK).first()
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
-    services.study_close_if_done(study=study)  # on access: past its closing time, or every item has its raters
+    services.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
@@ -220,7 +220,7 @@ def experiment_entry(request, slug: str):
     if not linked:
         return _message(request, *NOT_FOUND, status=404)
     for study in linked:
-        services.study_close_if_done(study=study)
+        services.study_close_if_done(study=study, check_items=False)
     open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
     if problem := allocation.experiment_platform_problem(open_ones):
         return _message(request, "This link is not set up correctly",

@@ -305,17 +305,18 @@ def study_close(*, study: Study) -> Study:
     return study
 
 
-def study_close_if_done(*, study: Study, now=None) -> str | None:
+def study_close_if_done(*, study: Study, now=None, check_items: bool = True) -> str | None:
     """Close a published study that is done: its closing time (``platform_config.closes_at``) has
     passed, or every item has its ``raters_per_item`` submitted assignments. Returns why it closed,
     or None (left as it is). Called when an assignment is submitted, when a rater arrives, and by
     the periodic task ``studies.tasks.studies_close_due``. The row is locked only when the
-    unlocked read says the study is done (every entry calls this)."""
-    if allocation.study_close_reason(study, now=now) is None:
+    unlocked read says the study is done. ``check_items=False`` checks the closing time only (no
+    query: what a rater's entry asks, since item counts change only at a submission)."""
+    if allocation.study_close_reason(study, now=now, check_items=check_items) is None:
         return None
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
-        reason = allocation.study_close_reason(locked, now=now)
+        reason = allocation.study_close_reason(locked, now=now, check_items=check_items)
         if reason is None:
             return None
         locked.status, locked.closed_at = Study.Status.CLOSED, now or timezone.now()
