@@ -33,15 +33,15 @@ from crowd.models import (
     WorkerBlock,
 )
 from crowd.mturk import MTurk, external_question, qualification_requirements
-from studies import review
+from studies import allocation, platforms, review
 from studies.models import Assignment, Study
 
 MTURK_KEYS = {"reward", "hits", "assignments_per_hit", "lifetime_hours", "duration_minutes", "auto_approve_days",
               "title", "description", "keywords", "masters", "min_approval_rate", "min_approved", "locales",
-              "frame_height", "planned_bonus_total"}
+              "frame_height", "planned_bonus_total", "experiment_link"}
 PROLIFIC_KEYS = {"reward_cents", "places", "estimated_minutes", "max_minutes", "devices", "filters", "title",
                  "description", "completion_code", "screened_out_code", "planned_bonus_total", "fee_rate",
-                 "block_other_conditions"}
+                 "block_other_conditions", "experiment_link"}
 ABANDON_GRACE = timedelta(minutes=5)
 
 
@@ -56,26 +56,45 @@ def places_needed(study: Study) -> int:
     return math.ceil(items * study.raters_per_item / per_rater)
 
 
+def uses_experiment_link(publication: Publication) -> bool:
+    """True when the publication sends workers to the experiment-level link (one HIT type or one
+    Prolific study for every condition; Concord assigns each new worker a condition)."""
+    return bool(publication.settings.get("experiment_link"))
+
+
+def _linked_studies(publication: Publication) -> list[Study]:
+    """The studies a publication fills: its study, or every open condition of the experiment."""
+    if not uses_experiment_link(publication):
+        return [publication.study]
+    return list(allocation.experiment_conditions(publication.study.experiment)) or [publication.study]
+
+
 def effective_settings(publication: Publication) -> dict[str, Any]:
-    """The publication's settings with defaults filled in (a researcher sets only what differs)."""
+    """The publication's settings with defaults filled in (a researcher sets only what differs).
+    With the experiment link, places default to the sum over the experiment's open conditions."""
     study = publication.study
+    needed = sum(places_needed(s) for s in _linked_studies(publication))
     if publication.platform == Platform.MTURK:
         per_hit = int(publication.settings.get("assignments_per_hit") or 9)
         defaults = {
-            "reward": "0", "assignments_per_hit": per_hit, "hits": max(1, math.ceil(places_needed(study) / per_hit)),
+            "reward": "0", "assignments_per_hit": per_hit, "hits": max(1, math.ceil(needed / per_hit)),
             "lifetime_hours": 72, "duration_minutes": int(study.platform_config.get("time_limit_minutes") or 60),
             "auto_approve_days": 3, "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
             "keywords": "dialogue, chatbot, rating, evaluation, survey", "masters": False, "min_approval_rate": 95,
             "min_approved": 100, "locales": ["US"], "frame_height": 0, "planned_bonus_total": "0",
+            "experiment_link": False,
         }
     else:
         defaults = {
-            "reward_cents": 0, "places": places_needed(study), "estimated_minutes": 20, "max_minutes": None,
+            "reward_cents": 0, "places": needed, "estimated_minutes": 20, "max_minutes": None,
             "devices": ["desktop"], "filters": [], "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
-            "completion_code": study.platform_config.get("completion_code", ""), "screened_out_code": "",
+            # The study's own fixed codes: the done page gives raters exactly these (studies.services).
+            "completion_code": platforms.prolific_completion_code(study.platform_config or {}),
+            "screened_out_code": str((study.platform_config or {}).get("screened_out_code") or ""),
             "planned_bonus_total": "0", "fee_rate": str(costs.PROLIFIC_DEFAULT_FEE), "block_other_conditions": True,
+            "experiment_link": False,
         }
     return {**defaults, **{k: v for k, v in publication.settings.items() if v not in (None, "")}}
 
@@ -106,7 +125,7 @@ def _clean_settings(platform: str, values: Mapping[str, Any]) -> dict[str, Any]:
                 if key == "min_approval_rate" and number > 100:
                     raise ValueError("is a percentage (0-100)")
                 cleaned[key] = number
-            elif key in ("masters", "block_other_conditions"):
+            elif key in ("masters", "block_other_conditions", "experiment_link"):
                 cleaned[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
             elif key in ("locales", "devices"):
                 items = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if str(v).strip()]
@@ -158,9 +177,36 @@ def publication_estimate(publication: Publication) -> costs.Estimate:
                                    bonuses=s["planned_bonus_total"], fee_rate=s["fee_rate"])
 
 
-def entry_url(study: Study, *, prolific_parameters: bool = False) -> str:
-    url = conf.public_base_url() + reverse("raters:entry", args=[study.slug])
+def entry_url(study: Study, *, prolific_parameters: bool = False, experiment: bool = False) -> str:
+    """The address workers open: the study's link, or (``experiment``) its experiment's link."""
+    path = reverse("raters:experiment_entry", args=[study.experiment.slug]) if experiment \
+        else reverse("raters:entry", args=[study.slug])
+    url = conf.public_base_url() + path
     return f"{url}?{prolific.URL_PARAMETERS}" if prolific_parameters else url
+
+
+def _experiment_link_problems(publication: Publication, s: Mapping[str, Any]) -> list[str]:
+    """Why the experiment link cannot carry this publication: conditions on other platforms,
+    Prolific conditions with different completion codes (one Prolific study has one set), or
+    another condition already published with the experiment link."""
+    conditions = _linked_studies(publication)
+    problems = []
+    if problem := allocation.experiment_platform_problem(conditions):
+        problems.append(problem)
+    elif conditions[0].platform != publication.platform:
+        problems.append(f"the experiment's conditions take raters from {conditions[0].get_platform_display()}")
+    if publication.platform == Platform.PROLIFIC:
+        differing = sorted(c.slug for c in conditions
+                           if platforms.prolific_completion_code(c.platform_config or {}) != s["completion_code"])
+        if differing:
+            problems.append("with one Prolific study for the experiment every condition needs the completion code "
+                            f"{s['completion_code'] or '(none)'} in its settings; these differ: {', '.join(differing)}")
+    twin = Publication.objects.filter(study__experiment_id=publication.study.experiment_id, platform=publication.platform,
+                                      sandbox=publication.sandbox, settings__experiment_link=True) \
+        .exclude(pk=publication.pk).exclude(status=Publication.Status.DRAFT).select_related("study").first()
+    if twin is not None:
+        problems.append(f"the experiment link is already published through {twin.study.slug}'s publication")
+    return problems
 
 
 def publish_problems(publication: Publication, *, confirm_production: bool) -> list[str]:
@@ -180,6 +226,8 @@ def publish_problems(publication: Publication, *, confirm_production: bool) -> l
         problems.append("CONCORD_PUBLIC_URL is not set (the address workers open)")
     elif not base.startswith("https://"):
         problems.append("CONCORD_PUBLIC_URL must be an https:// address (both platforms open the task over https)")
+    if s["experiment_link"]:
+        problems.extend(_experiment_link_problems(publication, s))
     if publication.platform == Platform.MTURK:
         if Decimal(s["reward"]) <= 0:
             problems.append("no reward is set")
@@ -261,7 +309,8 @@ def mturk_publish(*, publication: Publication, confirm_production: bool = False,
                 s, sandbox=publication.sandbox, experiment_qualification=qualification.qualification_type_id),
         )["HITTypeId"]
         Publication.objects.filter(pk=publication.pk).update(external_id=hit_type)
-        question = external_question(entry_url(publication.study), int(s["frame_height"]))
+        question = external_question(entry_url(publication.study, experiment=bool(s["experiment_link"])),
+                                     int(s["frame_height"]))
         done = set(publication.hits.values_list("hit_id", flat=True))
         for index in range(int(s["hits"]) - len(done)):
             hit = client.call(
@@ -310,8 +359,11 @@ class SyncSummary:
 
 
 def _concord_assignments(publication: Publication, hit_ids: set[str] | None = None) -> list[Assignment]:
-    rows = list(Assignment.objects.filter(study=publication.study, rater__platform=publication.platform)
-                .select_related("rater"))
+    """Concord's assignments this publication brought in: its study's, or with the experiment link
+    those of every condition of the experiment."""
+    where = {"experiment_id": publication.study.experiment_id} if uses_experiment_link(publication) \
+        else {"study": publication.study}
+    rows = list(Assignment.objects.filter(**where, rater__platform=publication.platform).select_related("rater"))
     if hit_ids is not None:
         rows = [a for a in rows if (a.platform_data or {}).get("hitId") in hit_ids]
     return rows
@@ -695,12 +747,14 @@ def prolific_study_body(publication: Publication) -> dict[str, Any]:
         codes.append({"code": s["screened_out_code"], "code_type": "FAILED_ATTENTION_CHECK",
                       "actions": [{"action": "MANUALLY_REVIEW"}]})
     filters = list(s["filters"])
-    blocked = other_conditions_participants(study) if s["block_other_conditions"] else []
+    # With the experiment link the other conditions are in this same Prolific study: nobody to block.
+    blocked = other_conditions_participants(study) if s["block_other_conditions"] and not s["experiment_link"] else []
     if blocked:
         filters.append({"filter_id": "custom_blocklist", "selected_values": blocked})
     body = {
-        "name": s["title"], "internal_name": f"concord:{study.slug}", "description": s["description"],
-        "external_study_url": entry_url(study, prolific_parameters=True), "prolific_id_option": "url_parameters",
+        "name": s["title"], "internal_name": f"concord:{study.experiment.slug if s['experiment_link'] else study.slug}", "description": s["description"],
+        "external_study_url": entry_url(study, prolific_parameters=True, experiment=bool(s["experiment_link"])),
+        "prolific_id_option": "url_parameters",
         "completion_codes": codes, "total_available_places": int(s["places"]),
         "estimated_completion_time": int(s["estimated_minutes"]), "reward": int(s["reward_cents"]),
         "device_compatibility": list(s["devices"]), "filters": filters,

@@ -19,6 +19,7 @@ from crowd.models import Hit, Platform, Publication, WorkerAssignment
 from studies.models import Assignment
 from studies.review import ReviewError
 
+EXPERIMENT_LINK_LABEL = "One link for the whole experiment (Concord spreads new workers evenly over its conditions)"
 SETTING_FIELDS = {
     Platform.MTURK: [
         ("reward", "Reward per assignment (USD)"), ("hits", "HITs"), ("assignments_per_hit", "Assignments per HIT"),
@@ -26,15 +27,16 @@ SETTING_FIELDS = {
         ("auto_approve_days", "Auto-approve after (days)"), ("title", "Title"), ("description", "Description"),
         ("keywords", "Keywords"), ("masters", "Masters only"), ("min_approval_rate", "Minimum approval rate (%)"),
         ("min_approved", "Minimum approved HITs"), ("locales", "Locales (e.g. US, GB)"),
-        ("planned_bonus_total", "Planned bonuses (USD)")],
+        ("planned_bonus_total", "Planned bonuses (USD)"), ("experiment_link", EXPERIMENT_LINK_LABEL)],
     Platform.PROLIFIC: [
         ("reward_cents", "Reward (cents)"), ("places", "Places"), ("estimated_minutes", "Estimated minutes"),
         ("max_minutes", "Maximum minutes"), ("devices", "Devices (desktop, tablet, mobile)"), ("title", "Title"),
         ("description", "Description"), ("completion_code", "Completion code"),
         ("screened_out_code", "Screened-out code (optional)"), ("planned_bonus_total", "Planned bonuses"),
-        ("block_other_conditions", "Block the experiment's other conditions' participants")],
+        ("block_other_conditions", "Block the experiment's other conditions' participants"),
+        ("experiment_link", EXPERIMENT_LINK_LABEL)],
 }
-BOOLEAN_FIELDS = {"masters", "block_other_conditions"}
+BOOLEAN_FIELDS = {"masters", "block_other_conditions", "experiment_link"}
 
 
 def _errors_text(error: ValidationError) -> str:

@@ -80,6 +80,7 @@ def demo_load(*, seed: int = 2019) -> Experiment | None:
             experiment=experiment, title=f"Demo {design.upper()}", design=design, slug=f"demo-{design}",
             raters_per_item=RATERS_PER_CONDITION, items_per_assignment=12,
             instructions="Read each conversation, then judge the responses that could come next.",
+            platform_config={"close_when_complete": False},  # stays published once the simulated raters are in
         )
         services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                    reference_system="human")

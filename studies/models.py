@@ -362,6 +362,12 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"{self.rater} on {self.study.slug}"
 
+    @property
+    def screened_out(self) -> bool:
+        """Failed the study's attention checks (``studies.checks``), or screened out by hand
+        (``studies.review.assignment_screen_out``)."""
+        return bool(self.checks_failed) or bool((self.platform_data or {}).get("screened_out"))
+
 
 class Invite(models.Model):
     """A single-use invitation to one study, stored so that the secret key alone cannot mint one.

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
@@ -131,6 +131,25 @@ def mturk_submit_url(platform_data: Mapping[str, str]) -> str | None:
     return f"{host}/mturk/externalSubmit" if host else None
 
 
+def _cc_in(url: str) -> str:
+    return (parse_qs(urlsplit(url).query).get("cc") or [""])[0].strip()
+
+
+def prolific_completion_code(platform_config: Mapping) -> str:
+    """The study's fixed Prolific completion code: ``completion_code``, else the ``cc`` of a
+    configured ``completion_url`` (a researcher who pasted Prolific's whole link), else ""."""
+    code = str(platform_config.get("completion_code") or "").strip()
+    return code or _cc_in(str(platform_config.get("completion_url") or ""))
+
+
 def prolific_completion_url(platform_config: Mapping, code: str) -> str:
-    base = platform_config.get("completion_url") or PROLIFIC_COMPLETE
-    return f"{base}{'&' if '?' in base else '?'}{urlencode({'cc': code})}"
+    """Where the done page sends a Prolific participant: the configured ``completion_url`` (default
+    Prolific's ``/submissions/complete``) with exactly one ``cc``, the code this rater was given. A
+    configured address that already carries a ``cc`` keeps it when it is that code, and never gets a
+    second one (a screened-out rater's code replaces it)."""
+    base = str(platform_config.get("completion_url") or "").strip() or PROLIFIC_COMPLETE
+    if not code or _cc_in(base) == code:
+        return base
+    parts = urlsplit(base)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "cc"] + [("cc", code)]
+    return urlunsplit(parts._replace(query=urlencode(query)))

@@ -9,5 +9,6 @@ urlpatterns = [
     path("a/<str:token>/items/<int:position>/draft/", rater_views.draft, name="draft"),
     path("a/<str:token>/questionnaire/", rater_views.questionnaire, name="questionnaire"),
     path("a/<str:token>/done/", rater_views.done, name="done"),
+    path("x/<slug:slug>/", rater_views.experiment_entry, name="experiment_entry"),
     path("<slug:slug>/", rater_views.entry, name="entry"),
 ]

@@ -25,10 +25,10 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import form_tokens, platforms, selectors, services
+from studies import allocation, form_tokens, platforms, review, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
 from studies.framing import frameable_by_platforms
-from studies.models import Assignment, AssignmentItem, Design, Rating, Response, Study, StudyItem
+from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Response, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
 
 
@@ -86,9 +86,18 @@ def _next_url(assignment: Assignment, after: int | None = None) -> str:
 
 
 def _ended_page(request, assignment: Assignment):
-    """The page for an assignment that can no longer be worked on or paid, or None."""
+    """The page for an assignment that can no longer be worked on or paid, or None. An assignment
+    past its time limit is abandoned here, on access (its items go back to the pool at once)."""
     return_it = {Study.Platform.MTURK: " Please return the HIT on Mechanical Turk.",
                  Study.Platform.PROLIFIC: " Please return your submission on Prolific."}.get(assignment.rater.platform, "")
+    review.assignment_expire_if_due(assignment=assignment)
+    # A submitted MTurk/invite assignment screened out later is left to the reviewer: its page stays the done page.
+    if assignment.screened_out and (assignment.status == Assignment.Status.ABANDONED
+                                    or assignment.rater.platform == Study.Platform.PROLIFIC):
+        return _screened_out_page(request, assignment, return_it)
+    if assignment.status == Assignment.Status.ABANDONED and assignment.platform_data.get("abandon_kind") == review.EXPIRED:
+        return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
+                                               "completed. Thank you for your interest." + return_it, status=410)
     if assignment.status == Assignment.Status.ABANDONED:
         return _message(request, "This task was abandoned",
                         "This assignment was given up or ran out of time, so it can no longer be completed."
@@ -97,10 +106,19 @@ def _ended_page(request, assignment: Assignment):
         return _message(request, "This work was not accepted",
                         "This assignment was reviewed and rejected; it cannot be completed again. If you think this "
                         "is a mistake, contact the researcher through the platform.", status=410)
-    if services.assignment_expired(assignment):
-        return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
-                                               "completed. Thank you for your interest." + return_it, status=410)
     return None
+
+
+def _screened_out_page(request, assignment: Assignment, return_it: str):
+    """A rater screened out (e.g. failed attention checks): the study's screened-out code when the
+    researcher set one (Prolific), else a request to return the task."""
+    code = assignment.completion_code if assignment.rater.platform == Study.Platform.PROLIFIC else ""
+    if not code:
+        return _message(request, "Thank you for your time",
+                        "Your answers did not pass this study's checks, so this task has ended." + return_it)
+    context = {"assignment": assignment, "code": code, "screened_out": True,
+               "prolific_url": platforms.prolific_completion_url(assignment.study.platform_config, code)}
+    return render(request, "raters/done.html", context)
 
 
 def _guard(request, assignment: Assignment):
@@ -163,6 +181,7 @@ def entry(request, slug: str):
         .exclude(platform=Study.Platform.BENCHMARK).first()
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
+    services.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
@@ -188,6 +207,48 @@ def entry(request, slug: str):
         response.set_cookie(BROWSER_COOKIE, new_secret, max_age=365 * 24 * 3600, path="/r/", httponly=True,
                             samesite="Lax", secure=settings.SESSION_COOKIE_SECURE or request.is_secure())
     return response
+
+
+@rater_page
+def experiment_entry(request, slug: str):
+    """The experiment-level link (``/r/x/<experiment>/``, same platform parameters as a study's
+    link): a new rater is placed in the least-filled open condition, a returning one goes back to
+    theirs (services.experiment_enter)."""
+    experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
+    linked = list(experiment.studies.filter(status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED])
+                  .exclude(platform=Study.Platform.BENCHMARK).order_by("pk")) if experiment else []
+    if not linked:
+        return _message(request, *NOT_FOUND, status=404)
+    for study in linked:
+        services.study_close_if_done(study=study, check_items=False)
+    open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
+    if problem := allocation.experiment_platform_problem(open_ones):
+        return _message(request, "This link is not set up correctly",
+                        f"We cannot start the task: {problem}. Nothing was stored; please tell the researcher.",
+                        status=409)
+    platform = (open_ones or linked)[0].platform
+    if platform == Study.Platform.INVITE:
+        return _message(request, "We could not start the task", "This experiment takes raters by invitation: "
+                        "please open the invitation link you were given.", status=400)
+    try:
+        identity = platforms.identity_from(request.GET, platform)
+    except platforms.IdentityError as error:
+        return _message(request, "We could not start the task", f"{str(error)[:1].upper()}{str(error)[1:]}.", status=400)
+    if identity.preview:
+        loads = allocation.condition_loads(open_ones)
+        roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if selectors.study_has_room(s)]
+        return _mturk_preview(request, roomy[0] if roomy else linked[0])
+    try:
+        assignment = services.experiment_enter(
+            experiment=experiment, platform=identity.platform, external_id=identity.external_id,
+            acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
+    except services.AssignmentRefused as refusal:
+        return _refusal_page(request, linked[0], refusal)
+    except services.StudyStateError as error:
+        return _message(request, "This link is not set up correctly",
+                        f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
+                        status=409)
+    return _guard(request, assignment) or redirect("raters:start", token=assignment.token)
 
 
 @rater_page

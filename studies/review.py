@@ -1,4 +1,5 @@
-"""Concord-side review of assignments: approve, reject, abandon, and expire stale ones.
+"""Concord-side review of assignments: approve, reject, abandon, screen out, and expire stale ones
+(periodically and on access).
 
 These are the only writes that move an assignment past ``submitted`` (or out of ``started`` without
 a submission). The crowd app calls them after the platform has accepted the same decision, so a
@@ -15,6 +16,9 @@ from django.utils import timezone
 
 from studies.models import Assignment, Rater, Study
 
+TIME_LIMIT_REASON = "past the time limit"
+EXPIRED = "expired"  # platform_data["abandon_kind"] of an assignment that ran out of time
+
 
 class ReviewError(Exception):
     """A review decision that the assignment's status does not allow."""
@@ -24,7 +28,7 @@ def _locked(assignment: Assignment) -> Assignment:
     return Assignment.objects.select_for_update().get(pk=assignment.pk)
 
 
-def _note(assignment: Assignment, key: str, value: str) -> None:
+def _note(assignment: Assignment, key: str, value: object) -> None:
     assignment.platform_data = {**assignment.platform_data, key: value}
 
 
@@ -60,15 +64,66 @@ def assignment_reject(*, assignment: Assignment, reason: str) -> Assignment:
 
 
 @transaction.atomic
-def assignment_abandon(*, assignment: Assignment, reason: str) -> Assignment:
+def assignment_abandon(*, assignment: Assignment, reason: str, expired: bool = False) -> Assignment:
     """started -> abandoned (returned on the platform, timed out, or its HIT expired). Its items
-    return to the pool. An assignment that was submitted or reviewed is left as it is."""
+    return to the pool. An assignment that was submitted or reviewed is left as it is.
+    ``expired``: it ran out of time (the rater's page then says so)."""
     assignment = _locked(assignment)
     if assignment.status != Assignment.Status.STARTED:
         return assignment
     assignment.status = Assignment.Status.ABANDONED
     _note(assignment, "abandon_reason", (reason or "abandoned")[:300])
+    if expired:
+        _note(assignment, "abandon_kind", EXPIRED)
     assignment.save(update_fields=["status", "platform_data"])
+    return assignment
+
+
+def assignment_expire_if_due(*, assignment: Assignment) -> Assignment:
+    """Abandon the assignment now if it is started and past its study's time limit
+    (``platform_config.time_limit_minutes``): the on-access half of ``assignments_expire_stale``."""
+    limit = assignment.study.platform_config.get("time_limit_minutes")
+    try:
+        minutes = float(limit) if limit else 0.0
+    except (TypeError, ValueError):
+        return assignment
+    if assignment.status != Assignment.Status.STARTED or minutes <= 0 \
+            or assignment.started_at >= timezone.now() - timedelta(minutes=minutes):
+        return assignment
+    abandoned = assignment_abandon(assignment=assignment, reason=f"{TIME_LIMIT_REASON} of {minutes:g} minutes",
+                                   expired=True)
+    assignment.status, assignment.platform_data = abandoned.status, abandoned.platform_data
+    return assignment
+
+
+@transaction.atomic
+def assignment_screen_out(*, assignment: Assignment, reason: str) -> Assignment:
+    """Screen a rater out (failed attention checks or a screening question; the hook for the
+    quality-control checks). A started assignment is abandoned, so its items go back to the pool;
+    a submitted one stays submitted for the reviewer. Either way the rater's completion code
+    becomes the study's ``platform_config.screened_out_code`` when the researcher set one (Prolific
+    then pays or returns them by its own rule for that code); without one they are asked to return
+    the submission. Screening out twice changes nothing."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ReviewError("screening out needs a reason (kept for the reviewer)")
+    assignment = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
+    if assignment.screened_out:
+        return assignment
+    if assignment.status not in (Assignment.Status.STARTED, Assignment.Status.SUBMITTED):
+        raise ReviewError(f"assignment {assignment.pk} is {assignment.status}; it cannot be screened out")
+    _note(assignment, "screened_out", True)
+    _note(assignment, "screen_reason", reason[:300])
+    fields = ["platform_data"]
+    if assignment.status == Assignment.Status.STARTED:
+        assignment.status = Assignment.Status.ABANDONED
+        _note(assignment, "abandon_reason", f"screened out: {reason[:280]}")
+        fields.append("status")
+    code = str((assignment.study.platform_config or {}).get("screened_out_code") or "").strip()[:40]
+    if code or assignment.status == Assignment.Status.ABANDONED:
+        assignment.completion_code = code
+        fields.append("completion_code")
+    assignment.save(update_fields=fields)
     return assignment
 
 
@@ -91,11 +146,14 @@ def assignments_expire_stale(*, now=None, studies: Iterable[Study] | None = None
             continue
         cutoff = now - timedelta(minutes=minutes)
         with transaction.atomic():
-            stale = list(Assignment.objects.select_for_update().filter(
+            # skip_locked: an assignment being submitted right now is left to its own request
+            # (and no lock-order deadlock with a submit that closes the study).
+            stale = list(Assignment.objects.select_for_update(skip_locked=True).filter(
                 study=study, status=Assignment.Status.STARTED, started_at__lt=cutoff))
             for assignment in stale:
                 assignment.status = Assignment.Status.ABANDONED
-                _note(assignment, "abandon_reason", f"past the time limit of {minutes:g} minutes")
+                _note(assignment, "abandon_reason", f"{TIME_LIMIT_REASON} of {minutes:g} minutes")
+                _note(assignment, "abandon_kind", EXPIRED)
             Assignment.objects.bulk_update(stale, ["status", "platform_data"])
         total += len(stale)
     return total

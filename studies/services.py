@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import random
+import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +19,14 @@ from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import checks, designs, platforms, selectors
+from studies import allocation, checks, designs, platforms, review, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -302,6 +305,107 @@ def study_close(*, study: Study) -> Study:
     return study
 
 
+def study_close_if_done(*, study: Study, now=None, check_items: bool = True) -> str | None:
+    """Close a published study that is done: its closing time (``platform_config.closes_at``) has
+    passed, or every item has its ``raters_per_item`` submitted assignments. Returns why it closed,
+    or None (left as it is). Called when an assignment is submitted, when a rater arrives, and by
+    the periodic task ``studies.tasks.studies_close_due``. The row is locked only when the
+    unlocked read says the study is done. ``check_items=False`` checks the closing time only (no
+    query: what a rater's entry asks, since item counts change only at a submission)."""
+    if allocation.study_close_reason(study, now=now, check_items=check_items) is None:
+        return None
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        reason = allocation.study_close_reason(locked, now=now, check_items=check_items)
+        if reason is None:
+            return None
+        locked.status, locked.closed_at = Study.Status.CLOSED, now or timezone.now()
+        locked.save(update_fields=["status", "closed_at"])
+    study.status, study.closed_at = locked.status, locked.closed_at
+    logger.info("study %s closed: %s", study.slug, reason)
+    return reason
+
+
+def studies_close_due(*, now=None) -> int:
+    """Close every published study that is done (see study_close_if_done); one transaction per
+    study. Returns how many closed."""
+    now = now or timezone.now()
+    candidates = Study.objects.filter(status=Study.Status.PUBLISHED).exclude(platform=Study.Platform.BENCHMARK)
+    return sum(study_close_if_done(study=study, now=now) is not None for study in candidates)
+
+
+RATER_SETTINGS = ("completion_code", "screened_out_code", "completion_url", "time_limit_minutes", "closes_at",
+                  "close_when_complete")
+TIME_LIMIT_MAX_MINUTES = 7 * 24 * 60
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+@transaction.atomic
+def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Study:
+    """Set the rater-side keys of ``platform_config``: Prolific's fixed ``completion_code`` and
+    optional ``screened_out_code``, ``completion_url`` (https), ``time_limit_minutes`` (1 to one
+    week), ``closes_at`` (ISO 8601, in the future) and ``close_when_complete`` (on unless switched
+    off: "on"/"true"/"1"/"yes" or True keep it on, anything else, blank included, turns it off).
+    Blank clears the other keys; unknown keys and bad values raise ValidationError naming each
+    field, and nothing changes."""
+    errors: dict[str, str] = {}
+    changes: dict[str, Any] = {}
+    for key, raw in values.items():
+        if key not in RATER_SETTINGS:
+            errors[key] = f"not a rater setting (known: {', '.join(RATER_SETTINGS)})"
+            continue
+        text = "" if raw is None else str(raw).strip()
+        if key == "close_when_complete":
+            changes[key] = None if raw is True or text.lower() in ("on", "true", "1", "yes") else False
+        elif not text:
+            changes[key] = None
+        elif key in ("completion_code", "screened_out_code"):
+            if not _CODE.match(text):
+                errors[key] = "must be 1 to 40 letters, digits, '-' or '_'"
+            else:
+                changes[key] = text
+        elif key == "completion_url":
+            try:
+                if len(text) > 500:
+                    raise ValidationError("too long")
+                URLValidator(schemes=["https"])(text)
+            except ValidationError:
+                errors[key] = "must be an https:// address of at most 500 characters"
+            else:
+                changes[key] = text
+        elif key == "time_limit_minutes":
+            if not text.isdigit() or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
+                errors[key] = f"must be a whole number of minutes from 1 to {TIME_LIMIT_MAX_MINUTES}"
+            else:
+                changes[key] = int(text)
+        else:  # closes_at
+            try:
+                when = parse_datetime(text)
+            except ValueError:
+                when = None
+            if when is None:
+                errors[key] = "must be a date and time such as 2026-12-01T18:00:00+00:00"
+                continue
+            when = when if timezone.is_aware(when) else timezone.make_aware(when)
+            if when <= timezone.now():
+                errors[key] = "is in the past"
+            else:
+                changes[key] = when.isoformat()
+    config = {**Study.objects.select_for_update().get(pk=study.pk).platform_config}
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    if config.get("screened_out_code") and config.get("screened_out_code") == config.get("completion_code"):
+        errors["screened_out_code"] = "must differ from the completion code"
+    if errors:
+        raise ValidationError(errors)
+    Study.objects.filter(pk=study.pk).update(platform_config=config)
+    study.platform_config = config
+    return study
+
+
 # --- raters, assignments, ratings -----------------------------------------------------------------
 
 def rater_get_or_create(*, platform: str, external_id: str) -> Rater:
@@ -345,6 +449,11 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     if study.status != Study.Status.PUBLISHED:
         raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed",
                                 reason=AssignmentRefused.CLOSED)
+    closes_at = allocation.study_closes_at(study)
+    if closes_at is not None and closes_at <= timezone.now():
+        raise AssignmentRefused("this study has closed", reason=AssignmentRefused.CLOSED)
+    # Assignments past their time limit give their items back before the study is judged full.
+    review.assignments_expire_stale(studies=[study])
     taken = selectors.study_item_takes(study)
     item_ids = list(study.items.filter(check_kind="").values_list("id", flat=True))
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
@@ -448,6 +557,61 @@ def assignment_enter(*, study: Study, platform: str, external_id: str, acceptanc
         raise ValidationError({"external_id": "a rater needs a platform identity"})
     return _retrying(lambda: _enter(study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
                                     platform_data=platform_data, seed=seed))
+
+
+def _enter_experiment(experiment: Experiment, *, platform: str, external_id: str, acceptance_id: str,
+                      platform_data: Mapping | None, seed: int | None) -> Assignment:
+    # Every open condition's row is locked (in id order, so two entries cannot deadlock) before the
+    # rater is looked up: concurrent new raters are counted one after another, and a double click
+    # finds the first request's assignment. A per-condition entry locks one of these rows.
+    conditions = list(allocation.experiment_conditions(experiment).select_for_update())
+    rater = _rater_for_entry(platform, external_id)
+    held = Assignment.objects.filter(experiment=experiment).select_related("study")
+    existing = held.filter(rater=rater).first() if rater is not None else None
+    if existing is None and acceptance_id:
+        existing = held.filter(acceptance_id=acceptance_id).first()
+    if existing is not None:  # a returning rater goes back to their condition (identity binding as there)
+        return _enter(existing.study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
+                      platform_data=platform_data, seed=seed)
+    if not conditions:
+        raise AssignmentRefused("this experiment is not open", reason=AssignmentRefused.CLOSED)
+    if problem := allocation.experiment_platform_problem(conditions):
+        raise StudyStateError(problem)
+    if conditions[0].platform != platform:
+        raise AssignmentRefused(f"this experiment takes raters from {conditions[0].get_platform_display()}",
+                                reason=AssignmentRefused.CLOSED)
+    loads = allocation.condition_loads(conditions)
+    rng = random.Random(seed if seed is not None else secrets.randbits(62))
+    ranked = sorted(conditions, key=lambda s: (loads.get(s.pk, math.inf), rng.random()))
+    refusal: AssignmentRefused | None = None
+    for study in ranked:
+        try:
+            return _enter(study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
+                          platform_data=platform_data, seed=seed)
+        except AssignmentRefused as error:  # full or closed: try the next condition
+            if error.reason not in (AssignmentRefused.FULL, AssignmentRefused.CLOSED):
+                raise
+            refusal = refusal or error
+    raise AssignmentRefused("this experiment has all the ratings it needs", reason=AssignmentRefused.FULL) \
+        if refusal is None or refusal.reason == AssignmentRefused.FULL else refusal
+
+
+def experiment_enter(*, experiment: Experiment, platform: str, external_id: str, acceptance_id: str = "",
+                     platform_data: Mapping | None = None, seed: int | None = None) -> Assignment:
+    """A rater arriving by the experiment-level link (one HIT type or Prolific study for all
+    conditions): a returning rater resumes the condition they already have (bound to the platform's
+    acceptance id as in ``assignment_enter``); a new one is placed in the published condition that
+    is least full relative to the places it needs (``allocation.condition_loads``: started, submitted
+    and approved assignments over ceil(items x raters per item / items per rater)), ties broken at
+    random, so conditions fill evenly whatever order raters arrive in. A full or closed condition is
+    skipped. Raises StudyStateError when the conditions are on different platforms (one link cannot
+    carry two platforms' parameters), AssignmentRefused as ``assignment_enter`` does; nothing is
+    written on either."""
+    external_id = external_id.strip()
+    if not external_id:
+        raise ValidationError({"external_id": "a rater needs a platform identity"})
+    return _retrying(lambda: _enter_experiment(experiment, platform=platform, external_id=external_id,
+                                               acceptance_id=acceptance_id, platform_data=platform_data, seed=seed))
 
 
 # --- invitations ----------------------------------------------------------------------------------
@@ -626,12 +790,28 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     return len(existing) + len(create)
 
 
+def completion_code_for(assignment: Assignment) -> str:
+    """The code a rater takes back to the platform. Prolific checks the study's fixed codes
+    (``platform_config.completion_code`` or the ``cc`` of its ``completion_url``; ``screened_out_code`` for a rater screened out, e.g. by
+    failed attention checks, when the researcher set one), so every Prolific rater gets the same
+    code; elsewhere (MTurk, invites) each assignment gets its own random code, which a reviewer can
+    match to one person. A Prolific study without a configured code falls back to a random one."""
+    config = assignment.study.platform_config or {}
+    if assignment.rater.platform == Study.Platform.PROLIFIC:
+        if assignment.screened_out and str(config.get("screened_out_code") or "").strip():
+            return str(config["screened_out_code"]).strip()[:40]
+        if code := platforms.prolific_completion_code(config):
+            return code[:40]
+    return f"CC-{secrets.token_hex(4).upper()}"
+
+
 @transaction.atomic
 def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any] | None = None,
                       total_seconds: float | None = None) -> Assignment:
     """Finish an assignment: every item answered; store the questionnaire on the rater; issue the
-    completion code. Submitting again returns the same assignment and code."""
-    assignment = Assignment.objects.select_for_update().select_related("rater").get(pk=assignment.pk)
+    completion code (``completion_code_for``). Submitting again returns the same assignment and
+    code. The study closes itself once every item has its raters (``study_close_if_done``)."""
+    assignment = Assignment.objects.select_for_update().select_related("rater", "study").get(pk=assignment.pk)
     if assignment.status != Assignment.Status.STARTED:
         return assignment
     unanswered = assignment.assignment_items.filter(answered_at__isnull=True).count()
@@ -649,9 +829,11 @@ def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
     assignment.total_seconds = total_seconds if total_seconds is not None else (now - assignment.started_at).total_seconds()
-    assignment.completion_code = f"CC-{secrets.token_hex(4).upper()}"
-    assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
+    # Checks first: a rater who failed them gets the study's screened-out code where one is set.
     checks.assignment_checks_score(assignment=assignment)
+    assignment.completion_code = completion_code_for(assignment)
+    assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
+    study_close_if_done(study=assignment.study, now=now)
     if Study.objects.filter(pk=assignment.study_id, live_config__close_when_reached=True).exists():
         from studies.tasks import study_close_if_reliable_run  # late: tasks import services
 

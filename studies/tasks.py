@@ -1,7 +1,7 @@
 """Celery tasks: thin; ids in, services do the work."""
 from celery import shared_task
 
-from studies import live_services, services
+from studies import live_services, review, services
 from studies.models import ImportJob, Study
 
 
@@ -18,3 +18,11 @@ def import_job_run(self, job_id: int) -> str:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def study_close_if_reliable_run(study_id: int) -> bool:
     return live_services.study_close_if_reliable(study=Study.objects.get(pk=study_id))
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def studies_close_due() -> dict:
+    """On the beat schedule: abandon assignments past their time limit (their items go back to the
+    pool), then close every published study past its closing time or with every item at its target."""
+    expired = review.assignments_expire_stale()
+    return {"expired": expired, "closed": services.studies_close_due()}

@@ -22,6 +22,7 @@ urlpatterns = [
     path("studies/<slug:slug>/checks/", check_views.checks_page, name="study_checks"),
     path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
     path("studies/<slug:slug>/invites/new/", views.invite_create, name="invite_create"),
+    path("studies/<slug:slug>/rater-settings/", views.study_rater_settings, name="study_rater_settings"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),
     path("import/", views.dialogues_import, name="import"),

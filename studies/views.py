@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import checks, live_selectors, live_services, selectors, services
+from studies import allocation, checks, live_selectors, live_services, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
@@ -34,6 +34,10 @@ def experiment_list(request):
     progress = selectors.studies_progress(studies)
     for study in studies:
         study.progress = progress[study.pk]
+    for experiment in experiments:
+        if not experiment.is_benchmark:
+            experiment.link = {**allocation.experiment_link(experiment), "url": request.build_absolute_uri(
+                reverse("raters:experiment_entry", args=[experiment.slug]))}
     return render(request, "studies/experiment_list.html", {"experiments": experiments, "form": ExperimentForm()})
 
 
@@ -96,11 +100,16 @@ def study_detail(request, slug):
     base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
     invites = [{"invite": invite, "url": f"{base}?{urlencode({'invite': invite.token})}"}
                for invite in selectors.study_invites(study)]
+    prolific_parameters = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    experiment_url = request.build_absolute_uri(reverse("raters:experiment_entry", args=[study.experiment.slug]))
     context = {
         "rater_links": {
             "mturk": base,
-            "prolific": f"{base}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
+            "prolific": f"{base}?{prolific_parameters}",
         },
+        "experiment_link": {**allocation.experiment_link(study.experiment), "url": experiment_url,
+                            "prolific": f"{experiment_url}?{prolific_parameters}"},
+        "closing": allocation.study_closing(study),
         "invites": invites, "invite_form": InviteForm(), "invite_days": services.INVITE_DAYS_DEFAULT,
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
@@ -160,6 +169,22 @@ def invite_create(request, slug):
         messages.success(request, f"Invitation link made{f' for {invite.label}' if invite.label else ''}; it works once, "
                                   f"until {invite.expires_at:%Y-%m-%d %H:%M} UTC.")
     return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
+
+
+@login_required
+@require_POST
+def study_rater_settings(request, slug):
+    """Prolific codes, completion address, time limit and closing time (platform_config)."""
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    try:
+        services.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
+                                                               for k in services.RATER_SETTINGS})
+    except ValidationError as error:
+        for text in _errors_text(error):
+            messages.error(request, f"{text} (nothing was changed)")
+    else:
+        messages.success(request, "Rater settings saved.")
+    return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-settings")
 
 
 @login_required

@@ -180,7 +180,8 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
     limited.save()
     starts = {}
     for study in (limited, open_ended):
-        for name, age in (("old", 45), ("new", 5)):
+        # the old one last: a later start would already abandon it on access (services._assignment_create)
+        for name, age in (("new", 5), ("old", 45)):
             rater = study_services.rater_get_or_create(platform="invite", external_id=f"{study.pk}-{name}")
             assignment = study_services.assignment_start(study=study, rater=rater)
             Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=age))

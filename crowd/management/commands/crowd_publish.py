@@ -4,6 +4,7 @@ what cannot be published, then send.
     manage.py crowd_publish STUDY --set reward=0.80 --set hits=5 --dry-run
     manage.py crowd_publish STUDY --production --confirm-production
     manage.py crowd_publish STUDY --platform prolific --set reward_cents=250 --set completion_code=C0NC0RD --confirm-production
+    manage.py crowd_publish STUDY --experiment-link --set reward=0.80   # one HIT type for all of STUDY's experiment
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--confirm-production", action="store_true", help="real workers, real money")
         parser.add_argument("--draft-only", action="store_true", help="Prolific: create the draft study only")
         parser.add_argument("--dry-run", action="store_true", help="show the estimate and problems; send nothing")
+        parser.add_argument("--experiment-link", action="store_true",
+                            help="publish the experiment's link (one HIT type / Prolific study for every condition)")
 
     def handle(self, *args, **options):
         settings = {}
@@ -33,6 +36,8 @@ class Command(BaseCommand):
             if not sep:
                 raise CommandError(f"--set {item!r}: expected KEY=VALUE")
             settings[key.strip()] = value.strip()
+        if options["experiment_link"]:
+            settings["experiment_link"] = True
         publication = publication_for(options, create=True)
         study_slug = options["study"]
         try:
