@@ -408,3 +408,16 @@ def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(clien
     assignment.refresh_from_db()
     assert (assignment.status, assignment.checks_shown, assignment.checks_passed, assignment.checks_failed) == (
         "submitted", 1, 1, False)
+
+
+@pytest.mark.parametrize(("given", "code"), [([2, 5], "C1COMPLETE"), ([6, 5], "C1SCREENED")])
+def test_a_prolific_rater_who_fails_the_checks_gets_the_screened_out_code(make_study, given, code):
+    study = make_study("likert", publish=False, raters_per_item=3, items_per_assignment=4, platform="prolific")
+    study.platform_config = {**study.platform_config, "completion_code": "C1COMPLETE", "screened_out_code": "C1SCREENED"}
+    study.save(update_fields=["platform_config"])
+    add_check(study, [{"response": 1, "value": 2}])
+    checks.study_checks_configure(study=study, per_assignment=1)
+    services.study_publish(study=study)
+    prolific = services.rater_get_or_create(platform="prolific", external_id="p1")
+    done = answer(services.assignment_start(study=study, rater=prolific, seed=2), lambda slot: _by_number(slot, given))
+    assert done.screened_out is (code == "C1SCREENED") and done.completion_code == code
