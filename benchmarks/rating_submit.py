@@ -1,10 +1,13 @@
-"""Server time of a rater's item submit (the whole Django stack: routing, CSRF, session, parsing,
-validation, the ratings_record transaction, redirect), many submits in one process.
+"""Server cost of a rater's item, page by page: the item GET and its submit POST through the whole
+Django stack (routing, form token, parsing, validation, the ratings_record transaction, the answer),
+many items in one process, with the SQL queries each request runs
+(``django.test.utils.CaptureQueriesContext``).
 
-    python benchmarks/rating_submit.py [--submits 300]
+    python benchmarks/rating_submit.py [--submits 300] [--design likert]
 
-Prints JSON: median and p95 milliseconds per submit through the view, and the same answers stored
-by calling the service directly (the baseline), in the same process on a throw-away SQLite database."""
+Prints JSON: per GET and per POST the median and p95 milliseconds and the queries (median, max);
+and the same answers stored by calling ratings_record directly (the baseline), in the same process
+on a throw-away SQLite database (or DATABASE_URL)."""
 from __future__ import annotations
 
 import argparse
@@ -26,7 +29,9 @@ def main() -> None:
     django_on_throwaway_database()
     import django
     from django.contrib.auth import get_user_model
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     from studies import services
     from studies.form_tokens import form_token
@@ -51,19 +56,33 @@ def main() -> None:
     def answers(slot):
         return {c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")}
 
+    def timed(call):
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            response = call()
+            elapsed = (time.perf_counter() - started) * 1000
+        return response, elapsed, len(queries.captured_queries)
+
     client = Client(HTTP_HOST="127.0.0.1")
     entry = f"/r/{study('likert').slug}/?PROLIFIC_PID=bench-http&SESSION_ID=bench-session"
     token = client.get(entry)["Location"].split("/")[3]
     client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token(token, "consent")})
     assignment = Assignment.objects.get(token=token)
-    http_ms = []
+    get_ms, get_queries, post_ms, post_queries = [], [], [], []
+    responses_per_item = None
     for slot in assignment.assignment_items.order_by("position"):
+        url = f"/r/a/{token}/items/{slot.position}/"
+        responses_per_item = len(slot.response_order)
+        page, ms, queries = timed(lambda: client.get(url))  # noqa: B023 (called at once)
+        assert page.status_code == 200, page.status_code
+        get_ms.append(ms)
+        get_queries.append(queries)
         form = {field_name(r, c): v for c, per in answers(slot).items() for r, v in per.items()}
         form["form_token"] = form_token(token, "item")
-        started = time.perf_counter()
-        response = client.post(f"/r/a/{token}/items/{slot.position}/", form)
-        http_ms.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 302, response.status_code
+        answer, ms, queries = timed(lambda: client.post(url, form))  # noqa: B023
+        assert answer.status_code in (200, 302, 303), answer.status_code
+        post_ms.append(ms)
+        post_queries.append(queries)
 
     direct = services.assignment_start(study=study("likert"), rater=services.rater_get_or_create(
         platform="prolific", external_id="bench-direct"))
@@ -73,15 +92,21 @@ def main() -> None:
         services.ratings_record(assignment=direct, item_id=slot.item_id, answers=answers(slot))
         service_ms.append((time.perf_counter() - started) * 1000)
 
-    def summary(values):
-        return {"median_ms": round(statistics.median(values), 2),
-                "p95_ms": round(statistics.quantiles(values, n=20)[18], 2), "submits": len(values)}
+    def summary(values, queries=None):
+        out = {"median_ms": round(statistics.median(values), 2),
+               "p95_ms": round(statistics.quantiles(values, n=20)[18], 2), "requests": len(values)}
+        if queries is not None:
+            out |= {"queries_median": statistics.median(queries), "queries_max": max(queries)}
+        return out
 
     print(json.dumps({
-        "benchmark": "rating submit (Likert item: 4 responses x 2 criteria = 8 ratings)",
+        "benchmark": f"rater item (Likert: {responses_per_item} responses x 2 criteria), GET then submit POST",
         "database": django.db.connection.vendor,
-        "view_submit": summary(http_ms), "service_only_baseline": summary(service_ms),
-        "view_over_service": round(statistics.median(http_ms) / statistics.median(service_ms), 2),
+        "item_get": summary(get_ms, get_queries),
+        "item_post": summary(post_ms, post_queries),
+        "post_status": answer.status_code,
+        "service_only_baseline": summary(service_ms),
+        "post_over_service": round(statistics.median(post_ms) / statistics.median(service_ms), 2),
     }, indent=2))
 
 

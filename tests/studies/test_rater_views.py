@@ -489,3 +489,29 @@ def test_questionnaire_text_answers_with_control_characters_are_refused():
     spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
     assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
     assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})
+
+
+# --- cost per item ----------------------------------------------------------------------------------
+
+def test_an_item_costs_a_fixed_small_number_of_queries(client, make_study, django_assert_max_num_queries):
+    """The item GET reads its slot, assignment, study, item and conversation in one query (criteria
+    and response texts come from the cache once warm); the POST reads and locks once, upserts the
+    ratings in one statement and marks the slot, and needs no query to find the next item. (Under
+    the test's outer transaction the service's atomic block adds a SAVEPOINT and a RELEASE.)"""
+    study = make_study("likert", platform="prolific")
+    warm = enter(client, study, "PROLIFIC_PID=warm&SESSION_ID=0")
+    for slot in warm.assignment_items.all():
+        assert client.get(f"/r/a/{warm.token}/items/{slot.position}/").status_code == 200
+    assignment = enter(Client(), study, "PROLIFIC_PID=cost&SESSION_ID=1")
+    slots = list(assignment.assignment_items.order_by("position"))
+    for slot in slots[:-1]:
+        url = f"/r/a/{assignment.token}/items/{slot.position}/"
+        with django_assert_max_num_queries(2):  # slot with everything, started_at
+            assert client.get(url).status_code == 200
+        with django_assert_max_num_queries(6):  # read; SAVEPOINT, locked read, upsert, slot, RELEASE
+            answer = post_item(client, assignment, slot.position, likert_answers(slot))
+        assert answer.status_code == 302 and answer["Location"].endswith(f"/items/{slot.position + 1}/")
+        with django_assert_max_num_queries(2):  # back to an answered item: its ratings are read
+            page = client.get(url).content.decode()
+        assert page.count("checked") == 8
+    assert Rating.objects.filter(assignment=assignment).count() == 8 * (len(slots) - 1)
