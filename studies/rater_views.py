@@ -297,20 +297,31 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
     return values
 
 
-def _slot(token: str, position: int) -> AssignmentItem | None:
-    """The slot at ``position`` of the assignment with ``token``, with its assignment, study, rater,
-    item, conversation and reference response, and ``total`` (the assignment's number of items) as
-    a subquery: the whole of an item page's reads in one query."""
+def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
+    """Position -> slot for these positions of the assignment with ``token``, each with its
+    assignment, study, rater, item, conversation and reference response, and ``total`` (the
+    assignment's number of items) as a subquery: all of an item page's reads in one query (a submit
+    reads its own slot and the next one together)."""
     total = AssignmentItem.objects.filter(assignment_id=OuterRef("assignment_id")).order_by() \
         .values("assignment_id").annotate(n=Count("id")).values("n")[:1]
-    return AssignmentItem.objects.select_related(
+    found = AssignmentItem.objects.select_related(
         "assignment__study", "assignment__rater", "item__conversation", "item__reference_response",
-    ).annotate(total=Subquery(total)).filter(assignment__token=token, position=position).first()
+    ).annotate(total=Subquery(total)).filter(assignment__token=token, position__in=positions)
+    return {slot.position: slot for slot in found}
 
 
 @rater_page
 def item(request, token: str, position: int):
-    slot = _slot(token, position)
+    """One item: GET shows it (with the stored answers, else the autosaved draft); POST stores it.
+
+    A stored answer is answered with the next item's page itself (200), not a redirect and a second
+    request: half the requests per item. The page carries its own address (the form posts there, and
+    rater.js puts it in the address bar with history.replaceState), so a reload or Back shows the
+    right item; sending the same answers again (double click, or a reload that re-posts) stores them
+    once and shows the same next item. The last item redirects to the questionnaire (or the first
+    item still unanswered) as before."""
+    slots = _slots(token, position, position + 1) if request.method == "POST" else _slots(token, position)
+    slot = slots.get(position)
     assignment = slot.assignment if slot is not None else _assignment(token)
     if (page := _guard(request, assignment)) is not None:
         return page
@@ -321,35 +332,47 @@ def item(request, token: str, position: int):
     if request.method == "POST" and (refused := _form_refused(request, assignment, "item")) is not None:
         return refused
     services.assignment_item_open(slot=slot)
-    study = assignment.study
-    errors: dict[str, str] = {}
-    if request.method == "POST":
+    if request.method != "POST":
+        return _item_page(request, slot)
+    try:
+        active = float(request.POST.get("active_ms") or 0) / 1000 or None
+    except ValueError:
+        active = math.nan
+    if active is not None and not (math.isfinite(active) and active >= 0):
+        return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
+                        "milliseconds. Reload the page and try again; nothing was saved.", status=400)
+    answers, errors = _parse(request.POST, assignment.study, slot.response_order)
+    if not errors:
         try:
-            active = float(request.POST.get("active_ms") or 0) / 1000 or None
-        except ValueError:
-            active = math.nan
-        if active is not None and not (math.isfinite(active) and active >= 0):
-            return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
-                            "milliseconds. Reload the page and try again; nothing was saved.", status=400)
-        answers, errors = _parse(request.POST, study, slot.response_order)
-        if not errors:
-            try:
-                services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                        seconds=(timezone.now() - slot.started_at).total_seconds(),
-                                        active_seconds=active)
-            except services.StudyStateError:
-                return redirect("raters:done", token=token)
-            except ValidationError as error:
-                for key, messages in error.message_dict.items():
-                    criterion, _, rid = key.partition(".")
-                    errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
-            else:
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                                    seconds=(timezone.now() - slot.started_at).total_seconds(),
+                                    active_seconds=active)
+        except services.StudyStateError:
+            return redirect("raters:done", token=token)
+        except ValidationError as error:
+            for key, messages in error.message_dict.items():
+                criterion, _, rid = key.partition(".")
+                errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
+        else:
+            following = slots.get(position + 1)
+            if following is None:
                 return redirect(_next_url(assignment, after=position, total=slot.total))
-        values = {k: v for k, v in request.POST.items() if k.startswith("r")}
-    else:
+            services.assignment_item_open(slot=following)
+            return _item_page(request, following)
+    return _item_page(request, slot, values={k: v for k, v in request.POST.items() if k.startswith("r")},
+                      errors=errors)
+
+
+def _item_page(request, slot: AssignmentItem, values: dict | None = None, errors: dict | None = None):
+    """The page of ``slot`` (its assignment, study and item already loaded by _slot): what the rater
+    typed when ``values`` is given (a refused answer), else the stored answers or the draft."""
+    assignment, study, token, position = slot.assignment, slot.assignment.study, slot.assignment.token, slot.position
+    if values is None:
         values = _stored_values(slot, study) or {k: v for k, v in slot.draft.items()}
+    errors = errors or {}
     context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot,
                             total=slot.total)
+    context["page_url"] = reverse("raters:item", args=[token, position])
     context["previous"] = reverse("raters:item", args=[token, position - 1]) if position > 0 else None
     context["draft_url"] = reverse("raters:draft", args=[token, position])
     context["form_token"] = form_tokens.form_token(token, "item")
