@@ -1,8 +1,9 @@
 """Rater pages: entry by link, consent and instructions, one screen per item, questionnaire, completion.
 
 Every page after the entry is addressed by the assignment's unguessable token, so a rater can reach
-only their own assignment. Pages follow POST-redirect-GET, so reloading and the back button are
-safe; a rejected answer re-renders the page with what the rater typed and what is wrong."""
+only their own assignment. Pages follow POST-redirect-GET, except that a stored item answers with
+the next item's page at once (see ``item``); reloading, the back button and double submits are safe,
+and a rejected answer re-renders the page with what the rater typed and what is wrong."""
 from __future__ import annotations
 
 import json
