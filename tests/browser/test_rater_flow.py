@@ -152,6 +152,17 @@ def test_a_submit_answers_with_the_next_item_and_reload_back_and_resubmit_are_sa
     page.click("form#item-form button[type=submit]")  # the same answers again
     page.wait_for_url(re.compile(r".*/items/1/$"))
     assert stored("w-nav") == first and Rating.objects.filter(assignment__rater__external_id="w-nav").count() == 8
+    second = answer_item(page, "likert", 1)
+    page.click("form#item-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/items/2/$"))
+    documents.clear()
+    page.go_back()  # to an entry that was a submit's answer: the item at its address, nothing re-sent
+    page.wait_for_url(re.compile(r".*/items/1/$"))
+    assert "Conversation 2 of 3" in page.locator("main").inner_text()
+    assert "POST" not in [method for method, _ in documents]
+    for field, value in second.items():
+        assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
+    assert stored("w-nav") == {**first, **second}
 
 
 def test_a_second_condition_of_the_same_experiment_is_refused(live_server, page, make_study, user):
