@@ -569,8 +569,9 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     Four statements on the rater's hot path: the slot read together with its assignment, which is
     locked (concurrent submits of one assignment run one after the other); the criteria come from
     the cache (selectors.study_criteria); a first answer is one upsert on the unique
-    (assignment, response, criterion), so a double submit that slips past the lock still stores one
-    rating each; a changed answer reads the stored ones and writes only what changed."""
+    (assignment, response, criterion): a double submit that waited on the lock may have read the
+    slot as it was before the first one committed (PostgreSQL re-reads only the locked row), and
+    still stores one rating each; a changed answer reads the stored ones and writes only what changed."""
     for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
         if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                                   or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
