@@ -8,8 +8,8 @@ Concord: a fresh PostgreSQL database (``--database``, dropped and created), migr
 Likert study on Mechanical Turk (``--responses`` responses x ``--criteria`` per item: 4 x 2 = the
 8 questions of the seed study's item); gunicorn ``config.wsgi`` with ``--workers`` sync workers
 under ``config.settings.production`` (DEBUG off, a random DJANGO_SECRET_KEY, ALLOWED_HOSTS=127.0.0.1,
-SECURE_COOKIES=0 because the benchmark speaks plain HTTP on loopback; production sets no SSL
-redirect; static files collected first since the manifest storage needs them). Each rater
+SECURE_COOKIES=0, SECURE_SSL_REDIRECT=0 and SECURE_HSTS_SECONDS=0 because the benchmark speaks
+plain HTTP on loopback; static files collected first since the manifest storage needs them). Each rater
 (benchmarks/http_rater.py) opens the MTurk entry link with its own workerId/assignmentId/hitId,
 consents and rates its items, reading every form from the page (hidden inputs included) and
 following redirects or taking the next form from the submit's own answer.
@@ -349,9 +349,10 @@ def run_concord(args, items: int, workdir: Path) -> dict:
     database_url = recreate_database(args.postgres, args.database)
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings.production",
            "DJANGO_SECRET_KEY": secrets.token_urlsafe(40), "ALLOWED_HOSTS": "127.0.0.1", "SECURE_COOKIES": "0",
-           "CONCORD_VAR_DIR": str(workdir / "concord-var")}
+           "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0", "CONCORD_VAR_DIR": str(workdir / "concord-var")}
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_SECRET_KEY",
-                                           "ALLOWED_HOSTS", "SECURE_COOKIES", "CONCORD_VAR_DIR")})
+                                           "ALLOWED_HOSTS", "SECURE_COOKIES", "SECURE_SSL_REDIRECT",
+                                           "SECURE_HSTS_SECONDS", "CONCORD_VAR_DIR")})
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
                    check=True, timeout=300)
     study = concord_build(args, items)
@@ -371,7 +372,7 @@ def run_concord(args, items: int, workdir: Path) -> dict:
         server.stop()
     figures["integrity"] = concord_verify(study["pk"], stats)
     figures["server"] = {"app": "Concord", "command": f"gunicorn config.wsgi --workers {args.workers} --timeout 120",
-                         "settings": "config.settings.production (DEBUG off, SECURE_COOKIES=0, plain HTTP on loopback)",
+                         "settings": "config.settings.production (DEBUG off, SECURE_COOKIES=0, no SSL redirect, plain HTTP on loopback)",
                          "database": "PostgreSQL (fresh, migrated)", "first_answer_after_start_s": round(ready, 1),
                          "items_in_study": study["items"], "log": str(server.log_path)}
     return figures

@@ -1,8 +1,9 @@
 """Rater pages: entry by link, consent and instructions, one screen per item, questionnaire, completion.
 
 Every page after the entry is addressed by the assignment's unguessable token, so a rater can reach
-only their own assignment. Pages follow POST-redirect-GET, so reloading and the back button are
-safe; a rejected answer re-renders the page with what the rater typed and what is wrong."""
+only their own assignment. Pages follow POST-redirect-GET, except that a stored item answers with
+the next item's page at once (see ``item``); reloading, the back button and double submits are safe,
+and a rejected answer re-renders the page with what the rater typed and what is wrong."""
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ import nh3
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db.models import Count, OuterRef, Subquery
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,7 +30,7 @@ from django.views.decorators.http import require_POST
 from studies import allocation, form_tokens, platforms, review, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
 from studies.framing import frameable_by_platforms
-from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Response, Study, StudyItem
+from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
 
 
@@ -72,12 +74,15 @@ def _form_refused(request, assignment: Assignment, purpose: str):
                     "try again; nothing was saved.", status=403)
 
 
-def _next_url(assignment: Assignment, after: int | None = None) -> str:
-    """The next item to show: the one after ``after`` if any, else the first unanswered, else the questionnaire."""
+def _next_url(assignment: Assignment, after: int | None = None, total: int | None = None) -> str:
+    """The next item to show: the one after ``after`` if any, else the first unanswered, else the questionnaire.
+    With ``total`` (the assignment's number of items, positions 0..total-1) the following item needs no query."""
     slots = assignment.assignment_items.order_by("position")
     if after is not None:
-        following = slots.filter(position=after + 1).first()
-        if following is not None:
+        if total is not None:
+            if after + 1 < total:
+                return reverse("raters:item", args=[assignment.token, after + 1])
+        elif (following := slots.filter(position=after + 1).first()) is not None:
             return reverse("raters:item", args=[assignment.token, following.position])
     unanswered = slots.filter(answered_at__isnull=True).first()
     if unanswered is not None:
@@ -287,13 +292,16 @@ def field_name(response_id: int, criterion: str) -> str:
 
 
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
-                  preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None) -> dict:
-    texts = Response.objects.in_bulk(order)
+                  preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None,
+                  total: int | None = None) -> dict:
+    """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
+    rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
+    texts = selectors.item_response_texts(item.pk, order)
     letters = string.ascii_uppercase
-    responses = [{"id": rid, "letter": letters[i], "text": texts[rid].text} for i, rid in enumerate(order)]
+    responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
     config = study.design_config
     criteria = []
-    for criterion in study.criteria.all():
+    for criterion in selectors.study_criteria(study):
         rows = []
         for response in responses:
             name = field_name(response["id"], criterion.name)
@@ -305,7 +313,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     points = list(range(1, config.get("points", 6) + 1)) if study.design == Design.LIKERT else []
     labels = config.get("labels") or []
     position = slot.position if slot else item.position
-    total = assignment.assignment_items.count() if assignment else study.items.count()
+    if total is None:
+        total = assignment.assignment_items.count() if assignment else study.items.count()
     reference = item.reference_response if study.is_magnitude else None
     return {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
@@ -324,7 +333,7 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, in
     """The answers in a submitted item form, as whole numbers, and the fields that are not."""
     answers: dict[str, dict[int, int]] = {}
     errors: dict[str, str] = {}
-    for criterion in study.criteria.values_list("name", flat=True):
+    for criterion in (c.name for c in selectors.study_criteria(study)):
         answers[criterion] = {}
         for rid in order:
             name = field_name(rid, criterion)
@@ -340,6 +349,8 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, in
 
 
 def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
+    if slot.answered_at is None:  # ratings are stored together with answered_at: none yet
+        return {}
     values = {}
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
             .values_list("response_id", "criterion__name", "value", "rank"):
@@ -348,46 +359,82 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
     return values
 
 
+def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
+    """Position -> slot for these positions of the assignment with ``token``, each with its
+    assignment, study, rater, item, conversation and reference response, and ``total`` (the
+    assignment's number of items) as a subquery: all of an item page's reads in one query (a submit
+    reads its own slot and the next one together)."""
+    total = AssignmentItem.objects.filter(assignment_id=OuterRef("assignment_id")).order_by() \
+        .values("assignment_id").annotate(n=Count("id")).values("n")[:1]
+    found = AssignmentItem.objects.select_related(
+        "assignment__study", "assignment__rater", "item__conversation", "item__reference_response",
+    ).annotate(total=Subquery(total)).filter(assignment__token=token, position__in=positions)
+    return {slot.position: slot for slot in found}
+
+
 @rater_page
 def item(request, token: str, position: int):
-    assignment = _assignment(token)
+    """One item: GET shows it (with the stored answers, else the autosaved draft); POST stores it.
+
+    A stored answer is answered with the next item's page itself (200), not a redirect and a second
+    request: half the requests per item. The page carries its own address (the form posts there, and
+    rater.js puts it in the address bar with history.replaceState), so a reload or Back shows the
+    right item; sending the same answers again (double click, or a reload that re-posts) stores them
+    once and shows the same next item. The last item redirects to the questionnaire (or the first
+    item still unanswered) as before."""
+    slots = _slots(token, position, position + 1) if request.method == "POST" else _slots(token, position)
+    slot = slots.get(position)
+    assignment = slot.assignment if slot is not None else _assignment(token)
     if (page := _guard(request, assignment)) is not None:
         return page
     if assignment.consented_at is None:
         return redirect("raters:start", token=token)
-    slot = get_object_or_404(AssignmentItem.objects.select_related("item__conversation", "item__reference_response"),
-                             assignment=assignment, position=position)
+    if slot is None:
+        raise Http404
     if request.method == "POST" and (refused := _form_refused(request, assignment, "item")) is not None:
         return refused
     services.assignment_item_open(slot=slot)
-    study = assignment.study
-    errors: dict[str, str] = {}
-    if request.method == "POST":
+    if request.method != "POST":
+        return _item_page(request, slot)
+    try:
+        active = float(request.POST.get("active_ms") or 0) / 1000 or None
+    except ValueError:
+        active = math.nan
+    if active is not None and not (math.isfinite(active) and active >= 0):
+        return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
+                        "milliseconds. Reload the page and try again; nothing was saved.", status=400)
+    answers, errors = _parse(request.POST, assignment.study, slot.response_order)
+    if not errors:
         try:
-            active = float(request.POST.get("active_ms") or 0) / 1000 or None
-        except ValueError:
-            active = math.nan
-        if active is not None and not (math.isfinite(active) and active >= 0):
-            return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
-                            "milliseconds. Reload the page and try again; nothing was saved.", status=400)
-        answers, errors = _parse(request.POST, study, slot.response_order)
-        if not errors:
-            try:
-                services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                        seconds=(timezone.now() - slot.started_at).total_seconds(),
-                                        active_seconds=active)
-            except services.StudyStateError:
-                return redirect("raters:done", token=token)
-            except ValidationError as error:
-                for key, messages in error.message_dict.items():
-                    criterion, _, rid = key.partition(".")
-                    errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
-            else:
-                return redirect(_next_url(assignment, after=position))
-        values = {k: v for k, v in request.POST.items() if k.startswith("r")}
-    else:
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                                    seconds=(timezone.now() - slot.started_at).total_seconds(),
+                                    active_seconds=active)
+        except services.StudyStateError:
+            return redirect("raters:done", token=token)
+        except ValidationError as error:
+            for key, messages in error.message_dict.items():
+                criterion, _, rid = key.partition(".")
+                errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
+        else:
+            following = slots.get(position + 1)
+            if following is None:
+                return redirect(_next_url(assignment, after=position, total=slot.total))
+            services.assignment_item_open(slot=following)
+            return _item_page(request, following)
+    return _item_page(request, slot, values={k: v for k, v in request.POST.items() if k.startswith("r")},
+                      errors=errors)
+
+
+def _item_page(request, slot: AssignmentItem, values: dict | None = None, errors: dict | None = None):
+    """The page of ``slot`` (its assignment, study and item already loaded by _slot): what the rater
+    typed when ``values`` is given (a refused answer), else the stored answers or the draft."""
+    assignment, study, token, position = slot.assignment, slot.assignment.study, slot.assignment.token, slot.position
+    if values is None:
         values = _stored_values(slot, study) or {k: v for k, v in slot.draft.items()}
-    context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot)
+    errors = errors or {}
+    context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot,
+                            total=slot.total)
+    context["page_url"] = reverse("raters:item", args=[token, position])
     context["previous"] = reverse("raters:item", args=[token, position - 1]) if position > 0 else None
     context["draft_url"] = reverse("raters:draft", args=[token, position])
     context["form_token"] = form_tokens.form_token(token, "item")

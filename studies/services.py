@@ -684,8 +684,11 @@ def assignment_consent(*, assignment: Assignment) -> Assignment:
 def assignment_item_open(*, slot: AssignmentItem) -> AssignmentItem:
     """Note when the rater first saw an item (server time); later visits keep the first time."""
     if slot.started_at is None:
-        AssignmentItem.objects.filter(pk=slot.pk, started_at__isnull=True).update(started_at=timezone.now())
-        slot.refresh_from_db(fields=["started_at"])
+        now = timezone.now()
+        if AssignmentItem.objects.filter(pk=slot.pk, started_at__isnull=True).update(started_at=now):
+            slot.started_at = now  # ours: no second read
+        else:  # another request was first; keep its time
+            slot.refresh_from_db(fields=["started_at"])
     return slot
 
 
@@ -726,19 +729,30 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     """Store one item's answers. Values are checked against the study's design (Likert points,
     magnitude range, complete BWS ranking without ties); any problem raises ValidationError keyed
     ``<criterion>.<response id>`` and nothing is stored. Storing the same answers twice stores them
-    once; changed answers replace the earlier ones. Returns the number of ratings now stored."""
+    once; changed answers replace the earlier ones. Returns the number of ratings now stored.
+
+    Four statements on the rater's hot path: the slot read together with its assignment, which is
+    locked (concurrent submits of one assignment run one after the other); the criteria come from
+    the cache (selectors.study_criteria); a first answer is one upsert on the unique
+    (assignment, response, criterion): a double submit that waited on the lock may have read the
+    slot as it was before the first one committed (PostgreSQL re-reads only the locked row), and
+    still stores one rating each; a changed answer reads the stored ones and writes only what changed."""
     for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
         if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                                   or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
             raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
-    assignment = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
+    try:
+        slot = AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study") \
+            .get(assignment_id=assignment.pk, item_id=item_id)
+        assignment = slot.assignment
+    except AssignmentItem.DoesNotExist:
+        slot, assignment = None, Assignment.objects.select_related("study").get(pk=assignment.pk)
     study = assignment.study
     if assignment.status != Assignment.Status.STARTED:
         raise StudyStateError(f"this assignment is already {assignment.status}")
-    slot = AssignmentItem.objects.filter(assignment=assignment, item_id=item_id).first()
     if slot is None:
         raise ValidationError({"item": "this item is not part of the assignment"})
-    criteria = {c.name: c for c in study.criteria.all()}
+    criteria = {c.name: c for c in selectors.study_criteria(study)}
     shown = set(slot.response_order)
     errors: dict[str, str] = {}
     for name in criteria:
@@ -764,13 +778,22 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
                 errors[f"{name}.{response_id}"] = problem
     if errors:
         raise ValidationError(errors)
-    existing = {(r.response_id, r.criterion_id): r for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
-    create, update = [], []
     is_rank = study.design == Design.BWS
-    for name, per_response in answers.items():
-        criterion = criteria[name]
-        for response_id, given in per_response.items():
-            value, rank = (None, int(given)) if is_rank else (float(given), None)
+    given = [(criteria[name], response_id, (None, int(raw)) if is_rank else (float(raw), None))
+             for name, per_response in answers.items() for response_id, raw in per_response.items()]
+    changed = True
+    if slot.answered_at is None:
+        # No ratings for this item yet (ratings and answered_at are written together).
+        Rating.objects.bulk_create(
+            [Rating(assignment=assignment, item_id=item_id, response_id=response_id, criterion=criterion,
+                    value=value, rank=rank, seconds=seconds) for criterion, response_id, (value, rank) in given],
+            update_conflicts=True, unique_fields=["assignment", "response", "criterion"],
+            update_fields=["value", "rank", "seconds", "updated_at"])
+    else:
+        existing = {(r.response_id, r.criterion_id): r
+                    for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
+        create, update = [], []
+        for criterion, response_id, (value, rank) in given:
             old = existing.get((response_id, criterion.pk))
             if old is None:
                 create.append(Rating(assignment=assignment, item_id=item_id, response_id=response_id,
@@ -779,15 +802,16 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
                 old.value, old.rank, old.seconds = value, rank, seconds
                 old.updated_at = timezone.now()  # bulk_update does not apply auto_now
                 update.append(old)
-    Rating.objects.bulk_create(create)
-    if update:
-        Rating.objects.bulk_update(update, ["value", "rank", "seconds", "updated_at"])
-    if slot.answered_at is None or create or update:
+        Rating.objects.bulk_create(create)
+        if update:
+            Rating.objects.bulk_update(update, ["value", "rank", "seconds", "updated_at"])
+        changed = bool(create or update)
+    if changed:
         slot.answered_at = timezone.now()
         slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
         slot.draft = {}
         slot.save(update_fields=["answered_at", "active_seconds", "draft"])
-    return len(existing) + len(create)
+    return len(given)  # validation asked for every criterion x every shown response
 
 
 def completion_code_for(assignment: Assignment) -> str:

@@ -10,6 +10,12 @@
   // (Mechanical Turk) the browser may send no cookies at all.
   const draftToken = form.dataset.draftToken || "";
 
+  // A stored answer is answered with the next item's page itself (no redirect): show this page's own
+  // address, so that reload, Back and a bookmark reach this item, not the one just submitted.
+  if (form.dataset.url && window.location.pathname !== form.dataset.url) {
+    window.history.replaceState(null, "", form.dataset.url);
+  }
+
   // Active time: only while the page is visible.
   let activeMs = 0, visibleSince = document.visibilityState === "visible" ? performance.now() : null;
   document.addEventListener("visibilitychange", () => {

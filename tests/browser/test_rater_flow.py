@@ -126,6 +126,45 @@ def test_autosave_and_resume_after_reload(live_server, page, make_study):
     assert stored("w-resume") == first
 
 
+def test_a_submit_answers_with_the_next_item_and_reload_back_and_resubmit_are_safe(live_server, page, make_study):
+    """One request per item: the submit's answer is the next item's page, shown at its own address;
+    a reload then fetches that item (nothing is sent again), Back shows the answered item with its
+    answers, and sending it again stores nothing twice."""
+    study = make_study("likert", raters_per_item=2, items_per_assignment=3, platform="prolific")
+    begin(page, live_server, study, "w-nav")
+    first = answer_item(page, "likert", 0)
+    documents = []
+    page.on("request", lambda r: documents.append((r.method, r.url.split("/r/a/")[-1]))
+            if r.resource_type == "document" else None)
+    page.click("form#item-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/items/1/$"))
+    assert "Conversation 2 of 3" in page.locator("main").inner_text()
+    assert [method for method, _ in documents] == ["POST"]  # no redirect, no second request
+    assert documents[0][1].endswith("/items/0/")
+    documents.clear()
+    page.reload()
+    assert page.url.endswith("/items/1/") and "Conversation 2 of 3" in page.locator("main").inner_text()
+    assert [method for method, _ in documents] == ["GET"]  # the reload re-sent nothing
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/items/0/$"))
+    for field, value in first.items():
+        assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
+    page.click("form#item-form button[type=submit]")  # the same answers again
+    page.wait_for_url(re.compile(r".*/items/1/$"))
+    assert stored("w-nav") == first and Rating.objects.filter(assignment__rater__external_id="w-nav").count() == 8
+    second = answer_item(page, "likert", 1)
+    page.click("form#item-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/items/2/$"))
+    documents.clear()
+    page.go_back()  # to an entry that was a submit's answer: the item at its address, nothing re-sent
+    page.wait_for_url(re.compile(r".*/items/1/$"))
+    assert "Conversation 2 of 3" in page.locator("main").inner_text()
+    assert "POST" not in [method for method, _ in documents]
+    for field, value in second.items():
+        assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
+    assert stored("w-nav") == {**first, **second}
+
+
 def test_a_second_condition_of_the_same_experiment_is_refused(live_server, page, make_study, user):
     experiment = services.experiment_create(owner=user, title="Between subjects")
     likert = make_study("likert", experiment=experiment, platform="prolific")

@@ -370,7 +370,12 @@ def test_double_submit_stores_once_and_moves_on(client, make_study):
     slot = assignment.assignment_items.get(position=0)
     first = post_item(client, assignment, 0, likert_answers(slot))
     second = post_item(client, assignment, 0, likert_answers(slot))
-    assert first.status_code == second.status_code == 302
+    # each answered with the next item's own page (its address in the form), not a redirect
+    next_url = f'action="/r/a/{assignment.token}/items/1/"'
+    for answer in (first, second):
+        page = answer.content.decode()
+        assert answer.status_code == 200 and next_url in page and "Conversation 2 of" in page
+        assert page.count("checked") == 0  # item 2 is not answered yet
     assert Rating.objects.filter(assignment=assignment).count() == 8
     slot.refresh_from_db()
     assert slot.answered_at is not None and slot.started_at <= slot.answered_at
@@ -489,3 +494,35 @@ def test_questionnaire_text_answers_with_control_characters_are_refused():
     spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
     assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
     assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})
+
+
+# --- cost per item ----------------------------------------------------------------------------------
+
+def test_an_item_costs_a_fixed_small_number_of_queries(client, make_study, django_assert_max_num_queries):
+    """The item GET reads its slot, assignment, study, item and conversation in one query (criteria
+    and response texts come from the cache once warm); the POST reads its slot and the next one in
+    one query, locks and re-reads once, upserts the ratings in one statement, marks the slot, and
+    answers with the next item's page (noting when it was first shown). Under the test's outer
+    transaction the service's atomic block adds a SAVEPOINT and a RELEASE."""
+    study = make_study("likert", platform="prolific")
+    warm = enter(client, study, "PROLIFIC_PID=warm&SESSION_ID=0")
+    for slot in warm.assignment_items.all():
+        assert client.get(f"/r/a/{warm.token}/items/{slot.position}/").status_code == 200
+    assignment = enter(Client(), study, "PROLIFIC_PID=cost&SESSION_ID=1")
+    slots = list(assignment.assignment_items.order_by("position"))
+    assert len(slots) >= 3
+    with django_assert_max_num_queries(2):  # slot with everything, started_at
+        assert client.get(f"/r/a/{assignment.token}/items/0/").status_code == 200
+    for slot in slots[:-1]:
+        with django_assert_max_num_queries(7):  # read; SAVEPOINT, locked read, upsert, slot, RELEASE; next opened
+            answer = post_item(client, assignment, slot.position, likert_answers(slot))
+        assert answer.status_code == 200
+        assert f"Conversation {slot.position + 2} of {len(slots)}" in answer.content.decode()
+        with django_assert_max_num_queries(2):  # back to an answered item: its ratings are read
+            page = client.get(f"/r/a/{assignment.token}/items/{slot.position}/").content.decode()
+        assert page.count("checked") == 8
+    with django_assert_max_num_queries(7):  # the last item goes on to the questionnaire
+        last = post_item(client, assignment, slots[-1].position, likert_answers(slots[-1]))
+    assert last.status_code == 302 and last["Location"].endswith("/questionnaire/")
+    assert Rating.objects.filter(assignment=assignment).count() == 8 * len(slots)
+    assert AssignmentItem.objects.filter(assignment=assignment, started_at__isnull=True).count() == 0
