@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+REPRESENTATIONS = ("cls", "mean", "paired")  # see ml.models.quantidce
 STAGE_DEFAULTS = {
     "mlr": {"epochs": 5, "batch_size": 3, "learning_rate": 2e-5},
     "kd": {"epochs": 20, "batch_size": 10, "learning_rate": 5e-6},
@@ -35,6 +36,9 @@ class TrainingConfig:
     seed: int = 71
     max_length: int = 128
     truncate: str = "oldest"
+    # the pair representation the head reads (ml.models.quantidce): cls (the paper), mean, paired
+    representation: str = "cls"
+    freeze_encoder: bool = False  # MLR: train the head only, on the pretrained encoder's features
     checkpoint_every: int = 100  # optimizer steps
     keep_checkpoints: int = 2
     eval_every: int = 0  # optimizer steps; 0 = at the end of each epoch
@@ -61,6 +65,9 @@ class TrainingConfig:
         if unknown:
             raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
         values = {**STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
+        if values.get("representation", cls.representation) not in REPRESENTATIONS:
+            raise ValueError(f"representation: must be one of {', '.join(REPRESENTATIONS)}, "
+                             f"not {values['representation']!r}")
         return cls(stage=stage, **values)
 
     def to_dict(self) -> dict:

@@ -160,3 +160,27 @@ def test_kd_needs_a_stage_one_model(toy_files, tmp_path):
         build(TrainingConfig.for_stage("kd", train_data=str(toy_files["grade"]), output_dir=str(tmp_path)))
     with pytest.raises(ValueError, match="unknown training setting"):
         TrainingConfig.for_stage("mlr", learning_rat=1e-3)
+
+
+def test_paired_representation_learns_the_levels_and_kd_fine_tunes_it(encoder_dir, toy_files, tmp_path):
+    tokenizer = load_tokenizer(str(encoder_dir))
+    held_out = read_ddpp(toy_files["validation"])
+    best, _ = train(mlr_config(encoder_dir, toy_files, tmp_path / "mlr", representation="paired"))
+    trained = QuantiDCEModel.load(best)
+    assert trained.representation == "paired" and json.loads((best / "metric.json").read_text())["representation"] == "paired"
+    assert ranking_accuracy(trained, tokenizer, held_out) >= 0.9
+    kd = TrainingConfig.for_stage("kd", init_from=str(best), train_data=str(toy_files["grade"]), epochs=1,
+                                  output_dir=str(tmp_path / "kd"), max_length=32, representation="cls")
+    tuned, state = train(kd)
+    assert QuantiDCEModel.load(tuned).representation == "paired"  # the stage-1 model's representation wins
+    assert state.history[0]["kd"] >= 0.0 and state.step == 6  # 54 pairs / batch 10
+
+
+def test_a_frozen_encoder_is_left_untouched_by_training(encoder_dir, toy_files, tmp_path):
+    best, _ = train(mlr_config(encoder_dir, toy_files, tmp_path / "frozen", representation="mean", freeze_encoder=True,
+                               epochs=1))
+    before = QuantiDCEModel.from_encoder(str(encoder_dir)).encoder.state_dict()
+    after = QuantiDCEModel.load(best).encoder.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    with pytest.raises(ValueError, match="representation: must be one of"):
+        TrainingConfig.for_stage("mlr", representation="pooler")
