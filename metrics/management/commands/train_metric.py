@@ -7,6 +7,8 @@ Creates a TrainingRun and trains here with a progress bar (the code path of the 
 ``--resume RUN`` continues a run that stopped (worker died, cancelled, failed) from its last checkpoint.
 Defaults: the packaged MiniLM; MLR on DailyDialog++ dev, validated on test; KD on GRADE DailyDialog
 (seeded 90/10 split)."""
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics import training
@@ -51,8 +53,9 @@ class Command(BaseCommand):
         parser.add_argument("--representation", choices=("cls", "mean", "paired"),
                             help="what the head reads: cls = the cross-encoded pair's pooler (the paper), mean = its "
                                  "mean pooling, paired = context and response embedded apart (see the README)")
-        parser.add_argument("--freeze-encoder", action="store_true", default=None,
-                            help="MLR: train the head only, on the pretrained encoder's features")
+        parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
+                            help="MLR: train the head only, on the pretrained encoder's features (the default; "
+                                 "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
 
