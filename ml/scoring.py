@@ -1,7 +1,8 @@
 """Batched inference for turn-level learned metrics.
 
 Inputs are packed once, sorted by length so each batch pads little (dynamic padding to the batch's
-longest input, a multiple of 8 on CUDA), scored under ``torch.inference_mode()`` (bf16 autocast on CUDA), and returned in the
+longest input, a multiple of 8 on CUDA; a paired-representation model gets context and response packed
+apart), scored under ``torch.inference_mode()`` (bf16 autocast on CUDA), and returned in the
 order given."""
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ml.data.packing import collate, pack, pad_multiple
+from ml.data.packing import collate, pack_for, packed_length, pad_multiple
 from ml.devices import pick_device
 
 
@@ -21,8 +22,9 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
     target = pick_device(device)
     multiple = pad_multiple(target)
     model = model.to(target).eval()
-    packed = [pack(tokenizer, context, response, max_length=max_length, truncate=truncate) for context, response in pairs]
-    order = sorted(range(len(packed)), key=lambda i: len(packed[i]["input_ids"]))
+    packer = pack_for(getattr(model, "representation", "cls"))
+    packed = [packer(tokenizer, context, response, max_length=max_length, truncate=truncate) for context, response in pairs]
+    order = sorted(range(len(packed)), key=lambda i: packed_length(packed[i]))
     scores = [0.0] * len(packed)
     with torch.inference_mode(), torch.autocast(device_type=target.type, dtype=torch.bfloat16,
                                                 enabled=target.type == "cuda"):

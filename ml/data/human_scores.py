@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ml.data.packing import collate, pack
+from ml.data.packing import collate, pack_for
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,9 @@ def split(pairs: Sequence[ScoredPair], *, validation: float = 0.1, seed: int = 7
 
 class ScoredDataset(torch.utils.data.Dataset):
     def __init__(self, pairs: Sequence[ScoredPair], tokenizer: PreTrainedTokenizerBase, *, max_length: int = 128,
-                 truncate: str = "oldest"):
-        self.items = [(pack(tokenizer, p.context, p.response, max_length=max_length, truncate=truncate), p.score)
+                 truncate: str = "oldest", representation: str = "cls"):
+        packer = pack_for(representation)
+        self.items = [(packer(tokenizer, p.context, p.response, max_length=max_length, truncate=truncate), p.score)
                       for p in pairs]
 
     def __len__(self) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ml.data.packing import collate, pack
+from ml.data.packing import collate, pack_for
 
 DDPP_LEVELS = ("random_negative_responses", "adversarial_negative_responses", "positive_responses")
 
@@ -55,9 +55,10 @@ class LevelledDataset(torch.utils.data.Dataset):
     """Packed once: item i is the L·K packed inputs of context i, levels in order."""
 
     def __init__(self, contexts: Sequence[LevelledContext], tokenizer: PreTrainedTokenizerBase, *,
-                 max_length: int = 128, truncate: str = "oldest"):
+                 max_length: int = 128, truncate: str = "oldest", representation: str = "cls"):
         self.shape = (len(contexts[0].levels), len(contexts[0].levels[0])) if contexts else (0, 0)
-        self.items = [[pack(tokenizer, c.context, r, max_length=max_length, truncate=truncate)
+        packer = pack_for(representation)
+        self.items = [[packer(tokenizer, c.context, r, max_length=max_length, truncate=truncate)
                        for level in c.levels for r in level] for c in contexts]
 
     def __len__(self) -> int:

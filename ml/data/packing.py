@@ -25,7 +25,7 @@ class PairTemplate:
     types: tuple[int, int, int, int, int] | None  # prefix, first, middle, second, suffix
 
 
-_TEMPLATES: dict[int, PairTemplate] = {}
+_TEMPLATES: dict = {}  # per tokenizer: its PairTemplate, and its single-sequence tokens
 
 
 def pair_template(tokenizer: PreTrainedTokenizerBase) -> PairTemplate:
@@ -47,9 +47,11 @@ def pair_template(tokenizer: PreTrainedTokenizerBase) -> PairTemplate:
 
 
 def pack(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: str, *, max_length: int = 128,
-         truncate: str = "oldest", joiner: str = " ") -> dict[str, list[int]]:
+         truncate: str = "oldest", joiner: str = " ", context_turns: int = 0) -> dict[str, list[int]]:
+    """``context_turns``: keep only the newest N turns of the context (0 = all)."""
     if truncate not in ("oldest", "newest"):
         raise ValueError("truncate must be 'oldest' or 'newest'")
+    context = list(context)[-context_turns:] if context_turns else context
     context_ids = tokenizer.encode(joiner.join(context), add_special_tokens=False)
     response_ids = tokenizer.encode(response, add_special_tokens=False)
     template = pair_template(tokenizer)
@@ -66,6 +68,52 @@ def pack(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: s
     return packed
 
 
+RESPONSE = "response_"  # key prefix of the response's own input in a separately packed pair
+
+
+def single_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:
+    """The special tokens around one sequence (BERT: [CLS] … [SEP]), read off the tokenizer."""
+    key = ("single", id(tokenizer))
+    if key not in _TEMPLATES:
+        text = tokenizer.encode("a", add_special_tokens=False)
+        ids = tokenizer("a")["input_ids"]
+        start = next(i for i in range(len(ids)) if ids[i:i + len(text)] == text)
+        _TEMPLATES[key] = (ids[:start], ids[start + len(text):])
+    return _TEMPLATES[key]
+
+
+def pack_separate(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: str, *, max_length: int = 128,
+                  truncate: str = "oldest", joiner: str = " ", context_turns: int = 0) -> dict[str, list[int]]:
+    """Context and response as two inputs, ``[CLS] context [SEP]`` and ``[CLS] response [SEP]`` (keys
+    ``input_ids``… and ``response_input_ids``…), for the paired representation: a sentence encoder
+    embeds each text alone, as it was trained to. Each is cut to ``max_length`` (the context losing its
+    oldest tokens, or its newest with ``truncate="newest"``; the response its end)."""
+    if truncate not in ("oldest", "newest"):
+        raise ValueError("truncate must be 'oldest' or 'newest'")
+    context = list(context)[-context_turns:] if context_turns else context
+    before, after = single_template(tokenizer)
+    room = max_length - len(before) - len(after)
+    out: dict[str, list[int]] = {}
+    for prefix, text, keep_end in (("", joiner.join(context), truncate == "oldest"), (RESPONSE, response, False)):
+        encoded = tokenizer.encode(text, add_special_tokens=False)
+        encoded = (encoded[len(encoded) - room:] if keep_end else encoded[:room]) if len(encoded) > room else encoded
+        ids = [*before, *encoded, *after]
+        out[prefix + "input_ids"], out[prefix + "attention_mask"] = ids, [1] * len(ids)
+        if "token_type_ids" in tokenizer.model_input_names:
+            out[prefix + "token_type_ids"] = [0] * len(ids)
+    return out
+
+
+def pack_for(representation: str):
+    """The packing a representation needs: ``pack_separate`` for ``paired``, ``pack`` (one cross-encoded
+    pair) otherwise."""
+    return pack_separate if representation == "paired" else pack
+
+
+def packed_length(packed: dict[str, list[int]]) -> int:
+    return len(packed["input_ids"]) + len(packed.get(RESPONSE + "input_ids", ()))
+
+
 def pad_multiple(device: torch.device) -> int:
     """8 on CUDA, 1 elsewhere. Measured on an H100 (MiniLM, bf16): the first sight of each new batch width
     cost ~0.5 s of kernel selection and loading, 20 times a warm step; on CPU padding would only add work."""
@@ -75,11 +123,15 @@ def pad_multiple(device: torch.device) -> int:
 def collate(batch: Sequence[dict[str, list[int]]], pad_id: int, multiple_of: int = 1) -> dict[str, torch.Tensor]:
     """Dynamic padding: pad to the longest input of the batch, not to max_length, rounded up to
     ``multiple_of`` (8 on CUDA: bf16 tensor-core kernels want aligned shapes, and fewer distinct widths
-    mean fewer one-off cuBLAS kernel choices — see ``pad_multiple``)."""
-    longest = max(len(item["input_ids"]) for item in batch)
-    width = -(-longest // multiple_of) * multiple_of
+    mean fewer one-off cuBLAS kernel choices — see ``pad_multiple``). A separately packed pair
+    (``pack_separate``) pads its context and its response inputs each to their own longest."""
     out = {}
-    for key in batch[0]:
-        fill = pad_id if key == "input_ids" else 0
-        out[key] = torch.tensor([item[key] + [fill] * (width - len(item[key])) for item in batch], dtype=torch.long)
+    for prefix in ("", RESPONSE):
+        if prefix + "input_ids" not in batch[0]:
+            continue
+        longest = max(len(item[prefix + "input_ids"]) for item in batch)
+        width = -(-longest // multiple_of) * multiple_of
+        for key in (k for k in batch[0] if k.startswith(prefix) and (prefix or not k.startswith(RESPONSE))):
+            fill = pad_id if key == prefix + "input_ids" else 0
+            out[key] = torch.tensor([item[key] + [fill] * (width - len(item[key])) for item in batch], dtype=torch.long)
     return out

@@ -1,9 +1,18 @@
-"""QuantiDCE's scorer (Ye et al. ACL 2021): encoder → pooled [CLS] → MLP → sigmoid.
+"""QuantiDCE's scorer (Ye et al. ACL 2021): encoder → pair representation h → MLP → sigmoid.
 
-    s = σ(W3 · ELU(W2 · ELU(W1 · h_cls + b1) + b2) + b3),   W1: H→H/2, W2: H/2→H/4, W3: H/4→1
+    s = σ(W3 · ELU(W2 · ELU(W1 · h + b1) + b2) + b3),   W1: D→H/2, W2: H/2→H/4, W3: H/4→1
 
-(768→384→192→1 for BERT-base; the sizes follow the encoder's hidden size H). h_cls is the encoder's
-pooler output where it has one, else the [CLS] hidden state."""
+(768→384→192→1 for BERT-base; the sizes follow the encoder's hidden size H). The representation h:
+
+- ``cls`` (the paper): the cross-encoded pair ``[CLS] context [SEP] response [SEP]``; h = the
+  encoder's pooler output where it has one, else the [CLS] hidden state (D = H);
+- ``mean``: the same cross-encoded pair, h = the mean of its last hidden states (D = H);
+- ``paired``: context and response encoded *separately* and mean-pooled to unit vectors u, v (what a
+  sentence-transformers checkpoint such as the packaged MiniLM was trained to produce), h = [u; v;
+  |u − v|; u∘v; cos(u, v)] (Sentence-BERT's pair features, Reimers & Gurevych 2019, plus the cosine;
+  D = 4H + 1). The inputs carry ``response_input_ids``… beside the context's ``input_ids`` (see
+  ``ml.data.packing.pack_separate``). Issue 15's ablation (docs/quantidce_ablation.md) found this the
+  representation that transfers to human judgments."""
 from __future__ import annotations
 
 import json
@@ -12,8 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
+
+from ml.trainers.config import REPRESENTATIONS
 
 
 @dataclass
@@ -23,25 +35,73 @@ class QuantiDCEOutput:
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the hidden states over the real (unmasked) tokens: (B, T, H), (B, T) -> (B, H)."""
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """[u; v; |u − v|; u∘v; cos(u, v)] of unit-normalised u, v: (B, H), (B, H) -> (B, 4H + 1)."""
+    u, v = F.normalize(u, dim=-1), F.normalize(v, dim=-1)
+    return torch.cat([u, v, (u - v).abs(), u * v, (u * v).sum(-1, keepdim=True)], dim=-1)
+
+
 class QuantiDCEModel(nn.Module):
-    def __init__(self, encoder: PreTrainedModel):
+    def __init__(self, encoder: PreTrainedModel, representation: str = "cls", *, freeze_encoder: bool = False):
         super().__init__()
-        self.encoder = encoder
+        if representation not in REPRESENTATIONS:
+            raise ValueError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
+        self.encoder, self.representation, self.freeze_encoder = encoder, representation, freeze_encoder
+        if freeze_encoder:
+            encoder.requires_grad_(False)
         hidden = encoder.config.hidden_size
-        self.head = nn.Sequential(nn.Linear(hidden, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4), nn.ELU(),
+        width = 4 * hidden + 1 if representation == "paired" else hidden
+        self.head = nn.Sequential(nn.Linear(width, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4), nn.ELU(),
                                   nn.Linear(hidden // 4, 1))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None,
-                *, output_hidden_states: bool = False, output_attentions: bool = False) -> QuantiDCEOutput:
+    def train(self, mode: bool = True) -> QuantiDCEModel:
+        super().train(mode)
+        if self.freeze_encoder:
+            self.encoder.eval()  # a frozen encoder also keeps its dropout off
+        return self
+
+    def _encode(self, input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions):
         extra = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
-        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=output_hidden_states,
-                           output_attentions=output_attentions, **extra)
-        pooled = getattr(out, "pooler_output", None)
-        if pooled is None:
-            pooled = out.last_hidden_state[:, 0]
+        return self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=output_hidden_states,
+                            output_attentions=output_attentions, **extra)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+                response_input_ids: torch.Tensor | None = None, response_attention_mask: torch.Tensor | None = None,
+                response_token_type_ids: torch.Tensor | None = None,
+                *, output_hidden_states: bool = False, output_attentions: bool = False) -> QuantiDCEOutput:
+        out = self._encode(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
+        hidden_states, attentions = out.hidden_states, out.attentions
+        if self.representation == "paired":
+            if response_input_ids is None:
+                raise ValueError("the paired representation needs response_input_ids (pack with pack_separate)")
+            reply = self._encode(response_input_ids, response_attention_mask, response_token_type_ids,
+                                 output_hidden_states, output_attentions)
+            pooled = pair_features(mean_pool(out.last_hidden_state, attention_mask),
+                                   mean_pool(reply.last_hidden_state, response_attention_mask))
+            # for distillation, one tensor per layer: context then response tokens (attention maps flattened)
+            if output_hidden_states:
+                hidden_states = tuple(torch.cat([c, r], dim=1) for c, r in zip(out.hidden_states, reply.hidden_states,
+                                                                               strict=True))
+            if output_attentions:
+                attentions = tuple(torch.cat([c.flatten(2), r.flatten(2)], dim=2)
+                                   for c, r in zip(out.attentions, reply.attentions, strict=True))
+        elif self.representation == "mean":
+            pooled = mean_pool(out.last_hidden_state, attention_mask)
+        else:
+            pooled = getattr(out, "pooler_output", None)
+            if pooled is None:
+                pooled = out.last_hidden_state[:, 0]
         score = torch.sigmoid(self.head(pooled)).squeeze(-1)
-        return QuantiDCEOutput(score, out.hidden_states if output_hidden_states else None,
-                               out.attentions if output_attentions else None)
+        return QuantiDCEOutput(score, hidden_states if output_hidden_states else None,
+                               attentions if output_attentions else None)
 
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
@@ -52,17 +112,20 @@ class QuantiDCEModel(nn.Module):
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp / "encoder")
         torch.save(self.head.state_dict(), tmp / "head.pt")
-        (tmp / "metric.json").write_text(json.dumps({"metric": "quantidce", **(metadata or {})}, indent=2, default=str))
+        (tmp / "metric.json").write_text(json.dumps({"metric": "quantidce", **(metadata or {}),
+                                                     "representation": self.representation}, indent=2, default=str))
         shutil.rmtree(directory, ignore_errors=True)
         tmp.replace(directory)  # readers never see a half-written model
         return directory
 
     @classmethod
-    def from_encoder(cls, name_or_path: str | None = None, *, eager_attention: bool = False) -> QuantiDCEModel:
+    def from_encoder(cls, name_or_path: str | None = None, *, eager_attention: bool = False, representation: str = "cls",
+                     freeze_encoder: bool = False) -> QuantiDCEModel:
         """A new scorer on a pretrained Hugging Face encoder (head randomly initialised)."""
         from ml.models.encoder import load_encoder
 
-        return cls(load_encoder(name_or_path, eager_attention=eager_attention))
+        return cls(load_encoder(name_or_path, eager_attention=eager_attention), representation,
+                   freeze_encoder=freeze_encoder)
 
     @classmethod
     def load(cls, directory: str | Path, *, eager_attention: bool = False) -> QuantiDCEModel:
@@ -72,6 +135,13 @@ class QuantiDCEModel(nn.Module):
         directory = Path(directory)
         if not (directory / "head.pt").is_file():
             raise FileNotFoundError(f"{directory} is not a saved QuantiDCE model (no head.pt)")
-        model = cls(load_encoder(str(directory / "encoder"), eager_attention=eager_attention))
+        model = cls(load_encoder(str(directory / "encoder"), eager_attention=eager_attention),
+                    saved_representation(directory))
         model.head.load_state_dict(torch.load(directory / "head.pt", map_location="cpu", weights_only=True))
         return model
+
+
+def saved_representation(directory: str | Path) -> str:
+    """The representation a saved model was trained with (models saved before the option: ``cls``)."""
+    meta = Path(directory) / "metric.json"
+    return json.loads(meta.read_text()).get("representation", "cls") if meta.is_file() else "cls"

@@ -68,8 +68,9 @@ class Trainer:
         if not self.config.head_learning_rate or head is None:
             return [{"params": [p for p in self.model.parameters() if p.requires_grad]}]
         in_head = {id(p) for p in head.parameters()}
-        return [{"params": [p for p in self.model.parameters() if p.requires_grad and id(p) not in in_head]},
-                {"params": [p for p in head.parameters() if p.requires_grad], "lr": self.config.head_learning_rate}]
+        groups = [{"params": [p for p in self.model.parameters() if p.requires_grad and id(p) not in in_head]},
+                  {"params": [p for p in head.parameters() if p.requires_grad], "lr": self.config.head_learning_rate}]
+        return [g for g in groups if g["params"]]  # a frozen encoder leaves the head's group only
 
     # -- order and batches -------------------------------------------------------------------------
     def epoch_order(self, epoch: int) -> list[int]:

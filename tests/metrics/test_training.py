@@ -68,6 +68,17 @@ def test_bad_settings_name_the_field_and_create_nothing(toy, tmp_path):
     assert not TrainingRun.objects.exists() and not MetricModel.objects.exists()
 
 
+def test_the_paper_configuration_is_three_flags_and_the_model_remembers_it(toy):
+    mlr(toy, "--name", "toy-paper", "--representation", "cls", "--no-freeze-encoder", "--head-lr", "0")
+    mlr(toy, "--name", "toy-default")
+    paper, default = (MetricModel.objects.get(name=n) for n in ("toy-paper", "toy-default"))
+    saved = {m.name: json.loads((Path(m.artifact_path) / "metric.json").read_text()) for m in (paper, default)}
+    assert saved["toy-paper"]["representation"] == "cls" and saved["toy-paper"]["training"]["freeze_encoder"] is False
+    assert saved["toy-default"]["representation"] == "paired" and saved["toy-default"]["training"]["freeze_encoder"] is True
+    with pytest.raises(CommandError, match="invalid choice: 'pooler'"):
+        call_command("train_metric", "quantidce", "--representation", "pooler", verbosity=0)
+
+
 class CancelAfter(Callback):
     def __init__(self, run, step):
         self.run, self.step = run, step

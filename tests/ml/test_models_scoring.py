@@ -4,8 +4,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from ml.data.packing import collate, pack, pad_multiple
+from ml.data.packing import collate, pack, pack_for, pack_separate, pad_multiple
 from ml.models import QuantiDCEModel, load_tokenizer
+from ml.models.quantidce import mean_pool, pair_features
 from ml.scoring import score_pairs
 
 
@@ -103,3 +104,92 @@ def test_a_half_precision_checkpoint_loads_as_float32_for_training(tmp_path, tok
 def test_padding_multiple_is_8_on_cuda_only():
     assert pad_multiple(torch.device("cpu")) == 1
     assert pad_multiple(torch.device("cuda")) == 8
+
+
+# -- representations (issue 15): cls (the paper), mean pooling, paired embeddings ---------------------
+
+def tiny_bert(tokenizer, seed=0):
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    config._attn_implementation = "eager"
+    return BertModel(config)
+
+
+def test_pack_separate_encodes_context_and_response_apart_and_cuts_the_oldest_context(tokenizer):
+    packed = pack_separate(tokenizer, ["one two three four five six", "seven eight"], "the reply stays", max_length=7)
+    assert decode(tokenizer, packed["input_ids"]) == "[CLS] four five six seven eight [SEP]"  # newest 5 tokens kept
+    assert decode(tokenizer, packed["response_input_ids"]) == "[CLS] the reply stays [SEP]"
+    assert packed["response_attention_mask"] == [1] * 5 and set(packed["token_type_ids"]) == {0}
+    newest = pack_separate(tokenizer, ["one two three four five six", "seven eight"], "a b c d e f g", max_length=7,
+                           truncate="newest")
+    assert decode(tokenizer, newest["input_ids"]) == "[CLS] one two three four five [SEP]"
+    assert decode(tokenizer, newest["response_input_ids"]) == "[CLS] a b c d e [SEP]"  # a response loses its end
+    assert pack_for("paired") is pack_separate and pack_for("cls") is pack is pack_for("mean")
+
+
+def test_collate_pads_context_and_response_inputs_each_to_their_own_longest(tokenizer):
+    items = [pack_separate(tokenizer, ["hi"], "a much longer reply than the context"),
+             pack_separate(tokenizer, ["hello there my dear old friend"], "ok")]
+    batch = collate(items, tokenizer.pad_token_id)
+    assert batch["input_ids"].shape[1] == len(items[1]["input_ids"]) == 8
+    assert batch["response_input_ids"].shape[1] == len(items[0]["response_input_ids"]) == 9
+    assert batch["response_attention_mask"].sum().item() == 9 + 3 and batch["response_token_type_ids"].shape == (2, 9)
+
+
+def test_mean_pool_ignores_padding_and_pair_features_are_sentence_bert_features_with_cosine():
+    hidden = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
+    assert mean_pool(hidden, torch.tensor([[1, 1, 0]])).tolist() == [[2.0, 3.0]]
+    u, v = torch.tensor([[3.0, 4.0]]), torch.tensor([[0.0, 2.0]])  # unit: (.6, .8), (0, 1)
+    features = pair_features(u, v)
+    expected = [0.6, 0.8, 0.0, 1.0, 0.6, 0.2, 0.0, 0.8, 0.8]  # u, v, |u − v|, u∘v, cos
+    assert features.shape == (1, 9) and features[0].tolist() == pytest.approx(expected)
+
+
+def test_each_representation_reads_what_it_says(tokenizer):
+    bert = tiny_bert(tokenizer)
+    cross = collate([pack(tokenizer, ["how are you"], "fine"), pack(tokenizer, ["hi there"], "hello again you")],
+                    tokenizer.pad_token_id)
+    separate = collate([pack_separate(tokenizer, ["how are you"], "fine"),
+                        pack_separate(tokenizer, ["hi there"], "hello again you")], tokenizer.pad_token_id)
+    bert.eval()
+    with torch.no_grad():
+        out = bert(**cross)
+        ctx = bert(**{k: separate[k] for k in ("input_ids", "attention_mask", "token_type_ids")}).last_hidden_state
+        rsp = bert(input_ids=separate["response_input_ids"], attention_mask=separate["response_attention_mask"],
+                   token_type_ids=separate["response_token_type_ids"]).last_hidden_state
+        expected = {"cls": out.pooler_output, "mean": mean_pool(out.last_hidden_state, cross["attention_mask"]),
+                    "paired": pair_features(mean_pool(ctx, separate["attention_mask"]),
+                                            mean_pool(rsp, separate["response_attention_mask"]))}
+        for representation, features in expected.items():
+            model = QuantiDCEModel(bert, representation).eval()
+            assert model.head[0].in_features == (4 * 32 + 1 if representation == "paired" else 32)
+            batch = separate if representation == "paired" else cross
+            want = torch.sigmoid(model.head(features)).squeeze(-1)
+            assert model(**batch).score.tolist() == pytest.approx(want.tolist(), abs=1e-6), representation
+    with pytest.raises(ValueError, match="pack_separate"):
+        QuantiDCEModel(bert, "paired")(**cross)
+    with pytest.raises(ValueError, match="representation must be one of cls, mean, paired"):
+        QuantiDCEModel(bert, "pooler")
+
+
+def test_paired_model_gives_distillation_one_tensor_per_layer_and_scores_in_input_order(tokenizer, tmp_path):
+    model = QuantiDCEModel(tiny_bert(tokenizer), "paired").eval()
+    batch = collate([pack_separate(tokenizer, ["how are you"], "fine thanks")], tokenizer.pad_token_id)
+    out = model(**batch, output_hidden_states=True, output_attentions=True)
+    assert len(out.hidden_states) == 3 and out.hidden_states[0].shape == (1, 5 + 4, 32)  # context + response tokens
+    assert len(out.attentions) == 2 and out.attentions[0].shape == (1, 2, 5 * 5 + 4 * 4)
+    pairs = [(["a much longer context with many words in it"], "one"), (["short"], "a somewhat longer reply"), (["x"], "y")]
+    batched = score_pairs(model, tokenizer, pairs, batch_size=2, device="cpu")
+    single = [score_pairs(model, tokenizer, [p], batch_size=1, device="cpu")[0] for p in pairs]
+    assert batched == pytest.approx(single, abs=1e-6)
+    model.save(tmp_path / "m", tokenizer=tokenizer)
+    loaded = QuantiDCEModel.load(tmp_path / "m")
+    assert loaded.representation == "paired"  # metric.json carries it, so scoring packs the pair apart again
+    assert score_pairs(loaded, tokenizer, pairs, device="cpu") == pytest.approx(batched, abs=1e-6)
+
+
+def test_a_frozen_encoder_trains_the_head_only_and_stays_in_eval_mode(tokenizer):
+    model = QuantiDCEModel(tiny_bert(tokenizer), "mean", freeze_encoder=True).train()
+    assert not model.encoder.training and model.head.training
+    assert {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad} == {"head"}

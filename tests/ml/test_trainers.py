@@ -29,10 +29,13 @@ def toy_files(tmp_path_factory):
             "grade": toy_grade(folder / "grade.json", 60, seed=3)}
 
 
+PAPER = dict(representation="cls", freeze_encoder=False, head_learning_rate=0.0)  # the paper's MLR settings
+
+
 def mlr_config(encoder_dir, toy_files, out, **overrides):
     values = dict(encoder=str(encoder_dir), train_data=str(toy_files["train"]),
                   validation_data=str(toy_files["validation"]), output_dir=str(out), epochs=3, batch_size=4,
-                  learning_rate=1e-3, checkpoint_every=0, max_length=32)
+                  learning_rate=1e-3, checkpoint_every=0, max_length=32, **PAPER)
     return TrainingConfig.for_stage("mlr", **{**values, **overrides})
 
 
@@ -160,3 +163,41 @@ def test_kd_needs_a_stage_one_model(toy_files, tmp_path):
         build(TrainingConfig.for_stage("kd", train_data=str(toy_files["grade"]), output_dir=str(tmp_path)))
     with pytest.raises(ValueError, match="unknown training setting"):
         TrainingConfig.for_stage("mlr", learning_rat=1e-3)
+
+
+def test_paired_representation_learns_the_levels_and_kd_fine_tunes_it(encoder_dir, toy_files, tmp_path):
+    tokenizer = load_tokenizer(str(encoder_dir))
+    held_out = read_ddpp(toy_files["validation"])
+    best, _ = train(mlr_config(encoder_dir, toy_files, tmp_path / "mlr", representation="paired"))
+    trained = QuantiDCEModel.load(best)
+    assert trained.representation == "paired" and json.loads((best / "metric.json").read_text())["representation"] == "paired"
+    assert ranking_accuracy(trained, tokenizer, held_out) >= 0.9
+    kd = TrainingConfig.for_stage("kd", init_from=str(best), train_data=str(toy_files["grade"]), epochs=1,
+                                  output_dir=str(tmp_path / "kd"), max_length=32, representation="cls")
+    tuned, state = train(kd)
+    assert QuantiDCEModel.load(tuned).representation == "paired"  # the stage-1 model's representation wins
+    assert state.history[0]["kd"] >= 0.0 and state.step == 6  # 54 pairs / batch 10
+
+
+def test_a_frozen_encoder_is_left_untouched_by_training(encoder_dir, toy_files, tmp_path):
+    config = mlr_config(encoder_dir, toy_files, tmp_path / "frozen", representation="mean", freeze_encoder=True,
+                        head_learning_rate=1e-2, epochs=1)
+    trainer = build(config)
+    groups = trainer.optimizer.param_groups
+    assert len(groups) == 1 and groups[0]["initial_lr"] == 1e-2  # the head's group only, at the head's rate
+    assert {id(p) for p in groups[0]["params"]} == {id(p) for p in trainer.model.head.parameters()}
+    best, _ = train(config)
+    before = QuantiDCEModel.from_encoder(str(encoder_dir)).encoder.state_dict()
+    after = QuantiDCEModel.load(best).encoder.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    with pytest.raises(ValueError, match="representation: must be one of"):
+        TrainingConfig.for_stage("mlr", representation="pooler")
+
+
+def test_mlr_defaults_are_the_ablation_winner_and_the_paper_is_three_settings_away():
+    default = TrainingConfig.for_stage("mlr")
+    assert (default.representation, default.freeze_encoder, default.head_learning_rate) == ("paired", True, 1e-3)
+    assert (default.epochs, default.batch_size, default.learning_rate) == (5, 3, 2e-5)  # the paper's schedule
+    paper = TrainingConfig.for_stage("mlr", **PAPER)
+    assert (paper.representation, paper.freeze_encoder, paper.head_learning_rate) == ("cls", False, 0.0)
+    assert TrainingConfig.for_stage("kd").freeze_encoder is False  # KD fine-tunes the whole model

@@ -1,11 +1,14 @@
 """python manage.py train_metric quantidce --stage mlr|kd [--init-from MODEL] [--train FILE] [--validation FILE]
-    [--epochs N] [--batch-size N] [--lr X] [--head-lr X] [--train-limit N] [--validation-limit N] [--max-steps N] ... [--queue]
+    [--epochs N] [--batch-size N] [--lr X] [--head-lr X] [--train-limit N] [--validation-limit N] [--max-steps N]
+    [--representation cls|mean|paired] [--freeze-encoder] ... [--queue]
 
 Creates a TrainingRun and trains here with a progress bar (the code path of the Celery task), or with
 ``--queue`` leaves it to a worker on queue ``gpu``. The best model registers as a MetricModel.
 ``--resume RUN`` continues a run that stopped (worker died, cancelled, failed) from its last checkpoint.
 Defaults: the packaged MiniLM; MLR on DailyDialog++ dev, validated on test; KD on GRADE DailyDialog
 (seeded 90/10 split)."""
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics import training
@@ -18,7 +21,8 @@ OPTIONS = {  # command option -> TrainingConfig field
     "lr": "learning_rate", "head_lr": "head_learning_rate", "seed": "seed", "max_steps": "max_steps", "train_limit": "train_limit",
     "validation_limit": "validation_limit", "checkpoint_every": "checkpoint_every", "eval_every": "eval_every",
     "device": "device", "truncate": "truncate", "max_length": "max_length", "per_level_mean": "per_level_mean",
-    "signed_separation": "signed_separation", "alpha": "alpha", "beta": "beta",
+    "signed_separation": "signed_separation", "alpha": "alpha", "beta": "beta", "representation": "representation",
+    "freeze_encoder": "freeze_encoder",
 }
 
 
@@ -46,6 +50,12 @@ class Command(BaseCommand):
                             help="compactness on the mean distance per level (the released code) instead of per sample")
         parser.add_argument("--signed-separation", action="store_true", default=None,
                             help="separation on c_j − c_i instead of |c_j − c_i| (SelF-Eval's form)")
+        parser.add_argument("--representation", choices=("cls", "mean", "paired"),
+                            help="what the head reads: cls = the cross-encoded pair's pooler (the paper), mean = its "
+                                 "mean pooling, paired = context and response embedded apart (see the README)")
+        parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
+                            help="MLR: train the head only, on the pretrained encoder's features (the default; "
+                                 "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
 
