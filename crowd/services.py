@@ -466,6 +466,29 @@ def _grant_qualification(publication: Publication, client: MTurk, workers: set[s
     return granted
 
 
+def qualifications_grant_new() -> int:
+    """Grant each experiment's qualification to the MTurk workers who started one of its conditions
+    and do not hold it yet, so MTurk hides the other conditions from them within a minute of their
+    start (the beat runs this every minute; the full sync also grants what it sees). One query for
+    the workers to grant per qualification; one platform call per new worker."""
+    granted = 0
+    for qualification in QualificationType.objects.select_related("experiment"):
+        workers = set(
+            Assignment.objects.filter(experiment_id=qualification.experiment_id, rater__platform=Study.Platform.MTURK)
+            .exclude(rater__external_id__in=qualification.grants.values("worker_id"))
+            .values_list("rater__external_id", flat=True)
+        )
+        if not workers:
+            continue
+        client = MTurk(sandbox=qualification.sandbox)
+        for worker in sorted(workers):
+            client.call("associate_qualification_with_worker", QualificationTypeId=qualification.qualification_type_id,
+                        WorkerId=worker, IntegerValue=1, SendNotification=False)
+            QualificationGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
+            granted += 1
+    return granted
+
+
 # --- review -----------------------------------------------------------------------------------------
 
 @dataclass

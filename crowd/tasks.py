@@ -33,3 +33,13 @@ def crowd_sync_all() -> dict:
             failed += 1
             log.warning("crowd sync of %s failed: %s", publication, error)
     return {"expired": expired, "synced": synced, "failed": failed}
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def crowd_qualifications_grant() -> int:
+    """Every minute: the experiment's qualification for workers who just started a condition."""
+    try:
+        return services.qualifications_grant_new()
+    except PlatformError as error:
+        log.warning("granting experiment qualifications failed: %s", error)
+        return 0

@@ -192,6 +192,7 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # crowd platforms: sync MTurk/Prolific and abandon stale assignments every 10 minutes (needs `celery beat`)
 CELERY_BEAT_SCHEDULE = {"crowd-sync": {"task": "crowd.tasks.crowd_sync_all", "schedule": 600.0},
+                        "crowd-qualifications": {"task": "crowd.tasks.crowd_qualifications_grant", "schedule": 60.0},
                         "studies-close-due": {"task": "studies.tasks.studies_close_due", "schedule": 300.0}}
 
 LOGGING = {

@@ -345,3 +345,18 @@ def test_mturk_settings_are_checked_and_named(publication):
                                        settings={"reward": "abc", "hits": 0, "min_approval_rate": 120, "colour": "red"})
     assert set(error.value.message_dict) == {"reward", "hits", "min_approval_rate", "colour"}
     assert Publication.objects.get().settings["reward"] == "0.80"
+
+
+def test_mturk_workers_who_start_a_condition_get_the_experiment_qualification_within_a_minute(mturk_stub, publication):
+    """The beat's one-minute task grants the qualification to new starters only (not on the next full sync)."""
+    from crowd import tasks
+
+    publication = published(mturk_stub, publication)
+    mturk_worker(publication.study, "A1NEWSTARTER", "3ASSIGNNEW0000000000000000000", "3HITAAAAAAAAAAAAAAAAAAAAAAAAAA")
+    mturk_stub.add_response("associate_qualification_with_worker", {}, {
+        "QualificationTypeId": "3QUALEXPERIMENT000000000000000", "WorkerId": "A1NEWSTARTER", "IntegerValue": 1,
+        "SendNotification": False})
+    assert tasks.crowd_qualifications_grant() == 1
+    assert QualificationGrant.objects.filter(worker_id="A1NEWSTARTER").count() == 1
+    assert tasks.crowd_qualifications_grant() == 0  # granted once: no second call (the Stubber has none queued)
+    mturk_stub.assert_no_pending_responses()
