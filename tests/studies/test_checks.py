@@ -403,7 +403,8 @@ def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(clien
         assert tell_tale not in check_page
     for slot in slots:
         answers = likert_answers(slot, 2 if slot.item.check_kind else 4)
-        assert post_item(client, assignment, slot.position, answers).status_code == 302
+        expected = 302 if slot.position == slots[-1].position else 200  # the next item comes with the answer
+        assert post_item(client, assignment, slot.position, answers).status_code == expected
     post_questionnaire(client, assignment, {"prior_rating_experience": "no", "prior_agent_experience": "yes"})
     assignment.refresh_from_db()
     assert (assignment.status, assignment.checks_shown, assignment.checks_passed, assignment.checks_failed) == (
