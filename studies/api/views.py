@@ -163,6 +163,68 @@ class InviteCreateApi(APIView):
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
+class StudyRaterSettingsApi(APIView):
+    """The rater-side settings of a study (``services.study_rater_settings_set``): Prolific's fixed
+    completion and screened-out codes, the completion URL, the time limit, the closing time and
+    whether the study closes once every item has its raters. Only the keys sent change; blank clears."""
+
+    class InputSerializer(serializers.Serializer):
+        completion_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
+        screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
+        completion_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        time_limit_minutes = serializers.CharField(required=False, allow_blank=True, max_length=10)
+        closes_at = serializers.CharField(required=False, allow_blank=True, max_length=40,
+                                          help_text="ISO 8601, in the future; blank: no closing time")
+        close_when_complete = serializers.BooleanField(required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        platform = serializers.CharField()
+        settings = serializers.DictField(help_text="the rater-side keys of platform_config")
+
+    def _output(self, study: Study) -> dict:
+        config = study.platform_config or {}
+        return {"slug": study.slug, "platform": study.platform,
+                "settings": {key: config[key] for key in services.RATER_SETTINGS if key in config}}
+
+    @extend_schema(responses=OutputSerializer, operation_id="study_rater_settings_read")
+    def get(self, request, slug):
+        return Response(self.OutputSerializer(self._output(_visible_study(request, slug))).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer, operation_id="study_rater_settings_set")
+    def post(self, request, slug):
+        study = _visible_study(request, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            study = services.study_rater_settings_set(study=study, values=data.validated_data)
+        except DjangoValidationError as error:
+            raise _django_errors(error) from None
+        return Response(self.OutputSerializer(self._output(study)).data)
+
+
+class ExperimentLinkApi(APIView):
+    """The experiment's one link (``/r/x/<experiment>/``): each new rater goes to the least-filled open
+    condition. ``problem`` says why the conditions cannot share one link (mixed platforms), if so."""
+
+    class OutputSerializer(serializers.Serializer):
+        url = serializers.CharField()
+        platform = serializers.CharField(allow_null=True)
+        conditions = serializers.ListField(child=serializers.SlugField())
+        problem = serializers.CharField(allow_null=True)
+
+    @extend_schema(responses=OutputSerializer, operation_id="experiment_link")
+    def get(self, request, slug):
+        from studies import allocation
+
+        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        link = allocation.experiment_link(experiment)
+        output = {"url": request.build_absolute_uri(reverse("raters:experiment_entry", args=[experiment.slug])),
+                  "platform": link["platform"], "conditions": [s.slug for s in link["conditions"]],
+                  "problem": link["problem"] or None}
+        return Response(self.OutputSerializer(output).data)
+
+
 class StudyProgressApi(APIView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, slug):
