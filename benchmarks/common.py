@@ -3,8 +3,11 @@ its own var folder, or DATABASE_URL when set), migrated."""
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,3 +23,13 @@ def django_on_throwaway_database() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """The median wall time of ``repeats`` calls of ``fn``."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)

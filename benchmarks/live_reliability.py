@@ -23,19 +23,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.common import django_on_throwaway_database  # noqa: E402
+from benchmarks.common import django_on_throwaway_database, median_seconds  # noqa: E402
 
 warnings.filterwarnings("ignore")
 CONVERSATIONS, UNITS_PER_RATER = 1_250, 1_000
-
-
-def median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def add_raters(study, count: int, rng, *, tag: str) -> None:

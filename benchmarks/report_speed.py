@@ -9,25 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.common import django_on_throwaway_database  # noqa: E402
+from benchmarks.common import django_on_throwaway_database, median_seconds  # noqa: E402
 
 warnings.filterwarnings("ignore")
-
-
-def median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:
