@@ -1,13 +1,12 @@
 """Against real PostgreSQL: constraints, a real data set, and concurrent starts that must never push
 an item past its target (the study row lock)."""
-import threading
-
 import pytest
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, connection, transaction
 
 from studies import services
 from studies.models import Assignment, AssignmentItem, Rating
 from tests.conftest import shared_file
+from tests.integration.concurrency import at_once
 
 pytestmark = [pytest.mark.integration]
 
@@ -41,24 +40,8 @@ def test_check_constraints_hold_in_postgresql(make_study):
 def test_concurrent_starts_never_exceed_an_items_target(make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
     raters = [services.rater_get_or_create(platform="invite", external_id=f"w{i}") for i in range(8)]
-    barrier = threading.Barrier(len(raters))
-    outcomes: list[str] = []
-
-    def start(rater):
-        try:
-            barrier.wait()
-            services.assignment_start(study=study, rater=rater)
-            outcomes.append("started")
-        except services.AssignmentRefused:
-            outcomes.append("refused")
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=start, args=(r,)) for r in raters]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    outcomes = ["refused" if isinstance(o, services.AssignmentRefused) else o if isinstance(o, Exception) else "started"
+                for o in at_once(raters, lambda rater: services.assignment_start(study=study, rater=rater))]
     assert sorted(outcomes) == ["refused"] * 6 + ["started"] * 2
     per_item = AssignmentItem.objects.filter(assignment__study=study).values_list("item_id", flat=True)
     assert len(per_item) == 12 and all(list(per_item).count(i) == 2 for i in set(per_item))
@@ -90,26 +73,13 @@ def test_reports_are_cached_in_the_shared_cache_and_follow_new_data(settings):
 
 def _race(calls: int, work) -> list[str]:
     """Run ``work(i)`` in ``calls`` threads released together; outcomes as text (never an exception)."""
-    barrier = threading.Barrier(calls)
-    outcomes: list[str] = []
-
-    def run(i):
-        try:
-            barrier.wait()
-            outcomes.append(work(i))
-        except services.AssignmentRefused as refusal:
-            outcomes.append(f"refused:{refusal.reason}")
-        except Exception as error:  # noqa: BLE001 - the test reports any other error as a failure
-            outcomes.append(f"error:{type(error).__name__}:{error}")
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
+    def text(outcome) -> str:
+        if isinstance(outcome, services.AssignmentRefused):
+            return f"refused:{outcome.reason}"
+        if isinstance(outcome, Exception):
+            return f"error:{type(outcome).__name__}:{outcome}"
+        return outcome
+    return [text(outcome) for outcome in at_once(range(calls), work)]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,37 +1,20 @@
 """Against real PostgreSQL: parallel submits of one item (a double click, a retried request) store
 one rating per response and criterion, whether the answers are the same or changed; the submit
 locks the assignment row while it reads the slot (SELECT ... FOR UPDATE OF)."""
-import threading
-
 import pytest
-from django.db import connections
 
 from studies import services
 from studies.models import AssignmentItem, Rating
+from tests.integration.concurrency import at_once
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def submit_in_parallel(assignment, slot, values):
-    barrier = threading.Barrier(len(values))
-    outcomes: list[object] = []
-
     def submit(value):
-        try:
-            barrier.wait()
-            answers = {c: dict.fromkeys(slot.response_order, value) for c in ("readability", "coherence")}
-            outcomes.append(services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers))
-        except Exception as error:  # noqa: BLE001 - the test reports any failure
-            outcomes.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=submit, args=(v,)) for v in values]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
+        answers = {c: dict.fromkeys(slot.response_order, value) for c in ("readability", "coherence")}
+        return services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    return at_once(values, submit)
 
 
 @pytest.mark.parametrize("values", [[4] * 6, [1, 2, 3, 4, 5, 6]])

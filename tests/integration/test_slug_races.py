@@ -1,37 +1,22 @@
 """Against real PostgreSQL: concurrent creates of one slug never raise IntegrityError (a 500)."""
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connections
 
 from studies import services
 from studies.models import Experiment
+from tests.integration.concurrency import at_once
 
 pytestmark = [pytest.mark.integration]
 
 
 def _at_once(n: int, create) -> list[str]:
-    barrier = threading.Barrier(n)
-    outcomes: list[str] = []
-
-    def run(i):
-        try:
-            barrier.wait()
-            outcomes.append(create(i).slug)
-        except ValidationError as error:
-            outcomes.append("refused: " + "; ".join(error.message_dict["slug"]))
-        except Exception as error:  # noqa: BLE001 - the test reports any other failure
-            outcomes.append(f"error: {type(error).__name__}")
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
+    def text(outcome) -> str:
+        if isinstance(outcome, ValidationError):
+            return "refused: " + "; ".join(outcome.message_dict["slug"])
+        if isinstance(outcome, Exception):
+            return f"error: {type(outcome).__name__}"
+        return outcome.slug
+    return [text(outcome) for outcome in at_once(range(n), create)]
 
 
 @pytest.mark.django_db(transaction=True)
