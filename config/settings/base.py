@@ -100,6 +100,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=1
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
+AXES_VERBOSE = False  # no start-up banner on every command and worker
 # how many proxies (each appending to X-Forwarded-For) stand in front of Django: 1 behind docker/Caddyfile
 TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", default=0)
 # API tokens are refused (401) this long after they were issued; the token endpoint then issues a new one.
