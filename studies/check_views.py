@@ -13,18 +13,13 @@ from django.views.decorators.http import require_POST
 from studies import checks, selectors
 from studies.models import CheckKind, StudyItem
 from studies.services import StudyStateError
+from studies.views import _errors_text
 
 MAX_UPLOAD = 5_000_000
 
 
 def _study(request, slug):
     return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
-
-
-def _errors_text(error: ValidationError) -> list[str]:
-    if hasattr(error, "error_dict"):
-        return [f"{field}: {'; '.join(msgs)}" for field, msgs in error.message_dict.items()]
-    return error.messages
 
 
 @login_required

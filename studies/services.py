@@ -715,14 +715,6 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     AssignmentItem.objects.filter(pk=slot.pk).update(draft=cleaned)
 
 
-def assignment_expired(assignment: Assignment) -> bool:
-    """True when the study sets a time limit (platform_config.time_limit_minutes) and it has passed."""
-    limit = assignment.study.platform_config.get("time_limit_minutes")
-    if not limit or assignment.status != Assignment.Status.STARTED:
-        return False
-    return (timezone.now() - assignment.started_at).total_seconds() > float(limit) * 60
-
-
 @transaction.atomic
 def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[int, Any]],
                    seconds: float | None = None, active_seconds: float | None = None) -> int:
