@@ -456,14 +456,16 @@ def _grant_qualification(publication: Publication, client: MTurk, workers: set[s
                                                      sandbox=publication.sandbox).first()
     if qualification is None or not workers:
         return 0
-    done = set(qualification.grants.values_list("worker_id", flat=True))
-    granted = 0
-    for worker in sorted(workers - done):
+    return _grant(qualification, client, workers - set(qualification.grants.values_list("worker_id", flat=True)))
+
+
+def _grant(qualification: QualificationType, client: MTurk, workers: set[str]) -> int:
+    """One platform call per worker, each recorded as soon as MTurk has it (a retry grants the rest)."""
+    for worker in sorted(workers):
         client.call("associate_qualification_with_worker", QualificationTypeId=qualification.qualification_type_id,
                     WorkerId=worker, IntegerValue=1, SendNotification=False)
         QualificationGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
-        granted += 1
-    return granted
+    return len(workers)
 
 
 def qualifications_grant_new() -> int:
@@ -478,14 +480,8 @@ def qualifications_grant_new() -> int:
             .exclude(rater__external_id__in=qualification.grants.values("worker_id"))
             .values_list("rater__external_id", flat=True)
         )
-        if not workers:
-            continue
-        client = MTurk(sandbox=qualification.sandbox)
-        for worker in sorted(workers):
-            client.call("associate_qualification_with_worker", QualificationTypeId=qualification.qualification_type_id,
-                        WorkerId=worker, IntegerValue=1, SendNotification=False)
-            QualificationGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
-            granted += 1
+        if workers:
+            granted += _grant(qualification, MTurk(sandbox=qualification.sandbox), workers)
     return granted
 
 
