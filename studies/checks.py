@@ -39,7 +39,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from studies import designs
+from studies import designs, selectors
 from studies.models import (
     Assignment,
     CheckKind,
@@ -405,7 +405,7 @@ def assignment_checks_score(*, assignment: Assignment) -> Assignment:
                  .values_list("item_id", "item__check_rules", "response_order"))
     if not slots:
         return assignment
-    criteria = list(study.criteria.values_list("name", flat=True))
+    criteria = [criterion.name for criterion in selectors.study_criteria(study)]
     answers: dict[int, dict[tuple[str, int], float]] = {}
     for item_id, name, response_id, value, rank in Rating.objects.filter(
             assignment=assignment, item_id__in=[s[0] for s in slots]).values_list(

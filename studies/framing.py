@@ -15,6 +15,8 @@ from functools import wraps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from studies.platforms import MTURK_SUBMIT_HOSTS
+
 MTURK_FRAME_ANCESTORS = (
     "https://worker.mturk.com",
     "https://workersandbox.mturk.com",
@@ -30,7 +32,7 @@ _ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$")
 # post to this site or to MTurk's externalSubmit (the done page); nothing else is needed.
 _RATER_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; "
-    "form-action 'self' https://www.mturk.com https://workersandbox.mturk.com; base-uri 'none'; object-src 'none'"
+    f"form-action 'self' {' '.join(MTURK_SUBMIT_HOSTS)}; base-uri 'none'; object-src 'none'"
 )
 
 

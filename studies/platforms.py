@@ -142,6 +142,11 @@ def prolific_completion_code(platform_config: Mapping) -> str:
     return code or _cc_in(str(platform_config.get("completion_url") or ""))
 
 
+def screened_out_code(platform_config: Mapping | None) -> str:
+    """The code for a rater screened out (failed attention checks), if the researcher set one, else ""."""
+    return str((platform_config or {}).get("screened_out_code") or "").strip()[:40]
+
+
 def prolific_completion_url(platform_config: Mapping, code: str) -> str:
     """Where the done page sends a Prolific participant: the configured ``completion_url`` (default
     Prolific's ``/submissions/complete``) with exactly one ``cc``, the code this rater was given. A

@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from studies import platforms
 from studies.models import Assignment, Rater, Study
 
 TIME_LIMIT_REASON = "past the time limit"
@@ -79,14 +80,19 @@ def assignment_abandon(*, assignment: Assignment, reason: str, expired: bool = F
     return assignment
 
 
+def time_limit_minutes(study: Study) -> float:
+    """The study's ``platform_config.time_limit_minutes``; 0 when it has none (or an unreadable one)."""
+    limit = (study.platform_config or {}).get("time_limit_minutes")
+    try:
+        return float(limit) if limit else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def assignment_expire_if_due(*, assignment: Assignment) -> Assignment:
     """Abandon the assignment now if it is started and past its study's time limit
     (``platform_config.time_limit_minutes``): the on-access half of ``assignments_expire_stale``."""
-    limit = assignment.study.platform_config.get("time_limit_minutes")
-    try:
-        minutes = float(limit) if limit else 0.0
-    except (TypeError, ValueError):
-        return assignment
+    minutes = time_limit_minutes(assignment.study)
     if assignment.status != Assignment.Status.STARTED or minutes <= 0 \
             or assignment.started_at >= timezone.now() - timedelta(minutes=minutes):
         return assignment
@@ -119,7 +125,7 @@ def assignment_screen_out(*, assignment: Assignment, reason: str) -> Assignment:
         assignment.status = Assignment.Status.ABANDONED
         _note(assignment, "abandon_reason", f"screened out: {reason[:280]}")
         fields.append("status")
-    code = str((assignment.study.platform_config or {}).get("screened_out_code") or "").strip()[:40]
+    code = platforms.screened_out_code(assignment.study.platform_config)
     if code or assignment.status == Assignment.Status.ABANDONED:
         assignment.completion_code = code
         fields.append("completion_code")
@@ -137,11 +143,7 @@ def assignments_expire_stale(*, now=None, studies: Iterable[Study] | None = None
         candidates = candidates.filter(pk__in=[s.pk for s in studies])
     total = 0
     for study in candidates:
-        limit = study.platform_config.get("time_limit_minutes")
-        try:
-            minutes = float(limit) if limit else 0.0
-        except (TypeError, ValueError):
-            continue
+        minutes = time_limit_minutes(study)
         if minutes <= 0:
             continue
         cutoff = now - timedelta(minutes=minutes)

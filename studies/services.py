@@ -453,7 +453,8 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     if closes_at is not None and closes_at <= timezone.now():
         raise AssignmentRefused("this study has closed", reason=AssignmentRefused.CLOSED)
     # Assignments past their time limit give their items back before the study is judged full.
-    review.assignments_expire_stale(studies=[study])
+    if review.time_limit_minutes(study) > 0:
+        review.assignments_expire_stale(studies=[study])
     taken = selectors.study_item_takes(study)
     item_ids = list(study.items.filter(check_kind="").values_list("id", flat=True))
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
@@ -814,8 +815,8 @@ def completion_code_for(assignment: Assignment) -> str:
     match to one person. A Prolific study without a configured code falls back to a random one."""
     config = assignment.study.platform_config or {}
     if assignment.rater.platform == Study.Platform.PROLIFIC:
-        if assignment.screened_out and str(config.get("screened_out_code") or "").strip():
-            return str(config["screened_out_code"]).strip()[:40]
+        if assignment.screened_out and (code := platforms.screened_out_code(config)):
+            return code
         if code := platforms.prolific_completion_code(config):
             return code[:40]
     return f"CC-{secrets.token_hex(4).upper()}"
@@ -850,7 +851,7 @@ def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any
     assignment.completion_code = completion_code_for(assignment)
     assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
     study_close_if_done(study=assignment.study, now=now)
-    if Study.objects.filter(pk=assignment.study_id, live_config__close_when_reached=True).exists():
+    if (assignment.study.live_config or {}).get("close_when_reached"):  # the study came with the row lock
         from studies.tasks import study_close_if_reliable_run  # late: tasks import services
 
         transaction.on_commit(lambda: study_close_if_reliable_run.delay(assignment.study_id), robust=True)
