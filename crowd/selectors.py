@@ -21,7 +21,7 @@ def studies_managed_by(user) -> QuerySet[Study]:
 
 
 def publications_of(study: Study) -> list[Publication]:
-    return list(study.crowd_publications.annotate(n_hits=Count("hits")).order_by("platform", "-sandbox"))
+    return list(study.crowd_publications.prefetch_related("hits").order_by("platform", "-sandbox"))
 
 
 def dashboard(study: Study) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from crowd import prolific, selectors, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
+from studies.api.views import _django_errors
 from studies.models import Assignment
 from studies.review import ReviewError
 
@@ -28,7 +29,7 @@ class CrowdApiView(APIView):
 
     def handle_exception(self, exc):
         if isinstance(exc, DjangoValidationError):
-            exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages})
+            exc = _django_errors(exc)
         if isinstance(exc, PlatformError):
             return Response({"detail": str(exc), "call": exc.call}, status=status.HTTP_502_BAD_GATEWAY)
         if isinstance(exc, PublishRefused | ReviewError):

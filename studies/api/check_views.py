@@ -6,12 +6,11 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studies import checks, services
-from studies.api.views import _django_errors, _visible_study
+from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.models import CheckKind, StudyItem
 
 RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value": 2}, {"response": 1, "min": 4, '
@@ -35,10 +34,6 @@ class ChecksSettingsSerializer(serializers.Serializer):
                                       max_length=checks.MAX_PER_ASSIGNMENT,
                                       help_text="1-based screens; empty: random positions")
     min_pass_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
-
-
-def _state_error(error: services.StudyStateError) -> ValidationError:
-    return ValidationError({"status": str(error)})
 
 
 class CheckListApi(APIView):

@@ -39,6 +39,11 @@ def _django_errors(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
+def _state_error(error: services.StudyStateError) -> ValidationError:
+    """A write the study's state does not allow (publishing a closed study, editing a published one)."""
+    return ValidationError({"status": str(error)})
+
+
 def _visible_study(request, slug: str) -> Study:
     return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
@@ -121,7 +126,7 @@ class StudyPublishApi(APIView):
         try:
             study = services.study_publish(study=_visible_study(request, slug))
         except services.StudyStateError as error:
-            raise ValidationError({"status": str(error)}) from None
+            raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
 
@@ -131,7 +136,7 @@ class StudyCloseApi(APIView):
         try:
             study = services.study_close(study=_visible_study(request, slug))
         except services.StudyStateError as error:
-            raise ValidationError({"status": str(error)}) from None
+            raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
 
@@ -276,7 +281,7 @@ class StudyItemsBuildApi(APIView):
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         except services.StudyStateError as error:
-            raise ValidationError({"status": str(error)}) from None
+            raise _state_error(error) from None
         return Response({"items": count})
 
 
