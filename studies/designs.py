@@ -204,6 +204,7 @@ def value_problem(design: str, config: Mapping[str, Any], value: Any, *, scale_m
 # digits with an optional decimal point, nothing else (no exponent, no thousands separator).
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+_THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")  # 1,000: a thousands separator or a decimal comma
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
@@ -220,6 +221,8 @@ def typed_value_parse(design: str, config: Mapping[str, Any], raw: str, *, scale
     whole = whole_numbers_only(design, scale_min=scale_min)
     if not text:
         return None, "pick a point for this response" if design == Design.LIKERT else "give a value for this response"
+    if not whole and _THOUSANDS_COMMA.fullmatch(text):
+        return None, f"“{text}” is ambiguous: write {text.replace(',', '')} for a whole number, or use a point for decimals"
     if not whole and _DECIMAL_COMMA.fullmatch(text):
         return None, f"write {text.replace(',', '.')} with a point, not a comma"
     if not (_INTEGER if whole else _DECIMAL).fullmatch(text):

@@ -53,11 +53,12 @@
   // --- checks: one function per kind of field, each returns its message ("" when fine) -----------
 
   // The numbers a rater may type: digits with an optional decimal point (as designs._DECIMAL).
-  const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/, DECIMAL_COMMA = /^[+-]?\d*,\d+$/;
+  const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/, DECIMAL_COMMA = /^[+-]?\d*,\d+$/, THOUSANDS_COMMA = /^[+-]?\d{1,3},\d{3}$/;
   function magnitudeMessage(input) {
     const text = input.value.trim(), low = input.dataset.min, high = input.dataset.max;
     const span = `${low} to ${high}`;
     if (text === "") return "give a value for this response";
+    if (THOUSANDS_COMMA.test(text)) return `“${text}” is ambiguous: write ${text.replace(",", "")} for a whole number, or use a point for decimals`;
     if (DECIMAL_COMMA.test(text)) return `write ${text.replace(",", ".")} with a point, not a comma`;
     if (!DECIMAL.test(text)) return `“${Array.from(text).slice(0, 12).join("")}” is not a number: type digits, e.g. 40 or 12.5`;
     const value = Number(text);
