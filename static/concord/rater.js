@@ -116,8 +116,12 @@
     } else if (design === "bws" && target.closest("ol.ranking")) {
       const list = target.closest("ol.ranking");
       list.querySelectorAll("select").forEach((el) => { if (el.getAttribute("aria-invalid") === "true") checkRank(el); });
-      if (list.classList.contains("has-error")) checkRanking(list);
+      checkRanking(list);  // ties show at once (the selects swap ranks, so they are rare)
     } else return;
+    // The server's note for a whole question (e.g. a ranking with ties) goes once nothing in it is marked.
+    const fieldset = target.closest("fieldset.criterion");
+    const note = fieldset && fieldset.querySelector(":scope > p.error");
+    if (note && !fieldset.querySelector(".has-error")) note.hidden = true;
     if (!summary.hidden) showSummary(flaggedCount());
   }
   form.addEventListener("input", (event) => recheck(event.target));

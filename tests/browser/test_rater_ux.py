@@ -117,3 +117,25 @@ def test_bws_ranks_by_touch_drag_on_a_375px_phone(live_server, browser, make_stu
         screenshot(tab, "bws-touch-375")
     finally:
         context.close()
+
+
+def test_a_server_refusal_is_cleared_field_by_field_as_the_rater_fixes_it(live_server, page, make_study):
+    study = make_study("likert", raters_per_item=2, items_per_assignment=2, platform="prolific")
+    begin(page, live_server, study, "w-server")
+    rows = page.locator(".likert-row")
+    rows.first.locator("label.point:has(input[value='3'])").click()
+    with page.expect_navigation():
+        page.evaluate("document.getElementById('item-form').submit()")  # past the page's checks
+    summary = page.get_by_test_id("form-problems")
+    assert "Some answers need attention" in summary.inner_text()
+    marked = page.locator(".likert-row.has-error")
+    assert marked.count() == rows.count() - 1
+    assert marked.first.locator(".field-error").inner_text() == "pick a point for this response"
+    assert marked.first.get_attribute("aria-invalid") == "true"
+    first_marked = marked.first.get_attribute("data-field")
+    marked.first.locator("label.point:has(input[value='5'])").click()
+    fixed = page.locator(f".likert-row[data-field='{first_marked}']")
+    assert "has-error" not in fixed.get_attribute("class") and fixed.get_attribute("aria-invalid") is None
+    remaining = rows.count() - 2
+    assert summary.inner_text() == (f"{remaining} answers need attention; they are marked below." if remaining > 1
+                                    else "1 answer needs attention; it is marked below.")
