@@ -68,7 +68,7 @@ def parse_forms(html: str) -> list[Form]:
 def _number(spec: dict, rng: random.Random) -> str:
     def bound(key, default):
         try:
-            return float(spec.get(key, default))
+            return float(spec.get(key, spec.get(f"data-{key}", default)))  # a text box for decimals: data-min/max
         except (TypeError, ValueError):
             return float(default)
     low, high = bound("min", 0), bound("max", MAGNITUDE_CAP)
@@ -86,7 +86,7 @@ def fill(form: Form, rng: random.Random) -> dict[str, str]:
             radios.setdefault(name, []).append(spec.get("value", "on"))
         elif kind == "checkbox":
             data[name] = spec.get("value", "on")
-        elif kind == "number" or kind == "range":
+        elif kind in ("number", "range") or spec.get("inputmode") in ("decimal", "numeric"):
             data[name] = spec.get("value") or _number(spec, rng)
         elif kind in ("submit", "button", "image", "reset", "file"):
             continue

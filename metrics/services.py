@@ -17,11 +17,11 @@ from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from studies import services as study_services
+from studies.designs import bme_reference_value
 from studies.models import Response, Study
 
 BATCH = 64
 PROGRESS_EVERY_S = 1.0
-BME_RANGE = (1.0, 199.0)  # metric scores map linearly onto this, centred on RME's anchor of 100
 
 
 def metric_register(*, key: str) -> Metric:
@@ -119,9 +119,10 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
 def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:
     """Fill a BME study's reference values from a metric's score of each item's reference response.
 
-    Mapping (documented on the study page): value = 1 + 198 · (s − lo)/(hi − lo), clipped to [1, 199],
-    where [lo, hi] is the metric's declared range, or the range observed over these references when
-    the metric declares none; the midpoint maps to 100, RME's fixed anchor."""
+    Mapping (studies.designs.bme_reference_value, documented on the study page): the score is rescaled
+    linearly from [lo, hi] onto the study's anchor interval (default 50..150, whole numbers), where
+    [lo, hi] is the metric's declared range, or the range observed over these references when the
+    metric declares none."""
     items = list(study.items.exclude(reference_response=None).select_related("reference_response__conversation"))
     responses = [i.reference_response for i in items]
     implementation = registry.implementation(metric_model.metric.key, metric_model.config)
@@ -135,9 +136,7 @@ def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dic
     observed = [known[r.pk] for r in responses]
     lo = metric_model.metric.range_min if metric_model.metric.range_min is not None else min(observed)
     hi = metric_model.metric.range_max if metric_model.metric.range_max is not None else max(observed)
-    span = (hi - lo) or 1.0
-    low, high = BME_RANGE
-    mapped = {item.pk: round(min(high, max(low, low + (high - low) * (known[item.reference_response_id] - lo) / span)), 1)
+    mapped = {item.pk: bme_reference_value(known[item.reference_response_id], lo=lo, hi=hi, config=study.design_config)
               for item in items}
     study_services.study_item_reference_values_set(study=study, values=mapped)
     return mapped

@@ -1,16 +1,22 @@
-"""What each study design accepts: its configuration and the values a rating may take.
+"""What each study design accepts: its configuration, the values a rating may take, and how the
+design is described to raters.
 
 - Likert: ``points`` (P, default 6 as in Santhanam & Shaikh 2019) and optional ``labels`` (P strings);
   a value is an integer 1..P.
 - RME: ``reference_value`` (default 100, shown with the reference response) and the range
-  ``min``..``max`` (default 0..999); a value is an integer in range.
-- BME: the same range; the reference value comes per item from an automatic metric.
+  ``min``..``max`` (default 0..999); a value is any number in range, decimals included (magnitude
+  estimation is a ratio judgement: "a bit better than 12" is 12.5, Bard, Robertson & Sorace 1996).
+- BME: the same range; the reference value comes per item from an automatic metric, rescaled onto
+  ``anchor_min``..``anchor_max`` (default 50..150, centred on RME's 100; see ``bme_reference_value``).
 - BWS: the responses of an item are ranked 1 (best) .. m (worst), no ties; ``tuple_size`` is m.
+
+A new design adds one entry to ``DEFAULT_CONFIG``, ``DESIGN_EXPLANATIONS`` and ``RATER_DESCRIPTIONS``.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -20,24 +26,84 @@ from studies.models import Design
 DEFAULT_CONFIG: dict[str, dict[str, Any]] = {
     Design.LIKERT: {"points": 6, "labels": []},
     Design.RME: {"reference_value": 100, "min": 0, "max": 999},
-    Design.BME: {"min": 0, "max": 999},
+    Design.BME: {"min": 0, "max": 999, "anchor_min": 50, "anchor_max": 150},
     Design.BWS: {"tuple_size": 4},
 }
+MAGNITUDE = (Design.RME, Design.BME)
 
+# For researchers choosing a design (the study form); raters get ``design_description`` instead.
 DESIGN_EXPLANATIONS: dict[str, str] = {
     Design.LIKERT: "Raters pick one point on a P-point scale (default 6) for each response and criterion.",
     Design.RME: (
-        "Magnitude estimation with a fixed anchor: the human reference response is shown with the "
-        "value 100 and raters give each response a number from 0 to 999 relative to it."
+        "Magnitude estimation with a fixed anchor: the human reference response is shown with a value "
+        "(default 100) and raters give each response a number in a range (default 0 to 999) relative to it."
     ),
     Design.BME: (
         "Magnitude estimation with a metric anchor: like RME, but the reference value shown is an "
-        "automatic metric's score of the reference response, so it differs per item."
+        "automatic metric's score of the reference response (rescaled, default 50 to 150), so it differs per item."
     ),
     Design.BWS: (
         "Best-worst scaling: raters rank all responses of an item from best to worst, without ties."
     ),
 }
+
+
+def number_text(x: float) -> str:
+    """A number as raters read it (and as rater.js writes it with String()): 100, 12.5, 1000000."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.15g}"
+
+
+def _likert_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    points, labels = config["points"], config.get("labels") or []
+    ends = (f"from 1 ({labels[0]}) to {points} ({labels[-1]})" if labels
+            else f"from 1 (lowest) to {points} (highest)")
+    return f"For each response you pick one point on a {points}-point scale, {ends}."
+
+
+def _magnitude_rule(config: Mapping[str, Any]) -> str:
+    return (f"Give every response a number from {number_text(config['min'])} to {number_text(config['max'])} "
+            "that says how good it is compared with the reference; decimals such as 12.5 are fine.")
+
+
+def _rme_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    ref = config["reference_value"]
+    return (f"Each conversation comes with a reference response worth {number_text(ref)}. {_magnitude_rule(config)} "
+            f"A response twice as good as the reference gets {number_text(2 * ref)}; "
+            f"one half as good gets {number_text(ref / 2)}.")
+
+
+def _bme_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    low, high = anchors or (config["anchor_min"], config["anchor_max"])
+    worth = (f"worth {number_text(low)}" if low == high else
+             f"with its own value (from {number_text(low)} to {number_text(high)}; it changes from one "
+             "conversation to the next)")
+    return (f"Each conversation comes with a reference response {worth}. {_magnitude_rule(config)} "
+            "A response twice as good as the reference gets twice its value; one half as good gets half.")
+
+
+def _bws_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    return (f"For each conversation you put its {config['tuple_size']} responses in order from best to worst, "
+            "without ties.")
+
+
+# design -> f(config, (lowest, highest) reference value actually shown or None) -> the start page's text
+RATER_DESCRIPTIONS: dict[str, Callable[[Mapping[str, Any], tuple[float, float] | None], str]] = {
+    Design.LIKERT: _likert_description,
+    Design.RME: _rme_description,
+    Design.BME: _bme_description,
+    Design.BWS: _bws_description,
+}
+
+
+def design_description(design: str, config: Mapping[str, Any] | None,
+                       anchors: tuple[float, float] | None = None) -> str:
+    """What a rater will do, in the study's own terms (its points, labels, reference value, range,
+    tuple size). ``anchors``: the lowest and highest reference value its items show (BME), when known.
+    A design without an entry falls back to its researcher-facing explanation."""
+    describe = RATER_DESCRIPTIONS.get(design)
+    if describe is None:
+        return DESIGN_EXPLANATIONS.get(design, "")
+    return describe({**DEFAULT_CONFIG.get(design, {}), **(config or {})}, anchors)
 
 
 def _int_field(config: Mapping[str, Any], key: str, errors: dict[str, str], *, low: int, high: int) -> int | None:
@@ -70,15 +136,29 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
             errors["design_config.labels"] = "must be a list of strings"
         elif labels and points is not None and len(labels) != points:
             errors["design_config.labels"] = f"needs one label per point ({points}), got {len(labels)}"
-    elif design in (Design.RME, Design.BME):
+    elif design in MAGNITUDE:
         low = _int_field(merged, "min", errors, low=0, high=10**6)
         high = _int_field(merged, "max", errors, low=1, high=10**6)
         if low is not None and high is not None and low >= high:
             errors["design_config.max"] = f"must be greater than min ({low})"
+            low = high = None
+        # The anchor must lie inside the raters' range, or "twice as good" and "half as good" make no sense.
+        inside = f"inside the range min..max ({low} to {high})" if low is not None and high is not None else ""
         if design == Design.RME:
             ref = merged.get("reference_value")
-            if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+            if isinstance(ref, bool) or not isinstance(ref, (int, float)) or not math.isfinite(ref) or ref <= 0:
                 errors["design_config.reference_value"] = f"must be a positive number, got {ref!r}"
+            elif inside and not low < ref < high:
+                errors["design_config.reference_value"] = f"must be {inside}, got {number_text(ref)}"
+        else:
+            a_low = _int_field(merged, "anchor_min", errors, low=1, high=10**6)
+            a_high = _int_field(merged, "anchor_max", errors, low=1, high=10**6)
+            if a_low is not None and a_high is not None:
+                if a_low > a_high:
+                    errors["design_config.anchor_max"] = f"must be at least anchor_min ({a_low})"
+                elif inside and not (low < a_low and a_high < high):
+                    errors["design_config.anchor_min"] = (f"anchor_min..anchor_max ({a_low} to {a_high}) must lie "
+                                                          f"{inside}")
     elif design == Design.BWS:
         _int_field(merged, "tuple_size", errors, low=2, high=10)
     if errors:
@@ -93,9 +173,14 @@ def value_range(design: str, config: Mapping[str, Any], *, scale_min: float | No
         return scale_min, scale_max
     if design == Design.LIKERT:
         return 1, config["points"]
-    if design in (Design.RME, Design.BME):
+    if design in MAGNITUDE:
         return config["min"], config["max"]
     return None
+
+
+def whole_numbers_only(design: str, *, scale_min: float | None = None) -> bool:
+    """Likert points are whole numbers; magnitude estimates and imported scales may be decimals."""
+    return scale_min is None and design == Design.LIKERT
 
 
 def value_problem(design: str, config: Mapping[str, Any], value: Any, *, scale_min: float | None = None,
@@ -108,12 +193,68 @@ def value_problem(design: str, config: Mapping[str, Any], value: Any, *, scale_m
             or (isinstance(value, float) and not math.isfinite(value)):
         return f"must be a finite number, got {value!r}"
     low, high = bounds
-    whole_numbers = scale_min is None and design in (Design.LIKERT, Design.RME, Design.BME)
-    if whole_numbers and value != int(value):
-        return f"must be a whole number from {low:g} to {high:g}, got {value}"
+    if whole_numbers_only(design, scale_min=scale_min) and value != int(value):
+        return f"must be a whole number from {number_text(low)} to {number_text(high)}, got {number_text(value)}"
     if not low <= value <= high:
-        return f"must be from {low:g} to {high:g}, got {value:g}"
+        return f"must be from {number_text(low)} to {number_text(high)}, got {number_text(value)}"
     return None
+
+
+# What a rater may type as a number (rater.js checks the same grammar with the same messages):
+# digits with an optional decimal point, nothing else (no exponent, no thousands separator).
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+_THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")  # 1,000: a thousands separator or a decimal comma
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def typed_value_parse(design: str, config: Mapping[str, Any], raw: str, *, scale_min: float | None = None,
+                      scale_max: float | None = None) -> tuple[float | None, str | None]:
+    """A rater's typed (or picked) value as a number, or the rater-facing reason it is not acceptable.
+
+    One message per kind of problem, so that the message says what is wrong: empty, a decimal comma,
+    not a number, a decimal where whole points are asked for, negative, out of range. The range is
+    the design's (or the criterion's own ``scale_min``..``scale_max``)."""
+    text = (raw or "").strip()
+    low, high = value_range(design, config, scale_min=scale_min, scale_max=scale_max) or (-math.inf, math.inf)
+    span = f"{number_text(low)} to {number_text(high)}"
+    whole = whole_numbers_only(design, scale_min=scale_min)
+    if not text:
+        return None, "pick a point for this response" if design == Design.LIKERT else "give a value for this response"
+    if not whole and _THOUSANDS_COMMA.fullmatch(text):
+        return None, f"“{text}” is ambiguous: write {text.replace(',', '')} for a whole number, or use a point for decimals"
+    if not whole and _DECIMAL_COMMA.fullmatch(text):
+        return None, f"write {text.replace(',', '.')} with a point, not a comma"
+    if not (_INTEGER if whole else _DECIMAL).fullmatch(text):
+        if whole and _DECIMAL.fullmatch(text):
+            return None, f"pick one of the points {span}"
+        return None, f"“{text[:12]}” is not a number: type digits, e.g. 40 or 12.5" if not whole \
+            else f"“{text[:12]}” is not one of the points {span}"
+    value = float(text)
+    if value < 0 <= low:
+        return None, f"must not be negative: use a number from {span}"
+    if not low <= value <= high:
+        return None, f"use a number from {span}" if not whole else f"pick one of the points {span}"
+    return (int(value) if whole else value), None
+
+
+def bme_reference_value(score: float, *, lo: float, hi: float, config: Mapping[str, Any]) -> float:
+    """A metric's score of a reference response as the BME anchor shown to raters.
+
+    value = a + (b − a) · (s − lo)/(hi − lo), clipped to [a, b] and rounded to a whole number, where
+    [a, b] = [``anchor_min``, ``anchor_max``] (default 50..150, centred on RME's fixed 100) and
+    [lo, hi] is the metric's declared range, or the range observed over the study's references. A
+    metric that gives every reference the same score (hi = lo) puts every anchor at the midpoint.
+    Keeping anchors well inside the rating range leaves room for "twice as good" and "half as good"
+    (the old map onto 1..199 showed references of 1, whose half is 0). The value stored on the item
+    is the one shown, so ``log10(value / reference_value)`` (studies.analysis.normalise) divides by
+    exactly what the rater compared against."""
+    merged = {**DEFAULT_CONFIG[Design.BME], **config}
+    a, b = float(merged["anchor_min"]), float(merged["anchor_max"])
+    position = 0.5 if hi == lo or not math.isfinite(hi - lo) else (score - lo) / (hi - lo)
+    if not math.isfinite(position):
+        position = 0.5
+    return float(round(min(b, max(a, a + (b - a) * position))))
 
 
 def ranks_problem(ranks: Sequence[Any], size: int) -> str | None:

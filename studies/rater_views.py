@@ -18,7 +18,7 @@ import nh3
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, Max, Min, OuterRef, Subquery
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,7 +28,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from studies import allocation, form_tokens, platforms, review, selectors, services
-from studies.designs import DESIGN_EXPLANATIONS
+from studies.designs import design_description, number_text, typed_value_parse
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
@@ -37,6 +37,23 @@ from studies.questionnaire import questionnaire_clean
 def render_markdown(text: str) -> str:
     """Researcher-written Markdown as HTML with anything unsafe removed (nh3)."""
     return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["extra", "sane_lists"])))
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: its first letter upper-cased and nothing else touched (``str.capitalize``
+    would lower-case the rest: "The link lacks hitid", "mechanical turk"), ending in one full stop."""
+    text = str(text).strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def identity_problem(error: platforms.IdentityError) -> str:
+    """A bad link's message for the rater. One that starts with the parameter's name says so, and the
+    name keeps its exact spelling (``workerId``, ``PROLIFIC_PID``) instead of being capitalised."""
+    text = str(error)
+    if error.parameter and text.startswith(error.parameter + " "):
+        return sentence(f"the link parameter {text}")
+    return sentence(text)
 
 
 def _message(request, title: str, message: str, status: int = 200):
@@ -156,7 +173,7 @@ def _refusal_page(request, study: Study, refusal: services.AssignmentRefused):
         return _message(request, "This invitation has expired",
                         "Please ask the researcher for a new link.", status=410)
     if reason == services.AssignmentRefused.INVITE_INVALID:
-        return _message(request, "We could not start the task", f"{str(refusal).capitalize()}.", status=400)
+        return _message(request, "We could not start the task", sentence(refusal), status=400)
     hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
     return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
                     status=409 if reason == services.AssignmentRefused.BUSY else 403)
@@ -190,7 +207,7 @@ def entry(request, slug: str):
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", f"{str(error)[:1].upper()}{str(error)[1:]}.", status=400)
+        return _message(request, "We could not start the task", identity_problem(error), status=400)
     if identity.preview:
         return _mturk_preview(request, study)
     new_secret = None
@@ -238,7 +255,7 @@ def experiment_entry(request, slug: str):
     try:
         identity = platforms.identity_from(request.GET, platform)
     except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", f"{str(error)[:1].upper()}{str(error)[1:]}.", status=400)
+        return _message(request, "We could not start the task", identity_problem(error), status=400)
     if identity.preview:
         loads = allocation.condition_loads(open_ones)
         roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if selectors.study_has_room(s)]
@@ -274,11 +291,21 @@ def start(request, token: str):
     study = assignment.study
     context = {
         "assignment": assignment, "study": study, "error": error,
-        "instructions": render_markdown(study.instructions), "design_explanation": DESIGN_EXPLANATIONS[study.design],
+        "instructions": render_markdown(study.instructions),
+        "design_explanation": design_description(study.design, study.design_config, _anchors_shown(study)),
         "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
         "form_token": form_tokens.form_token(assignment.token, "consent"),
     }
     return render(request, "raters/start.html", context, status=400 if error else 200)
+
+
+def _anchors_shown(study: Study) -> tuple[float, float] | None:
+    """The lowest and highest reference value a BME study's items show (one aggregate), else None."""
+    if study.design != Design.BME:
+        return None
+    shown = study.items.filter(reference_value__isnull=False).aggregate(low=Min("reference_value"),
+                                                                        high=Max("reference_value"))
+    return (shown["low"], shown["high"]) if shown["low"] is not None else None
 
 
 # --- items -----------------------------------------------------------------------------------------
@@ -308,8 +335,11 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
             rows.append({**response, "field": name, "value": values.get(name, ""), "error": errors.get(name)})
         if study.design == Design.BWS:  # show the list in the rater's current ranking order
             rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isdigit() else 99, r["letter"]))
+        low, high = (criterion.scale_min, criterion.scale_max) if criterion.scale_min is not None \
+            and criterion.scale_max is not None else (config.get("min", 0), config.get("max", 999))
         criteria.append({"name": criterion.name, "question": criterion.question, "help": criterion.help_text,
-                         "rows": rows, "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1))})
+                         "rows": rows, "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1)),
+                         "min": number_text(low), "max": number_text(high)})
     points = list(range(1, config.get("points", 6) + 1)) if study.design == Design.LIKERT else []
     labels = config.get("labels") or []
     position = slot.position if slot else item.position
@@ -318,33 +348,43 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     reference = item.reference_response if study.is_magnitude else None
     return {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
+        "design_partial": f"raters/designs/{study.design}.html",  # one template per design, see item.html
         "turns": item.conversation.turns, "responses": responses, "criteria": criteria, "errors": errors,
         "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
-        "reference": reference, "reference_value": item.reference_value,
-        "example_double": round(2 * item.reference_value) if item.reference_value else None,
-        "example_half": round(item.reference_value / 2) if item.reference_value else None,
-        "me_min": config.get("min", 0), "me_max": config.get("max", 999),
+        "reference": reference, "reference_value": number_text(item.reference_value) if item.reference_value else None,
+        "example_double": number_text(2 * item.reference_value) if item.reference_value else None,
+        "example_half": number_text(item.reference_value / 2) if item.reference_value else None,
+        "me_min": number_text(config.get("min", 0)), "me_max": number_text(config.get("max", 999)),
         "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
     }
 
 
-def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, int]], dict[str, str]]:
-    """The answers in a submitted item form, as whole numbers, and the fields that are not."""
-    answers: dict[str, dict[int, int]] = {}
+def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, float]], dict[str, str]]:
+    """The answers in a submitted item form as numbers (ranks and Likert points whole, magnitude
+    estimates possibly decimal), and every field that is not acceptable with what is wrong with it
+    (designs.typed_value_parse; rater.js shows the same messages before the form is sent)."""
+    answers: dict[str, dict[int, float]] = {}
     errors: dict[str, str] = {}
-    for criterion in (c.name for c in selectors.study_criteria(study)):
-        answers[criterion] = {}
+    for criterion in selectors.study_criteria(study):
+        answers[criterion.name] = per_response = {}
         for rid in order:
-            name = field_name(rid, criterion)
+            name = field_name(rid, criterion.name)
             raw = (post.get(name) or "").strip()
-            if not raw:
-                errors[name] = "rank this response" if study.design == Design.BWS else "give a value for this response"
+            if study.design == Design.BWS:
+                if not raw:
+                    errors[name] = "rank this response"
+                elif not raw.isdigit():
+                    errors[name] = f"“{raw[:12]}” is not a rank"
+                else:
+                    per_response[rid] = int(raw)
                 continue
-            try:
-                answers[criterion][rid] = int(raw)
-            except ValueError:
-                errors[name] = f"“{raw[:12]}” is not a whole number"
+            value, problem = typed_value_parse(study.design, study.design_config, raw,
+                                               scale_min=criterion.scale_min, scale_max=criterion.scale_max)
+            if problem:
+                errors[name] = problem
+            else:
+                per_response[rid] = value
     return answers, errors
 
 
@@ -355,7 +395,7 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
             .values_list("response_id", "criterion__name", "value", "rank"):
         given = rank if study.design == Design.BWS else value
-        values[field_name(rid, criterion)] = str(int(given)) if given is not None else ""
+        values[field_name(rid, criterion)] = number_text(given) if given is not None else ""
     return values
 
 

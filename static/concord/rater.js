@@ -1,11 +1,16 @@
-// Rater item page: autosave, active time, Likert keys, BWS ranking (drag, arrows, selects),
-// and checks before submitting. The server checks everything again; this only saves round trips.
+// Rater item page: autosave, active time, Likert keys, BWS ranking (drag by mouse or touch, arrows,
+// selects), and checks before submitting. The server checks everything again and is the authority;
+// the checks here use the same grammar and the same messages (studies.designs.typed_value_parse)
+// and only save round trips.
 (function () {
   "use strict";
   const form = document.getElementById("item-form");
   if (!form) return;
   const design = form.dataset.design;
-  const status = form.querySelector(".autosave");
+  const magnitude = design === "rme" || design === "bme";
+  // Two notices, two live regions: autosave news must never overwrite what is wrong with the answers.
+  const saveStatus = form.querySelector(".autosave");
+  const summary = form.querySelector(".form-problems");
   // Autosave carries the page's per-assignment form token, not a cookie: inside a cross-site frame
   // (Mechanical Turk) the browser may send no cookies at all.
   const draftToken = form.dataset.draftToken || "";
@@ -38,27 +43,121 @@
       fetch(form.dataset.draftUrl, {
         method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
         body: JSON.stringify(answers()), credentials: "omit",
-      }).then((r) => { status.textContent = r.ok ? "Saved" : "Not saved — your answers are still on this page"; })
-        .catch(() => { status.textContent = "Offline — your answers are kept on this page; they will be saved"; });
+      }).then((r) => { saveStatus.textContent = r.ok ? "Saved" : "Not saved — your answers are still on this page"; })
+        .catch(() => { saveStatus.textContent = "Offline — your answers are kept on this page; they will be saved"; });
     }, 400);
   }
   form.addEventListener("input", scheduleSave);
   form.addEventListener("change", scheduleSave);
 
-  // Likert: digits choose a point in the focused row.
+  // --- checks: one function per kind of field, each returns its message ("" when fine) -----------
+
+  // The numbers a rater may type: digits with an optional decimal point (as designs._DECIMAL).
+  const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/, DECIMAL_COMMA = /^[+-]?\d*,\d+$/, THOUSANDS_COMMA = /^[+-]?\d{1,3},\d{3}$/;
+  function magnitudeMessage(input) {
+    const text = input.value.trim(), low = input.dataset.min, high = input.dataset.max;
+    const span = `${low} to ${high}`;
+    if (text === "") return "give a value for this response";
+    if (THOUSANDS_COMMA.test(text)) return `“${text}” is ambiguous: write ${text.replace(",", "")} for a whole number, or use a point for decimals`;
+    if (DECIMAL_COMMA.test(text)) return `write ${text.replace(",", ".")} with a point, not a comma`;
+    if (!DECIMAL.test(text)) return `“${Array.from(text).slice(0, 12).join("")}” is not a number: type digits, e.g. 40 or 12.5`;
+    const value = Number(text);
+    if (value < 0 && Number(low) >= 0) return `must not be negative: use a number from ${span}`;
+    if (value < Number(low) || value > Number(high)) return `use a number from ${span}`;
+    return "";
+  }
+  const likertMessage = (row) => (row.querySelector("input:checked") ? "" : "pick a point for this response");
+  const rankMessage = (select) => (select.value === "" ? "rank this response" : "");
+  function rankingMessage(list) {
+    const values = Array.from(list.querySelectorAll("select")).map((s) => s.value).filter((v) => v !== "");
+    const size = list.querySelectorAll("select").length;
+    return new Set(values).size !== values.length ? `ranks must be 1..${size}, each used once (no ties)` : "";
+  }
+
+  // Show (or clear) one field's message: its text, its red border, aria-invalid.
+  function mark(box, invalidEl, note, message) {
+    if (note) { note.textContent = message; note.hidden = !message; }
+    box.classList.toggle("has-error", !!message);
+    if (message) invalidEl.setAttribute("aria-invalid", "true"); else invalidEl.removeAttribute("aria-invalid");
+    return message;
+  }
+  const noteOf = (el) => document.getElementById(el.getAttribute("aria-describedby"));
+  function checkMagnitude(input) { return mark(input.closest(".magnitude-row"), input, noteOf(input), magnitudeMessage(input)); }
+  function checkLikert(row) { return mark(row, row, noteOf(row), likertMessage(row)); }
+  function checkRank(select) { return mark(select.closest("li"), select, noteOf(select), rankMessage(select)); }
+  function checkRanking(list) { return mark(list, list, noteOf(list), rankingMessage(list)); }
+
+  // Every field in one pass: all problems are shown at once, not the first one only.
+  function checkAll() {
+    const bad = [];
+    if (magnitude) form.querySelectorAll(".magnitude-row input").forEach((el) => { if (checkMagnitude(el)) bad.push(el); });
+    if (design === "likert") form.querySelectorAll(".likert-row").forEach((el) => { if (checkLikert(el)) bad.push(el); });
+    if (design === "bws") {
+      form.querySelectorAll("ol.ranking").forEach((list) => {
+        list.querySelectorAll("select").forEach((el) => { if (checkRank(el)) bad.push(el); });
+        if (checkRanking(list)) bad.push(list);
+      });
+    }
+    return bad;
+  }
+  function showSummary(count) {
+    summary.hidden = count === 0;
+    summary.textContent = count === 0 ? "" : count === 1 ? "1 answer needs attention; it is marked below."
+      : `${count} answers need attention; they are marked below.`;
+  }
+  const flaggedCount = () => form.querySelectorAll(".has-error").length;
+
+  // A field marked wrong is checked again as soon as it changes, so the mark goes once it is fixed.
+  function recheck(target) {
+    if (magnitude && target.matches(".magnitude-row input")) {
+      if (target.getAttribute("aria-invalid") === "true") checkMagnitude(target);
+    } else if (design === "likert" && target.closest(".likert-row")) {
+      checkLikert(target.closest(".likert-row"));
+    } else if (design === "bws" && target.closest("ol.ranking")) {
+      const list = target.closest("ol.ranking");
+      list.querySelectorAll("select").forEach((el) => { if (el.getAttribute("aria-invalid") === "true") checkRank(el); });
+      checkRanking(list);  // ties show at once (the selects swap ranks, so they are rare)
+    } else return;
+    // The server's note for a whole question (e.g. a ranking with ties) goes once nothing in it is marked.
+    const fieldset = target.closest("fieldset.criterion");
+    const note = fieldset && fieldset.querySelector(":scope > p.error");
+    if (note && !fieldset.querySelector(".has-error")) note.hidden = true;
+    if (!summary.hidden) showSummary(flaggedCount());
+  }
+  form.addEventListener("input", (event) => recheck(event.target));
+  form.addEventListener("change", (event) => recheck(event.target));
+
+  // --- Likert: typing a point's number picks it in the focused row ---------------------------------
+  // Scales of up to 9 points: one digit. Longer scales: two digits typed within a second make one
+  // number (1 then 0 is 10, 1 then 1 is 11); 0 alone is 10, as on a phone's keypad.
   form.querySelectorAll(".likert-row").forEach((row) => {
+    const size = row.querySelectorAll("input[type=radio]").length;
+    let typed = "", typedAt = 0;
     row.addEventListener("keydown", (event) => {
-      if (!/^[0-9]$/.test(event.key)) return;
-      const input = row.querySelector(`input[value="${event.key}"]`);
-      if (input) { input.checked = true; input.focus(); input.dispatchEvent(new Event("change", {bubbles: true})); event.preventDefault(); }
+      if (!/^[0-9]$/.test(event.key) || event.ctrlKey || event.metaKey || event.altKey) return;
+      const now = performance.now();
+      let wanted = event.key;
+      if (size >= 10) {
+        const joined = (now - typedAt < 1000 ? typed : "") + event.key;
+        wanted = joined.length <= 2 && Number(joined) >= 1 && Number(joined) <= size ? joined : event.key;
+        typed = wanted; typedAt = now;
+        if (wanted === "0") wanted = "10";
+      }
+      const input = row.querySelector(`input[value="${Number(wanted)}"]`);
+      event.preventDefault();
+      if (input) { input.checked = true; input.focus(); input.dispatchEvent(new Event("change", {bubbles: true})); }
     });
   });
 
-  // BWS: the list order is the ranking; selects, arrows and dragging all change it.
+  // --- BWS: the list order is the ranking; selects, arrows and dragging all change it -------------
   form.querySelectorAll("ol.ranking").forEach((list) => {
     const items = () => Array.from(list.querySelectorAll("li.rank-item"));
     const selectOf = (li) => li.querySelector("select");
-    function numberFromOrder() { items().forEach((li, i) => { selectOf(li).value = String(i + 1); }); scheduleSave(); }
+    function numberFromOrder() {
+      items().forEach((li, i) => { selectOf(li).value = String(i + 1); });
+      recheck(selectOf(items()[0]));
+      scheduleSave();
+    }
     function orderFromSelects(changed) {
       const wanted = Number(selectOf(changed).value);
       if (!wanted) return;
@@ -79,8 +178,14 @@
       numberFromOrder();
       button.focus();
     });
+
+    // Mouse: HTML drag and drop on the whole row.
     let dragged = null;
-    list.addEventListener("dragstart", (event) => { dragged = event.target.closest("li"); event.dataTransfer.effectAllowed = "move"; });
+    list.addEventListener("dragstart", (event) => {
+      if (held) { event.preventDefault(); return; }  // the handle is being dragged by pointer events
+      dragged = event.target.closest("li");
+      event.dataTransfer.effectAllowed = "move";
+    });
     list.addEventListener("dragover", (event) => {
       event.preventDefault();
       const over = event.target.closest("li");
@@ -89,46 +194,50 @@
       list.insertBefore(dragged, event.clientY > box.top + box.height / 2 ? over.nextSibling : over);
     });
     list.addEventListener("drop", (event) => { event.preventDefault(); numberFromOrder(); dragged = null; });
+
+    // Touch and pen (phones do not fire HTML drag events): Pointer Events on the handle, which has
+    // touch-action: none so the finger drags the row instead of scrolling the page. The held row
+    // itself never moves in the DOM (that would drop its pointer capture): its neighbours step
+    // around it while the pointer passes their middle.
+    let held = null;
+    list.addEventListener("pointerdown", (event) => {
+      const handle = event.target.closest(".handle");
+      if (!handle || (event.pointerType === "mouse" && event.button !== 0)) return;
+      held = {li: handle.closest("li"), id: event.pointerId};
+      handle.setPointerCapture(event.pointerId);
+      held.li.classList.add("dragging");
+      event.preventDefault();
+    });
+    list.addEventListener("pointermove", (event) => {
+      if (!held || event.pointerId !== held.id) return;
+      const li = held.li;
+      for (;;) {
+        const before = li.previousElementSibling, after = li.nextElementSibling;
+        if (before && event.clientY < middle(before)) list.insertBefore(before, li.nextSibling);
+        else if (after && event.clientY > middle(after)) list.insertBefore(after, li);
+        else break;
+      }
+    });
+    const middle = (el) => { const box = el.getBoundingClientRect(); return box.top + box.height / 2; };
+    function release(event) {
+      if (!held || event.pointerId !== held.id) return;
+      held.li.classList.remove("dragging");
+      held = null;
+      numberFromOrder();
+    }
+    list.addEventListener("pointerup", release);
+    list.addEventListener("pointercancel", release);
   });
 
-  // Checks before submit, shown next to the field (the server repeats them).
-  function problems() {
-    const found = [];
-    if (design === "rme" || design === "bme") {
-      form.querySelectorAll("input[type=number]").forEach((input) => {
-        const note = input.parentElement.querySelector(".field-error");
-        const value = input.value.trim(), min = Number(input.dataset.min), max = Number(input.dataset.max);
-        let message = "";
-        if (value === "") message = "give a value for this response";
-        else if (!/^\d+$/.test(value)) message = "use a whole number";
-        else if (Number(value) < min || Number(value) > max) message = `use a number from ${min} to ${max}`;
-        note.textContent = message; note.hidden = !message;
-        input.closest(".magnitude-row").classList.toggle("has-error", !!message);
-        input.setAttribute("aria-invalid", message ? "true" : "false");
-        if (message) found.push(input);
-      });
-    } else if (design === "likert") {
-      form.querySelectorAll(".likert-row").forEach((row) => {
-        const missing = !row.querySelector("input:checked");
-        row.classList.toggle("has-error", missing);
-        if (missing) found.push(row);
-      });
-    } else if (design === "bws") {
-      form.querySelectorAll("ol.ranking").forEach((list) => {
-        const values = Array.from(list.querySelectorAll("select")).map((s) => s.value);
-        const bad = values.includes("") || new Set(values).size !== values.length;
-        list.classList.toggle("has-error", bad);
-        if (bad) found.push(list);
-      });
-    }
-    return found;
-  }
+  // --- submit: every problem at once, then focus the first ----------------------------------------
   form.addEventListener("submit", (event) => {
-    const bad = problems();
+    const bad = checkAll();
+    showSummary(bad.length ? flaggedCount() : 0);
     if (bad.length) {
       event.preventDefault();
-      status.textContent = "Some answers need attention (marked in red).";
       bad[0].scrollIntoView({block: "center"});
+      const focusable = bad[0].matches("input, select, [tabindex]") ? bad[0] : bad[0].querySelector("input, select");
+      if (focusable) focusable.focus({preventScroll: true});
       return;
     }
     form.querySelector("input[name=active_ms]").value = String(currentActive());

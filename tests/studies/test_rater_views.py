@@ -142,20 +142,20 @@ def test_only_the_studys_own_platform_identity_is_accepted(client, make_study, p
 
 
 @pytest.mark.parametrize(("platform", "query", "message"), [
-    ("mturk", "workerId=&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "WorkerId is blank"),
+    ("mturk", "workerId=&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link parameter workerId is blank."),
     ("mturk", f"workerId={'A' * 121}&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com",
-     "WorkerId is longer than 120 characters"),
-    ("mturk", "workerId=A%00B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "WorkerId contains control"),
-    ("mturk", "workerId=A1&assignmentId=A%001&hitId=H1&turkSubmitTo=https://www.mturk.com", "AssignmentId contains control"),
-    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1&turkSubmitTo=https://evil.example", "TurkSubmitTo must be one of"),
-    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1", "The link lacks turkSubmitTo"),
-    ("mturk", "workerId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link lacks assignmentId"),
+     "The link parameter workerId is longer than 120 characters"),
+    ("mturk", "workerId=A%00B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link parameter workerId contains control"),
+    ("mturk", "workerId=A1&assignmentId=A%001&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link parameter assignmentId contains control"),
+    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1&turkSubmitTo=https://evil.example", "The link parameter turkSubmitTo must be one of"),
+    ("mturk", "workerId=A1&assignmentId=A1&hitId=H1", "The link lacks turkSubmitTo."),
+    ("mturk", "workerId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link lacks assignmentId."),
     ("mturk", "workerId=A1-B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "letters and digits"),
-    ("prolific", "PROLIFIC_PID=%20%20&SESSION_ID=s", "PROLIFIC_PID is blank"),
-    ("prolific", f"PROLIFIC_PID={'p' * 121}&SESSION_ID=s", "PROLIFIC_PID is longer than 120"),
-    ("prolific", "PROLIFIC_PID=p%00&SESSION_ID=s", "PROLIFIC_PID contains control"),
-    ("prolific", "PROLIFIC_PID=p", "The link lacks SESSION_ID"),
-    ("invite", "invite=%00", "Invite contains control"),
+    ("prolific", "PROLIFIC_PID=%20%20&SESSION_ID=s", "The link parameter PROLIFIC_PID is blank."),
+    ("prolific", f"PROLIFIC_PID={'p' * 121}&SESSION_ID=s", "The link parameter PROLIFIC_PID is longer than 120"),
+    ("prolific", "PROLIFIC_PID=p%00&SESSION_ID=s", "The link parameter PROLIFIC_PID contains control"),
+    ("prolific", "PROLIFIC_PID=p", "The link lacks SESSION_ID."),
+    ("invite", "invite=%00", "The link parameter invite contains control"),
 ])
 def test_bad_platform_parameters_are_a_400_naming_them_and_write_nothing(client, make_study, platform, query, message):
     study = make_study("likert", platform=platform)
@@ -393,7 +393,7 @@ def test_non_numbers_are_explained_and_kept(client, make_study):
         response = post_item(client, assignment, 0, data)
         page = response.content.decode()
         assert response.status_code == 400
-        assert f"“{typed}” is not a whole number" in page and f'value="{typed}"' in page
+        assert f"“{typed}” is not a number: type digits, e.g. 40 or 12.5" in page and f'value="{typed}"' in page
     assert Rating.objects.count() == 0
 
 
