@@ -242,6 +242,8 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     """A new draft copy of the study: every setting, its criteria and its items (check items with
     their rules), no raters. The copy has no deadline (the original's may have passed) and is not
     paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
+    if study.platform == Study.Platform.BENCHMARK:
+        raise services.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
     target = experiment or study.experiment
     config = {k: v for k, v in (study.platform_config or {}).items() if k != "closes_at"}
     copy = services.study_create(

@@ -73,7 +73,7 @@ class StudyForm(forms.Form):
                                              "how to withdraw).")
     reward = forms.DecimalField(label="Reward per assignment", min_value=0, max_digits=8, decimal_places=2,
                                 required=False, help_text="In the platform's currency (USD on Mechanical Turk); "
-                                                          "crowd publications use it unless they set their own.")
+                                                          "crowd publications pay this.")
     estimated_minutes = forms.IntegerField(label="Estimated minutes per assignment", min_value=1, required=False,
                                            help_text="Replaced by the pilot's median time once raters have submitted.")
     time_limit_minutes = forms.IntegerField(label="Time limit per rater (minutes, optional)", min_value=1,
@@ -89,6 +89,9 @@ class StudyForm(forms.Form):
         help_text="Asked after the last item. One question per line: name | yes_no, choice or text | "
                   "required or optional | question | choices (comma-separated, for choice). Blank: no questionnaire.")
 
+    # Settings that belong to some designs only (the page shows those of the chosen design).
+    DESIGN_FIELDS = {"likert_points": "likert", "likert_labels": "likert", "me_reference_value": "rme",
+                     "me_max": "rme bme", "bws_tuple_size": "bws"}
     STRUCTURE = ("design", "criteria", "platform", "likert_points", "likert_labels", "me_reference_value", "me_max",
                  "bws_tuple_size")
 

@@ -60,6 +60,9 @@ def study_duplicate(request, slug):
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
         return redirect("studies:study_detail", slug=slug)
+    except services.StudyStateError as error:
+        messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
+        return redirect("studies:study_detail", slug=slug)
     messages.success(request, f"“{copy.title}” is a new draft copy of “{study.title}” with its settings and items; "
                               f"no ratings were copied.")
     return redirect("studies:study_detail", slug=copy.slug)

@@ -93,6 +93,8 @@ class StudyDuplicateApi(APIView):
             copy = editing.study_duplicate(study=study, title=data.validated_data.get("title") or None)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
+        except services.StudyStateError as error:
+            raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
 
 
