@@ -17,8 +17,16 @@ def test_edit_duplicate_and_delete_a_draft(live_server, page, screenshot):
     log_in(page, live_server, "researcher", "pw-concord")
     page.goto(f"{live_server.url}/studies/{study.slug}/")
     page.click("text=Edit settings")
+    page.wait_for_url(f"{live_server.url}/studies/{study.slug}/edit/")
+    page.wait_for_load_state("load")
     assert page.locator("label", has_text="Responses ranked per item (BWS)").count() == 1
     assert page.locator("text=Bws tuple size").count() == 0
+    # Only the chosen design's settings show; choosing another design shows its own.
+    assert page.locator("[data-field=bws_tuple_size]").is_visible()
+    assert page.locator("[data-field=likert_points]").is_hidden()
+    page.check("input[name=design][value=likert]")
+    assert page.locator("[data-field=likert_points]").is_visible() and page.locator("[data-field=bws_tuple_size]").is_hidden()
+    page.check("input[name=design][value=bws]")
     page.fill("#id_title", "BWS pilot")
     page.fill("#id_reward", "1.50")
     page.fill("#id_estimated_minutes", "9")

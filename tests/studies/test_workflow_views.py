@@ -92,6 +92,8 @@ def test_bws_with_four_systems_and_the_reference_builds_and_says_so_once(researc
     assert study.design_config["tuple_size"] == 3 and study.items.count() == 6
     page = researcher.get(f"/studies/{study.slug}/").content.decode()
     assert "raters rank 3 responses per item" in page
+    response = researcher.post(f"/studies/{study.slug}/", {"corpus": corpus.slug, "systems": "seq2seq, nobody"})
+    assert response.status_code == 200 and response.content.decode().count("no responses from nobody") == 1
 
 
 def test_duplicate_delete_pause_resume_and_reopen_from_the_study_page(researcher, make_study):
