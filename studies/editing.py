@@ -119,17 +119,15 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     design = structure.get("design", study.design)
     criteria_specs: list[dict[str, str]] | None = None
     if structure:
-        current_names = list(study.criteria.values_list("name", flat=True))
         same = (design == study.design
                 and ("design_config" not in structure
                      or _config_or_none(design, structure["design_config"]) == study.design_config)
-                and ("criteria" not in structure
-                     or [s["name"] for s in _criteria_specs(structure["criteria"], {})] == current_names)
+                and ("criteria" not in structure or _criteria_unchanged(study, structure["criteria"]))
                 and structure.get("platform", study.platform) == study.platform)
         lock = None if same else structure_lock_reason(study)
         if lock:
             errors["design"] = f"cannot change the design, criteria or platform: {lock}"
-        else:
+        elif not same:
             if "design" in structure or "design_config" in structure:
                 try:
                     config = designs.design_config_clean(design, structure.get(
@@ -197,6 +195,18 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     if criteria_specs is not None:
         _criteria_replace(study, criteria_specs)
     return study, notes
+
+
+def _criteria_unchanged(study: Study, raw: Sequence[Mapping[str, Any] | str]) -> bool:
+    """True when ``raw`` names the study's criteria in order with their wording (a blank question or
+    help text means "as it is"): what a form that shows the locked criteria sends back."""
+    current = list(study.criteria.values_list("name", "question", "help_text"))
+    specs = _criteria_specs(raw, {})
+    return len(specs) == len(current) and all(
+        spec["name"] == name
+        and (spec.get("question") or "").strip() in ("", question)
+        and (spec.get("help_text") or "").strip() in ("", help_text)
+        for spec, (name, question, help_text) in zip(specs, current, strict=False))
 
 
 def _config_or_none(design: str, config: Any) -> dict | None:

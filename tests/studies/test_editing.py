@@ -202,3 +202,11 @@ def test_pay_plan_without_reward_or_time_says_nothing_it_cannot_know(make_study)
     assert planning.rater_pay(study) is None
     assert planning.hourly_rate(Decimal("1"), 0) is None
     assert Assignment.objects.count() == 0
+
+
+def test_a_published_studys_criterion_wording_is_fixed_too(make_study):
+    study = make_study("likert")
+    with pytest.raises(ValidationError, match="published"):
+        editing.study_update(study=study, values={"criteria": [{"name": "readability", "question": "Reworded?"},
+                                                               "coherence"]})
+    assert study.criteria.get(name="readability").question == services.DEFAULT_CRITERIA[0]["question"]
