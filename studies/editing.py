@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from studies import allocation, designs, services
@@ -179,6 +180,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
         else:
             changes["questionnaire"] = list(values["questionnaire"])
     rater_settings = {k: values[k] for k in RATER_SETTING_FIELDS if k in values}
+    if "closes_at" in rater_settings and _same_minute(allocation.study_closes_at(study), rater_settings["closes_at"]):
+        # The deadline sent back unchanged (an edit form, to the minute): not a new deadline, even if
+        # it has passed, so the study's text can still be edited after it.
+        del rater_settings["closes_at"]
     if errors:
         raise ValidationError(errors)
     if rater_settings:
@@ -207,6 +212,20 @@ def _criteria_unchanged(study: Study, raw: Sequence[Mapping[str, Any] | str]) ->
         and (spec.get("question") or "").strip() in ("", question)
         and (spec.get("help_text") or "").strip() in ("", help_text)
         for spec, (name, question, help_text) in zip(specs, current, strict=False))
+
+
+def _same_minute(current, raw: Any) -> bool:
+    if current is None or not raw:
+        return False
+    try:
+        sent = parse_datetime(str(raw).strip())
+    except ValueError:
+        return False
+    if sent is None:
+        return False
+    sent = sent if timezone.is_aware(sent) else timezone.make_aware(sent)
+    return abs((sent - current).total_seconds()) < 60 and sent.replace(second=0, microsecond=0) == \
+        current.replace(second=0, microsecond=0)
 
 
 def _config_or_none(design: str, config: Any) -> dict | None:

@@ -210,3 +210,17 @@ def test_a_published_studys_criterion_wording_is_fixed_too(make_study):
         editing.study_update(study=study, values={"criteria": [{"name": "readability", "question": "Reworded?"},
                                                                "coherence"]})
     assert study.criteria.get(name="readability").question == services.DEFAULT_CRITERIA[0]["question"]
+
+
+def test_text_of_a_study_past_its_deadline_can_still_be_edited(make_study):
+    study = make_study("likert")
+    passed = (timezone.now() - timedelta(hours=2)).replace(second=30, microsecond=0)
+    Study.objects.filter(pk=study.pk).update(platform_config={"closes_at": passed.isoformat()})
+    study.refresh_from_db()
+    # The edit form sends the deadline back to the minute.
+    study, _ = editing.study_update(study=study, values={"instructions": "Thanks!",
+                                                         "closes_at": passed.strftime("%Y-%m-%dT%H:%M")})
+    study.refresh_from_db()
+    assert study.instructions == "Thanks!" and study.platform_config["closes_at"] == passed.isoformat()
+    with pytest.raises(ValidationError, match="in the past"):
+        editing.study_update(study=study, values={"closes_at": (passed - timedelta(hours=1)).isoformat()})
