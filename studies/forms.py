@@ -199,6 +199,12 @@ class CollaboratorForm(forms.Form):
 
 class StudyDuplicateForm(forms.Form):
     title = forms.CharField(max_length=200, required=False, help_text="Blank: the title with “(copy)”.")
+    experiment = forms.ChoiceField(required=False, label="Into experiment",
+                                   help_text="Blank: the same experiment (a new condition beside this one).")
+
+    def __init__(self, *args, experiments=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["experiment"].choices = [("", "the same experiment")] + [(e.slug, e.title) for e in experiments]
 
 
 class ImportForm(forms.Form):

@@ -45,7 +45,8 @@ def study_edit(request, slug):
             return redirect("studies:study_detail", slug=study.slug)
     return render(request, "studies/study_edit.html", {
         "study": study, "form": form, "locked": locked, "plan": planning.pay_plan(study),
-        "duplicate_form": StudyDuplicateForm(),
+        "duplicate_form": StudyDuplicateForm(
+            experiments=selectors.experiments_visible_to(request.user).filter(is_benchmark=False)),
     })
 
 
@@ -53,10 +54,14 @@ def study_edit(request, slug):
 @require_POST
 def study_duplicate(request, slug):
     study = _study(request, slug)
-    form = StudyDuplicateForm(request.POST)
-    title = form.cleaned_data["title"] if form.is_valid() else ""
+    experiments = selectors.experiments_visible_to(request.user).filter(is_benchmark=False)
+    form = StudyDuplicateForm(request.POST, experiments=experiments)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("studies:study_detail", slug=slug)
+    target = experiments.get(slug=form.cleaned_data["experiment"]) if form.cleaned_data["experiment"] else None
     try:
-        copy = editing.study_duplicate(study=study, title=title or None)
+        copy = editing.study_duplicate(study=study, title=form.cleaned_data["title"] or None, experiment=target)
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
         return redirect("studies:study_detail", slug=slug)

@@ -83,14 +83,23 @@ class StudyDuplicateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        experiment = serializers.SlugField(required=False, allow_blank=True,
+                                           help_text="another experiment of yours; blank: the study's own")
 
     @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer}, operation_id="study_duplicate")
     def post(self, request, slug):
         study = _visible_study(request, slug)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        target = None
+        if data.validated_data.get("experiment"):
+            target = selectors.experiments_visible_to(request.user).filter(
+                is_benchmark=False, slug=data.validated_data["experiment"]).first()
+            if target is None:
+                raise ValidationError({"experiment": ["no experiment of yours has this slug"]})
         try:
-            copy = editing.study_duplicate(study=study, title=data.validated_data.get("title") or None)
+            copy = editing.study_duplicate(study=study, title=data.validated_data.get("title") or None,
+                                           experiment=target)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         except services.StudyStateError as error:

@@ -55,6 +55,12 @@ def test_duplicate_delete_and_the_state_operations(api, make_study):
     copy = Study.objects.get(slug=response.json()["slug"])
     assert copy.title == "Second run" and copy.items.count() == study.items.count()
     assert api.post(f"/api/studies/{study.slug}/delete/").status_code == 400
+    other = services.experiment_create(owner=study.experiment.owner, title="Next year", slug="next-year")
+    response = api.post(f"/api/studies/{study.slug}/duplicate/", {"experiment": "next-year"}, format="json")
+    assert response.status_code == 201 and response.json()["experiment"] == "next-year"
+    assert other.studies.count() == 1
+    response = api.post(f"/api/studies/{study.slug}/duplicate/", {"experiment": "not-mine"}, format="json")
+    assert response.status_code == 400 and "experiment" in response.json()
     assert api.post(f"/api/studies/{copy.slug}/delete/").status_code == 204
     assert api.get(f"/api/studies/{copy.slug}/").status_code == 404
     assert api.post(f"/api/studies/{study.slug}/pause/").json()["paused"] is True

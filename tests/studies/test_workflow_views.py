@@ -105,6 +105,12 @@ def test_duplicate_delete_pause_resume_and_reopen_from_the_study_page(researcher
     assert "Tick the box" in response.content.decode() and Study.objects.filter(pk=copy.pk).exists()
     researcher.post(f"/studies/{copy.slug}/delete/", {"confirm": "yes"})
     assert not Study.objects.filter(pk=copy.pk).exists()
+    later = services.experiment_create(owner=draft.experiment.owner, title="Later", slug="later")
+    foreign = services.experiment_create(owner=UserFactory(username="dave"), title="Dave's", slug="daves")
+    researcher.post(f"/studies/{draft.slug}/duplicate/", {"experiment": "later", "title": "Rerun"})
+    assert list(later.studies.values_list("title", flat=True)) == ["Rerun"]
+    page = researcher.post(f"/studies/{draft.slug}/duplicate/", {"experiment": "daves"}, follow=True).content.decode()
+    assert "Select a valid choice" in page and not foreign.studies.exists()
 
     services.study_publish(study=draft)
     response = researcher.post(f"/studies/{draft.slug}/delete/", {"confirm": "yes"}, follow=True)
