@@ -33,7 +33,7 @@ from crowd.models import (
     WorkerBlock,
 )
 from crowd.mturk import MTurk, external_question, qualification_requirements
-from studies import allocation, platforms, review
+from studies import allocation, editing, planning, platforms, review
 from studies.models import Assignment, Study
 
 MTURK_KEYS = {"reward", "hits", "assignments_per_hit", "lifetime_hours", "duration_minutes", "auto_approve_days",
@@ -74,10 +74,14 @@ def effective_settings(publication: Publication) -> dict[str, Any]:
     With the experiment link, places default to the sum over the experiment's open conditions."""
     study = publication.study
     needed = sum(places_needed(s) for s in _linked_studies(publication))
+    # The reward and the expected minutes are the study's (studies.planning: one source of truth); a
+    # publication keeps its own reward only once sent (the record of what the platform was told).
+    reward = study.reward if study.reward is not None else Decimal("0")
+    minutes = planning.pay_plan(study)["minutes"]
     if publication.platform == Platform.MTURK:
         per_hit = int(publication.settings.get("assignments_per_hit") or 9)
         defaults = {
-            "reward": "0", "assignments_per_hit": per_hit, "hits": max(1, math.ceil(needed / per_hit)),
+            "reward": str(costs.money(reward)), "assignments_per_hit": per_hit, "hits": max(1, math.ceil(needed / per_hit)),
             "lifetime_hours": 72, "duration_minutes": int(study.platform_config.get("time_limit_minutes") or 60),
             "auto_approve_days": 3, "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
@@ -87,7 +91,8 @@ def effective_settings(publication: Publication) -> dict[str, Any]:
         }
     else:
         defaults = {
-            "reward_cents": 0, "places": needed, "estimated_minutes": 20, "max_minutes": None,
+            "reward_cents": int(reward * 100), "places": needed,
+            "estimated_minutes": math.ceil(minutes) if minutes else 20, "max_minutes": None,
             "devices": ["desktop"], "filters": [], "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
             # The study's own fixed codes: the done page gives raters exactly these (studies.services).
@@ -163,6 +168,12 @@ def publication_configure(*, study: Study, platform: str, sandbox: bool = True,
         study=study, platform=platform, sandbox=sandbox)
     if cleaned and publication.status != Publication.Status.DRAFT:
         raise ValidationError({"settings": "this publication was already sent to the platform; its settings are fixed"})
+    reward = cleaned.pop("reward", None) if "reward" in cleaned else cleaned.pop("reward_cents", None)
+    if reward is not None:  # the study's reward (studies.planning reads it too)
+        amount = Decimal(str(reward)) / (100 if platform == Platform.PROLIFIC else 1)
+        editing.study_update(study=study, values={"reward": costs.money(amount)})
+        study.refresh_from_db(fields=["reward"])
+        publication.study = study
     publication.settings = {**publication.settings, **cleaned}
     publication.save(update_fields=["settings"])
     return publication
@@ -325,7 +336,8 @@ def mturk_publish(*, publication: Publication, confirm_production: bool = False,
         _record_error(publication, error)
         raise
     Publication.objects.filter(pk=publication.pk).update(
-        status=Publication.Status.PUBLISHED, published_at=timezone.now(), last_error="", external_id=hit_type)
+        status=Publication.Status.PUBLISHED, published_at=timezone.now(), last_error="", external_id=hit_type,
+        settings={**publication.settings, "reward": s["reward"]})  # what was sent, whatever the study says later
     publication.refresh_from_db()
     return publication
 
@@ -790,9 +802,11 @@ def prolific_publish(*, publication: Publication, confirm_production: bool = Fal
     client = _prolific(client)
     try:
         if not publication.external_id:
-            created = client.create_study(prolific_study_body(publication))
-            Publication.objects.filter(pk=publication.pk).update(external_id=created["id"],
-                                                                 status=Publication.Status.UNPUBLISHED)
+            body = prolific_study_body(publication)
+            created = client.create_study(body)
+            Publication.objects.filter(pk=publication.pk).update(  # the reward sent stays with the publication
+                external_id=created["id"], status=Publication.Status.UNPUBLISHED,
+                settings={**publication.settings, "reward_cents": body["reward"]})
             publication.refresh_from_db()
         if publish:
             client.transition_study(publication.external_id, "PUBLISH")

@@ -184,6 +184,16 @@ class Study(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The researcher's workflow (studies.editing, studies.planning): consent text, pay and pause.
+    consent_text = models.TextField(blank=True, help_text="Markdown raters agree to before the first item.")
+    reward = models.DecimalField(
+        max_digits=8, decimal_places=2, null=True, blank=True,
+        help_text="Pay per assignment, in the platform's currency (USD on MTurk); crowd publications default to it.",
+    )
+    estimated_minutes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Planned minutes per assignment (a pilot's median replaces it once there is one).",
+    )
+    paused_at = models.DateTimeField(null=True, blank=True, help_text="Set while paused: no new raters.")
 
     class Meta:
         ordering = ["experiment", "id"]

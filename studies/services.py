@@ -231,8 +231,11 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
             + (" and a reference response" if study.is_magnitude else ""))})
     shown = len(judged_systems) + (0 if study.is_magnitude else 1 if usable[0][1]["reference"] else 0)
     if study.design == Design.BWS and shown != study.design_config["tuple_size"]:
-        raise ValidationError({"systems": f"BWS ranks {study.design_config['tuple_size']} responses per item, "
-                                          f"these choices show {shown}"})
+        # BWS ranks every response an item shows, so the tuple size follows the choice (a draft, no rater yet).
+        if not 2 <= shown <= 10:
+            raise ValidationError({"systems": f"BWS ranks 2 to 10 responses per item; these choices show {shown}"})
+        study.design_config = {**study.design_config, "tuple_size": shown}
+        study.save(update_fields=["design_config"])
     study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
     reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
     items = StudyItem.objects.bulk_create([
@@ -452,6 +455,8 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     closes_at = allocation.study_closes_at(study)
     if closes_at is not None and closes_at <= timezone.now():
         raise AssignmentRefused("this study has closed", reason=AssignmentRefused.CLOSED)
+    if study.paused_at is not None:  # studies.editing.study_pause: no new raters; started ones go on
+        raise AssignmentRefused("this study is paused for now; please try again later", reason=AssignmentRefused.CLOSED)
     # Assignments past their time limit give their items back before the study is judged full.
     if review.time_limit_minutes(study) > 0:
         review.assignments_expire_stale(studies=[study])

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies import check_views, rater_views, report_views, views
+from studies import check_views, rater_views, report_views, views, workflow_views
 
 app_name = "studies"
 urlpatterns = [
@@ -23,6 +23,13 @@ urlpatterns = [
     path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
     path("studies/<slug:slug>/invites/new/", views.invite_create, name="invite_create"),
     path("studies/<slug:slug>/rater-settings/", views.study_rater_settings, name="study_rater_settings"),
+    path("experiments/<slug:experiment>/collaborators/<str:action>/", workflow_views.experiment_collaborators,
+         name="experiment_collaborators"),
+    path("studies/<slug:slug>/edit/", workflow_views.study_edit, name="study_edit"),
+    path("studies/<slug:slug>/duplicate/", workflow_views.study_duplicate, name="study_duplicate"),
+    path("studies/<slug:slug>/delete/", workflow_views.study_delete, name="study_delete"),
+    path("studies/<slug:slug>/browse/", workflow_views.study_items_browser, name="study_items_browser"),
+    path("studies/<slug:slug>/state/<str:action>/", workflow_views.study_state, name="study_state"),
     path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),
     path("import/", views.dialogues_import, name="import"),

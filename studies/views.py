@@ -7,12 +7,13 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import allocation, checks, live_selectors, live_services, selectors, services
+from studies import allocation, checks, editing, live_selectors, live_services, planning, selectors, services
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
@@ -59,13 +60,15 @@ def study_create(request, experiment):
     form = StudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            study = services.study_create(
-                experiment=experiment, title=form.cleaned_data["title"], design=form.cleaned_data["design"],
-                design_config=form.design_config(), criteria=form.criteria_names(),
-                raters_per_item=form.cleaned_data["raters_per_item"],
-                items_per_assignment=form.cleaned_data["items_per_assignment"],
-                instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
-            )
+            with transaction.atomic():  # the draft and its other settings, or nothing
+                study = services.study_create(
+                    experiment=experiment, title=form.cleaned_data["title"], design=form.cleaned_data["design"],
+                    design_config=form.design_config(), criteria=form.criteria_specs(),
+                    raters_per_item=form.cleaned_data["raters_per_item"],
+                    items_per_assignment=form.cleaned_data["items_per_assignment"],
+                    instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
+                )
+                editing.study_update(study=study, values=form.settings_values())
         except ValidationError as error:
             for text in _errors_text(error):
                 form.add_error(None, text)
@@ -117,6 +120,9 @@ def study_detail(request, slug):
         "checks": checks.study_checks_summary(study),
         "live": live_selectors.live_reliability(study),
         "live_forms": [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")],
+        "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
+        "collaborators": list(study.experiment.collaborators.order_by("username")),
+        "may_share": editing.may_manage_collaborators(request.user, study.experiment),
     }
     context["live_form"] = LiveConfigForm(initial=context["live"]["config"])
     return render(request, "studies/study_detail.html", context)

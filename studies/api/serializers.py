@@ -1,6 +1,9 @@
 """Input and output serializers, kept next to the API views that use them."""
+from datetime import datetime
+
 from rest_framework import serializers
 
+from studies import allocation
 from studies.importing.formats import FORMATS
 from studies.models import Design, Study
 
@@ -38,6 +41,23 @@ class StudyOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     published_at = serializers.DateTimeField(allow_null=True)
     closed_at = serializers.DateTimeField(allow_null=True)
+    paused = serializers.SerializerMethodField(help_text="published but taking no new raters (studies.editing)")
+    paused_at = serializers.DateTimeField(allow_null=True)
+    deadline = serializers.SerializerMethodField(help_text="platform_config.closes_at: no new raters after it")
+    consent_text = serializers.CharField()
+    reward = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    estimated_minutes = serializers.IntegerField(allow_null=True)
+    time_limit_minutes = serializers.SerializerMethodField()
+    questionnaire = serializers.JSONField()
+
+    def get_paused(self, study) -> bool:
+        return study.paused_at is not None and study.status == Study.Status.PUBLISHED
+
+    def get_deadline(self, study) -> datetime | None:
+        return allocation.study_closes_at(study)
+
+    def get_time_limit_minutes(self, study) -> int | None:
+        return (study.platform_config or {}).get("time_limit_minutes")
 
 
 class ImportOutputSerializer(serializers.Serializer):

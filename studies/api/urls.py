@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies.api import check_views, views
+from studies.api import check_views, views, workflow_views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -12,6 +12,18 @@ urlpatterns = [
     path("studies/create/", views.StudyCreateApi.as_view(), name="study-create"),
     path("studies/<slug:slug>/", views.StudyDetailApi.as_view(), name="study-detail"),
     path("studies/<slug:slug>/publish/", views.StudyPublishApi.as_view(), name="study-publish"),
+    path("studies/<slug:slug>/settings/", workflow_views.StudySettingsApi.as_view(), name="study-settings"),
+    path("studies/<slug:slug>/duplicate/", workflow_views.StudyDuplicateApi.as_view(), name="study-duplicate"),
+    path("studies/<slug:slug>/delete/", workflow_views.StudyDeleteApi.as_view(), name="study-delete"),
+    path("studies/<slug:slug>/pause/", workflow_views.StudyPauseApi.as_view(), name="study-pause"),
+    path("studies/<slug:slug>/resume/", workflow_views.StudyResumeApi.as_view(), name="study-resume"),
+    path("studies/<slug:slug>/reopen/", workflow_views.StudyReopenApi.as_view(), name="study-reopen"),
+    path("studies/<slug:slug>/pay-plan/", workflow_views.StudyPayPlanApi.as_view(), name="study-pay-plan"),
+    path("studies/<slug:slug>/browse/", workflow_views.StudyBrowserApi.as_view(), name="study-browse"),
+    path("experiments/<slug:slug>/collaborators/", workflow_views.ExperimentCollaboratorsApi.as_view(),
+         name="experiment-collaborators"),
+    path("experiments/<slug:slug>/collaborators/remove/", workflow_views.ExperimentCollaboratorRemoveApi.as_view(),
+         name="experiment-collaborators-remove"),
     path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
     path("studies/<slug:slug>/invites/", views.InviteCreateApi.as_view(), name="study-invite-create"),
     path("studies/<slug:slug>/rater-settings/", views.StudyRaterSettingsApi.as_view(), name="study-rater-settings"),

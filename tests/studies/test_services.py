@@ -65,11 +65,18 @@ def test_likert_and_bws_items_judge_the_reference_unlabelled_me_items_anchor_it(
     assert (rme_item.reference_response.system.name, rme_item.reference_value) == ("human", 100)
 
 
-def test_bws_tuple_size_must_match_the_responses_shown(make_study, user, corpus):
+def test_bws_tuple_size_follows_the_responses_shown(make_study, user, corpus):
+    # Issue #18: 4 systems + the reference could not be built with the default tuple size of 4.
     experiment = services.experiment_create(owner=user, title="E")
     study = services.study_create(experiment=experiment, title="S", design="bws", design_config={"tuple_size": 3})
-    with pytest.raises(ValidationError, match="ranks 3 responses"):
-        services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    study.refresh_from_db()
+    assert study.design_config["tuple_size"] == 4
+    assert {i.item_responses.count() for i in study.items.all()} == {4}
+    services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    study.refresh_from_db()
+    assert study.design_config["tuple_size"] == 3
+    assert services.study_publish(study=study).status == "published"
 
 
 def test_items_build_limit_samples_reproducibly(make_study, corpus):

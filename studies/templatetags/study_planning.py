@@ -1,0 +1,21 @@
+"""Template tags for the rater's start page include (templates/raters/_pay.html): pay, expected
+time and the study's consent text, read from the study already in the page's context."""
+from django import template
+
+from studies import planning
+
+register = template.Library()
+
+
+@register.simple_tag
+def rater_pay(study):
+    """``planning.rater_pay`` (reward, minutes, hourly rate) or None."""
+    return planning.rater_pay(study) if study is not None else None
+
+
+@register.simple_tag
+def consent_html(study):
+    """The study's consent text as safe HTML (Markdown, cleaned as the instructions are)."""
+    from studies.rater_views import render_markdown  # the rater pages' one Markdown renderer
+
+    return render_markdown(study.consent_text) if study is not None and study.consent_text else ""
