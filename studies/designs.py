@@ -6,6 +6,10 @@
   ``min``..``max`` (default 0..999); a value is an integer in range.
 - BME: the same range; the reference value comes per item from an automatic metric.
 - BWS: the responses of an item are ranked 1 (best) .. m (worst), no ties; ``tuple_size`` is m.
+- BWS tuples (many items, Kiritchenko & Mohammad 2016): single responses shown in tuples of
+  ``tuple_size`` (3-5, default 4); about ``factor``·N tuples (default 2), each response in
+  factor·tuple_size of them; ``tries`` shuffles kept by the evenness of pair co-occurrence; ``seed``
+  makes the tuples reproducible. The rater picks the best and the worst member per criterion.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ DEFAULT_CONFIG: dict[str, dict[str, Any]] = {
     Design.RME: {"reference_value": 100, "min": 0, "max": 999},
     Design.BME: {"min": 0, "max": 999},
     Design.BWS: {"tuple_size": 4},
+    Design.BWS_TUPLES: {"tuple_size": 4, "factor": 2, "tries": 20, "seed": 0},
 }
 
 DESIGN_EXPLANATIONS: dict[str, str] = {
@@ -36,6 +41,10 @@ DESIGN_EXPLANATIONS: dict[str, str] = {
     ),
     Design.BWS: (
         "Best-worst scaling: raters rank all responses of an item from best to worst, without ties."
+    ),
+    Design.BWS_TUPLES: (
+        "Best-worst scaling with tuples: each screen shows a few responses (usually 4), each with its own "
+        "conversation; raters pick the best and the worst one for each question."
     ),
 }
 
@@ -81,6 +90,11 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
                 errors["design_config.reference_value"] = f"must be a positive number, got {ref!r}"
     elif design == Design.BWS:
         _int_field(merged, "tuple_size", errors, low=2, high=10)
+    elif design == Design.BWS_TUPLES:
+        _int_field(merged, "tuple_size", errors, low=3, high=5)
+        _int_field(merged, "factor", errors, low=1, high=10)
+        _int_field(merged, "tries", errors, low=1, high=200)
+        _int_field(merged, "seed", errors, low=0, high=2**31 - 1)
     if errors:
         raise ValidationError(errors)
     return merged
