@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, QuerySet, Sum
 from django.utils import timezone
 
 from studies.analysis import bws
@@ -302,10 +302,11 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
                "tuple": positions.get(row.item)}
 
 
-def choices_stamp(studies: QuerySet[Study]) -> tuple:
-    """Changes whenever a best-worst pick of these studies changes (for the report cache key)."""
-    stamp = BestWorstChoice.objects.filter(assignment__study__in=studies).aggregate(
-        n=Count("id"), last=Max("updated_at"), done=Count("id", filter=Q(assignment__status__in=("submitted", "approved"))))
+def choices_stamp(study_ids: Iterable[int]) -> tuple:
+    """Changes whenever a best-worst pick of these studies changes (part of the report's and the
+    live panel's cache key, ``selectors.ratings_version``): count, latest change, sums of the picks."""
+    stamp = BestWorstChoice.objects.filter(assignment__study_id__in=list(study_ids)).aggregate(
+        n=Count("id"), last=Max("updated_at"), best=Sum("best_id"), worst=Sum("worst_id"))
     return tuple(stamp.values())
 
 

@@ -229,12 +229,13 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     """Changes whenever the ratings or the assignments that reports read change: counts, latest
     change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
     assignments are in a status reports count (approving or rejecting one changes the report)."""
-    ids = sorted(studies.values_list("pk", flat=True))
+    rows = sorted(studies.values_list("pk", "design"))
+    ids, designs = [pk for pk, _ in rows], {design for _, design in rows}
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
         n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
-    tuples = bws_tuples.choices_stamp(Study.objects.filter(pk__in=ids))
+    tuples = bws_tuples.choices_stamp(ids) if Design.BWS_TUPLES in designs else ()
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *tuples))
 
 
