@@ -401,3 +401,19 @@ def live_split_half(study: Study) -> list[dict[str, Any]]:
     return [{"criterion": e["criterion"], "annotations": e["annotations"], "split_half": e["split_half"],
              "note": e["note"], "annotations_per_tuple": e.get("annotations_per_tuple")}
             for e in tuples_report(Study.objects.filter(pk=study.pk))]
+
+
+def report_sheets(entries: Sequence[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
+    """The tuple section as spreadsheet sheets (split-half, systems, responses); none when the
+    report has no bws_tuples condition."""
+    if not entries:
+        return {}
+    keys = [{"condition": e["condition"], "criterion": e["criterion"]} for e in entries]
+    split = [{**k, "annotations": e["annotations"], **(e["split_half"] or {}), "note": e["note"]}
+             for k, e in zip(keys, entries, strict=True)]
+    return {
+        "BWS tuples split-half": pd.DataFrame(split),
+        "BWS tuples systems": pd.DataFrame([{**k, **s} for k, e in zip(keys, entries, strict=True) for s in e["systems"]]),
+        "BWS tuples responses": pd.DataFrame([{**k, **r} for k, e in zip(keys, entries, strict=True)
+                                              for r in e["responses"]]),
+    }

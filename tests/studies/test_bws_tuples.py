@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 import numpy as np
+import openpyxl
 import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
@@ -150,6 +151,11 @@ def test_report_export_api_and_live_panel_show_the_tuple_scores(client, api, use
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/report/").content.decode()
     assert 'id="bws-tuples"' in page and "Spearman-Brown" in page
+    workbook = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx").content))
+    sheet = workbook["BWS tuples split-half"]
+    header = [c.value for c in sheet[1]]
+    assert sheet.cell(2, header.index("spearman_mean") + 1).value == pytest.approx(entry["split_half"]["spearman_mean"])
+    assert workbook["BWS tuples responses"].max_row == 2 * 24 + 1  # criteria × responses, plus the header
     detail = client.get(f"/studies/{study.slug}/").content.decode()
     assert 'data-testid="live-split-half"' in detail
     assert f"{entry['split_half']['spearman_mean']:.3f}" in detail
