@@ -302,6 +302,12 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
                "tuple": positions.get(row.item)}
 
 
+def choices_per_study(study_ids: Iterable[int]) -> dict[int, int]:
+    """Study id -> best-worst picks stored (one per tuple × criterion × rater), for progress."""
+    return dict(BestWorstChoice.objects.filter(assignment__study_id__in=list(study_ids)).values("assignment__study_id")
+                .annotate(n=Count("id")).values_list("assignment__study_id", "n"))
+
+
 def choices_stamp(study_ids: Iterable[int]) -> tuple:
     """Changes whenever a best-worst pick of these studies changes (part of the report's and the
     live panel's cache key, ``selectors.ratings_version``): count, latest change, sums of the picks."""

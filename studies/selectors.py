@@ -116,6 +116,9 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
     for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
                   .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
         progress[pk]["ratings"] = n
+    if tuple_ids := [s.pk for s in studies if s.design == Design.BWS_TUPLES]:  # best-worst picks count as ratings
+        for pk, n in bws_tuples.choices_per_study(tuple_ids).items():
+            progress[pk]["ratings"] += n
     times: dict[int, list[float]] = {}
     for pk, seconds in Assignment.objects.filter(study_id__in=ids, status__in=DONE_STATUSES,
                                                  total_seconds__isnull=False).values_list("study_id", "total_seconds"):

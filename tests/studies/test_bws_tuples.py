@@ -148,6 +148,7 @@ def test_report_export_api_and_live_panel_show_the_tuple_scores(client, api, use
     assert sorted(r["value"] for r in one) == ["-1.0", "0.0", "0.0", "1.0"]
     assert {r["rank"] for r in one} == {"1", "4", ""}
 
+    assert api.get(f"/api/studies/{study.slug}/progress/").json()["ratings"] == 3 * 48 * 2  # picks count
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/report/").content.decode()
     assert 'id="bws-tuples"' in page and "Spearman-Brown" in page
