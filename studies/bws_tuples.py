@@ -163,6 +163,9 @@ def choices_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
         if name not in criteria:
             errors[name] = "unknown criterion"
             continue
+        if not isinstance(picks, Mapping):
+            errors[name] = "give the best and the worst response id"
+            continue
         for kind in KINDS:
             value = picks.get(kind)
             if isinstance(value, bool) or not isinstance(value, int) or value not in shown:

@@ -7,6 +7,7 @@ import pytest
 
 from studies.bws_tuples import tuple_field
 from studies.models import Assignment, BestWorstChoice
+from tests.browser.conftest import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CRITERIA = ("readability", "coherence")
@@ -24,8 +25,11 @@ def order_on(worker, position):
 
 
 def stored(worker):
-    return {(c, kind): rid for c, best, worst in BestWorstChoice.objects.filter(assignment__rater__external_id=worker)
-            .values_list("criterion__name", "best_id", "worst_id") for kind, rid in (("best", best), ("worst", worst))}
+    """{(item position in the assignment, criterion, best|worst): response id} as stored."""
+    assignment = Assignment.objects.get(rater__external_id=worker)
+    position = dict(assignment.assignment_items.values_list("item_id", "position"))
+    return {(position[item], c, kind): rid for item, c, best, worst in BestWorstChoice.objects.filter(assignment=assignment)
+            .values_list("item_id", "criterion__name", "best_id", "worst_id") for kind, rid in (("best", best), ("worst", worst))}
 
 
 def submit(page):
@@ -58,7 +62,13 @@ def test_full_assignment_by_mouse_and_keyboard_stores_exactly_the_picks(live_ser
     # the response picked as best cannot be worst too
     assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[1]}']").is_disabled()
     first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[3]}']").locator("..").click()
-    entered.update({(CRITERIA[0], "best"): order[1], (CRITERIA[0], "worst"): order[3]})
+    entered.update({(0, CRITERIA[0], "best"): order[1], (0, CRITERIA[0], "worst"): order[3]})
+    # autosaved: a reload shows the picks again
+    wait_until(page, "document.querySelector('.autosave').textContent === 'Saved'")
+    page.reload()
+    assert first.locator(f"input[name='{tuple_field('best', CRITERIA[0])}'][value='{order[1]}']").is_checked()
+    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[3]}']").is_checked()
+    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[1]}']").is_disabled()
     # the second question is still open: the page says so and does not leave
     page.click("form#item-form button[type=submit]")
     assert page.url.endswith("/items/0/")
@@ -68,7 +78,7 @@ def test_full_assignment_by_mouse_and_keyboard_stores_exactly_the_picks(live_ser
     second.focus()
     for key in ("3", "b", "2", "w"):
         page.keyboard.press(key)
-    entered.update({(CRITERIA[1], "best"): order[2], (CRITERIA[1], "worst"): order[1]})
+    entered.update({(0, CRITERIA[1], "best"): order[2], (0, CRITERIA[1], "worst"): order[1]})
     submit(page)
     assert page.url.endswith("/items/1/")
     # item 2, keyboard only, moving a pick: 1 b then 1 w moves response 1 from best to worst
@@ -77,7 +87,7 @@ def test_full_assignment_by_mouse_and_keyboard_stores_exactly_the_picks(live_ser
         page.locator(f"fieldset[data-criterion={criterion}]").focus()
         for key in ("1", "b", "1", "w", "4", "b"):
             page.keyboard.press(key)
-        entered.update({(criterion, "best"): order[3], (criterion, "worst"): order[0]})
+        entered.update({(1, criterion, "best"): order[3], (1, criterion, "worst"): order[0]})
     submit(page)
     code = finish(page)
     assignment = Assignment.objects.get(rater__external_id=worker)
@@ -106,6 +116,6 @@ def test_phone_sized_screen_by_touch_with_44px_targets(live_server, browser, scr
     screenshot(page, "item-bws_tuples-phone")
     submit(page)
     finish(page)
-    assert stored(worker) == {(CRITERIA[0], "best"): order[0], (CRITERIA[0], "worst"): order[2],
-                              (CRITERIA[1], "best"): order[3], (CRITERIA[1], "worst"): order[1]}
+    assert stored(worker) == {(0, CRITERIA[0], "best"): order[0], (0, CRITERIA[0], "worst"): order[2],
+                              (0, CRITERIA[1], "best"): order[3], (0, CRITERIA[1], "worst"): order[1]}
     context.close()
