@@ -190,3 +190,29 @@ def test_rater_pages_show_each_member_with_its_context_and_refuse_the_same_pick(
     assert BestWorstChoice.objects.filter(assignment=assignment).count() == 2
     back = client.get(f"/r/a/{token}/items/0/").content.decode()
     assert re.search(rf'name="{tuple_field("best", "readability")}" value="{a}" checked', back)
+
+
+def test_an_experiment_with_a_likert_and_a_tuples_condition_reports_both(client, api, user, make_study):
+    experiment = services.experiment_create(owner=user, title="Two conditions")
+    likert = make_study("likert", raters_per_item=2, items_per_assignment=6, experiment=experiment)
+    tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48, experiment=experiment)
+    rng = np.random.default_rng(3)
+    _rate_everything(tuples, 2, rng)
+    for i in range(2):
+        assignment = start(likert, f"l{i}")
+        for slot in assignment.assignment_items.all():
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+                c: {r: int(rng.integers(1, 7)) for r in slot.response_order} for c in CRITERIA})
+        services.assignment_submit(assignment=assignment)
+    report = api.get(f"/api/experiments/{experiment.slug}/report/").json()
+    assert [e["condition"] for e in report["bws_tuples"]] == [tuples.slug, tuples.slug]
+    cells = {(r["condition"], r["criterion"]): r for r in report["tables"]["table1"]}
+    assert "icc" in cells[(likert.slug, "readability")] and "icc" in cells[(tuples.slug, "readability")]
+    assert {row["condition"] for row in report["systems"]} == {likert.slug, tuples.slug}
+    client.force_login(user)
+    page = client.get(f"/experiments/{experiment.slug}/report/")
+    assert page.status_code == 200 and 'id="bws-tuples"' in page.content.decode()
+    figures = re.findall(r'<img src="([^"]+\.svg[^"]*)"', page.content.decode())
+    assert len(figures) >= 4
+    for url in figures:
+        assert client.get(url.replace("&amp;", "&")).status_code == 200, url
