@@ -318,7 +318,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     reference = item.reference_response if study.is_magnitude else None
     context = {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
-        "turns": item.conversation.turns if item.conversation_id else [], "responses": responses, "criteria": criteria, "errors": errors,
+        "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
+        "responses": responses, "criteria": criteria, "errors": errors,
         "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
         "reference": reference, "reference_value": item.reference_value,
         "example_double": round(2 * item.reference_value) if item.reference_value else None,
@@ -414,9 +415,9 @@ def item(request, token: str, position: int):
                        else _parse(request.POST, assignment.study, slot.response_order))
     if not errors:
         try:
-            (bws_tuples.choices_record if tuples else services.ratings_record)(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                    seconds=(timezone.now() - slot.started_at).total_seconds(),
-                                    active_seconds=active)
+            record = bws_tuples.choices_record if tuples else services.ratings_record
+            record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                   seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except services.StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:
