@@ -102,6 +102,7 @@ class SplitHalf:
     pearson_sd: float
     spearman_brown: float  # 2r/(1+r) of the mean Spearman
     trials: int
+    pearson_brown: float = float("nan")  # 2r/(1+r) of the mean Pearson
 
 
 def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayLike, annotation_ids: ArrayLike,
@@ -147,7 +148,8 @@ def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayL
         rs.append(spearmanr(a, b).statistic)
         ps.append(pearsonr(a, b).statistic)
     r = float(np.mean(rs))
-    return SplitHalf(r, float(np.std(rs)), float(np.mean(ps)), float(np.std(ps)), 2 * r / (1 + r), trials)
+    p = float(np.mean(ps))
+    return SplitHalf(r, float(np.std(rs)), p, float(np.std(ps)), 2 * r / (1 + r), trials, 2 * p / (1 + p))
 
 
 def group_means_ci(scores: ArrayLike, groups: ArrayLike, *, level: float = 0.95) -> pd.DataFrame:

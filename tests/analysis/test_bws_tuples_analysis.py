@@ -67,7 +67,8 @@ def _independent_split_half(items, ranks, tuples, annotations, trials, seed):
         rs.append(stats.spearmanr(scores[0][both], scores[1][both]).statistic)
         ps.append(stats.pearsonr(scores[0][both], scores[1][both]).statistic)
     r = np.mean(rs)
-    return r, np.std(rs), np.mean(ps), np.std(ps), 2 * r / (1 + r)
+    p = np.mean(ps)
+    return r, np.std(rs), p, np.std(ps), 2 * r / (1 + r), 2 * p / (1 + p)
 
 
 def test_split_half_equals_an_independent_computation_with_the_same_seed():
@@ -85,7 +86,8 @@ def test_split_half_equals_an_independent_computation_with_the_same_seed():
     items, ranks, tuple_ids, annotations = zip(*rows, strict=True)
     ours = split_half_reliability(items, ranks, tuple_ids, annotations, trials=100, seed=9)
     theirs = _independent_split_half(items, ranks, tuple_ids, annotations, trials=100, seed=9)
-    got = (ours.spearman_mean, ours.spearman_sd, ours.pearson_mean, ours.pearson_sd, ours.spearman_brown)
+    got = (ours.spearman_mean, ours.spearman_sd, ours.pearson_mean, ours.pearson_sd, ours.spearman_brown,
+           ours.pearson_brown)
     assert got == pytest.approx(theirs, abs=1e-9)
     assert ours.trials == 100 and 0 < ours.spearman_mean < 1
 
