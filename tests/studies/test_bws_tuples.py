@@ -216,3 +216,20 @@ def test_an_experiment_with_a_likert_and_a_tuples_condition_reports_both(client,
     assert len(figures) >= 4
     for url in figures:
         assert client.get(url.replace("&amp;", "&")).status_code == 200, url
+
+
+def test_researcher_preview_and_mturk_preview_show_a_tuple_and_store_nothing(client, user, make_study):
+    study = make_study("bws_tuples", platform="mturk")
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/preview/").content.decode()
+    assert page.count('class="card tuple-member"') == 4 and "Next (preview)" in page
+    anonymous = Client().get(f"/r/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1")
+    assert anonymous.status_code == 200 and anonymous.content.decode().count('class="card tuple-member"') == 4
+    assert not Assignment.objects.exists() and not BestWorstChoice.objects.exists()
+
+
+def test_publish_refuses_a_tuple_without_its_members(make_study):
+    study = make_study("bws_tuples", publish=False)
+    StudyItemResponse.objects.filter(item=study.items.first(), position=0).delete()
+    with pytest.raises(services.StudyStateError, match="1 tuple"):
+        services.study_publish(study=study)
