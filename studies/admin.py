@@ -100,6 +100,13 @@ class RatingAdmin(admin.ModelAdmin):
     raw_id_fields = ("assignment", "item", "response")
 
 
+@admin.register(models.BestWorstChoice)
+class BestWorstChoiceAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "item", "criterion", "best", "worst", "seconds")
+    list_filter = ("criterion__study",)
+    raw_id_fields = ("assignment", "item", "best", "worst")
+
+
 @admin.register(models.ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("source_name", "corpus_slug", "status", "owner", "created_at", "finished_at")

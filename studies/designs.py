@@ -9,6 +9,10 @@ design is described to raters.
 - BME: the same range; the reference value comes per item from an automatic metric, rescaled onto
   ``anchor_min``..``anchor_max`` (default 50..150, centred on RME's 100; see ``bme_reference_value``).
 - BWS: the responses of an item are ranked 1 (best) .. m (worst), no ties; ``tuple_size`` is m.
+- BWS tuples (many items, Kiritchenko & Mohammad 2016): single responses shown in tuples of
+  ``tuple_size`` (3-5, default 4); about ``factor``·N tuples (default 2), each response in
+  factor·tuple_size of them; ``tries`` shuffles kept by the evenness of pair co-occurrence; ``seed``
+  makes the tuples reproducible. The rater picks the best and the worst member per criterion.
 
 A new design adds one entry to ``DEFAULT_CONFIG``, ``DESIGN_EXPLANATIONS`` and ``RATER_DESCRIPTIONS``.
 """
@@ -28,6 +32,7 @@ DEFAULT_CONFIG: dict[str, dict[str, Any]] = {
     Design.RME: {"reference_value": 100, "min": 0, "max": 999},
     Design.BME: {"min": 0, "max": 999, "anchor_min": 50, "anchor_max": 150},
     Design.BWS: {"tuple_size": 4},
+    Design.BWS_TUPLES: {"tuple_size": 4, "factor": 2, "tries": 20, "seed": 0},
 }
 MAGNITUDE = (Design.RME, Design.BME)
 
@@ -44,6 +49,10 @@ DESIGN_EXPLANATIONS: dict[str, str] = {
     ),
     Design.BWS: (
         "Best-worst scaling: raters rank all responses of an item from best to worst, without ties."
+    ),
+    Design.BWS_TUPLES: (
+        "Best-worst scaling with tuples: each screen shows a few responses (usually 4), each with its own "
+        "conversation; raters pick the best and the worst one for each question."
     ),
 }
 
@@ -86,12 +95,18 @@ def _bws_description(config: Mapping[str, Any], anchors: tuple[float, float] | N
             "without ties.")
 
 
+def _bws_tuples_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    return (f"Each screen shows a set of {config['tuple_size']} responses, each with its own conversation. "
+            "For each question you pick the best and the worst response of the set.")
+
+
 # design -> f(config, (lowest, highest) reference value actually shown or None) -> the start page's text
 RATER_DESCRIPTIONS: dict[str, Callable[[Mapping[str, Any], tuple[float, float] | None], str]] = {
     Design.LIKERT: _likert_description,
     Design.RME: _rme_description,
     Design.BME: _bme_description,
     Design.BWS: _bws_description,
+    Design.BWS_TUPLES: _bws_tuples_description,
 }
 
 
@@ -161,6 +176,11 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
                                                           f"{inside}")
     elif design == Design.BWS:
         _int_field(merged, "tuple_size", errors, low=2, high=10)
+    elif design == Design.BWS_TUPLES:
+        _int_field(merged, "tuple_size", errors, low=3, high=5)
+        _int_field(merged, "factor", errors, low=1, high=10)
+        _int_field(merged, "tries", errors, low=1, high=200)
+        _int_field(merged, "seed", errors, low=0, high=2**31 - 1)
     if errors:
         raise ValidationError(errors)
     return merged

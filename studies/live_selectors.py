@@ -14,8 +14,9 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
+from studies import bws_tuples
 from studies.analysis import live
-from studies.models import Assignment, Rating, Study
+from studies.models import Assignment, Design, Rating, Study
 from studies.selectors import DONE_STATUSES, normalised_ratings, ratings_version
 
 LIVE_DEFAULTS: dict[str, Any] = {"target": 0.8, "form": "ICC(A,k)", "close_when_reached": False}
@@ -93,8 +94,11 @@ def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, An
     summary = live.live_summary(live_frame(study), target=config["target"])
     for entry in summary:
         entry["figure"] = reliability_curve(entry, target=config["target"]) if entry.get("trajectory") else ""
-    return {"version": version, "criteria": summary,
-            "reached": live.target_reached(summary, form=config["form"], target=config["target"])}
+    result = {"version": version, "criteria": summary,
+              "reached": live.target_reached(summary, form=config["form"], target=config["target"])}
+    if study.design == Design.BWS_TUPLES:  # best-worst picks are not Ratings: split-half instead of ICC
+        result["split_half"] = bws_tuples.live_split_half(study)
+    return result
 
 
 def live_reliability(study: Study) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 
 class Design(models.TextChoices):
@@ -18,6 +18,7 @@ class Design(models.TextChoices):
     RME = "rme", "Magnitude estimation, fixed reference (RME)"
     BME = "bme", "Magnitude estimation, metric reference (BME)"
     BWS = "bws", "Best-worst scaling (ranking)"
+    BWS_TUPLES = "bws_tuples", "Best-worst scaling, tuples of many items"
 
 
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
@@ -253,7 +254,10 @@ class StudyItem(models.Model):
     (``check_rules``, see ``studies.checks``): it scores the rater and never enters an analysis."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
-    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="study_items")
+    # Empty for a best-worst tuple (studies.bws_tuples): its members come from different
+    # conversations, each shown with its own context (StudyItemResponse.response.conversation).
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="study_items")
     position = models.PositiveIntegerField()
     responses = models.ManyToManyField(Response, through="StudyItemResponse", related_name="study_items")
     reference_response = models.ForeignKey(
@@ -463,6 +467,33 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion.name}={self.value if self.value is not None else self.rank}"
+
+
+class BestWorstChoice(models.Model):
+    """One rater's best and worst pick among the members of one tuple (a ``bws_tuples`` item) for
+    one criterion (Kiritchenko & Mohammad 2016): a dedicated row, not Rating rows, because one
+    response is a member of several tuples (factor·k of them) and one rater may meet it in two of
+    their tuples, which Rating's unique (assignment, response, criterion) would forbid. The members
+    not picked are neither best nor worst (they count as appearances); see studies.bws_tuples."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="best_worst_choices")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="best_worst_choices")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="best_worst_choices")
+    best = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    worst = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment", "item", "criterion"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item", "criterion"], name="best_worst_unique_per_tuple"),
+            models.CheckConstraint(condition=~Q(best=F("worst")), name="best_worst_differ"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion.name}: best {self.best_id}, worst {self.worst_id}"
 
 
 class ImportJob(models.Model):

@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import allocation, form_tokens, platforms, review, selectors, services
+from studies import allocation, bws_tuples, form_tokens, platforms, review, selectors, services
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
@@ -346,10 +346,11 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     if total is None:
         total = assignment.assignment_items.count() if assignment else study.items.count()
     reference = item.reference_response if study.is_magnitude else None
-    return {
+    context = {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
         "design_partial": f"raters/designs/{study.design}.html",  # one template per design, see item.html
-        "turns": item.conversation.turns, "responses": responses, "criteria": criteria, "errors": errors,
+        "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
+        "responses": responses, "criteria": criteria, "errors": errors,
         "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
         "reference": reference, "reference_value": number_text(item.reference_value) if item.reference_value else None,
         "example_double": number_text(2 * item.reference_value) if item.reference_value else None,
@@ -358,6 +359,9 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
     }
+    if study.design == Design.BWS_TUPLES:  # members with their own contexts, best/worst fields
+        context.update(bws_tuples.item_context(study, order, values, errors, selectors.study_criteria(study)))
+    return context
 
 
 def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, float]], dict[str, str]]:
@@ -389,6 +393,8 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, fl
 
 
 def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
+    if study.design == Design.BWS_TUPLES:
+        return bws_tuples.stored_values(slot)
     if slot.answered_at is None:  # ratings are stored together with answered_at: none yet
         return {}
     values = {}
@@ -443,12 +449,15 @@ def item(request, token: str, position: int):
     if active is not None and not (math.isfinite(active) and active >= 0):
         return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
                         "milliseconds. Reload the page and try again; nothing was saved.", status=400)
-    answers, errors = _parse(request.POST, assignment.study, slot.response_order)
+    tuples = assignment.study.design == Design.BWS_TUPLES  # best/worst picks (studies.bws_tuples)
+    answers, errors = (bws_tuples.answers_parse(request.POST, selectors.study_criteria(assignment.study),
+                                                slot.response_order) if tuples
+                       else _parse(request.POST, assignment.study, slot.response_order))
     if not errors:
         try:
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                    seconds=(timezone.now() - slot.started_at).total_seconds(),
-                                    active_seconds=active)
+            record = bws_tuples.choices_record if tuples else services.ratings_record
+            record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                   seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except services.StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from studies import plots, selectors
+from studies import bws_tuples, plots, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
@@ -128,6 +128,7 @@ def report_download(request, export_format, study=None, experiment=None):
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
     }
+    sheets.update(bws_tuples.report_sheets(getattr(report, "bws_tuples", [])))  # best-worst tuples: split-half, scores
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():

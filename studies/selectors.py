@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
 from django.db.models.functions import Greatest, Log
 
+from studies import bws_tuples
 from studies.models import (
     MAGNITUDE_DESIGNS,
     Assignment,
@@ -115,6 +116,9 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
     for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
                   .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
         progress[pk]["ratings"] = n
+    if tuple_ids := [s.pk for s in studies if s.design == Design.BWS_TUPLES]:  # best-worst picks count as ratings
+        for pk, n in bws_tuples.choices_per_study(tuple_ids).items():
+            progress[pk]["ratings"] += n
     times: dict[int, list[float]] = {}
     for pk, seconds in Assignment.objects.filter(study_id__in=ids, status__in=DONE_STATUSES,
                                                  total_seconds__isnull=False).values_list("study_id", "total_seconds"):
@@ -136,6 +140,7 @@ EXPORT_FIELDS = (
     "experiment", "study", "design", "criterion", "conversation", "system", "response", "rater", "platform",
     "value", "normalised_value", "normalisation", "rank", "seconds", "reference_value",
     "prior_rating_experience", "prior_agent_experience", "questionnaire", "assignment_status", "submitted_at",
+    "tuple",  # a best-worst tuple's position (studies.bws_tuples), empty for other designs
 )
 
 
@@ -178,11 +183,12 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     )
     names: dict[tuple[int, int], str] = {}
     for row in queryset.iterator(chunk_size=5000):
-        entry = dict(zip(EXPORT_FIELDS, row[:-2], strict=True))
+        entry = dict(zip(EXPORT_FIELDS, (*row[:-2], None), strict=True))
         if not raw_ids:
             key = row[-2:]
             entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
         yield entry
+    yield from bws_tuples.export_rows(studies, raw_ids=raw_ids)  # best-worst tuple picks, one row per member
 
 
 RATINGS_FRAME_COLUMNS = {
@@ -204,6 +210,8 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.Data
     rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
+    if len(tuple_rows := bws_tuples.report_frame(studies)):  # per-rater best/worst scores (studies.bws_tuples)
+        frame = pd.concat([frame, tuple_rows], ignore_index=True) if len(frame) else tuple_rows
     if not raw_ids and len(frame):  # one HMAC per rater, joined back without a per-row loop
         pairs = frame[["experiment", "rater"]].drop_duplicates()
         pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
@@ -224,12 +232,14 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     """Changes whenever the ratings or the assignments that reports read change: counts, latest
     change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
     assignments are in a status reports count (approving or rejecting one changes the report)."""
-    ids = sorted(studies.values_list("pk", flat=True))
+    rows = sorted(studies.values_list("pk", "design"))
+    ids, designs = [pk for pk, _ in rows], {design for _, design in rows}
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
         n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
-    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
+    tuples = bws_tuples.choices_stamp(ids) if Design.BWS_TUPLES in designs else ()
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *tuples))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
@@ -244,6 +254,7 @@ def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = Fals
     if report is None:
         report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
                               ReportOptions(exclude_flagged=exclude_flagged))
+        report.bws_tuples = bws_tuples.tuples_report(studies, exclude_raters=report.excluded_raters)
         cache.set(key, report, timeout=3600)
     return report
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, checks, designs, platforms, review, selectors
+from studies import allocation, bws_tuples, checks, designs, platforms, review, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -236,6 +236,9 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
             raise ValidationError({"systems": f"BWS ranks 2 to 10 responses per item; these choices show {shown}"})
         study.design_config = {**study.design_config, "tuple_size": shown}
         study.save(update_fields=["design_config"])
+    if study.design == Design.BWS_TUPLES:  # single responses in generated tuples (studies.bws_tuples)
+        units = [r for _, e in usable for r in [*e["judged"].values(), *([e["reference"]] if e["reference"] else [])]]
+        return bws_tuples.tuple_items_create(study=study, units=units)
     study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
     reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
     items = StudyItem.objects.bulk_create([
@@ -291,6 +294,8 @@ def study_publish(*, study: Study) -> Study:
         wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
         if wrong:
             problems.append(f"{wrong} item(s) do not show exactly {size} responses to rank")
+    if study.design == Design.BWS_TUPLES:
+        problems += bws_tuples.publish_problems(study)
     if problems:
         raise StudyStateError("cannot publish: " + "; ".join(problems))
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()

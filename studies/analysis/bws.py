@@ -42,25 +42,53 @@ def pair_counts(tuples: np.ndarray, n_items: int) -> np.ndarray:
     return counts[np.triu_indices(n_items, k=1)]
 
 
+def pair_count_sd(tuples: np.ndarray, n_items: int) -> float:
+    """SD of the co-occurrence counts over all n(n−1)/2 item pairs (never-paired ones count 0),
+    without the n×n matrix ``pair_counts`` builds: only the pairs that occur are counted."""
+    size = tuples.shape[1]
+    left, right = np.triu_indices(size, k=1)
+    a = np.minimum(tuples[:, left], tuples[:, right]).ravel().astype(np.int64)
+    b = np.maximum(tuples[:, left], tuples[:, right]).ravel().astype(np.int64)
+    _, counts = np.unique(a * n_items + b, return_counts=True)
+    total = n_items * (n_items - 1) / 2
+    mean = counts.sum() / total
+    return float(np.sqrt(max((counts.astype(float) ** 2).sum() / total - mean**2, 0.0)))
+
+
+def _one_draw(n_items: int, size: int, passes: int, rng: np.random.Generator) -> np.ndarray:
+    """``passes`` random permutations of the items laid end to end and cut into tuples of ``size``.
+
+    Every item is in exactly ``passes`` tuples. When ``size`` does not divide ``n_items`` one tuple
+    per pass boundary straddles two permutations; the head of the next permutation is repaired by
+    swaps (it stays a permutation) so that tuple holds no item twice."""
+    stream = np.empty(n_items * passes, dtype=np.int64)
+    for p in range(passes):
+        order = rng.permutation(n_items)
+        start = p * n_items
+        tail = start % size  # items of the previous pass waiting in an unfinished tuple
+        if p and tail:
+            waiting = set(stream[start - tail:start].tolist())
+            head = size - tail
+            for i in range(head):
+                if order[i] in waiting:
+                    free = [j for j in range(head, n_items) if order[j] not in waiting]
+                    j = free[int(rng.integers(len(free)))]
+                    order[i], order[j] = order[j], order[i]
+        stream[start:start + n_items] = order
+    return stream.reshape(-1, size)
+
+
 def balanced_tuples(n_items: int, *, size: int = 4, factor: int = 2, tries: int = 20, seed: int = 0) -> np.ndarray:
-    """About factor·n_items tuples of ``size`` distinct items, each item in exactly factor·size of
-    them (when size divides n_items), keeping the shuffle whose pair counts have the smallest SD."""
+    """factor·n_items tuples of ``size`` distinct items, each item in exactly factor·size of them,
+    keeping the draw (of ``tries``) whose pair co-occurrence counts have the smallest SD
+    (Kiritchenko & Mohammad 2016: "about 2N tuples ... each term in eight different tuples")."""
     if n_items < size:
         raise ValueError(f"need at least {size} items for tuples of {size}, got {n_items}")
     rng = np.random.default_rng(seed)
     best, best_sd = None, np.inf
     for _ in range(tries):
-        rows = []
-        for _ in range(factor * size):  # each pass puts every item in one tuple
-            order = rng.permutation(n_items)
-            usable = n_items - n_items % size
-            rows.append(order[:usable].reshape(-1, size))
-            if usable < n_items:  # fill the last tuple with leftovers plus random others
-                rest = order[usable:]
-                others = rng.choice(np.setdiff1d(np.arange(n_items), rest), size - rest.size, replace=False)
-                rows.append(np.concatenate([rest, others])[None, :])
-        tuples = np.concatenate(rows)
-        sd = pair_counts(tuples, n_items).std()
+        tuples = _one_draw(n_items, size, factor * size, rng)
+        sd = pair_count_sd(tuples, n_items)
         if sd < best_sd:
             best, best_sd = tuples, sd
     return best
@@ -74,26 +102,64 @@ class SplitHalf:
     pearson_sd: float
     spearman_brown: float  # 2r/(1+r) of the mean Spearman
     trials: int
+    pearson_brown: float = float("nan")  # 2r/(1+r) of the mean Pearson
 
 
 def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayLike, annotation_ids: ArrayLike,
                            *, trials: int = 100, seed: int = 0) -> SplitHalf:
     """Split the annotations of every tuple into two random halves, score items in each half by
-    counting, and correlate the two sets of scores; mean and SD over ``trials``."""
-    frame = pd.DataFrame({"item": np.asarray(items), "rank": np.asarray(ranks, dtype=float),
-                          "tuple": np.asarray(tuple_ids), "annotation": np.asarray(annotation_ids)})
-    annotations = frame.drop_duplicates("annotation")[["annotation", "tuple"]].reset_index(drop=True)
+    counting, and correlate the two sets of scores (over the items scored in both halves); mean and
+    SD over ``trials``.
+
+    Each trial draws one uniform number per annotation (annotations in order of first appearance),
+    sorts each tuple's annotations by it and alternates halves (an odd one out goes to the first
+    half). Vectorised with integer codes and ``np.bincount``: no per-trial group-by."""
+    items, ranks = np.asarray(items), np.asarray(ranks, dtype=float)
+    item_code, item_names = pd.factorize(pd.Series(items), sort=False)
+    ann_code, ann_names = pd.factorize(pd.Series(np.asarray(annotation_ids)), sort=False)
+    n_items, n_ann = len(item_names), len(ann_names)
+    worst_rank = np.full(n_ann, -np.inf)
+    np.maximum.at(worst_rank, ann_code, ranks)
+    is_best = (ranks == 1).astype(float)
+    is_worst = (ranks == worst_rank[ann_code]).astype(float)
+    first_row = np.full(n_ann, -1)
+    first_row[ann_code[::-1]] = np.arange(len(ann_code))[::-1]  # a row of each annotation
+    _, tuple_of_ann = np.unique(np.asarray(tuple_ids)[first_row], return_inverse=True)
     rng = np.random.default_rng(seed)
     rs, ps = [], []
     for _ in range(trials):
-        key = rng.random(len(annotations))
-        order = annotations.assign(key=key).sort_values(["tuple", "key"])
-        order["half"] = order.groupby("tuple").cumcount() % 2
-        half = frame["annotation"].map(order.set_index("annotation")["half"])
-        a = counting_scores(frame.item[half == 0], frame["rank"][half == 0], frame.annotation[half == 0])["score"]
-        b = counting_scores(frame.item[half == 1], frame["rank"][half == 1], frame.annotation[half == 1])["score"]
-        common = a.index.intersection(b.index)
-        rs.append(spearmanr(a[common], b[common]).statistic)
-        ps.append(pearsonr(a[common], b[common]).statistic)
+        key = rng.random(n_ann)
+        order = np.lexsort((key, tuple_of_ann))
+        sorted_tuples = tuple_of_ann[order]
+        starts = np.flatnonzero(np.r_[True, sorted_tuples[1:] != sorted_tuples[:-1]])
+        rank_in_tuple = np.arange(n_ann) - np.repeat(starts, np.diff(np.r_[starts, n_ann]))
+        half_of_ann = np.empty(n_ann, dtype=np.int64)
+        half_of_ann[order] = rank_in_tuple % 2
+        half = half_of_ann[ann_code]
+        scores = []
+        for h in (0, 1):
+            mask = half == h
+            seen = np.bincount(item_code[mask], minlength=n_items)
+            net = np.bincount(item_code[mask], weights=is_best[mask] - is_worst[mask], minlength=n_items)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                scores.append(np.where(seen > 0, net / np.maximum(seen, 1), np.nan))
+        common = ~np.isnan(scores[0]) & ~np.isnan(scores[1])
+        a, b = scores[0][common], scores[1][common]
+        rs.append(spearmanr(a, b).statistic)
+        ps.append(pearsonr(a, b).statistic)
     r = float(np.mean(rs))
-    return SplitHalf(r, float(np.std(rs)), float(np.mean(ps)), float(np.std(ps)), 2 * r / (1 + r), trials)
+    p = float(np.mean(ps))
+    return SplitHalf(r, float(np.std(rs)), p, float(np.std(ps)), 2 * r / (1 + r), trials, 2 * p / (1 + p))
+
+
+def group_means_ci(scores: ArrayLike, groups: ArrayLike, *, level: float = 0.95) -> pd.DataFrame:
+    """Per group (e.g. system): the mean of its members' counting scores with a Student-t confidence
+    interval over the members (mean ± t·SD/√n, n members; no interval for n < 2)."""
+    from scipy.stats import t as student_t
+
+    frame = pd.DataFrame({"score": np.asarray(scores, dtype=float), "group": np.asarray(groups)})
+    table = frame.groupby("group")["score"].agg(n="size", mean="mean", sd="std")
+    half = student_t.ppf(0.5 + level / 2, table["n"] - 1) * table["sd"] / np.sqrt(table["n"])
+    table["low"] = (table["mean"] - half).where(table["n"] > 1)
+    table["high"] = (table["mean"] + half).where(table["n"] > 1)
+    return table

@@ -29,7 +29,7 @@ from studies.analysis.icc import FORMS, ICCInputError, icc
 from studies.analysis.normalise import per_rater_z
 
 TARGET_ICC = 0.9
-ALPHA_LEVEL = {"likert": "ordinal", "rme": "ratio", "bme": "ratio", "bws": "ordinal"}
+ALPHA_LEVEL = {"likert": "ordinal", "rme": "ratio", "bme": "ratio", "bws": "ordinal", "bws_tuples": "interval"}
 FLAG_MIN_LOO = 0.2
 FLAG_MAX_STRAIGHT = 0.8
 
@@ -57,6 +57,7 @@ class Report:
     distributions: list[dict[str, Any]] = field(default_factory=list)
     excluded_raters: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    bws_tuples: list[dict[str, Any]] = field(default_factory=list)  # studies.bws_tuples.tuples_report
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -337,6 +338,10 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
                             "Ebel (one-way) and Brueckl (two-way) generalisations with k0 raters per item.")
     report.notes.append("Scores: Likert as given; RME/BME log10(max(value,1)/reference) (Bard et al. 1996); "
                         "BWS m+1-rank. Comparisons across conditions use per-rater z-scores.")
+    if (frame["design"] == "bws_tuples").any():
+        report.notes.append("BWS tuples: in these tables a rater's score of a response is the mean of +1 (best), "
+                            "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
+                            "split-half reliability are in their own section.")
     return report
 
 

@@ -242,11 +242,13 @@ class StudyItemListApi(APIView):
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         position = serializers.IntegerField()
-        conversation = serializers.CharField(source="conversation.external_id")
-        turns = serializers.JSONField(source="conversation.turns")
+        conversation = serializers.CharField(source="conversation.external_id", allow_null=True,
+                                             help_text="empty for a best-worst tuple: see each response's")
+        turns = serializers.JSONField(source="conversation.turns", allow_null=True)
         responses = inline_serializer("ItemResponse", {
             "id": serializers.IntegerField(), "system": serializers.CharField(source="system.name"),
             "text": serializers.CharField(),
+            "conversation": serializers.CharField(source="conversation.external_id"),
         }, many=True, source="responses.all")
         reference_response = serializers.IntegerField(source="reference_response_id", allow_null=True)
         reference_value = serializers.FloatField(allow_null=True)
@@ -255,7 +257,7 @@ class StudyItemListApi(APIView):
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):
         study = _visible_study(request, slug)
-        items = study.items.select_related("conversation").prefetch_related("responses__system").order_by("position")
+        items = study.items.select_related("conversation").prefetch_related("responses__system", "responses__conversation").order_by("position")
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
