@@ -6,6 +6,10 @@
   ``min``..``max`` (default 0..999); a value is an integer in range.
 - BME: the same range; the reference value comes per item from an automatic metric.
 - BWS: the responses of an item are ranked 1 (best) .. m (worst), no ties; ``tuple_size`` is m.
+- Pairwise (A/B, as ACUTE-Eval and arena-style studies): an item shows two responses; the rater picks
+  the better one per criterion. ``allow_tie`` (default true), ``reason`` off|optional|required with
+  ``reason_max_length`` characters, ``pairs_per_conversation`` (0 = every pair of systems) and
+  ``schedule_seed`` (studies.pairwise_services).
 """
 from __future__ import annotations
 
@@ -22,7 +26,10 @@ DEFAULT_CONFIG: dict[str, dict[str, Any]] = {
     Design.RME: {"reference_value": 100, "min": 0, "max": 999},
     Design.BME: {"min": 0, "max": 999},
     Design.BWS: {"tuple_size": 4},
+    Design.PAIRWISE: {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
+                      "pairs_per_conversation": 0, "schedule_seed": 0},
 }
+REASON_MODES = ("off", "optional", "required")
 
 DESIGN_EXPLANATIONS: dict[str, str] = {
     Design.LIKERT: "Raters pick one point on a P-point scale (default 6) for each response and criterion.",
@@ -36,6 +43,10 @@ DESIGN_EXPLANATIONS: dict[str, str] = {
     ),
     Design.BWS: (
         "Best-worst scaling: raters rank all responses of an item from best to worst, without ties."
+    ),
+    Design.PAIRWISE: (
+        "Pairwise comparison: raters see two responses to the same conversation and pick the better one "
+        "for each question (or say they are equally good, where ties are allowed)."
     ),
 }
 
@@ -81,6 +92,14 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
                 errors["design_config.reference_value"] = f"must be a positive number, got {ref!r}"
     elif design == Design.BWS:
         _int_field(merged, "tuple_size", errors, low=2, high=10)
+    elif design == Design.PAIRWISE:
+        if not isinstance(merged.get("allow_tie"), bool):
+            errors["design_config.allow_tie"] = f"must be true or false, got {merged.get('allow_tie')!r}"
+        if merged.get("reason") not in REASON_MODES:
+            errors["design_config.reason"] = f"must be one of {', '.join(REASON_MODES)}, got {merged.get('reason')!r}"
+        _int_field(merged, "reason_max_length", errors, low=1, high=2000)
+        _int_field(merged, "pairs_per_conversation", errors, low=0, high=45)
+        _int_field(merged, "schedule_seed", errors, low=0, high=2**31 - 1)
     if errors:
         raise ValidationError(errors)
     return merged
@@ -88,7 +107,8 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
 
 def value_range(design: str, config: Mapping[str, Any], *, scale_min: float | None = None,
                 scale_max: float | None = None) -> tuple[float, float] | None:
-    """The inclusive range of a rating value under a design (None for BWS, which stores ranks)."""
+    """The inclusive range of a rating value under a design (None for BWS, which stores ranks, and for
+    pairwise, which stores choices)."""
     if scale_min is not None and scale_max is not None:
         return scale_min, scale_max
     if design == Design.LIKERT:
