@@ -36,6 +36,13 @@ class StudyForm(forms.Form):
                                 help_text="RME/BME: the largest value a rater may give (smallest is 0).")
     bws_tuple_size = forms.IntegerField(min_value=2, max_value=10, initial=4, required=False,
                                         help_text="BWS only: responses ranked per item.")
+    pairwise_allow_tie = forms.BooleanField(required=False, initial=True, help_text="Pairwise only: raters may answer 'about the same'.")
+    pairwise_reason = forms.ChoiceField(choices=[("optional", "optional"), ("required", "required"), ("off", "off")],
+                                        initial="optional", required=False,
+                                        help_text="Pairwise only: ask raters for a short reason per choice.")
+    pairwise_pairs_per_conversation = forms.IntegerField(
+        min_value=0, max_value=45, initial=0, required=False,
+        help_text="Pairwise only: system pairs compared per conversation (0 = every pair).")
     platform = forms.ChoiceField(choices=[c for c in Study.Platform.choices if c[0] != "benchmark"])
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False,
                                    help_text="Markdown shown to raters before the first item.")
@@ -49,6 +56,9 @@ class StudyForm(forms.Form):
             return {"reference_value": data.get("me_reference_value") or 100, "min": 0, "max": data.get("me_max") or 999}
         if design == Design.BME:
             return {"min": 0, "max": data.get("me_max") or 999}
+        if design == Design.PAIRWISE:
+            return {"allow_tie": bool(data.get("pairwise_allow_tie")), "reason": data.get("pairwise_reason") or "optional",
+                    "pairs_per_conversation": data.get("pairwise_pairs_per_conversation") or 0}
         return {"tuple_size": data.get("bws_tuple_size") or 4}
 
     def criteria_names(self) -> list[str]:

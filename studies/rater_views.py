@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import allocation, form_tokens, platforms, review, selectors, services
+from studies import allocation, form_tokens, pairwise_rater, pairwise_services, platforms, review, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
@@ -316,7 +316,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     if total is None:
         total = assignment.assignment_items.count() if assignment else study.items.count()
     reference = item.reference_response if study.is_magnitude else None
-    return {
+    pairwise = pairwise_rater.item_context(study, responses, values, errors) if study.design == Design.PAIRWISE else None
+    return {"pairwise": pairwise,
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
         "turns": item.conversation.turns, "responses": responses, "criteria": criteria, "errors": errors,
         "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
@@ -331,6 +332,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
 
 def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, int]], dict[str, str]]:
     """The answers in a submitted item form, as whole numbers, and the fields that are not."""
+    if study.design == Design.PAIRWISE:
+        return pairwise_rater.parse(post, study)
     answers: dict[str, dict[int, int]] = {}
     errors: dict[str, str] = {}
     for criterion in (c.name for c in selectors.study_criteria(study)):
@@ -351,6 +354,8 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, in
 def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
     if slot.answered_at is None:  # ratings are stored together with answered_at: none yet
         return {}
+    if study.design == Design.PAIRWISE:
+        return pairwise_rater.stored_values(slot)
     values = {}
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
             .values_list("response_id", "criterion__name", "value", "rank"):
@@ -406,22 +411,24 @@ def item(request, token: str, position: int):
     answers, errors = _parse(request.POST, assignment.study, slot.response_order)
     if not errors:
         try:
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                    seconds=(timezone.now() - slot.started_at).total_seconds(),
-                                    active_seconds=active)
+            record = pairwise_services.comparisons_record if assignment.study.design == Design.PAIRWISE \
+                else services.ratings_record
+            record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                   seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except services.StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:
             for key, messages in error.message_dict.items():
                 criterion, _, rid = key.partition(".")
-                errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
+                errors[field_name(int(rid), criterion) if rid.isdigit() else key] = "; ".join(messages)
         else:
             following = slots.get(position + 1)
             if following is None:
                 return redirect(_next_url(assignment, after=position, total=slot.total))
             services.assignment_item_open(slot=following)
             return _item_page(request, following)
-    return _item_page(request, slot, values={k: v for k, v in request.POST.items() if k.startswith("r")},
+    return _item_page(request, slot, values={k: v for k, v in request.POST.items()
+                                             if k.startswith(("r", *pairwise_rater.FIELD_PREFIXES))},
                       errors=errors)
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from studies import plots, selectors
+from studies import pairwise_plots, pairwise_selectors, plots, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
@@ -64,6 +64,7 @@ def report_page(request, study=None, experiment=None):
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
     report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+    pairwise = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies: their own section
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -73,6 +74,8 @@ def report_page(request, study=None, experiment=None):
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
+        "pairwise": pairwise, "pairwise_only": len(pairwise) == studies.count(),
+        "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"), "raw_ids": raw_ids,
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
@@ -84,6 +87,8 @@ def report_page(request, study=None, experiment=None):
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     _, studies, _ = _scope(request, study=study, experiment=experiment)
+    if name.startswith("pairwise-"):  # pairwise-<study pk>-<criterion>: Bradley–Terry strengths
+        return _pairwise_figure(request, studies, name.removeprefix("pairwise-"))
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
     kind, _, criterion = name.partition("-")
@@ -100,6 +105,18 @@ def report_figure(request, name, study=None, experiment=None):
     else:
         raise Http404("no such figure")
     response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Cache-Control"] = "private, max-age=60"
+    return response
+
+
+def _pairwise_figure(request, studies, name: str):
+    pk, _, criterion = name.partition("-")
+    entries = pairwise_selectors.pairwise_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    study = next((s for s in entries if str(s["pk"]) == pk), None)
+    if study is None:
+        raise Http404("no such figure")
+    entry = next((c for c in study["criteria"] if c["criterion"] == criterion), None)
+    response = HttpResponse(pairwise_plots.bt_strengths(entry, criterion), content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"
     return response
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, checks, designs, platforms, review, selectors
+from studies import allocation, checks, designs, pairwise_services, platforms, review, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -196,6 +196,9 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
     ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
     the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
     many conversations (seeded). Returns the number of items."""
+    if study.design == Design.PAIRWISE:  # one item per (conversation, system pair): its own schedule
+        return pairwise_services.pairwise_items_build(study=study, corpus=corpus, systems=systems,
+                                                      reference_system=reference_system, limit=limit, seed=seed)
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
     if study.assignments.exists():
@@ -288,6 +291,10 @@ def study_publish(*, study: Study) -> Study:
         wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
         if wrong:
             problems.append(f"{wrong} item(s) do not show exactly {size} responses to rank")
+    if study.design == Design.PAIRWISE:
+        wrong = study.items.annotate(n=Count("item_responses")).exclude(n=2).count()
+        if wrong:
+            problems.append(f"{wrong} item(s) do not show exactly two responses to compare")
     if problems:
         raise StudyStateError("cannot publish: " + "; ".join(problems))
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()
@@ -480,10 +487,16 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     ):
         shown.setdefault(item_id, []).append(response_id)
     order_rng = random.Random(assignment_seed)
+    # Pairwise: sides balanced per rater and per item instead of a shuffle (studies.pairwise_services).
+    sides = pairwise_services.pairwise_orders(study=study, chosen=chosen, shown=shown, rng=order_rng) \
+        if study.design == Design.PAIRWISE else {}
     rows = []
     for position, item_id in enumerate(chosen):
         responses = shown[item_id][:]
-        order_rng.shuffle(responses)
+        if item_id in sides:
+            responses = sides[item_id]
+        else:
+            order_rng.shuffle(responses)
         rows.append(AssignmentItem(assignment=assignment, item_id=item_id, position=position, response_order=responses))
     AssignmentItem.objects.bulk_create(rows)
     return assignment
