@@ -289,3 +289,74 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
             entry["bt_error"] = str(error)
         out.append(entry)
     return out
+
+
+def _majority(outcomes: pd.Series) -> str:
+    """The side most raters chose ('a', 'b'), or 'tie' when ties win or a and b are level."""
+    counts = outcomes.value_counts()
+    a, b, t = (int(counts.get(k, 0)) for k in ("a", "b", "tie"))
+    if a > b and a > t:
+        return "a"
+    if b > a and b > t:
+        return "b"
+    return "tie"
+
+
+def metric_pair_agreement(frame: pd.DataFrame, scores: dict[Any, float], *,
+                          confidence: float = CONFIDENCE) -> list[dict[str, Any]]:
+    """Human vs metric for pairwise judgments, per criterion: the share of compared pairs (items) where
+    the metric scores higher the response the human majority preferred. Pairs the humans tie on
+    (ties the most chosen, or as many votes for each side) and pairs the metric scores equal are left
+    out and counted; a pair with a response the metric has not scored is counted as missing. Beside
+    it, the human ceiling: the share of single decisive judgments that agree with the majority of the
+    item's other raters (where those have a decisive majority). ``frame`` needs ``left`` and
+    ``right`` (the units, e.g. response ids) besides ``COLUMNS``; ``scores`` maps a unit to its
+    metric score. Wilson interval and an exact binomial test against 0.5 (a coin)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if frame.empty:
+        return []
+    data = canonical(frame)
+    a_is_left = data["left_system"] == data["system_a"]
+    data["unit_a"] = np.where(a_is_left, data["left"], data["right"])
+    data["unit_b"] = np.where(a_is_left, data["right"], data["left"])
+    out = []
+    for criterion, part in data.groupby("criterion", sort=False):
+        items = part.groupby("item").agg(unit_a=("unit_a", "first"), unit_b=("unit_b", "first"),
+                                         human=("outcome", _majority))
+        metric_a = items["unit_a"].map(scores).astype(float)
+        metric_b = items["unit_b"].map(scores).astype(float)
+        missing = metric_a.isna() | metric_b.isna()
+        metric = pd.Series(np.select([metric_a > metric_b, metric_a < metric_b], ["a", "b"], "tie"), index=items.index)
+        human_tie = items["human"] == "tie"
+        metric_tie = ~missing & ~human_tie & (metric == "tie")
+        counted = ~missing & ~human_tie & ~metric_tie
+        agree = int((metric[counted] == items.loc[counted, "human"]).sum())
+        n = int(counted.sum())
+        row = {"criterion": criterion, "pairs": len(items), "counted": n, "agree": agree,
+               "human_ties": int((~missing & human_tie).sum()), "metric_ties": int(metric_tie.sum()),
+               "missing_scores": int(missing.sum()), "share": None, "ci_low": None, "ci_high": None, "p": None}
+        if n:
+            low, high = proportion_confint(agree, n, alpha=1 - confidence, method="wilson")
+            row.update(share=agree / n, ci_low=float(low), ci_high=float(high),
+                       p=float(stats.binomtest(agree, n, 0.5).pvalue))
+        row.update(_human_ceiling(part))
+        out.append(row)
+    return out
+
+
+def _human_ceiling(part: pd.DataFrame) -> dict[str, Any]:
+    """Leave-one-rater-out: share of decisive judgments that match the majority of the item's other raters."""
+    agree = total = 0
+    for _, judgments in part.groupby("item"):
+        if len(judgments) < 2:
+            continue
+        outcomes = judgments["outcome"].tolist()
+        for k, own in enumerate(outcomes):
+            if own == "tie":
+                continue
+            others = _majority(pd.Series(outcomes[:k] + outcomes[k + 1:]))
+            if others != "tie":
+                total += 1
+                agree += own == others
+    return {"human_share": agree / total if total else None, "human_n": total}

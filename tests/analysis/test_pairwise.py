@@ -177,3 +177,26 @@ def test_bad_input_names_the_problem():
     with pytest.raises(ValueError, match="missing column"):
         pw.pairwise_report(simulate(seed=1).drop(columns="rater"))
     assert pw.pairwise_report(simulate(seed=1).iloc[:0]) == []
+
+
+def test_metric_agreement_counts_pairs_by_the_human_majority_and_leaves_ties_out():
+    judgments = [  # item, rater, left unit, right unit, left system, right system, choice
+        (1, 1, 10, 11, "a", "b", "left"), (1, 2, 11, 10, "b", "a", "right"), (1, 3, 10, 11, "a", "b", "right"),  # a wins 2-1
+        (2, 1, 20, 21, "a", "c", "right"), (2, 2, 21, 20, "c", "a", "left"),  # c wins 2-0
+        (3, 1, 30, 31, "b", "c", "tie"), (3, 2, 30, 31, "b", "c", "left"), (3, 3, 31, 30, "c", "b", "tie"),  # human tie
+        (4, 1, 40, 41, "a", "b", "left"), (4, 2, 41, 40, "b", "a", "left"),  # level 1-1: human tie
+        (5, 1, 50, 51, "a", "b", "left"),  # a; the metric scores both equal
+        (6, 1, 60, 61, "a", "b", "right"),  # b; 61 unscored
+    ]
+    frame = pd.DataFrame(judgments, columns=["item", "rater", "left", "right", "left_system", "right_system", "choice"])
+    frame["criterion"] = "overall"
+    scores = {10: 0.9, 11: 0.1, 20: 0.8, 21: 0.3, 30: 0.5, 31: 0.2, 40: 1, 41: 2, 50: 0.4, 51: 0.4, 60: 0.1}
+    (row,) = pw.metric_pair_agreement(frame, scores)
+    # item 1: metric prefers 10 (a) = human a -> agree; item 2: metric prefers 20 (a), humans c -> disagree
+    assert (row["pairs"], row["counted"], row["agree"], row["share"]) == (6, 2, 1, 0.5)
+    assert (row["human_ties"], row["metric_ties"], row["missing_scores"]) == (2, 1, 1)
+    # Human ceiling (leave one rater out): item 1 (a, a, b): the two a's face a level {a, b}, skipped; b faces
+    # {a, a}: disagrees. Item 2 (c, c): both agree. Item 3 (tie, b, tie): b faces {tie, tie}, skipped. Item 4
+    # (a, b): each disagrees with the other. So 2 of 5.
+    assert (row["human_n"], row["human_share"]) == (5, pytest.approx(2 / 5))
+    assert row["p"] == pytest.approx(1.0)
