@@ -42,6 +42,13 @@ from studies.models import (
 )
 
 NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
+# The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).
+PAIRWISE_CRITERIA = (
+    {"name": "readability", "question": "Which response is more readable?",
+     "help_text": "Which is more fluent, grammatical and easy to understand, whatever the conversation?"},
+    {"name": "coherence", "question": "Which response follows on better from the conversation so far?",
+     "help_text": "Which stays on topic and makes more sense as the next turn?"},
+)
 
 
 def pair_schedule(available: Sequence[Sequence[str]], *, pairs_per_conversation: int, seed: int) -> list[list[tuple[str, str]]]:

@@ -157,8 +157,9 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
         errors.update(_slug_not_available(slug).message_dict)
-    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
-    defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
+    base = pairwise_services.PAIRWISE_CRITERIA if design == Design.PAIRWISE else DEFAULT_CRITERIA  # A/B: comparative wording
+    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or base)]
+    defaults = {c["name"]: c for c in base}
     names = [slugify(c.get("name", "")) for c in specs]
     if not all(names):
         errors["criteria"] = ["every criterion needs a name"]

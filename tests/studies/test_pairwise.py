@@ -200,6 +200,7 @@ def test_the_rater_page_shows_two_sides_and_stores_a_choice(make_study):
     page = client.get(f"/r/a/{assignment.token}/items/0/").content.decode()
     assert 'name="choice-readability" value="left"' in page and 'name="choice-coherence" value="tie"' in page
     assert 'name="reason-readability"' in page and "rater_pairwise.js" in page and 'data-side="left"' in page
+    assert "Which response is more readable?" in page  # pairwise studies ask comparative questions by default
     assert page.index(f'data-response="{slot.response_order[0]}"') < page.index(f'data-response="{slot.response_order[1]}"')
     assert texts  # the two responses exist
     url = f"/r/a/{assignment.token}/items/0/"
