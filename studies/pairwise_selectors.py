@@ -96,3 +96,25 @@ def comparisons_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) 
             experiment, study, criterion, conversation, item,
             rater if raw_ids else rater_pseudonym(experiment_id, rater_id), platform, left, right, left_system,
             right_system, choice, winner, reason, seconds, status, submitted), strict=True))
+
+
+def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) -> dict[str, pd.DataFrame]:
+    """The pairwise report as spreadsheet tables (none when no study is pairwise): win rates,
+    Bradley–Terry strengths with CIs, position bias and alpha, one row per study × criterion (× pair or system)."""
+    entries = pairwise_report(studies, exclude_flagged=exclude_flagged)
+    if not entries:
+        return {}
+    wins, strengths, checks = [], [], []
+    for study in entries:
+        for c in study["criteria"]:
+            wins += [{"study": study["slug"], **r} for r in c["win_rates"]]
+            bt = c["bt"] or {}
+            strengths += [{"study": study["slug"], "criterion": c["criterion"], **s, "resampled_over": bt.get("over"),
+                           "resamples": bt.get("resamples"), "dropped": bt.get("dropped")} for s in bt.get("strengths", [])]
+            bias, alpha = c["position_bias"], c["agreement"]
+            checks.append({"study": study["slug"], "criterion": c["criterion"], "judgments": c["n"], "raters": c["raters"],
+                           **{f"left_{k}" if k in ("ci_low", "ci_high", "p") else k: v for k, v in bias.items() if k != "n"},
+                           "alpha_nominal": alpha["alpha"], "alpha_units": alpha["units"],
+                           "bradley_terry_note": c["bt_error"] or ""})
+    return {"Pairwise win rates": pd.DataFrame(wins), "Bradley-Terry": pd.DataFrame(strengths),
+            "Position bias, alpha": pd.DataFrame(checks)}

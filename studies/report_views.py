@@ -144,6 +144,7 @@ def report_download(request, export_format, study=None, experiment=None):
         "Rater quality": pd.DataFrame(report.raters),
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
+        **pairwise_selectors.pairwise_sheets(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1"),
     }
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:

@@ -280,3 +280,56 @@ def test_the_export_has_one_row_per_judgment_with_the_winner(make_study, user):
         assert row["reason"] == "'=HYPERLINK(1)"  # spreadsheet-safe
         assert row["rater"] != "P1" and row["study"] == study.slug
     assert Study.objects.get(pk=study.pk).design == "pairwise"
+
+
+def test_create_build_and_publish_a_pairwise_study_through_the_api(api, corpus, user):
+    services.experiment_create(owner=user, title="Pilot", slug="pilot")
+    created = api.post("/api/studies/create/", {
+        "experiment": "pilot", "title": "A/B", "design": "pairwise", "raters_per_item": 3, "items_per_assignment": 4,
+        "design_config": {"allow_tie": False, "pairs_per_conversation": 2, "schedule_seed": 7}}, format="json")
+    assert created.status_code == 201, created.json()
+    slug = created.json()["slug"]
+    assert created.json()["design_config"]["allow_tie"] is False
+    built = api.post(f"/api/studies/{slug}/items/build/", {"corpus": corpus.slug, "systems": ["seq2seq", "hred"],
+                                                            "reference_system": "human"}, format="json")
+    assert built.json() == {"items": 6 * 2}
+    items = api.get(f"/api/studies/{slug}/items/?limit=50").json()["results"]
+    pairs = Counter(tuple(sorted(r["system"] for r in item["responses"])) for item in items)
+    assert sum(pairs.values()) == 12 and set(pairs.values()) == {4}  # 3 pairs, 4 conversations each
+    assert api.post(f"/api/studies/{slug}/publish/").json()["status"] == "published"
+    bad = api.post("/api/studies/create/", {"experiment": "pilot", "title": "x", "design": "pairwise",
+                                            "design_config": {"reason": "always"}}, format="json")
+    assert bad.status_code == 400 and "design_config.reason" in bad.json()
+
+
+def test_the_study_form_creates_a_pairwise_study_and_the_preview_shows_the_pair(user, corpus):
+    client = Client()
+    client.force_login(user)
+    experiment = services.experiment_create(owner=user, title="E", slug="e")
+    response = client.post("/experiments/e/studies/new/", {
+        "title": "Pairs", "design": "pairwise", "criteria": "readability", "raters_per_item": 4,
+        "items_per_assignment": 5, "pairwise_reason": "required", "pairwise_pairs_per_conversation": 1,
+        "platform": "invite"})
+    study = experiment.studies.get()
+    assert response.status_code == 302 and study.design == "pairwise"
+    assert (study.design_config["allow_tie"], study.design_config["reason"], study.design_config["pairs_per_conversation"]) \
+        == (False, "required", 1)  # an unticked box is "no ties"
+    services.study_items_build(study=study, corpus=corpus)
+    assert study.items.count() == 6
+    detail = client.get(f"/studies/{study.slug}/")
+    assert detail.status_code == 200
+    preview = client.get(f"/studies/{study.slug}/preview/").content.decode()
+    assert preview.count('class="card response side-') == 2 and 'value="tie"' not in preview and "(required)" in preview
+
+
+def test_the_report_spreadsheet_has_the_pairwise_tables(make_study, user):
+    import pandas as pd
+
+    study = finished_study(make_study, contrarian=True)
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/studies/{study.slug}/report.xlsx")
+    sheets = pd.read_excel(io.BytesIO(response.content), sheet_name=None)
+    assert {"Pairwise win rates", "Bradley-Terry", "Position bias, alpha"} <= set(sheets)
+    assert len(sheets["Pairwise win rates"]) == 2 * 6 and len(sheets["Bradley-Terry"]) == 2 * 4
+    assert set(sheets["Bradley-Terry"]["system"]) == {"human", "hred", "seq2seq", "thred"}
