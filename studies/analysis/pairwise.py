@@ -25,7 +25,10 @@ Conventions (say them in the paper):
   counted.
 - Position bias: share of decisive judgments that chose the left side, exact binomial test against
   0.5 (scipy ``binomtest``) with its Wilson interval. The scheduler balances sides per rater and
-  per item, so a bias shows the raters' habit, not the design.
+  per item, so a bias shows the raters' habit, not the design. Per rater the same test, Holm-adjusted
+  over raters, names raters with a side preference.
+- Model check: beside each pair's observed score (ties as half), the score Bradley–Terry predicts,
+  σ(θ_a − θ_b); large gaps mean the strengths do not summarise the pairs (e.g. intransitive preferences).
 - Agreement: Krippendorff's alpha at the nominal level over the categories {a, b, tie} (by system,
   not by side: two raters who saw the pair in opposite orders and chose the same system agree).
 """
@@ -251,6 +254,29 @@ def position_bias(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dic
     return result
 
 
+def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
+    """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
+    against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
+    below ``level`` (a rater who mostly clicks one side; the balanced schedule keeps that from
+    favouring a system, but it adds noise and may mean inattention)."""
+    from statsmodels.stats.multitest import multipletests
+
+    rows = []
+    for rater, part in frame.groupby("rater", sort=True):
+        decisive = part[part["choice"] != "tie"]
+        left = int((decisive["choice"] == "left").sum())
+        rows.append({"rater": rater, "n": len(part), "decisive": len(decisive), "left_wins": left,
+                     "left_share": left / len(decisive) if len(decisive) else None,
+                     "tie_share": (len(part) - len(decisive)) / len(part),
+                     "p": float(stats.binomtest(left, len(decisive), 0.5).pvalue) if len(decisive) else None,
+                     "p_holm": None, "side_preference": False})
+    tested = [r for r in rows if r["p"] is not None]
+    if tested:
+        for r, p in zip(tested, multipletests([r["p"] for r in tested], method="holm")[1], strict=True):
+            r["p_holm"], r["side_preference"] = float(p), bool(p < level)
+    return rows
+
+
 def agreement(frame: pd.DataFrame) -> dict[str, Any]:
     """Krippendorff's alpha (nominal) over {a, b, tie}; units are items (one system pair each)."""
     data = canonical(frame)
@@ -266,8 +292,9 @@ def agreement(frame: pd.DataFrame) -> dict[str, Any]:
 
 def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: int = 0,
                     over: str = "rater") -> list[dict[str, Any]]:
-    """Everything above, per criterion: {criterion, n, raters, win_rates, bt (or bt_error), position_bias,
-    agreement}."""
+    """Everything above, per criterion: {criterion, n, raters, win_rates (with ``bt_expected_a``, the
+    score of a that the fitted model predicts, where it exists), bt (or bt_error), position_bias,
+    rater_sides, raters_with_side_preference, agreement}."""
     if frame.empty:
         return []
     missing = [c for c in COLUMNS if c not in frame.columns]
@@ -282,11 +309,18 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
             "win_rates": [r for r in rates if r["criterion"] == criterion],
             "position_bias": position_bias(part), "agreement": agreement(part), "bt": None, "bt_error": None,
         }
+        sides = rater_sides(part)
+        entry["rater_sides"] = sides
+        entry["raters_with_side_preference"] = sum(r["side_preference"] for r in sides)
         cluster = over if part[over].nunique() >= 2 else "item"
         try:
             entry["bt"] = bradley_terry_bootstrap(part, resamples=resamples, seed=seed, over=cluster)
         except BTError as error:
             entry["bt_error"] = str(error)
+        else:  # model check: the win rate BT predicts for each pair beside the observed one (ties as half)
+            theta = {r["system"]: r["theta"] for r in entry["bt"]["strengths"]}
+            for row in entry["win_rates"]:
+                row["bt_expected_a"] = 1 / (1 + math.exp(theta[row["system_b"]] - theta[row["system_a"]]))
         out.append(entry)
     return out
 

@@ -200,3 +200,20 @@ def test_metric_agreement_counts_pairs_by_the_human_majority_and_leaves_ties_out
     # (a, b): each disagrees with the other. So 2 of 5.
     assert (row["human_n"], row["human_share"]) == (5, pytest.approx(2 / 5))
     assert row["p"] == pytest.approx(1.0)
+
+
+def test_raters_with_a_side_habit_are_named_and_the_model_check_is_reported():
+    honest = simulate(seed=21, raters=6, per_rater=60)
+    clicker = simulate(seed=22, raters=1, per_rater=60, tie_rate=0.0, left_bias=6.0).assign(rater="clicker")
+    rows = {r["rater"]: r for r in pw.rater_sides(pd.concat([honest, clicker], ignore_index=True))}
+    assert rows["clicker"]["side_preference"] and rows["clicker"]["left_share"] > 0.9
+    assert not any(r["side_preference"] for name, r in rows.items() if name != "clicker")
+    # Holm: the smallest of m = 7 p values is multiplied by 7
+    assert min(r["p"] for r in rows.values()) == rows["clicker"]["p"]
+    assert rows["clicker"]["p_holm"] == pytest.approx(min(1.0, 7 * rows["clicker"]["p"]), rel=1e-9)
+    (entry,) = pw.pairwise_report(honest, resamples=50)
+    assert entry["raters_with_side_preference"] == 0
+    theta = pw.bradley_terry_mm(honest)
+    for row in entry["win_rates"]:
+        assert row["bt_expected_a"] == pytest.approx(1 / (1 + math.exp(theta[row["system_b"]] - theta[row["system_a"]])))
+        assert abs(row["bt_expected_a"] - row["score_a"]) < 0.15  # the simulated data follow the model
