@@ -263,3 +263,17 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
         slot.draft = {}
         slot.save(update_fields=["answered_at", "active_seconds", "draft"])
     return len(cleaned)
+
+
+def comparison_check_answers(*, assignment: Assignment, item_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], float]]:
+    """A pairwise assignment's answers to check items in the shape studies.checks scores:
+    item -> (criterion, response) -> 1 for the chosen response, 0 for the other, ½ each for a tie; so a
+    check rule "response 1 greater than response 2" passes exactly when the rater chose response 1."""
+    value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}
+    answers: dict[int, dict[tuple[str, int], float]] = {}
+    for item_id, name, left, right, choice in Comparison.objects.filter(
+            assignment=assignment, item_id__in=list(item_ids)).values_list(
+            "item_id", "criterion__name", "left_id", "right_id", "choice"):
+        given = answers.setdefault(item_id, {})
+        given[(name, left)], given[(name, right)] = value[choice]
+    return answers

@@ -333,3 +333,34 @@ def test_the_report_spreadsheet_has_the_pairwise_tables(make_study, user):
     assert {"Pairwise win rates", "Bradley-Terry", "Position bias, alpha"} <= set(sheets)
     assert len(sheets["Pairwise win rates"]) == 2 * 6 and len(sheets["Bradley-Terry"]) == 2 * 4
     assert set(sheets["Bradley-Terry"]["system"]) == {"human", "hred", "seq2seq", "thred"}
+
+
+@pytest.mark.parametrize(("pick_gold", "passed"), [(True, True), (False, False)])
+def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study, pick_gold, passed):
+    from studies import checks
+
+    study = pairwise(make_study, publish=False)
+    gold = checks.check_item_create(study=study, kind="gold", context="A: Where do you live?\nB: In a town.",
+                                    responses=["I live in Leeds, near the station.", "Purple bananas."],
+                                    rules=[{"greater": 1, "than": 2}])
+    checks.study_checks_configure(study=study, per_assignment=1, min_pass_rate=1.0)
+    with pytest.raises(ValidationError, match="two responses per item"):
+        checks.check_item_create(study=study, kind="gold", context="A: Hi", responses=["a", "b", "c"],
+                                 rules=[{"greater": 1, "than": 2}])
+    services.study_publish(study=study)
+    assignment = start(study, "w1", seed=3)
+    good = gold.item_responses.get(position=0).response_id
+
+    def choose(slot, criterion):
+        if slot.item_id != gold.pk:
+            return "tie"
+        gold_left = slot.response_order[0] == good
+        return "left" if gold_left == pick_gold else "right"
+
+    answer_all(assignment, choose)
+    done = services.assignment_submit(assignment=assignment)
+    assert (done.checks_shown, done.checks_passed, done.checks_failed) == (1, int(passed), not passed)
+    assert not Comparison.objects.filter(item_id=gold.pk).exclude(assignment=assignment).exists()
+    # Check items never enter the analysis or the export.
+    from studies.pairwise_selectors import comparisons_frame
+    assert gold.pk not in set(comparisons_frame(Study.objects.filter(pk=study.pk))["item"])
