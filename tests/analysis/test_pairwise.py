@@ -217,3 +217,16 @@ def test_raters_with_a_side_habit_are_named_and_the_model_check_is_reported():
     for row in entry["win_rates"]:
         assert row["bt_expected_a"] == pytest.approx(1 / (1 + math.exp(theta[row["system_b"]] - theta[row["system_a"]])))
         assert abs(row["bt_expected_a"] - row["score_a"]) < 0.15  # the simulated data follow the model
+
+
+def test_the_bootstraps_newton_fit_is_the_mm_fit():
+    frame = pw.canonical(simulate(seed=17))
+    systems = sorted(THETA)
+    wins, n = pw._counts(frame, systems)
+    mm = pw._mm(wins, n, tol=1e-13, max_iter=100000)
+    assert pw._newton(wins, n, np.zeros(len(systems))) == pytest.approx(mm, abs=1e-9)
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # perturbed counts, started from the unperturbed estimate, as in the bootstrap
+        scaled = wins * rng.uniform(0.5, 1.5, size=wins.shape)
+        expected = pw._mm(scaled, scaled + scaled.T, tol=1e-13, max_iter=100000)
+        assert pw._newton(scaled, scaled + scaled.T, mm) == pytest.approx(expected, abs=1e-9)
