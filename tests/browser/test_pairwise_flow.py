@@ -105,3 +105,20 @@ def test_pairwise_on_a_phone_by_touch_and_the_report(live_server, browser, scree
         assert "No submitted comparisons yet" in tab.get_by_test_id("pairwise-report").inner_text()
     finally:
         report.close()
+
+
+def test_the_pairwise_report_in_a_browser(live_server, page, screenshot, make_study, user):
+    from tests.browser.conftest import log_in
+    from tests.studies import test_pairwise as helpers
+
+    study = helpers.finished_study(make_study, n_raters=4, contrarian=True)
+    log_in(page, live_server, "alice", "pw-concord")
+    page.goto(f"{live_server.url}/studies/{study.slug}/report/")
+    section = page.get_by_test_id("pairwise-report")
+    assert section.locator("[data-testid=win-rates] tbody tr").count() == 2 * 6
+    assert section.locator("[data-testid=bt-strengths] tbody tr").count() == 2 * 4
+    figures = section.locator("figure.plot img")
+    assert figures.count() == 2
+    for k in range(2):  # the Bradley–Terry plots load (naturalWidth > 0 once the SVG is drawn)
+        assert figures.nth(k).evaluate("img => img.complete && img.naturalWidth > 0")
+    screenshot(page, "report-pairwise")
