@@ -75,6 +75,9 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
                 frame = frame[~flagged]
             entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame), "excluded_raters": excluded,
                      "criteria": analyse(frame, resamples=resamples, seed=seed)}
+            for criterion in entry["criteria"]:  # raters by their per-experiment pseudonym, as in every report
+                for row in criterion["rater_sides"]:
+                    row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
             cache.set(key, entry, timeout=3600)
         out.append(entry)
     return out

@@ -88,7 +88,8 @@ def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     _, studies, _ = _scope(request, study=study, experiment=experiment)
     if name.startswith("pairwise-"):  # pairwise-<study pk>-<criterion>: Bradley–Terry strengths
-        return _pairwise_figure(request, studies, name.removeprefix("pairwise-"))
+        return pairwise_plots.figure_response(studies, name.removeprefix("pairwise-"),
+                                              exclude_flagged=request.GET.get("exclude_flagged") == "1")
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
     kind, _, criterion = name.partition("-")
@@ -105,18 +106,6 @@ def report_figure(request, name, study=None, experiment=None):
     else:
         raise Http404("no such figure")
     response = HttpResponse(svg, content_type="image/svg+xml")
-    response["Cache-Control"] = "private, max-age=60"
-    return response
-
-
-def _pairwise_figure(request, studies, name: str):
-    pk, _, criterion = name.partition("-")
-    entries = pairwise_selectors.pairwise_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
-    study = next((s for s in entries if str(s["pk"]) == pk), None)
-    if study is None:
-        raise Http404("no such figure")
-    entry = next((c for c in study["criteria"] if c["criterion"] == criterion), None)
-    response = HttpResponse(pairwise_plots.bt_strengths(entry, criterion), content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"
     return response
 

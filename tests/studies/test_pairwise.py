@@ -266,6 +266,7 @@ def test_the_api_report_carries_the_pairwise_analysis(make_study, api):
     assert readability["bt"] is None and "never lost: human" in readability["bt_error"]
     assert readability["position_bias"]["decisive"] == readability["n"] - readability["position_bias"]["ties"]
     assert readability["agreement"]["alpha"] == pytest.approx(1.0)
+    assert len(readability["rater_sides"]) == 6 and all(r["rater"].startswith("R-") for r in readability["rater_sides"])
 
 
 def test_the_export_has_one_row_per_judgment_with_the_winner(make_study, user):
