@@ -279,6 +279,17 @@ def position_bias(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dic
     return result
 
 
+def side_balance(frame: pd.DataFrame) -> dict[str, Any]:
+    """How often each system was shown on the left (the design's balance, not the raters' choices):
+    {systems: [{system, shown, left_share}], min_left_share, max_left_share}."""
+    shown = pd.concat([frame["left_system"], frame["right_system"]]).value_counts()
+    left = frame["left_system"].value_counts()
+    rows = [{"system": s, "shown": int(shown[s]), "left_share": float(left.get(s, 0) / shown[s])}
+            for s in sorted(shown.index)]
+    shares = [r["left_share"] for r in rows]
+    return {"systems": rows, "min_left_share": min(shares, default=None), "max_left_share": max(shares, default=None)}
+
+
 def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
     """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
     against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
@@ -319,7 +330,7 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
                     over: str = "rater") -> list[dict[str, Any]]:
     """Everything above, per criterion: {criterion, n, raters, win_rates (with ``bt_expected_a``, the
     score of a that the fitted model predicts, where it exists), bt (or bt_error), position_bias,
-    rater_sides, raters_with_side_preference, agreement}."""
+    side_balance, rater_sides, raters_with_side_preference, agreement}."""
     if frame.empty:
         return []
     missing = [c for c in COLUMNS if c not in frame.columns]
@@ -334,6 +345,7 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
             "win_rates": [r for r in rates if r["criterion"] == criterion],
             "position_bias": position_bias(part), "agreement": agreement(part), "bt": None, "bt_error": None,
         }
+        entry["side_balance"] = side_balance(part)
         sides = rater_sides(part)
         entry["rater_sides"] = sides
         entry["raters_with_side_preference"] = sum(r["side_preference"] for r in sides)

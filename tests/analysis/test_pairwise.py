@@ -230,3 +230,12 @@ def test_the_bootstraps_newton_fit_is_the_mm_fit():
         scaled = wins * rng.uniform(0.5, 1.5, size=wins.shape)
         expected = pw._mm(scaled, scaled + scaled.T, tol=1e-13, max_iter=100000)
         assert pw._newton(scaled, scaled + scaled.T, mm) == pytest.approx(expected, abs=1e-9)
+
+
+def test_side_balance_counts_where_each_system_was_shown():
+    frame = pd.DataFrame({"criterion": "c", "item": range(4), "rater": 1, "left_system": ["a", "a", "b", "c"],
+                          "right_system": ["b", "c", "a", "a"], "choice": "tie"})
+    balance = pw.side_balance(frame)
+    assert {r["system"]: (r["shown"], r["left_share"]) for r in balance["systems"]} == {
+        "a": (4, 0.5), "b": (2, 0.5), "c": (2, 0.5)}
+    assert (balance["min_left_share"], balance["max_left_share"]) == (0.5, 0.5)

@@ -246,7 +246,7 @@ def test_the_report_shows_win_rates_strengths_position_bias_and_alpha(make_study
     page = client.get(f"/studies/{study.slug}/report/")
     assert page.status_code == 200
     body = page.content.decode()
-    for marker in ('data-testid="win-rates"', 'data-testid="bt-strengths"', 'data-testid="position-bias"',
+    for marker in ('data-testid="win-rates"', 'data-testid="side-balance"', 'data-testid="bt-strengths"', 'data-testid="position-bias"',
                    'data-testid="pairwise-alpha"', "Pairwise comparison"):
         assert marker in body
     assert "No submitted ratings yet" not in body and "Table 9" not in body  # the Likert sections stay away
