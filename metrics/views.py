@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from metrics import plots, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
+from metrics.pairwise import pairwise_human_metric
 from studies import selectors as study_selectors
 from studies.exporting import no_store, spreadsheet_safe
 from studies.models import StudyItemResponse
@@ -154,6 +155,7 @@ def human_metric_page(request, slug, model):
     cells = {(c["condition"], c["criterion"]): c for c in report["cells"]}
     rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
     return render(request, "metrics/human_metric.html", {
+        "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(),
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})

@@ -236,6 +236,8 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
     elif len(responses) > MAX_RESPONSES:
         problems.add("responses", f"at most {MAX_RESPONSES} responses")
     texts = [_text(r, f"responses[{i}]", problems) for i, r in enumerate(responses)]
+    if study.design == Design.PAIRWISE and texts and len(texts) != 2:
+        problems.add("responses", f"a pairwise study compares two responses per item, got {len(texts)}")
     if study.design == Design.BWS and texts and len(texts) != study.design_config["tuple_size"]:
         problems.add("responses", f"this study ranks {study.design_config['tuple_size']} responses per item, "
                                   f"a check item must show as many (got {len(texts)})")
@@ -407,6 +409,10 @@ def assignment_checks_score(*, assignment: Assignment) -> Assignment:
         return assignment
     criteria = [criterion.name for criterion in selectors.study_criteria(study)]
     answers: dict[int, dict[tuple[str, int], float]] = {}
+    if study.design == Design.PAIRWISE:  # choices as values (chosen 1, other 0, tie ½): "greater" rules apply
+        from studies.pairwise_services import comparison_check_answers
+
+        answers = comparison_check_answers(assignment=assignment, item_ids=[s[0] for s in slots])
     for item_id, name, response_id, value, rank in Rating.objects.filter(
             assignment=assignment, item_id__in=[s[0] for s in slots]).values_list(
             "item_id", "criterion__name", "response_id", "value", "rank"):

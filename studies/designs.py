@@ -15,6 +15,10 @@ design is described to raters.
   makes the tuples reproducible. The rater picks the best and the worst member per criterion.
 
 A new design adds one entry to ``DEFAULT_CONFIG``, ``DESIGN_EXPLANATIONS`` and ``RATER_DESCRIPTIONS``.
+- Pairwise (A/B, as ACUTE-Eval and arena-style studies): an item shows two responses; the rater picks
+  the better one per criterion. ``allow_tie`` (default true), ``reason`` off|optional|required with
+  ``reason_max_length`` characters, ``pairs_per_conversation`` (0 = every pair of systems) and
+  ``schedule_seed`` (studies.pairwise_services).
 """
 from __future__ import annotations
 
@@ -33,8 +37,11 @@ DEFAULT_CONFIG: dict[str, dict[str, Any]] = {
     Design.BME: {"min": 0, "max": 999, "anchor_min": 50, "anchor_max": 150},
     Design.BWS: {"tuple_size": 4},
     Design.BWS_TUPLES: {"tuple_size": 4, "factor": 2, "tries": 20, "seed": 0},
+    Design.PAIRWISE: {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
+                      "pairs_per_conversation": 0, "schedule_seed": 0},
 }
 MAGNITUDE = (Design.RME, Design.BME)
+REASON_MODES = ("off", "optional", "required")
 
 # For researchers choosing a design (the study form); raters get ``design_description`` instead.
 DESIGN_EXPLANATIONS: dict[str, str] = {
@@ -53,6 +60,10 @@ DESIGN_EXPLANATIONS: dict[str, str] = {
     Design.BWS_TUPLES: (
         "Best-worst scaling with tuples: each screen shows a few responses (usually 4), each with its own "
         "conversation; raters pick the best and the worst one for each question."
+    ),
+    Design.PAIRWISE: (
+        "Pairwise comparison: raters see two responses to the same conversation and pick the better one "
+        "for each question (or say they are equally good, where ties are allowed)."
     ),
 }
 
@@ -181,6 +192,14 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
         _int_field(merged, "factor", errors, low=1, high=10)
         _int_field(merged, "tries", errors, low=1, high=200)
         _int_field(merged, "seed", errors, low=0, high=2**31 - 1)
+    elif design == Design.PAIRWISE:
+        if not isinstance(merged.get("allow_tie"), bool):
+            errors["design_config.allow_tie"] = f"must be true or false, got {merged.get('allow_tie')!r}"
+        if merged.get("reason") not in REASON_MODES:
+            errors["design_config.reason"] = f"must be one of {', '.join(REASON_MODES)}, got {merged.get('reason')!r}"
+        _int_field(merged, "reason_max_length", errors, low=1, high=2000)
+        _int_field(merged, "pairs_per_conversation", errors, low=0, high=45)
+        _int_field(merged, "schedule_seed", errors, low=0, high=2**31 - 1)
     if errors:
         raise ValidationError(errors)
     return merged
@@ -188,7 +207,8 @@ def design_config_clean(design: str, config: Mapping[str, Any] | None) -> dict[s
 
 def value_range(design: str, config: Mapping[str, Any], *, scale_min: float | None = None,
                 scale_max: float | None = None) -> tuple[float, float] | None:
-    """The inclusive range of a rating value under a design (None for BWS, which stores ranks)."""
+    """The inclusive range of a rating value under a design (None for BWS, which stores ranks, and for
+    pairwise, which stores choices)."""
     if scale_min is not None and scale_max is not None:
         return scale_min, scale_max
     if design == Design.LIKERT:

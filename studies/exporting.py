@@ -66,6 +66,11 @@ def _plain(value):
 def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool = False) -> Iterator[str]:
     """Yield the export text, line by line; raters by pseudonym unless ``raw_ids``. JSON lines are
     verbatim (JSON is not evaluated); CSV text cells go through ``spreadsheet_safe``."""
+    from studies import pairwise_exporting  # late: it imports this module
+
+    if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment instead of per rating
+        yield from pairwise_exporting.export_lines(studies, export_format, raw_ids=raw_ids)
+        return
     if export_format == "jsonl":
         for row in ratings_export_rows(studies, raw_ids=raw_ids):
             yield json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False) + "\n"

@@ -61,6 +61,14 @@ class StudyForm(forms.Form):
     bws_tuple_size = forms.IntegerField(
         label="Responses ranked per item (BWS)", min_value=2, max_value=10, required=False,
         help_text="Leave blank: it follows the number of responses each item shows when you build the items.")
+    pairwise_allow_tie = forms.BooleanField(label="Raters may answer “about the same” (pairwise)", required=False,
+                                            initial=True)
+    pairwise_reason = forms.ChoiceField(label="Ask for a short reason per choice (pairwise)",
+                                        choices=[("optional", "Optional"), ("required", "Required"), ("off", "Off")],
+                                        initial="optional", required=False)
+    pairwise_pairs_per_conversation = forms.IntegerField(
+        label="System pairs compared per conversation (pairwise)", min_value=0, max_value=45, initial=0,
+        required=False, help_text="0: every pair of systems.")
     raters_per_item = forms.IntegerField(min_value=1, initial=40, help_text="Target number of raters for every item.")
     items_per_assignment = forms.IntegerField(label="Items per rater", min_value=1, initial=50,
                                               help_text="Items one rater judges in one assignment.")
@@ -91,9 +99,11 @@ class StudyForm(forms.Form):
 
     # Settings that belong to some designs only (the page shows those of the chosen design).
     DESIGN_FIELDS = {"likert_points": "likert", "likert_labels": "likert", "me_reference_value": "rme",
-                     "me_max": "rme bme", "bws_tuple_size": "bws"}
+                     "me_max": "rme bme", "bws_tuple_size": "bws bws_tuples",
+                     "pairwise_allow_tie": "pairwise", "pairwise_reason": "pairwise",
+                     "pairwise_pairs_per_conversation": "pairwise"}
     STRUCTURE = ("design", "criteria", "platform", "likert_points", "likert_labels", "me_reference_value", "me_max",
-                 "bws_tuple_size")
+                 "bws_tuple_size", "pairwise_allow_tie", "pairwise_reason", "pairwise_pairs_per_conversation")
 
     def __init__(self, *args, locked: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -114,6 +124,9 @@ class StudyForm(forms.Form):
             return {"reference_value": data.get("me_reference_value") or 100, "min": 0, "max": data.get("me_max") or 999}
         if design == Design.BME:
             return {"min": 0, "max": data.get("me_max") or 999}
+        if design == Design.PAIRWISE:
+            return {"allow_tie": bool(data.get("pairwise_allow_tie")), "reason": data.get("pairwise_reason") or "optional",
+                    "pairs_per_conversation": data.get("pairwise_pairs_per_conversation") or 0}
         return {"tuple_size": data.get("bws_tuple_size") or 4}
 
     def criteria_specs(self) -> list[dict[str, str]]:
@@ -188,6 +201,9 @@ def study_form_initial(study: Study) -> dict:
         initial.update(likert_points=config.get("points"), likert_labels=" | ".join(config.get("labels") or []))
     elif study.design in (Design.RME, Design.BME):
         initial.update(me_reference_value=config.get("reference_value"), me_max=config.get("max"))
+    elif study.design == Design.PAIRWISE:
+        initial.update(pairwise_allow_tie=config.get("allow_tie"), pairwise_reason=config.get("reason"),
+                       pairwise_pairs_per_conversation=config.get("pairs_per_conversation"))
     else:
         initial["bws_tuple_size"] = config.get("tuple_size")
     return initial

@@ -19,6 +19,7 @@ class Design(models.TextChoices):
     BME = "bme", "Magnitude estimation, metric reference (BME)"
     BWS = "bws", "Best-worst scaling (ranking)"
     BWS_TUPLES = "bws_tuples", "Best-worst scaling, tuples of many items"
+    PAIRWISE = "pairwise", "Pairwise comparison (A/B)"
 
 
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
@@ -494,6 +495,45 @@ class BestWorstChoice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion.name}: best {self.best_id}, worst {self.worst_id}"
+
+
+class Comparison(models.Model):
+    """One pairwise judgment (design ``pairwise``): which of the two responses shown is better for a
+    criterion, or a tie. ``left``/``right`` are stored as shown (not derived from the slot) so that
+    position bias can be measured from this table alone.
+
+    A dedicated table rather than Rating rows: a choice is one fact about two responses (a Rating is a
+    value of one response), it carries a free-text reason, and a Rating-based encoding would feed 0/1
+    "scores" into the Likert/ICC machinery. A dialogue-unit study (``Study.unit``) adds nullable
+    left/right conversation keys beside these; studies.analysis.pairwise only sees system labels."""
+
+    class Choice(models.TextChoices):
+        LEFT = "left", "Left is better"
+        RIGHT = "right", "Right is better"
+        TIE = "tie", "Tie"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="comparisons")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="comparisons")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="comparisons")
+    left = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    choice = models.CharField(max_length=5, choices=Choice.choices)
+    reason = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment", "item", "criterion"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item", "criterion"], name="comparison_unique_per_assignment"),
+            models.CheckConstraint(condition=~Q(left=F("right")), name="comparison_two_different_responses"),
+            models.CheckConstraint(condition=Q(choice__in=["left", "right", "tie"]), name="comparison_choice_valid"),
+        ]
+        indexes = [models.Index(fields=["item", "criterion"], name="comparison_item_criterion")]
+
+    def __str__(self) -> str:
+        return f"{self.criterion.name}: {self.choice}"
 
 
 class ImportJob(models.Model):

@@ -27,7 +27,17 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import allocation, bws_tuples, form_tokens, platforms, review, selectors, services
+from studies import (
+    allocation,
+    bws_tuples,
+    form_tokens,
+    pairwise_rater,
+    pairwise_services,
+    platforms,
+    review,
+    selectors,
+    services,
+)
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
@@ -347,6 +357,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         total = assignment.assignment_items.count() if assignment else study.items.count()
     reference = item.reference_response if study.is_magnitude else None
     context = {
+        "pairwise": pairwise_rater.item_context(study, responses, values, errors)
+        if study.design == Design.PAIRWISE else None,
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
         "design_partial": f"raters/designs/{study.design}.html",  # one template per design, see item.html
         "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
@@ -368,6 +380,8 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, fl
     """The answers in a submitted item form as numbers (ranks and Likert points whole, magnitude
     estimates possibly decimal), and every field that is not acceptable with what is wrong with it
     (designs.typed_value_parse; rater.js shows the same messages before the form is sent)."""
+    if study.design == Design.PAIRWISE:
+        return pairwise_rater.parse(post, study)
     answers: dict[str, dict[int, float]] = {}
     errors: dict[str, str] = {}
     for criterion in selectors.study_criteria(study):
@@ -397,6 +411,8 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
         return bws_tuples.stored_values(slot)
     if slot.answered_at is None:  # ratings are stored together with answered_at: none yet
         return {}
+    if study.design == Design.PAIRWISE:
+        return pairwise_rater.stored_values(slot)
     values = {}
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
             .values_list("response_id", "criterion__name", "value", "rank"):
@@ -455,7 +471,12 @@ def item(request, token: str, position: int):
                        else _parse(request.POST, assignment.study, slot.response_order))
     if not errors:
         try:
-            record = bws_tuples.choices_record if tuples else services.ratings_record
+            if tuples:
+                record = bws_tuples.choices_record
+            elif assignment.study.design == Design.PAIRWISE:
+                record = pairwise_services.comparisons_record
+            else:
+                record = services.ratings_record
             record(assignment=assignment, item_id=slot.item_id, answers=answers,
                    seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except services.StudyStateError:
@@ -463,14 +484,15 @@ def item(request, token: str, position: int):
         except ValidationError as error:
             for key, messages in error.message_dict.items():
                 criterion, _, rid = key.partition(".")
-                errors[field_name(int(rid), criterion) if rid else key] = "; ".join(messages)
+                errors[field_name(int(rid), criterion) if rid.isdigit() else key] = "; ".join(messages)
         else:
             following = slots.get(position + 1)
             if following is None:
                 return redirect(_next_url(assignment, after=position, total=slot.total))
             services.assignment_item_open(slot=following)
             return _item_page(request, following)
-    return _item_page(request, slot, values={k: v for k, v in request.POST.items() if k.startswith("r")},
+    return _item_page(request, slot, values={k: v for k, v in request.POST.items()
+                                             if k.startswith(("r", *pairwise_rater.FIELD_PREFIXES))},
                       errors=errors)
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from studies import bws_tuples, plots, selectors
+from studies import bws_tuples, pairwise_plots, pairwise_selectors, plots, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
@@ -64,6 +64,7 @@ def report_page(request, study=None, experiment=None):
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
     report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+    pairwise = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies: their own section
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -73,6 +74,8 @@ def report_page(request, study=None, experiment=None):
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
+        "pairwise": pairwise, "pairwise_only": len(pairwise) == studies.count(),
+        "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"), "raw_ids": raw_ids,
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
@@ -84,6 +87,9 @@ def report_page(request, study=None, experiment=None):
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     _, studies, _ = _scope(request, study=study, experiment=experiment)
+    if name.startswith("pairwise-"):  # pairwise-<study pk>-<criterion>: Bradley–Terry strengths
+        return pairwise_plots.figure_response(studies, name.removeprefix("pairwise-"),
+                                              exclude_flagged=request.GET.get("exclude_flagged") == "1")
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
     kind, _, criterion = name.partition("-")
@@ -127,6 +133,7 @@ def report_download(request, export_format, study=None, experiment=None):
         "Rater quality": pd.DataFrame(report.raters),
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
+        **pairwise_selectors.pairwise_sheets(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1"),
     }
     sheets.update(bws_tuples.report_sheets(getattr(report, "bws_tuples", [])))  # best-worst tuples: split-half, scores
     buffer = io.BytesIO()

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, bws_tuples, checks, designs, platforms, review, selectors
+from studies import allocation, bws_tuples, checks, designs, pairwise_services, platforms, review, selectors
 from studies.importing.formats import PARSERS, detect_format
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -58,6 +58,7 @@ DEFAULT_CRITERIA = (
      "help_text": "Does it follow on from what was said, staying on topic and making sense as a reply?"},
 )
 IMPORT_BATCH = 1000
+DRAFT_REASON_MAX = 2000
 DRAFT_MAX_FIELDS = 200
 # At most this many responses to one conversation in an import (DailyDialog++ has 15; a screen shows
 # a handful): more is a malformed file, and Response.position is a small integer.
@@ -157,8 +158,9 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
         errors.update(_slug_not_available(slug).message_dict)
-    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
-    defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
+    base = pairwise_services.PAIRWISE_CRITERIA if design == Design.PAIRWISE else DEFAULT_CRITERIA  # A/B: comparative wording
+    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or base)]
+    defaults = {c["name"]: c for c in base}
     names = [slugify(c.get("name", "")) for c in specs]
     if not all(names):
         errors["criteria"] = ["every criterion needs a name"]
@@ -196,6 +198,9 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
     ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
     the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
     many conversations (seeded). Returns the number of items."""
+    if study.design == Design.PAIRWISE:  # one item per (conversation, system pair): its own schedule
+        return pairwise_services.pairwise_items_build(study=study, corpus=corpus, systems=systems,
+                                                      reference_system=reference_system, limit=limit, seed=seed)
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
     if study.assignments.exists():
@@ -296,6 +301,10 @@ def study_publish(*, study: Study) -> Study:
             problems.append(f"{wrong} item(s) do not show exactly {size} responses to rank")
     if study.design == Design.BWS_TUPLES:
         problems += bws_tuples.publish_problems(study)
+    if study.design == Design.PAIRWISE:
+        wrong = study.items.annotate(n=Count("item_responses")).exclude(n=2).count()
+        if wrong:
+            problems.append(f"{wrong} item(s) do not show exactly two responses to compare")
     if problems:
         raise StudyStateError("cannot publish: " + "; ".join(problems))
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()
@@ -490,10 +499,16 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     ):
         shown.setdefault(item_id, []).append(response_id)
     order_rng = random.Random(assignment_seed)
+    # Pairwise: sides balanced per rater and per item instead of a shuffle (studies.pairwise_services).
+    sides = pairwise_services.pairwise_orders(study=study, chosen=chosen, shown=shown, rng=order_rng) \
+        if study.design == Design.PAIRWISE else {}
     rows = []
     for position, item_id in enumerate(chosen):
         responses = shown[item_id][:]
-        order_rng.shuffle(responses)
+        if item_id in sides:
+            responses = sides[item_id]
+        else:
+            order_rng.shuffle(responses)
         rows.append(AssignmentItem(assignment=assignment, item_id=item_id, position=position, response_order=responses))
     AssignmentItem.objects.bulk_create(rows)
     return assignment
@@ -719,7 +734,8 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
             raise ValidationError({name: "must be text or a number"})
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError({name: "must be a finite number"})
-        text = str(value)[:20]
+        # A value is a number or a choice; a pairwise reason (studies.pairwise_rater) is free text.
+        text = str(value)[:DRAFT_REASON_MAX if name.startswith("reason-") else 20]
         if problem := platforms.text_problem(text):
             raise ValidationError({name: problem})
         cleaned[name] = text

@@ -32,7 +32,7 @@
   // Autosave every change (debounced); a lost connection loses at most the field being typed.
   function answers() {
     const data = {};
-    new FormData(form).forEach((value, key) => { if (/^r\d+-/.test(key)) data[key] = value; });
+    new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value;  // per-response fields; pairwise choice and reason });
     return data;
   }
   let timer = null;

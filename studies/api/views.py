@@ -21,7 +21,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import selectors, services
+from studies import pairwise_selectors, selectors, services
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -384,7 +384,9 @@ class ReportApiMixin:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-        return no_store(Response(report.as_dict()))
+        data = report.as_dict()
+        data["pairwise"] = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies only
+        return no_store(Response(data))
 
 
 REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters"),

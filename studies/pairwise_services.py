@@ -1,0 +1,279 @@
+"""Writes for the pairwise (A/B) design: the comparison schedule and the raters' choices.
+
+Schedule (what a methodologist checks first in an A/B study: could the design itself favour a system?)
+- Items: one per (conversation, system pair). For every conversation with responses from at least two
+  of the chosen systems, ``pairs_per_conversation`` pairs (0 = all of them) are picked greedily: the
+  pair compared least often so far, then the pair whose systems appear least often, then a draw from
+  ``random.Random(schedule_seed)``. Over the corpus every system pair is compared on as many
+  conversations as the others (±1 when all systems answer every conversation).
+- Sides: which response is left is chosen per assignment (``pairwise_orders``), greedily in a seeded
+  order: first keep the rater's own left/right count of every system even, then keep every item's
+  left/right count over its raters even, then a seeded coin. So each rater sees each system on the
+  left about as often as on the right (a rater's side habit cannot favour a system), and each item is
+  shown in both orders about equally often (position bias is estimable and cancels out).
+
+A dialogue-level study (two whole dialogues side by side, ``Study.unit``) plugs in here: its items
+pair conversations instead of responses; ``comparisons_record`` and the analysis only need the two
+shown units and their systems.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from studies import platforms, selectors
+from studies.models import (
+    Assignment,
+    AssignmentItem,
+    Comparison,
+    Corpus,
+    Response,
+    Study,
+    StudyItem,
+    StudyItemResponse,
+)
+
+NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
+# The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).
+PAIRWISE_CRITERIA = (
+    {"name": "readability", "question": "Which response is more readable?",
+     "help_text": "Which is more fluent, grammatical and easy to understand, whatever the conversation?"},
+    {"name": "coherence", "question": "Which response follows on better from the conversation so far?",
+     "help_text": "Which stays on topic and makes more sense as the next turn?"},
+)
+
+
+def pair_schedule(available: Sequence[Sequence[str]], *, pairs_per_conversation: int, seed: int) -> list[list[tuple[str, str]]]:
+    """For each conversation (the sorted systems that answered it), the system pairs (a < b) it is
+    compared on; see the module docstring for the rule. Pure: no database."""
+    rng = random.Random(seed)
+    pair_count: Counter = Counter()
+    system_count: Counter = Counter()
+    schedule = []
+    for systems in available:
+        options = list(combinations(sorted(systems), 2))
+        wanted = len(options) if pairs_per_conversation == 0 else min(pairs_per_conversation, len(options))
+        ties = {pair: rng.random() for pair in options}
+        chosen: list[tuple[str, str]] = []
+        for _ in range(wanted):
+            pair = min((p for p in options if p not in chosen),
+                       key=lambda p: (pair_count[p], system_count[p[0]] + system_count[p[1]], ties[p]))
+            chosen.append(pair)
+            pair_count[pair] += 1
+            system_count[pair[0]] += 1
+            system_count[pair[1]] += 1
+        schedule.append(chosen)
+    return schedule
+
+
+@transaction.atomic
+def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+                         reference_system: str | None = None, limit: int | None = None, seed: int = 0) -> int:
+    """(Re)build a draft pairwise study's items: one per (conversation, system pair), each showing the
+    two systems' first responses (canonical order a < b; raters see a balanced side, ``pairwise_orders``).
+    The systems are ``systems`` (default: every system in the corpus) plus ``reference_system``, which
+    competes like any other (e.g. the human reference); ``limit`` samples that many conversations with
+    ``seed``; the pairs follow ``design_config.schedule_seed``. Returns the number of items."""
+    from studies.services import StudyStateError, _require_status  # late: services calls this module
+
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _require_status(study, Study.Status.DRAFT, action="change items")
+    if study.assignments.exists():
+        raise StudyStateError("cannot change items: raters have already started")
+    available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
+    chosen = list(dict.fromkeys(systems)) if systems else sorted(available)
+    if reference_system and reference_system not in chosen:
+        chosen.append(reference_system)
+    unknown = [s for s in chosen if s not in available]
+    if unknown:
+        raise ValidationError({"systems": f"no responses from {', '.join(unknown)} in corpus {corpus.slug}"})
+    if len(chosen) < 2:
+        raise ValidationError({"systems": "a pairwise study compares at least two systems"})
+    by_conversation: dict[int, dict[str, int]] = {}
+    for conversation_id, response_id, system_name in (
+        Response.objects.filter(conversation__corpus=corpus, position=0, system__name__in=chosen)
+        .values_list("conversation_id", "id", "system__name").order_by("conversation_id", "system__name")
+    ):
+        by_conversation.setdefault(conversation_id, {})[system_name] = response_id
+    usable = [(cid, answered) for cid, answered in sorted(by_conversation.items()) if len(answered) >= 2]
+    if limit is not None and limit < len(usable):
+        usable = sorted(random.Random(seed).sample(usable, limit))
+    if not usable:
+        raise ValidationError({"corpus": f"no conversation in {corpus.slug} has responses from two of "
+                                         f"{', '.join(chosen)}"})
+    config = study.design_config
+    schedule = pair_schedule([sorted(answered) for _, answered in usable],
+                             pairs_per_conversation=config.get("pairs_per_conversation", 0),
+                             seed=config.get("schedule_seed", 0))
+    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    planned = [(cid, answered, pair) for (cid, answered), pairs in zip(usable, schedule, strict=True) for pair in pairs]
+    items = StudyItem.objects.bulk_create([
+        StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(planned)
+    ])
+    links = [StudyItemResponse(item=item, response_id=answered[system], position=side)
+             for item, (_, answered, pair) in zip(items, planned, strict=True) for side, system in enumerate(pair)]
+    StudyItemResponse.objects.bulk_create(links, batch_size=2000)
+    return len(items)
+
+
+def pairwise_orders(*, study: Study, chosen: Sequence[int], shown: Mapping[int, list[int]],
+                    rng: random.Random) -> dict[int, list[int]]:
+    """item id -> [left response, right response] for a new assignment of ``chosen`` items (each
+    showing two responses in canonical order, ``shown``); the rule is in the module docstring. Items
+    that do not show exactly two responses are left out (the caller shuffles them as usual)."""
+    pairs = {i: shown[i] for i in chosen if len(shown.get(i, ())) == 2}
+    if not pairs:
+        return {}
+    system_of = dict(Response.objects.filter(pk__in=[r for pair in pairs.values() for r in pair])
+                     .values_list("pk", "system_id"))
+    # Over the item's other raters: +1 each time the canonical first response was shown left.
+    item_balance: Counter = Counter()
+    for item_id, order in (AssignmentItem.objects.filter(assignment__study=study, item_id__in=list(pairs))
+                           .exclude(assignment__status__in=NOT_COUNTED).values_list("item_id", "response_order")):
+        if order:
+            item_balance[item_id] += 1 if order[0] == pairs[item_id][0] else -1
+    rater_balance: Counter = Counter()  # system -> times left minus times right, this rater
+    orders = {}
+    sequence = list(pairs)
+    rng.shuffle(sequence)
+    for item_id in sequence:
+        first, second = pairs[item_id]
+        options = []
+        for left, right, sign in ((first, second, 1), (second, first, -1)):
+            sl, sr = system_of[left], system_of[right]
+            rater_cost = abs(rater_balance[sl] + 1) + abs(rater_balance[sr] - 1)
+            options.append((rater_cost, abs(item_balance[item_id] + sign), rng.random(), left, right, sign))
+        _, _, _, left, right, sign = min(options)
+        rater_balance[system_of[left]] += 1
+        rater_balance[system_of[right]] -= 1
+        item_balance[item_id] += sign
+        orders[item_id] = [left, right]
+    # Greedy leaves a system off by 2 now and then; swapping a pair's sides where that lowers the
+    # rater's imbalance (|b_left| + |b_right|), or keeps it and lowers the item's, ends near the
+    # optimum. Each swap lowers (rater cost, item cost) lexicographically, so the loop ends.
+    improved = True
+    while improved:
+        improved = False
+        for item_id in sequence:
+            left, right = orders[item_id]
+            sl, sr = system_of[left], system_of[right]
+            step = -2 if left == pairs[item_id][0] else 2
+            rater_now = abs(rater_balance[sl]) + abs(rater_balance[sr])
+            rater_swapped = abs(rater_balance[sl] - 2) + abs(rater_balance[sr] + 2)
+            if (rater_swapped, abs(item_balance[item_id] + step)) < (rater_now, abs(item_balance[item_id])):
+                rater_balance[sl] -= 2
+                rater_balance[sr] += 2
+                item_balance[item_id] += step
+                orders[item_id] = [right, left]
+                improved = True
+    return orders
+
+
+def _reason_problem(config: Mapping[str, Any], reason: str) -> str | None:
+    mode, limit = config.get("reason", "optional"), config.get("reason_max_length", 300)
+    if mode == "off":
+        return "this study does not ask for reasons" if reason else None
+    if mode == "required" and not reason:
+        return "give a short reason for this choice"
+    if len(reason) > limit:
+        return f"keep the reason to {limit} characters (it has {len(reason)})"
+    return platforms.text_problem(reason)
+
+
+@transaction.atomic
+def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[str, Any]],
+                       seconds: float | None = None, active_seconds: float | None = None) -> int:
+    """Store one pairwise item's answers: per criterion {"choice": left | right | tie, "reason": text}.
+
+    Checks every criterion is answered, a tie only where the study allows ties, and the reason
+    against the study's ``reason`` mode and length; any problem raises ValidationError keyed
+    ``choice-<criterion>`` or ``reason-<criterion>`` and nothing is stored. Left and right are the
+    responses in the order this rater was shown (the slot's ``response_order``). Sending the same
+    answers twice stores them once (unique (assignment, item, criterion), upsert under the
+    assignment's row lock); changed answers replace the earlier ones. Returns the number stored."""
+    from studies.services import StudyStateError  # late: services calls this module
+
+    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                                  or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
+            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
+    try:
+        slot = AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study") \
+            .get(assignment_id=assignment.pk, item_id=item_id)
+        assignment = slot.assignment
+    except AssignmentItem.DoesNotExist:
+        slot, assignment = None, Assignment.objects.select_related("study").get(pk=assignment.pk)
+    study = assignment.study
+    if assignment.status != Assignment.Status.STARTED:
+        raise StudyStateError(f"this assignment is already {assignment.status}")
+    if slot is None:
+        raise ValidationError({"item": "this item is not part of the assignment"})
+    if len(slot.response_order) != 2:
+        raise ValidationError({"item": "this item does not show two responses to compare"})
+    config = study.design_config
+    allowed = ("left", "right", "tie") if config.get("allow_tie", True) else ("left", "right")
+    criteria = {c.name: c for c in selectors.study_criteria(study)}
+    errors: dict[str, str] = {}
+    cleaned: dict[str, tuple[str, str]] = {}
+    for name in answers:
+        if name not in criteria:
+            errors[f"choice-{name}"] = "unknown criterion"
+    for name in criteria:
+        answer = answers.get(name)
+        if not isinstance(answer, Mapping) or not answer.get("choice"):
+            errors[f"choice-{name}"] = "pick the better response" + (" (or a tie)" if "tie" in allowed else "")
+            continue
+        choice, reason = answer.get("choice"), answer.get("reason") or ""
+        if choice not in allowed:
+            errors[f"choice-{name}"] = (f"must be one of {', '.join(allowed)}, got {str(choice)[:20]!r}"
+                                        + ("" if "tie" in allowed else " (this study allows no ties)"))
+            continue
+        if not isinstance(reason, str):
+            errors[f"reason-{name}"] = "must be text"
+            continue
+        reason = reason.strip()
+        if problem := _reason_problem(config, reason):
+            errors[f"reason-{name}"] = problem
+            continue
+        cleaned[name] = (choice, reason)
+    if errors:
+        raise ValidationError(errors)
+    left, right = slot.response_order
+    existing = {c.criterion_id: (c.choice, c.reason)
+                for c in Comparison.objects.filter(assignment=assignment, item_id=item_id)} if slot.answered_at else {}
+    changed = [name for name, given in cleaned.items() if existing.get(criteria[name].pk) != given]
+    if changed:
+        now = timezone.now()
+        Comparison.objects.bulk_create(
+            [Comparison(assignment=assignment, item_id=item_id, criterion=criteria[name], left_id=left, right_id=right,
+                        choice=cleaned[name][0], reason=cleaned[name][1], seconds=seconds, updated_at=now)
+             for name in changed],
+            update_conflicts=True, unique_fields=["assignment", "item", "criterion"],
+            update_fields=["choice", "reason", "seconds", "updated_at"])
+        slot.answered_at = now
+        slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
+        slot.draft = {}
+        slot.save(update_fields=["answered_at", "active_seconds", "draft"])
+    return len(cleaned)
+
+
+def comparison_check_answers(*, assignment: Assignment, item_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], float]]:
+    """A pairwise assignment's answers to check items in the shape studies.checks scores:
+    item -> (criterion, response) -> 1 for the chosen response, 0 for the other, ½ each for a tie; so a
+    check rule "response 1 greater than response 2" passes exactly when the rater chose response 1."""
+    value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}
+    answers: dict[int, dict[tuple[str, int], float]] = {}
+    for item_id, name, left, right, choice in Comparison.objects.filter(
+            assignment=assignment, item_id__in=list(item_ids)).values_list(
+            "item_id", "criterion__name", "left_id", "right_id", "choice"):
+        given = answers.setdefault(item_id, {})
+        given[(name, left)], given[(name, right)] = value[choice]
+    return answers
