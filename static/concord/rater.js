@@ -32,7 +32,8 @@
   // Autosave every change (debounced); a lost connection loses at most the field being typed.
   function answers() {
     const data = {};
-    new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value;  // per-response fields; pairwise choice and reason });
+    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.pairwise_rater).
+    new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value; });
     return data;
   }
   let timer = null;

@@ -122,3 +122,18 @@ def test_the_pairwise_report_in_a_browser(live_server, page, screenshot, make_st
     for k in range(2):  # the Bradley–Terry plots load (naturalWidth > 0 once the SVG is drawn)
         assert figures.nth(k).evaluate("img => img.complete && img.naturalWidth > 0")
     screenshot(page, "report-pairwise")
+
+
+def test_pairwise_choice_and_reason_are_autosaved_and_come_back_after_a_reload(live_server, page, make_study):
+    study = make_study("pairwise", raters_per_item=2, items_per_assignment=2, platform="prolific", reason="optional")
+    begin(page, live_server, study, "w-pairwise-draft")
+    page.locator(".pairwise-criterion[data-criterion=readability] label.pair-choice[data-key=b]").click()
+    reason = "B answers the question; A changes the topic " * 3  # longer than a number's 20 characters
+    page.fill("textarea[name=reason-readability]", reason)
+    page.locator(".autosave:has-text('Saved')").wait_for()
+    page.wait_for_timeout(600)  # the debounced save of the last keystroke
+    page.locator(".autosave:has-text('Saved')").wait_for()
+    page.reload()
+    assert page.locator("input[name=choice-readability]:checked").get_attribute("value") == "right"
+    assert page.locator("textarea[name=reason-readability]").input_value() == reason
+    assert not Comparison.objects.exists()  # a draft is not a judgment
