@@ -29,6 +29,11 @@ def _scope(request, *, study: str | None = None, experiment: str | None = None):
     return target.title, target.studies.all(), target
 
 
+def condition_titles(report: Report) -> dict[str, str]:
+    """slug -> title of each condition: pages, figures and downloads name conditions by title."""
+    return {c["slug"]: c.get("title") or c["slug"] for c in report.conditions}
+
+
 def _matrix(report: Report, key: str) -> list[dict]:
     """Rows criterion × form, one cell per condition (the seed paper's table layout)."""
     cells = {(r["condition"], r["criterion"]): r for r in report.tables[key]}
@@ -69,6 +74,7 @@ def report_page(request, study=None, experiment=None):
                for name, alt in _figure_names(report)} if report.tables else {}
     context = {
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
+        "titles": condition_titles(report),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
@@ -86,22 +92,32 @@ def report_figure(request, name, study=None, experiment=None):
     _, studies, _ = _scope(request, study=study, experiment=experiment)
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
+    titles = condition_titles(report)
     kind, _, criterion = name.partition("-")
     if not report.tables or (criterion and criterion not in report.criteria):
         raise Http404("no such figure")
     if kind == "icc":
-        svg = plots.icc_bars(report.tables["table1"])
+        svg = plots.icc_bars(report.tables["table1"], titles)
     elif kind == "completion":
-        svg = plots.completion_histogram(report.completion)
+        svg = plots.completion_histogram(report.completion, titles)
     elif kind == "distributions":
-        svg = plots.score_distributions(report.distributions, conditions, criterion)
+        svg = plots.score_distributions(report.distributions, conditions, criterion, titles)
     elif kind == "ranking":
-        svg = plots.system_ranking(report.systems, criterion)
+        svg = plots.system_ranking(report.systems, criterion, titles)
     else:
         raise Http404("no such figure")
     response = HttpResponse(svg, content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"
     return response
+
+
+def _with_titles(frame: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
+    """A ``<column>_title`` beside every column that holds condition slugs (the slug stays: it is the
+    stable key to join on; the title is what a reader recognises)."""
+    for column in ("condition", "study", "a", "b"):
+        if column in frame and f"{column}_title" not in frame and frame[column].isin(titles).all():
+            frame.insert(frame.columns.get_loc(column) + 1, f"{column}_title", frame[column].map(titles))
+    return frame
 
 
 @login_required
@@ -111,7 +127,8 @@ def report_download(request, export_format, study=None, experiment=None):
     title, studies, target = _scope(request, study=study, experiment=experiment)
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
                                           raw_ids=_raw_ids(request, studies))
-    icc_rows = spreadsheet_frame(pd.DataFrame(report_rows(report)))
+    titles = condition_titles(report)
+    icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
     name = f"{target.slug}-reliability"
     if export_format == "csv":
         response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
@@ -131,7 +148,7 @@ def report_download(request, export_format, study=None, experiment=None):
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():
-            spreadsheet_frame(frame).to_excel(excel, sheet_name=sheet, index=False)
+            spreadsheet_frame(_with_titles(frame, titles)).to_excel(excel, sheet_name=sheet, index=False)
     response = HttpResponse(buffer.getvalue(),
                             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
