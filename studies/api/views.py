@@ -9,7 +9,6 @@ import tempfile
 from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -29,7 +28,7 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, export_lines, no_store, raw_ids_requested
+from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
@@ -357,7 +356,8 @@ class RatingsExportApi(APIView):
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
                                                                   "(owners, collaborators and staff only)")],
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR,
+                   (200, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"): OpenApiTypes.BINARY},
     )
     def get(self, request, slug):
         study = _visible_study(request, slug)
@@ -368,12 +368,9 @@ class RatingsExportApi(APIView):
                                 raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
-def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False) -> StreamingHttpResponse:
-    """The ratings export as a streamed download (raters by pseudonym unless ``raw_ids``), never cached."""
-    content_type = "text/csv; charset=utf-8" if export_format == "csv" else "application/x-ndjson; charset=utf-8"
-    response = StreamingHttpResponse(export_lines(studies, export_format, raw_ids=raw_ids), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
-    return no_store(response)
+def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False):
+    """The ratings export as a download (raters by pseudonym unless ``raw_ids``), never cached."""
+    return ratings_response(studies, export_format, name, raw_ids=raw_ids)
 
 
 class ReportApiMixin:
