@@ -156,6 +156,7 @@ def human_metric_page(request, slug, model):
     return render(request, "metrics/human_metric.html", {
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(),
+        "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
 
 
@@ -180,8 +181,9 @@ def human_metric_csv(request, slug, model):
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
-    _, metric_model, report, _ = _report(request, slug, model)
+    experiment, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
     if cell is None:
         raise Http404("no such cell")
-    return HttpResponse(plots.scatter(cell, metric_model.name), content_type="image/svg+xml")
+    title = experiment.studies.filter(slug=condition).values_list("title", flat=True).first()  # not the slug
+    return HttpResponse(plots.scatter(cell, metric_model.name, title), content_type="image/svg+xml")

@@ -156,3 +156,29 @@ def test_every_figure_has_an_empty_state(draw):
 def test_without_titles_the_slug_is_the_label():
     figure = plots.system_ranking_figure(_systems(), "coherence")
     assert _legend_texts(figure) == SLUGS
+
+
+def test_metric_scatter_is_titled_by_the_condition_and_survives_one_response():
+    from metrics.plots import scatter, scatter_figure
+
+    points = [{"unit": i, "system": SYSTEMS[i % 4], "human": float(i % 5), "metric": i / 10} for i in range(20)]
+    cell = {"condition": SLUGS[2], "criterion": "coherence", "points": points,
+            "response_level": {"spearman": {"r": 0.5}}}
+    figure = scatter_figure(cell, "readability (Flesch)", TITLES[SLUGS[2]])
+    title = _flat(figure.axes[0].get_title())
+    assert title.startswith(TITLES[SLUGS[2]]) and title.endswith("ρ = 0.50")
+    assert sorted(_legend_texts(figure)) == sorted(SYSTEMS)
+    _assert_readable(figure)
+    one = {**cell, "points": points[:1], "response_level": {"spearman": {"r": None}}}  # was a 500
+    assert "too few responses" in scatter(one, "readability", TITLES[SLUGS[2]])
+
+
+def test_live_reliability_legend_sits_outside_the_curves():
+    from studies.live_plots import reliability_curve_figure
+
+    trajectory = [{"raters": k, **{form: {"value": v, "ci95": [v - 0.2, min(1.0, v + 0.1)]}
+                                   for form, v in (("ICC(C,k)", 0.2 + k / 20), ("ICC(A,k)", 0.15 + k / 20))}}
+                  for k in range(2, 9)]
+    figure = reliability_curve_figure({"criterion": "coherence", "trajectory": trajectory}, target=0.7)
+    assert _legend_texts(figure) == ["ICC(C,k)", "ICC(A,k)", "target 0.7"]
+    _assert_readable(figure)
