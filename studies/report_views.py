@@ -7,11 +7,12 @@ import pandas as pd
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
 from studies import plots, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
-from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
+from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
 HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
 
@@ -79,7 +80,9 @@ def report_page(request, study=None, experiment=None):
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
-        "download_base": request.path.rstrip("/"), "raw_ids": raw_ids,
+        "download_base": request.path.rstrip("/"),
+        "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
+                                      args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS], "raw_ids": raw_ids,
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }
@@ -153,3 +156,13 @@ def report_download(request, export_format, study=None, experiment=None):
                             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
     return no_store(response)
+
+
+@login_required
+def ratings_export(request, export_format, study=None, experiment=None):
+    """Every rating of an experiment's conditions in one file (CSV, JSON lines or XLSX; the study page
+    has one per study): a between-subjects analysis reads all conditions together."""
+    if export_format not in EXPORT_FORMATS:
+        raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
+    _, studies, target = _scope(request, study=study, experiment=experiment)
+    return ratings_response(studies, export_format, target.slug, raw_ids=_raw_ids(request, studies))

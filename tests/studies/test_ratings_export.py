@@ -143,3 +143,25 @@ def test_command_writes_xlsx_to_a_file_only(tmp_path, rated):
     call_command("export_ratings", "--study", study.slug, "--format", "xlsx", "-o", str(path))
     header, cells = _xlsx_rows(path.read_bytes())
     assert header == list(RATINGS_EXPORT_FIELDS) and len(cells) == 48
+
+
+def test_an_experiment_exports_every_condition_in_one_file(client, user, other_user, make_study):
+    experiment = services.experiment_create(owner=user, title="Walk")
+    studies = [make_study(d, raters_per_item=2, items_per_assignment=1, experiment=experiment) for d in ("likert", "bws")]
+    for study in studies:
+        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(
+            platform="invite", external_id=f"w-{study.design}"))
+        slot = assignment.assignment_items.get()
+        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            c: {r: j + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
+    client.force_login(user)
+    page = client.get(f"/experiments/{experiment.slug}/report/").content.decode()
+    for ext in ("csv", "jsonl", "xlsx"):
+        assert f'href="/experiments/{experiment.slug}/export.{ext}"' in page
+    rows = _csv(client, f"/experiments/{experiment.slug}/export.csv")
+    assert {r["study"] for r in rows} == {s.slug for s in studies} and len(rows) == 2 * 4 * 2
+    response = client.get(f"/experiments/{experiment.slug}/export.xlsx")
+    assert len(_xlsx_rows(b"".join(response.streaming_content))[1]) == len(rows)
+    assert client.get(f"/experiments/{experiment.slug}/export.pdf").status_code == 404
+    client.force_login(other_user)
+    assert client.get(f"/experiments/{experiment.slug}/export.csv").status_code == 404
