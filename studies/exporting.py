@@ -1,5 +1,5 @@
 """Ratings export as tidy CSV or JSON lines, streamed (one line at a time) for any number of ratings, or
-as XLSX written row by row (openpyxl's write-only mode: memory does not grow with the study); and
+as XLSX written row by row (``studies.xlsx_stream``: memory does not grow with the study); and
 ``spreadsheet_safe``: the one guard every CSV/XLSX export applies to its text cells.
 
 Columns: ``studies.export_selectors.RATINGS_EXPORT_FIELDS``. CSV and XLSX rows come from one builder
@@ -17,12 +17,11 @@ import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
-from openpyxl import Workbook
-from openpyxl.utils import get_column_letter
 
 from studies.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.models import Study
 from studies.selectors import raw_ids_allowed
+from studies.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
 
 RAW_IDS_TRUE = ("1", "true", "yes")
 
@@ -50,8 +49,8 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjso
 # A text cell starting with one of these is read as a formula by Excel, LibreOffice and Google Sheets
 # (OWASP "CSV injection"); worker and conversation ids come from outside and may start with any.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-XLSX_MAX_ROWS = 1_048_576  # Excel's rows per sheet, header included: longer exports go on to "ratings 2"
-XLSX_MAX_CELL = 32_767  # Excel's characters per cell: longer texts are cut, and say so
+XLSX_MAX_ROWS = MAX_ROWS  # Excel's rows per sheet, header included: longer exports go on to "ratings 2"
+XLSX_MAX_CELL = MAX_CELL  # Excel's characters per cell: longer texts are cut, and say so
 CUT_MARK = " … [cut: Excel holds 32,767 characters a cell; the CSV and JSON lines exports keep it all]"
 
 
@@ -110,37 +109,15 @@ def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool 
     yield buffer.getvalue()
 
 
-def _excel_cell(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > XLSX_MAX_CELL:
-        return value[: XLSX_MAX_CELL - len(CUT_MARK)] + CUT_MARK
-    return value
-
-
 def export_xlsx(studies: QuerySet[Study], output: BinaryIO, *, raw_ids: bool = False) -> int:
     """Write the ratings as an XLSX workbook to ``output`` (a binary file); returns the number of rows.
 
-    Write-only mode streams each row to a temporary file, so a study of any size needs memory for one
-    row at a time; the header row is frozen and filterable; a sheet holds Excel's 1,048,576 rows, and
-    further rows go on to "ratings 2", "ratings 3", ... with the same header."""
-    book = Workbook(write_only=True)
-    sheet, used, count, sheets = None, XLSX_MAX_ROWS, 0, 0
-    for row in ratings_export_rows(studies, raw_ids=raw_ids):
-        if used >= XLSX_MAX_ROWS:
-            sheet, used, sheets = _ratings_sheet(book, sheets + 1), 1, sheets + 1
-        sheet.append([_excel_cell(cell) for cell in sheet_row(row)])
-        used, count = used + 1, count + 1
-    if sheet is None:  # no ratings yet: the header alone says what will come
-        _ratings_sheet(book, 1)
-    book.save(output)
-    return count
-
-
-def _ratings_sheet(book, number: int):
-    sheet = book.create_sheet("ratings" if number == 1 else f"ratings {number}")
-    sheet.freeze_panes = "A2"
-    sheet.auto_filter.ref = f"A1:{get_column_letter(len(RATINGS_EXPORT_FIELDS))}1"
-    sheet.append(list(RATINGS_EXPORT_FIELDS))
-    return sheet
+    Rows stream into the workbook one at a time (``studies.xlsx_stream``), so a study of any size needs
+    memory for one chunk of rows; the header row is bold, frozen and filterable; a sheet holds Excel's
+    1,048,576 rows, and further rows go on to "ratings 2", "ratings 3", ... with the same header."""
+    rows = (sheet_row(row) for row in ratings_export_rows(studies, raw_ids=raw_ids))
+    return write_xlsx(output, RATINGS_EXPORT_FIELDS, rows, sheet_name="ratings", cut_mark=CUT_MARK,
+                      max_rows=XLSX_MAX_ROWS)
 
 
 def ratings_response(studies: QuerySet[Study], export_format: str, name: str, *, raw_ids: bool = False):

@@ -13,6 +13,7 @@ from studies import exporting, services
 from studies.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
 from studies.models import AssignmentItem, Response, Study, StudyItemResponse
 from studies.selectors import EXPORT_FIELDS
+from studies.xlsx_stream import text_value, write_xlsx
 
 pytestmark = pytest.mark.django_db
 
@@ -130,9 +131,9 @@ def test_xlsx_goes_on_to_another_sheet_past_the_row_limit_and_cuts_overlong_cell
     assert [sheet.max_row for sheet in book.worksheets] == [11, 11, 11, 11, 9]
     assert all(next(sheet.iter_rows(values_only=True)) == RATINGS_EXPORT_FIELDS for sheet in book.worksheets)
     long = "x" * 40_000
-    cut = exporting._excel_cell(long)
+    cut = text_value(long, exporting.CUT_MARK)
     assert len(cut) == exporting.XLSX_MAX_CELL and cut.endswith(exporting.CUT_MARK)
-    assert exporting._excel_cell("short") == "short" and exporting._excel_cell(3.5) == 3.5
+    assert text_value("bell\x07 tab\t line\n", "…") == "bell tab\t line\n"  # XML 1.0 cannot carry \x07
 
 
 def test_command_writes_xlsx_to_a_file_only(tmp_path, rated):
@@ -165,3 +166,19 @@ def test_an_experiment_exports_every_condition_in_one_file(client, user, other_u
     assert client.get(f"/experiments/{experiment.slug}/export.pdf").status_code == 404
     client.force_login(other_user)
     assert client.get(f"/experiments/{experiment.slug}/export.csv").status_code == 404
+
+
+def test_the_xlsx_writer_keeps_types_and_reads_back_in_openpyxl():
+    header = ["text", "int", "float", "bool", "none", "nan", "hostile", "newline"]
+    rows = [["a & <b>", 3, 2.5, True, None, float("nan"), "'=1+1", "one\ntwo"],
+            ["é ü 中文", -1, 1e-12, False, None, float("inf"), "x", ""]]
+    buffer = io.BytesIO()
+    assert write_xlsx(buffer, header, rows, sheet_name="ratings") == 2
+    book = openpyxl.load_workbook(buffer)
+    sheet = book["ratings"]
+    assert [c.value for c in sheet[1]] == header and sheet.freeze_panes == "A2" and sheet.auto_filter.ref == "A1:H1"
+    assert [c.font.b for c in sheet[1]] == [True] * 8
+    got = [[c.value for c in row] for row in sheet.iter_rows(min_row=2, max_col=8)]
+    assert got == [["a & <b>", 3, 2.5, True, None, None, "'=1+1", "one\ntwo"],
+                   ["é ü 中文", -1, 1e-12, False, None, None, "x", None]]
+    assert [c.data_type for c in sheet[2]][:4] == ["s", "n", "n", "b"]
