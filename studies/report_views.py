@@ -9,7 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies import plots, selectors
+from studies import plots, position_selectors, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
@@ -75,7 +75,7 @@ def report_page(request, study=None, experiment=None):
                for name, alt in _figure_names(report)} if report.tables else {}
     context = {
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
-        "titles": condition_titles(report),
+        "titles": condition_titles(report), "positions": position_selectors.position_report(studies),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
@@ -147,6 +147,8 @@ def report_download(request, export_format, study=None, experiment=None):
         "Rater quality": pd.DataFrame(report.raters),
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
+        "Position effects": pd.DataFrame([{**{k: v for k, v in e.items() if k != "positions"}, **p}
+                                          for e in position_selectors.position_report(studies) for p in e["positions"]]),
     }
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:

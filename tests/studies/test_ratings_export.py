@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from studies import exporting, services
 from studies.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
-from studies.models import AssignmentItem, Response, Study, StudyItemResponse
+from studies.models import AssignmentItem, Rater, Response, Study, StudyItemResponse
 from studies.selectors import EXPORT_FIELDS
 from studies.xlsx_stream import text_value, write_xlsx
 
@@ -182,3 +182,24 @@ def test_the_xlsx_writer_keeps_types_and_reads_back_in_openpyxl():
     assert got == [["a & <b>", 3, 2.5, True, None, None, "'=1+1", "one\ntwo"],
                    ["é ü 中文", -1, 1e-12, False, None, None, "x", None]]
     assert [c.data_type for c in sheet[2]][:4] == ["s", "n", "n", "b"]
+
+
+def test_report_shows_position_effects_from_the_raters_own_shuffles(client, user, rated):
+    from studies.export_selectors import ratings_export_rows
+    from studies.position_selectors import position_frame
+
+    study, _ = rated
+    studies = Study.objects.filter(pk=study.pk)
+    frame = position_frame(studies)
+    exported = {(r["rater"], r["response"], r["criterion"]): r["shown_position"]
+                for r in ratings_export_rows(studies, raw_ids=True)}
+    names = dict(Rater.objects.values_list("pk", "external_id"))
+    assert len(frame) == len(exported) == 48 and frame["shown_position"].notna().all()
+    # the slots exploded and joined in pandas agree with the export's per-row lookup
+    assert {(names[r.rater], r.response, r.criterion): int(r.shown_position) for r in frame.itertuples()} == exported
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/report/").content.decode()
+    assert 'id="positions"' in page and "Kruskal–Wallis" in page
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx").content))
+    header = [c.value for c in book["Position effects"][1]]
+    assert {"condition", "condition_title", "criterion", "position", "letter", "mean_z", "H", "p"} <= set(header)
