@@ -88,7 +88,7 @@ def score_distributions_figure(stats: list[dict[str, Any]], conditions: list[str
     nrows = math.ceil(len(conditions) / ncols)
     row_inches = max(0.32, LINE_INCHES * max(map(_lines, system_labels)) + 0.12) * len(systems)
     title_inches = LINE_INCHES * max(map(_lines, panel_titles)) + 0.15
-    figure, axes = plt.subplots(nrows, ncols, figsize=(1.4 + 2.5 * ncols, nrows * (row_inches + title_inches + 0.55)),
+    figure, axes = plt.subplots(nrows, ncols, figsize=(1.4 + 2.8 * ncols, nrows * (row_inches + title_inches + 0.55)),
                                 sharey=True, squeeze=False, layout="constrained")
     for index, axis in enumerate(axes.flat):
         if index >= len(conditions):
@@ -107,6 +107,7 @@ def score_distributions_figure(stats: list[dict[str, Any]], conditions: list[str
         axis.set_title(panel_titles[index], fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
         axis.tick_params(axis="y", labelsize=8)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 5, 10]))  # few round ticks: log ratios are long
     axes[0][0].set_yticks(range(len(systems)), system_labels)
     axes[0][0].set_ylim(len(systems) - 0.5, -0.5)
     figure.supxlabel(f"{criterion} (normalised score; ◆ mean)", fontsize=8)

@@ -41,8 +41,18 @@ def _systems():
 
 
 def _distributions():
-    return [{"condition": slug, "criterion": "coherence", "system": system, "n": 12, "q1": 2.0, "med": 3.0,
-             "q3": 4.0, "mean": 3.1, "whislo": 1.0, "whishi": 6.0} for slug in SLUGS for system in SYSTEMS]
+    """Each design's own scale: Likert 1-6, magnitude log ratios around 0 (long tick labels), BWS 1-4."""
+    scales = {"likert": (1.0, 6.0), "rme": (-1.52, 0.51), "bme": (-1.49, 0.48), "bws": (1.0, 4.0)}
+    rows = []
+    for slug in SLUGS:
+        low, high = scales[slug.rsplit("-", 1)[1]]
+        span = high - low
+        for i, system in enumerate(SYSTEMS):
+            q1 = low + span * (0.2 + 0.1 * i)
+            rows.append({"condition": slug, "criterion": "coherence", "system": system, "n": 12, "q1": q1,
+                         "med": q1 + span * 0.1, "q3": q1 + span * 0.25, "mean": q1 + span * 0.12,
+                         "whislo": low, "whishi": high})
+    return rows
 
 
 def _completion():
