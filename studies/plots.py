@@ -51,6 +51,13 @@ def _titled(titles: dict[str, str] | None, slug: str) -> str:
     return (titles or {}).get(slug) or slug
 
 
+def _in_condition_order(conditions: list[str], titles: dict[str, str] | None) -> list[str]:
+    """The experiment's order (``titles`` is built from it), so a condition keeps its colour and place
+    in every figure; conditions without a title go last."""
+    hint = list(titles or {})
+    return sorted(conditions, key=lambda c: hint.index(c) if c in hint else len(hint))
+
+
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg")
@@ -197,7 +204,7 @@ def system_ranking_figure(systems: list[dict[str, Any]], criterion: str,
     if rows.empty:
         return None
     order = rows.groupby("system")["mean_z"].mean().sort_values(ascending=False).index.tolist()
-    conditions = list(dict.fromkeys(rows["condition"]))
+    conditions = _in_condition_order(list(dict.fromkeys(rows["condition"])), titles)
     labels = [label_text(s, 22, 2) for s in order]
     legend_lines = sum(_lines(label_text(_titled(titles, c), 34)) for c in conditions[1::2] or conditions)
     figure, axis = plt.subplots(figsize=(5.5, max(0.4, LINE_INCHES * max(map(_lines, labels)) + 0.1) * len(order)

@@ -163,6 +163,12 @@ def test_every_figure_has_an_empty_state(draw):
     assert svg.startswith("<svg") and "yet" in svg
 
 
+def test_ranking_keeps_the_experiments_condition_order():
+    reordered = dict(reversed(list(TITLES.items())))
+    figure = plots.system_ranking_figure(_systems(), "coherence", reordered)
+    assert _legend_texts(figure) == list(reordered.values())
+
+
 def test_without_titles_the_slug_is_the_label():
     figure = plots.system_ranking_figure(_systems(), "coherence")
     assert _legend_texts(figure) == SLUGS
