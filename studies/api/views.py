@@ -32,6 +32,7 @@ from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_id
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
+from studies.position_selectors import position_report
 
 
 def _django_errors(error: DjangoValidationError) -> ValidationError:
@@ -379,7 +380,7 @@ class ReportApiMixin:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-        return no_store(Response(report.as_dict()))
+        return no_store(Response({**report.as_dict(), "positions": position_report(studies)}))
 
 
 REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters"),
@@ -389,7 +390,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
 
 class StudyReportApi(ReportApiMixin, APIView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
-    raters needed, rater quality, system means (see studies.analysis.report)."""
+    raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
     def get(self, request, slug):

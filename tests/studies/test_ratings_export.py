@@ -184,7 +184,7 @@ def test_the_xlsx_writer_keeps_types_and_reads_back_in_openpyxl():
     assert [c.data_type for c in sheet[2]][:4] == ["s", "n", "n", "b"]
 
 
-def test_report_shows_position_effects_from_the_raters_own_shuffles(client, user, rated):
+def test_report_shows_position_effects_from_the_raters_own_shuffles(client, api, user, rated):
     from studies.export_selectors import ratings_export_rows
     from studies.position_selectors import position_frame
 
@@ -203,3 +203,6 @@ def test_report_shows_position_effects_from_the_raters_own_shuffles(client, user
     book = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx").content))
     header = [c.value for c in book["Position effects"][1]]
     assert {"condition", "condition_title", "criterion", "position", "letter", "mean_z", "H", "p"} <= set(header)
+    api_positions = api.get(f"/api/studies/{study.slug}/report/").json()["positions"]
+    assert [(e["criterion"], [p["n"] for p in e["positions"]]) for e in api_positions] == [
+        ("readability", [6, 6, 6, 6]), ("coherence", [6, 6, 6, 6])]
