@@ -29,9 +29,10 @@ from studies.analysis.icc import FORMS, ICCInputError, icc
 from studies.analysis.normalise import per_rater_z
 
 TARGET_ICC = 0.9
-# Krippendorff's alpha reads the same normalised scores as the ICC. Magnitude estimates become log10
-# ratios to each item's anchor (negative below it), so their level is interval, not ratio: raw magnitudes
-# scale with the anchor and would measure agreement about the anchors rather than the responses.
+# Krippendorff's alpha reads the same normalised scores as the ICC (issue #18). Magnitude estimates become
+# log10 ratios to each item's anchor (negative below it), so their level is interval, not ratio as
+# STATISTICS.md once said for raw ME values: raw magnitudes scale with the anchor and measured agreement
+# about the anchors rather than the responses (raw α .645 beside an ICC of −.09 on the seed's BME data).
 ALPHA_LEVEL = {"likert": "ordinal", "rme": "interval", "bme": "interval", "bws": "ordinal"}
 ALPHA_VALUES = {"likert": "Likert value", "rme": "log10(max(value,1)/reference)",
                 "bme": "log10(max(value,1)/reference)", "bws": "m+1-rank"}
