@@ -203,6 +203,10 @@ def test_report_shows_position_effects_from_the_raters_own_shuffles(client, api,
     book = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{study.slug}/report.xlsx").content))
     header = [c.value for c in book["Position effects"][1]]
     assert {"condition", "condition_title", "criterion", "position", "letter", "mean_z", "H", "p"} <= set(header)
+    icc_header = [c.value for c in book["ICC"][1]]  # downloads carry titles beside the slugs
+    assert icc_header[icc_header.index("condition") + 1] == "condition_title"
+    assert {row[icc_header.index("condition_title")] for row in book["ICC"].iter_rows(min_row=2, values_only=True)} == {
+        study.title}
     api_positions = api.get(f"/api/studies/{study.slug}/report/").json()["positions"]
     assert [(e["criterion"], [p["n"] for p in e["positions"]]) for e in api_positions] == [
         ("readability", [6, 6, 6, 6]), ("coherence", [6, 6, 6, 6])]
