@@ -2,39 +2,48 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from studies.plots import COLOURS, _svg, plt
+from studies.plots import COLOURS, _svg, label_text, plt
 
 
-def scatter(cell: dict, metric_name: str) -> str:
+def scatter_figure(cell: dict, metric_name: str, title: str | None = None) -> Figure:
+    """Human (mean normalised score) against the metric per response, coloured by system, with the
+    least-squares line; titled by the condition's title (not its slug), the criterion and Spearman's ρ
+    when it exists (it needs three responses with some variation)."""
     points = cell["points"]
-    figure, axis = plt.subplots(figsize=(3.6, 3.0))
-    figure.subplots_adjust(left=0.18, right=0.97, bottom=0.16, top=0.9)
-    systems = sorted({p["system"] for p in points})
+    figure, axis = plt.subplots(figsize=(3.8, 3.4), layout="constrained")
+    systems = sorted({p["system"] for p in points}, key=str)
     for i, system in enumerate(systems):
         mine = [p for p in points if p["system"] == system]
         axis.scatter([p["metric"] for p in mine], [p["human"] for p in mine], s=12, alpha=0.75,
-                     color=COLOURS[i % len(COLOURS)], label=system)
-    x = np.array([p["metric"] for p in points])
-    y = np.array([p["human"] for p in points])
+                     color=COLOURS[i % len(COLOURS)], label=label_text(system, 22, 2))
+    x = np.array([p["metric"] for p in points], dtype=float)
+    y = np.array([p["human"] for p in points], dtype=float)
     if len(points) > 2 and np.ptp(x) > 0:
         slope, intercept = np.polyfit(x, y, 1)
         xs = np.linspace(x.min(), x.max(), 2)
         axis.plot(xs, slope * xs + intercept, color="#333", lw=1)
-    rho = cell["response_level"]["spearman"]["r"]
-    axis.set_title(f"{cell['condition']} · {cell['criterion']}  ρ = {rho:.2f}" if rho == rho else cell["condition"], fontsize=8)
-    axis.set_xlabel(metric_name, fontsize=8)
+    rho = ((cell.get("response_level") or {}).get("spearman") or {}).get("r")
+    correlation = f"ρ = {rho:.2f}" if isinstance(rho, (int, float)) and np.isfinite(rho) else "ρ: too few responses"
+    heading = label_text(f"{title or cell['condition']} · {cell['criterion']}", 44)
+    axis.set_title(f"{heading}\n{correlation}", fontsize=8)
+    axis.set_xlabel(label_text(metric_name, 44), fontsize=8)
     axis.set_ylabel("human (mean normalised)", fontsize=8)
-    axis.legend(frameon=False, fontsize=6)
-    return _svg(figure)
+    if systems:
+        figure.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=min(3, len(systems)))
+    return figure
+
+
+def scatter(cell: dict, metric_name: str, title: str | None = None) -> str:
+    return _svg(scatter_figure(cell, metric_name, title))
 
 
 def loss_curve(run) -> str:
     """Training loss per optimizer step (thin), its running mean (bold) and validation losses (dots)."""
     steps = [(h["step"], h["loss"]) for h in run.losses if "loss" in h]
     checks = [(h["step"], h["validation"]) for h in run.losses if "validation" in h]
-    figure, axis = plt.subplots(figsize=(4.2, 2.6))
-    figure.subplots_adjust(left=0.15, right=0.97, bottom=0.18, top=0.88)
+    figure, axis = plt.subplots(figsize=(4.2, 2.6), layout="constrained")
     if steps:
         x, y = np.array(steps).T
         axis.plot(x, y, color=COLOURS[0], lw=0.6, alpha=0.4, label="training (step)")

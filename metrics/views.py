@@ -158,6 +158,7 @@ def human_metric_page(request, slug, model):
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(),
+        "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
 
 
@@ -182,8 +183,9 @@ def human_metric_csv(request, slug, model):
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
-    _, metric_model, report, _ = _report(request, slug, model)
+    experiment, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
     if cell is None:
         raise Http404("no such cell")
-    return HttpResponse(plots.scatter(cell, metric_model.name), content_type="image/svg+xml")
+    title = experiment.studies.filter(slug=condition).values_list("title", flat=True).first()  # not the slug
+    return HttpResponse(plots.scatter(cell, metric_model.name, title), content_type="image/svg+xml")

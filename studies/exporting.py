@@ -1,19 +1,27 @@
-"""Ratings export as tidy CSV or JSON lines, streamed (one line at a time) for any number of ratings,
-and ``spreadsheet_safe``: the one guard every CSV/XLSX export applies to its text cells."""
+"""Ratings export as tidy CSV or JSON lines, streamed (one line at a time) for any number of ratings, or
+as XLSX written row by row (``studies.xlsx_stream``: memory does not grow with the study); and
+``spreadsheet_safe``: the one guard every CSV/XLSX export applies to its text cells.
+
+Columns: ``studies.export_selectors.RATINGS_EXPORT_FIELDS``. CSV and XLSX rows come from one builder
+(``sheet_row``); JSON lines keep the values verbatim (JSON is not evaluated)."""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import tempfile
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.http import FileResponse, StreamingHttpResponse
 
+from studies.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.models import Study
-from studies.selectors import EXPORT_FIELDS, ratings_export_rows, raw_ids_allowed
+from studies.selectors import raw_ids_allowed
+from studies.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
 
 RAW_IDS_TRUE = ("1", "true", "yes")
 
@@ -34,10 +42,16 @@ def no_store(response):
     response["Cache-Control"] = "no-store"
     return response
 
-EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl", "xlsx")
+LINE_FORMATS = ("csv", "jsonl")  # text formats that stream line by line (XLSX is a zip, written whole)
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8",
+                 "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
 # A text cell starting with one of these is read as a formula by Excel, LibreOffice and Google Sheets
 # (OWASP "CSV injection"); worker and conversation ids come from outside and may start with any.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+XLSX_MAX_ROWS = MAX_ROWS  # Excel's rows per sheet, header included: longer exports go on to "ratings 2"
+XLSX_MAX_CELL = MAX_CELL  # Excel's characters per cell: longer texts are cut, and say so
+CUT_MARK = " … [cut: Excel holds 32,767 characters a cell; the CSV and JSON lines exports keep it all]"
 
 
 def spreadsheet_safe(value: Any) -> Any:
@@ -63,9 +77,23 @@ def _plain(value):
     return value
 
 
+def sheet_row(row: dict[str, Any]) -> list[Any]:
+    """One rating as spreadsheet cells in ``RATINGS_EXPORT_FIELDS`` order: numbers stay numbers, dates
+    become ISO 8601 text (UTC), the questionnaire JSON text, every text cell ``spreadsheet_safe``."""
+    cells = []
+    for name in RATINGS_EXPORT_FIELDS:
+        value = row[name]
+        if name == "questionnaire":
+            value = json.dumps(value, ensure_ascii=False) if value else None
+        cells.append(spreadsheet_safe(_plain(value)))
+    return cells
+
+
 def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool = False) -> Iterator[str]:
     """Yield the export text, line by line; raters by pseudonym unless ``raw_ids``. JSON lines are
     verbatim (JSON is not evaluated); CSV text cells go through ``spreadsheet_safe``."""
+    if export_format not in LINE_FORMATS:
+        raise ValueError(f"export format {export_format!r} is not a text format: use one of {', '.join(LINE_FORMATS)}")
     from studies import pairwise_exporting  # late: it imports this module
 
     if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment instead of per rating
@@ -77,11 +105,44 @@ def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool 
         return
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(EXPORT_FIELDS)
+    writer.writerow(RATINGS_EXPORT_FIELDS)
     for row in ratings_export_rows(studies, raw_ids=raw_ids):
-        row["questionnaire"] = json.dumps(row["questionnaire"], ensure_ascii=False) if row["questionnaire"] else ""
-        writer.writerow([spreadsheet_safe(_plain(row[k])) if row[k] is not None else "" for k in EXPORT_FIELDS])
+        writer.writerow(["" if cell is None else cell for cell in sheet_row(row)])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
     yield buffer.getvalue()
+
+
+def export_xlsx(studies: QuerySet[Study], output: BinaryIO, *, raw_ids: bool = False) -> int:
+    """Write the ratings as an XLSX workbook to ``output`` (a binary file); returns the number of rows.
+
+    Rows stream into the workbook one at a time (``studies.xlsx_stream``), so a study of any size needs
+    memory for one chunk of rows; the header row is bold, frozen and filterable; a sheet holds Excel's
+    1,048,576 rows, and further rows go on to "ratings 2", "ratings 3", ... with the same header."""
+    from studies import pairwise_exporting  # late: it imports this module
+
+    if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment, as in the CSV
+        fields = pairwise_exporting.EXPORT_FIELDS
+        rows = ([spreadsheet_safe(_plain(row[k])) for k in fields]
+                for row in pairwise_exporting.comparisons_export_rows(studies, raw_ids=raw_ids))
+        return write_xlsx(output, fields, rows, sheet_name="comparisons", cut_mark=CUT_MARK, max_rows=XLSX_MAX_ROWS)
+    rows = (sheet_row(row) for row in ratings_export_rows(studies, raw_ids=raw_ids))
+    return write_xlsx(output, RATINGS_EXPORT_FIELDS, rows, sheet_name="ratings", cut_mark=CUT_MARK,
+                      max_rows=XLSX_MAX_ROWS)
+
+
+def ratings_response(studies: QuerySet[Study], export_format: str, name: str, *, raw_ids: bool = False):
+    """The ratings export as a download, never cached: CSV and JSON lines streamed as they are read;
+    XLSX written to a temporary file (spilled to disk past 16 MB) and then streamed from it."""
+    filename = f"{name}-ratings.{export_format}"
+    if export_format == "xlsx":
+        spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115 (FileResponse closes it)
+        export_xlsx(studies, spool, raw_ids=raw_ids)
+        spool.seek(0)
+        response = FileResponse(spool, content_type=CONTENT_TYPES["xlsx"], as_attachment=True, filename=filename)
+    else:
+        response = StreamingHttpResponse(export_lines(studies, export_format, raw_ids=raw_ids),
+                                         content_type=CONTENT_TYPES[export_format])
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return no_store(response)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
 from studies.plots import COLOURS, _svg, plt
 
 
-def reliability_curve(entry: dict[str, Any], *, target: float) -> str:
+def reliability_curve_figure(entry: dict[str, Any], *, target: float) -> Figure:
+    """One criterion's trajectory; the legend sits below the axes (constrained layout), never over the
+    curves it explains."""
     points = entry["trajectory"]
     raters = [p["raters"] for p in points]
-    figure, axis = plt.subplots(figsize=(3.6, 2.3))
-    figure.subplots_adjust(left=0.16, right=0.97, bottom=0.2, top=0.9)
+    figure, axis = plt.subplots(figsize=(3.6, 2.7), layout="constrained")
     low_y = 0.0
     for colour, form in zip(COLOURS, ("ICC(C,k)", "ICC(A,k)"), strict=False):
         values = [p[form]["value"] for p in points]
@@ -27,5 +31,10 @@ def reliability_curve(entry: dict[str, Any], *, target: float) -> str:
     axis.set_xlabel("raters so far")
     axis.set_ylabel("reliability (95% CI)")
     axis.set_title(entry["criterion"], fontsize=9)
-    axis.legend(fontsize=7, frameon=False, loc="lower right")
-    return _svg(figure)
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # raters come whole
+    figure.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=3)
+    return figure
+
+
+def reliability_curve(entry: dict[str, Any], *, target: float) -> str:
+    return _svg(reliability_curve_figure(entry, target=target))

@@ -7,11 +7,12 @@ import pandas as pd
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
-from studies import bws_tuples, pairwise_plots, pairwise_selectors, plots, selectors
+from studies import bws_tuples, pairwise_plots, pairwise_selectors, plots, position_selectors, selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
-from studies.exporting import no_store, raw_ids_requested, spreadsheet_frame
+from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
 HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
 
@@ -27,6 +28,11 @@ def _scope(request, *, study: str | None = None, experiment: str | None = None):
         return target.title, selectors.studies_visible_to(request.user).filter(pk=target.pk), target
     target = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
     return target.title, target.studies.all(), target
+
+
+def condition_titles(report: Report) -> dict[str, str]:
+    """slug -> title of each condition: pages, figures and downloads name conditions by title."""
+    return {c["slug"]: c.get("title") or c["slug"] for c in report.conditions}
 
 
 def _matrix(report: Report, key: str) -> list[dict]:
@@ -70,13 +76,17 @@ def report_page(request, study=None, experiment=None):
                for name, alt in _figure_names(report)} if report.tables else {}
     context = {
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
+        "titles": condition_titles(report), "positions": position_selectors.position_report(studies),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
         "pairwise": pairwise, "pairwise_only": len(pairwise) == studies.count(),
         "figure_base": f"{request.path}figures/", "figure_query": query,
-        "download_base": request.path.rstrip("/"), "raw_ids": raw_ids,
+        "download_base": request.path.rstrip("/"),
+        "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
+                                      args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
+        "raw_ids": raw_ids,
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }
@@ -92,22 +102,32 @@ def report_figure(request, name, study=None, experiment=None):
                                               exclude_flagged=request.GET.get("exclude_flagged") == "1")
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
+    titles = condition_titles(report)
     kind, _, criterion = name.partition("-")
     if not report.tables or (criterion and criterion not in report.criteria):
         raise Http404("no such figure")
     if kind == "icc":
-        svg = plots.icc_bars(report.tables["table1"])
+        svg = plots.icc_bars(report.tables["table1"], titles)
     elif kind == "completion":
-        svg = plots.completion_histogram(report.completion)
+        svg = plots.completion_histogram(report.completion, titles)
     elif kind == "distributions":
-        svg = plots.score_distributions(report.distributions, conditions, criterion)
+        svg = plots.score_distributions(report.distributions, conditions, criterion, titles)
     elif kind == "ranking":
-        svg = plots.system_ranking(report.systems, criterion)
+        svg = plots.system_ranking(report.systems, criterion, titles)
     else:
         raise Http404("no such figure")
     response = HttpResponse(svg, content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"
     return response
+
+
+def _with_titles(frame: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
+    """A ``<column>_title`` beside every column that holds condition slugs (the slug stays: it is the
+    stable key to join on; the title is what a reader recognises)."""
+    for column in ("condition", "study", "a", "b"):
+        if column in frame and f"{column}_title" not in frame and frame[column].isin(titles).all():
+            frame.insert(frame.columns.get_loc(column) + 1, f"{column}_title", frame[column].map(titles))
+    return frame
 
 
 @login_required
@@ -117,7 +137,8 @@ def report_download(request, export_format, study=None, experiment=None):
     title, studies, target = _scope(request, study=study, experiment=experiment)
     report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
                                           raw_ids=_raw_ids(request, studies))
-    icc_rows = spreadsheet_frame(pd.DataFrame(report_rows(report)))
+    titles = condition_titles(report)
+    icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
     name = f"{target.slug}-reliability"
     if export_format == "csv":
         response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
@@ -134,13 +155,25 @@ def report_download(request, export_format, study=None, experiment=None):
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
         **pairwise_selectors.pairwise_sheets(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1"),
+        "Position effects": pd.DataFrame([{**{k: v for k, v in e.items() if k != "positions"}, **p}
+                                          for e in position_selectors.position_report(studies) for p in e["positions"]]),
     }
     sheets.update(bws_tuples.report_sheets(getattr(report, "bws_tuples", [])))  # best-worst tuples: split-half, scores
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():
-            spreadsheet_frame(frame).to_excel(excel, sheet_name=sheet, index=False)
+            spreadsheet_frame(_with_titles(frame, titles)).to_excel(excel, sheet_name=sheet, index=False)
     response = HttpResponse(buffer.getvalue(),
                             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
     return no_store(response)
+
+
+@login_required
+def ratings_export(request, export_format, study=None, experiment=None):
+    """Every rating of an experiment's conditions in one file (CSV, JSON lines or XLSX; the study page
+    has one per study): a between-subjects analysis reads all conditions together."""
+    if export_format not in EXPORT_FORMATS:
+        raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
+    _, studies, target = _scope(request, study=study, experiment=experiment)
+    return ratings_response(studies, export_format, target.slug, raw_ids=_raw_ids(request, studies))

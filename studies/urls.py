@@ -12,6 +12,8 @@ urlpatterns = [
          name="experiment_report_download"),
     path("experiments/<slug:experiment>/report/figures/<str:name>.svg", report_views.report_figure,
          name="experiment_report_figure"),
+    path("experiments/<slug:experiment>/export.<str:export_format>", report_views.ratings_export,
+         name="experiment_export"),
     path("studies/<slug:study>/report/", report_views.report_page, name="study_report"),
     path("studies/<slug:study>/report/figures/<str:name>.svg", report_views.report_figure, name="study_report_figure"),
     path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),

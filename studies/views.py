@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -213,7 +214,7 @@ def study_transition(request, slug, action):
 def study_export(request, slug, export_format):
     study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
-        return redirect("studies:study_detail", slug=slug)
+        raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
     return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
                             raw_ids=raw_ids_requested(request, [study.experiment_id]))
 

@@ -29,7 +29,15 @@ from studies.analysis.icc import FORMS, ICCInputError, icc
 from studies.analysis.normalise import per_rater_z
 
 TARGET_ICC = 0.9
-ALPHA_LEVEL = {"likert": "ordinal", "rme": "ratio", "bme": "ratio", "bws": "ordinal", "bws_tuples": "interval"}
+# Krippendorff's alpha reads the same normalised scores as the ICC (issue #18). Magnitude estimates become
+# log10 ratios to each item's anchor (negative below it), so their level is interval, not ratio as
+# STATISTICS.md once said for raw ME values: raw magnitudes scale with the anchor and measured agreement
+# about the anchors rather than the responses (raw α .645 beside an ICC of −.09 on the seed's BME data).
+# BWS tuples: a rater's mean of +1 (best), −1 (worst), 0 over their appearances of a response (interval).
+ALPHA_LEVEL = {"likert": "ordinal", "rme": "interval", "bme": "interval", "bws": "ordinal", "bws_tuples": "interval"}
+ALPHA_VALUES = {"likert": "Likert value", "rme": "log10(max(value,1)/reference)",
+                "bme": "log10(max(value,1)/reference)", "bws": "m+1-rank",
+                "bws_tuples": "mean of +1 best, −1 worst, 0 neither"}
 FLAG_MIN_LOO = 0.2
 FLAG_MAX_STRAIGHT = 0.8
 
@@ -155,11 +163,10 @@ def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: l
 
 
 def alpha_cell(part: pd.DataFrame, level: str) -> dict[str, Any]:
-    """Krippendorff's alpha of one condition × criterion, or None with the reason it cannot be computed
-    yet: alpha compares values pairable within a unit, so it needs a unit with two raters and some
-    variation (Krippendorff 2004, ch. 11)."""
-    values = part["value"] if level == "ratio" else part["score"]
-    usable = part.assign(v=values.to_numpy()).dropna(subset=["v"])
+    """Krippendorff's alpha of one condition × criterion on the normalised ``score`` (the ICC's input),
+    or None with the reason it cannot be computed yet: alpha compares values pairable within a unit, so
+    it needs a unit with two raters and some variation (Krippendorff 2004, ch. 11)."""
+    usable = part.assign(v=part["score"].to_numpy()).dropna(subset=["v"])
     if not usable.groupby("unit")["rater"].nunique().gt(1).any():
         return {"alpha": None, "note": NEEDS_TWO_RATERS}
     if usable["v"].nunique() < 2:
@@ -316,7 +323,8 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
             if part.empty:
                 continue
             level = ALPHA_LEVEL.get(designs[study], "interval")
-            report.alpha.append({"condition": study, "criterion": criterion, "level": level,
+            report.alpha.append({"condition": study, "criterion": criterion,
+                                 "level": level, "values": ALPHA_VALUES.get(designs[study], "normalised score"),
                                  **alpha_cell(part, level)})
     for row in report.tables["table1"]:
         if "icc" not in row:
@@ -342,6 +350,9 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
         report.notes.append("BWS tuples: in these tables a rater's score of a response is the mean of +1 (best), "
                             "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
                             "split-half reliability are in their own section.")
+    report.notes.append("Krippendorff's α reads the same normalised scores as the ICC: ordinal level for Likert "
+                        "values and BWS ranks, interval level for the magnitude log ratios (raw magnitudes scale "
+                        "with each item's reference and would measure agreement about the references).")
     return report
 
 

@@ -9,7 +9,6 @@ import tempfile
 from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -29,10 +28,11 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, export_lines, no_store, raw_ids_requested
+from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study
+from studies.position_selectors import position_report
 
 
 def _django_errors(error: DjangoValidationError) -> ValidationError:
@@ -359,7 +359,8 @@ class RatingsExportApi(APIView):
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
                                                                   "(owners, collaborators and staff only)")],
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR,
+                   (200, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"): OpenApiTypes.BINARY},
     )
     def get(self, request, slug):
         study = _visible_study(request, slug)
@@ -370,12 +371,9 @@ class RatingsExportApi(APIView):
                                 raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
-def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False) -> StreamingHttpResponse:
-    """The ratings export as a streamed download (raters by pseudonym unless ``raw_ids``), never cached."""
-    content_type = "text/csv; charset=utf-8" if export_format == "csv" else "application/x-ndjson; charset=utf-8"
-    response = StreamingHttpResponse(export_lines(studies, export_format, raw_ids=raw_ids), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{name}-ratings.{export_format}"'
-    return no_store(response)
+def ratings_download(studies, export_format: str, name: str, *, raw_ids: bool = False):
+    """The ratings export as a download (raters by pseudonym unless ``raw_ids``), never cached."""
+    return ratings_response(studies, export_format, name, raw_ids=raw_ids)
 
 
 class ReportApiMixin:
@@ -384,7 +382,7 @@ class ReportApiMixin:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-        data = report.as_dict()
+        data = {**report.as_dict(), "positions": position_report(studies)}
         data["pairwise"] = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies only
         return no_store(Response(data))
 
@@ -396,7 +394,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
 
 class StudyReportApi(ReportApiMixin, APIView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
-    raters needed, rater quality, system means (see studies.analysis.report)."""
+    raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
     def get(self, request, slug):

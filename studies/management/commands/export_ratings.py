@@ -1,10 +1,10 @@
-"""python manage.py export_ratings [--study SLUG ... | --experiment SLUG] [--format csv|jsonl] [-o FILE]
-[--raw-ids]: raters are named by their per-experiment pseudonym unless --raw-ids."""
+"""python manage.py export_ratings [--study SLUG ... | --experiment SLUG] [--format csv|jsonl|xlsx] [-o FILE]
+[--raw-ids]: raters are named by their per-experiment pseudonym unless --raw-ids (xlsx needs -o)."""
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.exporting import EXPORT_FORMATS, export_lines
+from studies.exporting import EXPORT_FORMATS, export_lines, export_xlsx
 from studies.models import Study
 
 
@@ -30,6 +30,12 @@ class Command(BaseCommand):
             if unknown:
                 raise CommandError(f"--study: no study {', '.join(sorted(unknown))}")
             studies = studies.filter(slug__in=options["study"])
+        if options["format"] == "xlsx":
+            if not options["output"]:
+                raise CommandError("--format xlsx: name the workbook to write with -o FILE.xlsx")
+            with open(options["output"], "wb") as out:
+                export_xlsx(studies, out, raw_ids=options["raw_ids"])
+            return
         lines = export_lines(studies, options["format"], raw_ids=options["raw_ids"])
         if options["output"]:
             with open(options["output"], "w", encoding="utf-8", newline="") as out:

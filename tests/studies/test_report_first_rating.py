@@ -1,0 +1,92 @@
+"""Every report renders from the first rating on (issue #18), for every design: with no rating and with
+exactly one, the report page, its JSON, CSV, XLSX and every figure, the ratings exports (CSV, JSON lines,
+XLSX), and the human-vs-metric page, which says "Score first" until the metric has scored the study."""
+import csv
+import io
+
+import openpyxl
+import pytest
+
+from metrics import services as metric_services
+from studies import services
+from studies.models import Design, Rating
+
+pytestmark = pytest.mark.django_db
+
+DESIGNS = [d.value for d in Design]
+
+
+def _one_rating(study):
+    """A rater answers one item completely (a design may require every response), then all but one of
+    the ratings are removed: the smallest state a report can meet."""
+    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+                                                                                           external_id="first"))
+    slot = assignment.assignment_items.get()
+    answers = {}
+    for criterion in ("readability", "coherence"):
+        if study.design == Design.BWS:
+            answers[criterion] = {r: j + 1 for j, r in enumerate(slot.response_order)}
+        elif study.design in (Design.RME, Design.BME):
+            answers[criterion] = {r: 10.0 * (j + 1) for j, r in enumerate(slot.response_order)}
+        else:
+            answers[criterion] = {r: j % 6 + 1 for j, r in enumerate(slot.response_order)}
+    services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=3.0)
+    services.assignment_submit(assignment=assignment, total_seconds=30)
+    keep = Rating.objects.filter(assignment=assignment).order_by("id").first()
+    Rating.objects.filter(assignment=assignment).exclude(pk=keep.pk).delete()
+    return keep
+
+
+def _all_outputs_answer(client, api, study) -> dict:
+    out = {}
+    for base in (f"/studies/{study.slug}/report", f"/experiments/{study.experiment.slug}/report"):
+        page = client.get(f"{base}/")
+        assert page.status_code == 200, base
+        figures = [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]
+        assert len(figures) == 6
+        for url in figures:
+            svg = client.get(url)
+            assert svg.status_code == 200 and svg.content.startswith(b"<svg"), url
+        table = client.get(f"{base}.csv")
+        book = client.get(f"{base}.xlsx")
+        assert (table.status_code, book.status_code) == (200, 200), base
+        openpyxl.load_workbook(io.BytesIO(book.content))
+        out.setdefault("page", page.content.decode())
+    report = api.get(f"/api/studies/{study.slug}/report/")
+    assert report.status_code == 200
+    out["json"] = report.json()
+    for ext in ("csv", "jsonl", "xlsx"):
+        download = client.get(f"/studies/{study.slug}/export.{ext}")
+        assert download.status_code == 200, ext
+        out[ext] = b"".join(download.streaming_content)
+    return out
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_output_of_every_design_answers_at_zero_and_one_rating(client, api, user, make_study, design):
+    study = make_study(design, raters_per_item=2, items_per_assignment=1)
+    client.force_login(user)
+    empty = _all_outputs_answer(client, api, study)
+    assert "No submitted ratings yet" in empty["page"]
+    assert empty["json"]["alpha"] == [] and empty["csv"].decode().count("\n") == 1  # the header alone
+    model = metric_services.metric_model_default(key="readability")
+    metric_page = f"/experiments/{study.experiment.slug}/metrics/{model.name}/"
+    page = client.get(metric_page)
+    assert page.status_code == 200 and "Score first" in page.content.decode()
+
+    rating = _one_rating(study)
+    one = _all_outputs_answer(client, api, study)
+    assert "needs at least two raters on one item" in one["page"]
+    assert {(a["alpha"], a["note"]) for a in one["json"]["alpha"]} == {(None, "needs at least two raters on one item")}
+    (row,) = list(csv.DictReader(io.StringIO(one["csv"].decode())))
+    assert (row["response"], row["shown_position"], row["active_seconds"]) == (
+        str(rating.response_id), str(rating.assignment.assignment_items.get(item=rating.item).response_order.index(
+            rating.response_id) + 1), "3.0")
+    assert client.get(metric_page).status_code == 200
+    metric_services.scoring_run_execute(run=metric_services.scoring_run_create(metric_model=model, study=study,
+                                                                               enqueue=False))
+    page = client.get(metric_page)
+    assert page.status_code == 200 and "Score first" not in page.content.decode()
+    for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
+        assert client.get(url).status_code == 200, url
+    assert client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}.csv").status_code == 200
