@@ -13,7 +13,8 @@ from studies.models import Design, Rating
 
 pytestmark = pytest.mark.django_db
 
-DESIGNS = [d.value for d in Design]
+# Designs judged by Rating rows; best-worst tuples and pairwise store their own rows (below).
+DESIGNS = [d.value for d in Design if d not in (Design.BWS_TUPLES, Design.PAIRWISE)]
 
 
 def _one_rating(study):
@@ -37,13 +38,13 @@ def _one_rating(study):
     return keep
 
 
-def _all_outputs_answer(client, api, study) -> dict:
+def _all_outputs_answer(client, api, study, *, n_figures: int | None = 6) -> dict:
     out = {}
     for base in (f"/studies/{study.slug}/report", f"/experiments/{study.experiment.slug}/report"):
         page = client.get(f"{base}/")
         assert page.status_code == 200, base
         figures = [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]
-        assert len(figures) == 6
+        assert n_figures is None or len(figures) == n_figures
         for url in figures:
             svg = client.get(url)
             assert svg.status_code == 200 and svg.content.startswith(b"<svg"), url
@@ -90,3 +91,33 @@ def test_every_output_of_every_design_answers_at_zero_and_one_rating(client, api
     for url in [line.split('src="')[1].split('"')[0] for line in page.content.decode().split("<img")[1:]]:
         assert client.get(url).status_code == 200, url
     assert client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}.csv").status_code == 200
+
+
+@pytest.mark.parametrize("design", [Design.BWS_TUPLES.value, Design.PAIRWISE.value])
+def test_choice_designs_answer_every_output_at_zero_and_one_judgment(client, api, user, make_study, design):
+    """Best-worst tuples (BestWorstChoice rows) and pairwise (Comparison rows): the same outputs
+    answer, empty and after one judgment, and the export then holds that judgment."""
+    from studies import bws_tuples, pairwise_services
+
+    study = make_study(design, raters_per_item=2, items_per_assignment=1)
+    client.force_login(user)
+    empty = _all_outputs_answer(client, api, study, n_figures=None)
+    assert empty["csv"].decode().count("\n") == 1  # the header alone
+    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+                                                                                           external_id="first"))
+    slot = assignment.assignment_items.get()
+    if design == Design.BWS_TUPLES:
+        answers = {c: {"best": slot.response_order[0], "worst": slot.response_order[-1]}
+                   for c in ("readability", "coherence")}
+        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    else:
+        answers = {c.name: {"choice": "left", "reason": "clearer"} for c in study.criteria.all()}
+        pairwise_services.comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    services.assignment_submit(assignment=assignment, total_seconds=30)
+    one = _all_outputs_answer(client, api, study, n_figures=None)
+    rows = list(csv.DictReader(io.StringIO(one["csv"].decode())))
+    expected = len(slot.response_order) * 2 if design == Design.BWS_TUPLES else study.criteria.count()
+    assert len(rows) == expected
+    assert one["jsonl"].decode().count("\n") == expected
+    book = openpyxl.load_workbook(io.BytesIO(one["xlsx"]))
+    assert sum(len(list(ws.iter_rows(min_row=2))) for ws in book.worksheets) == expected
