@@ -23,6 +23,14 @@ class Design(models.TextChoices):
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
 
 
+class Unit(models.TextChoices):
+    """What one rating judges: a response (the next turn, given the conversation so far) or a whole
+    conversation (dialogue-level judgement, e.g. FED's dialogue level or DSTC9's interactive evaluation)."""
+
+    RESPONSE = "response", "A response (the next turn)"
+    DIALOGUE = "dialogue", "A whole dialogue"
+
+
 def default_questionnaire() -> list[dict]:
     """The seed study's two questions (reports split by them) and two optional demographics."""
     return [
@@ -164,6 +172,10 @@ class Study(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
     design = models.CharField(max_length=10, choices=Design.choices)
+    unit = models.CharField(
+        max_length=10, choices=Unit.choices, default=Unit.RESPONSE,
+        help_text="The unit of judgement: a response to a conversation, or the whole conversation.",
+    )
     design_config = models.JSONField(default=dict, blank=True)
     raters_per_item = models.PositiveIntegerField(default=40)
     items_per_assignment = models.PositiveIntegerField(default=50)
@@ -205,6 +217,10 @@ class Study(models.Model):
     @property
     def is_magnitude(self) -> bool:
         return self.design in MAGNITUDE_DESIGNS
+
+    @property
+    def is_dialogue(self) -> bool:
+        return self.unit == Unit.DIALOGUE
 
 
 class Criterion(models.Model):
@@ -426,11 +442,19 @@ class AssignmentItem(models.Model):
 
 
 class Rating(models.Model):
-    """One judgment: a value (Likert, magnitude) or a rank (BWS) of a response for a criterion."""
+    """One judgment: a value (Likert, magnitude) or a rank (BWS) of one target for a criterion.
+
+    The target is a ``response`` in a response-unit study and the ``conversation`` itself in a
+    dialogue-unit study (``Study.unit``): exactly one of the two is set (``rating_one_target``), so
+    every existing reader of response ratings is unchanged and a dialogue rating cannot be mistaken
+    for one of a response. Each target has its own unique key per assignment and criterion, so a
+    double submit stores once either way (NULLs never collide in a unique constraint)."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="ratings")
-    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="ratings")
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="ratings")
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="ratings", help_text="Set instead of response in dialogue-unit studies.")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="ratings")
     value = models.FloatField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -444,6 +468,14 @@ class Rating(models.Model):
             models.UniqueConstraint(
                 fields=["assignment", "response", "criterion"], name="rating_unique_per_assignment"
             ),
+            models.UniqueConstraint(
+                fields=["assignment", "conversation", "criterion"], name="rating_unique_conversation_per_assignment"
+            ),
+            models.CheckConstraint(
+                condition=Q(response__isnull=False, conversation__isnull=True)
+                | Q(response__isnull=True, conversation__isnull=False),
+                name="rating_one_target",
+            ),
             models.CheckConstraint(
                 condition=Q(value__isnull=False) | Q(rank__isnull=False), name="rating_has_value_or_rank"
             ),
@@ -453,6 +485,11 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion.name}={self.value if self.value is not None else self.rank}"
+
+    @property
+    def target_id(self) -> int:
+        """The rated response's id, or the rated conversation's in a dialogue-unit study."""
+        return self.response_id if self.response_id is not None else self.conversation_id
 
 
 class ImportJob(models.Model):

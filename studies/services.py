@@ -27,7 +27,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from studies import allocation, checks, designs, platforms, review, selectors
-from studies.importing.formats import PARSERS, detect_format
+from studies.importing import files as import_files
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
@@ -47,6 +47,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
     System,
+    Unit,
 )
 
 logger = logging.getLogger(__name__)
@@ -870,13 +871,14 @@ class ImportSummary:
     benchmark_study: Study | None = None
     ratings: int = 0
     missing_scores: dict[str, int] = field(default_factory=dict)
+    unit: str = Unit.RESPONSE
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
             "responses": self.responses, "systems_created": self.systems_created,
             "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
-            "ratings": self.ratings, "missing_scores": self.missing_scores,
+            "ratings": self.ratings, "missing_scores": self.missing_scores, "unit": self.unit,
         }
 
 
@@ -898,30 +900,26 @@ def _size_of(stream: BinaryIO) -> int | None:
 
 def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str = "auto",
                      corpus_slug: str | None = None, owner=None, systems: Iterable[str] = (),
-                     on_progress=None) -> ImportSummary:
+                     on_progress=None, more_files: Sequence[tuple[str, BinaryIO]] = ()) -> ImportSummary:
     """Import conversations and responses from a binary stream, all or nothing.
 
     The file is parsed one record at a time and written in batches inside one transaction; any
     problem (malformed line, missing field, empty text, unknown system, duplicate id, non-UTF-8, too
     large) raises ImportFailed listing up to 20 problems by line and field, and nothing is kept.
     Systems must exist already, be declared by the file (Concord header; implied by the public
-    formats) or be named in ``systems``. GRADE and FED human scores also become a closed, read-only
-    benchmark study (one rater per annotator position)."""
-    size = _size_of(stream)
+    formats) or be named in ``systems``. GRADE, FED and DSTC9 human scores also become a closed,
+    read-only benchmark study (one rater per annotator position) whose unit is the file's: responses,
+    or whole dialogues (FED dialogue level, DSTC9). ``more_files`` ((name, stream) pairs of the same
+    format) go into the same corpus and benchmark study: several files of one evaluation."""
+    files = [(source_name, stream), *more_files]
     limit = settings.IMPORT_MAX_BYTES
-    if size is not None and size > limit:
+    size = sum(_size_of(s) or 0 for _, s in files)
+    if size > limit:
         raise ImportFailed([ImportProblem(None, "", f"the file is {size / 2**20:.1f} MiB; the import limit is "
                                                     f"{limit / 2**20:.0f} MiB (CONCORD_IMPORT_MAX_BYTES)")])
-    if source_format == "auto":
-        head = stream.read(4096)
-        stream.seek(0)
-        detected = detect_format(source_name, head)
-        if detected is None:
-            raise ImportFailed([ImportProblem(None, "format", "cannot tell the file's format; name it "
-                                                              f"explicitly ({', '.join(PARSERS)})")])
-        source_format = detected
-    if source_format not in PARSERS:
-        raise ImportFailed([ImportProblem(None, "format", f"unknown format {source_format!r}; use one of {', '.join(PARSERS)}")])
+    source_format, format_problems = import_files.formats_problems(files, source_format)
+    if format_problems:
+        raise ImportFailed(format_problems)
     slug = slugify(corpus_slug or source_name.rsplit("/", 1)[-1].rsplit(".", 1)[0])[:80]
     if not slug:
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
@@ -937,11 +935,12 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         except IntegrityError:
             raise ImportFailed([_corpus_name_taken(slug)]) from None
         summary = ImportSummary(corpus=corpus, format=source_format)
-        writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
+        writer = _CorpusWriter(corpus, header, declared, summary,
+                               keep_scores=source_format in ("grade", "fed", "dstc9"))
         problems: list[ImportProblem] = []
         seen: dict[str, int] = {}
         batch: list[ParsedConversation] = []
-        for record in PARSERS[source_format](stream, header):
+        for record in import_files.parsed_records(files, source_format, header):
             if isinstance(record, ParsedConversation):
                 if writer.merge(record):
                     continue  # another rating of a conversation already read (one rating per record)
@@ -966,9 +965,21 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
             raise ImportFailed(problems)
         writer.write(batch)
         summary.missing_scores = dict(header.missing_scores)
+        summary.unit = header.unit
         if header.benchmark and writer.scored:
             summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
     return summary
+
+
+def _scores_extend(kept: dict[str, list[float | None]], extra: dict[str, list[float | None]]) -> None:
+    """Append ``extra``'s annotator positions after ``kept``'s, padding with None so that position j
+    is the same annotator in every quality."""
+    width = max((len(v) for v in kept.values()), default=0)
+    extra_width = max((len(v) for v in extra.values()), default=0)
+    for name in kept.keys() | extra.keys():
+        padded = kept.setdefault(name, [])
+        padded += [None] * (width - len(padded))
+        padded += extra.get(name) or [None] * extra_width
 
 
 class _CorpusWriter:
@@ -990,25 +1001,22 @@ class _CorpusWriter:
     def merge(self, record: ParsedConversation) -> bool:
         """Human-judgment files may give one rating per record: a record that repeats a conversation
         already read (same id, or for files without ids the same context) with the same responses adds
-        its scores as further annotator positions of that conversation instead of being a duplicate.
+        its scores as further annotator positions of that conversation instead of being a duplicate
+        (DSTC9: the k-th record of one dialogue is annotator k, also across the files of one import).
         The first record's score lists are extended in place (they are what ``write`` keeps)."""
-        if not self.keep_scores or not any(r.human_scores for r in record.responses):
+        dialogue = not record.responses and self.header.unit == Unit.DIALOGUE
+        if not self.keep_scores or not (dialogue or any(r.human_scores for r in record.responses)):
             return False
         digest = self._digest(record)
         key = ("content", digest) if record.id_generated else ("id", record.external_id)
         first = self.rated.get(key)
         if first is None:
-            self.rated[key] = (record.responses, digest)
+            self.rated[key] = ([record] if dialogue else record.responses, digest)
             return False
         if first[1] != digest:
             return False  # a different conversation under the same id: check() reports the duplicate
-        for kept, extra in zip(first[0], record.responses, strict=True):
-            width = max((len(v) for v in kept.human_scores.values()), default=0)
-            for name in kept.human_scores.keys() | extra.human_scores.keys():
-                padded = kept.human_scores.setdefault(name, [])
-                padded += [None] * (width - len(padded))
-                padded += extra.human_scores.get(name) or [None] * max(
-                    (len(v) for v in extra.human_scores.values()), default=0)
+        for kept, extra in zip(first[0], [record] if dialogue else record.responses, strict=True):
+            _scores_extend(kept.human_scores, extra.human_scores)
         return True
 
     def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
@@ -1091,14 +1099,20 @@ class _CorpusWriter:
         ])
         if self.keep_scores:
             self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses, strict=True) if p.human_scores]
+            # Dialogue-level judgments: the conversation itself is rated (no response).
+            self.scored += [(c.pk, None, record.human_scores)
+                            for c, record in zip(conversations, batch, strict=True) if record.human_scores]
         self.summary.conversations += len(conversations)
         self.summary.responses += len(responses)
 
 
 def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner) -> tuple[Study, int]:
     """A closed Likert study holding imported human judgments: one item per conversation, one rater
-    per annotator position (annotator j of one item is not known to be annotator j of another)."""
+    per annotator position (annotator j of one item is not known to be annotator j of another).
+    Its unit is the file's: a response (``scored`` holds (conversation, response, scores)) or the whole
+    dialogue (response None: the ratings attach to the conversation)."""
     now = timezone.now()
+    dialogue = header.unit == Unit.DIALOGUE
     experiment = _create_with_slug(
         Experiment, slug=None, text=corpus.slug, title=f"{corpus.slug} human judgments", owner=owner,
         is_benchmark=True,
@@ -1110,6 +1124,7 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     study = _create_with_slug(
         Study, slug=None, text=corpus.slug, experiment=experiment, title=f"{corpus.slug} (imported)",
         design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
+        unit=Unit.DIALOGUE if dialogue else Unit.RESPONSE,
         raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
         platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,
         instructions="Imported human judgments (read-only benchmark).",
@@ -1124,10 +1139,12 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         [StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(scored)],
         batch_size=2000,
     )
-    StudyItemResponse.objects.bulk_create(
-        [StudyItemResponse(item=item, response_id=rid, position=0) for item, (_, rid, _) in zip(items, scored, strict=True)],
-        batch_size=2000,
-    )
+    if not dialogue:
+        StudyItemResponse.objects.bulk_create(
+            [StudyItemResponse(item=item, response_id=rid, position=0)
+             for item, (_, rid, _) in zip(items, scored, strict=True)],
+            batch_size=2000,
+        )
     raters = [rater_get_or_create(platform=Study.Platform.BENCHMARK, external_id=f"{corpus.slug}:annotator-{j + 1}")
               for j in range(positions)]
     assignments = Assignment.objects.bulk_create([
@@ -1136,15 +1153,16 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         for rater in raters
     ])
     slots, ratings = [], []
-    for item, (_, response_id, scores) in zip(items, scored, strict=True):
+    for item, (conversation_id, response_id, scores) in zip(items, scored, strict=True):
+        target = {"conversation_id": conversation_id} if dialogue else {"response_id": response_id}
         for j, assignment in enumerate(assignments):
             given = [(name, s[j]) for name, s in scores.items() if j < len(s) and s[j] is not None]
             if not given:
                 continue
             slots.append(AssignmentItem(assignment=assignment, item=item, position=item.position,
-                                        response_order=[response_id], answered_at=now))
-            ratings += [Rating(assignment=assignment, item=item, response_id=response_id,
-                               criterion_id=criterion_ids[name], value=value) for name, value in given]
+                                        response_order=[conversation_id if dialogue else response_id], answered_at=now))
+            ratings += [Rating(assignment=assignment, item=item, criterion_id=criterion_ids[name], value=value, **target)
+                        for name, value in given]
     AssignmentItem.objects.bulk_create(slots, batch_size=2000)
     Rating.objects.bulk_create(ratings, batch_size=2000)
     return study, len(ratings)
