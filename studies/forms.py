@@ -3,7 +3,7 @@ from django import forms
 
 from studies.designs import DESIGN_EXPLANATIONS
 from studies.importing.formats import FORMATS
-from studies.models import Design, Study
+from studies.models import Design, Study, Unit
 
 
 class ExperimentForm(forms.Form):
@@ -21,6 +21,11 @@ class StudyForm(forms.Form):
     design = forms.ChoiceField(
         choices=Design.choices, widget=forms.RadioSelect,
         help_text=" ".join(f"{Design(k).label}: {v}" for k, v in DESIGN_EXPLANATIONS.items()),
+    )
+    unit = forms.ChoiceField(
+        choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement",
+        help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
+                  "conversation and rate it (Likert or RME; the items are the corpus's conversations).",
     )
     criteria = forms.CharField(
         initial="readability, coherence", help_text="Comma-separated criterion names; each gets its own question.",
@@ -66,7 +71,8 @@ class ImportForm(forms.Form):
 class ItemsBuildForm(forms.Form):
     corpus = forms.ChoiceField(choices=())
     systems = forms.CharField(required=False, help_text="Comma-separated; empty = every system except the reference.")
-    reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME).")
+    reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME; for a "
+                                                                 "dialogue study, its first dialogue is the RME anchor).")
     limit = forms.IntegerField(min_value=1, required=False, help_text="Sample this many conversations (seeded).")
 
     def __init__(self, *args, corpora=(), **kwargs):

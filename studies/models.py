@@ -255,6 +255,9 @@ class CheckKind(models.TextChoices):
 class StudyItem(models.Model):
     """One screen: a conversation, the responses to judge, and the anchor for magnitude estimation.
 
+    In a dialogue-unit study (``Study.unit``) the conversation itself is judged: the item shows no
+    responses, and a magnitude design's anchor is ``reference_conversation`` (a whole dialogue).
+
     A check item (``check_kind`` set) is shown like any other but its answer is known
     (``check_rules``, see ``studies.checks``): it scores the rater and never enters an analysis."""
 
@@ -266,6 +269,10 @@ class StudyItem(models.Model):
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     reference_value = models.FloatField(null=True, blank=True)
+    reference_conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Dialogue-unit magnitude estimation: the anchor dialogue shown with the reference value.",
+    )
     check_kind = models.CharField(max_length=10, choices=CheckKind.choices, blank=True, default="")
     check_rules = models.JSONField(default=list, blank=True,
                                    help_text="What a passing answer is (studies.checks); response ids resolved.")

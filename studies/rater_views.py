@@ -29,9 +29,11 @@ from django.views.decorators.http import require_POST
 
 from studies import allocation, form_tokens, platforms, review, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
+from studies.dialogue_pages import dialogue_context
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
+from studies.targets import TARGET_ID
 
 
 def render_markdown(text: str) -> str:
@@ -284,6 +286,8 @@ def start(request, token: str):
 # --- items -----------------------------------------------------------------------------------------
 
 def _canonical_order(item: StudyItem) -> list[int]:
+    if item.study.is_dialogue:  # the conversation itself is rated (studies.dialogue_studies)
+        return [item.conversation_id]
     return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
 
 
@@ -296,7 +300,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
                   total: int | None = None) -> dict:
     """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
     rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
-    texts = selectors.item_response_texts(item.pk, order)
+    texts = {rid: "" for rid in order} if study.is_dialogue else selectors.item_response_texts(item.pk, order)
     letters = string.ascii_uppercase
     responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
     config = study.design_config
@@ -326,6 +330,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "me_min": config.get("min", 0), "me_max": config.get("max", 999),
         "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
+        **(dialogue_context(study, item) if study.is_dialogue else {}),
     }
 
 
@@ -353,7 +358,7 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
         return {}
     values = {}
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
-            .values_list("response_id", "criterion__name", "value", "rank"):
+            .annotate(target=TARGET_ID).values_list("target", "criterion__name", "value", "rank"):
         given = rank if study.design == Design.BWS else value
         values[field_name(rid, criterion)] = str(int(given)) if given is not None else ""
     return values

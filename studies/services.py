@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, checks, designs, platforms, review, selectors
+from studies import allocation, checks, designs, dialogue_studies, platforms, review, selectors
 from studies.importing import files as import_files
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -142,10 +142,12 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
 def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
                  criteria: Sequence[Mapping[str, Any] | str] | None = None, raters_per_item: int = 40,
                  items_per_assignment: int = 50, instructions: str = "", platform: str = Study.Platform.INVITE,
-                 platform_config: Mapping | None = None, slug: str | None = None) -> Study:
+                 platform_config: Mapping | None = None, slug: str | None = None,
+                 unit: str = Unit.RESPONSE) -> Study:
     """Create a draft study (one condition). The design configuration is validated and completed with
-    its defaults; criteria default to the seed study's readability and coherence."""
-    errors: dict[str, Any] = {}
+    its defaults; criteria default to the seed study's readability and coherence. ``unit``: what a
+    rating judges, a response or a whole dialogue (``studies.dialogue_studies``)."""
+    errors: dict[str, Any] = dict(dialogue_studies.unit_problems(unit, design))
     try:
         config = designs.design_config_clean(design, design_config)
     except ValidationError as error:
@@ -158,7 +160,8 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
         errors.update(_slug_not_available(slug).message_dict)
-    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or DEFAULT_CRITERIA)]
+    specs = [{"name": c} if isinstance(c, str) else dict(c)
+             for c in (criteria or dialogue_studies.default_criteria(unit) or DEFAULT_CRITERIA)]
     defaults = {c["name"]: c for c in DEFAULT_CRITERIA}
     names = [slugify(c.get("name", "")) for c in specs]
     if not all(names):
@@ -169,14 +172,15 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         raise ValidationError(errors)
     study = _create_with_slug(
         Study, slug=slug, text=f"{experiment.slug}-{design}",
-        experiment=experiment, title=title, design=design, design_config=config,
+        experiment=experiment, title=title, design=design, design_config=config, unit=unit,
         raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
         instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
     )
     Criterion.objects.bulk_create([
         Criterion(
             study=study, name=name, position=i,
-            question=spec.get("question") or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
+            question=spec.get("question") or dialogue_studies.default_question(unit, name)
+            or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
             help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
         )
         for i, (name, spec) in enumerate(zip(names, specs, strict=True))
@@ -191,16 +195,22 @@ def _require_status(study: Study, *allowed: str, action: str) -> None:
 
 @transaction.atomic
 def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
-                      reference_system: str | None = None, limit: int | None = None, seed: int = 0) -> int:
+                      reference_system: str | None = None, limit: int | None = None, seed: int = 0,
+                      reference_conversation: str | None = None) -> int:
     """(Re)build a draft study's items from a corpus: one item per conversation that has a response
     from every chosen system. The reference response (from ``reference_system``, else the one marked
     ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
     the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
-    many conversations (seeded). Returns the number of items."""
+    many conversations (seeded). Returns the number of items. A dialogue-unit study gets one item
+    per conversation instead (``dialogue_studies.dialogue_items_build``)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
     if study.assignments.exists():
         raise StudyStateError("cannot change items: raters have already started")
+    if study.is_dialogue:
+        return dialogue_studies.dialogue_items_build(
+            study=study, corpus=corpus, systems=systems, reference_system=reference_system,
+            reference_conversation=reference_conversation, limit=limit, seed=seed)
     available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
     chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
     unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]
@@ -280,7 +290,8 @@ def study_publish(*, study: Study) -> Study:
     if not study.criteria.exists():
         problems.append("it has no criteria")
     if study.is_magnitude:
-        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(reference_response__isnull=True)).count()
+        anchor = "reference_conversation" if study.is_dialogue else "reference_response"
+        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(**{f"{anchor}__isnull": True})).count()
         if lacking:
             problems.append(f"{lacking} item(s) have no reference response or reference value"
                             + (" (fill them from a metric first)" if study.design == Design.BME else ""))
@@ -480,6 +491,8 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
         .values_list("item_id", "response_id")
     ):
         shown.setdefault(item_id, []).append(response_id)
+    if study.is_dialogue:  # the rater rates the conversation itself
+        shown = dialogue_studies.item_targets(chosen)
     order_rng = random.Random(assignment_seed)
     rows = []
     for position, item_id in enumerate(chosen):
@@ -773,24 +786,25 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     if errors:
         raise ValidationError(errors)
     is_rank = study.design == Design.BWS
+    target = dialogue_studies.rating_target  # response, or conversation in a dialogue study
     given = [(criteria[name], response_id, (None, int(raw)) if is_rank else (float(raw), None))
              for name, per_response in answers.items() for response_id, raw in per_response.items()]
     changed = True
     if slot.answered_at is None:
         # No ratings for this item yet (ratings and answered_at are written together).
         Rating.objects.bulk_create(
-            [Rating(assignment=assignment, item_id=item_id, response_id=response_id, criterion=criterion,
+            [Rating(assignment=assignment, item_id=item_id, **target(study, response_id), criterion=criterion,
                     value=value, rank=rank, seconds=seconds) for criterion, response_id, (value, rank) in given],
-            update_conflicts=True, unique_fields=["assignment", "response", "criterion"],
+            update_conflicts=True, unique_fields=dialogue_studies.rating_unique_fields(study),
             update_fields=["value", "rank", "seconds", "updated_at"])
     else:
-        existing = {(r.response_id, r.criterion_id): r
+        existing = {(r.target_id, r.criterion_id): r
                     for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
         create, update = [], []
         for criterion, response_id, (value, rank) in given:
             old = existing.get((response_id, criterion.pk))
             if old is None:
-                create.append(Rating(assignment=assignment, item_id=item_id, response_id=response_id,
+                create.append(Rating(assignment=assignment, item_id=item_id, **target(study, response_id),
                                      criterion=criterion, value=value, rank=rank, seconds=seconds))
             elif (old.value, old.rank) != (value, rank):
                 old.value, old.rank, old.seconds = value, rank, seconds

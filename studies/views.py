@@ -65,6 +65,7 @@ def study_create(request, experiment):
                 raters_per_item=form.cleaned_data["raters_per_item"],
                 items_per_assignment=form.cleaned_data["items_per_assignment"],
                 instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
+                unit=form.cleaned_data["unit"],
             )
         except ValidationError as error:
             for text in _errors_text(error):

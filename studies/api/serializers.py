@@ -2,7 +2,7 @@
 from rest_framework import serializers
 
 from studies.importing.formats import FORMATS
-from studies.models import Design, Study
+from studies.models import Design, Study, Unit
 
 
 class CriterionSerializer(serializers.Serializer):
@@ -28,6 +28,7 @@ class StudyOutputSerializer(serializers.Serializer):
     title = serializers.CharField()
     experiment = serializers.SlugField(source="experiment.slug")
     design = serializers.ChoiceField(choices=Design.choices)
+    unit = serializers.ChoiceField(choices=Unit.choices)
     design_config = serializers.DictField()
     criteria = CriterionSerializer(many=True, source="criteria.all")
     raters_per_item = serializers.IntegerField()
@@ -48,6 +49,9 @@ class ImportOutputSerializer(serializers.Serializer):
     systems_created = serializers.ListField(child=serializers.CharField())
     benchmark_study = serializers.SlugField(allow_null=True)
     ratings = serializers.IntegerField()
+    missing_scores = serializers.DictField(child=serializers.IntegerField(), required=False,
+                                           help_text="quality -> records where it had no score (a missing value)")
+    unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
 
 
 class ImportInputSerializer(serializers.Serializer):

@@ -32,7 +32,7 @@ from studies.api.serializers import (
 from studies.exporting import EXPORT_FORMATS, export_lines, no_store, raw_ids_requested
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
-from studies.models import Design, ImportJob, Study
+from studies.models import Design, ImportJob, Study, Unit
 
 
 def _django_errors(error: DjangoValidationError) -> ValidationError:
@@ -100,6 +100,8 @@ class StudyCreateApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)
+        unit = serializers.ChoiceField(choices=Unit.choices, default=Unit.RESPONSE,
+                                       help_text="what a rating judges: a response, or the whole dialogue")
 
     @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer})
     def post(self, request):
@@ -268,6 +270,9 @@ class StudyItemsBuildApi(APIView):
         reference_system = serializers.SlugField(required=False, allow_null=True, default=None)
         limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
         seed = serializers.IntegerField(default=0)
+        reference_conversation = serializers.CharField(
+            required=False, allow_null=True, default=None, max_length=120,
+            help_text="dialogue-unit RME: the external id of the anchor dialogue (else reference_system's first)")
 
     @extend_schema(request=InputSerializer, responses=inline_serializer("ItemsBuilt", {"items": serializers.IntegerField()}))
     def post(self, request, slug):

@@ -1,0 +1,207 @@
+"""A dialogue-unit study end to end through the API and the services: created with unit=dialogue on a
+FED dialogue-level corpus, items are conversations, raters rate whole dialogues (a double submit stores
+once), the report's ICC equals pingouin on the exported ratings, the export and the human-vs-metric
+report key by conversation."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pingouin as pg
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
+from scipy import stats
+
+from metrics.models import Metric, MetricModel, MetricScore
+from metrics.selectors import compute_human_metric_report
+from studies import services
+from studies.analysis.icc import icc
+from studies.models import AssignmentItem, Conversation, Rating, Study
+from tests.studies.test_import_dialogue import dump, fed_dialogue
+
+pytestmark = pytest.mark.django_db
+
+N_DIALOGUES, N_RATERS = 8, 4
+
+
+def latent(conversation_id: int, criterion: str) -> float:
+    return 1 + (conversation_id * 7 + (3 if criterion == "coherence" else 0)) % 5
+
+
+@pytest.fixture
+def fed_corpus(api):
+    records = [fed_dialogue(i, model=["Meena", "Mitsuku"][i % 2]) for i in range(N_DIALOGUES)]
+    response = api.post(
+        "/api/imports/", {"file": SimpleUploadedFile("fed_dial.json", dump(records))}, format="multipart"
+    )
+    assert response.status_code == 201, response.content[:300]
+    body = response.json()
+    assert body["unit"] == "dialogue" and body["responses"] == 0 and body["conversations"] == N_DIALOGUES
+    return body["corpus"]
+
+
+@pytest.fixture
+def dialogue_study(api, user, fed_corpus):
+    experiment = services.experiment_create(owner=user, title="Dialogue judging")
+    created = api.post(
+        "/api/studies/create/",
+        {
+            "experiment": experiment.slug,
+            "title": "Whole dialogues",
+            "design": "likert",
+            "unit": "dialogue",
+            "design_config": {"points": 5},
+            "raters_per_item": N_RATERS,
+            "items_per_assignment": N_DIALOGUES,
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["unit"] == "dialogue"
+    assert created.json()["criteria"][1]["question"] == "How coherent is this dialogue as a whole?"
+    slug = created.json()["slug"]
+    built = api.post(f"/api/studies/{slug}/items/build/", {"corpus": fed_corpus}, format="json")
+    assert built.json() == {"items": N_DIALOGUES}
+    assert api.post(f"/api/studies/{slug}/publish/").status_code == 200
+    return Study.objects.get(slug=slug)
+
+
+def rate_everything(study: Study) -> None:
+    for r in range(N_RATERS):
+        rater = services.rater_get_or_create(platform="invite", external_id=f"rater-{r}")
+        assignment = services.assignment_start(study=study, rater=rater, seed=r)
+        for slot in AssignmentItem.objects.filter(assignment=assignment).select_related("item"):
+            assert slot.response_order == [slot.item.conversation_id]  # the dialogue itself is the target
+            cid = slot.item.conversation_id
+            answers = {
+                c: {cid: int(min(5, max(1, round(latent(cid, c) + (r % 3) - 1))))} for c in ("readability", "coherence")
+            }
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)  # double submit
+        services.assignment_submit(assignment=assignment)
+
+
+def exported(api, slug) -> pd.DataFrame:
+    response = api.get(f"/api/studies/{slug}/ratings/?format=csv")
+    text = b"".join(response.streaming_content).decode()
+    return pd.read_csv(io.StringIO(text))
+
+
+def test_dialogue_study_items_ratings_report_and_export(api, dialogue_study):
+    study = dialogue_study
+    assert set(study.items.values_list("conversation_id", flat=True)) == set(
+        Conversation.objects.filter(corpus__slug="fed_dial").values_list("id", flat=True)
+    )
+    rate_everything(study)
+    ratings = Rating.objects.filter(assignment__study=study)
+    assert ratings.count() == N_DIALOGUES * N_RATERS * 2  # the double submits stored once
+    assert not ratings.filter(response__isnull=False).exists()
+    rows = exported(api, study.slug)
+    assert len(rows) == N_DIALOGUES * N_RATERS * 2
+    assert rows["response"].isna().all() and set(rows["system"]) == {"meena", "mitsuku"}
+    report = api.get(f"/api/studies/{study.slug}/report/").json()
+    cells = {c["criterion"]: c for c in report["tables"]["table1"]}
+    for criterion in ("readability", "coherence"):
+        part = rows[rows["criterion"] == criterion]
+        theirs = pg.intraclass_corr(part, "conversation", "rater", "normalised_value").set_index("Type")
+        cell = cells[criterion]
+        assert (cell["n_items"], cell["n_raters"]) == (N_DIALOGUES, N_RATERS)
+        ours = icc(part["conversation"], part["rater"], part["normalised_value"])
+        for form in ("ICC(C,k)", "ICC(A,k)", "ICC(C,1)", "ICC(A,1)"):
+            assert cell["icc"][form]["value"] == pytest.approx(theirs.loc[form, "ICC"], abs=1e-9)
+            assert cell["icc"][form]["value"] == pytest.approx(ours[form].value, abs=1e-12)
+            assert cell["icc"][form]["ci95"] == pytest.approx(list(ours[form].ci95), abs=1e-12)
+            assert cell["icc"][form]["ci95"] == pytest.approx(list(theirs.loc[form, "CI95"]), abs=0.005)  # 2 decimals
+
+
+def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, user, dialogue_study):
+    rate_everything(dialogue_study)
+    metric = Metric.objects.create(key="self-eval-test", name="SelF-Eval (test)", level="dialogue", kind="learned")
+    model = MetricModel.objects.create(metric=metric, name="self-eval-test")
+    conversations = list(dialogue_study.items.values_list("conversation_id", flat=True))
+    values = {cid: float(np.sin(cid) + latent(cid, "coherence") / 3) for cid in conversations}
+    MetricScore.objects.bulk_create(
+        [MetricScore(metric_model=model, conversation_id=c, value=v) for c, v in values.items()]
+    )
+    report = compute_human_metric_report(Study.objects.filter(pk=dialogue_study.pk), model, bootstrap=0)
+    cells = {c["criterion"]: c for c in report["cells"]}
+    means = Rating.objects.filter(assignment__study=dialogue_study).values_list(
+        "criterion__name", "conversation_id", "value"
+    )
+    frame = pd.DataFrame(list(means), columns=["criterion", "conversation", "value"])
+    for criterion in ("readability", "coherence"):
+        human = frame[frame["criterion"] == criterion].groupby("conversation")["value"].mean()
+        metric_values = [values[c] for c in human.index]
+        cell = cells[criterion]
+        assert cell["unit"] == "dialogue" and cell["n_responses"] == N_DIALOGUES and cell["missing_scores"] == 0
+        for method, function in (
+            ("pearson", stats.pearsonr),
+            ("spearman", stats.spearmanr),
+            ("kendall", stats.kendalltau),
+        ):
+            expected = function(metric_values, human.to_numpy())
+            got = cell["response_level"][method]
+            assert got["r"] == pytest.approx(expected.statistic, abs=1e-9)
+            assert got["p"] == pytest.approx(expected.pvalue, abs=1e-9)
+    # the page (and its CSV) include the dialogue study once every rated dialogue has a score
+    client.force_login(user)
+    page = client.get(f"/experiments/{dialogue_study.experiment.slug}/metrics/{model.name}/")
+    assert page.status_code == 200 and dialogue_study.slug.encode() in page.content
+    table = list(
+        csv.DictReader(
+            io.StringIO(
+                client.get(f"/experiments/{dialogue_study.experiment.slug}/metrics/{model.name}.csv").content.decode()
+            )
+        )
+    )
+    assert {r["criterion"] for r in table} == {"readability", "coherence"}
+    MetricScore.objects.filter(conversation_id=conversations[0]).delete()  # one dialogue unscored: listed, left out
+    table = client.get(f"/experiments/{dialogue_study.experiment.slug}/metrics/{model.name}.csv").content.decode()
+    assert "readability" not in table
+
+
+def test_dialogue_units_refuse_bme_and_bws_and_rme_needs_an_anchor(user, fed_corpus):
+    experiment = services.experiment_create(owner=user, title="Refusals")
+    for design in ("bme", "bws"):
+        with pytest.raises(ValidationError) as refused:
+            services.study_create(experiment=experiment, title="x", design=design, unit="dialogue")
+        assert "not offered for dialogue units" in str(refused.value.message_dict["unit"])
+    rme = services.study_create(experiment=experiment, title="rme", design="rme", unit="dialogue")
+    corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
+    with pytest.raises(ValidationError) as no_anchor:
+        services.study_items_build(study=rme, corpus=corpus)
+    assert "anchor dialogue" in str(no_anchor.value)
+    count = services.study_items_build(study=rme, corpus=corpus, reference_system="meena")
+    anchor = Conversation.objects.filter(corpus=corpus, metadata__system="meena").order_by("id").first()
+    assert count == N_DIALOGUES - 1 and not rme.items.filter(conversation=anchor).exists()
+    assert set(rme.items.values_list("reference_conversation", "reference_value")) == {(anchor.pk, 100)}
+    services.study_publish(study=rme)
+
+
+def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus):
+    experiment = services.experiment_create(owner=user, title="RME dialogues")
+    study = services.study_create(
+        experiment=experiment, title="rme", design="rme", unit="dialogue", raters_per_item=1, items_per_assignment=3
+    )
+    corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
+    services.study_items_build(study=study, corpus=corpus, reference_conversation="fed-d0", limit=3)
+    services.study_publish(study=study)
+    assignment = services.assignment_start(
+        study=study, rater=services.rater_get_or_create(platform="invite", external_id="me")
+    )
+    for slot in assignment.assignment_items.select_related("item"):
+        services.ratings_record(
+            assignment=assignment,
+            item_id=slot.item_id,
+            answers={c: {slot.item.conversation_id: 200} for c in ("readability", "coherence")},
+        )
+    services.assignment_submit(assignment=assignment)
+    from studies.selectors import ratings_frame
+
+    frame = ratings_frame(Study.objects.filter(pk=study.pk))
+    assert len(frame) == 6 and np.allclose(frame["score"], np.log10(2.0))
+    assert set(frame["unit"]) == set(study.items.values_list("conversation_id", flat=True))
+    assert json.loads(json.dumps(list(frame["target"].unique()))) == ["dialogue"]
