@@ -60,3 +60,7 @@ class ImportInputSerializer(serializers.Serializer):
     corpus = serializers.SlugField(required=False, allow_blank=True)
     systems = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
     run_in_background = serializers.BooleanField(default=False, help_text="queue a worker job (large files)")
+    more_files = serializers.ListField(
+        child=serializers.FileField(), required=False, default=list,
+        help_text="further files of the same evaluation and format (e.g. the parts of DSTC9): one corpus and one "
+                  "benchmark study; imported at once, not in the background")

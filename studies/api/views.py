@@ -312,6 +312,8 @@ class DialoguesImportApi(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         upload = values["file"]
+        if values["run_in_background"] and values["more_files"]:
+            raise ValidationError({"more_files": ["several files are imported at once; leave run_in_background off"]})
         if values["run_in_background"]:
             from django.conf import settings
 
@@ -337,6 +339,7 @@ class DialoguesImportApi(APIView):
             summary = services.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
+                more_files=[(f.name, f.file) for f in values["more_files"]],
             )
         except ImportFailed as failure:
             raise ValidationError({"file": [str(p) for p in failure.problems]}) from None

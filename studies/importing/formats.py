@@ -598,7 +598,8 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         elif isinstance(text, str):
             turns = _prefixed_turns(text)
         else:
-            turns = ImportProblem(line, text_key, "is missing; it holds the dialogue (\"User: ...\\nSystem: ...\")")
+            given = "is missing" if text is None else f"must be text, got {type(text).__name__}"
+            turns = ImportProblem(line, text_key, f"{given}; it holds the dialogue (\"User: ...\\nSystem: ...\")")
         if isinstance(turns, ImportProblem):
             problems.append(turns)
         elif not turns or not all(t["text"] for t in turns):

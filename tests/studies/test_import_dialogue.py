@@ -288,3 +288,28 @@ def test_command_reports_bad_dstc9_by_line_and_field(tmp_path):
         call_command("import_dialogues", str(path), "--format", "dstc9", verbosity=0)
     assert "line 2, coherent" in str(failure.value) and "NaN" in str(failure.value)
     assert row_counts() == before
+
+
+def test_api_imports_several_dstc9_files_into_one_study_and_names_bad_input(api):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    parts = [dump([dstc9_record(n, k) for n in range(3)]) for k in range(2)]
+    response = api.post(
+        "/api/imports/",
+        {
+            "file": SimpleUploadedFile("dstc9-a.json", parts[0]),
+            "more_files": [SimpleUploadedFile("dstc9-b.json", parts[1])],
+            "corpus": "dstc9-api",
+        },
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content[:300]
+    body = response.json()
+    assert (body["format"], body["unit"], body["conversations"], body["ratings"]) == ("dstc9", "dialogue", 3, 66)
+    before = row_counts()
+    bad = json.dumps([dstc9_record(1, 0), dstc9_record(2, 0, coherent=[])]).replace("}, {", "},\n{")
+    bad = bad.replace('"context": "User: hello, I am 2', '"context": 7, "x": "User: hello, I am 2')
+    response = api.post("/api/imports/", {"file": SimpleUploadedFile("bad.json", bad.encode())}, format="multipart")
+    assert response.status_code == 400
+    assert any(p.startswith("line 2, context: must be text") for p in response.json()["file"]), response.json()
+    assert row_counts() == before
