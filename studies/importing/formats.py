@@ -568,6 +568,9 @@ DSTC9_SYSTEM_KEYS = ("model", "system", "bot")
 # "human (overall)" is DSTC9's 1-5 overall score; the other qualities' scales are not FED's (a coherent
 # of 3 occurs), so they take the observed range.
 DSTC9_SCALES = {"human-overall": (1, 5)}
+DSTC9_KNOWN = {"coherent", "error-recovery", "consistent", "diverse", "topic-depth", "likeable", "understanding",
+               "flexible", "informative", "inquisitive", "human-overall"}
+NUMBER_TEXT = re.compile(r"^\s*-?\d+(\.\d+)?\s*$")
 
 
 def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
@@ -575,13 +578,16 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     record per rating, ``{"context": "User: ...\nSystem: ...", "coherent": 3, ..., "human (overall)": 4}``.
 
     The whole dialogue (``context``, turns by their ``User:``/``System:`` prefixes) is the judged unit;
-    every other key with a number (or a list of numbers, or null for a missing value) is a quality.
+    every other key with a number (or a list of numbers, a number written as text, or null for a
+    missing value) is a quality; other text (an annotator's name, a source) is kept in the metadata,
+    except under a known quality name, where text is an error.
     The same dialogue appears once per annotator: the k-th record with the same text is annotator k
     (``studies.services`` merges them by content, also across several files of one evaluation). Text
     keys other than the dialogue (a model or an id) are kept: ``model``/``system`` names the system."""
     header.benchmark = True
     header.unit = "dialogue"
     observed: dict[str, tuple[float, float]] = {}
+    seen_qualities: set[str] = set()
     for entry in _checked(json_array_records(stream)):
         if isinstance(entry, ImportProblem):
             yield entry
@@ -605,18 +611,28 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         elif not turns or not all(t["text"] for t in turns):
             problems.append(ImportProblem(line, text_key, "is empty or has an empty turn"))
         scores: dict[str, list[float | None]] = {}
+        extra: dict[str, str] = {}
         qualities = 0
         for key, value in record.items():
             if key in (text_key, *DSTC9_ID_KEYS, *DSTC9_SYSTEM_KEYS):
                 continue
-            qualities += 1
-            if isinstance(value, (str, dict)):
+            if isinstance(value, str):
+                if NUMBER_TEXT.match(value):
+                    value = float(value)  # a score written as text ("3")
+                elif slugify(key) in DSTC9_KNOWN | seen_qualities:
+                    problems.append(ImportProblem(line, key, f"must be a number (a quality score), got text {value[:20]!r}"))
+                    continue
+                else:  # another text field (an annotator's or a source's name): kept, not a quality
+                    extra[key] = value
+                    continue
+            if isinstance(value, dict):
                 problems.append(ImportProblem(line, key, (
-                    f"must be a number (a quality score), got {type(value).__name__}; every key besides the "
-                    f"dialogue, an id ({', '.join(DSTC9_ID_KEYS)}) and a system ({', '.join(DSTC9_SYSTEM_KEYS)}) "
-                    "is a quality")))
+                    "must be a number (a quality score), got an object; every key besides the dialogue, an id "
+                    f"({', '.join(DSTC9_ID_KEYS)}), a system ({', '.join(DSTC9_SYSTEM_KEYS)}) and other text is a quality")))
                 continue
+            qualities += 1
             _quality_scores(value, line, key, key, header, observed, scores, problems)
+        seen_qualities.update(scores)
         if not qualities:
             problems.append(ImportProblem(line, "", "has no quality score (expected keys such as \"coherent\": 3)"))
         given_id = next((k for k in DSTC9_ID_KEYS if record.get(k) not in (None, "")), None)
@@ -631,7 +647,8 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         if external_id is None:  # no id: the dialogue's text names it, so its k ratings (any file) meet
             digest = hashlib.blake2b(repr(turns).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
             external_id = f"dstc9-{digest}"
-        yield ParsedConversation(external_id, turns, [], line, metadata={"level": "dialogue", "system": name},
+        metadata = {"level": "dialogue", "system": name, **({"fields": extra} if extra else {})}
+        yield ParsedConversation(external_id, turns, [], line, metadata=metadata,
                                  id_generated=given_id is None, human_scores=scores)
     _set_scales(header, observed, DSTC9_SCALES)
 

@@ -55,7 +55,7 @@ def fed_dialogue(number: int, model: str = "Meena", **annotations) -> dict:
     }
 
 
-def dstc9_record(number: int, annotator: int, **changes) -> dict:
+def dstc9_record(number: int, annotator: int, /, **changes) -> dict:
     """One DSTC9 rating record: the dialogue in ``context`` with prefixes, one number per quality."""
     record = {
         "context": f"User: hello, I am {number}\nSystem: hi {number}, how are you?\nUser: fine\n"
@@ -183,7 +183,7 @@ def test_dstc9_long_dialogue_is_still_detected():
 
 def test_dstc9_extra_keys_nulls_and_missing_qualities():
     records = [
-        dstc9_record(1, 0, model="BlenderBot", extra_note=None),
+        dstc9_record(1, 0, model="BlenderBot", extra_note=None, **{"annotator": "W17", "likeable": "2"}),
         dstc9_record(1, 1, coherent=None),
         {k: v for k, v in dstc9_record(2, 0).items() if k != "diverse"},
     ]
@@ -193,6 +193,13 @@ def test_dstc9_extra_keys_nulls_and_missing_qualities():
     first = Conversation.objects.filter(corpus=summary.corpus, metadata__system="blenderbot").get()
     coherent = Rating.objects.filter(conversation=first, criterion__name="coherent")
     assert coherent.count() == 1  # annotator 2 gave none
+    assert first.metadata["fields"] == {"annotator": "W17"}  # other text is kept, not a quality
+    assert sorted(
+        Rating.objects.filter(conversation=first, criterion__name="likeable").values_list("value", flat=True)
+    ) == [
+        2.0,
+        2.0,
+    ]
 
 
 def test_several_dstc9_files_make_one_benchmark_study(tmp_path):
