@@ -23,7 +23,7 @@ class StudyForm(forms.Form):
         help_text=" ".join(f"{Design(k).label}: {v}" for k, v in DESIGN_EXPLANATIONS.items()),
     )
     unit = forms.ChoiceField(
-        choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement",
+        choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
         help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
                   "conversation and rate it (Likert or RME; the items are the corpus's conversations).",
     )
@@ -44,6 +44,9 @@ class StudyForm(forms.Form):
     platform = forms.ChoiceField(choices=[c for c in Study.Platform.choices if c[0] != "benchmark"])
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False,
                                    help_text="Markdown shown to raters before the first item.")
+
+    def clean_unit(self) -> str:
+        return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
 
     def design_config(self) -> dict:
         data, design = self.cleaned_data, self.cleaned_data["design"]

@@ -251,13 +251,17 @@ class StudyItemListApi(APIView):
             "text": serializers.CharField(),
         }, many=True, source="responses.all")
         reference_response = serializers.IntegerField(source="reference_response_id", allow_null=True)
+        reference_conversation = serializers.CharField(
+            source="reference_conversation.external_id", allow_null=True, default=None,
+            help_text="dialogue-unit RME: the anchor dialogue (the item's own conversation is what is rated)")
         reference_value = serializers.FloatField(allow_null=True)
         check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.checks), else empty")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):
         study = _visible_study(request, slug)
-        items = study.items.select_related("conversation").prefetch_related("responses__system").order_by("position")
+        items = study.items.select_related("conversation", "reference_conversation") \
+            .prefetch_related("responses__system").order_by("position")
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

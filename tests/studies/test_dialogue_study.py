@@ -163,7 +163,7 @@ def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, 
     assert "readability" not in table
 
 
-def test_dialogue_units_refuse_bme_and_bws_and_rme_needs_an_anchor(user, fed_corpus):
+def test_dialogue_units_refuse_bme_and_bws_and_rme_needs_an_anchor(api, user, fed_corpus):
     experiment = services.experiment_create(owner=user, title="Refusals")
     for design in ("bme", "bws"):
         with pytest.raises(ValidationError) as refused:
@@ -179,6 +179,9 @@ def test_dialogue_units_refuse_bme_and_bws_and_rme_needs_an_anchor(user, fed_cor
     assert count == N_DIALOGUES - 1 and not rme.items.filter(conversation=anchor).exists()
     assert set(rme.items.values_list("reference_conversation", "reference_value")) == {(anchor.pk, 100)}
     services.study_publish(study=rme)
+    items = api.get(f"/api/studies/{rme.slug}/items/").json()["results"]
+    assert {i["reference_conversation"] for i in items} == {anchor.external_id}
+    assert all(i["responses"] == [] for i in items)
 
 
 def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus):
@@ -205,3 +208,27 @@ def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus
     assert len(frame) == 6 and np.allclose(frame["score"], np.log10(2.0))
     assert set(frame["unit"]) == set(study.items.values_list("conversation_id", flat=True))
     assert json.loads(json.dumps(list(frame["target"].unique()))) == ["dialogue"]
+
+
+def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(client, user):
+    experiment = services.experiment_create(owner=user, title="Form", slug="form")
+    client.force_login(user)
+    form = {
+        "title": "Dialogues",
+        "criteria": "coherence",
+        "raters_per_item": 3,
+        "items_per_assignment": 5,
+        "likert_points": 5,
+        "platform": "invite",
+        "unit": "dialogue",
+    }
+    page = client.get("/experiments/form/studies/new/").content.decode()
+    assert 'name="unit"' in page and "Unit of judgement" in page
+    refused = client.post("/experiments/form/studies/new/", {**form, "design": "bws"})
+    assert refused.status_code == 200 and "BWS is not offered for dialogue units" in refused.content.decode()
+    assert not experiment.studies.exists()
+    created = client.post("/experiments/form/studies/new/", {**form, "design": "likert"})
+    assert created.status_code == 302
+    study = experiment.studies.get()
+    assert study.unit == "dialogue" and study.criteria.get().question == "How coherent is this dialogue as a whole?"
+    assert "unit: A whole dialogue" in client.get(created["Location"]).content.decode()
