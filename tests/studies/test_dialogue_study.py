@@ -232,3 +232,14 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
     study = experiment.studies.get()
     assert study.unit == "dialogue" and study.criteria.get().question == "How coherent is this dialogue as a whole?"
     assert "unit: A whole dialogue" in client.get(created["Location"]).content.decode()
+
+
+def test_check_items_are_refused_for_dialogue_studies(user):
+    experiment = services.experiment_create(owner=user, title="Checks")
+    study = services.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
+    from studies import checks
+
+    with pytest.raises(ValidationError) as refused:
+        checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])
+    assert "not available for dialogue-unit studies" in str(refused.value)
+    assert not study.items.exists()
