@@ -243,3 +243,33 @@ def test_check_items_are_refused_for_dialogue_studies(user):
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])
     assert "not available for dialogue-unit studies" in str(refused.value)
     assert not study.items.exists()
+
+
+def test_human_vs_metric_on_an_imported_fed_dialogue_benchmark_equals_the_file(user):
+    records = [fed_dialogue(i, model=["Meena", "Mitsuku", "Human"][i % 3]) for i in range(12)]
+    for i, record in enumerate(records):  # vary the scores so that the correlations are not degenerate
+        record["annotations"]["Overall"] = [(i * 3 + k) % 5 for k in range(3)]
+    records[5]["annotations"]["Overall"] = []  # a missing value: the dialogue drops out of this quality only
+    summary = services.dialogues_import(stream=io.BytesIO(dump(records)), source_name="fed-bench.json", owner=user)
+    study = summary.benchmark_study
+    metric = Metric.objects.create(key="self-eval-bench", name="SelF-Eval", level="dialogue", kind="learned")
+    model = MetricModel.objects.create(metric=metric, name="self-eval-bench")
+    ids = dict(Conversation.objects.filter(corpus=summary.corpus).values_list("external_id", "id"))
+    values = {r["dialogue_id"]: float(np.cos(i)) for i, r in enumerate(records)}
+    MetricScore.objects.bulk_create(
+        [MetricScore(metric_model=model, conversation_id=ids[k], value=v) for k, v in values.items()]
+    )
+    report = compute_human_metric_report(Study.objects.filter(pk=study.pk), model, bootstrap=0)
+    cell = next(c for c in report["cells"] if c["criterion"] == "overall")
+    scored = [r for r in records if r["annotations"]["Overall"]]
+    human = [np.mean(r["annotations"]["Overall"]) for r in scored]
+    metric_values = [values[r["dialogue_id"]] for r in scored]
+    assert cell["unit"] == "dialogue" and cell["n_responses"] == 11
+    expected = stats.spearmanr(metric_values, human)
+    assert cell["response_level"]["spearman"]["r"] == pytest.approx(expected.statistic, abs=1e-9)
+    assert cell["response_level"]["spearman"]["p"] == pytest.approx(expected.pvalue, abs=1e-9)
+    by_system = pd.DataFrame({"system": [r["model"].lower() for r in scored], "h": human, "m": metric_values})
+    means = by_system.groupby("system").mean()
+    assert cell["system_level"]["pearson"]["r"] == pytest.approx(
+        stats.pearsonr(means["m"], means["h"]).statistic, abs=1e-9
+    )
