@@ -273,3 +273,11 @@ def test_human_vs_metric_on_an_imported_fed_dialogue_benchmark_equals_the_file(u
     assert cell["system_level"]["pearson"]["r"] == pytest.approx(
         stats.pearsonr(means["m"], means["h"]).statistic, abs=1e-9
     )
+
+
+def test_researcher_preview_of_a_dialogue_item_shows_the_whole_dialogue(client, user, dialogue_study):
+    client.force_login(user)
+    item = dialogue_study.items.get(position=0)
+    page = client.get(f"/studies/{dialogue_study.slug}/preview/").content.decode()
+    assert 'data-testid="dialogue"' in page and page.count('class="turn ') == len(item.conversation.turns)
+    assert f'name="r{item.conversation_id}-coherence"' in page and 'article class="card response"' not in page
