@@ -929,7 +929,8 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     limit = settings.IMPORT_MAX_BYTES
     size = sum(_size_of(s) or 0 for _, s in files)
     if size > limit:
-        raise ImportFailed([ImportProblem(None, "", f"the file is {size / 2**20:.1f} MiB; the import limit is "
+        what = "the files are" if len(files) > 1 else "the file is"
+        raise ImportFailed([ImportProblem(None, "", f"{what} {size / 2**20:.1f} MiB; the import limit is "
                                                     f"{limit / 2**20:.0f} MiB (CONCORD_IMPORT_MAX_BYTES)")])
     source_format, format_problems = import_files.formats_problems(files, source_format)
     if format_problems:
@@ -980,8 +981,9 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         writer.write(batch)
         summary.missing_scores = dict(header.missing_scores)
         summary.unit = header.unit
-        if header.benchmark and writer.scored:
-            summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
+        scored = [entry for entry in writer.scored if any(v is not None for s in entry[2].values() for v in s)]
+        if header.benchmark and scored:
+            summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, scored, owner)
     return summary
 
 
@@ -1113,9 +1115,11 @@ class _CorpusWriter:
         ])
         if self.keep_scores:
             self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses, strict=True) if p.human_scores]
-            # Dialogue-level judgments: the conversation itself is rated (no response).
-            self.scored += [(c.pk, None, record.human_scores)
-                            for c, record in zip(conversations, batch, strict=True) if record.human_scores]
+            # Dialogue-level judgments: the conversation itself is rated (no response). Kept even while
+            # its scores are empty: a later record of the same dialogue (another file) extends them in place.
+            if self.header.unit == Unit.DIALOGUE:
+                self.scored += [(c.pk, None, record.human_scores)
+                                for c, record in zip(conversations, batch, strict=True) if not record.responses]
         self.summary.conversations += len(conversations)
         self.summary.responses += len(responses)
 

@@ -433,10 +433,11 @@ def _prefixed_turns(block: str) -> list[dict[str, str]]:
 
 def _quality_scores(values: Any, line: int, field: str, quality: str, header: ParsedHeader,
                     observed: dict[str, tuple[float, float]], scores: dict[str, list[float | None]],
-                    problems: list[ImportProblem]) -> None:
+                    problems: list[ImportProblem], *, one_rating: bool = False) -> None:
     """One quality of one record into ``scores``: a list (one score per annotator), a bare number (one
     rating), or an empty list / null: a missing value, counted in ``header.missing_scores`` and not a
-    problem (the real FED dialogue-level file has a dialogue with an empty "Error recovery" list)."""
+    problem (the real FED dialogue-level file has a dialogue with an empty "Error recovery" list).
+    ``one_rating`` (a record is one annotator's, as in DSTC9): a null keeps that annotator's position."""
     name = slugify(quality)
     if not name:
         problems.append(ImportProblem(line, field, "needs a name with letters or digits"))
@@ -450,6 +451,8 @@ def _quality_scores(values: Any, line: int, field: str, quality: str, header: Pa
         return
     if not checked:  # nobody rated this quality here
         header.missing_scores[name] = header.missing_scores.get(name, 0) + 1
+        if one_rating:
+            scores[name] = [None]
         return
     scores[name] = checked
     present = [v for v in checked if v is not None]
@@ -631,8 +634,8 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
                     f"({', '.join(DSTC9_ID_KEYS)}), a system ({', '.join(DSTC9_SYSTEM_KEYS)}) and other text is a quality")))
                 continue
             qualities += 1
-            _quality_scores(value, line, key, key, header, observed, scores, problems)
-        seen_qualities.update(scores)
+            _quality_scores(value, line, key, key, header, observed, scores, problems, one_rating=True)
+        seen_qualities.update(name for name, given in scores.items() if any(v is not None for v in given))
         if not qualities:
             problems.append(ImportProblem(line, "", "has no quality score (expected keys such as \"coherent\": 3)"))
         given_id = next((k for k in DSTC9_ID_KEYS if record.get(k) not in (None, "")), None)

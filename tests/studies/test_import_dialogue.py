@@ -320,3 +320,30 @@ def test_api_imports_several_dstc9_files_into_one_study_and_names_bad_input(api)
     assert response.status_code == 400
     assert any(p.startswith("line 2, context: must be text") for p in response.json()["file"]), response.json()
     assert row_counts() == before
+
+
+def test_a_dialogue_first_rated_only_in_a_later_file_keeps_its_ratings(settings):
+    from studies import services as study_services
+
+    settings.DEBUG = False
+    first = [dstc9_record(1, 0, **dict.fromkeys(DSTC9_QUALITIES)), dstc9_record(2, 0)]  # dialogue 1: all null here
+    second = [dstc9_record(1, 1), dstc9_record(2, 1)]
+    original = study_services.IMPORT_BATCH
+    study_services.IMPORT_BATCH = 1  # the first file's records are written before the second file is read
+    try:
+        summary = services.dialogues_import(
+            stream=io.BytesIO(dump(first)), source_name="a.json", more_files=[("b.json", io.BytesIO(dump(second)))]
+        )
+    finally:
+        study_services.IMPORT_BATCH = original
+    assert summary.conversations == 2 and summary.ratings == 3 * 11
+    one = Conversation.objects.get(corpus=summary.corpus, turns__0__text="hello, I am 1")
+    assert Rating.objects.filter(conversation=one).count() == 11
+    # the first file's record (all null) kept annotator 1's place: the second file's rating is annotator 2
+    raters = set(Rating.objects.filter(conversation=one).values_list("assignment__rater__external_id", flat=True))
+    assert raters == {"a:annotator-2"}
+    assert summary.missing_scores == dict.fromkeys(DSTC9_QUALITIES_SLUGS, 1)
+
+
+DSTC9_QUALITIES = [k for k in dstc9_record(0, 0) if k != "context"]
+DSTC9_QUALITIES_SLUGS = [k.replace(" (", "-").replace(")", "").replace(" ", "-") for k in DSTC9_QUALITIES]
