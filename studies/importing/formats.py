@@ -75,7 +75,7 @@ FED_SCALES = {
     "interesting": (0, 2), "engaging": (0, 2), "specific": (0, 2), "relevant": (0, 2), "correct": (0, 2),
     "semantically-appropriate": (0, 2), "understandable": (0, 1), "fluent": (0, 2), "overall": (0, 4),
     "coherent": (0, 2), "error-recovery": (0, 2), "consistent": (0, 1), "diverse": (0, 2), "depth": (0, 2),
-    "likeable": (0, 2), "flexible": (0, 2), "informative": (0, 2), "inquisitive": (0, 2), "understanding": (0, 1),
+    "likeable": (0, 2), "flexible": (0, 2), "informative": (0, 2), "inquisitive": (0, 2), "understanding": (0, 2),
 }
 GRADE_SCALE = (1, 5)
 
@@ -497,6 +497,32 @@ def _system_name(record: dict, line: int, problems: list[ImportProblem], *keys: 
     return "unknown"
 
 
+def _dialog_turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportProblem:
+    """A judged dialogue's turns ({speaker, text} objects, e.g. FED's "human"/"model", or plain strings).
+    A turn with empty text is kept as it is (it is part of what the annotators read, and FED's turn
+    level keeps such context turns too); a dialogue without any text, or a turn that is not text, is a
+    problem."""
+    if not isinstance(value, list) or not value:
+        return ImportProblem(line, field, "must be a non-empty list of turns")
+    turns = []
+    for i, turn in enumerate(value):
+        if isinstance(turn, str):
+            text, speaker = turn, "AB"[i % 2]
+        elif isinstance(turn, dict):
+            text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
+        else:
+            return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
+        where = f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]"
+        if not isinstance(text, str):
+            return ImportProblem(line, where, f"must be text, got {type(text).__name__}")
+        if not isinstance(speaker, (str, int)) or isinstance(speaker, bool):
+            return ImportProblem(line, f"{field}[{i}].speaker", f"must be text, got {type(speaker).__name__}")
+        turns.append({"speaker": str(speaker), "text": text.strip()})
+    if not any(t["text"] for t in turns):
+        return ImportProblem(line, field, "holds no turn with text")
+    return turns
+
+
 def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     """FED in the DSTC10 format. Turn level: the context and the judged response. Dialogue level
     (``dialog``): the whole dialogue is the judged unit (``header.unit = "dialogue"``), its scores are
@@ -532,7 +558,7 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             if not reply or not reply[0]["text"]:
                 problems.append(ImportProblem(line, "response", "is missing or empty"))
         else:
-            turns = _turns(record.get("dialog"), line, "dialog")
+            turns = _dialog_turns(record.get("dialog"), line, "dialog")
             if isinstance(turns, ImportProblem):
                 problems.append(turns)
         annotations = record.get("annotations")
@@ -603,7 +629,7 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
         text = record.get(text_key)
         if isinstance(text, list):
-            turns = _turns(text, line, text_key)
+            turns = _dialog_turns(text, line, text_key)
         elif isinstance(text, str):
             turns = _prefixed_turns(text)
         else:
@@ -611,8 +637,8 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             turns = ImportProblem(line, text_key, f"{given}; it holds the dialogue (\"User: ...\\nSystem: ...\")")
         if isinstance(turns, ImportProblem):
             problems.append(turns)
-        elif not turns or not all(t["text"] for t in turns):
-            problems.append(ImportProblem(line, text_key, "is empty or has an empty turn"))
+        elif not any(t["text"] for t in turns):
+            problems.append(ImportProblem(line, text_key, "holds no turn with text"))
         scores: dict[str, list[float | None]] = {}
         extra: dict[str, str] = {}
         qualities = 0

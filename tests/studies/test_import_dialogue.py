@@ -36,7 +36,8 @@ def row_counts():
 
 
 def fed_dialogue(number: int, model: str = "Meena", **annotations) -> dict:
-    """One FED dialogue-level record as the DSTC10 redistribution writes it."""
+    """One FED dialogue-level record as the DSTC10 redistribution writes it (fed-dial_eval.json: speakers
+    "human" and "model", the system in "model", one list of annotator scores per quality)."""
     scores = {q: [number % 3, (number + 1) % 3, 2][:3] for q in FED_QUALITIES}
     scores["Consistent"] = [number % 2, 1, 0]
     scores["Understanding"] = [1, number % 2, 1]
@@ -44,10 +45,10 @@ def fed_dialogue(number: int, model: str = "Meena", **annotations) -> dict:
     scores.update(annotations)
     return {
         "dialog": [
-            {"speaker": "User", "text": f"Hi there, I am user {number}."},
-            {"speaker": "System", "text": f"Hello {number}! What do you like to do?"},
-            {"speaker": "User", "text": "I like hiking."},
-            {"speaker": "System", "text": "Hiking is great. Where do you go?"},
+            {"speaker": "human", "text": f"Hi there, I am user {number}."},
+            {"speaker": "model", "text": f"Hello {number}! What do you like to do?"},
+            {"speaker": "human", "text": "I like hiking."},
+            {"speaker": "model", "text": "Hiking is great. Where do you go?"},
         ],
         "annotations": scores,
         "model": model,
@@ -97,7 +98,7 @@ def test_fed_dialogue_level_rates_whole_conversations_and_counts_an_empty_qualit
     study = summary.benchmark_study
     assert study.unit == Unit.DIALOGUE and study.is_dialogue
     conversation = Conversation.objects.get(corpus=summary.corpus, external_id="fed-d4")
-    assert [t["speaker"] for t in conversation.turns] == ["User", "System", "User", "System"]
+    assert [t["speaker"] for t in conversation.turns] == ["human", "model", "human", "model"]
     assert conversation.turns[-1]["text"] == "Hiking is great. Where do you go?"  # the last turn stays in the dialogue
     assert conversation.metadata["system"] == "mitsuku"
     ratings = Rating.objects.filter(assignment__study=study)
@@ -112,6 +113,7 @@ def test_fed_dialogue_level_rates_whole_conversations_and_counts_an_empty_qualit
     scales = {c.name: (c.scale_min, c.scale_max) for c in Criterion.objects.filter(study=study)}
     assert len(scales) == 11
     assert scales["consistent"] == (0, 1) and scales["coherent"] == (0, 2) and scales["overall"] == (0, 4)
+    assert scales["understanding"] == (0, 2)  # FED's scale, though these annotators used 0-1 only
     assert not study.items.filter(item_responses__isnull=False).exists()
 
 
@@ -241,7 +243,7 @@ DSTC9_BAD = [
     ([dstc9_record(1, 0, coherent="high")], 2, "coherent", "must be a number"),
     ([dstc9_record(1, 0, coherent=True)], 2, "coherent", "list of numbers"),
     ([{k: v for k, v in dstc9_record(1, 0).items() if k != "context"}], 2, "context", "is missing"),
-    ([dstc9_record(1, 0, context="   ")], 2, "context", "empty"),
+    ([dstc9_record(1, 0, context="   ")], 2, "context", "no turn with text"),
     ([{"context": "User: hi\nSystem: hello"}], 2, "", "no quality score"),
     ([dstc9_record(1, 0, inquisitive=[1, "x"])], 2, "inquisitive[1]", "must be a number"),
 ]
@@ -347,3 +349,27 @@ def test_a_dialogue_first_rated_only_in_a_later_file_keeps_its_ratings(settings)
 
 DSTC9_QUALITIES = [k for k in dstc9_record(0, 0) if k != "context"]
 DSTC9_QUALITIES_SLUGS = [k.replace(" (", "-").replace(")", "").replace(" ", "-") for k in DSTC9_QUALITIES]
+
+
+def test_fed_dialogue_keeps_an_empty_turn_and_names_bad_turns_by_field():
+    record = fed_dialogue(1)
+    record["dialog"].insert(2, {"speaker": "model", "text": ""})
+    summary = do_import(dump([record, fed_dialogue(2)]))
+    conversation = Conversation.objects.get(corpus=summary.corpus, external_id="fed-d1")
+    assert len(conversation.turns) == 5 and conversation.turns[2] == {"speaker": "model", "text": ""}
+    before = row_counts()
+    for bad, where in (
+        ({"speaker": "model", "text": 5}, "dialog[1].text: must be text"),
+        (["x"], "dialog[1]: must be a string"),
+    ):
+        record = fed_dialogue(3)
+        record["dialog"][1] = bad
+        with pytest.raises(ImportFailed) as failure:
+            do_import(json.dumps([record]).encode(), name="bad-fed.json")
+        assert any(str(p).startswith(f"line 1, {where}") for p in failure.value.problems), failure.value.problems
+    empty = fed_dialogue(4)
+    empty["dialog"] = [{"speaker": "human", "text": " "}]
+    with pytest.raises(ImportFailed) as failure:
+        do_import(json.dumps([empty]).encode(), name="empty-fed.json")
+    assert "line 1, dialog: holds no turn with text" in str(failure.value)
+    assert row_counts() == before
