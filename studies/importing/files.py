@@ -57,6 +57,7 @@ def parsed_records(
     """Every file's records in turn into one ``header``; with several files each problem names its file."""
     several = len(files) > 1
     for name, stream in files:
+        header.source = name
         try:
             for record in PARSERS[source_format](stream, header):
                 if several and isinstance(record, ImportProblem):

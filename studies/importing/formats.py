@@ -612,7 +612,9 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     except under a known quality name, where text is an error.
     The same dialogue appears once per annotator: the k-th record with the same text is annotator k
     (``studies.services`` merges them by content, also across several files of one evaluation). Text
-    keys other than the dialogue (a model or an id) are kept: ``model``/``system`` names the system."""
+    keys other than the dialogue (a model or an id) are kept: ``model``/``system`` names the system,
+    else the name of the file where the dialogue first occurs does (the redistribution has one file per
+    chatbot, without a model key)."""
     header.benchmark = True
     header.unit = "dialogue"
     observed: dict[str, tuple[float, float]] = {}
@@ -672,6 +674,8 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         if problems:
             yield from problems
             continue
+        if model == "unknown" and header.source:  # one file per chatbot, named after it ("chatbot3.json")
+            model = header.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         name = system_key(model)
         if external_id is None:  # no id: the dialogue's text names it, so its k ratings (any file) meet
             digest = hashlib.blake2b(repr(turns).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()

@@ -62,3 +62,4 @@ class ParsedHeader:
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion -> (min, max)
     missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list
     unit: str = "response"  # "dialogue" when the judgments are of whole conversations (studies.models.Unit)
+    source: str = ""  # the name of the file being read (DSTC9 names a chatbot's file after it)

@@ -70,14 +70,17 @@ def dialogue_study(api, user, fed_corpus):
 
 
 def rate_everything(study: Study) -> None:
+    rng = np.random.default_rng(7)  # a rater bias plus noise: a realistic, non-degenerate ICC
     for r in range(N_RATERS):
+        bias = (r % 3) - 1
         rater = services.rater_get_or_create(platform="invite", external_id=f"rater-{r}")
         assignment = services.assignment_start(study=study, rater=rater, seed=r)
         for slot in AssignmentItem.objects.filter(assignment=assignment).select_related("item"):
             assert slot.response_order == [slot.item.conversation_id]  # the dialogue itself is the target
             cid = slot.item.conversation_id
             answers = {
-                c: {cid: int(min(5, max(1, round(latent(cid, c) + (r % 3) - 1))))} for c in ("readability", "coherence")
+                c: {cid: int(min(5, max(1, round(latent(cid, c) + bias + rng.normal(0, 0.9)))))}
+                for c in ("readability", "coherence")
             }
             services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
             services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)  # double submit

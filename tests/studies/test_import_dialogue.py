@@ -373,3 +373,34 @@ def test_fed_dialogue_keeps_an_empty_turn_and_names_bad_turns_by_field():
         do_import(json.dumps([empty]).encode(), name="empty-fed.json")
     assert "line 1, dialog: holds no turn with text" in str(failure.value)
     assert row_counts() == before
+
+
+def test_dstc9_one_file_per_chatbot_names_the_systems_after_the_files():
+    # as redistributed with FlowScore: data/chatbot1.json, data/chatbot2.json, ... without a model key;
+    # consecutive records of one context are its annotators, and the last line may end with a newline
+    first = [dstc9_record(n, k, context=dstc9_record(n, k)["context"] + "\n") for n in range(2) for k in range(3)]
+    second = [dstc9_record(n, k) for n in (5, 6) for k in range(2)]
+    summary = services.dialogues_import(
+        stream=io.BytesIO(dump(first)),
+        source_name="chatbot1.json",
+        more_files=[("chatbot2.json", io.BytesIO(dump(second)))],
+        corpus_slug="dstc9-bots",
+    )
+    study = summary.benchmark_study
+    per_dialogue = sorted(
+        Rating.objects.filter(assignment__study=study, criterion__name="human-overall")
+        .values_list("conversation_id")
+        .annotate(n=__import__("django").db.models.Count("id"))
+        .values_list("conversation__metadata__system", "n")
+    )
+    assert per_dialogue == [("chatbot1", 3), ("chatbot1", 3), ("chatbot2", 2), ("chatbot2", 2)]
+    assert summary.ratings == (2 * 3 + 2 * 2) * 11
+    rows = exported_system_means(study)
+    assert set(rows) == {"chatbot1", "chatbot2"}
+
+
+def exported_system_means(study) -> dict:
+    from studies.selectors import ratings_frame
+
+    frame = ratings_frame(Study.objects.filter(pk=study.pk))
+    return frame.groupby("system")["score"].mean().to_dict()
