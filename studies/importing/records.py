@@ -63,3 +63,13 @@ class ParsedHeader:
     missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list
     unit: str = "response"  # "dialogue" when the judgments are of whole conversations (studies.models.Unit)
     source: str = ""  # the name of the file being read (DSTC9 names a chatbot's file after it)
+
+
+def missing_scores_text(missing: dict[str, int], unit: str = "response") -> str:
+    """The missing values of an import in words, e.g. "Missing values (no score given): error-recovery in
+    1 dialogue." (empty when there are none); shown after an import on the page and by the command."""
+    if not missing:
+        return ""
+    noun = "dialogue" if unit == "dialogue" else "record"
+    parts = [f"{name} in {n} {noun}{'s' if n != 1 else ''}" for name, n in sorted(missing.items())]
+    return "Missing values (no score given, left out of that quality only): " + ", ".join(parts) + "."

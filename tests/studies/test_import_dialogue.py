@@ -404,3 +404,24 @@ def exported_system_means(study) -> dict:
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     return frame.groupby("system")["score"].mean().to_dict()
+
+
+def test_the_command_and_the_page_report_missing_values(tmp_path, client, user):
+    records = [fed_dialogue(i) for i in range(3)]
+    records[1]["annotations"]["Error recovery"] = []
+    path = tmp_path / "fed_dial_eval.json"
+    path.write_bytes(dump(records))
+    out = io.StringIO()
+    call_command("import_dialogues", str(path), stdout=out, verbosity=0)
+    assert "human ratings of whole dialogues" in out.getvalue()
+    assert (
+        "Missing values (no score given, left out of that quality only): error-recovery in 1 dialogue."
+        in out.getvalue()
+    )
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(user)
+    page = client.post(
+        "/import/", {"file": SimpleUploadedFile("fed2.json", dump(records)), "format": "auto"}, follow=True
+    ).content.decode()
+    assert "error-recovery in 1 dialogue" in page

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from studies.importing.formats import FORMATS
-from studies.importing.records import ImportFailed
+from studies.importing.records import ImportFailed, missing_scores_text
 from studies.services import dialogues_import
 
 
@@ -62,4 +62,7 @@ class Command(BaseCommand):
         if summary.systems_created:
             self.stdout.write(f"New systems: {', '.join(summary.systems_created)}")
         if summary.benchmark_study:
-            self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings.")
+            unit = " of whole dialogues" if summary.unit == "dialogue" else ""
+            self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings{unit}.")
+        if summary.missing_scores:
+            self.stdout.write(missing_scores_text(summary.missing_scores, summary.unit))
