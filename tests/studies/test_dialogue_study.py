@@ -153,6 +153,7 @@ def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, 
     client.force_login(user)
     page = client.get(f"/experiments/{dialogue_study.experiment.slug}/metrics/{model.name}/")
     assert page.status_code == 200 and dialogue_study.slug.encode() in page.content
+    assert b"<td>dialogue</td>" in page.content
     table = list(
         csv.DictReader(
             io.StringIO(
