@@ -5,10 +5,12 @@ conversation (``Rating.conversation``), not to a response. ``studies.services`` 
 points (study creation, item building, assignment creation, rating storage) so that response-unit
 studies keep their code path untouched.
 
-Designs: Likert and RME. RME's fixed anchor is one whole dialogue (the reference system's, or one named
-by the researcher) shown on every item with the reference value (Bard et al. 1996: one modulus for all
-judgements). BME needs a dialogue-level metric value per item for its anchor, and BWS a screen of several
-dialogues to rank: neither is offered for dialogue units yet, and both are refused with that reason.
+Designs: Likert, RME and BWS. RME's fixed anchor is one whole dialogue (the reference system's, or one
+named by the researcher) shown on every item with the reference value (Bard et al. 1996: one modulus for
+all judgements). BWS ranks ``tuple_size`` whole dialogues per screen (``StudyItemConversation``); the
+tuples partition the dialogues (seeded shuffle), so each dialogue is ranked on one screen and a rater's
+rating of it is unique; dialogues left over (fewer than a tuple) are not used. BME needs a dialogue-level
+metric value per item for its anchor and is refused for dialogue units with that reason.
 """
 
 from __future__ import annotations
@@ -18,16 +20,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 
-from studies.models import Conversation, Corpus, Design, Study, StudyItem, Unit
+from studies.models import Conversation, Corpus, Design, Study, StudyItem, StudyItemConversation, Unit
 
-DIALOGUE_DESIGNS = (Design.LIKERT, Design.RME)
+DIALOGUE_DESIGNS = (Design.LIKERT, Design.RME, Design.BWS)
 REFUSED = {
     Design.BME: "BME is not offered for dialogue units: it needs an automatic metric's value for an anchor "
-    "dialogue on every item, which Concord does not compute yet; use RME (a fixed anchor dialogue) "
-    "or Likert",
-    Design.BWS: "BWS is not offered for dialogue units yet (a screen would need several whole dialogues to rank); "
-    "use Likert or RME",
+    "dialogue on every item, which Concord does not compute yet; use RME (a fixed anchor dialogue), "
+    "Likert or BWS",
 }
 DIALOGUE_QUESTIONS = {
     "readability": "How readable is this dialogue?",
@@ -97,6 +98,8 @@ def dialogue_items_build(
             {"corpus": f"corpus {corpus.slug} has no dialogues to judge" + (" besides the anchor" if anchor else "")}
         )
     study.items.filter(check_kind="").delete()
+    if study.design == Design.BWS:
+        return _bws_items_build(study, ids, seed)
     value = study.design_config.get("reference_value") if study.design == Design.RME else None
     StudyItem.objects.bulk_create(
         [
@@ -108,6 +111,29 @@ def dialogue_items_build(
         batch_size=2000,
     )
     return len(ids)
+
+
+def _bws_items_build(study: Study, ids: list[int], seed: int) -> int:
+    """BWS: the dialogues shuffled (seeded) and cut into disjoint tuples of ``tuple_size``."""
+    size = study.design_config["tuple_size"]
+    if len(ids) < size:
+        raise ValidationError({"corpus": f"BWS ranks {size} dialogues per item; the corpus has {len(ids)} to judge"})
+    shuffled = ids[:]
+    random.Random(seed).shuffle(shuffled)
+    tuples = [shuffled[i : i + size] for i in range(0, len(shuffled) - size + 1, size)]
+    items = StudyItem.objects.bulk_create(
+        [StudyItem(study=study, conversation_id=group[0], position=i) for i, group in enumerate(tuples)],
+        batch_size=2000,
+    )
+    StudyItemConversation.objects.bulk_create(
+        [
+            StudyItemConversation(item=item, conversation_id=cid, position=p)
+            for item, group in zip(items, tuples, strict=True)
+            for p, cid in enumerate(group)
+        ],
+        batch_size=2000,
+    )
+    return len(items)
 
 
 def _anchor(
@@ -136,14 +162,26 @@ def _anchor(
 
 
 def item_targets(item_ids: Iterable[int]) -> dict[int, list[int]]:
-    """item id -> [the id of the conversation it shows]: what a rater rates on a dialogue item (kept in
-    ``AssignmentItem.response_order``, so drafts, checks of completeness and the form fields work alike)."""
-    return {
+    """item id -> the ids of the conversations it shows (one; a BWS item's tuple in canonical order):
+    what a rater rates on a dialogue item (kept in ``AssignmentItem.response_order``, so drafts, checks
+    of completeness, BWS rankings and the form fields work alike)."""
+    wanted = list(item_ids)
+    targets = {
         item_id: [conversation_id]
-        for item_id, conversation_id in StudyItem.objects.filter(pk__in=list(item_ids)).values_list(
-            "pk", "conversation_id"
-        )
+        for item_id, conversation_id in StudyItem.objects.filter(pk__in=wanted).values_list("pk", "conversation_id")
     }
+    tuples: dict[int, list[int]] = {}
+    links = StudyItemConversation.objects.filter(item_id__in=wanted).order_by("item_id", "position")
+    for item_id, conversation_id in links.values_list("item_id", "conversation_id"):
+        tuples.setdefault(item_id, []).append(conversation_id)
+    return {**targets, **tuples}
+
+
+def item_size_problem(study: Study) -> str | None:
+    """Dialogue BWS items that do not show ``tuple_size`` dialogues (for study_publish), or None."""
+    size = study.design_config["tuple_size"]
+    wrong = study.items.filter(check_kind="").annotate(n=Count("item_conversations")).exclude(n=size).count()
+    return f"{wrong} item(s) do not show exactly {size} dialogues to rank" if wrong else None
 
 
 def rating_target(study: Study, target_id: int) -> dict[str, Any]:

@@ -309,6 +309,25 @@ class StudyItemResponse(models.Model):
         return f"item {self.item_id} shows response {self.response_id}"
 
 
+class StudyItemConversation(models.Model):
+    """A dialogue shown on a dialogue-unit BWS item, in canonical order (raters see a per-rater
+    shuffle): such an item ranks several whole dialogues. ``StudyItem.conversation`` is the first."""
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="item_conversations")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "conversation"], name="item_conversation_unique"),
+            models.UniqueConstraint(fields=["item", "position"], name="item_conversation_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} shows conversation {self.conversation_id}"
+
+
 class Rater(models.Model):
     """A person on a platform. Questionnaire answers live here so reports can split by them."""
 

@@ -27,9 +27,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import allocation, form_tokens, platforms, review, selectors, services
+from studies import allocation, dialogue_studies, form_tokens, platforms, review, selectors, services
 from studies.designs import DESIGN_EXPLANATIONS
-from studies.dialogue_pages import dialogue_context
+from studies.dialogue_pages import dialogue_context, target_texts
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
@@ -286,8 +286,8 @@ def start(request, token: str):
 # --- items -----------------------------------------------------------------------------------------
 
 def _canonical_order(item: StudyItem) -> list[int]:
-    if item.study.is_dialogue:  # the conversation itself is rated (studies.dialogue_studies)
-        return [item.conversation_id]
+    if item.study.is_dialogue:  # the conversation(s) themselves are rated (studies.dialogue_studies)
+        return dialogue_studies.item_targets([item.pk])[item.pk]
     return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
 
 
@@ -300,7 +300,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
                   total: int | None = None) -> dict:
     """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
     rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
-    texts = {rid: "" for rid in order} if study.is_dialogue else selectors.item_response_texts(item.pk, order)
+    texts = target_texts(study, order) if study.is_dialogue else selectors.item_response_texts(item.pk, order)
     letters = string.ascii_uppercase
     responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
     config = study.design_config
@@ -330,7 +330,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "me_min": config.get("min", 0), "me_max": config.get("max", 999),
         "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
-        **(dialogue_context(study, item) if study.is_dialogue else {}),
+        **(dialogue_context(study, item, order) if study.is_dialogue else {}),
     }
 
 

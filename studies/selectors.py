@@ -15,7 +15,7 @@ import pandas as pd
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
-from django.db.models.functions import Greatest, Log
+from django.db.models.functions import Coalesce, Greatest, Log
 
 from studies import targets
 from studies.models import (
@@ -147,6 +147,7 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
     shown = Subquery(
         StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
     )
+    shown = Coalesce(shown, targets.DIALOGUES_SHOWN)  # m of a dialogue-unit BWS item: the dialogues it ranks
     ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
     return ratings.annotate(  # no check items
         normalised_value=Case(

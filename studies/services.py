@@ -295,7 +295,10 @@ def study_publish(*, study: Study) -> Study:
         if lacking:
             problems.append(f"{lacking} item(s) have no reference response or reference value"
                             + (" (fill them from a metric first)" if study.design == Design.BME else ""))
-    if study.design == Design.BWS:
+    if study.design == Design.BWS and study.is_dialogue:
+        if problem := dialogue_studies.item_size_problem(study):
+            problems.append(problem)
+    elif study.design == Design.BWS:
         size = study.design_config["tuple_size"]
         wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
         if wrong:

@@ -6,9 +6,11 @@ ICC. The expressions below are what the selectors put in that column."""
 
 from __future__ import annotations
 
-from django.db.models import F, TextField
+from django.db.models import Count, F, OuterRef, Subquery, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
+
+from studies.models import StudyItemConversation
 
 # The rated target's id: the response's, or the conversation's (exactly one is set: rating_one_target).
 TARGET_ID = Coalesce(F("response_id"), F("conversation_id"))
@@ -22,3 +24,9 @@ TARGET_SYSTEM = Coalesce(
 def with_targets(ratings):
     """Ratings annotated with ``target_id`` and ``target_system`` (see above)."""
     return ratings.annotate(target_id=TARGET_ID, target_system=TARGET_SYSTEM)
+
+# How many dialogues a dialogue-unit BWS item ranks (its m in the m + 1 - rank normalisation); NULL on
+# other items, so callers coalesce it with the count of the item's responses.
+DIALOGUES_SHOWN = Subquery(
+    StudyItemConversation.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
+)

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def dialogue_study(user):
     def build(design: str):
-        records = [fed_dialogue(i, model=["Meena", "Human"][i % 2]) for i in range(4)]
-        records[1]["dialog"].insert(2, {"speaker": "System", "text": "Two turns in a row by the system."})
+        records = [fed_dialogue(i, model=["Meena", "Human"][i % 2]) for i in range(6)]
+        records[1]["dialog"].insert(2, {"speaker": "model", "text": "Two turns in a row by the system."})
         corpus = services.dialogues_import(
             stream=io.BytesIO(dump(records)), source_name=f"fed-{design}.json", owner=user
         ).corpus
@@ -32,10 +32,13 @@ def dialogue_study(user):
             raters_per_item=1,
             items_per_assignment=3,
             platform="prolific",
-            design_config={"points": 5} if design == "likert" else None,
+            design_config={"likert": {"points": 5}, "bws": {"tuple_size": 3}}.get(design),
         )
         services.study_items_build(
-            study=study, corpus=corpus, limit=3, **({"reference_conversation": "fed-d1"} if design == "rme" else {})
+            study=study,
+            corpus=corpus,
+            limit=None if design == "bws" else 3,
+            **({"reference_conversation": "fed-d1"} if design == "rme" else {}),
         )
         services.study_publish(study=study)
         return study
@@ -90,3 +93,31 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
     ratings = Rating.objects.filter(assignment=assignment)
     assert not ratings.filter(response__isnull=False).exists()
     assert {(c, n): int(v) for c, n, v in ratings.values_list("conversation_id", "criterion__name", "value")} == entered
+
+
+def test_ranking_whole_dialogues_in_the_browser(live_server, page, screenshot, dialogue_study):
+    study = dialogue_study("bws")  # 6 dialogues in 2 screens of 3
+    begin(page, live_server, study, "d-bws")
+    assignment = Assignment.objects.get(rater__external_id="d-bws")
+    entered = {}
+    for step in range(2):
+        slot = assignment.assignment_items.get(position=step)
+        for letter, cid in zip("ABC", slot.response_order, strict=True):  # the rater's order, lettered
+            shown = page.get_by_test_id(f"dialogue-{letter}")
+            turns = Conversation.objects.get(pk=cid).turns
+            assert shown.locator("li.turn").count() == len(turns)
+            assert shown.locator("li.turn").first.inner_text().endswith(turns[0]["text"])
+        if step == 0:
+            screenshot(page, "dialogue-bws")
+        lists = page.locator("ol.ranking").all()
+        assert len(lists) == 2
+        for ranking, criterion in zip(lists, ("readability", "coherence"), strict=True):
+            ranks = [2, 3, 1] if criterion == "readability" else [1, 3, 2]
+            for cid, rank in zip(slot.response_order, ranks, strict=True):
+                ranking.locator(f"select[name='r{cid}-{criterion}']").select_option(str(rank))
+                entered[(cid, criterion)] = rank
+        page.click("form#item-form button[type=submit]")
+        page.wait_for_load_state("networkidle")
+    assert "last questions" in page.locator("h1").inner_text()
+    stored = Rating.objects.filter(assignment=assignment).values_list("conversation_id", "criterion__name", "rank")
+    assert {(c, n): r for c, n, r in stored} == entered

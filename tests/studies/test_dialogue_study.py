@@ -167,12 +167,11 @@ def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, 
     assert "readability" not in table
 
 
-def test_dialogue_units_refuse_bme_and_bws_and_rme_needs_an_anchor(api, user, fed_corpus):
+def test_dialogue_units_refuse_bme_and_rme_needs_an_anchor(api, user, fed_corpus):
     experiment = services.experiment_create(owner=user, title="Refusals")
-    for design in ("bme", "bws"):
-        with pytest.raises(ValidationError) as refused:
-            services.study_create(experiment=experiment, title="x", design=design, unit="dialogue")
-        assert "not offered for dialogue units" in str(refused.value.message_dict["unit"])
+    with pytest.raises(ValidationError) as refused:
+        services.study_create(experiment=experiment, title="x", design="bme", unit="dialogue")
+    assert "BME is not offered for dialogue units" in str(refused.value.message_dict["unit"])
     rme = services.study_create(experiment=experiment, title="rme", design="rme", unit="dialogue")
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
     with pytest.raises(ValidationError) as no_anchor:
@@ -228,8 +227,8 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
     }
     page = client.get("/experiments/form/studies/new/").content.decode()
     assert 'name="unit"' in page and "Unit of judgement" in page
-    refused = client.post("/experiments/form/studies/new/", {**form, "design": "bws"})
-    assert refused.status_code == 200 and "BWS is not offered for dialogue units" in refused.content.decode()
+    refused = client.post("/experiments/form/studies/new/", {**form, "design": "bme"})
+    assert refused.status_code == 200 and "BME is not offered for dialogue units" in refused.content.decode()
     assert not experiment.studies.exists()
     created = client.post("/experiments/form/studies/new/", {**form, "design": "likert"})
     assert created.status_code == 302
@@ -285,3 +284,61 @@ def test_researcher_preview_of_a_dialogue_item_shows_the_whole_dialogue(client, 
     page = client.get(f"/studies/{dialogue_study.slug}/preview/").content.decode()
     assert 'data-testid="dialogue"' in page and page.count('class="turn ') == len(item.conversation.turns)
     assert f'name="r{item.conversation_id}-coherence"' in page and 'article class="card response"' not in page
+
+
+def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
+    experiment = services.experiment_create(owner=user, title="BWS dialogues")
+    study = services.study_create(
+        experiment=experiment,
+        title="bws",
+        design="bws",
+        unit="dialogue",
+        design_config={"tuple_size": 3},
+        raters_per_item=2,
+        items_per_assignment=5,
+    )
+    corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
+    assert services.study_items_build(study=study, corpus=corpus, seed=3) == N_DIALOGUES // 3
+    shown = [list(item.item_conversations.values_list("conversation_id", flat=True)) for item in study.items.all()]
+    assert all(len(group) == 3 for group in shown)
+    flat = [cid for group in shown for cid in group]
+    assert len(set(flat)) == len(flat)  # each dialogue on one screen only: a rater's rating of it is unique
+    services.study_publish(study=study)
+    ranks = {}
+    for r in range(2):
+        rater = services.rater_get_or_create(platform="invite", external_id=f"bws-{r}")
+        assignment = services.assignment_start(study=study, rater=rater, seed=r)
+        for slot in assignment.assignment_items.all():
+            assert sorted(slot.response_order) == sorted(dialogue_targets(slot.item_id))
+            with pytest.raises(ValidationError):  # a tie is refused, nothing stored
+                services.ratings_record(
+                    assignment=assignment,
+                    item_id=slot.item_id,
+                    answers={c: dict.fromkeys(slot.response_order, 1) for c in ("readability", "coherence")},
+                )
+            given = {cid: (i + r) % 3 + 1 for i, cid in enumerate(slot.response_order)}
+            services.ratings_record(
+                assignment=assignment, item_id=slot.item_id, answers={c: given for c in ("readability", "coherence")}
+            )
+            ranks.update({(r, cid): rank for cid, rank in given.items()})
+        services.assignment_submit(assignment=assignment)
+    from studies.selectors import ratings_frame
+
+    frame = ratings_frame(Study.objects.filter(pk=study.pk))
+    assert len(frame) == 2 * len(flat) * 2 and set(frame["unit"]) == set(flat)
+    names = dict(
+        Rating.objects.filter(assignment__study=study).values_list(
+            "assignment__rater_id", "assignment__rater__external_id"
+        )
+    )
+    for row in frame.itertuples():
+        expected = ranks[(int(names[row.rater].split("-")[1]), row.unit)]
+        assert row.rank == expected and row.score == 3 + 1 - expected  # m + 1 - rank with m = 3 dialogues
+    report = api.get(f"/api/studies/{study.slug}/report/").json()
+    assert {c["n_items"] for c in report["tables"]["table1"]} == {len(flat)}
+
+
+def dialogue_targets(item_id: int) -> list[int]:
+    from studies.dialogue_studies import item_targets
+
+    return item_targets([item_id])[item_id]
