@@ -41,6 +41,7 @@ def dialogue_context(study: Study, item: StudyItem, order: list[int]) -> dict[st
         "anchor_turns": speaker_turns(anchor.turns) if anchor else None,
         "ranked_dialogues": [
             {"id": cid, "letter": string.ascii_uppercase[i], "turns": speaker_turns(ranked[cid])}
-            for i, cid in enumerate(order) if cid in ranked
+            for i, cid in enumerate(order)
+            if cid in ranked
         ],
     }

@@ -25,6 +25,7 @@ def with_targets(ratings):
     """Ratings annotated with ``target_id`` and ``target_system`` (see above)."""
     return ratings.annotate(target_id=TARGET_ID, target_system=TARGET_SYSTEM)
 
+
 # How many dialogues a dialogue-unit BWS item ranks (its m in the m + 1 - rank normalisation); NULL on
 # other items, so callers coalesce it with the count of the item's responses.
 DIALOGUES_SHOWN = Subquery(
