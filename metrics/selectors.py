@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
-from studies.models import Response, Study, StudyItemResponse
+from studies.models import Response, Study, StudyItemResponse, Unit
 
 
 def run_responses(run: ScoringRun) -> QuerySet[Response]:
@@ -32,6 +32,21 @@ def unscored(run: ScoringRun) -> QuerySet[Response]:
 def response_scores(metric_model: MetricModel, response_ids) -> dict[int, float]:
     return dict(MetricScore.objects.filter(metric_model=metric_model, response_id__in=response_ids)
                 .values_list("response_id", "value"))
+
+
+def conversation_scores(metric_model: MetricModel, conversation_ids) -> dict[int, float]:
+    return dict(MetricScore.objects.filter(metric_model=metric_model, conversation_id__in=conversation_ids)
+                .values_list("conversation_id", "value"))
+
+
+def unit_scores(metric_model: MetricModel, frame) -> np.ndarray:
+    """The metric's score of each rated unit in a ratings frame: a response's score (turn level) in
+    response-unit studies, the conversation's (dialogue level, e.g. SelF-Eval) in dialogue-unit studies
+    (the frame's ``target`` column says which ``unit`` holds); NaN where the model has none."""
+    dialogue = (frame["target"] == Unit.DIALOGUE).to_numpy() if "target" in frame else np.zeros(len(frame), bool)
+    by_response = response_scores(metric_model, frame.loc[~dialogue, "unit"].unique().tolist())
+    by_conversation = conversation_scores(metric_model, frame.loc[dialogue, "unit"].unique().tolist())
+    return np.where(dialogue, frame["unit"].map(by_conversation), frame["unit"].map(by_response)).astype(float)
 
 
 def _finite(value) -> float | None:
@@ -66,8 +81,7 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     frame = ratings_frame(studies)
     if frame.empty:
         return {"metric_model": metric_model.name, "cells": [], "notes": ["No submitted ratings yet."]}
-    scores = response_scores(metric_model, frame["unit"].unique().tolist())
-    frame = frame.assign(metric=frame["unit"].map(scores))
+    frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions())
     cells = []
     for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
@@ -77,6 +91,7 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
         raters = quality[quality["study"] == study]
         cells.append({
             "condition": study, "criterion": criterion, "n_responses": len(per_response),
+            "unit": part["target"].iloc[0] if "target" in part else Unit.RESPONSE,
             "missing_scores": int(part.drop_duplicates("unit")["metric"].isna().sum()),
             "response_level": {m: c.as_dict() for m, c in
                                correlate_all(per_response["metric"], per_response["human"], bootstrap=bootstrap).items()},
@@ -86,5 +101,6 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
             "points": per_response.reset_index()[["unit", "system", "human", "metric"]].to_dict("records"),
         })
     return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells, "notes": [
-        "Human score of a response: the mean of its normalised ratings over raters. Human ceiling: the mean "
+        "Human score of a response (or, in a dialogue study, of a whole dialogue, joined to the metric's "
+        "dialogue-level scores): the mean of its normalised ratings over raters. Human ceiling: the mean "
         "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}

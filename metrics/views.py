@@ -20,7 +20,7 @@ from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, Trai
 from metrics.pairwise import pairwise_human_metric
 from studies import selectors as study_selectors
 from studies.exporting import no_store, spreadsheet_safe
-from studies.models import StudyItemResponse
+from studies.models import StudyItem, StudyItemResponse, Unit
 from studies.services import StudyStateError
 
 HEURISTICS = ("readability", "coherence")
@@ -123,10 +123,14 @@ def bme_fill(request, slug):
 
 
 def _unscored_study_ids(experiment, metric_model) -> set[int]:
-    """Studies of the experiment that show a response the metric model has not scored yet (one query)."""
+    """Studies of the experiment that show a response the metric model has not scored yet (one query),
+    and dialogue-unit studies with a rated conversation it has not scored (one more)."""
     scored = MetricScore.objects.filter(metric_model=metric_model, response=OuterRef("response"))
+    dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("conversation"))
     return set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
-               .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct())
+               .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct()) | set(
+        StudyItem.objects.filter(study__experiment=experiment, study__unit=Unit.DIALOGUE, check_kind="")
+        .exclude(Exists(dialogues)).values_list("study_id", flat=True).distinct())
 
 
 def _report(request, slug, model):

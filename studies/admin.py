@@ -26,8 +26,8 @@ class ExperimentAdmin(admin.ModelAdmin):
 
 @admin.register(models.Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("slug", "title", "experiment", "design", "status", "raters_per_item", "items_per_assignment")
-    list_filter = ("design", "status", "platform")
+    list_display = ("slug", "title", "experiment", "design", "unit", "status", "raters_per_item", "items_per_assignment")
+    list_filter = ("design", "unit", "status", "platform")
     search_fields = ("slug", "title")
     readonly_fields = ("published_at", "closed_at", "created_at")
     inlines = [CriterionInline]
@@ -63,7 +63,7 @@ class ResponseAdmin(admin.ModelAdmin):
 class StudyItemAdmin(admin.ModelAdmin):
     list_display = ("study", "position", "conversation", "reference_value", "check_kind")
     list_filter = ("study", "check_kind")
-    raw_id_fields = ("conversation", "reference_response")
+    raw_id_fields = ("conversation", "reference_response", "reference_conversation")
 
 
 @admin.register(models.Rater)
@@ -95,9 +95,9 @@ class InviteAdmin(admin.ModelAdmin):
 
 @admin.register(models.Rating)
 class RatingAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "criterion", "response", "value", "rank", "seconds")
+    list_display = ("assignment", "criterion", "response", "conversation", "value", "rank", "seconds")
     list_filter = ("criterion__study",)
-    raw_id_fields = ("assignment", "item", "response")
+    raw_id_fields = ("assignment", "item", "response", "conversation")
 
 
 @admin.register(models.BestWorstChoice)

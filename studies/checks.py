@@ -292,6 +292,8 @@ def check_item_create(*, study: Study, kind: str, context: Any, responses: Any, 
     Any problem raises ValidationError naming the field and nothing is written."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
+    if study.is_dialogue:  # check rules name responses; a dialogue item has none (studies.dialogue_studies)
+        raise ValidationError({"kind": "attention checks and gold items are not available for dialogue-unit studies yet"})
     data, problems = _check_item_problems(study, kind=kind, context=context, responses=responses, rules=rules,
                                           reference=reference, reference_value=reference_value)
     if problems:
@@ -439,6 +441,8 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     spreadsheet numbers it: the header is row 1) and field, and nothing is written. Returns the number of items added."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
+    if study.is_dialogue:  # check rules name responses; a dialogue item has none (studies.dialogue_studies)
+        raise ValidationError({"kind": "attention checks and gold items are not available for dialogue-unit studies yet"})
     try:
         text = stream.read(5_000_001).decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -3,7 +3,7 @@ from django import forms
 
 from studies.designs import DESIGN_EXPLANATIONS
 from studies.importing.formats import FORMATS
-from studies.models import Design, Study, default_questionnaire
+from studies.models import Design, Study, Unit, default_questionnaire
 
 
 class ExperimentForm(forms.Form):
@@ -44,6 +44,11 @@ class StudyForm(forms.Form):
     design = forms.ChoiceField(
         choices=Design.choices, widget=forms.RadioSelect,
         help_text=" ".join(f"{Design(k).label}: {v}" for k, v in DESIGN_EXPLANATIONS.items()),
+    )
+    unit = forms.ChoiceField(
+        choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
+        help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
+                  "conversation and rate it (Likert or RME; the items are the corpus's conversations).",
     )
     criteria = forms.CharField(
         initial="readability, coherence", widget=forms.Textarea(attrs={"rows": 3}),
@@ -112,8 +117,14 @@ class StudyForm(forms.Form):
             for name in self.STRUCTURE:
                 self.fields[name].disabled = True
                 self.fields[name].required = False
+        if "unit" in self.initial:  # an existing study: the unit is chosen once (duplicate the study to change it)
+            self.fields["unit"].disabled = True
+            self.fields["unit"].help_text = "Chosen when the study was created."
         if not self.is_bound and "questionnaire" not in self.initial:
             self.initial["questionnaire"] = questionnaire_text(default_questionnaire())
+
+    def clean_unit(self) -> str:
+        return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
 
     def design_config(self) -> dict:
         data, design = self.cleaned_data, self.cleaned_data["design"]
@@ -188,7 +199,7 @@ def study_form_initial(study: Study) -> dict:
     """The edit form's starting values, read from the study."""
     config, c = study.design_config or {}, study.platform_config or {}
     initial = {
-        "title": study.title, "design": study.design, "criteria": criteria_text(study.criteria.all()),
+        "title": study.title, "design": study.design, "unit": study.unit, "criteria": criteria_text(study.criteria.all()),
         "raters_per_item": study.raters_per_item, "items_per_assignment": study.items_per_assignment,
         "platform": study.platform, "instructions": study.instructions, "consent_text": study.consent_text,
         "reward": study.reward, "estimated_minutes": study.estimated_minutes,
@@ -224,7 +235,8 @@ class StudyDuplicateForm(forms.Form):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="Concord JSON lines or CSV, DailyDialog++, GRADE or FED/DSTC10 JSON.")
+    file = forms.FileField(help_text="Concord JSON lines or CSV, DailyDialog++, GRADE, FED/DSTC10 (turn or dialogue "
+                                     "level) or DSTC9 interactive-evaluation JSON.")
     format = forms.ChoiceField(choices=[("auto", "Detect"), *[(f, f) for f in FORMATS]], initial="auto")
     corpus = forms.SlugField(required=False, help_text="Name for the imported corpus (default: the file name).")
     systems = forms.CharField(required=False, help_text="Comma-separated system names the file may use, if "
@@ -234,7 +246,8 @@ class ImportForm(forms.Form):
 class ItemsBuildForm(forms.Form):
     corpus = forms.ChoiceField(choices=())
     systems = forms.CharField(required=False, help_text="Comma-separated; empty = every system except the reference.")
-    reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME).")
+    reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME; for a "
+                                                                 "dialogue study, its first dialogue is the RME anchor).")
     limit = forms.IntegerField(min_value=1, required=False, help_text="Sample this many conversations (seeded).")
 
     def __init__(self, *args, corpora=(), **kwargs):

@@ -28,7 +28,7 @@ def live_config(study: Study) -> dict[str, Any]:
     return {**LIVE_DEFAULTS, **(study.live_config or {})}
 
 
-FRAME_COLUMNS = {"criterion": "criterion__name", "unit": "response_id", "rater": "assignment__rater_id",
+FRAME_COLUMNS = {"criterion": "criterion__name", "unit": "target_id", "rater": "assignment__rater_id",
                  "score": "normalised_value", "order": "id", "assignment": "assignment_id", "value": "value",
                  "rank": "rank", "updated_at": "updated_at"}
 CHUNK = 500  # assignment ids per query (SQLite's parameter limit)

@@ -25,6 +25,14 @@ class Design(models.TextChoices):
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
 
 
+class Unit(models.TextChoices):
+    """What one rating judges: a response (the next turn, given the conversation so far) or a whole
+    conversation (dialogue-level judgement, e.g. FED's dialogue level or DSTC9's interactive evaluation)."""
+
+    RESPONSE = "response", "A response (the next turn)"
+    DIALOGUE = "dialogue", "A whole dialogue"
+
+
 def default_questionnaire() -> list[dict]:
     """The seed study's two questions (reports split by them) and two optional demographics."""
     return [
@@ -166,6 +174,10 @@ class Study(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
     design = models.CharField(max_length=10, choices=Design.choices)
+    unit = models.CharField(
+        max_length=10, choices=Unit.choices, default=Unit.RESPONSE,
+        help_text="The unit of judgement: a response to a conversation, or the whole conversation.",
+    )
     design_config = models.JSONField(default=dict, blank=True)
     raters_per_item = models.PositiveIntegerField(default=40)
     items_per_assignment = models.PositiveIntegerField(default=50)
@@ -218,6 +230,10 @@ class Study(models.Model):
     def is_magnitude(self) -> bool:
         return self.design in MAGNITUDE_DESIGNS
 
+    @property
+    def is_dialogue(self) -> bool:
+        return self.unit == Unit.DIALOGUE
+
 
 class Criterion(models.Model):
     """A quality the raters judge (readability, coherence, ...), with the question they see.
@@ -251,6 +267,9 @@ class CheckKind(models.TextChoices):
 class StudyItem(models.Model):
     """One screen: a conversation, the responses to judge, and the anchor for magnitude estimation.
 
+    In a dialogue-unit study (``Study.unit``) the conversation itself is judged: the item shows no
+    responses, and a magnitude design's anchor is ``reference_conversation`` (a whole dialogue).
+
     A check item (``check_kind`` set) is shown like any other but its answer is known
     (``check_rules``, see ``studies.checks``): it scores the rater and never enters an analysis."""
 
@@ -265,6 +284,10 @@ class StudyItem(models.Model):
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     reference_value = models.FloatField(null=True, blank=True)
+    reference_conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Dialogue-unit magnitude estimation: the anchor dialogue shown with the reference value.",
+    )
     check_kind = models.CharField(max_length=10, choices=CheckKind.choices, blank=True, default="")
     check_rules = models.JSONField(default=list, blank=True,
                                    help_text="What a passing answer is (studies.checks); response ids resolved.")
@@ -299,6 +322,25 @@ class StudyItemResponse(models.Model):
 
     def __str__(self) -> str:
         return f"item {self.item_id} shows response {self.response_id}"
+
+
+class StudyItemConversation(models.Model):
+    """A dialogue shown on a dialogue-unit BWS item, in canonical order (raters see a per-rater
+    shuffle): such an item ranks several whole dialogues. ``StudyItem.conversation`` is the first."""
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="item_conversations")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "conversation"], name="item_conversation_unique"),
+            models.UniqueConstraint(fields=["item", "position"], name="item_conversation_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} shows conversation {self.conversation_id}"
 
 
 class Rater(models.Model):
@@ -441,11 +483,19 @@ class AssignmentItem(models.Model):
 
 
 class Rating(models.Model):
-    """One judgment: a value (Likert, magnitude) or a rank (BWS) of a response for a criterion."""
+    """One judgment: a value (Likert, magnitude) or a rank (BWS) of one target for a criterion.
+
+    The target is a ``response`` in a response-unit study and the ``conversation`` itself in a
+    dialogue-unit study (``Study.unit``): exactly one of the two is set (``rating_one_target``), so
+    every existing reader of response ratings is unchanged and a dialogue rating cannot be mistaken
+    for one of a response. Each target has its own unique key per assignment and criterion, so a
+    double submit stores once either way (NULLs never collide in a unique constraint)."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="ratings")
-    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="ratings")
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="ratings")
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="ratings", help_text="Set instead of response in dialogue-unit studies.")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="ratings")
     value = models.FloatField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -459,6 +509,14 @@ class Rating(models.Model):
             models.UniqueConstraint(
                 fields=["assignment", "response", "criterion"], name="rating_unique_per_assignment"
             ),
+            models.UniqueConstraint(
+                fields=["assignment", "conversation", "criterion"], name="rating_unique_conversation_per_assignment"
+            ),
+            models.CheckConstraint(
+                condition=Q(response__isnull=False, conversation__isnull=True)
+                | Q(response__isnull=True, conversation__isnull=False),
+                name="rating_one_target",
+            ),
             models.CheckConstraint(
                 condition=Q(value__isnull=False) | Q(rank__isnull=False), name="rating_has_value_or_rank"
             ),
@@ -468,6 +526,11 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion.name}={self.value if self.value is not None else self.rank}"
+
+    @property
+    def target_id(self) -> int:
+        """The rated response's id, or the rated conversation's in a dialogue-unit study."""
+        return self.response_id if self.response_id is not None else self.conversation_id
 
 
 class BestWorstChoice(models.Model):

@@ -30,6 +30,7 @@ from django.views.decorators.http import require_POST
 from studies import (
     allocation,
     bws_tuples,
+    dialogue_studies,
     form_tokens,
     pairwise_rater,
     pairwise_services,
@@ -39,9 +40,11 @@ from studies import (
     services,
 )
 from studies.designs import design_description, number_text, typed_value_parse
+from studies.dialogue_pages import dialogue_context, target_texts
 from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.questionnaire import questionnaire_clean
+from studies.targets import TARGET_ID
 
 
 def render_markdown(text: str) -> str:
@@ -321,6 +324,8 @@ def _anchors_shown(study: Study) -> tuple[float, float] | None:
 # --- items -----------------------------------------------------------------------------------------
 
 def _canonical_order(item: StudyItem) -> list[int]:
+    if item.study.is_dialogue:  # the conversation(s) themselves are rated (studies.dialogue_studies)
+        return dialogue_studies.item_targets([item.pk])[item.pk]
     return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
 
 
@@ -333,7 +338,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
                   total: int | None = None) -> dict:
     """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
     rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
-    texts = selectors.item_response_texts(item.pk, order)
+    texts = target_texts(study, order) if study.is_dialogue else selectors.item_response_texts(item.pk, order)
     letters = string.ascii_uppercase
     responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
     config = study.design_config
@@ -361,6 +366,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         if study.design == Design.PAIRWISE else None,
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
         "design_partial": f"raters/designs/{study.design}.html",  # one template per design, see item.html
+        "unit_name": "Dialogue" if study.is_dialogue else "Response",  # what a row of the form stands for
         "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
         "responses": responses, "criteria": criteria, "errors": errors,
         "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
@@ -370,6 +376,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "me_min": number_text(config.get("min", 0)), "me_max": number_text(config.get("max", 999)),
         "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
+        **(dialogue_context(study, item, order) if study.is_dialogue else {}),
     }
     if study.design == Design.BWS_TUPLES:  # members with their own contexts, best/worst fields
         context.update(bws_tuples.item_context(study, order, values, errors, selectors.study_criteria(study)))
@@ -415,7 +422,7 @@ def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
         return pairwise_rater.stored_values(slot)
     values = {}
     for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
-            .values_list("response_id", "criterion__name", "value", "rank"):
+            .annotate(target=TARGET_ID).values_list("target", "criterion__name", "value", "rank"):
         given = rank if study.design == Design.BWS else value
         values[field_name(rid, criterion)] = number_text(given) if given is not None else ""
     return values

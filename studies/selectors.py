@@ -15,9 +15,9 @@ import pandas as pd
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
-from django.db.models.functions import Greatest, Log
+from django.db.models.functions import Coalesce, Greatest, Log
 
-from studies import bws_tuples
+from studies import bws_tuples, targets
 from studies.models import (
     MAGNITUDE_DESIGNS,
     Assignment,
@@ -151,7 +151,9 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
     shown = Subquery(
         StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
     )
-    return Rating.objects.filter(assignment__study__in=studies, item__check_kind="").annotate(  # no check items
+    shown = Coalesce(shown, targets.DIALOGUES_SHOWN)  # m of a dialogue-unit BWS item: the dialogues it ranks
+    ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
+    return ratings.annotate(  # no check items
         normalised_value=Case(
             When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
                  then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
@@ -174,7 +176,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
         .values_list(
             "assignment__study__experiment__slug", "assignment__study__slug", "assignment__study__design",
-            "criterion__name", "item__conversation__external_id", "response__system__name", "response_id",
+            "criterion__name", "item__conversation__external_id", "target_system", "response_id",
             "assignment__rater__external_id", "assignment__rater__platform", "value", "normalised_value",
             "normalisation", "rank", "seconds", "item__reference_value", "assignment__rater__prior_rating_experience",
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
@@ -193,13 +195,14 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
 
 RATINGS_FRAME_COLUMNS = {
     "study": "assignment__study__slug", "design": "assignment__study__design", "criterion": "criterion__name",
-    "unit": "response_id", "system": "response__system__name", "item": "item_id", "rater": "assignment__rater_id",
+    "unit": "target_id", "system": "target_system", "item": "item_id", "rater": "assignment__rater_id",
     "rater_name": "assignment__rater__external_id",
     "assignment": "assignment_id", "experiment": "assignment__study__experiment_id", "value": "value", "rank": "rank", "score": "normalised_value",
     "seconds": "seconds", "total_seconds": "assignment__total_seconds",
     "prior_rating_experience": "assignment__rater__prior_rating_experience",
     "prior_agent_experience": "assignment__rater__prior_agent_experience",
     "failed_checks": "assignment__checks_failed",
+    "target": "assignment__study__unit",  # what ``unit`` holds: a response id, or a conversation id (dialogue)
 }
 
 

@@ -26,8 +26,18 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, bws_tuples, checks, designs, pairwise_services, platforms, review, selectors
-from studies.importing.formats import PARSERS, detect_format
+from studies import (
+    allocation,
+    bws_tuples,
+    checks,
+    designs,
+    dialogue_studies,
+    pairwise_services,
+    platforms,
+    review,
+    selectors,
+)
+from studies.importing import files as import_files
 from studies.importing.reading import text_problem, value_problem
 from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
@@ -47,6 +57,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
     System,
+    Unit,
 )
 
 logger = logging.getLogger(__name__)
@@ -142,10 +153,12 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
 def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
                  criteria: Sequence[Mapping[str, Any] | str] | None = None, raters_per_item: int = 40,
                  items_per_assignment: int = 50, instructions: str = "", platform: str = Study.Platform.INVITE,
-                 platform_config: Mapping | None = None, slug: str | None = None) -> Study:
+                 platform_config: Mapping | None = None, slug: str | None = None,
+                 unit: str = Unit.RESPONSE) -> Study:
     """Create a draft study (one condition). The design configuration is validated and completed with
-    its defaults; criteria default to the seed study's readability and coherence."""
-    errors: dict[str, Any] = {}
+    its defaults; criteria default to the seed study's readability and coherence. ``unit``: what a
+    rating judges, a response or a whole dialogue (``studies.dialogue_studies``)."""
+    errors: dict[str, Any] = dict(dialogue_studies.unit_problems(unit, design))
     try:
         config = designs.design_config_clean(design, design_config)
     except ValidationError as error:
@@ -158,9 +171,10 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
         errors.update(_slug_not_available(slug).message_dict)
-    base = pairwise_services.PAIRWISE_CRITERIA if design == Design.PAIRWISE else DEFAULT_CRITERIA  # A/B: comparative wording
+    base = (pairwise_services.PAIRWISE_CRITERIA if design == Design.PAIRWISE  # A/B: comparative wording
+            else dialogue_studies.default_criteria(unit) or DEFAULT_CRITERIA)  # dialogue units: of the whole dialogue
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or base)]
-    defaults = {c["name"]: c for c in base}
+    defaults = {c["name"]: c for c in [*DEFAULT_CRITERIA, *base]}
     names = [slugify(c.get("name", "")) for c in specs]
     if not all(names):
         errors["criteria"] = ["every criterion needs a name"]
@@ -170,14 +184,15 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         raise ValidationError(errors)
     study = _create_with_slug(
         Study, slug=slug, text=f"{experiment.slug}-{design}",
-        experiment=experiment, title=title, design=design, design_config=config,
+        experiment=experiment, title=title, design=design, design_config=config, unit=unit,
         raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
         instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
     )
     Criterion.objects.bulk_create([
         Criterion(
             study=study, name=name, position=i,
-            question=spec.get("question") or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
+            question=spec.get("question") or dialogue_studies.default_question(unit, name)
+            or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
             help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
         )
         for i, (name, spec) in enumerate(zip(names, specs, strict=True))
@@ -192,12 +207,14 @@ def _require_status(study: Study, *allowed: str, action: str) -> None:
 
 @transaction.atomic
 def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
-                      reference_system: str | None = None, limit: int | None = None, seed: int = 0) -> int:
+                      reference_system: str | None = None, limit: int | None = None, seed: int = 0,
+                      reference_conversation: str | None = None) -> int:
     """(Re)build a draft study's items from a corpus: one item per conversation that has a response
     from every chosen system. The reference response (from ``reference_system``, else the one marked
     ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
     the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
-    many conversations (seeded). Returns the number of items."""
+    many conversations (seeded). Returns the number of items. A dialogue-unit study gets one item
+    per conversation instead (``dialogue_studies.dialogue_items_build``)."""
     if study.design == Design.PAIRWISE:  # one item per (conversation, system pair): its own schedule
         return pairwise_services.pairwise_items_build(study=study, corpus=corpus, systems=systems,
                                                       reference_system=reference_system, limit=limit, seed=seed)
@@ -205,6 +222,10 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
     _require_status(study, Study.Status.DRAFT, action="change items")
     if study.assignments.exists():
         raise StudyStateError("cannot change items: raters have already started")
+    if study.is_dialogue:
+        return dialogue_studies.dialogue_items_build(
+            study=study, corpus=corpus, systems=systems, reference_system=reference_system,
+            reference_conversation=reference_conversation, limit=limit, seed=seed)
     available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
     chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
     unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]
@@ -290,11 +311,15 @@ def study_publish(*, study: Study) -> Study:
     if not study.criteria.exists():
         problems.append("it has no criteria")
     if study.is_magnitude:
-        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(reference_response__isnull=True)).count()
+        anchor = "reference_conversation" if study.is_dialogue else "reference_response"
+        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(**{f"{anchor}__isnull": True})).count()
         if lacking:
             problems.append(f"{lacking} item(s) have no reference response or reference value"
                             + (" (fill them from a metric first)" if study.design == Design.BME else ""))
-    if study.design == Design.BWS:
+    if study.design == Design.BWS and study.is_dialogue:
+        if problem := dialogue_studies.item_size_problem(study):
+            problems.append(problem)
+    elif study.design == Design.BWS:
         size = study.design_config["tuple_size"]
         wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
         if wrong:
@@ -498,6 +523,8 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
         .values_list("item_id", "response_id")
     ):
         shown.setdefault(item_id, []).append(response_id)
+    if study.is_dialogue:  # the rater rates the conversation itself
+        shown = dialogue_studies.item_targets(chosen)
     order_rng = random.Random(assignment_seed)
     # Pairwise: sides balanced per rater and per item instead of a shuffle (studies.pairwise_services).
     sides = pairwise_services.pairwise_orders(study=study, chosen=chosen, shown=shown, rng=order_rng) \
@@ -798,24 +825,25 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     if errors:
         raise ValidationError(errors)
     is_rank = study.design == Design.BWS
+    target = dialogue_studies.rating_target  # response, or conversation in a dialogue study
     given = [(criteria[name], response_id, (None, int(raw)) if is_rank else (float(raw), None))
              for name, per_response in answers.items() for response_id, raw in per_response.items()]
     changed = True
     if slot.answered_at is None:
         # No ratings for this item yet (ratings and answered_at are written together).
         Rating.objects.bulk_create(
-            [Rating(assignment=assignment, item_id=item_id, response_id=response_id, criterion=criterion,
+            [Rating(assignment=assignment, item_id=item_id, **target(study, response_id), criterion=criterion,
                     value=value, rank=rank, seconds=seconds) for criterion, response_id, (value, rank) in given],
-            update_conflicts=True, unique_fields=["assignment", "response", "criterion"],
+            update_conflicts=True, unique_fields=dialogue_studies.rating_unique_fields(study),
             update_fields=["value", "rank", "seconds", "updated_at"])
     else:
-        existing = {(r.response_id, r.criterion_id): r
+        existing = {(r.target_id, r.criterion_id): r
                     for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
         create, update = [], []
         for criterion, response_id, (value, rank) in given:
             old = existing.get((response_id, criterion.pk))
             if old is None:
-                create.append(Rating(assignment=assignment, item_id=item_id, response_id=response_id,
+                create.append(Rating(assignment=assignment, item_id=item_id, **target(study, response_id),
                                      criterion=criterion, value=value, rank=rank, seconds=seconds))
             elif (old.value, old.rank) != (value, rank):
                 old.value, old.rank, old.seconds = value, rank, seconds
@@ -896,13 +924,14 @@ class ImportSummary:
     benchmark_study: Study | None = None
     ratings: int = 0
     missing_scores: dict[str, int] = field(default_factory=dict)
+    unit: str = Unit.RESPONSE
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
             "responses": self.responses, "systems_created": self.systems_created,
             "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
-            "ratings": self.ratings, "missing_scores": self.missing_scores,
+            "ratings": self.ratings, "missing_scores": self.missing_scores, "unit": self.unit,
         }
 
 
@@ -924,30 +953,27 @@ def _size_of(stream: BinaryIO) -> int | None:
 
 def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str = "auto",
                      corpus_slug: str | None = None, owner=None, systems: Iterable[str] = (),
-                     on_progress=None) -> ImportSummary:
+                     on_progress=None, more_files: Sequence[tuple[str, BinaryIO]] = ()) -> ImportSummary:
     """Import conversations and responses from a binary stream, all or nothing.
 
     The file is parsed one record at a time and written in batches inside one transaction; any
     problem (malformed line, missing field, empty text, unknown system, duplicate id, non-UTF-8, too
     large) raises ImportFailed listing up to 20 problems by line and field, and nothing is kept.
     Systems must exist already, be declared by the file (Concord header; implied by the public
-    formats) or be named in ``systems``. GRADE and FED human scores also become a closed, read-only
-    benchmark study (one rater per annotator position)."""
-    size = _size_of(stream)
+    formats) or be named in ``systems``. GRADE, FED and DSTC9 human scores also become a closed,
+    read-only benchmark study (one rater per annotator position) whose unit is the file's: responses,
+    or whole dialogues (FED dialogue level, DSTC9). ``more_files`` ((name, stream) pairs of the same
+    format) go into the same corpus and benchmark study: several files of one evaluation."""
+    files = [(source_name, stream), *more_files]
     limit = settings.IMPORT_MAX_BYTES
-    if size is not None and size > limit:
-        raise ImportFailed([ImportProblem(None, "", f"the file is {size / 2**20:.1f} MiB; the import limit is "
+    size = sum(_size_of(s) or 0 for _, s in files)
+    if size > limit:
+        what = "the files are" if len(files) > 1 else "the file is"
+        raise ImportFailed([ImportProblem(None, "", f"{what} {size / 2**20:.1f} MiB; the import limit is "
                                                     f"{limit / 2**20:.0f} MiB (CONCORD_IMPORT_MAX_BYTES)")])
-    if source_format == "auto":
-        head = stream.read(4096)
-        stream.seek(0)
-        detected = detect_format(source_name, head)
-        if detected is None:
-            raise ImportFailed([ImportProblem(None, "format", "cannot tell the file's format; name it "
-                                                              f"explicitly ({', '.join(PARSERS)})")])
-        source_format = detected
-    if source_format not in PARSERS:
-        raise ImportFailed([ImportProblem(None, "format", f"unknown format {source_format!r}; use one of {', '.join(PARSERS)}")])
+    source_format, format_problems = import_files.formats_problems(files, source_format)
+    if format_problems:
+        raise ImportFailed(format_problems)
     slug = slugify(corpus_slug or source_name.rsplit("/", 1)[-1].rsplit(".", 1)[0])[:80]
     if not slug:
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
@@ -963,11 +989,12 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         except IntegrityError:
             raise ImportFailed([_corpus_name_taken(slug)]) from None
         summary = ImportSummary(corpus=corpus, format=source_format)
-        writer = _CorpusWriter(corpus, header, declared, summary, keep_scores=source_format in ("grade", "fed"))
+        writer = _CorpusWriter(corpus, header, declared, summary,
+                               keep_scores=source_format in ("grade", "fed", "dstc9"))
         problems: list[ImportProblem] = []
         seen: dict[str, int] = {}
         batch: list[ParsedConversation] = []
-        for record in PARSERS[source_format](stream, header):
+        for record in import_files.parsed_records(files, source_format, header):
             if isinstance(record, ParsedConversation):
                 if writer.merge(record):
                     continue  # another rating of a conversation already read (one rating per record)
@@ -992,9 +1019,22 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
             raise ImportFailed(problems)
         writer.write(batch)
         summary.missing_scores = dict(header.missing_scores)
-        if header.benchmark and writer.scored:
-            summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, writer.scored, owner)
+        summary.unit = header.unit
+        scored = [entry for entry in writer.scored if any(v is not None for s in entry[2].values() for v in s)]
+        if header.benchmark and scored:
+            summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, scored, owner)
     return summary
+
+
+def _scores_extend(kept: dict[str, list[float | None]], extra: dict[str, list[float | None]]) -> None:
+    """Append ``extra``'s annotator positions after ``kept``'s, padding with None so that position j
+    is the same annotator in every quality."""
+    width = max((len(v) for v in kept.values()), default=0)
+    extra_width = max((len(v) for v in extra.values()), default=0)
+    for name in kept.keys() | extra.keys():
+        padded = kept.setdefault(name, [])
+        padded += [None] * (width - len(padded))
+        padded += extra.get(name) or [None] * extra_width
 
 
 class _CorpusWriter:
@@ -1016,25 +1056,22 @@ class _CorpusWriter:
     def merge(self, record: ParsedConversation) -> bool:
         """Human-judgment files may give one rating per record: a record that repeats a conversation
         already read (same id, or for files without ids the same context) with the same responses adds
-        its scores as further annotator positions of that conversation instead of being a duplicate.
+        its scores as further annotator positions of that conversation instead of being a duplicate
+        (DSTC9: the k-th record of one dialogue is annotator k, also across the files of one import).
         The first record's score lists are extended in place (they are what ``write`` keeps)."""
-        if not self.keep_scores or not any(r.human_scores for r in record.responses):
+        dialogue = not record.responses and self.header.unit == Unit.DIALOGUE
+        if not self.keep_scores or not (dialogue or any(r.human_scores for r in record.responses)):
             return False
         digest = self._digest(record)
         key = ("content", digest) if record.id_generated else ("id", record.external_id)
         first = self.rated.get(key)
         if first is None:
-            self.rated[key] = (record.responses, digest)
+            self.rated[key] = ([record] if dialogue else record.responses, digest)
             return False
         if first[1] != digest:
             return False  # a different conversation under the same id: check() reports the duplicate
-        for kept, extra in zip(first[0], record.responses, strict=True):
-            width = max((len(v) for v in kept.human_scores.values()), default=0)
-            for name in kept.human_scores.keys() | extra.human_scores.keys():
-                padded = kept.human_scores.setdefault(name, [])
-                padded += [None] * (width - len(padded))
-                padded += extra.human_scores.get(name) or [None] * max(
-                    (len(v) for v in extra.human_scores.values()), default=0)
+        for kept, extra in zip(first[0], [record] if dialogue else record.responses, strict=True):
+            _scores_extend(kept.human_scores, extra.human_scores)
         return True
 
     def check(self, record: ParsedConversation, seen: dict[str, int]) -> ImportProblem | None:
@@ -1117,14 +1154,22 @@ class _CorpusWriter:
         ])
         if self.keep_scores:
             self.scored += [(c.pk, r.pk, p.human_scores) for (c, p), r in zip(pairs, responses, strict=True) if p.human_scores]
+            # Dialogue-level judgments: the conversation itself is rated (no response). Kept even while
+            # its scores are empty: a later record of the same dialogue (another file) extends them in place.
+            if self.header.unit == Unit.DIALOGUE:
+                self.scored += [(c.pk, None, record.human_scores)
+                                for c, record in zip(conversations, batch, strict=True) if not record.responses]
         self.summary.conversations += len(conversations)
         self.summary.responses += len(responses)
 
 
 def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner) -> tuple[Study, int]:
     """A closed Likert study holding imported human judgments: one item per conversation, one rater
-    per annotator position (annotator j of one item is not known to be annotator j of another)."""
+    per annotator position (annotator j of one item is not known to be annotator j of another).
+    Its unit is the file's: a response (``scored`` holds (conversation, response, scores)) or the whole
+    dialogue (response None: the ratings attach to the conversation)."""
     now = timezone.now()
+    dialogue = header.unit == Unit.DIALOGUE
     experiment = _create_with_slug(
         Experiment, slug=None, text=corpus.slug, title=f"{corpus.slug} human judgments", owner=owner,
         is_benchmark=True,
@@ -1136,6 +1181,7 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     study = _create_with_slug(
         Study, slug=None, text=corpus.slug, experiment=experiment, title=f"{corpus.slug} (imported)",
         design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
+        unit=Unit.DIALOGUE if dialogue else Unit.RESPONSE,
         raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
         platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,
         instructions="Imported human judgments (read-only benchmark).",
@@ -1150,10 +1196,12 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         [StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(scored)],
         batch_size=2000,
     )
-    StudyItemResponse.objects.bulk_create(
-        [StudyItemResponse(item=item, response_id=rid, position=0) for item, (_, rid, _) in zip(items, scored, strict=True)],
-        batch_size=2000,
-    )
+    if not dialogue:
+        StudyItemResponse.objects.bulk_create(
+            [StudyItemResponse(item=item, response_id=rid, position=0)
+             for item, (_, rid, _) in zip(items, scored, strict=True)],
+            batch_size=2000,
+        )
     raters = [rater_get_or_create(platform=Study.Platform.BENCHMARK, external_id=f"{corpus.slug}:annotator-{j + 1}")
               for j in range(positions)]
     assignments = Assignment.objects.bulk_create([
@@ -1162,15 +1210,16 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
         for rater in raters
     ])
     slots, ratings = [], []
-    for item, (_, response_id, scores) in zip(items, scored, strict=True):
+    for item, (conversation_id, response_id, scores) in zip(items, scored, strict=True):
+        target = {"conversation_id": conversation_id} if dialogue else {"response_id": response_id}
         for j, assignment in enumerate(assignments):
             given = [(name, s[j]) for name, s in scores.items() if j < len(s) and s[j] is not None]
             if not given:
                 continue
             slots.append(AssignmentItem(assignment=assignment, item=item, position=item.position,
-                                        response_order=[response_id], answered_at=now))
-            ratings += [Rating(assignment=assignment, item=item, response_id=response_id,
-                               criterion_id=criterion_ids[name], value=value) for name, value in given]
+                                        response_order=[conversation_id if dialogue else response_id], answered_at=now))
+            ratings += [Rating(assignment=assignment, item=item, criterion_id=criterion_ids[name], value=value, **target)
+                        for name, value in given]
     AssignmentItem.objects.bulk_create(slots, batch_size=2000)
     Rating.objects.bulk_create(ratings, batch_size=2000)
     return study, len(ratings)

@@ -18,7 +18,7 @@ from studies import allocation, checks, editing, live_selectors, live_services, 
 from studies.api.views import ratings_download
 from studies.exporting import EXPORT_FORMATS, raw_ids_requested
 from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
-from studies.importing.records import ImportFailed
+from studies.importing.records import ImportFailed, missing_scores_text
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Study
 
@@ -68,6 +68,7 @@ def study_create(request, experiment):
                     raters_per_item=form.cleaned_data["raters_per_item"],
                     items_per_assignment=form.cleaned_data["items_per_assignment"],
                     instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
+                    unit=form.cleaned_data["unit"],
                 )
                 editing.study_update(study=study, values=form.settings_values())
         except ValidationError as error:
@@ -247,7 +248,8 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
             messages.success(request, (
                 f"Imported {summary.conversations} conversations and {summary.responses} responses "
                 f"into corpus {summary.corpus.slug}."
-                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")))
+                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
+                + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
             return redirect("studies:experiment_list")
     corpora = selectors.corpora_visible_to(request.user)[:50]
     return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})

@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from studies import allocation
 from studies.importing.formats import FORMATS
-from studies.models import Design, Study
+from studies.models import Design, Study, Unit
 
 
 class CriterionSerializer(serializers.Serializer):
@@ -31,6 +31,7 @@ class StudyOutputSerializer(serializers.Serializer):
     title = serializers.CharField()
     experiment = serializers.SlugField(source="experiment.slug")
     design = serializers.ChoiceField(choices=Design.choices)
+    unit = serializers.ChoiceField(choices=Unit.choices)
     design_config = serializers.DictField()
     criteria = CriterionSerializer(many=True, source="criteria.all")
     raters_per_item = serializers.IntegerField()
@@ -68,6 +69,9 @@ class ImportOutputSerializer(serializers.Serializer):
     systems_created = serializers.ListField(child=serializers.CharField())
     benchmark_study = serializers.SlugField(allow_null=True)
     ratings = serializers.IntegerField()
+    missing_scores = serializers.DictField(child=serializers.IntegerField(), required=False,
+                                           help_text="quality -> records where it had no score (a missing value)")
+    unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
 
 
 class ImportInputSerializer(serializers.Serializer):
@@ -76,3 +80,7 @@ class ImportInputSerializer(serializers.Serializer):
     corpus = serializers.SlugField(required=False, allow_blank=True)
     systems = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
     run_in_background = serializers.BooleanField(default=False, help_text="queue a worker job (large files)")
+    more_files = serializers.ListField(
+        child=serializers.FileField(), required=False, default=list,
+        help_text="further files of the same evaluation and format (e.g. the parts of DSTC9): one corpus and one "
+                  "benchmark study; imported at once, not in the background")

@@ -31,7 +31,7 @@ from studies.api.serializers import (
 from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.importing.records import ImportFailed
 from studies.importing.uploads import SizeLimitUploadHandler
-from studies.models import Design, ImportJob, Study
+from studies.models import Design, ImportJob, Study, Unit
 from studies.position_selectors import position_report
 
 
@@ -100,6 +100,8 @@ class StudyCreateApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)
+        unit = serializers.ChoiceField(choices=Unit.choices, default=Unit.RESPONSE,
+                                       help_text="what a rating judges: a response, or the whole dialogue")
 
     @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer})
     def post(self, request):
@@ -251,13 +253,17 @@ class StudyItemListApi(APIView):
             "conversation": serializers.CharField(source="conversation.external_id"),
         }, many=True, source="responses.all")
         reference_response = serializers.IntegerField(source="reference_response_id", allow_null=True)
+        reference_conversation = serializers.CharField(
+            source="reference_conversation.external_id", allow_null=True, default=None,
+            help_text="dialogue-unit RME: the anchor dialogue (the item's own conversation is what is rated)")
         reference_value = serializers.FloatField(allow_null=True)
         check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.checks), else empty")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):
         study = _visible_study(request, slug)
-        items = study.items.select_related("conversation").prefetch_related("responses__system", "responses__conversation").order_by("position")
+        items = study.items.select_related("conversation", "reference_conversation") \
+            .prefetch_related("responses__system", "responses__conversation").order_by("position")
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
@@ -270,6 +276,9 @@ class StudyItemsBuildApi(APIView):
         reference_system = serializers.SlugField(required=False, allow_null=True, default=None)
         limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
         seed = serializers.IntegerField(default=0)
+        reference_conversation = serializers.CharField(
+            required=False, allow_null=True, default=None, max_length=120,
+            help_text="dialogue-unit RME: the external id of the anchor dialogue (else reference_system's first)")
 
     @extend_schema(request=InputSerializer, responses=inline_serializer("ItemsBuilt", {"items": serializers.IntegerField()}))
     def post(self, request, slug):
@@ -309,6 +318,8 @@ class DialoguesImportApi(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         upload = values["file"]
+        if values["run_in_background"] and values["more_files"]:
+            raise ValidationError({"more_files": ["several files are imported at once; leave run_in_background off"]})
         if values["run_in_background"]:
             from django.conf import settings
 
@@ -334,6 +345,7 @@ class DialoguesImportApi(APIView):
             summary = services.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
+                more_files=[(f.name, f.file) for f in values["more_files"]],
             )
         except ImportFailed as failure:
             raise ValidationError({"file": [str(p) for p in failure.problems]}) from None

@@ -30,11 +30,16 @@ levels become the systems ``ddpp-relevant``, ``ddpp-adversarial`` and ``ddpp-ran
 
 ``fed``: a JSON array in the DSTC10 format, turn level ``{"context": "User: ...\\nSystem: ...",
 "response": "System: ...", "model", "annotations": {quality: [scores]}}`` or dialogue level
-``{"dialog": [{"speaker", "text"}], "annotations": {...}}``.
+``{"dialog": [{"speaker", "text"}], "annotations": {...}, "model", "dialogue_id"}`` (the whole dialogue
+is the judged unit; an empty score list is a missing value, counted and reported).
+
+``dstc9``: DSTC9 interactive evaluation (FlowScore/DialoFlow redistribution): a JSON array with one
+record per rating, ``{"context": "User: ...\\nSystem: ...", "coherent": 3, ..., "human (overall)": 4}``.
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -58,7 +63,7 @@ from studies.importing.records import (
     ParsedResponse,
 )
 
-FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed")
+FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed", "dstc9")
 TURN_SEPARATOR = "|||"
 DDPP_LEVELS = (
     ("positive_responses", "ddpp-relevant", "DailyDialog++ relevant responses (level 3)"),
@@ -70,7 +75,7 @@ FED_SCALES = {
     "interesting": (0, 2), "engaging": (0, 2), "specific": (0, 2), "relevant": (0, 2), "correct": (0, 2),
     "semantically-appropriate": (0, 2), "understandable": (0, 1), "fluent": (0, 2), "overall": (0, 4),
     "coherent": (0, 2), "error-recovery": (0, 2), "consistent": (0, 1), "diverse": (0, 2), "depth": (0, 2),
-    "likeable": (0, 2), "flexible": (0, 2), "informative": (0, 2), "inquisitive": (0, 2),
+    "likeable": (0, 2), "flexible": (0, 2), "informative": (0, 2), "inquisitive": (0, 2), "understanding": (0, 2),
 }
 GRADE_SCALE = (1, 5)
 
@@ -426,9 +431,105 @@ def _prefixed_turns(block: str) -> list[dict[str, str]]:
     return turns
 
 
+def _quality_scores(values: Any, line: int, field: str, quality: str, header: ParsedHeader,
+                    observed: dict[str, tuple[float, float]], scores: dict[str, list[float | None]],
+                    problems: list[ImportProblem], *, one_rating: bool = False) -> None:
+    """One quality of one record into ``scores``: a list (one score per annotator), a bare number (one
+    rating), or an empty list / null: a missing value, counted in ``header.missing_scores`` and not a
+    problem (the real FED dialogue-level file has a dialogue with an empty "Error recovery" list).
+    ``one_rating`` (a record is one annotator's, as in DSTC9): a null keeps that annotator's position."""
+    name = slugify(quality)
+    if not name:
+        problems.append(ImportProblem(line, field, "needs a name with letters or digits"))
+        return
+    if values is None:
+        checked: list[float | None] | ImportProblem = []
+    else:
+        checked = _scores(values, line, field, allow_empty=True)
+    if isinstance(checked, ImportProblem):
+        problems.append(checked)
+        return
+    if not checked:  # nobody rated this quality here
+        header.missing_scores[name] = header.missing_scores.get(name, 0) + 1
+        if one_rating:
+            scores[name] = [None]
+        return
+    scores[name] = checked
+    present = [v for v in checked if v is not None]
+    low, high = observed.get(name, (min(present), max(present)))
+    observed[name] = (min(low, *present), max(high, *present))
+
+
+def _set_scales(header: ParsedHeader, observed: dict[str, tuple[float, float]], known: dict[str, tuple[float, float]]):
+    """Each quality's scale: the known one widened to what was observed (and to what earlier files of
+    the same import declared)."""
+    for name, (low, high) in observed.items():
+        for scale in (known.get(name), header.scales.get(name)):
+            if scale:
+                low, high = min(scale[0], low), max(scale[1], high)
+        header.scales[name] = (low, high)
+
+
+def _unit(header: ParsedHeader, unit: str, line: int, seen: list[int]) -> ImportProblem | None:
+    """The first record fixes the file's unit of judgement; a file mixing turn-level and dialogue-level
+    records is refused (the two cannot share one benchmark study)."""
+    if not seen:
+        header.unit = unit
+        seen.append(line)
+        return None
+    if header.unit != unit:
+        first = "dialogue-level" if header.unit == "dialogue" else "turn-level"
+        return ImportProblem(line, "dialog" if unit == "dialogue" else "context", (
+            f"is a {'dialogue' if unit == 'dialogue' else 'turn'}-level record, but the file started with "
+            f"{first} records (line {seen[0]}); import the two levels as separate files"))
+    return None
+
+
+def _system_name(record: dict, line: int, problems: list[ImportProblem], *keys: str) -> str:
+    for key in keys:
+        value = record.get(key)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            problems.append(ImportProblem(line, key, f"must be a system name, got {type(value).__name__}"))
+            return "unknown"
+        return value
+    return "unknown"
+
+
+def _dialog_turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportProblem:
+    """A judged dialogue's turns ({speaker, text} objects, e.g. FED's "human"/"model", or plain strings).
+    A turn with empty text is kept as it is (it is part of what the annotators read, and FED's turn
+    level keeps such context turns too); a dialogue without any text, or a turn that is not text, is a
+    problem."""
+    if not isinstance(value, list) or not value:
+        return ImportProblem(line, field, "must be a non-empty list of turns")
+    turns = []
+    for i, turn in enumerate(value):
+        if isinstance(turn, str):
+            text, speaker = turn, "AB"[i % 2]
+        elif isinstance(turn, dict):
+            text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
+        else:
+            return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
+        where = f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]"
+        if not isinstance(text, str):
+            return ImportProblem(line, where, f"must be text, got {type(text).__name__}")
+        if not isinstance(speaker, (str, int)) or isinstance(speaker, bool):
+            return ImportProblem(line, f"{field}[{i}].speaker", f"must be text, got {type(speaker).__name__}")
+        turns.append({"speaker": str(speaker), "text": text.strip()})
+    if not any(t["text"] for t in turns):
+        return ImportProblem(line, field, "holds no turn with text")
+    return turns
+
+
 def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    """FED in the DSTC10 format. Turn level: the context and the judged response. Dialogue level
+    (``dialog``): the whole dialogue is the judged unit (``header.unit = "dialogue"``), its scores are
+    the conversation's, and the system that took part is kept in the conversation's metadata."""
     header.benchmark = True
     observed: dict[str, tuple[float, float]] = {}
+    first_line: list[int] = []
     for index, entry in enumerate(_checked(json_array_records(stream))):
         if isinstance(entry, ImportProblem):
             yield entry
@@ -439,6 +540,9 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             continue
         level = "dialogue" if "dialog" in record else "turn"
         problems: list[ImportProblem] = []
+        if (mixed := _unit(header, "dialogue" if level == "dialogue" else "response", line, first_line)) is not None:
+            yield mixed
+            continue
         external_id = _id(record, ("dialogue_id", "dialog_id", "id"), line)
         id_generated = isinstance(external_id, ImportProblem)
         if id_generated:
@@ -454,37 +558,17 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             if not reply or not reply[0]["text"]:
                 problems.append(ImportProblem(line, "response", "is missing or empty"))
         else:
-            dialog = _turns(record.get("dialog"), line, "dialog")
-            if isinstance(dialog, ImportProblem):
-                problems.append(dialog)
-            elif len(dialog) < 2:
-                problems.append(ImportProblem(line, "dialog", "needs at least two turns"))
-            else:
-                turns, reply = dialog[:-1], dialog[-1:]
+            turns = _dialog_turns(record.get("dialog"), line, "dialog")
+            if isinstance(turns, ImportProblem):
+                problems.append(turns)
         annotations = record.get("annotations")
         scores: dict[str, list[float | None]] = {}
         if not isinstance(annotations, dict) or not annotations:
             problems.append(ImportProblem(line, "annotations", "must be an object quality -> list of scores"))
         else:
             for quality, values in annotations.items():
-                checked = _scores(values, line, f"annotations.{quality}", allow_empty=True)
-                if isinstance(checked, ImportProblem):
-                    problems.append(checked)
-                    continue
-                name = slugify(quality)
-                if not name:
-                    problems.append(ImportProblem(line, f"annotations.{quality}", "needs a name with letters or digits"))
-                    continue
-                if not checked:  # an empty list: nobody rated this quality here
-                    header.missing_scores[name] = header.missing_scores.get(name, 0) + 1
-                    continue
-                scores[name] = checked
-                present = [v for v in checked if v is not None]
-                low, high = observed.get(name, (min(present), max(present)))
-                observed[name] = (min(low, *present), max(high, *present))
-        model = record.get("model") or record.get("system") or "unknown"
-        if not isinstance(model, str):
-            problems.append(ImportProblem(line, "model", f"must be a system name, got {type(model).__name__}"))
+                _quality_scores(values, line, f"annotations.{quality}", quality, header, observed, scores, problems)
+        model = _system_name(record, line, problems, "model", "system")
         if problems:
             yield from problems
             continue
@@ -492,20 +576,123 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         header.systems.setdefault(name, f"FED system {model}")
         if model.lower() == "human":
             header.human_systems.add(name)
+        if level == "dialogue":
+            yield ParsedConversation(external_id, turns, [], line, metadata={"level": level, "system": name},
+                                     id_generated=id_generated, human_scores=scores)
+            continue
         yield ParsedConversation(
             external_id, turns,
             [ParsedResponse(name, reply[0]["text"], metadata={"level": level, "speaker": reply[0]["speaker"]},
                             human_scores=scores)],
             line, metadata={"level": level}, id_generated=id_generated,
         )
-    for name, (low, high) in observed.items():
-        known = FED_SCALES.get(name)
-        header.scales[name] = (min(known[0], low), max(known[1], high)) if known else (low, high)
+    _set_scales(header, observed, FED_SCALES)
+
+
+# --- DSTC9 interactive evaluation -------------------------------------------------------------------
+
+DSTC9_TEXT_KEYS = ("context", "dialog", "dialogue")
+DSTC9_ID_KEYS = ("dialogue_id", "dialog_id", "id")
+DSTC9_SYSTEM_KEYS = ("model", "system", "bot")
+# "human (overall)" is DSTC9's 1-5 overall score; the other qualities' scales are not FED's (a coherent
+# of 3 occurs), so they take the observed range.
+DSTC9_SCALES = {"human-overall": (1, 5)}
+DSTC9_KNOWN = {"coherent", "error-recovery", "consistent", "diverse", "topic-depth", "likeable", "understanding",
+               "flexible", "informative", "inquisitive", "human-overall"}
+NUMBER_TEXT = re.compile(r"^\s*-?\d+(\.\d+)?\s*$")
+
+
+def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
+    """DSTC9 interactive evaluation as redistributed with FlowScore/DialoFlow: a JSON array with one
+    record per rating, ``{"context": "User: ...\nSystem: ...", "coherent": 3, ..., "human (overall)": 4}``.
+
+    The whole dialogue (``context``, turns by their ``User:``/``System:`` prefixes) is the judged unit;
+    every other key with a number (or a list of numbers, a number written as text, or null for a
+    missing value) is a quality; other text (an annotator's name, a source) is kept in the metadata,
+    except under a known quality name, where text is an error.
+    The same dialogue appears once per annotator: the k-th record with the same text is annotator k
+    (``studies.services`` merges them by content, also across several files of one evaluation). Text
+    keys other than the dialogue (a model or an id) are kept: ``model``/``system`` names the system,
+    else the name of the file where the dialogue first occurs does (the redistribution has one file per
+    chatbot, without a model key)."""
+    header.benchmark = True
+    header.unit = "dialogue"
+    observed: dict[str, tuple[float, float]] = {}
+    seen_qualities: set[str] = set()
+    for entry in _checked(json_array_records(stream)):
+        if isinstance(entry, ImportProblem):
+            yield entry
+            continue
+        line, record = entry
+        if not isinstance(record, dict):
+            yield ImportProblem(line, "", "each array element must be an object")
+            continue
+        problems: list[ImportProblem] = []
+        text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
+        text = record.get(text_key)
+        if isinstance(text, list):
+            turns = _dialog_turns(text, line, text_key)
+        elif isinstance(text, str):
+            turns = _prefixed_turns(text)
+        else:
+            given = "is missing" if text is None else f"must be text, got {type(text).__name__}"
+            turns = ImportProblem(line, text_key, f"{given}; it holds the dialogue (\"User: ...\\nSystem: ...\")")
+        if isinstance(turns, ImportProblem):
+            problems.append(turns)
+        elif not any(t["text"] for t in turns):
+            problems.append(ImportProblem(line, text_key, "holds no turn with text"))
+        scores: dict[str, list[float | None]] = {}
+        extra: dict[str, str] = {}
+        qualities = 0
+        for key, value in record.items():
+            if key in (text_key, *DSTC9_ID_KEYS, *DSTC9_SYSTEM_KEYS):
+                continue
+            if isinstance(value, str):
+                if NUMBER_TEXT.match(value):
+                    value = float(value)  # a score written as text ("3")
+                elif slugify(key) in DSTC9_KNOWN | seen_qualities:
+                    problems.append(ImportProblem(line, key, f"must be a number (a quality score), got text {value[:20]!r}"))
+                    continue
+                else:  # another text field (an annotator's or a source's name): kept, not a quality
+                    extra[key] = value
+                    continue
+            if isinstance(value, dict):
+                problems.append(ImportProblem(line, key, (
+                    "must be a number (a quality score), got an object; every key besides the dialogue, an id "
+                    f"({', '.join(DSTC9_ID_KEYS)}), a system ({', '.join(DSTC9_SYSTEM_KEYS)}) and other text is a quality")))
+                continue
+            qualities += 1
+            _quality_scores(value, line, key, key, header, observed, scores, problems, one_rating=True)
+        seen_qualities.update(name for name, given in scores.items() if any(v is not None for v in given))
+        if not qualities:
+            problems.append(ImportProblem(line, "", "has no quality score (expected keys such as \"coherent\": 3)"))
+        given_id = next((k for k in DSTC9_ID_KEYS if record.get(k) not in (None, "")), None)
+        external_id = _id(record, (given_id,), line) if given_id else None
+        if isinstance(external_id, ImportProblem):
+            problems.append(external_id)
+        model = _system_name(record, line, problems, *DSTC9_SYSTEM_KEYS)
+        if problems:
+            yield from problems
+            continue
+        if model == "unknown" and header.source:  # one file per chatbot, named after it ("chatbot3.json")
+            model = header.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        name = system_key(model)
+        if external_id is None:  # no id: the dialogue's text names it, so its k ratings (any file) meet
+            digest = hashlib.blake2b(repr(turns).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+            external_id = f"dstc9-{digest}"
+        metadata = {"level": "dialogue", "system": name, **({"fields": extra} if extra else {})}
+        yield ParsedConversation(external_id, turns, [], line, metadata=metadata,
+                                 id_generated=given_id is None, human_scores=scores)
+    _set_scales(header, observed, DSTC9_SCALES)
 
 
 PARSERS: dict[str, Callable[[BinaryIO, ParsedHeader], Iterator[Record]]] = {
     "jsonl": parse_jsonl, "csv": parse_csv, "ddpp": parse_ddpp, "grade": parse_grade, "fed": parse_fed,
+    "dstc9": parse_dstc9,
 }
+# A DSTC9 record: a quality key with a bare number at the top level (FED keeps them in "annotations").
+DSTC9_QUALITY = re.compile(r'"(coherent|consistent|diverse|likeable|understanding|flexible|informative|inquisitive|'
+                           r'error recovery|topic depth|human \(overall\))"\s*:\s*(-?\d|null)', re.IGNORECASE)
 
 
 def detect_format(name: str, head: bytes) -> str | None:
@@ -519,6 +706,8 @@ def detect_format(name: str, head: bytes) -> str | None:
             return "grade"
         if '"annotations"' in text or '"dialog"' in text:
             return "fed"
+        if DSTC9_QUALITY.search(text) or ('"context"' in text and '"response"' not in text):
+            return "dstc9"
         return None
     if text.startswith("{"):
         first = text.split("\n", 1)[0]

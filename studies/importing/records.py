@@ -11,9 +11,12 @@ class ImportProblem:
     line: int | None
     field: str
     message: str
+    source: str = ""  # the file's name, when one import reads several files
 
     def __str__(self) -> str:
         where = f"line {self.line}" if self.line is not None else "file"
+        if self.source:
+            where = f"{self.source}, {where}"
         return f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
@@ -44,6 +47,9 @@ class ParsedConversation:
     line: int
     metadata: dict = field(default_factory=dict)
     id_generated: bool = False  # the file gave no id (FED turn level): the record number stands in
+    # Dialogue-level judgments (FED dialogue level, DSTC9): scores of the whole conversation, which has
+    # no responses; criterion name -> one score per annotator position, as for ParsedResponse.
+    human_scores: dict[str, list[float | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -55,3 +61,15 @@ class ParsedHeader:
     benchmark: bool = False
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion -> (min, max)
     missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list
+    unit: str = "response"  # "dialogue" when the judgments are of whole conversations (studies.models.Unit)
+    source: str = ""  # the name of the file being read (DSTC9 names a chatbot's file after it)
+
+
+def missing_scores_text(missing: dict[str, int], unit: str = "response") -> str:
+    """The missing values of an import in words, e.g. "Missing values (no score given): error-recovery in
+    1 dialogue." (empty when there are none); shown after an import on the page and by the command."""
+    if not missing:
+        return ""
+    noun = "dialogue" if unit == "dialogue" else "record"
+    parts = [f"{name} in {n} {noun}{'s' if n != 1 else ''}" for name, n in sorted(missing.items())]
+    return "Missing values (no score given, left out of that quality only): " + ", ".join(parts) + "."

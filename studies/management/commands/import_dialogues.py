@@ -1,7 +1,10 @@
-"""python manage.py import_dialogues FILE [--format auto|jsonl|csv|ddpp|grade|fed] [--corpus NAME]
-[--system NAME ...] [--owner USERNAME]: all or nothing; problems are printed by line and field."""
+"""python manage.py import_dialogues FILE [FILE ...] [--format auto|jsonl|csv|ddpp|grade|fed|dstc9]
+[--corpus NAME] [--system NAME ...] [--owner USERNAME]: all or nothing; problems are printed by line and
+field. Several files (of one format, e.g. the parts of one DSTC9 evaluation) make one corpus and one
+benchmark study."""
 import json
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -9,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from studies.importing.formats import FORMATS
-from studies.importing.records import ImportFailed
+from studies.importing.records import ImportFailed, missing_scores_text
 from studies.services import dialogues_import
 
 
@@ -17,7 +20,7 @@ class Command(BaseCommand):
     help = "Import conversations and system responses (and, for GRADE/FED, human scores as a benchmark study)."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path)
+        parser.add_argument("file", type=Path, nargs="+", help="one file, or several files of one evaluation")
         parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
         parser.add_argument("--corpus", help="corpus name (default: the file name)")
         parser.add_argument("--system", action="append", default=[], help="a system the file may use (repeatable)")
@@ -25,16 +28,17 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     def handle(self, *args, **options):
-        path: Path = options["file"]
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        paths: list[Path] = options["file"]
+        for missing in [p for p in paths if not p.is_file()]:
+            raise CommandError(f"{missing}: no such file")
+        path = paths[0]
         owner = None
         if options["owner"]:
             owner = get_user_model().objects.filter(username=options["owner"]).first()
             if owner is None:
                 raise CommandError(f"--owner: no user {options['owner']!r}")
         started = time.perf_counter()
-        with path.open("rb") as stream, tqdm(unit=" conversations", disable=options["verbosity"] < 1 or options["json"]) as bar:
+        with ExitStack() as files, path.open("rb") as stream, tqdm(unit=" conversations", disable=options["verbosity"] < 1 or options["json"]) as bar:
             def progress(done: int) -> None:
                 bar.update(done - bar.n)
 
@@ -42,6 +46,7 @@ class Command(BaseCommand):
                 summary = dialogues_import(
                     stream=stream, source_name=path.name, source_format=options["format"],
                     corpus_slug=options["corpus"], owner=owner, systems=options["system"], on_progress=progress,
+                    more_files=[(p.name, files.enter_context(p.open("rb"))) for p in paths[1:]],
                 )
             except ImportFailed as failure:
                 lines = "\n".join(f"  {problem}" for problem in failure.problems)
@@ -57,4 +62,7 @@ class Command(BaseCommand):
         if summary.systems_created:
             self.stdout.write(f"New systems: {', '.join(summary.systems_created)}")
         if summary.benchmark_study:
-            self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings.")
+            unit = " of whole dialogues" if summary.unit == "dialogue" else ""
+            self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings{unit}.")
+        if summary.missing_scores:
+            self.stdout.write(missing_scores_text(summary.missing_scores, summary.unit))
