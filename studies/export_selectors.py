@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 from studies.selectors import EXPORT_FIELDS, normalised_ratings, rater_pseudonym
@@ -62,11 +63,13 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         .annotate(shown_order=Subquery(slot.values("response_order")[:1], output_field=JSONField()),
                   item_order=Subquery(slot.values("position")[:1]),
                   active_seconds=Subquery(slot.values("active_seconds")[:1]),
-                  tuple_position=Value(None, output_field=IntegerField()))  # only best-worst tuples have one
+                  tuple_position=Value(None, output_field=IntegerField()),  # only best-worst tuples have one
+                  # a dialogue-unit rating names the dialogue it rated (several may share one ranking item)
+                  rated_conversation=Coalesce("conversation__external_id", "item__conversation__external_id"))
         .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
         .values_list(
             "assignment__study__experiment__slug", "assignment__study__slug", "assignment__study__design",
-            "criterion__name", "item__conversation__external_id", "response__system__name", "response_id",
+            "criterion__name", "rated_conversation", "target_system", "response_id",
             "assignment__rater__external_id", "assignment__rater__platform", "value", "normalised_value",
             "normalisation", "rank", "seconds", "item__reference_value", "assignment__rater__prior_rating_experience",
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
