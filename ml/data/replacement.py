@@ -233,6 +233,22 @@ class ReplacementDataset(torch.utils.data.Dataset):
     def __getitem__(self, index: int):
         return self.items[index]
 
+    def cache_features(self, encode, *, batch_size: int = 64) -> None:
+        """Replace each dialogue's packed samples by ``encode(list of packed) -> (count, D)`` features, once.
+        With a frozen encoder (in eval mode, so deterministic) the head then trains for many epochs at the
+        cost of one encoder pass per sample."""
+        flat = [(m, packed) for m, (samples, _, _) in enumerate(self.items) for packed in samples]
+        order = sorted(range(len(flat)), key=lambda i: len(flat[i][1]["input_ids"]))
+        features: list = [None] * len(flat)
+        for start in range(0, len(order), batch_size):
+            chosen = order[start:start + batch_size]
+            for i, row in zip(chosen, encode([flat[i][1] for i in chosen]), strict=True):
+                features[i] = row
+        start = 0
+        for m, (samples, places, levels) in enumerate(self.items):
+            self.items[m] = (torch.stack(features[start:start + len(samples)]), places, levels)
+            start += len(samples)
+
 
 @dataclass
 class ReplacementCollator:
@@ -245,7 +261,10 @@ class ReplacementCollator:
     def __call__(self, items) -> dict:
         levels = max(n_levels for _, _, n_levels in items)
         width = max(slot for _, places, _ in items for _, slot in places) + 1
-        batch = collate([p for packed, _, _ in items for p in packed], self.pad_id, self.multiple_of)
+        if isinstance(items[0][0], torch.Tensor):  # features computed beforehand (a frozen encoder)
+            batch = {"features": torch.cat([features for features, _, _ in items])}
+        else:
+            batch = collate([p for packed, _, _ in items for p in packed], self.pad_id, self.multiple_of)
         batch["slots"] = torch.tensor([(m * levels + level) * width + slot for m, (_, places, _) in enumerate(items)
                                        for level, slot in places], dtype=torch.long)
         batch["shape"] = (len(items), levels, width)

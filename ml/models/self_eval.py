@@ -48,9 +48,10 @@ class SelfEvalModel(nn.Module):
         last = out.last_hidden_state
         return torch.cat([last[:, 0], mean_pool(last, attention_mask)], dim=-1)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                token_type_ids: torch.Tensor | None = None) -> SelfEvalOutput:
-        h = self.representation(input_ids, attention_mask, token_type_ids)
+    def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, features: torch.Tensor | None = None) -> SelfEvalOutput:
+        """``features``: h_D computed beforehand (a frozen encoder's, see ``ml.trainers.self_eval``)."""
+        h = features if features is not None else self.representation(input_ids, attention_mask, token_type_ids)
         return SelfEvalOutput(torch.sigmoid(self.head(h)).squeeze(-1))
 
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:

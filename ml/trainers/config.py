@@ -74,6 +74,7 @@ class TrainingConfig:
     responses_per_context: int = 1  # DailyDialog++: dialogues per context (context + its k-th positive response)
     head_dropout: float = 0.5
     rdrop_weight: float = 1.0  # fine stage: L = L_mlr + rdrop_weight · L_drop (the paper: 1)
+    cache_features: bool = False  # with freeze_encoder: compute the frozen encoder's features once, train the head
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:

@@ -9,16 +9,19 @@ schema, Section 3.3), on the shared loop (``ml.trainers.loop``: checkpoints, exa
   the task loss on both passes is R-drop's own recipe, Liang et al. 2021). In evaluation (dropout
   off) both passes agree, so the validation loss is L_mlr.
 
-The best model is chosen by the validation dialogues' L_mlr. Training dialogues default to
+The best model is chosen by the validation dialogues' L_mlr. With ``freeze_encoder`` and
+``cache_features`` (both off by default, as in the paper) the frozen encoder's h_D of every sample is
+computed once and only the head trains: the CPU-friendly option. Training dialogues default to
 DailyDialog++ ``positives.json`` (context + a relevant response), validation to ``dev.json``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+import torch
 from transformers import set_seed
 
-from ml.data.packing import pad_multiple
+from ml.data.packing import collate, pad_multiple
 from ml.data.replacement import ReplacementCollator, ReplacementDataset, build_samples, read_dialogues, scatter_scores
 from ml.devices import pick_device
 from ml.losses.rdrop import rdrop_loss
@@ -65,6 +68,19 @@ class FineObjective(CoarseObjective):
                                           "compactness": float((com1 + com2).detach()) / 2, "rdrop": float(drop.detach())}
 
 
+def _feature_encoder(model: SelfEvalModel, collator: ReplacementCollator, device):
+    """packed samples -> the frozen encoder's h_D (on the CPU), batched, inference mode, bf16 on CUDA."""
+    model.encoder.to(device).eval()
+
+    def encode(packed):
+        batch = {k: v.to(device) for k, v in collate(packed, collator.pad_id, collator.multiple_of).items()}
+        with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=torch.bfloat16,
+                                                    enabled=device.type == "cuda"):
+            return model.representation(**batch).float().cpu()
+
+    return encode
+
+
 def load_groups(path: str, config: TrainingConfig, *, limit: int, seed: int):
     dialogues = read_dialogues(path, responses_per_context=config.responses_per_context, limit=limit or None)
     return build_samples(dialogues, per_level=config.per_level, max_turns=config.max_turns, seed=seed)
@@ -90,7 +106,11 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
     validation = (load_groups(config.validation_data, config, limit=config.validation_limit, seed=config.seed + 1)
                   if config.validation_data else [])
     datasets = [ReplacementDataset(groups, tokenizer, max_length=config.max_length) for groups in (train, validation)]
-    collator = ReplacementCollator(tokenizer.pad_token_id, pad_multiple(pick_device(config.device)))
+    device = pick_device(config.device)
+    collator = ReplacementCollator(tokenizer.pad_token_id, pad_multiple(device))
+    if config.freeze_encoder and config.cache_features:
+        for dataset in datasets:
+            dataset.cache_features(_feature_encoder(model, collator, device))
     objective = CoarseObjective(config) if config.stage == "coarse" else FineObjective(config)
 
     def save_best(trained: SelfEvalModel, directory: Path, _tokenizer=tokenizer) -> None:
