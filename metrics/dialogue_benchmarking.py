@@ -14,6 +14,7 @@ straight from the files (nothing is written), with the published SelF-Eval numbe
   correct Rep-r samples, and the overall accuracy is their mean."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +42,20 @@ FED_ALIASES = {"coherence": "Coherent", "error recovery": "Error recovery", "con
                "correctness": "Correct", "fluency": "Fluent"}
 
 
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def _published(table: dict, quality: str) -> float | None:
+    """The paper's Spearman for a quality, whatever the spelling (``Relevant``, ``relevant``, ``relevance``,
+    the importer's slug ``semantically-appropriate``)."""
     spearman = table.get("spearman", {})
-    if isinstance(spearman, dict):
-        for name in (quality, FED_ALIASES.get(quality.lower(), "")):
-            if name in spearman:
-                return spearman[name]
-        return None
-    return spearman
+    if not isinstance(spearman, dict):
+        return spearman
+    published = {_key(name): value for name, value in spearman.items()}
+    aliases = {_key(alias): _key(name) for alias, name in FED_ALIASES.items()}
+    key = _key(quality)
+    return published.get(key, published.get(aliases.get(key, "")))
 
 
 def correlations(values: list[float], dialogues, published: dict | None = None) -> dict[str, Any]:
