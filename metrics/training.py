@@ -62,7 +62,8 @@ def training_config(*, metric: str, stage: str, **settings_given) -> TrainingCon
     if config.stage == "fine" and not config.init_from:
         raise ValueError("init_from: the fine stage starts from a coarse-stage SelF-Eval model")
     if config.init_from and not (Path(config.init_from) / "head.pt").is_file():
-        raise ValueError(f"init_from: {config.init_from} is not a saved {metric} model")
+        raise ValueError(f"init_from: {config.init_from} is not a saved "
+                         f"{ {'quantidce': 'QuantiDCE', 'self_eval': 'SelF-Eval'}.get(metric, metric)} model")
     return config
 
 

@@ -15,6 +15,7 @@ computed once and only the head trains: the CPU-friendly option. Training dialog
 DailyDialog++ ``positives.json`` (context + a relevant response), validation to ``dev.json``."""
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,7 +83,13 @@ def _feature_encoder(model: SelfEvalModel, collator: ReplacementCollator, device
 
 
 def load_groups(path: str, config: TrainingConfig, *, limit: int, seed: int):
-    dialogues = read_dialogues(path, responses_per_context=config.responses_per_context, limit=limit or None)
+    """The file's dialogues and their replacement samples. A ``limit`` keeps a seeded random subset in file
+    order, not the first N: DailyDialog++ ``positives.json`` is sorted by context length, so its first
+    lines are all two-turn dialogues."""
+    dialogues = read_dialogues(path, responses_per_context=config.responses_per_context)
+    if limit and limit < len(dialogues):
+        keep = sorted(random.Random(seed).sample(range(len(dialogues)), limit))
+        dialogues = [dialogues[i] for i in keep]
     return build_samples(dialogues, per_level=config.per_level, max_turns=config.max_turns, seed=seed)
 
 
