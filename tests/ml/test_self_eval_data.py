@@ -144,3 +144,17 @@ def test_dstc9_reader_groups_ratings_of_one_dialogue(tmp_path):
     path.write_text(json.dumps([{"overall": 3}]))
     with pytest.raises(ValueError, match="dstc9.json record 0: needs a 'context'"):
         read_dstc9(path)
+
+
+def test_a_limit_keeps_a_seeded_subset_in_file_order_not_the_first_lines(tmp_path):
+    from ml.trainers import TrainingConfig
+    from ml.trainers.self_eval import load_groups
+
+    path = tmp_path / "d.json"
+    path.write_text("".join(json.dumps({"id": i, "turns": [f"a{i}", f"b{i}"]}) + "\n" for i in range(50)))
+    config = TrainingConfig.for_stage("coarse", metric="self_eval")
+    ids = [g.dialogue.id for g in load_groups(str(path), config, limit=10, seed=3)]
+    assert len(ids) == 10 and ids != [str(i) for i in range(10)]
+    assert [int(i) for i in ids] == sorted(int(i) for i in ids)
+    assert ids == [g.dialogue.id for g in load_groups(str(path), config, limit=10, seed=3)]
+    assert ids != [g.dialogue.id for g in load_groups(str(path), config, limit=10, seed=4)]
