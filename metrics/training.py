@@ -49,6 +49,10 @@ def training_config(*, metric: str, stage: str, **settings_given) -> TrainingCon
         raise ValueError(f"stage: {metric} trains in stages {', '.join(STAGES[metric])}, not {stage!r}")
     config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
     train, validation = DEFAULT_DATA[stage]
+    if metric == "self_eval":  # any imported corpus as the dialogue source: --train corpus:SLUG
+        from metrics.dialogue_sources import resolve
+
+        config.train_data, config.validation_data = resolve(config.train_data), resolve(config.validation_data)
     if not config.train_data:
         config.train_data = str(Path(settings.SHARED_DATA_DIR) / train)
         if not config.validation_data and validation:

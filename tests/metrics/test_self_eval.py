@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from metrics import dialogue_scoring, services
+from metrics import dialogue_scoring, services, training
 from metrics.dialogue_benchmarking import replacement_accuracy
 from metrics.implementations.coherence import Coherence, penalty
 from metrics.implementations.self_eval import SelfEval
@@ -200,3 +200,17 @@ def test_replacement_accuracy_by_hand():
     result = replacement_accuracy([[0.9, 0.5, 0.1], [0.9, 0.1, 0.5], [0.2, 0.5, 0.4], [0.5, 0.5, 0.1]])
     # Rep-0 right in rows 1, 2 (row 4 ties); Rep-1 right in row 1 only; Rep-2 right in rows 1, 4
     assert result["accuracy"] == pytest.approx({"Rep-0": 0.5, "Rep-1": 0.25, "Rep-2": 0.5, "overall": 1.25 / 3})
+
+
+def test_an_imported_corpus_is_a_dialogue_source(corpus, saved):
+    config = training.training_config(metric="self_eval", stage="coarse", train_data=f"corpus:{corpus.slug}",
+                                      validation_data=str(saved["validation"]), encoder=str(saved["encoder"]))
+    lines = [json.loads(line) for line in Path(config.train_data).read_text().splitlines()]
+    first = Conversation.objects.filter(corpus=corpus).order_by("pk").first()
+    reference = Response.objects.get(conversation=first, is_reference=True).text
+    assert len(lines) == 6 and lines[0]["turns"] == [*first.turns, {"speaker": "reference", "text": reference}]
+    from ml.data.replacement import read_dialogues
+
+    assert read_dialogues(config.train_data)[0].turns == [t["text"] for t in first.turns] + [reference]
+    with pytest.raises(ValueError, match="train_data: no corpus 'nope'"):
+        training.training_config(metric="self_eval", stage="coarse", train_data="corpus:nope")

@@ -43,7 +43,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="name of the MetricModel to register (default METRIC-STAGE-runN)")
         parser.add_argument("--encoder", help="Hugging Face name or local path (default: the packaged MiniLM)")
         parser.add_argument("--init-from", help="a MetricModel name or model directory to start from (KD: required)")
-        parser.add_argument("--train", help="training data file (MLR: DailyDialog++ JSON lines; KD: GRADE JSON)")
+        parser.add_argument("--train", help="training data file (MLR: DailyDialog++ JSON lines; KD: GRADE JSON; "
+                                            "self_eval: DailyDialog++ or dialogue JSON lines, or corpus:SLUG)")
         parser.add_argument("--validation", help="validation data file (KD default: a seeded 10%% split of --train)")
         parser.add_argument("--output", help="output directory (default ARTIFACTS_DIR/models/NAME)")
         for option, kind in (("epochs", int), ("batch-size", int), ("grad-accumulation", int), ("lr", float),
