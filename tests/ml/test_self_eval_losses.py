@@ -60,7 +60,7 @@ def test_self_eval_mlr_is_separation_plus_compactness_and_has_gradients():
     assert (float(separation.detach()), float(compactness.detach())) == pytest.approx((0.9, 0.1))
     total, parts = SelfEvalRankingLoss(0.05)(scores, mask)
     total.backward()
-    assert float(total) == pytest.approx(1.0) and parts == pytest.approx({"separation": 0.9, "compactness": 0.1})
+    assert float(total.detach()) == pytest.approx(1.0) and parts == pytest.approx({"separation": 0.9, "compactness": 0.1})
     assert scores.grad[~mask].abs().sum() == 0  # padding gets no gradient
     # the ideal scores (n − i)/n meet every margin exactly: no separation loss
     ideal = torch.tensor([[[0.0], [0.5], [1.0]]])
