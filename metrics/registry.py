@@ -24,4 +24,10 @@ def all_metrics() -> dict[str, type[MetricImplementation]]:
 
 
 def _load() -> None:
-    from metrics.implementations import coherence, quantidce, readability  # noqa: F401  (registration side effect)
+    from metrics.implementations import (  # noqa: F401  (registration side effect)
+        coherence,
+        consecutive_turns,
+        quantidce,
+        readability,
+        self_eval,
+    )

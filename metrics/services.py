@@ -80,6 +80,10 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
         return run
     metric = run.metric_model.metric
     implementation = registry.implementation(metric.key, run.metric_model.config)
+    if getattr(implementation, "scores_conversations", False):  # dialogue level (SelF-Eval): one score per conversation
+        from metrics.dialogue_scoring import scoring_run_execute_conversations
+
+        return scoring_run_execute_conversations(run=run, implementation=implementation, on_progress=on_progress)
     if run.force and run.attempts == 1:
         MetricScore.objects.filter(metric_model=run.metric_model, response__in=selectors.run_responses(run)).delete()
     total = selectors.run_responses(run).count()

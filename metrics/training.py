@@ -25,16 +25,34 @@ PROGRESS_EVERY_S = 1.0
 DEFAULT_DATA = {  # relative to settings.SHARED_DATA_DIR: QuantiDCE's offline defaults
     "mlr": ("dailydialog_pp/dev.json", "dailydialog_pp/test.json"),
     "kd": ("grade/dailydialog_EVAL.json", ""),
+    # SelF-Eval: dialogues = DailyDialog++ contexts + a relevant response; positives.json to train, dev to validate
+    "coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
+    "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
 }
-TRAINABLE = ("quantidce",)
+TRAINABLE = ("quantidce", "self_eval")
+STAGES = {"quantidce": ("mlr", "kd"), "self_eval": ("coarse", "fine")}  # the first is the one a new model starts with
+TRAINERS = {"quantidce": "ml.trainers.quantidce", "self_eval": "ml.trainers.self_eval"}
+
+
+def trainer_build(metric: str):
+    """The ``build(config, callbacks)`` of a metric's trainer module (imported here: it loads torch)."""
+    import importlib
+
+    return importlib.import_module(TRAINERS[metric]).build
 
 
 def training_config(*, metric: str, stage: str, **settings_given) -> TrainingConfig:
     """A full, validated configuration: stage defaults, the shared data sets where none is given."""
     if metric not in TRAINABLE:
         raise ValueError(f"metric: {metric!r} cannot be trained here (trainable: {', '.join(TRAINABLE)})")
+    if stage not in STAGES[metric]:
+        raise ValueError(f"stage: {metric} trains in stages {', '.join(STAGES[metric])}, not {stage!r}")
     config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
     train, validation = DEFAULT_DATA[stage]
+    if metric == "self_eval":  # any imported corpus as the dialogue source: --train corpus:SLUG
+        from metrics.dialogue_sources import resolve
+
+        config.train_data, config.validation_data = resolve(config.train_data), resolve(config.validation_data)
     if not config.train_data:
         config.train_data = str(Path(settings.SHARED_DATA_DIR) / train)
         if not config.validation_data and validation:
@@ -45,8 +63,11 @@ def training_config(*, metric: str, stage: str, **settings_given) -> TrainingCon
             raise ValueError(f"{field}: no file {value}")
     if config.stage == "kd" and not config.init_from:
         raise ValueError("init_from: KD fine-tuning starts from a stage-1 (MLR) model")
+    if config.stage == "fine" and not config.init_from:
+        raise ValueError("init_from: the fine stage starts from a coarse-stage SelF-Eval model")
     if config.init_from and not (Path(config.init_from) / "head.pt").is_file():
-        raise ValueError(f"init_from: {config.init_from} is not a saved QuantiDCE model")
+        raise ValueError(f"init_from: {config.init_from} is not a saved "
+                         f"{ {'quantidce': 'QuantiDCE', 'self_eval': 'SelF-Eval'}.get(metric, metric)} model")
     return config
 
 
@@ -124,7 +145,6 @@ class TrainingRunProgress(Callback):
 def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
     """Train (resuming from the latest checkpoint), then register the best model. Safe to call again."""
     from ml.devices import pick_device
-    from ml.trainers.quantidce import build
 
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1)
@@ -134,6 +154,7 @@ def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()
     settings_given = dict(run.config)
     name = settings_given.pop("model_name")
     config = TrainingConfig(**settings_given)
+    build = trainer_build(config.metric)
     device = str(pick_device(config.device))
     TrainingRun.objects.filter(pk=run.pk).update(device=device)
     started = time.monotonic()

@@ -49,7 +49,7 @@ TRAINING_FIELDS = {"epochs": int, "train_limit": int, "validation_limit": int, "
 @staff_member_required
 @require_POST
 def training_start(request):
-    """Queue a QuantiDCE training stage from the form; a bad value names its field and queues nothing."""
+    """Queue a training stage of a learned metric from the form; a bad value names its field and queues nothing."""
     given, errors = {}, []
     for field, kind in TRAINING_FIELDS.items():
         raw = request.POST.get(field, "").strip()
@@ -62,7 +62,10 @@ def training_start(request):
         messages.error(request, "Training not started: " + "; ".join(errors))
         return redirect("metrics:metric_list")
     try:
-        run = training.training_run_create(metric="quantidce", stage=request.POST.get("stage", "mlr"),
+        metric = request.POST.get("metric", "quantidce")
+        if metric not in training.TRAINABLE:
+            raise ValueError(f"metric: {metric!r} cannot be trained here")
+        run = training.training_run_create(metric=metric, stage=request.POST.get("stage") or training.STAGES[metric][0],
                                            model_name=request.POST.get("model_name", "").strip(),
                                            init_from=request.POST.get("init_from", ""), **given)
     except ValueError as error:

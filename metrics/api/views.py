@@ -119,7 +119,7 @@ class TrainingRunCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         metric = serializers.ChoiceField(choices=training.TRAINABLE, default="quantidce")
-        stage = serializers.ChoiceField(choices=("mlr", "kd"))
+        stage = serializers.ChoiceField(choices=("mlr", "kd", "coarse", "fine"))  # per metric: training.STAGES
         model_name = serializers.SlugField(required=False, allow_blank=True, default="")
         init_from = serializers.CharField(required=False, allow_blank=True, default="")
         encoder = serializers.CharField(required=False, allow_blank=True, default="")

@@ -7,7 +7,12 @@ quality) and every pair i < j, with weight w = j − i and margin λ:
     SelF-Eval:  L_sep = Σ_{i<j} max(0, w·λ − (c_j − c_i))          (``signed=True``: the difference,
                                                                      so it also orders the levels)
 
-averaged over contexts."""
+averaged over contexts.
+
+``mask`` (contexts, levels, samples), True where a score exists, lets contexts of one batch have
+different numbers of levels and samples (SelF-Eval: a dialogue of n turns has n + 1 levels); a pair
+counts only when both its levels have a sample. ``margin`` may then be a (contexts,) tensor
+(SelF-Eval's λ = 1/(levels − 1) of each dialogue)."""
 from __future__ import annotations
 
 import torch
@@ -19,14 +24,29 @@ def level_pairs(levels: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     return i, j
 
 
-def separation_loss(scores: torch.Tensor, *, margin: float = 0.3, signed: bool = False) -> torch.Tensor:
+def level_centroids(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """c_l = mean of the level's (present) scores: (contexts, levels, samples) -> (contexts, levels)."""
+    if mask is None:
+        return scores.mean(dim=-1)
+    weights = mask.to(scores.dtype)
+    return (scores * weights).sum(dim=-1) / weights.sum(dim=-1).clamp(min=1.0)
+
+
+def separation_loss(scores: torch.Tensor, *, margin: float | torch.Tensor = 0.3, signed: bool = False,
+                    mask: torch.Tensor | None = None) -> torch.Tensor:
     """scores: (contexts, levels, samples) -> scalar."""
-    centroids = scores.mean(dim=-1)
+    centroids = level_centroids(scores, mask)
     i, j = level_pairs(centroids.shape[-1], device=scores.device)
     gap = centroids[:, j] - centroids[:, i]
     distance = gap if signed else gap.abs()
     weight = (j - i).to(scores.dtype)
-    return torch.relu(weight * margin - distance).sum(dim=-1).mean()
+    if isinstance(margin, torch.Tensor):
+        margin = margin.to(scores.dtype).reshape(-1, 1)
+    hinge = torch.relu(weight * margin - distance)
+    if mask is not None:
+        present = mask.any(dim=-1)
+        hinge = hinge * (present[:, i] & present[:, j]).to(scores.dtype)
+    return hinge.sum(dim=-1).mean()
 
 
 class SeparationLoss(nn.Module):
@@ -34,5 +54,5 @@ class SeparationLoss(nn.Module):
         super().__init__()
         self.margin, self.signed = margin, signed
 
-    def forward(self, scores: torch.Tensor) -> torch.Tensor:
-        return separation_loss(scores, margin=self.margin, signed=self.signed)
+    def forward(self, scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return separation_loss(scores, margin=self.margin, signed=self.signed, mask=mask)

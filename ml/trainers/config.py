@@ -18,6 +18,13 @@ STAGE_DEFAULTS = {
     # trained, head_learning_rate 0 (= learning_rate)
     "mlr": {"epochs": 5, "batch_size": 3, "learning_rate": 2e-5, "head_learning_rate": 1e-3, "freeze_encoder": True},
     "kd": {"epochs": 20, "batch_size": 10, "learning_rate": 5e-6},
+    # SelF-Eval (Ma et al. COLING 2022): coarse = MLR over turn-replacement levels, fine = MLR + R-drop from
+    # the coarse model. The paper's 0.005 → 0.002 only suits the freshly initialised head; the encoder gets
+    # 2e-5 (METRICS.md). batch_size counts dialogues (each 1 + per_level·n samples); 512 tokens, K = 3.
+    "coarse": {"epochs": 2, "batch_size": 4, "learning_rate": 2e-5, "head_learning_rate": 5e-3, "max_length": 512,
+               "per_level": 3, "freeze_encoder": False, "output_dir": "var/models/self_eval"},
+    "fine": {"epochs": 2, "batch_size": 4, "learning_rate": 2e-5, "head_learning_rate": 2e-3, "max_length": 512,
+             "per_level": 3, "freeze_encoder": False, "output_dir": "var/models/self_eval"},
 }
 
 
@@ -62,6 +69,12 @@ class TrainingConfig:
     alpha: float = 1.0
     beta: float = 5.0
     device: str = ""
+    # SelF-Eval (ml.trainers.self_eval): turn replacement and its head
+    max_turns: int = 8  # dialogues keep their first N turns (0 = all): 1 + per_level·N samples per dialogue
+    responses_per_context: int = 1  # DailyDialog++: dialogues per context (context + its k-th positive response)
+    head_dropout: float = 0.5
+    rdrop_weight: float = 1.0  # fine stage: L = L_mlr + rdrop_weight · L_drop (the paper: 1)
+    cache_features: bool = False  # with freeze_encoder: compute the frozen encoder's features once, train the head
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:

@@ -59,3 +59,17 @@ def tiny_encoder_dir(path: Path, *, layers: int = 2, hidden: int = 32, dropout: 
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def toy_dialogues(path: Path, dialogues: int, seed: int = 0) -> Path:
+    """Plain dialogue lines ``{"id", "turns"}``: every turn of a dialogue speaks of its one topic, so a
+    turn replaced from another dialogue is off-topic — what SelF-Eval must learn to notice."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(dialogues):
+        topic = rng.choice(TOPICS)
+        turns = [f"do you like {topic} ?", rng.choice(RELEVANT).format(t=topic), f"what {topic} do you like ?",
+                 rng.choice(RELEVANT).format(t=topic)][: rng.choice([3, 4])]
+        lines.append(json.dumps({"id": i, "turns": turns}))
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -22,7 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("metric")
         parser.add_argument("--model", help="metric model name (its config is used)")
         parser.add_argument("--dataset", required=True, type=Path)
-        parser.add_argument("--format", required=True, choices=("grade", "fed", "ddpp"))
+        parser.add_argument("--format", required=True, choices=("grade", "fed", "ddpp", "dstc9"),
+                            help="fed: turn or dialogue level, read off the file; dstc9 and FED dialogue level "
+                                 "need a dialogue-level metric (self_eval, coherence_turns, cosine_turns)")
+        parser.add_argument("--seed", type=int, default=71,
+                            help="dialogue-level metrics on ddpp: the seed of the Rep-0/1/2 replacement samples")
         parser.add_argument("--limit", type=int, help="use only the first N records (after --offset)")
         parser.add_argument("--offset", type=int, default=0,
                             help="skip the first N records (e.g. the DailyDialog++ contexts used for validation)")
@@ -43,6 +47,10 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         if not options["dataset"].is_file():
             raise CommandError(f"--dataset: no file {options['dataset']}")
+        if hasattr(implementation, "score_dialogues"):  # dialogue level (SelF-Eval and its baselines)
+            return self.dialogue_level(implementation, options)
+        if options["format"] == "dstc9":
+            raise CommandError(f"--format dstc9: dialogue-level judgments, and {options['metric']} scores responses only")
         try:
             records = read_records(options["dataset"], options["format"])
         except ValueError as error:
@@ -68,4 +76,18 @@ class Command(BaseCommand):
             result["ranking"] = ranking_accuracy(scored)
         else:
             result["qualities"] = human_correlations(scored)
+        self.stdout.write(json.dumps(result, indent=2))
+
+    def dialogue_level(self, implementation, options):
+        from metrics.dialogue_benchmarking import benchmark
+
+        started = time.perf_counter()
+        try:
+            result = benchmark(implementation, options["dataset"], options["format"], offset=options["offset"],
+                               limit=options["limit"], seed=options["seed"])
+        except ValueError as error:
+            raise CommandError(f"{options['dataset'].name}: {error}") from None
+        result = {"metric": options["metric"], "model": options["model"], "dataset": options["dataset"].name,
+                  **result, "seconds": round(time.perf_counter() - started, 2),
+                  "fallback_values": implementation.warnings}
         self.stdout.write(json.dumps(result, indent=2))

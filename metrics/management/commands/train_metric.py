@@ -6,7 +6,11 @@ Creates a TrainingRun and trains here with a progress bar (the code path of the 
 ``--queue`` leaves it to a worker on queue ``gpu``. The best model registers as a MetricModel.
 ``--resume RUN`` continues a run that stopped (worker died, cancelled, failed) from its last checkpoint.
 Defaults: the packaged MiniLM; MLR on DailyDialog++ dev, validated on test; KD on GRADE DailyDialog
-(seeded 90/10 split)."""
+(seeded 90/10 split).
+
+SelF-Eval: ``train_metric self_eval --stage coarse`` then ``--stage fine --init-from MODEL`` [--per-level K]
+[--max-turns N] [--rdrop-weight X] [--head-dropout X]; dialogues from DailyDialog++ positives.json, validated
+on dev.json, by default."""
 import argparse
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,6 +27,9 @@ OPTIONS = {  # command option -> TrainingConfig field
     "device": "device", "truncate": "truncate", "max_length": "max_length", "per_level_mean": "per_level_mean",
     "signed_separation": "signed_separation", "alpha": "alpha", "beta": "beta", "representation": "representation",
     "freeze_encoder": "freeze_encoder",
+    # SelF-Eval
+    "per_level": "per_level", "max_turns": "max_turns", "rdrop_weight": "rdrop_weight", "head_dropout": "head_dropout",
+    "responses_per_context": "responses_per_context", "cache_features": "cache_features",
 }
 
 
@@ -31,18 +38,21 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("metric", choices=training.TRAINABLE)
-        parser.add_argument("--stage", choices=("mlr", "kd"), default="mlr")
+        parser.add_argument("--stage", choices=("mlr", "kd", "coarse", "fine"),
+                            help="quantidce: mlr (default), kd; self_eval: coarse (default), fine")
         parser.add_argument("--name", default="", help="name of the MetricModel to register (default METRIC-STAGE-runN)")
         parser.add_argument("--encoder", help="Hugging Face name or local path (default: the packaged MiniLM)")
         parser.add_argument("--init-from", help="a MetricModel name or model directory to start from (KD: required)")
-        parser.add_argument("--train", help="training data file (MLR: DailyDialog++ JSON lines; KD: GRADE JSON)")
+        parser.add_argument("--train", help="training data file (MLR: DailyDialog++ JSON lines; KD: GRADE JSON; "
+                                            "self_eval: DailyDialog++ or dialogue JSON lines, or corpus:SLUG)")
         parser.add_argument("--validation", help="validation data file (KD default: a seeded 10%% split of --train)")
         parser.add_argument("--output", help="output directory (default ARTIFACTS_DIR/models/NAME)")
         for option, kind in (("epochs", int), ("batch-size", int), ("grad-accumulation", int), ("lr", float),
                              ("head-lr", float),
                              ("seed", int), ("max-steps", int), ("train-limit", int), ("validation-limit", int),
                              ("checkpoint-every", int), ("eval-every", int), ("max-length", int), ("alpha", float),
-                             ("beta", float)):
+                             ("beta", float), ("per-level", int), ("max-turns", int), ("rdrop-weight", float),
+                             ("head-dropout", float), ("responses-per-context", int)):
             parser.add_argument(f"--{option}", type=kind)
         parser.add_argument("--device", help="cpu, cuda, cuda:1 (default: cuda when available)")
         parser.add_argument("--truncate", choices=("oldest", "newest"))
@@ -56,6 +66,9 @@ class Command(BaseCommand):
         parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
                             help="MLR: train the head only, on the pretrained encoder's features (the default; "
                                  "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
+        parser.add_argument("--cache-features", action="store_true", default=None,
+                            help="self_eval with --freeze-encoder: compute the frozen encoder's features once and "
+                                 "train the head on them (the CPU-friendly option)")
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
 
@@ -70,7 +83,8 @@ class Command(BaseCommand):
         else:
             given = {field: options[option] for option, field in OPTIONS.items() if options.get(option) is not None}
             try:
-                run = training.training_run_create(metric=options["metric"], stage=options["stage"],
+                stage = options["stage"] or training.STAGES[options["metric"]][0]
+                run = training.training_run_create(metric=options["metric"], stage=stage,
                                                    model_name=options["name"], enqueue=options["queue"], **given)
             except ValueError as error:
                 raise CommandError(str(error)) from None

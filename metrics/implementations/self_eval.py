@@ -1,0 +1,65 @@
+"""SelF-Eval (Ma et al. COLING 2022): a learned dialogue-quality score S_D ∈ (0, 1) of a whole
+dialogue, from a model trained with ``train_metric self_eval --stage coarse`` then ``--stage fine``
+(turn-replacement levels; ``ml.trainers.self_eval``).
+
+Dialogue level (``score_dialogues``): the conversation's turns, speakers mapped to A/B. Turn level
+(``score``): the context turns followed by the response, scored as one dialogue (the paper's own way,
+footnote 5). A ScoringRun of a model whose config says ``"level": "dialogue"`` (the default) scores
+conversations; ``"level": "turn"`` scores responses like the turn-level metrics.
+
+Config: ``path`` (the saved model directory; required), ``device``, ``batch_size`` (32), ``max_length``
+(512; longer dialogues keep their beginning and are counted in ``truncated``), ``level``."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from metrics.implementations.base import MetricImplementation, ScoringInput
+from metrics.registry import register
+
+
+@lru_cache(maxsize=2)
+def _model(path: str):
+    from ml.models import SelfEvalModel, load_tokenizer
+
+    return SelfEvalModel.load(path).eval(), load_tokenizer(f"{path}/encoder")
+
+
+@register
+class SelfEval(MetricImplementation):
+    key = "self_eval"
+    name = "SelF-Eval (turn replacement + multi-level contrastive learning, Ma et al. 2022)"
+    level = "dialogue"
+    kind = "learned"
+    range = (0.0, 1.0)
+    description = ("Learned dialogue quality in (0, 1), trained to rank dialogues by how many of their turns were "
+                   "replaced; a response is scored as the dialogue context + response.")
+    truncated: int = 0
+
+    @property
+    def device(self) -> str:
+        from ml.devices import pick_device
+
+        return str(pick_device(self.config.get("device")))
+
+    @property
+    def scores_conversations(self) -> bool:
+        return self.config.get("level", "dialogue") == "dialogue"
+
+    def score_dialogues(self, dialogues: list[list[str]], speakers: list[list[str] | None] | None = None) -> list[float]:
+        if not dialogues:
+            return []
+        path = self.config.get("path")
+        if not path:
+            raise ValueError("self_eval needs a trained model: config 'path' is empty (train one with train_metric)")
+        from ml.dialogue_scoring import score_dialogues
+
+        model, tokenizer = _model(str(path))
+        scores, truncated = score_dialogues(model, tokenizer, dialogues, speakers=speakers,
+                                            batch_size=int(self.config.get("batch_size", 32)),
+                                            max_length=int(self.config.get("max_length", 512)),
+                                            device=self.config.get("device"))
+        self.truncated += truncated
+        return scores
+
+    def score(self, batch: list[ScoringInput]) -> list[float]:
+        return self.score_dialogues([[*item.turns, item.response] for item in batch])
