@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
 from metrics.models import MetricScore, RunStatus, ScoringRun
-from studies.models import Conversation
+from studies.models import Conversation, StudyItemConversation
 
 BATCH = 32
 PROGRESS_EVERY_S = 1.0
@@ -23,7 +23,10 @@ PROGRESS_EVERY_S = 1.0
 def run_conversations(run: ScoringRun) -> QuerySet[Conversation]:
     conversations = Conversation.objects.all()
     if run.study_id:
-        return conversations.filter(pk__in=run.study.items.values("conversation_id"))
+        # an item's conversation, and the dialogues a dialogue-ranking item shows (StudyItemConversation)
+        return conversations.filter(Q(pk__in=run.study.items.values("conversation_id"))
+                                    | Q(pk__in=StudyItemConversation.objects.filter(item__study=run.study)
+                                        .values("conversation_id")))
     if run.corpus_id:
         return conversations.filter(corpus_id=run.corpus_id)
     return conversations

@@ -342,3 +342,27 @@ def dialogue_targets(item_id: int) -> list[int]:
     from studies.dialogue_studies import item_targets
 
     return item_targets([item_id])[item_id]
+
+
+def test_a_dialogue_level_scoring_run_on_a_dialogue_study_feeds_human_vs_metric(dialogue_study):
+    """End to end across the two halves of issue 13: a real dialogue-level metric (the consecutive-turn
+    coherence baseline) scores the study's conversations in a scoring run, and the human-vs-metric
+    report correlates those stored scores with the dialogue ratings (checked against SciPy)."""
+    from metrics import services as metric_services
+
+    rate_everything(dialogue_study)
+    model = metric_services.metric_model_default(key="coherence_turns")
+    run = metric_services.scoring_run_execute(
+        run=metric_services.scoring_run_create(metric_model=model, study=dialogue_study, enqueue=False))
+    assert run.status == "done"
+    conversations = set(dialogue_study.items.values_list("conversation_id", flat=True))
+    scores = dict(MetricScore.objects.filter(metric_model=model).values_list("conversation_id", "value"))
+    assert set(scores) == conversations and not MetricScore.objects.filter(metric_model=model, response__isnull=False)
+    report = compute_human_metric_report(Study.objects.filter(pk=dialogue_study.pk), model, bootstrap=0)
+    frame = pd.DataFrame(list(Rating.objects.filter(assignment__study=dialogue_study, criterion__name="coherence")
+                              .values_list("conversation_id", "value")), columns=["conversation", "value"])
+    human = frame.groupby("conversation")["value"].mean()
+    cell = next(c for c in report["cells"] if c["criterion"] == "coherence")
+    expected = stats.spearmanr([scores[c] for c in human.index], human.to_numpy())
+    assert cell["unit"] == "dialogue" and cell["n_responses"] == len(conversations)
+    assert cell["response_level"]["spearman"]["r"] == pytest.approx(expected.statistic, abs=1e-9)
