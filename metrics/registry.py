@@ -24,4 +24,4 @@ def all_metrics() -> dict[str, type[MetricImplementation]]:
 
 
 def _load() -> None:
-    from metrics.implementations import coherence, quantidce, readability  # noqa: F401  (registration side effect)
+    from metrics.implementations import coherence, mdd_eval, quantidce, readability  # noqa: F401  (registration side effect)

@@ -26,13 +26,17 @@ DEFAULT_DATA = {  # relative to settings.SHARED_DATA_DIR: QuantiDCE's offline de
     "mlr": ("dailydialog_pp/dev.json", "dailydialog_pp/test.json"),
     "kd": ("grade/dailydialog_EVAL.json", ""),
 }
-TRAINABLE = ("quantidce",)
+TRAINABLE = ("quantidce", "mdd_eval")
 
 
 def training_config(*, metric: str, stage: str, **settings_given) -> TrainingConfig:
     """A full, validated configuration: stage defaults, the shared data sets where none is given."""
     if metric not in TRAINABLE:
         raise ValueError(f"metric: {metric!r} cannot be trained here (trainable: {', '.join(TRAINABLE)})")
+    if metric == "mdd_eval":  # MDD-Eval's stages and settings (metrics.mdd_training)
+        from metrics.mdd_training import mdd_training_config
+
+        return mdd_training_config(stage=stage, **settings_given)
     config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
     train, validation = DEFAULT_DATA[stage]
     if not config.train_data:
@@ -126,6 +130,10 @@ def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()
     from ml.devices import pick_device
     from ml.trainers.quantidce import build
 
+    if run.metric.key == "mdd_eval":  # MDD-Eval's stages (metrics.mdd_training)
+        from metrics.mdd_training import mdd_training_run_execute
+
+        return mdd_training_run_execute(run=run, callbacks=callbacks)
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1)
     run.refresh_from_db()

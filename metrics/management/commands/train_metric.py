@@ -12,6 +12,7 @@ import argparse
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics import training
+from metrics.management.mdd_arguments import MDD_OPTIONS, MDD_STAGES, add_mdd_arguments
 from metrics.models import RunStatus, TrainingRun
 from ml.trainers import TqdmCallback
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("metric", choices=training.TRAINABLE)
-        parser.add_argument("--stage", choices=("mlr", "kd"), default="mlr")
+        parser.add_argument("--stage", choices=("mlr", "kd", *MDD_STAGES), default="mlr")
         parser.add_argument("--name", default="", help="name of the MetricModel to register (default METRIC-STAGE-runN)")
         parser.add_argument("--encoder", help="Hugging Face name or local path (default: the packaged MiniLM)")
         parser.add_argument("--init-from", help="a MetricModel name or model directory to start from (KD: required)")
@@ -56,6 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
                             help="MLR: train the head only, on the pretrained encoder's features (the default; "
                                  "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
+        add_mdd_arguments(parser)
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
 
@@ -68,7 +70,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--resume: run {run.pk} is done already (model {run.result})")
             TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, finished_at=None)
         else:
-            given = {field: options[option] for option, field in OPTIONS.items() if options.get(option) is not None}
+            given = {field: options[option] for option, field in (OPTIONS | MDD_OPTIONS).items() if options.get(option) is not None}
             try:
                 run = training.training_run_create(metric=options["metric"], stage=options["stage"],
                                                    model_name=options["name"], enqueue=options["queue"], **given)
@@ -81,4 +83,6 @@ class Command(BaseCommand):
         if run.status != RunStatus.DONE:
             raise CommandError(f"training run {run.pk} {run.status}: {run.log.splitlines()[-1] if run.log else ''}")
         self.stdout.write(self.style.SUCCESS(
-            f"Training run {run.pk}: {run.status}. Model {run.result.name} at {run.result.artifact_path}. {run.log}"))
+            f"Training run {run.pk}: {run.status}. "
+            + (f"Model {run.result.name} at {run.result.artifact_path}. " if run.result else "")  # augment: a data set
+            + run.log))
