@@ -101,11 +101,17 @@ class MDDEvalModel(nn.Module):
         return MDDEvalOutput(logits, torch.softmax(logits.float(), dim=-1)[:, LABELS.index("relevant")])
 
     def mlm_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                   token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+                   token_type_ids: torch.Tensor | None = None, *, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, T, V) vocabulary logits; with ``positions`` (a (B, T) bool mask of the chosen tokens) only
+        theirs, (N, V): the vocabulary projection is the costly part and only ~15 % of the tokens need it."""
         if not self.has_mlm:
             raise ValueError("this encoder has no masked-LM head")
-        extra = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
-        return self.backbone(input_ids=input_ids, attention_mask=attention_mask, **extra).logits
+        head = getattr(self.backbone, "cls", None) or getattr(self.backbone, "lm_head", None)
+        if positions is None or head is None:  # an architecture whose head is not BERT's cls / RoBERTa's lm_head
+            extra = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
+            logits = self.backbone(input_ids=input_ids, attention_mask=attention_mask, **extra).logits
+            return logits if positions is None else logits[positions]
+        return head(self._hidden(input_ids, attention_mask, token_type_ids)[positions])
 
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:

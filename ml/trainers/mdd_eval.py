@@ -65,8 +65,9 @@ class StudentObjective:
     """Training: CE on soft labels + KL consistency + MLM. Evaluation (model selection): the CE alone —
     the KL and MLM terms are regularisers, and MLM's random masks would make the choice noisy."""
 
-    def __init__(self, config: MDDEvalConfig, *, mlm: bool):
-        self.config, self.mlm = config, mlm
+    def __init__(self, config: MDDEvalConfig, *, mlm: bool, chosen_only: bool = True):
+        # chosen_only: project only the chosen tokens onto the vocabulary (the same loss, less work)
+        self.config, self.mlm, self.chosen_only = config, mlm, chosen_only
 
     def __call__(self, model, batch):
         target = batch.pop("target")
@@ -83,8 +84,14 @@ class StudentObjective:
             loss = loss + self.config.kl_weight * kl
             parts["kl"] = float(kl.detach())
         if self.mlm and mlm_ids is not None and self.config.mlm_weight:
-            mlm_logits = model.mlm_logits(mlm_ids, batch["attention_mask"], batch.get("token_type_ids")).float()
-            mlm = masked_lm_loss(mlm_logits, mlm_labels)
+            if self.chosen_only:
+                chosen = mlm_labels != -100
+                mlm_logits = model.mlm_logits(mlm_ids, batch["attention_mask"], batch.get("token_type_ids"),
+                                              positions=chosen).float()
+                mlm = masked_lm_loss(mlm_logits, mlm_labels[chosen])
+            else:
+                mlm = masked_lm_loss(model.mlm_logits(mlm_ids, batch["attention_mask"],
+                                                      batch.get("token_type_ids")).float(), mlm_labels)
             loss = loss + self.config.mlm_weight * mlm
             parts["mlm"] = float(mlm.detach())
         return loss, parts

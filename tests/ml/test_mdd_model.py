@@ -38,6 +38,12 @@ def test_the_mlm_head_is_the_checkpoints_own_or_new_and_tied(tiny):
     assert torch.equal(own.backbone.cls.predictions.transform.dense.weight, weights[key])
     logits = own.mlm_logits(torch.tensor([[101, 2000, 102]]), torch.ones(1, 3, dtype=torch.long))
     assert logits.shape == (1, 3, own.backbone.config.vocab_size)
+    ids = torch.randint(1000, 2000, (2, 7))
+    chosen = torch.zeros(2, 7, dtype=torch.bool)
+    chosen[0, 2] = chosen[1, 5] = chosen[1, 6] = True
+    own.eval()
+    full, only = own.mlm_logits(ids, torch.ones_like(ids)), own.mlm_logits(ids, torch.ones_like(ids), positions=chosen)
+    assert only.shape == (3, own.backbone.config.vocab_size) and torch.allclose(full[chosen], only, atol=1e-5)
 
 
 @pytest.mark.parametrize("representation", ["cls", "paired"])
