@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ml.trainers.config import TrainingConfig
+from ml.trainers.config import REPRESENTATIONS, TrainingConfig
 
 MDD_STAGES = ("teacher", "augment", "student")
 MDD_STAGE_DEFAULTS = {
@@ -52,6 +52,9 @@ class MDDEvalConfig(TrainingConfig):
         if unknown:
             raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
         values = {**MDD_STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
+        if values.get("representation", cls.representation) not in REPRESENTATIONS:
+            raise ValueError(f"representation: must be one of {', '.join(REPRESENTATIONS)}, "
+                             f"not {values['representation']!r}")
         if not 0 < values.get("threshold", cls.threshold) <= 1:
             raise ValueError(f"threshold: must be in (0, 1], not {values['threshold']}")
         if values.get("per_technique", cls.per_technique) < 1:

@@ -151,3 +151,18 @@ def test_ddpp_pairs_split_by_context_and_collate_with_an_mlm_view(tmp_path):
 
 def torch_equal(a, b) -> bool:
     return a.shape == b.shape and bool((a == b).all())
+
+
+def test_dialogue_sources_read_both_formats_and_name_a_bad_line(tmp_path):
+    from ml.trainers.mdd_eval import read_dialogues
+
+    source = tmp_path / "mixed.jsonl"
+    source.write_text('{"id": "x", "turns": [{"speaker": "A", "text": "hi"}, "hello"]}\n'
+                      '{"dialog_id": 7, "context": ["how are you"], "positive_responses": ["fine", "good"]}\n')
+    assert read_dialogues(source) == [("mixed/x", ["hi", "hello"]), ("mixed/7", ["how are you", "fine"])]
+    source.write_text('{"id": 1, "turns": ["a", "b"]}\n{"id": 2, "text": "no turns"}\n')
+    with pytest.raises(ValueError, match="mixed.jsonl line 2: neither 'turns' nor 'context'"):
+        read_dialogues(source)
+    source.write_text('{"id": 1, "turns": ["a", "b"]}\nnot json\n')
+    with pytest.raises(ValueError, match="mixed.jsonl line 2: not JSON"):
+        read_dialogues(source)
