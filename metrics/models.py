@@ -154,3 +154,23 @@ class MetricScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric_model}={self.value:.3f}"
+
+
+class TrainingDataset(models.Model):
+    """A generated training data set (MDD-Eval's augmented pairs): a JSON-lines file under the
+    artifacts directory, its version (the file's SHA-256) and its counts (per technique; sources,
+    skipped techniques). Later stages take it by ``name``."""
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="datasets")
+    name = models.SlugField(max_length=80, unique=True)
+    path = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    counts = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(TrainingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.counts.get('records', '?')} pairs, {self.sha256[:8]})"

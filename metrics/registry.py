@@ -27,6 +27,7 @@ def _load() -> None:
     from metrics.implementations import (  # noqa: F401  (registration side effect)
         coherence,
         consecutive_turns,
+        mdd_eval,
         quantidce,
         readability,
         self_eval,

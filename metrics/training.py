@@ -29,8 +29,9 @@ DEFAULT_DATA = {  # relative to settings.SHARED_DATA_DIR: QuantiDCE's offline de
     "coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
     "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
 }
-TRAINABLE = ("quantidce", "self_eval")
-STAGES = {"quantidce": ("mlr", "kd"), "self_eval": ("coarse", "fine")}  # the first is the one a new model starts with
+TRAINABLE = ("quantidce", "self_eval", "mdd_eval")
+# the first stage is the one a new model starts with; MDD-Eval's stages run in metrics.mdd_training
+STAGES = {"quantidce": ("mlr", "kd"), "self_eval": ("coarse", "fine"), "mdd_eval": ("teacher", "augment", "student")}
 TRAINERS = {"quantidce": "ml.trainers.quantidce", "self_eval": "ml.trainers.self_eval"}
 
 
@@ -45,6 +46,10 @@ def training_config(*, metric: str, stage: str, **settings_given) -> TrainingCon
     """A full, validated configuration: stage defaults, the shared data sets where none is given."""
     if metric not in TRAINABLE:
         raise ValueError(f"metric: {metric!r} cannot be trained here (trainable: {', '.join(TRAINABLE)})")
+    if metric == "mdd_eval":  # MDD-Eval's stages and settings (metrics.mdd_training)
+        from metrics.mdd_training import mdd_training_config
+
+        return mdd_training_config(stage=stage, **settings_given)
     if stage not in STAGES[metric]:
         raise ValueError(f"stage: {metric} trains in stages {', '.join(STAGES[metric])}, not {stage!r}")
     config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
@@ -146,6 +151,10 @@ def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()
     """Train (resuming from the latest checkpoint), then register the best model. Safe to call again."""
     from ml.devices import pick_device
 
+    if run.metric.key == "mdd_eval":  # MDD-Eval's stages (metrics.mdd_training)
+        from metrics.mdd_training import mdd_training_run_execute
+
+        return mdd_training_run_execute(run=run, callbacks=callbacks)
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1)
     run.refresh_from_db()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics import views
+from metrics import mdd_views, views
 
 app_name = "metrics"
 urlpatterns = [
@@ -8,6 +8,7 @@ urlpatterns = [
     path("metrics/runs/start/", views.run_start, name="run_start"),
     path("metrics/runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("metrics/training/start/", views.training_start, name="training_start"),
+    path("metrics/training/mdd-eval/start/", mdd_views.mdd_training_start, name="mdd_training_start"),
     path("metrics/training/<int:pk>/cancel/", views.training_cancel, name="training_cancel"),
     path("metrics/training/<int:pk>/curve.svg", views.training_curve, name="training_curve"),
     path("metrics/bme/<slug:slug>/", views.bme_fill, name="bme_fill"),

@@ -38,7 +38,8 @@ def metric_list(request):
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
-        context["trained_models"] = MetricModel.objects.filter(metric__key__in=training.TRAINABLE)
+        context["trained_models"] = MetricModel.objects.filter(  # MDD-Eval has its own form
+            metric__key__in=[k for k in training.TRAINABLE if k != "mdd_eval"]).select_related("metric")
     return render(request, "metrics/metric_list.html", context)
 
 

@@ -119,7 +119,7 @@ class TrainingRunCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         metric = serializers.ChoiceField(choices=training.TRAINABLE, default="quantidce")
-        stage = serializers.ChoiceField(choices=("mlr", "kd", "coarse", "fine"))  # per metric: training.STAGES
+        stage = serializers.ChoiceField(choices=("mlr", "kd", "coarse", "fine", "teacher", "augment", "student"))  # per metric: training.STAGES
         model_name = serializers.SlugField(required=False, allow_blank=True, default="")
         init_from = serializers.CharField(required=False, allow_blank=True, default="")
         encoder = serializers.CharField(required=False, allow_blank=True, default="")
@@ -132,6 +132,17 @@ class TrainingRunCreateApi(APIView):
         validation_limit = serializers.IntegerField(required=False, min_value=0)
         max_steps = serializers.IntegerField(required=False, min_value=0)
         seed = serializers.IntegerField(required=False)
+        # MDD-Eval (metric mdd_eval): augment's sources and models; the student's data set and threshold
+        train_data = serializers.CharField(required=False, allow_blank=True, default="",
+                                           help_text="mdd_eval student: the augmented data set's name")
+        sources = serializers.CharField(required=False, allow_blank=True, default="")
+        per_technique = serializers.IntegerField(required=False, min_value=1)
+        pairs_limit = serializers.IntegerField(required=False, min_value=0)
+        mask_model = serializers.CharField(required=False, allow_blank=True, default="")
+        translate_forward = serializers.CharField(required=False, allow_blank=True, default="")
+        translate_backward = serializers.CharField(required=False, allow_blank=True, default="")
+        generator_model = serializers.CharField(required=False, allow_blank=True, default="")
+        threshold = serializers.FloatField(required=False, min_value=0, max_value=1)
 
     @extend_schema(request=InputSerializer, responses={201: TrainingRunOutputSerializer})
     def post(self, request):

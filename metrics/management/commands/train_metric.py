@@ -16,6 +16,7 @@ import argparse
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics import training
+from metrics.management.mdd_arguments import MDD_OPTIONS, MDD_STAGES, add_mdd_arguments
 from metrics.models import RunStatus, TrainingRun
 from ml.trainers import TqdmCallback
 
@@ -38,8 +39,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("metric", choices=training.TRAINABLE)
-        parser.add_argument("--stage", choices=("mlr", "kd", "coarse", "fine"),
-                            help="quantidce: mlr (default), kd; self_eval: coarse (default), fine")
+        parser.add_argument("--stage", choices=("mlr", "kd", "coarse", "fine", *MDD_STAGES),
+                            help="quantidce: mlr (default), kd; self_eval: coarse (default), fine; "
+                                 "mdd_eval: teacher (default), augment, student")
         parser.add_argument("--name", default="", help="name of the MetricModel to register (default METRIC-STAGE-runN)")
         parser.add_argument("--encoder", help="Hugging Face name or local path (default: the packaged MiniLM)")
         parser.add_argument("--init-from", help="a MetricModel name or model directory to start from (KD: required)")
@@ -69,6 +71,7 @@ class Command(BaseCommand):
         parser.add_argument("--cache-features", action="store_true", default=None,
                             help="self_eval with --freeze-encoder: compute the frozen encoder's features once and "
                                  "train the head on them (the CPU-friendly option)")
+        add_mdd_arguments(parser)
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
 
@@ -81,7 +84,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--resume: run {run.pk} is done already (model {run.result})")
             TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, finished_at=None)
         else:
-            given = {field: options[option] for option, field in OPTIONS.items() if options.get(option) is not None}
+            given = {field: options[option] for option, field in (OPTIONS | MDD_OPTIONS).items() if options.get(option) is not None}
             try:
                 stage = options["stage"] or training.STAGES[options["metric"]][0]
                 run = training.training_run_create(metric=options["metric"], stage=stage,
@@ -95,4 +98,6 @@ class Command(BaseCommand):
         if run.status != RunStatus.DONE:
             raise CommandError(f"training run {run.pk} {run.status}: {run.log.splitlines()[-1] if run.log else ''}")
         self.stdout.write(self.style.SUCCESS(
-            f"Training run {run.pk}: {run.status}. Model {run.result.name} at {run.result.artifact_path}. {run.log}"))
+            f"Training run {run.pk}: {run.status}. "
+            + (f"Model {run.result.name} at {run.result.artifact_path}. " if run.result else "")  # augment: a data set
+            + run.log))
