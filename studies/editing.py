@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from studies import allocation, designs, services
-from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemResponse
+from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -268,8 +268,8 @@ def questionnaire_problem(value: Any) -> str | None:
 
 @transaction.atomic
 def study_duplicate(*, study: Study, title: str | None = None, experiment: Experiment | None = None) -> Study:
-    """A new draft copy of the study: every setting, its criteria and its items (check items with
-    their rules), no raters. The copy has no deadline (the original's may have passed) and is not
+    """A new draft copy of the study: every setting (its unit of judgement too), its criteria and its
+    items (check items with their rules; a dialogue item's anchor and ranked dialogues), no raters. The copy has no deadline (the original's may have passed) and is not
     paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
     if study.platform == Study.Platform.BENCHMARK:
         raise services.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
@@ -280,7 +280,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
         design_config=study.design_config,
         criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
         raters_per_item=study.raters_per_item, items_per_assignment=study.items_per_assignment,
-        instructions=study.instructions, platform=study.platform, platform_config=config,
+        instructions=study.instructions, platform=study.platform, platform_config=config, unit=study.unit,
     )
     copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
     copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
@@ -295,6 +295,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     items = StudyItem.objects.bulk_create([
         StudyItem(study=copy, conversation_id=i.conversation_id, position=i.position,
                   reference_response_id=i.reference_response_id, reference_value=i.reference_value,
+                  reference_conversation_id=i.reference_conversation_id,
                   check_kind=i.check_kind, check_rules=i.check_rules)
         for i in originals
     ])
@@ -302,6 +303,11 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     StudyItemResponse.objects.bulk_create([
         StudyItemResponse(item_id=new_id[link.item_id], response_id=link.response_id, position=link.position)
         for link in StudyItemResponse.objects.filter(item__study=study).order_by("item_id", "position")
+    ], batch_size=2000)
+    # A dialogue-unit BWS item ranks several whole dialogues (StudyItemConversation), not responses.
+    StudyItemConversation.objects.bulk_create([
+        StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)
+        for link in StudyItemConversation.objects.filter(item__study=study).order_by("item_id", "position")
     ], batch_size=2000)
     return copy
 
