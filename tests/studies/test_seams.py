@@ -1,11 +1,22 @@
 """Where the features meet: duplicate, edit, browse, plan, live panel, study page, crowd simulation
 and the experiment report for the bws_tuples and pairwise designs and for dialogue-unit studies."""
 
+import html
+import math
+import re
+
 import numpy as np
 import pytest
 
-from studies import bws_tuples, editing, services
-from studies.models import Conversation, StudyItemConversation
+from studies import browser_selectors, bws_tuples, editing, planning, services
+from studies.models import (
+    BestWorstChoice,
+    Comparison,
+    Conversation,
+    Rating,
+    StudyItemConversation,
+    StudyItemResponse,
+)
 from tests.studies.test_dialogue_study import fed_corpus  # noqa: F401 - a fixture
 from tests.studies.test_pairwise import answer_all as pairwise_answer_all
 
@@ -14,8 +25,9 @@ CRITERIA = ("readability", "coherence")
 
 
 def start(study, name, seed=None):
-    return services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=name),
-                                     seed=seed)
+    return services.assignment_start(
+        study=study, rater=services.rater_get_or_create(platform="invite", external_id=name), seed=seed
+    )
 
 
 def rate_tuples(study, raters=2):
@@ -23,8 +35,11 @@ def rate_tuples(study, raters=2):
         assignment = start(study, f"t{i}")
         for slot in assignment.assignment_items.all():
             order = list(slot.response_order)
-            bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
-                                      answers={c: {"best": order[0], "worst": order[-1]} for c in CRITERIA})
+            bws_tuples.choices_record(
+                assignment=assignment,
+                item_id=slot.item_id,
+                answers={c: {"best": order[0], "worst": order[-1]} for c in CRITERIA},
+            )
         services.assignment_submit(assignment=assignment)
 
 
@@ -40,15 +55,25 @@ def rate_likert(study, raters=2, prefix="l"):
     for i in range(raters):
         assignment = start(study, f"{prefix}{i}", seed=i)
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
-                c: {r: int(rng.integers(1, 6)) for r in slot.response_order} for c in CRITERIA})
+            services.ratings_record(
+                assignment=assignment,
+                item_id=slot.item_id,
+                answers={c: {r: int(rng.integers(1, 6)) for r in slot.response_order} for c in CRITERIA},
+            )
         services.assignment_submit(assignment=assignment)
 
 
 def dialogue_study(user, corpus_slug, design="likert", publish=True, **config):
     experiment = services.experiment_create(owner=user, title=f"Dialogue {design}")
-    study = services.study_create(experiment=experiment, title=f"dialogue {design}", design=design, unit="dialogue",
-                                  design_config=config or None, raters_per_item=2, items_per_assignment=8)
+    study = services.study_create(
+        experiment=experiment,
+        title=f"dialogue {design}",
+        design=design,
+        unit="dialogue",
+        design_config=config or None,
+        raters_per_item=2,
+        items_per_assignment=8,
+    )
     corpus = Conversation.objects.filter(corpus__slug=corpus_slug).first().corpus
     extra = {"reference_conversation": "fed-d0"} if design == "rme" else {}
     services.study_items_build(study=study, corpus=corpus, seed=3, **extra)
@@ -59,13 +84,22 @@ def dialogue_study(user, corpus_slug, design="likert", publish=True, **config):
 
 
 def items_signature(study):
-    return [(i.position, i.conversation_id, i.reference_response_id, i.reference_conversation_id, i.reference_value,
-             list(i.item_responses.order_by("position").values_list("response_id", "position")),
-             list(i.item_conversations.order_by("position").values_list("conversation_id", "position")))
-            for i in study.items.order_by("position")]
+    return [
+        (
+            i.position,
+            i.conversation_id,
+            i.reference_response_id,
+            i.reference_conversation_id,
+            i.reference_value,
+            list(i.item_responses.order_by("position").values_list("response_id", "position")),
+            list(i.item_conversations.order_by("position").values_list("conversation_id", "position")),
+        )
+        for i in study.items.order_by("position")
+    ]
 
 
 # --- duplicate and edit ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
 def test_duplicating_a_tuples_or_pairwise_study_copies_its_items(make_study, design):
@@ -86,6 +120,172 @@ def test_duplicating_a_dialogue_study_keeps_the_unit_its_anchor_and_its_dialogue
     if design == "rme":
         assert all(i.reference_conversation_id for i in copy.items.all())
     if design == "bws":
-        assert StudyItemConversation.objects.filter(item__study=copy).count() == \
-            StudyItemConversation.objects.filter(item__study=study).count() > 0
+        assert (
+            StudyItemConversation.objects.filter(item__study=copy).count()
+            == StudyItemConversation.objects.filter(item__study=study).count()
+            > 0
+        )
     services.study_publish(study=copy)
+
+
+@pytest.mark.parametrize(("old", "new"), [("likert", "pairwise"), ("pairwise", "bws_tuples"), ("bws_tuples", "likert")])
+def test_a_draft_changes_design_to_and_from_tuples_and_pairwise_and_builds_again(make_study, corpus, old, new):
+    study = make_study(old, publish=False)
+    study, notes = editing.study_update(study=study, values={"design": new, "design_config": {}})
+    study.refresh_from_db()
+    assert study.design == new and study.items.count() == 0 and notes
+    assert StudyItemResponse.objects.filter(item__study=study).count() == 0
+    services.study_items_build(
+        study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human"
+    )
+    services.study_publish(study=study)
+    assert study.items.exists()
+
+
+def edit_form_post(page: str) -> dict:
+    """What the browser sends back from the edit form as rendered (inputs, selected options, textareas)."""
+    data = {}
+    page = page[page.index('data-testid="study-edit-form"') :]
+    page = page[: page.index("</form>")]
+    for tag in re.findall(r"<input[^>]*>", page):
+        name, value = re.search(r'name="([^"]+)"', tag), re.search(r'value="([^"]*)"', tag)
+        if name is None or tag.find("disabled") >= 0:
+            continue
+        if re.search(r'type="(radio|checkbox)"', tag) and "checked" not in tag:
+            continue
+        data[name.group(1)] = html.unescape(value.group(1)) if value else ""
+    for name, body in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', page, re.S):
+        data[name] = html.unescape(body)
+    for name, body in re.findall(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', body)
+        if chosen:
+            data[name] = html.unescape(chosen.group(1))
+    return data
+
+
+@pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
+def test_the_edit_form_of_a_tuples_or_pairwise_study_renders_and_saves_unchanged(client, user, make_study, design):
+    study = make_study(design)
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/edit/")
+    assert page.status_code == 200
+    config = dict(study.design_config)
+    data = edit_form_post(page.content.decode())
+    data["instructions"] = "New words"
+    saved = client.post(f"/studies/{study.slug}/edit/", data)
+    assert saved.status_code == 302, saved.content.decode()[:3000]
+    study.refresh_from_db()
+    assert study.instructions == "New words" and study.design_config == config and study.design == design
+
+
+@pytest.mark.parametrize("design", ["likert", "rme", "bws"])
+def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client, user, fed_corpus, design):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/edit/")
+    assert page.status_code == 200 and "dialogue" in page.content.decode().lower()
+    data = edit_form_post(page.content.decode())
+    data["title"] = "Renamed dialogue study"
+    saved = client.post(f"/studies/{study.slug}/edit/", data)
+    assert saved.status_code == 302, saved.content.decode()[:3000]
+    study.refresh_from_db()
+    assert study.title == "Renamed dialogue study" and study.unit == "dialogue" and study.items.exists()
+
+
+# --- study page, browser, planning -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", ["bws_tuples", "pairwise", "likert", "bws", "rme", "bme"])
+def test_the_study_page_and_the_browser_render_for_each_response_design_with_judgments(
+    client, user, make_study, design
+):
+    study = make_study(design, raters_per_item=2, items_per_assignment=6)
+    if design == "bws_tuples":
+        rate_tuples(study)
+    elif design == "pairwise":
+        rate_pairs(study)
+    client.force_login(user)
+    assert client.get(f"/studies/{study.slug}/").status_code == 200
+    page = client.get(f"/studies/{study.slug}/browse/")
+    assert page.status_code == 200
+    plan = planning.pay_plan(study)
+    assert plan["places"] == math.ceil(study.items.count() * 2 / min(6, study.items.count()))
+
+
+def test_the_browser_shows_best_and_worst_picks_of_a_tuples_study(make_study):
+    study = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48)
+    rate_tuples(study, raters=1)
+    page, rows = browser_selectors.item_page(study)
+    choice = BestWorstChoice.objects.filter(assignment__study=study).order_by("item__position").first()
+    row = next(r for r in rows if r.item.pk == choice.item_id)
+    line = next(line for line in row.ratings if line["criterion"] == choice.criterion.name)
+    ids = [r["id"] for r in row.responses]
+    assert line["cells"][ids.index(choice.best_id)] == "best" and line["cells"][ids.index(choice.worst_id)] == "worst"
+    # The rater filter finds the items a rater judged.
+    rater_id = choice.assignment.rater_id
+    _, only = browser_selectors.item_page(study, rater=rater_id)
+    assert only and all(r.ratings for r in only)
+
+
+def test_the_browser_shows_the_choice_of_a_pairwise_study(make_study):
+    study = make_study("pairwise", raters_per_item=2, items_per_assignment=6)
+    rate_pairs(study, raters=1)
+    comparison = Comparison.objects.filter(assignment__study=study).first()
+    _, rows = browser_selectors.item_page(study, rater=comparison.assignment.rater_id)
+    row = next(r for r in rows if r.item.pk == comparison.item_id)
+    line = next(line for line in row.ratings if line["criterion"] == comparison.criterion.name)
+    ids = [r["id"] for r in row.responses]
+    cells = dict(zip(ids, line["cells"], strict=True))
+    winner = {"left": comparison.left_id, "right": comparison.right_id}[comparison.choice]
+    assert cells[winner] == "better" and sorted(map(str, cells.values())) == ["better", "worse"]
+
+
+@pytest.mark.parametrize("design", ["likert", "bws"])
+def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    assignment = start(study, "d0", seed=1)
+    for slot in assignment.assignment_items.all():
+        services.ratings_record(
+            assignment=assignment,
+            item_id=slot.item_id,
+            answers={c: {cid: i + 1 for i, cid in enumerate(slot.response_order)} for c in CRITERIA},
+        )
+    services.assignment_submit(assignment=assignment)
+    _, rows = browser_selectors.item_page(study)
+    rating = Rating.objects.filter(assignment=assignment, criterion__name="coherence").first()
+    row = next(r for r in rows if r.item.pk == rating.item_id)
+    line = next(line for line in row.ratings if line["criterion"] == "coherence")
+    shown = [r["id"] for r in row.responses]
+    assert rating.conversation_id in shown and line["cells"][shown.index(rating.conversation_id)] == (
+        rating.value if rating.value is not None else rating.rank
+    )
+    client.force_login(user)
+    assert client.get(f"/studies/{study.slug}/").status_code == 200
+    page = client.get(f"/studies/{study.slug}/browse/")
+    assert page.status_code == 200 and "fed-d" in page.content.decode()
+
+
+@pytest.mark.parametrize(("design", "words"), [("bws_tuples", {"best", "worst"}), ("pairwise", {"better", "worse"})])
+def test_the_browser_page_and_api_show_choices_of_tuples_and_pairwise_studies(
+    client, api, user, make_study, design, words
+):
+    study = make_study(design, raters_per_item=2, items_per_assignment=48)
+    (rate_tuples if design == "bws_tuples" else rate_pairs)(study, raters=1)
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/browse/?flagged=0").content.decode()
+    cells = set(re.findall(r'<td data-testid="judgment">([^<]*)</td>', page))
+    assert words <= cells
+    body = api.get(f"/api/studies/{study.slug}/browse/")
+    assert body.status_code == 200
+    lines = [line for item in body.json()["results"] for line in item["ratings"]]
+    assert lines and all(set(line["choices"]) - {None} <= words | {"tie"} for line in lines)
+    assert all(set(line["choices"]) & words for line in lines) and all(v is None for ln in lines for v in ln["values"])
+
+
+def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_corpus):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, "likert")
+    rate_likert(study, raters=1)
+    body = api.get(f"/api/studies/{study.slug}/browse/").json()
+    item = body["results"][0]
+    assert [r["text"] for r in item["responses"]] == [item["conversation"]]
+    assert item["ratings"] and all(isinstance(line["values"][0], float) for line in item["ratings"])
