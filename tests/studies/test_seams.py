@@ -14,6 +14,7 @@ from studies.models import (
     Comparison,
     Conversation,
     Rating,
+    Study,
     StudyItemConversation,
     StudyItemResponse,
 )
@@ -289,3 +290,33 @@ def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_
     item = body["results"][0]
     assert [r["text"] for r in item["responses"]] == [item["conversation"]]
     assert item["ratings"] and all(isinstance(line["values"][0], float) for line in item["ratings"])
+
+
+# --- live reliability panel -------------------------------------------------------------------------
+
+
+def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(client, user, make_study):
+    from studies.pairwise_selectors import pairwise_report
+
+    study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
+    rate_pairs(study, raters=3)
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    live = page[page.index('id="live"') :]
+    assert "No submitted ratings yet" not in live and 'data-testid="live-pairwise"' in live
+    expected = {
+        c["criterion"]: c["agreement"] for c in pairwise_report(Study.objects.filter(pk=study.pk))[0]["criteria"]
+    }
+    for criterion, agreement in expected.items():
+        row = re.search(rf'<tr data-testid="live-pairwise-{criterion}">(.*?)</tr>', live, re.S).group(1)
+        shown = "–" if agreement["alpha"] is None else f"{agreement['alpha']:.3f}"
+        assert shown in row, (row, agreement)
+
+
+def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, "likert")
+    rate_likert(study, raters=2)
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    live = page[page.index('id="live"') :]
+    assert 'data-testid="live-readability"' in live and 'data-testid="live-coherence"' in live
