@@ -2,14 +2,18 @@
 and the experiment report for the bws_tuples and pairwise designs and for dialogue-unit studies."""
 
 import html
+import io
 import math
+import random
 import re
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 
 from studies import browser_selectors, bws_tuples, editing, planning, services
 from studies.models import (
+    Assignment,
     BestWorstChoice,
     Comparison,
     Conversation,
@@ -320,3 +324,45 @@ def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus)
     page = client.get(f"/studies/{study.slug}/").content.decode()
     live = page[page.index('id="live"') :]
     assert 'data-testid="live-readability"' in live and 'data-testid="live-coherence"' in live
+
+
+# --- crowd simulation ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
+def test_simulated_raters_complete_a_tuples_or_pairwise_study(make_study, design):
+    study = make_study(design, raters_per_item=2, items_per_assignment=3, platform="prolific")
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "simulate_crowd", study.slug, "--raters", "2", "--platform", "prolific", "--seed", "7", stdout=out, stderr=err
+    )
+    assert "2/2 simulated raters completed" in out.getvalue(), (out.getvalue(), err.getvalue())
+    model = BestWorstChoice if design == "bws_tuples" else Comparison
+    assert model.objects.filter(assignment__study=study).count() == 2 * 3 * len(CRITERIA)
+    assert set(Assignment.objects.filter(study=study).values_list("status", flat=True)) == {"submitted"}
+
+
+@pytest.mark.parametrize("design", ["likert", "bws", "rme"])
+def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
+    Study.objects.filter(pk=study.pk).update(platform="prolific", items_per_assignment=2)
+    services.study_publish(study=Study.objects.get(pk=study.pk))
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "simulate_crowd", study.slug, "--raters", "2", "--platform", "prolific", "--seed", "3", stdout=out, stderr=err
+    )
+    assert "2/2 simulated raters completed" in out.getvalue(), (out.getvalue(), err.getvalue())
+    ratings = Rating.objects.filter(assignment__study=study)
+    assert ratings.exists() and not ratings.filter(conversation__isnull=True).exists()
+
+
+def test_the_simulated_rater_never_picks_the_same_response_as_best_and_worst():
+    from crowd.simulation import fill, parse_forms
+
+    radios = "".join(
+        f'<input type="radio" name="r0-{kind}-coherence" value="{v}">' for kind in ("best", "worst") for v in (11, 12)
+    )
+    form = parse_forms(f'<form method="post" action="/x/">{radios}</form>')[0]
+    picks = [fill(form, random.Random(seed)) for seed in range(40)]
+    assert all(p["r0-best-coherence"] != p["r0-worst-coherence"] for p in picks)
+    assert {p["r0-best-coherence"] for p in picks} == {"11", "12"}
