@@ -3,11 +3,14 @@ and the experiment report for the bws_tuples and pairwise designs and for dialog
 
 import html
 import io
+import json
 import math
 import random
 import re
 
 import numpy as np
+import openpyxl
+import pandas as pd
 import pytest
 from django.core.management import call_command
 
@@ -366,3 +369,54 @@ def test_the_simulated_rater_never_picks_the_same_response_as_best_and_worst():
     picks = [fill(form, random.Random(seed)) for seed in range(40)]
     assert all(p["r0-best-coherence"] != p["r0-worst-coherence"] for p in picks)
     assert {p["r0-best-coherence"] for p in picks} == {"11", "12"}
+
+
+# --- an experiment mixing designs: report page, figures, API, downloads ------------------------------
+
+
+def test_an_experiment_mixing_likert_pairwise_and_tuples_reports_and_exports_every_condition(
+    client, api, user, make_study
+):
+    experiment = services.experiment_create(owner=user, title="Three designs")
+    likert = make_study("likert", raters_per_item=2, items_per_assignment=6, experiment=experiment)
+    pairs = make_study("pairwise", raters_per_item=2, items_per_assignment=48, experiment=experiment)
+    tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48, experiment=experiment)
+    rate_likert(likert)
+    rate_pairs(pairs)
+    rate_tuples(tuples)
+    client.force_login(user)
+    page = client.get(f"/experiments/{experiment.slug}/report/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'id="bws-tuples"' in text and "pairwise-alpha" in text
+    for url in re.findall(r'<img src="([^"]+\.svg[^"]*)"', text):
+        assert client.get(html.unescape(url)).status_code == 200, url
+    body = api.get(f"/api/experiments/{experiment.slug}/report/")
+    assert body.status_code == 200
+    report = body.json()
+    assert {e["condition"] for e in report["bws_tuples"]} == {tuples.slug}
+    assert [e["slug"] for e in report["pairwise"]] == [pairs.slug]
+    assert likert.slug in {row["condition"] for row in report["tables"]["table1"]}
+    csv_report = client.get(f"/experiments/{experiment.slug}/report.csv")
+    assert csv_report.status_code == 200 and likert.slug in csv_report.content.decode()
+    xlsx = client.get(f"/experiments/{experiment.slug}/report.xlsx")
+    assert xlsx.status_code == 200
+    sheets = openpyxl.load_workbook(io.BytesIO(xlsx.content), read_only=True).sheetnames
+    assert "BWS tuples split-half" in sheets and any("airwise" in s or "Position bias" in s for s in sheets)
+    exported = {}
+    for fmt in ("csv", "jsonl", "xlsx"):
+        response = client.get(f"/experiments/{experiment.slug}/export.{fmt}")
+        assert response.status_code == 200, fmt
+        exported[fmt] = b"".join(response.streaming_content) if response.streaming else response.content
+    frame = pd.read_csv(io.StringIO(exported["csv"].decode()))
+    assert set(frame["study"]) == {likert.slug, pairs.slug, tuples.slug}
+    judged = frame[frame["design"] == "pairwise"]
+    comparisons = Comparison.objects.filter(assignment__study=pairs)
+    assert len(judged) == comparisons.count() and judged["value"].isna().all() and judged["response"].isna().all()
+    assert set(judged["choice"]) <= {"left", "right", "tie"} and judged["left_system"].notna().all()
+    assert frame.loc[frame["design"] == "likert", "choice"].isna().all()
+    lines = [json.loads(line) for line in exported["jsonl"].decode().splitlines()]
+    assert len(lines) == len(frame) and sum(line["design"] == "pairwise" for line in lines) == len(judged)
+    sheet = openpyxl.load_workbook(io.BytesIO(exported["xlsx"]), read_only=True)["ratings"]
+    rows = list(sheet.iter_rows(values_only=True))
+    assert list(rows[0]) == list(frame.columns) and len(rows) - 1 == len(frame)
