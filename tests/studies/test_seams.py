@@ -420,3 +420,27 @@ def test_an_experiment_mixing_likert_pairwise_and_tuples_reports_and_exports_eve
     sheet = openpyxl.load_workbook(io.BytesIO(exported["xlsx"]), read_only=True)["ratings"]
     rows = list(sheet.iter_rows(values_only=True))
     assert list(rows[0]) == list(frame.columns) and len(rows) - 1 == len(frame)
+
+
+# --- the demo -----------------------------------------------------------------------------------------
+
+
+def test_the_demo_loads_and_every_new_page_works_on_it(client):
+    from studies.demo import DEMO_EXPERIMENT, demo_user
+
+    call_command("load_demo", stdout=io.StringIO())
+    client.force_login(demo_user())
+    studies = list(Study.objects.filter(experiment__slug=DEMO_EXPERIMENT))
+    assert len(studies) == 4
+    for study in studies:
+        for url in (
+            f"/studies/{study.slug}/",
+            f"/studies/{study.slug}/edit/",
+            f"/studies/{study.slug}/browse/",
+            f"/studies/{study.slug}/report/",
+            f"/studies/{study.slug}/export.xlsx",
+        ):
+            assert client.get(url).status_code == 200, url
+        copy = editing.study_duplicate(study=study)
+        assert copy.items.count() == study.items.count()
+    assert client.get(f"/experiments/{DEMO_EXPERIMENT}/report/").status_code == 200
