@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, designs, services
+from studies import allocation, designs, dialogue_studies, services
 from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
@@ -136,6 +136,9 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                 except ValidationError as error:
                     errors.update(error.message_dict)
                 else:
+                    refused = dialogue_studies.unit_problems(study.unit, design).get("unit")
+                    if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
+                        errors["design"] = refused
                     if design == Design.BWS and study.design == Design.BWS:
                         shown = _bws_items_size(study)
                         if shown is not None and shown != config["tuple_size"]:

@@ -12,6 +12,7 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from studies import browser_selectors, bws_tuples, editing, planning, services
@@ -444,3 +445,20 @@ def test_the_demo_loads_and_every_new_page_works_on_it(client):
         copy = editing.study_duplicate(study=study)
         assert copy.items.count() == study.items.count()
     assert client.get(f"/experiments/{DEMO_EXPERIMENT}/report/").status_code == 200
+
+
+# --- dialogue units and the choice designs ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", ["pairwise", "bws_tuples", "bme"])
+def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_edit(user, fed_corpus, design):  # noqa: F811
+    experiment = services.experiment_create(owner=user, title="Refused")
+    with pytest.raises(ValidationError) as error:
+        services.study_create(experiment=experiment, title="t", design=design, unit="dialogue")
+    assert "dialogue" in error.value.message_dict["unit"][0] and not experiment.studies.exists()
+    study = dialogue_study(user, fed_corpus, "likert", publish=False)
+    with pytest.raises(ValidationError) as error:
+        editing.study_update(study=study, values={"design": design, "design_config": {}})
+    assert "dialogue" in error.value.message_dict["design"][0]
+    study.refresh_from_db()
+    assert study.design == "likert" and study.items.exists()
