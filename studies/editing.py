@@ -108,7 +108,8 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
 
     Structure (design, design_config, criteria) changes only while ``structure_lock_reason`` is None;
     a design change drops the built items (they were chosen for the old design) but keeps check items
-    only when the design stays. Validation names every bad field and nothing is written then."""
+    only when the design stays; so does a new tuple size in a dialogue BWS study (its tuples of whole
+    dialogues were cut to the old size; a response BWS item's size follows its systems instead). Validation names every bad field and nothing is written then."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     errors: dict[str, Any] = {}
     notes: list[str] = []
@@ -119,6 +120,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
     design = structure.get("design", study.design)
     criteria_specs: list[dict[str, str]] | None = None
+    rebuild = False  # a dialogue BWS study's tuple size changed: its tuples of dialogues go
     if structure:
         same = (design == study.design
                 and ("design_config" not in structure
@@ -142,9 +144,12 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                     if design == Design.BWS and study.design == Design.BWS:
                         shown = _bws_items_size(study)
                         if shown is not None and shown != config["tuple_size"]:
-                            errors["design_config.tuple_size"] = (
-                                f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
-                                f"or build the items again with other systems (the size follows them)")
+                            if study.is_dialogue:  # tuples of dialogues follow the setting: rebuild them
+                                rebuild = True
+                            else:
+                                errors["design_config.tuple_size"] = (
+                                    f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
+                                    f"or build the items again with other systems (the size follows them)")
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
                 criteria_specs = _criteria_specs(structure["criteria"], errors)
@@ -196,6 +201,9 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
         removed, _ = StudyItem.objects.filter(study=study).delete()
         if removed:
             notes.append("The design changed, so the items were removed: build them again for the new design.")
+    elif rebuild:
+        StudyItem.objects.filter(study=study).delete()
+        notes.append("The tuple size changed, so the tuples of dialogues were removed: build the items again.")
     for field, value in changes.items():
         setattr(study, field, value)
     if changes:
@@ -239,9 +247,12 @@ def _config_or_none(design: str, config: Any) -> dict | None:
 
 
 def _bws_items_size(study: Study) -> int | None:
-    """How many responses the study's (non-check) items show, or None without items."""
+    """How many responses (whole dialogues, in a dialogue-unit study) the study's (non-check) items
+    show, or None without items."""
     first = study.items.filter(check_kind="").order_by("position").first()
-    return None if first is None else first.item_responses.count()
+    if first is None:
+        return None
+    return first.item_conversations.count() if study.is_dialogue else first.item_responses.count()
 
 
 def questionnaire_problem(value: Any) -> str | None:

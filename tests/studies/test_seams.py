@@ -462,3 +462,16 @@ def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_ed
     assert "dialogue" in error.value.message_dict["design"][0]
     study.refresh_from_db()
     assert study.design == "likert" and study.items.exists()
+
+
+def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_corpus):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, "bws", publish=False, tuple_size=3)
+    study, _ = editing.study_update(
+        study=study, values={"design": "bws", "design_config": {"tuple_size": 3}, "criteria": ["coherence"]}
+    )
+    assert list(study.criteria.values_list("name", flat=True)) == ["coherence"] and study.items.exists()
+    study, notes = editing.study_update(study=study, values={"design": "bws", "design_config": {"tuple_size": 4}})
+    assert study.design_config["tuple_size"] == 4 and not study.items.exists() and "build the items again" in notes[0]
+    corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
+    assert services.study_items_build(study=study, corpus=corpus, seed=1) == 8 // 4
+    assert {i.item_conversations.count() for i in study.items.all()} == {4}
