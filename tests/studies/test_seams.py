@@ -249,7 +249,7 @@ def test_the_browser_shows_the_choice_of_a_pairwise_study(make_study):
     assert cells[winner] == "better" and sorted(map(str, cells.values())) == ["better", "worse"]
 
 
-@pytest.mark.parametrize("design", ["likert", "bws"])
+@pytest.mark.parametrize("design", ["likert", "bws", "rme"])
 def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):  # noqa: F811
     study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
     assignment = start(study, "d0", seed=1)
@@ -272,6 +272,8 @@ def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corp
     assert client.get(f"/studies/{study.slug}/").status_code == 200
     page = client.get(f"/studies/{study.slug}/browse/")
     assert page.status_code == 200 and "fed-d" in page.content.decode()
+    for url in ("report/", "report.csv", "report.xlsx", "export.csv", "export.xlsx"):
+        assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
 
 
 @pytest.mark.parametrize(("design", "words"), [("bws_tuples", {"best", "worst"}), ("pairwise", {"better", "worse"})])
