@@ -477,3 +477,27 @@ def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
     assert services.study_items_build(study=study, corpus=corpus, seed=1) == 8 // 4
     assert {i.item_conversations.count() for i in study.items.all()} == {4}
+
+
+def admitted(study):
+    """How many raters the study takes before it refuses more (every place taken)."""
+    for n in range(500):
+        try:
+            start(study, f"cap{n}", seed=n)
+        except services.AssignmentRefused:
+            return n
+    raise AssertionError("the study never filled")
+
+
+@pytest.mark.parametrize("design", ["pairwise", "bws_tuples"])
+def test_the_pay_plan_counts_the_raters_a_choice_study_takes(make_study, design):
+    study = make_study(design, raters_per_item=2, items_per_assignment=5)
+    assert planning.pay_plan(study)["places"] == admitted(study) > 0
+
+
+@pytest.mark.parametrize("design", ["likert", "bws"])
+def test_the_pay_plan_counts_the_raters_a_dialogue_study_takes(user, fed_corpus, design):  # noqa: F811
+    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    Study.objects.filter(pk=study.pk).update(items_per_assignment=1)
+    study.refresh_from_db()
+    assert planning.pay_plan(study)["places"] == admitted(study) == study.items.count() * 2
