@@ -193,6 +193,9 @@ def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/edit/")
     assert page.status_code == 200 and "dialogue" in page.content.decode().lower()
+    units = re.findall(r'<input[^>]*name="unit"[^>]*>', page.content.decode())
+    assert units and all("disabled" in tag for tag in units)  # fixed: chosen when the study was created
+    assert any('value="dialogue"' in tag and "checked" in tag for tag in units)
     data = edit_form_post(page.content.decode())
     data["title"] = "Renamed dialogue study"
     saved = client.post(f"/studies/{study.slug}/edit/", data)
@@ -501,3 +504,27 @@ def test_the_pay_plan_counts_the_raters_a_dialogue_study_takes(user, fed_corpus,
     Study.objects.filter(pk=study.pk).update(items_per_assignment=1)
     study.refresh_from_db()
     assert planning.pay_plan(study)["places"] == admitted(study) == study.items.count() * 2
+
+
+def test_an_experiment_of_dialogue_conditions_reports_and_exports_them(client, api, user, fed_corpus):  # noqa: F811
+    likert = dialogue_study(user, fed_corpus, "likert")
+    bws = dialogue_study(user, fed_corpus, "bws", publish=False, tuple_size=3)
+    Study.objects.filter(pk=bws.pk).update(experiment=likert.experiment)
+    services.study_publish(study=Study.objects.get(pk=bws.pk))
+    rate_likert(likert, raters=2)
+    for i in range(2):
+        assignment = start(bws, f"b{i}", seed=i)
+        for slot in assignment.assignment_items.all():
+            ranks = {cid: (n + i) % len(slot.response_order) + 1 for n, cid in enumerate(slot.response_order)}
+            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=dict.fromkeys(CRITERIA, ranks))
+        services.assignment_submit(assignment=assignment)
+    slug = likert.experiment.slug
+    client.force_login(user)
+    page = client.get(f"/experiments/{slug}/report/")
+    assert page.status_code == 200
+    for url in re.findall(r'<img src="([^"]+\.svg[^"]*)"', page.content.decode()):
+        assert client.get(html.unescape(url)).status_code == 200, url
+    report = api.get(f"/api/experiments/{slug}/report/").json()
+    assert {row["condition"] for row in report["tables"]["table1"]} == {likert.slug, bws.slug}
+    for url in ("report.csv", "report.xlsx", "export.csv", "export.jsonl", "export.xlsx"):
+        assert client.get(f"/experiments/{slug}/{url}").status_code == 200, url
