@@ -528,3 +528,33 @@ def test_an_experiment_of_dialogue_conditions_reports_and_exports_them(client, a
     assert {row["condition"] for row in report["tables"]["table1"]} == {likert.slug, bws.slug}
     for url in ("report.csv", "report.xlsx", "export.csv", "export.jsonl", "export.xlsx"):
         assert client.get(f"/experiments/{slug}/{url}").status_code == 200, url
+
+
+@pytest.mark.parametrize(
+    ("design", "says"),
+    [
+        ("likert", "For each dialogue you pick one point on a 5-point scale"),
+        ("rme", "comes with a reference dialogue worth 100"),
+        ("bws", "you put its 3 dialogues in order from best to worst"),
+    ],
+)
+def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues(
+    client,
+    user,
+    fed_corpus,
+    design,  # noqa: F811
+    says,
+):
+    study = dialogue_study(
+        user,
+        fed_corpus,
+        design,
+        publish=False,
+        **({"tuple_size": 3} if design == "bws" else {"points": 5} if design == "likert" else {}),
+    )
+    Study.objects.filter(pk=study.pk).update(platform="prolific")
+    services.study_publish(study=Study.objects.get(pk=study.pk))
+    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
+    explanation = re.search(r"<p>([^<]*)</p>", page[page.index("<main") :]).group(1)
+    assert says in html.unescape(explanation), explanation
+    assert "response" not in explanation
