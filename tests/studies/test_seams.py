@@ -26,8 +26,10 @@ from studies.models import (
     StudyItemConversation,
     StudyItemResponse,
 )
-from tests.studies.test_dialogue_study import fed_corpus  # noqa: F401 - a fixture
+from tests.studies import test_dialogue_study
 from tests.studies.test_pairwise import answer_all as pairwise_answer_all
+
+fed_corpus = test_dialogue_study.fed_corpus  # a FED dialogue-level corpus (fixture), shared with that module
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -120,7 +122,7 @@ def test_duplicating_a_tuples_or_pairwise_study_copies_its_items(make_study, des
 
 
 @pytest.mark.parametrize(("design", "config"), [("likert", {}), ("rme", {}), ("bws", {"tuple_size": 3})])
-def test_duplicating_a_dialogue_study_keeps_the_unit_its_anchor_and_its_dialogues(user, fed_corpus, design, config):  # noqa: F811
+def test_duplicating_a_dialogue_study_keeps_the_unit_its_anchor_and_its_dialogues(user, fed_corpus, design, config):
     study = dialogue_study(user, fed_corpus, design, **config)
     copy = editing.study_duplicate(study=study)
     assert copy.unit == "dialogue"
@@ -188,7 +190,7 @@ def test_the_edit_form_of_a_tuples_or_pairwise_study_renders_and_saves_unchanged
 
 
 @pytest.mark.parametrize("design", ["likert", "rme", "bws"])
-def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client, user, fed_corpus, design):  # noqa: F811
+def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client, user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/edit/")
@@ -253,7 +255,7 @@ def test_the_browser_shows_the_choice_of_a_pairwise_study(make_study):
 
 
 @pytest.mark.parametrize("design", ["likert", "bws", "rme"])
-def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):  # noqa: F811
+def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
     assignment = start(study, "d0", seed=1)
     for slot in assignment.assignment_items.all():
@@ -296,7 +298,7 @@ def test_the_browser_page_and_api_show_choices_of_tuples_and_pairwise_studies(
     assert all(set(line["choices"]) & words for line in lines) and all(v is None for ln in lines for v in ln["values"])
 
 
-def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_corpus):  # noqa: F811
+def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_corpus):
     study = dialogue_study(user, fed_corpus, "likert")
     rate_likert(study, raters=1)
     body = api.get(f"/api/studies/{study.slug}/browse/").json()
@@ -326,7 +328,7 @@ def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(clien
         assert shown in row, (row, agreement)
 
 
-def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus):  # noqa: F811
+def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus):
     study = dialogue_study(user, fed_corpus, "likert")
     rate_likert(study, raters=2)
     client.force_login(user)
@@ -352,7 +354,7 @@ def test_simulated_raters_complete_a_tuples_or_pairwise_study(make_study, design
 
 
 @pytest.mark.parametrize("design", ["likert", "bws", "rme"])
-def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):  # noqa: F811
+def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
     Study.objects.filter(pk=study.pk).update(platform="prolific", items_per_assignment=2)
     services.study_publish(study=Study.objects.get(pk=study.pk))
@@ -456,7 +458,7 @@ def test_the_demo_loads_and_every_new_page_works_on_it(client):
 
 
 @pytest.mark.parametrize("design", ["pairwise", "bws_tuples", "bme"])
-def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_edit(user, fed_corpus, design):  # noqa: F811
+def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_edit(user, fed_corpus, design):
     experiment = services.experiment_create(owner=user, title="Refused")
     with pytest.raises(ValidationError) as error:
         services.study_create(experiment=experiment, title="t", design=design, unit="dialogue")
@@ -469,7 +471,7 @@ def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_ed
     assert study.design == "likert" and study.items.exists()
 
 
-def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_corpus):  # noqa: F811
+def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_corpus):
     study = dialogue_study(user, fed_corpus, "bws", publish=False, tuple_size=3)
     study, _ = editing.study_update(
         study=study, values={"design": "bws", "design_config": {"tuple_size": 3}, "criteria": ["coherence"]}
@@ -499,14 +501,14 @@ def test_the_pay_plan_counts_the_raters_a_choice_study_takes(make_study, design)
 
 
 @pytest.mark.parametrize("design", ["likert", "bws"])
-def test_the_pay_plan_counts_the_raters_a_dialogue_study_takes(user, fed_corpus, design):  # noqa: F811
+def test_the_pay_plan_counts_the_raters_a_dialogue_study_takes(user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
     Study.objects.filter(pk=study.pk).update(items_per_assignment=1)
     study.refresh_from_db()
     assert planning.pay_plan(study)["places"] == admitted(study) == study.items.count() * 2
 
 
-def test_an_experiment_of_dialogue_conditions_reports_and_exports_them(client, api, user, fed_corpus):  # noqa: F811
+def test_an_experiment_of_dialogue_conditions_reports_and_exports_them(client, api, user, fed_corpus):
     likert = dialogue_study(user, fed_corpus, "likert")
     bws = dialogue_study(user, fed_corpus, "bws", publish=False, tuple_size=3)
     Study.objects.filter(pk=bws.pk).update(experiment=likert.experiment)
@@ -542,7 +544,7 @@ def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues
     client,
     user,
     fed_corpus,
-    design,  # noqa: F811
+    design,
     says,
 ):
     study = dialogue_study(
@@ -558,3 +560,22 @@ def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues
     explanation = re.search(r"<p>([^<]*)</p>", page[page.index("<main") :]).group(1)
     assert says in html.unescape(explanation), explanation
     assert "response" not in explanation
+
+
+@pytest.mark.parametrize("design", ["pairwise", "bws_tuples"])
+def test_the_checks_crowd_and_preview_pages_of_a_choice_study_render(client, user, make_study, design):
+    study = make_study(design, raters_per_item=2, items_per_assignment=6, platform="mturk")
+    (rate_tuples if design == "bws_tuples" else rate_pairs)(study)
+    client.force_login(user)
+    for url in ("checks/", "crowd/", "preview/"):
+        assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
+
+
+@pytest.mark.parametrize("design", ["likert", "bws"])
+def test_the_checks_crowd_and_preview_pages_of_a_dialogue_study_render(client, user, fed_corpus, design):
+    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    if design == "likert":
+        rate_likert(study, raters=1)
+    client.force_login(user)
+    for url in ("checks/", "crowd/", "preview/"):
+        assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
