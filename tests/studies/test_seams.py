@@ -579,3 +579,27 @@ def test_the_checks_crowd_and_preview_pages_of_a_dialogue_study_render(client, u
     client.force_login(user)
     for url in ("checks/", "crowd/", "preview/"):
         assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
+
+
+@pytest.mark.parametrize(
+    ("design", "unit"),
+    [
+        ("pairwise", "response"),
+        ("bws_tuples", "response"),
+        ("likert", "dialogue"),
+        ("rme", "dialogue"),
+        ("bws", "dialogue"),
+    ],
+)
+def test_a_new_draft_without_items_renders_its_pages(client, user, design, unit):
+    experiment = services.experiment_create(owner=user, title="Empty drafts")
+    study = services.study_create(experiment=experiment, title="empty", design=design, unit=unit)
+    client.force_login(user)
+    codes = {
+        url: client.get(f"/studies/{study.slug}/{url}").status_code
+        for url in ("", "edit/", "browse/", "report/", "preview/")
+    }
+    assert codes == {"": 200, "edit/": 200, "browse/": 200, "report/": 200, "preview/": 404}
+    assert planning.pay_plan(study)["places"] == 0
+    copy = editing.study_duplicate(study=study)
+    assert (copy.design, copy.unit, copy.items.count()) == (design, unit, 0)
