@@ -560,6 +560,8 @@ def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues
     explanation = re.search(r"<p>([^<]*)</p>", page[page.index("<main") :]).group(1)
     assert says in html.unescape(explanation), explanation
     assert "response" not in explanation
+    count = re.search(r'data-testid="item-count">(.*?)</p>', page, re.S).group(1)
+    assert ("sets of dialogues" if design == "bws" else "dialogues") in count and "conversations" not in count
 
 
 @pytest.mark.parametrize("design", ["pairwise", "bws_tuples"])
@@ -603,3 +605,14 @@ def test_a_new_draft_without_items_renders_its_pages(client, user, design, unit)
     assert planning.pay_plan(study)["places"] == 0
     copy = editing.study_duplicate(study=study)
     assert (copy.design, copy.unit, copy.items.count()) == (design, unit, 0)
+
+
+@pytest.mark.parametrize(
+    ("design", "noun"),
+    [("pairwise", "pairs of responses"), ("bws_tuples", "sets of responses"), ("likert", "conversations")],
+)
+def test_the_rater_start_page_counts_what_each_screen_shows(client, make_study, design, noun):
+    study = make_study(design, platform="prolific")
+    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
+    count = re.search(r'data-testid="item-count">(.*?)</p>', page, re.S).group(1)
+    assert noun in count
