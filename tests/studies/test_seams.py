@@ -616,3 +616,12 @@ def test_the_rater_start_page_counts_what_each_screen_shows(client, make_study, 
     page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
     count = re.search(r'data-testid="item-count">(.*?)</p>', page, re.S).group(1)
     assert noun in count
+
+
+def test_simulated_raters_complete_a_pairwise_study_that_requires_a_reason(make_study):
+    study = make_study("pairwise", raters_per_item=2, items_per_assignment=3, platform="prolific", reason="required")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("simulate_crowd", study.slug, "--raters", "2", "--seed", "5", stdout=out, stderr=err)
+    assert "2/2 simulated raters completed" in out.getvalue(), err.getvalue()
+    reasons = Comparison.objects.filter(assignment__study=study).values_list("reason", flat=True)
+    assert len(reasons) == 2 * 3 * len(CRITERIA) and all(r.strip() for r in reasons)
