@@ -108,8 +108,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
 
     Structure (design, design_config, criteria) changes only while ``structure_lock_reason`` is None;
     a design change drops the built items (they were chosen for the old design) but keeps check items
-    only when the design stays; so does a new tuple size in a dialogue BWS study (its tuples of whole
-    dialogues were cut to the old size; a response BWS item's size follows its systems instead). Validation names every bad field and nothing is written then."""
+    only when the design stays; so does a change of the settings the items were drawn under
+    (``ITEM_SHAPING``: bws_tuples' tuple size, factor, tries and seed, pairwise's pairs per
+    conversation) and a new tuple size in a dialogue BWS study (its tuples of whole dialogues were cut
+    to the old size; a response BWS item's size follows its systems instead). Validation names every bad field and nothing is written then."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     errors: dict[str, Any] = {}
     notes: list[str] = []
@@ -150,6 +152,8 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                                 errors["design_config.tuple_size"] = (
                                     f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
                                     f"or build the items again with other systems (the size follows them)")
+                    if design == study.design and _items_shaped_differently(design, study.design_config, config):
+                        rebuild = True
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
                 criteria_specs = _criteria_specs(structure["criteria"], errors)
@@ -202,8 +206,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
         if removed:
             notes.append("The design changed, so the items were removed: build them again for the new design.")
     elif rebuild:
-        StudyItem.objects.filter(study=study).delete()
-        notes.append("The tuple size changed, so the tuples of dialogues were removed: build the items again.")
+        removed, _ = StudyItem.objects.filter(study=study).delete()
+        if removed:
+            notes.append("The settings that shape the items (tuple size, pairs per conversation, ...) changed, so the "
+                         "items were removed: build them again.")
     for field, value in changes.items():
         setattr(study, field, value)
     if changes:
@@ -244,6 +250,16 @@ def _config_or_none(design: str, config: Any) -> dict | None:
         return designs.design_config_clean(design, config)
     except ValidationError:
         return None
+
+
+# Settings the items are built from: tuples (studies.bws_tuples) and pairs (studies.pairwise_services)
+# drawn under other values no longer match them, so a change drops the built items.
+ITEM_SHAPING = {Design.BWS_TUPLES: ("tuple_size", "factor", "tries", "seed"),
+                Design.PAIRWISE: ("pairs_per_conversation",)}
+
+
+def _items_shaped_differently(design: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return any((old or {}).get(key) != new.get(key) for key in ITEM_SHAPING.get(design, ()))
 
 
 def _bws_items_size(study: Study) -> int | None:

@@ -478,7 +478,7 @@ def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_
     )
     assert list(study.criteria.values_list("name", flat=True)) == ["coherence"] and study.items.exists()
     study, notes = editing.study_update(study=study, values={"design": "bws", "design_config": {"tuple_size": 4}})
-    assert study.design_config["tuple_size"] == 4 and not study.items.exists() and "build the items again" in notes[0]
+    assert study.design_config["tuple_size"] == 4 and not study.items.exists() and "build them again" in notes[0]
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
     assert services.study_items_build(study=study, corpus=corpus, seed=1) == 8 // 4
     assert {i.item_conversations.count() for i in study.items.all()} == {4}
@@ -625,3 +625,41 @@ def test_simulated_raters_complete_a_pairwise_study_that_requires_a_reason(make_
     assert "2/2 simulated raters completed" in out.getvalue(), err.getvalue()
     reasons = Comparison.objects.filter(assignment__study=study).values_list("reason", flat=True)
     assert len(reasons) == 2 * 3 * len(CRITERIA) and all(r.strip() for r in reasons)
+
+
+@pytest.mark.parametrize(
+    ("design", "config"),
+    [("bws_tuples", {"tuple_size": 3}), ("bws_tuples", {"seed": 9}), ("pairwise", {"pairs_per_conversation": 1})],
+)
+def test_a_draft_whose_item_building_settings_change_drops_its_stale_items(make_study, corpus, design, config):
+    study = make_study(design, publish=False)
+    before = study.items.count()
+    study, notes = editing.study_update(
+        study=study, values={"design": design, "design_config": {**study.design_config, **config}}
+    )
+    assert not study.items.exists() and notes and "build" in notes[0]
+    services.study_items_build(
+        study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human"
+    )
+    services.study_publish(study=study)
+    assert study.items.exists() and before
+    if "tuple_size" in config:
+        assert {i.item_responses.count() for i in study.items.all()} == {config["tuple_size"]}
+    # Other settings (ties, reasons) leave the items alone.
+    if design == "pairwise":
+        draft = make_study(design, publish=False)
+        draft, notes = editing.study_update(
+            study=draft, values={"design": design, "design_config": {**draft.design_config, "allow_tie": False}}
+        )
+        assert draft.items.exists() and not notes
+
+
+def test_the_edit_form_keeps_the_settings_it_does_not_show_and_the_items_built_from_them(client, user, make_study):
+    study = make_study("bws_tuples", publish=False, seed=5, factor=3)
+    config, items = dict(study.design_config), study.items.count()
+    client.force_login(user)
+    data = edit_form_post(client.get(f"/studies/{study.slug}/edit/").content.decode())
+    data["title"] = "Renamed tuples"
+    assert client.post(f"/studies/{study.slug}/edit/", data).status_code == 302
+    study.refresh_from_db()
+    assert (study.title, study.design_config, study.items.count()) == ("Renamed tuples", config, items)
