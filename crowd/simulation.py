@@ -5,7 +5,10 @@ tests.
 Forms are read generically from the HTML (every input, hidden ones included: CSRF or per-assignment
 form tokens are sent back as the page gave them), and filled the way a person could: one choice per
 radio group, a distinct rank per select when a group of selects ranks the same options (best-worst
-scaling), a number within an input's min/max, every checkbox ticked.
+scaling), different picks in a best and a worst radio group of the same question (best-worst tuples:
+``...-best-<criterion>`` / ``...-worst-<criterion>``), a number within an input's min/max, a short
+sentence in a required text box (``required`` or ``data-required``: a pairwise reason), every
+checkbox ticked.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+REASONS = ("It reads more naturally.", "It follows on from the conversation.", "It is clearer.", "Hard to say.")
 MAGNITUDE_CAP = 200  # typed magnitudes stay in a plausible range even when the allowed maximum is huge
 
 
@@ -90,10 +94,16 @@ def fill(form: Form, rng: random.Random) -> dict[str, str]:
             data[name] = spec.get("value") or _number(spec, rng)
         elif kind in ("submit", "button", "image", "reset", "file"):
             continue
+        elif kind in ("text", "textarea") and not spec.get("value") and ("required" in spec or spec.get("data-required")):
+            data[name] = rng.choice(REASONS)  # a required free text (a pairwise study's reason)
         else:  # hidden, text, textarea: keep what the page put there
             data[name] = spec.get("value", "")
     for name, values in radios.items():
         data[name] = rng.choice(values)
+    for name, values in radios.items():  # the worst pick is not the best one (the page refuses that)
+        best = name.replace("-worst-", "-best-", 1)
+        if "-worst-" in name and best in radios and data[best] == data[name] and len(set(values)) > 1:
+            data[name] = rng.choice([v for v in values if v != data[best]])
     groups: dict[tuple[str, ...], list[str]] = {}
     for name, options in form.selects.items():
         real = tuple(o for o in options if o not in ("", "\0text"))

@@ -4,6 +4,11 @@ One page of items at a time (``PAGE_SIZE``); the ratings of that page come in on
 raters' flags from the assignments (attention checks, screened out) and from the reliability report
 (leave-one-out correlation, straight-lining), which is computed once per version of the ratings and
 cached (``selectors.reliability_report``). Raters are pseudonyms unless ``raw_ids``.
+
+What a "cell" holds follows the design: a rating's value (or rank) per response; in a dialogue-unit
+study the columns are the item's dialogues (``Rating.conversation``); ``bws_tuples`` picks show
+"best"/"worst" under the picked responses and ``pairwise`` choices "better"/"worse" (or "tie" twice),
+since those designs store choices (BestWorstChoice, Comparison) rather than Rating rows.
 """
 from __future__ import annotations
 
@@ -11,10 +16,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 
 from studies import selectors
-from studies.models import Assignment, Rating, Study, StudyItem, StudyItemResponse
+from studies.models import (
+    Assignment,
+    BestWorstChoice,
+    Comparison,
+    Rating,
+    Study,
+    StudyItem,
+    StudyItemConversation,
+    StudyItemResponse,
+)
 
 PAGE_SIZE = 20
 
@@ -94,34 +108,75 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         wanted_raters = [rater] if wanted_raters is None else [r for r in wanted_raters if r == rater]
     items = StudyItem.objects.filter(study=study).select_related("conversation").order_by("position")
     if wanted_raters is not None:
-        items = items.filter(Exists(Rating.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters)))
+        judged = (Exists(Rating.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
+                  | Exists(BestWorstChoice.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
+                  | Exists(Comparison.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters)))
+        items = items.filter(judged)
     current = Paginator(items, PAGE_SIZE).get_page(page)
     rows = {item.pk: ItemRow(item=item) for item in current.object_list}
-    for item_id, response_id, system, text in (
-        StudyItemResponse.objects.filter(item_id__in=list(rows)).order_by("item_id", "position")
-        .values_list("item_id", "response_id", "response__system__name", "response__text")
-    ):
-        rows[item_id].responses.append({"id": response_id, "system": system, "text": text})
-    ratings = Rating.objects.filter(item_id__in=list(rows)).order_by("item_id", "assignment__rater_id", "criterion__position",
-                                                                     "response_id")
-    if wanted_raters is not None:
-        ratings = ratings.filter(assignment__rater_id__in=wanted_raters)
+    if study.is_dialogue:
+        _dialogue_columns(rows)
+    else:
+        for item_id, response_id, system, text in (
+            StudyItemResponse.objects.filter(item_id__in=list(rows)).order_by("item_id", "position")
+            .values_list("item_id", "response_id", "response__system__name", "response__text")
+        ):
+            rows[item_id].responses.append({"id": response_id, "system": system, "text": text})
+    only = Q() if wanted_raters is None else Q(assignment__rater_id__in=wanted_raters)
     names: dict[int, str] = {}
     lines: dict[tuple[int, int, str], dict[str, Any]] = {}
-    for (item_id, rater_id, platform, external, status, criterion, response_id, value, rank, seconds) in ratings.values_list(
-        "item_id", "assignment__rater_id", "assignment__rater__platform", "assignment__rater__external_id",
-        "assignment__status", "criterion__name", "response_id", "value", "rank", "seconds",
-    ):
+
+    def line_for(item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
         if rater_id not in names:
             names[rater_id] = f"{platform}:{external}" if raw_ids else selectors.rater_pseudonym(study.experiment_id, rater_id)
         line = lines.get((item_id, rater_id, criterion))
         if line is None:
             line = lines[(item_id, rater_id, criterion)] = {
                 "rater_id": rater_id, "rater": names[rater_id], "status": status, "criterion": criterion,
-                "values": {}, "seconds": seconds, "flags": flags.get(rater_id, RaterFlags())}
+                "values": {}, "seconds": seconds, "flags": flags.get(rater_id, RaterFlags()), "choice": False}
             rows[item_id].ratings.append(line)
-        line["values"][response_id] = value if value is not None else rank
+        return line
+
+    who = ("item_id", "assignment__rater_id", "assignment__rater__platform", "assignment__rater__external_id",
+           "assignment__status", "criterion__name")
+    order = ("item_id", "assignment__rater_id", "criterion__position")
+    ratings = Rating.objects.filter(only, item_id__in=list(rows)).order_by(*order, "response_id", "conversation_id")
+    for *key, seconds, response_id, conversation_id, value, rank in ratings.values_list(
+        *who, "seconds", "response_id", "conversation_id", "value", "rank",
+    ):
+        # A dialogue-unit rating has no response: its target is the conversation.
+        target = response_id if response_id is not None else conversation_id
+        line_for(*key, seconds)["values"][target] = value if value is not None else rank
+    for *key, seconds, best, worst in BestWorstChoice.objects.filter(only, item_id__in=list(rows)).order_by(*order) \
+            .values_list(*who, "seconds", "best_id", "worst_id"):
+        line = line_for(*key, seconds)
+        line["values"].update({best: "best", worst: "worst"})
+        line["choice"] = True
+    for *key, seconds, left, right, choice in Comparison.objects.filter(only, item_id__in=list(rows)).order_by(*order) \
+            .values_list(*who, "seconds", "left_id", "right_id", "choice"):
+        winner = {Comparison.Choice.LEFT: left, Comparison.Choice.RIGHT: right}.get(choice)
+        line = line_for(*key, seconds)
+        line["values"].update(
+            {left: "tie", right: "tie"} if winner is None else {winner: "better", (right if winner == left else left): "worse"})
+        line["choice"] = True
     for row in rows.values():  # one cell per shown response, in the item's order
         for line in row.ratings:
             line["cells"] = [line["values"].get(r["id"]) for r in row.responses]
     return current, list(rows.values())
+
+
+def _dialogue_columns(rows: dict[int, ItemRow]) -> None:
+    """A dialogue-unit item's columns: the dialogues it shows (several on a BWS item, in canonical
+    order; else the item's own conversation), named by their system where the import gave one."""
+    shown: dict[int, list] = {}
+    for item_id, conversation_id, external_id, metadata in (
+        StudyItemConversation.objects.filter(item_id__in=list(rows)).order_by("item_id", "position")
+        .values_list("item_id", "conversation_id", "conversation__external_id", "conversation__metadata")
+    ):
+        shown.setdefault(item_id, []).append((conversation_id, external_id, metadata))
+    for item_id, row in rows.items():
+        conversation = row.item.conversation
+        dialogues = shown.get(item_id) or (
+            [(conversation.pk, conversation.external_id, conversation.metadata)] if conversation is not None else [])
+        row.responses = [{"id": cid, "system": (metadata or {}).get("system") or external_id, "text": external_id}
+                         for cid, external_id, metadata in dialogues]

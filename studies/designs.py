@@ -121,12 +121,38 @@ RATER_DESCRIPTIONS: dict[str, Callable[[Mapping[str, Any], tuple[float, float] |
 }
 
 
+def _dialogue_likert_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    return _likert_description(config, anchors).replace("For each response", "For each dialogue", 1)
+
+
+def _dialogue_rme_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    ref = config["reference_value"]
+    return (f"Each screen comes with a reference dialogue worth {number_text(ref)}. Give every dialogue a number from "
+            f"{number_text(config['min'])} to {number_text(config['max'])} that says how good it is compared with the "
+            f"reference; decimals such as 12.5 are fine. A dialogue twice as good as the reference gets "
+            f"{number_text(2 * ref)}; one half as good gets {number_text(ref / 2)}.")
+
+
+def _dialogue_bws_description(config: Mapping[str, Any], anchors: tuple[float, float] | None) -> str:
+    return (f"Each screen shows {config['tuple_size']} whole dialogues: you put its {config['tuple_size']} dialogues "
+            "in order from best to worst, without ties.")
+
+
+# A dialogue-unit study (Study.unit) judges whole dialogues: the same tasks, said of dialogues.
+DIALOGUE_RATER_DESCRIPTIONS: dict[str, Callable[[Mapping[str, Any], tuple[float, float] | None], str]] = {
+    Design.LIKERT: _dialogue_likert_description,
+    Design.RME: _dialogue_rme_description,
+    Design.BWS: _dialogue_bws_description,
+}
+
+
 def design_description(design: str, config: Mapping[str, Any] | None,
-                       anchors: tuple[float, float] | None = None) -> str:
+                       anchors: tuple[float, float] | None = None, *, unit: str = "response") -> str:
     """What a rater will do, in the study's own terms (its points, labels, reference value, range,
-    tuple size). ``anchors``: the lowest and highest reference value its items show (BME), when known.
-    A design without an entry falls back to its researcher-facing explanation."""
-    describe = RATER_DESCRIPTIONS.get(design)
+    tuple size; dialogues instead of responses when ``unit`` is "dialogue"). ``anchors``: the lowest
+    and highest reference value its items show (BME), when known. A design without an entry falls
+    back to its researcher-facing explanation."""
+    describe = (DIALOGUE_RATER_DESCRIPTIONS if unit == "dialogue" else RATER_DESCRIPTIONS).get(design)
     if describe is None:
         return DESIGN_EXPLANATIONS.get(design, "")
     return describe({**DEFAULT_CONFIG.get(design, {}), **(config or {})}, anchors)

@@ -29,6 +29,12 @@ REFUSED = {
     Design.BME: "BME is not offered for dialogue units: it needs an automatic metric's value for an anchor "
     "dialogue on every item, which Concord does not compute yet; use RME (a fixed anchor dialogue), "
     "Likert or BWS",
+    # The choice designs store response ids (Comparison.left/right, BestWorstChoice.best/worst) and
+    # build their items from responses; a dialogue has none, so their items would be empty.
+    Design.PAIRWISE: "pairwise comparison is not offered for dialogue units yet: its choices name two responses, "
+    "and a dialogue has none; use BWS with tuples of whole dialogues (tuple size 2 compares two), Likert or RME",
+    Design.BWS_TUPLES: "best-worst tuples are not offered for dialogue units: they pick among single responses; "
+    "use BWS, which ranks tuples of whole dialogues",
 }
 DIALOGUE_QUESTIONS = {
     "readability": "How readable is this dialogue?",

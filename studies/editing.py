@@ -21,8 +21,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, designs, services
-from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemResponse
+from studies import allocation, designs, dialogue_studies, services
+from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -108,7 +108,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
 
     Structure (design, design_config, criteria) changes only while ``structure_lock_reason`` is None;
     a design change drops the built items (they were chosen for the old design) but keeps check items
-    only when the design stays. Validation names every bad field and nothing is written then."""
+    only when the design stays; so does a change of the settings the items were drawn under
+    (``ITEM_SHAPING``: bws_tuples' tuple size, factor, tries and seed, pairwise's pairs per
+    conversation) and a new tuple size in a dialogue BWS study (its tuples of whole dialogues were cut
+    to the old size; a response BWS item's size follows its systems instead). Validation names every bad field and nothing is written then."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     errors: dict[str, Any] = {}
     notes: list[str] = []
@@ -119,6 +122,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
     design = structure.get("design", study.design)
     criteria_specs: list[dict[str, str]] | None = None
+    rebuild = False  # a dialogue BWS study's tuple size changed: its tuples of dialogues go
     if structure:
         same = (design == study.design
                 and ("design_config" not in structure
@@ -136,12 +140,20 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                 except ValidationError as error:
                     errors.update(error.message_dict)
                 else:
+                    refused = dialogue_studies.unit_problems(study.unit, design).get("unit")
+                    if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
+                        errors["design"] = refused
                     if design == Design.BWS and study.design == Design.BWS:
                         shown = _bws_items_size(study)
                         if shown is not None and shown != config["tuple_size"]:
-                            errors["design_config.tuple_size"] = (
-                                f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
-                                f"or build the items again with other systems (the size follows them)")
+                            if study.is_dialogue:  # tuples of dialogues follow the setting: rebuild them
+                                rebuild = True
+                            else:
+                                errors["design_config.tuple_size"] = (
+                                    f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
+                                    f"or build the items again with other systems (the size follows them)")
+                    if design == study.design and _items_shaped_differently(design, study.design_config, config):
+                        rebuild = True
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
                 criteria_specs = _criteria_specs(structure["criteria"], errors)
@@ -193,6 +205,11 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
         removed, _ = StudyItem.objects.filter(study=study).delete()
         if removed:
             notes.append("The design changed, so the items were removed: build them again for the new design.")
+    elif rebuild:
+        removed, _ = StudyItem.objects.filter(study=study).delete()
+        if removed:
+            notes.append("The settings that shape the items (tuple size, pairs per conversation, ...) changed, so the "
+                         "items were removed: build them again.")
     for field, value in changes.items():
         setattr(study, field, value)
     if changes:
@@ -235,10 +252,23 @@ def _config_or_none(design: str, config: Any) -> dict | None:
         return None
 
 
+# Settings the items are built from: tuples (studies.bws_tuples) and pairs (studies.pairwise_services)
+# drawn under other values no longer match them, so a change drops the built items.
+ITEM_SHAPING = {Design.BWS_TUPLES: ("tuple_size", "factor", "tries", "seed"),
+                Design.PAIRWISE: ("pairs_per_conversation",)}
+
+
+def _items_shaped_differently(design: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return any((old or {}).get(key) != new.get(key) for key in ITEM_SHAPING.get(design, ()))
+
+
 def _bws_items_size(study: Study) -> int | None:
-    """How many responses the study's (non-check) items show, or None without items."""
+    """How many responses (whole dialogues, in a dialogue-unit study) the study's (non-check) items
+    show, or None without items."""
     first = study.items.filter(check_kind="").order_by("position").first()
-    return None if first is None else first.item_responses.count()
+    if first is None:
+        return None
+    return first.item_conversations.count() if study.is_dialogue else first.item_responses.count()
 
 
 def questionnaire_problem(value: Any) -> str | None:
@@ -268,8 +298,8 @@ def questionnaire_problem(value: Any) -> str | None:
 
 @transaction.atomic
 def study_duplicate(*, study: Study, title: str | None = None, experiment: Experiment | None = None) -> Study:
-    """A new draft copy of the study: every setting, its criteria and its items (check items with
-    their rules), no raters. The copy has no deadline (the original's may have passed) and is not
+    """A new draft copy of the study: every setting (its unit of judgement too), its criteria and its
+    items (check items with their rules; a dialogue item's anchor and ranked dialogues), no raters. The copy has no deadline (the original's may have passed) and is not
     paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
     if study.platform == Study.Platform.BENCHMARK:
         raise services.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
@@ -280,7 +310,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
         design_config=study.design_config,
         criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
         raters_per_item=study.raters_per_item, items_per_assignment=study.items_per_assignment,
-        instructions=study.instructions, platform=study.platform, platform_config=config,
+        instructions=study.instructions, platform=study.platform, platform_config=config, unit=study.unit,
     )
     copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
     copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
@@ -295,6 +325,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     items = StudyItem.objects.bulk_create([
         StudyItem(study=copy, conversation_id=i.conversation_id, position=i.position,
                   reference_response_id=i.reference_response_id, reference_value=i.reference_value,
+                  reference_conversation_id=i.reference_conversation_id,
                   check_kind=i.check_kind, check_rules=i.check_rules)
         for i in originals
     ])
@@ -302,6 +333,11 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     StudyItemResponse.objects.bulk_create([
         StudyItemResponse(item_id=new_id[link.item_id], response_id=link.response_id, position=link.position)
         for link in StudyItemResponse.objects.filter(item__study=study).order_by("item_id", "position")
+    ], batch_size=2000)
+    # A dialogue-unit BWS item ranks several whole dialogues (StudyItemConversation), not responses.
+    StudyItemConversation.objects.bulk_create([
+        StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)
+        for link in StudyItemConversation.objects.filter(item__study=study).order_by("item_id", "position")
     ], batch_size=2000)
     return copy
 

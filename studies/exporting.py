@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import tempfile
 from collections.abc import Iterator
@@ -77,12 +78,12 @@ def _plain(value):
     return value
 
 
-def sheet_row(row: dict[str, Any]) -> list[Any]:
-    """One rating as spreadsheet cells in ``RATINGS_EXPORT_FIELDS`` order: numbers stay numbers, dates
+def sheet_row(row: dict[str, Any], fields: tuple[str, ...] = RATINGS_EXPORT_FIELDS) -> list[Any]:
+    """One rating as spreadsheet cells in ``fields`` order: numbers stay numbers, dates
     become ISO 8601 text (UTC), the questionnaire JSON text, every text cell ``spreadsheet_safe``."""
     cells = []
-    for name in RATINGS_EXPORT_FIELDS:
-        value = row[name]
+    for name in fields:
+        value = row.get(name)
         if name == "questionnaire":
             value = json.dumps(value, ensure_ascii=False) if value else None
         cells.append(spreadsheet_safe(_plain(value)))
@@ -99,15 +100,16 @@ def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool 
     if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment instead of per rating
         yield from pairwise_exporting.export_lines(studies, export_format, raw_ids=raw_ids)
         return
+    fields, rows = _rows(studies, raw_ids=raw_ids)
     if export_format == "jsonl":
-        for row in ratings_export_rows(studies, raw_ids=raw_ids):
-            yield json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False) + "\n"
+        for row in rows:
+            yield json.dumps({k: _plain(v) for k, v in {**dict.fromkeys(fields), **row}.items()}, ensure_ascii=False) + "\n"
         return
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(RATINGS_EXPORT_FIELDS)
-    for row in ratings_export_rows(studies, raw_ids=raw_ids):
-        writer.writerow(["" if cell is None else cell for cell in sheet_row(row)])
+    writer.writerow(fields)
+    for row in rows:
+        writer.writerow(["" if cell is None else cell for cell in sheet_row(row, fields)])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -127,9 +129,21 @@ def export_xlsx(studies: QuerySet[Study], output: BinaryIO, *, raw_ids: bool = F
         rows = ([spreadsheet_safe(_plain(row[k])) for k in fields]
                 for row in pairwise_exporting.comparisons_export_rows(studies, raw_ids=raw_ids))
         return write_xlsx(output, fields, rows, sheet_name="comparisons", cut_mark=CUT_MARK, max_rows=XLSX_MAX_ROWS)
-    rows = (sheet_row(row) for row in ratings_export_rows(studies, raw_ids=raw_ids))
-    return write_xlsx(output, RATINGS_EXPORT_FIELDS, rows, sheet_name="ratings", cut_mark=CUT_MARK,
+    fields, rows = _rows(studies, raw_ids=raw_ids)
+    return write_xlsx(output, fields, (sheet_row(row, fields) for row in rows), sheet_name="ratings", cut_mark=CUT_MARK,
                       max_rows=XLSX_MAX_ROWS)
+
+
+def _rows(studies: QuerySet[Study], *, raw_ids: bool) -> tuple[tuple[str, ...], Iterator[dict[str, Any]]]:
+    """The export's columns and rows: the ratings, and where pairwise conditions sit beside others
+    (an experiment export), their judgments too, with the comparison columns added at the end."""
+    from studies import pairwise_exporting  # late: it imports this module
+
+    if not pairwise_exporting.mixed_with_pairwise(studies):
+        return RATINGS_EXPORT_FIELDS, ratings_export_rows(studies, raw_ids=raw_ids)
+    fields = (*RATINGS_EXPORT_FIELDS, *pairwise_exporting.MIXED_FIELDS)
+    return fields, itertools.chain(ratings_export_rows(studies, raw_ids=raw_ids),
+                                   pairwise_exporting.comparison_rows_as_ratings(studies, fields, raw_ids=raw_ids))
 
 
 def ratings_response(studies: QuerySet[Study], export_format: str, name: str, *, raw_ids: bool = False):

@@ -14,7 +14,7 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
-from studies import bws_tuples
+from studies import bws_tuples, pairwise_selectors
 from studies.analysis import live
 from studies.models import Assignment, Design, Rating, Study
 from studies.selectors import DONE_STATUSES, normalised_ratings, ratings_version
@@ -98,6 +98,8 @@ def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, An
               "reached": live.target_reached(summary, form=config["form"], target=config["target"])}
     if study.design == Design.BWS_TUPLES:  # best-worst picks are not Ratings: split-half instead of ICC
         result["split_half"] = bws_tuples.live_split_half(study)
+    if study.design == Design.PAIRWISE:  # A/B choices are not Ratings either: their agreement instead
+        result["pairwise"] = pairwise_selectors.live_agreement(study)
     return result
 
 
@@ -106,6 +108,8 @@ def live_reliability(study: Study) -> dict[str, Any]:
     target (changing the target or form recomputes; a page view with unchanged ratings does not)."""
     config = live_config(study)
     version = ratings_version(Study.objects.filter(pk=study.pk))
+    if study.design == Design.PAIRWISE:  # its judgments are Comparisons, which ratings_version does not see
+        version += ":" + pairwise_selectors.comparisons_version(Study.objects.filter(pk=study.pk))
     key = "live:" + hashlib.sha256(f"{version}:{config['target']}:{config['form']}".encode()).hexdigest()
     result = cache.get(key)
     if result is None:

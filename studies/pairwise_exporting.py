@@ -1,5 +1,10 @@
 """The export of a pairwise study: one tidy row per judgment (left/right as shown, the choice, the winning
-system, the reason), as CSV or JSON lines, streamed. studies.exporting hands pairwise studies here."""
+system, the reason), as CSV or JSON lines, streamed. studies.exporting hands pairwise studies here.
+
+An experiment that mixes a pairwise condition with others exports one file: the ratings columns and
+then ``MIXED_FIELDS``; a judgment fills the columns it shares with a rating (experiment, study,
+design, criterion, conversation, rater, platform, seconds, status, submitted_at) and its own, and
+leaves value/rank/response empty (a choice between two responses is not a score of one)."""
 from __future__ import annotations
 
 import csv
@@ -16,6 +21,26 @@ from studies.pairwise_selectors import EXPORT_FIELDS, comparisons_export_rows
 
 def only_pairwise(studies: QuerySet[Study]) -> bool:
     return studies.filter(design=Design.PAIRWISE).exists() and not studies.exclude(design=Design.PAIRWISE).exists()
+
+
+MIXED_FIELDS = ("left_response", "right_response", "left_system", "right_system", "choice", "winner_system", "reason")
+SHARED_FIELDS = ("experiment", "study", "criterion", "conversation", "rater", "platform", "seconds", "assignment_status",
+                 "submitted_at")
+
+
+def mixed_with_pairwise(studies: QuerySet[Study]) -> bool:
+    """A pairwise condition beside conditions of other designs (one export holds both kinds of rows)."""
+    return studies.filter(design=Design.PAIRWISE).exists() and studies.exclude(design=Design.PAIRWISE).exists()
+
+
+def comparison_rows_as_ratings(studies: QuerySet[Study], fields: tuple[str, ...], *,
+                               raw_ids: bool = False) -> Iterator[dict]:
+    """The pairwise conditions' judgments as rows of a mixed export with columns ``fields`` (see the
+    module docstring)."""
+    for row in comparisons_export_rows(studies.filter(design=Design.PAIRWISE), raw_ids=raw_ids):
+        entry = dict.fromkeys(fields)
+        entry.update({k: row[k] for k in (*SHARED_FIELDS, *MIXED_FIELDS)}, design=Design.PAIRWISE.value)
+        yield entry
 
 
 def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool = False) -> Iterator[str]:

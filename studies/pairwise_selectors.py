@@ -121,3 +121,13 @@ def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) 
                            "bradley_terry_note": c["bt_error"] or ""})
     return {"Pairwise win rates": pd.DataFrame(wins), "Bradley-Terry": pd.DataFrame(strengths),
             "Position bias, alpha": pd.DataFrame(checks)}
+
+
+def live_agreement(study: Study) -> list[dict[str, Any]]:
+    """The study page's live panel for a pairwise study: per criterion, the submitted judgments,
+    raters and Krippendorff's alpha (nominal, A/B/tie by system), from the cached ``pairwise_report``
+    (the report page's figures). The ICC panel does not apply: a choice is not a score."""
+    entries = pairwise_report(Study.objects.filter(pk=study.pk))
+    return [{"criterion": c["criterion"], "n": c["n"], "raters": c["raters"], "alpha": c["agreement"]["alpha"],
+             "units": c["agreement"]["units"], "note": c["agreement"].get("note", "")}
+            for entry in entries for c in entry["criteria"]]

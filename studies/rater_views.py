@@ -305,7 +305,8 @@ def start(request, token: str):
     context = {
         "assignment": assignment, "study": study, "error": error,
         "instructions": render_markdown(study.instructions),
-        "design_explanation": design_description(study.design, study.design_config, _anchors_shown(study)),
+        "design_explanation": design_description(study.design, study.design_config, _anchors_shown(study),
+                                                 unit=study.unit),
         "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
         "form_token": form_tokens.form_token(assignment.token, "consent"),
     }

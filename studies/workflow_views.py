@@ -34,7 +34,12 @@ def study_edit(request, slug):
     form = StudyForm(request.POST or None, initial=study_form_initial(study), locked=locked)
     if request.method == "POST" and form.is_valid():
         try:
-            study, notes = editing.study_update(study=study, values={**form.structure_values(), **form.settings_values()})
+            values = {**form.structure_values(), **form.settings_values()}
+            if values.get("design") == study.design and "design_config" in values:
+                # Settings the form does not show (a tuple design's seed and factor, BME's anchor range)
+                # stay as they are: the form's defaults for them would otherwise reset them.
+                values["design_config"] = {**(study.design_config or {}), **values["design_config"]}
+            study, notes = editing.study_update(study=study, values=values)
         except ValidationError as error:
             for text in _errors_text(error):
                 form.add_error(None, text)

@@ -246,7 +246,9 @@ class StudyBrowserApi(APIView):
         pages = serializers.IntegerField()
         results = inline_serializer("BrowserItem", {
             "id": serializers.IntegerField(), "position": serializers.IntegerField(),
-            "conversation": serializers.CharField(), "check_kind": serializers.CharField(),
+            "conversation": serializers.CharField(allow_null=True, help_text="none on a bws_tuples item (its "
+                                                  "responses come from several conversations)"),
+            "check_kind": serializers.CharField(),
             "responses": inline_serializer("BrowserResponse", {
                 "id": serializers.IntegerField(), "system": serializers.CharField(), "text": serializers.CharField()},
                 many=True),
@@ -254,7 +256,11 @@ class StudyBrowserApi(APIView):
                 "rater_id": serializers.IntegerField(), "rater": serializers.CharField(),
                 "status": serializers.CharField(), "criterion": serializers.CharField(),
                 "values": serializers.ListField(child=serializers.FloatField(allow_null=True),
-                                                help_text="one per response, in the responses' order (ranks in BWS)"),
+                                                help_text="one per response (a dialogue in a dialogue-unit study), "
+                                                          "in the responses' order (ranks in BWS)"),
+                "choices": serializers.ListField(
+                    child=serializers.CharField(allow_null=True),
+                    help_text="bws_tuples and pairwise: best/worst or better/worse/tie per response (values are null)"),
                 "seconds": serializers.FloatField(allow_null=True),
                 "flags": serializers.ListField(child=serializers.CharField()),
                 "loo_r": serializers.FloatField(allow_null=True)}, many=True),
@@ -275,10 +281,13 @@ class StudyBrowserApi(APIView):
             study, page=page_number, rater=int(rater) if rater.isdigit() else None,
             flagged_only=request.query_params.get("flagged", "").lower() in ("1", "true"), raw_ids=raw_ids)
         results = [{
-            "id": row.item.pk, "position": row.item.position, "conversation": row.item.conversation.external_id,
+            "id": row.item.pk, "position": row.item.position,
+            "conversation": row.item.conversation.external_id if row.item.conversation is not None else None,
             "check_kind": row.item.check_kind, "responses": row.responses,
             "ratings": [{"rater_id": line["rater_id"], "rater": line["rater"], "status": line["status"],
-                         "criterion": line["criterion"], "values": line["cells"], "seconds": line["seconds"],
+                         "criterion": line["criterion"], "seconds": line["seconds"],
+                         "values": [None] * len(line["cells"]) if line["choice"] else line["cells"],
+                         "choices": line["cells"] if line["choice"] else [None] * len(line["cells"]),
                          "flags": line["flags"].labels, "loo_r": line["flags"].loo_r} for line in row.ratings],
         } for row in rows]
         return Response(self.OutputSerializer({"count": page.paginator.count, "page": page.number,
