@@ -27,7 +27,6 @@ the mean over that rater's appearances of it of +1 (best), −1 (worst), 0 (neit
 """
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -136,21 +135,11 @@ def choices_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     criterion, and nothing is stored. The assignment row is locked (concurrent submits run one after
     the other) and the write is an upsert on the unique (assignment, item, criterion): a double
     submit stores once, a changed answer replaces the earlier one. Returns the picks stored."""
-    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
-        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
-                                  or not math.isfinite(given) or given < 0):
-            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
     from studies import selectors
-    from studies.services import StudyStateError
+    from studies.services import answer_slot_lock  # late: services calls this module
 
-    slot = (AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study")
-            .filter(assignment_id=assignment.pk, item_id=item_id).first())
-    current = slot.assignment if slot else Assignment.objects.select_related("study").get(pk=assignment.pk)
-    if current.status != Assignment.Status.STARTED:
-        raise StudyStateError(f"this assignment is already {current.status}")
-    if slot is None:
-        raise ValidationError({"item": "this item is not part of the assignment"})
-    study = current.study
+    slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
+    current, study = slot.assignment, slot.assignment.study
     if study.design != Design.BWS_TUPLES:
         raise ValidationError({"design": f"best-worst picks are for bws_tuples studies, not {study.design}"})
     criteria = {c.name: c for c in selectors.study_criteria(study)}

@@ -18,7 +18,6 @@ shown units and their systems.
 """
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -199,23 +198,10 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
     responses in the order this rater was shown (the slot's ``response_order``). Sending the same
     answers twice stores them once (unique (assignment, item, criterion), upsert under the
     assignment's row lock); changed answers replace the earlier ones. Returns the number stored."""
-    from studies.services import StudyStateError  # late: services calls this module
+    from studies.services import answer_slot_lock  # late: services calls this module
 
-    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
-        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
-                                  or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
-            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
-    try:
-        slot = AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study") \
-            .get(assignment_id=assignment.pk, item_id=item_id)
-        assignment = slot.assignment
-    except AssignmentItem.DoesNotExist:
-        slot, assignment = None, Assignment.objects.select_related("study").get(pk=assignment.pk)
-    study = assignment.study
-    if assignment.status != Assignment.Status.STARTED:
-        raise StudyStateError(f"this assignment is already {assignment.status}")
-    if slot is None:
-        raise ValidationError({"item": "this item is not part of the assignment"})
+    slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
+    assignment, study = slot.assignment, slot.assignment.study
     if len(slot.response_order) != 2:
         raise ValidationError({"item": "this item does not show two responses to compare"})
     config = study.design_config

@@ -769,6 +769,26 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     AssignmentItem.objects.filter(pk=slot.pk).update(draft=cleaned)
 
 
+def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | None,
+                     active_seconds: float | None) -> AssignmentItem:
+    """The slot an answer is for, read with its assignment row locked (concurrent submits of one
+    assignment run one after the other), after the checks every kind of answer shares (ratings,
+    best-worst picks, pairwise choices): timings are finite and not negative, the assignment is still
+    started, and the item is part of it. Must run inside a transaction."""
+    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                                  or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
+            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
+    slot = (AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study")
+            .filter(assignment_id=assignment.pk, item_id=item_id).first())
+    current = slot.assignment if slot else Assignment.objects.select_related("study").get(pk=assignment.pk)
+    if current.status != Assignment.Status.STARTED:
+        raise StudyStateError(f"this assignment is already {current.status}")
+    if slot is None:
+        raise ValidationError({"item": "this item is not part of the assignment"})
+    return slot
+
+
 @transaction.atomic
 def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[int, Any]],
                    seconds: float | None = None, active_seconds: float | None = None) -> int:
@@ -783,21 +803,8 @@ def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     (assignment, response, criterion): a double submit that waited on the lock may have read the
     slot as it was before the first one committed (PostgreSQL re-reads only the locked row), and
     still stores one rating each; a changed answer reads the stored ones and writes only what changed."""
-    for name, given in (("seconds", seconds), ("active_ms", active_seconds)):
-        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
-                                  or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
-            raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
-    try:
-        slot = AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study") \
-            .get(assignment_id=assignment.pk, item_id=item_id)
-        assignment = slot.assignment
-    except AssignmentItem.DoesNotExist:
-        slot, assignment = None, Assignment.objects.select_related("study").get(pk=assignment.pk)
-    study = assignment.study
-    if assignment.status != Assignment.Status.STARTED:
-        raise StudyStateError(f"this assignment is already {assignment.status}")
-    if slot is None:
-        raise ValidationError({"item": "this item is not part of the assignment"})
+    slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
+    assignment, study = slot.assignment, slot.assignment.study
     criteria = {c.name: c for c in selectors.study_criteria(study)}
     shown = set(slot.response_order)
     errors: dict[str, str] = {}
