@@ -4,13 +4,13 @@ trained with ``train_metric mdd_eval`` (teacher on DailyDialog++, then a student
 multi-domain pairs with the teacher's pseudo-labels). Inputs are never masked at scoring time (the
 released code masked them — a bug not copied).
 
-Config: ``path`` (the saved model directory; required), ``device``, ``batch_size`` (64),
-``max_length`` (128) and ``truncate`` ("oldest": the oldest context tokens go first)."""
+Config as every learned turn-level metric (``metrics.implementations.learned``): ``path`` (required),
+``device``, ``batch_size``, ``max_length``, ``truncate``."""
 from __future__ import annotations
 
 from functools import lru_cache
 
-from metrics.implementations.base import MetricImplementation, ScoringInput
+from metrics.implementations.learned import LearnedTurnMetric
 from metrics.registry import register
 
 
@@ -23,30 +23,9 @@ def _model(path: str):
 
 
 @register
-class MDDEval(MetricImplementation):
+class MDDEval(LearnedTurnMetric):
     key = "mdd_eval"
     name = "MDD-Eval (teacher-student self-training, Zhang et al. 2022)"
-    level = "turn"
-    kind = "learned"
-    range = (0.0, 1.0)
     description = "P(relevant | context, response) from a classifier of random / adversarial / relevant responses."
 
-    @property
-    def device(self) -> str:
-        from ml.devices import pick_device
-
-        return str(pick_device(self.config.get("device")))
-
-    def score(self, batch: list[ScoringInput]) -> list[float]:
-        if not batch:
-            return []
-        path = self.config.get("path")
-        if not path:
-            raise ValueError("mdd_eval needs a trained model: config 'path' is empty (train one with train_metric)")
-        from ml.scoring import score_pairs
-
-        model, tokenizer = _model(str(path))
-        return score_pairs(model, tokenizer, [(item.turns, item.response) for item in batch],
-                           batch_size=int(self.config.get("batch_size", 64)),
-                           max_length=int(self.config.get("max_length", 128)),
-                           truncate=self.config.get("truncate", "oldest"), device=self.config.get("device"))
+    load = staticmethod(_model)
