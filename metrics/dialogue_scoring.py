@@ -7,17 +7,15 @@ through the unique constraint), progress on the run row at most once a second, a
 the next batch. The run covers a study's conversations (those of its items), a corpus's, or all."""
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from django.db.models import Q, QuerySet
-from django.db.models.functions import Now
 
-from metrics.models import MetricScore, RunStatus, ScoringRun
+from metrics.models import MetricScore, ScoringRun
+from metrics.scoring_loop import scoring_run_batches
 from studies.models import Conversation, StudyItemConversation
 
 BATCH = 32
-PROGRESS_EVERY_S = 1.0
 
 
 def run_conversations(run: ScoringRun) -> QuerySet[Conversation]:
@@ -51,38 +49,17 @@ def dialogue_input(conversation: Conversation) -> tuple[list[str], list[str]]:
 def scoring_run_execute_conversations(*, run: ScoringRun, implementation,
                                       on_progress: Callable[[int, int], None] | None = None) -> ScoringRun:
     """Score the run's unscored conversations (the run is already claimed: RUNNING, attempts counted)."""
-    if run.force and run.attempts == 1:
-        MetricScore.objects.filter(metric_model=run.metric_model, conversation__in=run_conversations(run)).delete()
-    total = run_conversations(run).count()
-    pending = list(unscored_conversations(run).order_by("pk").values_list("pk", flat=True))
-    done = total - len(pending)
-    ScoringRun.objects.filter(pk=run.pk).update(total=total, done=done, device=implementation.device, progress_at=Now())
-    started, last_progress = time.monotonic(), 0.0
-    for offset in range(0, len(pending), BATCH):
-        conversations = list(Conversation.objects.filter(pk__in=pending[offset:offset + BATCH]).order_by("pk"))
+    def scores_of(ids: list[int]) -> list[MetricScore]:
+        conversations = list(Conversation.objects.filter(pk__in=ids).order_by("pk"))
         inputs = [dialogue_input(c) for c in conversations]
         values = implementation.score_dialogues([t for t, _ in inputs], [s for _, s in inputs])
-        MetricScore.objects.bulk_create(
-            [MetricScore(metric_model=run.metric_model, conversation=c, value=v, run=run)
-             for c, v in zip(conversations, values, strict=True)],
-            ignore_conflicts=True,  # a conversation scored meanwhile (another worker, a retry) keeps one score
-        )
-        done += len(conversations)
-        if on_progress:
-            on_progress(done, total)
-        now = time.monotonic()
-        if now - last_progress >= PROGRESS_EVERY_S or offset + BATCH >= len(pending):
-            last_progress = now
-            ScoringRun.objects.filter(pk=run.pk).update(done=done, progress_at=Now())
-            if ScoringRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
-                run.refresh_from_db()
-                return run
-    log = f"attempt {run.attempts}: scored {len(pending)} of {total} conversations on {implementation.device}"
-    truncated = getattr(implementation, "truncated", 0)
-    if truncated:
-        log += f"; {truncated} dialogue(s) longer than max_length were cut (their beginning was scored)"
-    ScoringRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-        status=RunStatus.DONE, done=done, finished_at=Now(), seconds=time.monotonic() - started,
-        log=(run.log + "\n" + log).strip())
-    run.refresh_from_db()
-    return run
+        return [MetricScore(metric_model=run.metric_model, conversation=c, value=v, run=run)
+                for c, v in zip(conversations, values, strict=True)]
+
+    def notes() -> str:
+        cut = getattr(implementation, "truncated", 0)
+        return f"; {cut} dialogue(s) longer than max_length were cut (their beginning was scored)" if cut else ""
+
+    return scoring_run_batches(run=run, device=implementation.device, targets=run_conversations(run),
+                               unscored=unscored_conversations(run), scores_of=scores_of, batch=BATCH,
+                               noun=" conversations", notes=notes, on_progress=on_progress)

@@ -5,7 +5,6 @@ Scoring is batched and idempotent: a run scores only responses without a score f
 written to the run row at most once a second; a cancelled run stops at the next batch."""
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from django.db import transaction
@@ -16,12 +15,12 @@ from django.utils import timezone
 from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
+from metrics.scoring_loop import scoring_run_batches
 from studies import services as study_services
 from studies.designs import bme_reference_value
 from studies.models import Response, Study
 
 BATCH = 64
-PROGRESS_EVERY_S = 1.0
 
 
 def metric_register(*, key: str) -> Metric:
@@ -84,40 +83,19 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
         from metrics.dialogue_scoring import scoring_run_execute_conversations
 
         return scoring_run_execute_conversations(run=run, implementation=implementation, on_progress=on_progress)
-    if run.force and run.attempts == 1:
-        MetricScore.objects.filter(metric_model=run.metric_model, response__in=selectors.run_responses(run)).delete()
-    total = selectors.run_responses(run).count()
-    pending = list(selectors.unscored(run).order_by("pk").values_list("pk", flat=True))
-    done = total - len(pending)
-    ScoringRun.objects.filter(pk=run.pk).update(total=total, done=done, device=implementation.device, progress_at=Now())
-    started, last_progress = time.monotonic(), 0.0
-    for offset in range(0, len(pending), BATCH):
-        ids = pending[offset:offset + BATCH]
+    def scores_of(ids: list[int]) -> list[MetricScore]:
         responses = list(Response.objects.filter(pk__in=ids).select_related("conversation").order_by("pk"))
         values = implementation.score(scoring_inputs(responses))
-        MetricScore.objects.bulk_create(
-            [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run) for r, v in
-             zip(responses, values, strict=True)],
-            ignore_conflicts=True,  # a response scored meanwhile (another worker, a retry) keeps one score
-        )
-        done += len(responses)
-        if on_progress:
-            on_progress(done, total)
-        now = time.monotonic()
-        if now - last_progress >= PROGRESS_EVERY_S or offset + BATCH >= len(pending):
-            last_progress = now
-            ScoringRun.objects.filter(pk=run.pk).update(done=done, progress_at=Now())
-            if ScoringRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
-                run.refresh_from_db()
-                return run
-    log = f"attempt {run.attempts}: scored {len(pending)} of {total} on {implementation.device}"
-    if implementation.warnings:
-        log += f"; {implementation.warnings} response(s) got a fallback value (see the metric's notes)"
-    ScoringRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-        status=RunStatus.DONE, done=done, finished_at=Now(), seconds=time.monotonic() - started,
-        log=(run.log + "\n" + log).strip())
-    run.refresh_from_db()
-    return run
+        return [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run)
+                for r, v in zip(responses, values, strict=True)]
+
+    def notes() -> str:
+        warned = implementation.warnings
+        return f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
+
+    return scoring_run_batches(run=run, device=implementation.device, targets=selectors.run_responses(run),
+                               unscored=selectors.unscored(run), scores_of=scores_of, batch=BATCH, notes=notes,
+                               on_progress=on_progress)
 
 
 def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from metrics import services
+from metrics import scoring_loop, services
 from metrics.implementations.readability import Readability
 from tests.browser.conftest import log_in, wait_until
 
@@ -18,7 +18,7 @@ def test_progress_bar_reaches_100_percent(live_server, page, screenshot, make_st
     run = services.scoring_run_create(metric_model=services.metric_model_default(key="readability"), study=study,
                                       enqueue=False)
     monkeypatch.setattr(services, "BATCH", 4)
-    monkeypatch.setattr(services, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(scoring_loop, "PROGRESS_EVERY_S", 0.0)
     real = Readability.score
 
     def slow(self, batch):

@@ -9,7 +9,7 @@ import textstat
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from metrics import selectors, services
+from metrics import scoring_loop, selectors, services
 from metrics.implementations.readability import Readability
 from metrics.models import MetricScore, RunStatus
 from studies.demo import demo_load
@@ -74,7 +74,7 @@ def test_a_crashed_run_resumes_without_duplicates(make_study, readability, monke
 def test_cancel_stops_a_run_at_the_next_batch(make_study, readability, monkeypatch):
     study = make_study("likert")
     monkeypatch.setattr(services, "BATCH", 4)
-    monkeypatch.setattr(services, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(scoring_loop, "PROGRESS_EVERY_S", 0.0)
     run = services.scoring_run_create(metric_model=readability, study=study, enqueue=False)
 
     def cancel_midway(done, total):
