@@ -101,7 +101,11 @@ def _text(value: Any, line: int, field: str) -> str | ImportProblem:
     return value.strip()
 
 
-def _turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportProblem:
+def _turns(value: Any, line: int, field: str, *, keep_empty: bool = False) -> list[dict[str, str]] | ImportProblem:
+    """A list of turns ({speaker, text} objects, or plain strings with speakers A/B alternating).
+    ``keep_empty`` (a judged dialogue, e.g. FED's "human"/"model" turns): a turn with empty text is kept
+    as it is, since it is part of what the annotators read, as long as one turn has text; otherwise
+    every turn needs text."""
     if not isinstance(value, list) or not value:
         return ImportProblem(line, field, "must be a non-empty list of turns")
     turns = []
@@ -112,10 +116,18 @@ def _turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportPr
             text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
         else:
             return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
-        checked = _text(text, line, f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]")
-        if isinstance(checked, ImportProblem):
+        where = f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]"
+        if keep_empty:
+            if not isinstance(text, str):
+                return ImportProblem(line, where, f"must be text, got {type(text).__name__}")
+            checked = text.strip()
+        elif isinstance(checked := _text(text, line, where), ImportProblem):
             return checked
+        if not isinstance(speaker, (str, int)) or isinstance(speaker, bool):
+            return ImportProblem(line, f"{field}[{i}].speaker", f"must be text, got {type(speaker).__name__}")
         turns.append({"speaker": str(speaker), "text": checked})
+    if keep_empty and not any(t["text"] for t in turns):
+        return ImportProblem(line, field, "holds no turn with text")
     return turns
 
 
@@ -497,32 +509,6 @@ def _system_name(record: dict, line: int, problems: list[ImportProblem], *keys: 
     return "unknown"
 
 
-def _dialog_turns(value: Any, line: int, field: str) -> list[dict[str, str]] | ImportProblem:
-    """A judged dialogue's turns ({speaker, text} objects, e.g. FED's "human"/"model", or plain strings).
-    A turn with empty text is kept as it is (it is part of what the annotators read, and FED's turn
-    level keeps such context turns too); a dialogue without any text, or a turn that is not text, is a
-    problem."""
-    if not isinstance(value, list) or not value:
-        return ImportProblem(line, field, "must be a non-empty list of turns")
-    turns = []
-    for i, turn in enumerate(value):
-        if isinstance(turn, str):
-            text, speaker = turn, "AB"[i % 2]
-        elif isinstance(turn, dict):
-            text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
-        else:
-            return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
-        where = f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]"
-        if not isinstance(text, str):
-            return ImportProblem(line, where, f"must be text, got {type(text).__name__}")
-        if not isinstance(speaker, (str, int)) or isinstance(speaker, bool):
-            return ImportProblem(line, f"{field}[{i}].speaker", f"must be text, got {type(speaker).__name__}")
-        turns.append({"speaker": str(speaker), "text": text.strip()})
-    if not any(t["text"] for t in turns):
-        return ImportProblem(line, field, "holds no turn with text")
-    return turns
-
-
 def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     """FED in the DSTC10 format. Turn level: the context and the judged response. Dialogue level
     (``dialog``): the whole dialogue is the judged unit (``header.unit = "dialogue"``), its scores are
@@ -558,7 +544,7 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             if not reply or not reply[0]["text"]:
                 problems.append(ImportProblem(line, "response", "is missing or empty"))
         else:
-            turns = _dialog_turns(record.get("dialog"), line, "dialog")
+            turns = _turns(record.get("dialog"), line, "dialog", keep_empty=True)
             if isinstance(turns, ImportProblem):
                 problems.append(turns)
         annotations = record.get("annotations")
@@ -631,7 +617,7 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
         text = record.get(text_key)
         if isinstance(text, list):
-            turns = _dialog_turns(text, line, text_key)
+            turns = _turns(text, line, text_key, keep_empty=True)
         elif isinstance(text, str):
             turns = _prefixed_turns(text)
         else:
