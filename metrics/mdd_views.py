@@ -8,6 +8,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from metrics import training
+from metrics.views import numbers_given
 
 FIELDS = {"epochs": int, "train_limit": int, "pairs_limit": int, "per_technique": int, "threshold": float,
           "learning_rate": float, "max_steps": int}
@@ -19,14 +20,7 @@ TEXT_FIELDS = ("init_from", "train_data", "sources", "mask_model", "translate_fo
 @require_POST
 def mdd_training_start(request):
     """Queue a stage; a bad value names its field and queues nothing."""
-    given, errors = {}, []
-    for field, kind in FIELDS.items():
-        raw = request.POST.get(field, "").strip()
-        if raw:
-            try:
-                given[field] = kind(raw)
-            except ValueError:
-                errors.append(f"{field.replace('_', ' ')}: {raw!r} is not a {'whole ' if kind is int else ''}number")
+    given, errors = numbers_given(request.POST, FIELDS)
     given.update({f: request.POST[f].strip() for f in TEXT_FIELDS if request.POST.get(f, "").strip()})
     if errors:
         messages.error(request, "MDD-Eval stage not started: " + "; ".join(errors))

@@ -47,18 +47,24 @@ TRAINING_FIELDS = {"epochs": int, "train_limit": int, "validation_limit": int, "
                    "head_learning_rate": float, "max_steps": int}
 
 
-@staff_member_required
-@require_POST
-def training_start(request):
-    """Queue a training stage of a learned metric from the form; a bad value names its field and queues nothing."""
+def numbers_given(post, fields: dict[str, type]) -> tuple[dict, list[str]]:
+    """The numeric form fields filled in, typed, and a message naming each one that is not a number."""
     given, errors = {}, []
-    for field, kind in TRAINING_FIELDS.items():
-        raw = request.POST.get(field, "").strip()
+    for field, kind in fields.items():
+        raw = post.get(field, "").strip()
         if raw:
             try:
                 given[field] = kind(raw)
             except ValueError:
                 errors.append(f"{field.replace('_', ' ')}: {raw!r} is not a {'whole ' if kind is int else ''}number")
+    return given, errors
+
+
+@staff_member_required
+@require_POST
+def training_start(request):
+    """Queue a training stage of a learned metric from the form; a bad value names its field and queues nothing."""
+    given, errors = numbers_given(request.POST, TRAINING_FIELDS)
     if errors:
         messages.error(request, "Training not started: " + "; ".join(errors))
         return redirect("metrics:metric_list")
