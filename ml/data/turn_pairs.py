@@ -54,7 +54,10 @@ def pad_turns(dialogues: Sequence[torch.Tensor], turns: int | None = None) -> to
 
 def turn_features(vectors: dict[str, torch.Tensor], dialogues: Sequence[Sequence[str]], turns: int | None = None
                   ) -> torch.Tensor:
-    return pad_turns([torch.stack([vectors[t] for t in d]) for d in dialogues], turns)
+    """Dialogues as texts -> (B, T, H) from their turns' vectors (a dialogue without turns: all zero rows)."""
+    hidden = next(iter(vectors.values())).shape[-1] if vectors else 1
+    return pad_turns([torch.stack([vectors[t] for t in d]) if d else torch.zeros(0, hidden) for d in dialogues],
+                     turns if turns is not None else max([1, *(len(d) for d in dialogues)]))
 
 
 class TurnPairsDataset(torch.utils.data.Dataset):

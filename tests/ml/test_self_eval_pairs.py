@@ -106,6 +106,9 @@ def test_train_pairs_then_fine_keeps_it_and_scoring_matches_the_model(encoder_di
     with torch.no_grad():
         direct = [loaded(features=pad_turns([torch.stack([vectors[t] for t in d])])).score.item() for d in dialogues]
     assert cut == 0 and scores == pytest.approx(direct, abs=1e-6)
+    # a dialogue without turns has no pair: ½, and the others keep their scores
+    again, _ = score_dialogues_by_pairs(loaded, tokenizer, [*dialogues, []], device="cpu")
+    assert again == pytest.approx([*direct, 0.5], abs=1e-6)
 
 
 def test_pairs_needs_a_frozen_encoder_and_a_known_name(encoder_dir, toy, tmp_path):

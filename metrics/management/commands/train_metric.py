@@ -9,7 +9,8 @@ Defaults: the packaged MiniLM; MLR on DailyDialog++ dev, validated on test; KD o
 (seeded 90/10 split).
 
 SelF-Eval: ``train_metric self_eval --stage coarse`` then ``--stage fine --init-from MODEL`` [--per-level K]
-[--max-turns N] [--rdrop-weight X] [--head-dropout X]; dialogues from DailyDialog++ positives.json, validated
+[--max-turns N] [--rdrop-weight X] [--head-dropout X] [--representation cls_mean|pairs] (pairs: consecutive
+turns embedded apart, needs --freeze-encoder; docs/self_eval_results.md); dialogues from DailyDialog++ positives.json, validated
 on dev.json, by default."""
 import argparse
 
