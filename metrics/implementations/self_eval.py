@@ -8,7 +8,8 @@ footnote 5). A ScoringRun of a model whose config says ``"level": "dialogue"`` (
 conversations; ``"level": "turn"`` scores responses like the turn-level metrics.
 
 Config: ``path`` (the saved model directory; required), ``device``, ``batch_size`` (32), ``max_length``
-(512; longer dialogues keep their beginning and are counted in ``truncated``), ``level``."""
+(512; longer dialogues keep their beginning and are counted in ``truncated``), ``level``. A model trained with ``--representation pairs`` (its metric.json says so) is scored from
+per-turn embeddings (``ml.data.turn_pairs``); its ``truncated`` counts distinct turns cut, not dialogues."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -51,13 +52,17 @@ class SelfEval(MetricImplementation):
         path = self.config.get("path")
         if not path:
             raise ValueError("self_eval needs a trained model: config 'path' is empty (train one with train_metric)")
-        from ml.dialogue_scoring import score_dialogues
-
         model, tokenizer = _model(str(path))
-        scores, truncated = score_dialogues(model, tokenizer, dialogues, speakers=speakers,
-                                            batch_size=int(self.config.get("batch_size", 32)),
-                                            max_length=int(self.config.get("max_length", 512)),
-                                            device=self.config.get("device"))
+        options = {"batch_size": int(self.config.get("batch_size", 32)),
+                   "max_length": int(self.config.get("max_length", 512)), "device": self.config.get("device")}
+        if model.representation_name == "pairs":  # from its metric.json: turns embedded apart, speakers unused
+            from ml.data.turn_pairs import score_dialogues_by_pairs
+
+            scores, truncated = score_dialogues_by_pairs(model, tokenizer, dialogues, **options)
+        else:
+            from ml.dialogue_scoring import score_dialogues
+
+            scores, truncated = score_dialogues(model, tokenizer, dialogues, speakers=speakers, **options)
         self.truncated += truncated
         return scores
 

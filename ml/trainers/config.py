@@ -75,6 +75,7 @@ class TrainingConfig:
     head_dropout: float = 0.5
     rdrop_weight: float = 1.0  # fine stage: L = L_mlr + rdrop_weight · L_drop (the paper: 1)
     cache_features: bool = False  # with freeze_encoder: compute the frozen encoder's features once, train the head
+    self_eval_representation: str = "cls_mean"  # cls_mean (the paper) or pairs (ml.models.self_eval)
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:

@@ -12,7 +12,12 @@ schema, Section 3.3), on the shared loop (``ml.trainers.loop``: checkpoints, exa
 The best model is chosen by the validation dialogues' L_mlr. With ``freeze_encoder`` and
 ``cache_features`` (both off by default, as in the paper) the frozen encoder's h_D of every sample is
 computed once and only the head trains: the CPU-friendly option. Training dialogues default to
-DailyDialog++ ``positives.json`` (context + a relevant response), validation to ``dev.json``."""
+DailyDialog++ ``positives.json`` (context + a relevant response), validation to ``dev.json``.
+
+``self_eval_representation="pairs"`` (not the paper's; ``ml.models.self_eval``) scores consecutive turn
+pairs of per-turn embeddings; it needs ``freeze_encoder`` and always embeds each distinct turn once
+(``ml.data.turn_pairs``), whether or not ``cache_features`` is set. A fine stage keeps the representation
+of the model it starts from."""
 from __future__ import annotations
 
 import random
@@ -24,11 +29,12 @@ from transformers import set_seed
 
 from ml.data.packing import collate, pad_multiple
 from ml.data.replacement import ReplacementCollator, ReplacementDataset, build_samples, read_dialogues, scatter_scores
+from ml.data.turn_pairs import TurnPairsDataset
 from ml.devices import pick_device
 from ml.losses.rdrop import rdrop_loss
 from ml.losses.self_eval_mlr import self_eval_mlr_loss
 from ml.models.encoder import load_tokenizer
-from ml.models.self_eval import SelfEvalModel
+from ml.models.self_eval import REPRESENTATIONS, SelfEvalModel
 from ml.trainers.callbacks import Callback, TrainingState
 from ml.trainers.config import TrainingConfig
 from ml.trainers.loop import Trainer
@@ -99,23 +105,36 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
         raise ValueError(f"stage must be one of {', '.join(STAGES)} for self_eval, not {config.stage!r}")
     if config.stage == "fine" and not config.init_from:
         raise ValueError("init_from: the fine stage starts from a coarse-stage SelF-Eval model directory")
+    if config.self_eval_representation not in REPRESENTATIONS:
+        raise ValueError(f"representation: self_eval reads one of {', '.join(REPRESENTATIONS)}, "
+                         f"not {config.self_eval_representation!r}")
     set_seed(config.seed)  # the head's initialisation is part of the run
     if config.init_from:
         model = SelfEvalModel.load(config.init_from)
         tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
     else:
-        model = SelfEvalModel.from_encoder(config.encoder or None, head_dropout=config.head_dropout)
+        model = SelfEvalModel.from_encoder(config.encoder or None, head_dropout=config.head_dropout,
+                                           representation=config.self_eval_representation)
         tokenizer = load_tokenizer(config.encoder or None)
+    pairs = model.representation_name == "pairs"
+    if pairs and not config.freeze_encoder:
+        raise ValueError("freeze_encoder: the pairs representation trains its head on frozen per-turn embeddings "
+                         "(--freeze-encoder)")
     if config.freeze_encoder:
         model.freeze_encoder = True
         model.encoder.requires_grad_(False)
     train = load_groups(config.train_data, config, limit=config.train_limit, seed=config.seed)
     validation = (load_groups(config.validation_data, config, limit=config.validation_limit, seed=config.seed + 1)
                   if config.validation_data else [])
-    datasets = [ReplacementDataset(groups, tokenizer, max_length=config.max_length) for groups in (train, validation)]
     device = pick_device(config.device)
     collator = ReplacementCollator(tokenizer.pad_token_id, pad_multiple(device))
-    if config.freeze_encoder and config.cache_features:
+    if pairs:  # each distinct turn embedded once by the frozen encoder
+        datasets = [TurnPairsDataset(groups, model.encoder, tokenizer, max_length=config.max_length, device=device)
+                    for groups in (train, validation)]
+    else:
+        datasets = [ReplacementDataset(groups, tokenizer, max_length=config.max_length)
+                    for groups in (train, validation)]
+    if config.freeze_encoder and config.cache_features and not pairs:
         for dataset in datasets:
             dataset.cache_features(_feature_encoder(model, collator, device))
     objective = CoarseObjective(config) if config.stage == "coarse" else FineObjective(config)

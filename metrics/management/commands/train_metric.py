@@ -9,7 +9,8 @@ Defaults: the packaged MiniLM; MLR on DailyDialog++ dev, validated on test; KD o
 (seeded 90/10 split).
 
 SelF-Eval: ``train_metric self_eval --stage coarse`` then ``--stage fine --init-from MODEL`` [--per-level K]
-[--max-turns N] [--rdrop-weight X] [--head-dropout X]; dialogues from DailyDialog++ positives.json, validated
+[--max-turns N] [--rdrop-weight X] [--head-dropout X] [--representation cls_mean|pairs] (pairs: consecutive
+turns embedded apart, needs --freeze-encoder; docs/self_eval_results.md); dialogues from DailyDialog++ positives.json, validated
 on dev.json, by default."""
 import argparse
 
@@ -62,9 +63,12 @@ class Command(BaseCommand):
                             help="compactness on the mean distance per level (the released code) instead of per sample")
         parser.add_argument("--signed-separation", action="store_true", default=None,
                             help="separation on c_j − c_i instead of |c_j − c_i| (SelF-Eval's form)")
-        parser.add_argument("--representation", choices=("cls", "mean", "paired"),
-                            help="what the head reads: cls = the cross-encoded pair's pooler (the paper), mean = its "
-                                 "mean pooling, paired = context and response embedded apart (see the README)")
+        parser.add_argument("--representation", choices=("cls", "mean", "paired", "cls_mean", "pairs"),
+                            help="what the head reads: quantidce: cls = the cross-encoded pair's pooler (the paper), "
+                                 "mean = its mean pooling, paired = context and response embedded apart (see the "
+                                 "README); self_eval: cls_mean = [E_cls; mean pool] of the packed dialogue (the "
+                                 "paper, default), pairs = consecutive turns embedded apart, scored per pair, "
+                                 "averaged (needs --freeze-encoder)")
         parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
                             help="MLR: train the head only, on the pretrained encoder's features (the default; "
                                  "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
@@ -85,6 +89,8 @@ class Command(BaseCommand):
             TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, finished_at=None)
         else:
             given = {field: options[option] for option, field in (OPTIONS | MDD_OPTIONS).items() if options.get(option) is not None}
+            if options["metric"] == "self_eval" and "representation" in given:  # SelF-Eval's own choices
+                given["self_eval_representation"] = given.pop("representation")
             try:
                 stage = options["stage"] or training.STAGES[options["metric"]][0]
                 run = training.training_run_create(metric=options["metric"], stage=stage,
