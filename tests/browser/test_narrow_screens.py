@@ -26,7 +26,7 @@ def researcher_pages(live_server) -> list[str]:
         pages.append(f"/studies/{study.slug}/")
     first = studies[0].slug
     pages += [f"/studies/{first}/report/", f"/studies/{first}/checks/", f"/studies/{first}/crowd/",
-              f"/studies/{first}/preview/"]
+              f"/studies/{first}/preview/", f"/studies/{first}/edit/", f"/studies/{first}/browse/"]
     return [live_server.url + p for p in pages]
 
 
