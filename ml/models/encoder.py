@@ -25,3 +25,25 @@ def load_encoder(name_or_path: str | None = None, *, eager_attention: bool = Fal
     weights. Mixed precision is the trainer's autocast, not the stored weights."""
     extra = {"attn_implementation": "eager"} if eager_attention else {}
     return AutoModel.from_pretrained(name_or_path or default_encoder_path(), dtype=torch.float32, **extra)
+
+
+def save_model_directory(directory, *, encoder: PreTrainedModel, head: torch.nn.Module, tokenizer=None,
+                         metric_json: dict):
+    """Write a self-describing model directory (``encoder/`` weights + tokenizer, ``head.pt``,
+    ``metric.json``) atomically: it is written beside the target and swapped in at the end, so readers
+    never see a half-written model. Returns the directory."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    directory = Path(directory)
+    tmp = directory.with_name(directory.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    encoder.save_pretrained(tmp / "encoder")
+    if tokenizer is not None:
+        tokenizer.save_pretrained(tmp / "encoder")
+    torch.save(head.state_dict(), tmp / "head.pt")
+    (tmp / "metric.json").write_text(json.dumps(metric_json, indent=2, default=str))
+    shutil.rmtree(directory, ignore_errors=True)
+    tmp.replace(directory)
+    return directory

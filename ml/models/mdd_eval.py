@@ -14,7 +14,6 @@ a masked-LM class have none (the MLM term is then off). Scores never see masked 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from ml.models.encoder import save_model_directory
 from ml.models.quantidce import mean_pool, pair_features
 from ml.trainers.config import REPRESENTATIONS
 
@@ -115,19 +115,9 @@ class MDDEvalModel(nn.Module):
 
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
-        directory = Path(directory)
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.backbone.save_pretrained(tmp / "encoder")
-        if tokenizer is not None:
-            tokenizer.save_pretrained(tmp / "encoder")
-        torch.save(self.head.state_dict(), tmp / "head.pt")
-        (tmp / "metric.json").write_text(json.dumps({"metric": "mdd_eval", **(metadata or {}), "labels": list(LABELS),
-                                                     "mlm_head": self.mlm_head, "representation": self.representation},
-                                                    indent=2, default=str))
-        shutil.rmtree(directory, ignore_errors=True)
-        tmp.replace(directory)  # readers never see a half-written model
-        return directory
+        return save_model_directory(directory, encoder=self.backbone, head=self.head, tokenizer=tokenizer,
+                                    metric_json={"metric": "mdd_eval", **(metadata or {}), "labels": list(LABELS),
+                                                  "mlm_head": self.mlm_head, "representation": self.representation})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, freeze_encoder: bool = False, dropout: float = 0.1,

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
+from ml.models.encoder import save_model_directory
 from ml.trainers.config import REPRESENTATIONS
 
 
@@ -105,18 +105,8 @@ class QuantiDCEModel(nn.Module):
 
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
-        directory = Path(directory)
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.encoder.save_pretrained(tmp / "encoder")
-        if tokenizer is not None:
-            tokenizer.save_pretrained(tmp / "encoder")
-        torch.save(self.head.state_dict(), tmp / "head.pt")
-        (tmp / "metric.json").write_text(json.dumps({"metric": "quantidce", **(metadata or {}),
-                                                     "representation": self.representation}, indent=2, default=str))
-        shutil.rmtree(directory, ignore_errors=True)
-        tmp.replace(directory)  # readers never see a half-written model
-        return directory
+        return save_model_directory(directory, encoder=self.encoder, head=self.head, tokenizer=tokenizer,
+                                    metric_json={"metric": "quantidce", **(metadata or {}), "representation": self.representation})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, eager_attention: bool = False, representation: str = "cls",

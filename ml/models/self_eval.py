@@ -24,7 +24,6 @@ each dialogue, padded with all-zero rows (a unit vector is never zero, so zero r
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from ml.models.encoder import save_model_directory
 from ml.models.quantidce import mean_pool, pair_features
 
 REPRESENTATIONS = ("cls_mean", "pairs")  # cls_mean: the paper's h_D; pairs: consecutive turn pairs (above)
@@ -91,19 +91,9 @@ class SelfEvalModel(nn.Module):
         return logits.sum(-1) / pairs.sum(-1).clamp(min=1)
 
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
-        directory = Path(directory)
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.encoder.save_pretrained(tmp / "encoder")
-        if tokenizer is not None:
-            tokenizer.save_pretrained(tmp / "encoder")
-        torch.save(self.head.state_dict(), tmp / "head.pt")
-        (tmp / "metric.json").write_text(json.dumps({"metric": "self_eval", **(metadata or {}),
-                                                     "head_dropout": self.head_dropout,
-                                                     "representation": self.representation_name}, indent=2, default=str))
-        shutil.rmtree(directory, ignore_errors=True)
-        tmp.replace(directory)  # readers never see a half-written model
-        return directory
+        return save_model_directory(directory, encoder=self.encoder, head=self.head, tokenizer=tokenizer,
+                                    metric_json={"metric": "self_eval", **(metadata or {}), "head_dropout": self.head_dropout,
+                                                  "representation": self.representation_name})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, head_dropout: float = 0.5,
