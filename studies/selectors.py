@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from statistics import median
 from typing import Any
 
@@ -166,31 +166,6 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
             default=Value("none"),
         ),
     )
-
-
-def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
-    """One tidy row per rating, streamed in chunks (normalised as in ``normalised_ratings``); ``rater``
-    is the rater's per-experiment pseudonym unless ``raw_ids`` (the platform's worker id)."""
-    queryset = (
-        normalised_ratings(studies)
-        .order_by("assignment__study_id", "assignment_id", "item__position", "criterion__position", "response_id")
-        .values_list(
-            "assignment__study__experiment__slug", "assignment__study__slug", "assignment__study__design",
-            "criterion__name", "item__conversation__external_id", "target_system", "response_id",
-            "assignment__rater__external_id", "assignment__rater__platform", "value", "normalised_value",
-            "normalisation", "rank", "seconds", "item__reference_value", "assignment__rater__prior_rating_experience",
-            "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
-            "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id",
-        )
-    )
-    names: dict[tuple[int, int], str] = {}
-    for row in queryset.iterator(chunk_size=5000):
-        entry = dict(zip(EXPORT_FIELDS, (*row[:-2], None), strict=True))
-        if not raw_ids:
-            key = row[-2:]
-            entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
-        yield entry
-    yield from bws_tuples.export_rows(studies, raw_ids=raw_ids)  # best-worst tuple picks, one row per member
 
 
 RATINGS_FRAME_COLUMNS = {

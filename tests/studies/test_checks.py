@@ -7,7 +7,7 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import checks, selectors, services
+from studies import checks, export_selectors, selectors, services
 from studies.analysis.report import ReportOptions, build_report
 from studies.models import Assignment, Study, StudyItem
 
@@ -255,7 +255,7 @@ def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
     assert check.ratings.count() == 3 * 2 * 2  # stored like the others
     frame = selectors.ratings_frame(studies)
     assert len(frame) and check.pk not in set(frame["item"])
-    assert all(row["conversation"] != check.conversation.external_id for row in selectors.ratings_export_rows(studies))
+    assert all(row["conversation"] != check.conversation.external_id for row in export_selectors.ratings_export_rows(studies))
     from studies.live_selectors import live_frame
     live = live_frame(draft)
     assert len(live) == len(frame) and not set(live["unit"]) & set(canonical(check))

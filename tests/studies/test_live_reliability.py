@@ -8,7 +8,7 @@ import pandas as pd
 import pingouin as pg
 import pytest
 
-from studies import live_selectors, live_services, selectors, services, tasks
+from studies import export_selectors, live_selectors, live_services, services, tasks
 from studies.analysis import live
 from studies.analysis.icc import icc
 from studies.demo import demo_load
@@ -32,7 +32,7 @@ def likert(demo):
 
 
 def exported(study) -> pd.DataFrame:
-    return pd.DataFrame(list(selectors.ratings_export_rows(Study.objects.filter(pk=study.pk))))
+    return pd.DataFrame(list(export_selectors.ratings_export_rows(Study.objects.filter(pk=study.pk))))
 
 
 def test_live_values_equal_the_icc_functions_and_pingouin(likert):

@@ -6,7 +6,7 @@ import math
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import designs, selectors, services
+from studies import designs, export_selectors, services
 from studies.analysis.normalise import magnitude_log_ratio
 from studies.models import AssignmentItem, Rating
 from studies.rater_views import field_name, sentence
@@ -117,7 +117,7 @@ def test_decimals_are_stored_shown_again_and_normalised_by_the_value_shown(clien
     assert again.count('value="12.5"') == len(data)
     shown = slot.item.reference_value
     assert f'data-testid="reference-value">{shown:g}<' in again
-    rows = [r for r in selectors.ratings_export_rows(study.experiment.studies.all()) if r["value"] == 12.5]
+    rows = [r for r in export_selectors.ratings_export_rows(study.experiment.studies.all()) if r["value"] == 12.5]
     assert rows and all(math.isclose(r["normalised_value"], magnitude_log_ratio([12.5], [shown])[0], abs_tol=1e-12)
                         for r in rows if r["reference_value"] == shown)
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies import selectors, services
+from studies import export_selectors, selectors, services
 from studies.analysis.icc import icc
 from studies.demo import demo_load
 from studies.models import Assignment, Rater, Study
@@ -27,7 +27,7 @@ def demo(user):
 
 
 def exported(studies) -> pd.DataFrame:
-    return pd.DataFrame(list(selectors.ratings_export_rows(studies)))
+    return pd.DataFrame(list(export_selectors.ratings_export_rows(studies)))
 
 
 def test_table1_equals_icc_on_the_exported_ratings(api, demo):

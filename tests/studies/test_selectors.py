@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from studies import selectors, services
+from studies import export_selectors, selectors, services
 from studies.analysis.normalise import magnitude_log_ratio, rank_scores
 from studies.demo import demo_load
 from studies.models import Rating, Study
@@ -26,7 +26,7 @@ def test_progress_counts_submitted_work_capped_at_the_target(make_study):
 
 def test_export_normalisation_matches_the_analysis_functions():
     demo_load()
-    rows = list(selectors.ratings_export_rows(Study.objects.filter(experiment__slug="demo-seed-study")))
+    rows = list(export_selectors.ratings_export_rows(Study.objects.filter(experiment__slug="demo-seed-study")))
     assert len(rows) == Rating.objects.count() == 1680
     me = [r for r in rows if r["design"] in ("rme", "bme")]
     expected = magnitude_log_ratio([r["value"] for r in me], [r["reference_value"] for r in me])
