@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import F
 from django.db.models.functions import Now
 
 from metrics.models import MetricModel, RunStatus, TrainingDataset, TrainingRun
@@ -99,16 +98,12 @@ def export_corpora(sources: str, directory: Path) -> str:
 
 
 def mdd_training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
-    """Execute (resume) one MDD-Eval stage and register what it made. Safe to call again."""
+    """Execute (resume) one MDD-Eval stage and register what it made; the run is already claimed by
+    ``metrics.training.training_run_execute`` (RUNNING, attempts counted)."""
     from metrics.training import TrainingRunProgress, metric_model_register_trained
     from ml.devices import pick_device
     from ml.trainers import mdd_eval
 
-    claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.RUNNING, attempts=F("attempts") + 1)
-    run.refresh_from_db()
-    if not claimed:
-        return run
     settings_given = dict(run.config)
     name = settings_given.pop("model_name")
     config = MDDEvalConfig(**settings_given)

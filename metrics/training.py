@@ -151,15 +151,15 @@ def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()
     """Train (resuming from the latest checkpoint), then register the best model. Safe to call again."""
     from ml.devices import pick_device
 
-    if run.metric.key == "mdd_eval":  # MDD-Eval's stages (metrics.mdd_training)
-        from metrics.mdd_training import mdd_training_run_execute
-
-        return mdd_training_run_execute(run=run, callbacks=callbacks)
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1)
     run.refresh_from_db()
     if not claimed:
         return run
+    if run.metric.key == "mdd_eval":  # MDD-Eval's stages (metrics.mdd_training)
+        from metrics.mdd_training import mdd_training_run_execute
+
+        return mdd_training_run_execute(run=run, callbacks=callbacks)
     settings_given = dict(run.config)
     name = settings_given.pop("model_name")
     config = TrainingConfig(**settings_given)
