@@ -131,6 +131,17 @@ def _turns(value: Any, line: int, field: str, *, keep_empty: bool = False) -> li
     return turns
 
 
+def _json_objects(stream: BinaryIO) -> Iterator[tuple[int, int, dict] | ImportProblem]:
+    """A JSON array's elements as (index, line, object); anything that is not an object is a problem."""
+    for index, entry in enumerate(_checked(json_array_records(stream))):
+        if isinstance(entry, ImportProblem):
+            yield entry
+        elif not isinstance(entry[1], dict):
+            yield ImportProblem(entry[0], "", "each array element must be an object")
+        else:
+            yield index, *entry
+
+
 def _checked(entries: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any] | ImportProblem]:
     """Decoded records, or the first thing in one that cannot be stored (see ``value_problem``)."""
     for line, value in entries:
@@ -362,14 +373,11 @@ def parse_ddpp(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
 def parse_grade(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.benchmark = True
     header.scales["coherence"] = GRADE_SCALE
-    for entry in _checked(json_array_records(stream)):
+    for entry in _json_objects(stream):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
-        line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each array element must be an object")
-            continue
+        _, line, record = entry
         problems: list[ImportProblem] = []
         external_id = _id(record, ("ID",), line)
         context = record.get("Context")
@@ -516,14 +524,11 @@ def parse_fed(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.benchmark = True
     observed: dict[str, tuple[float, float]] = {}
     first_line: list[int] = []
-    for index, entry in enumerate(_checked(json_array_records(stream))):
+    for entry in _json_objects(stream):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
-        line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each array element must be an object")
-            continue
+        index, line, record = entry
         level = "dialogue" if "dialog" in record else "turn"
         problems: list[ImportProblem] = []
         if (mixed := _unit(header, "dialogue" if level == "dialogue" else "response", line, first_line)) is not None:
@@ -605,14 +610,11 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.unit = "dialogue"
     observed: dict[str, tuple[float, float]] = {}
     seen_qualities: set[str] = set()
-    for entry in _checked(json_array_records(stream)):
+    for entry in _json_objects(stream):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
-        line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each array element must be an object")
-            continue
+        _, line, record = entry
         problems: list[ImportProblem] = []
         text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
         text = record.get(text_key)
