@@ -8,7 +8,6 @@ once (L·K encoder inputs); a batch of C contexts is one encoder batch of C·L·
 reshape to (C, L, K), the shape the MLR losses take."""
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from ml.data.jsonl import json_lines
 from ml.data.packing import collate, pack_for
 
 DDPP_LEVELS = ("random_negative_responses", "adversarial_negative_responses", "positive_responses")
@@ -32,22 +32,15 @@ def read_ddpp(path: str | Path, *, per_level: int = 5, limit: int | None = None,
               fields: Sequence[str] = DDPP_LEVELS) -> list[LevelledContext]:
     """Contexts that have ``per_level`` responses at every level (others are skipped), file order."""
     out = []
-    with Path(path).open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{Path(path).name} line {number}: not JSON ({error.msg})") from None
-            missing = [f for f in ("context", *fields) if f not in record]
-            if missing:
-                raise ValueError(f"{Path(path).name} line {number}: missing {', '.join(missing)}")
-            levels = [[r for r in record[f] if r and r.strip()][:per_level] for f in fields]
-            if all(len(level) == per_level for level in levels):
-                out.append(LevelledContext(list(record["context"]), levels, str(record.get("id", number))))
-            if limit and len(out) >= limit:
-                break
+    for number, record in json_lines(path):
+        missing = [f for f in ("context", *fields) if f not in record]
+        if missing:
+            raise ValueError(f"{Path(path).name} line {number}: missing {', '.join(missing)}")
+        levels = [[r for r in record[f] if r and r.strip()][:per_level] for f in fields]
+        if all(len(level) == per_level for level in levels):
+            out.append(LevelledContext(list(record["context"]), levels, str(record.get("id", number))))
+        if limit and len(out) >= limit:
+            break
     return out
 
 

@@ -12,7 +12,6 @@ The collator pads dynamically and, for the student, adds an MLM view of context 
 restore, so a resumed run masks as an uninterrupted one would."""
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from ml.data.jsonl import json_lines
 from ml.data.levels import read_ddpp
 from ml.data.mlm_masking import mask_tokens
 from ml.data.packing import collate, pack_for
@@ -128,12 +128,4 @@ def collator_for(tokenizer: PreTrainedTokenizerBase, multiple_of: int = 1, *, ml
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    out = []
-    with Path(path).open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{Path(path).name} line {number}: not JSON ({error.msg})") from None
-    return out
+    return [record for _, record in json_lines(path)]

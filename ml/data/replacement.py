@@ -21,7 +21,6 @@ replaced, Rep-2 more than one (2..n, drawn uniformly), seeded (``rep_levels``)."
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from ml.data.jsonl import json_lines
 from ml.data.packing import collate, pair_template
 
 SPEAKERS = ("A", "B")
@@ -75,33 +75,26 @@ def read_dialogues(path: str | Path, *, responses_per_context: int = 1, limit: i
     corpus exported from Concord). Dialogues shorter than ``min_turns`` are skipped."""
     name = Path(path).name
     out: list[Dialogue] = []
-    with Path(path).open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{name} line {number}: not JSON ({error.msg})") from None
-            if isinstance(record, dict) and isinstance(record.get("turns"), list):  # a plain dialogue line
-                turns = [t.get("text", "") if isinstance(t, dict) else t for t in record["turns"]]
-                turns = [t for t in turns if isinstance(t, str) and t.strip()]
-                if len(turns) >= min_turns:
-                    out.append(Dialogue(turns, str(record.get("id", number))))
-                if limit and len(out) >= limit:
-                    return out[:limit]
-                continue
-            if not isinstance(record, dict) or "context" not in record or "positive_responses" not in record:
-                raise ValueError(f"{name} line {number}: needs 'turns', or 'context' and 'positive_responses'")
-            context = [t for t in record["context"] if isinstance(t, str) and t.strip()]
-            key = record.get("id", record.get("dialog_id", number))
-            positives = [r for r in record["positive_responses"] if isinstance(r, str) and r.strip()]
-            for k, response in enumerate(positives[:responses_per_context]):
-                turns = [*context, response]
-                if len(turns) >= min_turns:
-                    out.append(Dialogue(turns, f"{key}-{k}"))
+    for number, record in json_lines(path):
+        if isinstance(record, dict) and isinstance(record.get("turns"), list):  # a plain dialogue line
+            turns = [t.get("text", "") if isinstance(t, dict) else t for t in record["turns"]]
+            turns = [t for t in turns if isinstance(t, str) and t.strip()]
+            if len(turns) >= min_turns:
+                out.append(Dialogue(turns, str(record.get("id", number))))
             if limit and len(out) >= limit:
                 return out[:limit]
+            continue
+        if not isinstance(record, dict) or "context" not in record or "positive_responses" not in record:
+            raise ValueError(f"{name} line {number}: needs 'turns', or 'context' and 'positive_responses'")
+        context = [t for t in record["context"] if isinstance(t, str) and t.strip()]
+        key = record.get("id", record.get("dialog_id", number))
+        positives = [r for r in record["positive_responses"] if isinstance(r, str) and r.strip()]
+        for k, response in enumerate(positives[:responses_per_context]):
+            turns = [*context, response]
+            if len(turns) >= min_turns:
+                out.append(Dialogue(turns, f"{key}-{k}"))
+        if limit and len(out) >= limit:
+            return out[:limit]
     return out
 
 
