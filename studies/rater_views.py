@@ -384,12 +384,18 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     return context
 
 
+# How a design's answers are stored (the rest are Rating rows, services.ratings_record).
+RECORDERS = {Design.BWS_TUPLES: bws_tuples.choices_record, Design.PAIRWISE: pairwise_services.comparisons_record}
+
+
 def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, float]], dict[str, str]]:
     """The answers in a submitted item form as numbers (ranks and Likert points whole, magnitude
     estimates possibly decimal), and every field that is not acceptable with what is wrong with it
     (designs.typed_value_parse; rater.js shows the same messages before the form is sent)."""
     if study.design == Design.PAIRWISE:
         return pairwise_rater.parse(post, study)
+    if study.design == Design.BWS_TUPLES:  # best/worst picks (studies.bws_tuples)
+        return bws_tuples.answers_parse(post, selectors.study_criteria(study), order)
     answers: dict[str, dict[int, float]] = {}
     errors: dict[str, str] = {}
     for criterion in selectors.study_criteria(study):
@@ -473,18 +479,10 @@ def item(request, token: str, position: int):
     if active is not None and not (math.isfinite(active) and active >= 0):
         return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
                         "milliseconds. Reload the page and try again; nothing was saved.", status=400)
-    tuples = assignment.study.design == Design.BWS_TUPLES  # best/worst picks (studies.bws_tuples)
-    answers, errors = (bws_tuples.answers_parse(request.POST, selectors.study_criteria(assignment.study),
-                                                slot.response_order) if tuples
-                       else _parse(request.POST, assignment.study, slot.response_order))
+    answers, errors = _parse(request.POST, assignment.study, slot.response_order)
     if not errors:
         try:
-            if tuples:
-                record = bws_tuples.choices_record
-            elif assignment.study.design == Design.PAIRWISE:
-                record = pairwise_services.comparisons_record
-            else:
-                record = services.ratings_record
+            record = RECORDERS.get(assignment.study.design, services.ratings_record)
             record(assignment=assignment, item_id=slot.item_id, answers=answers,
                    seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except services.StudyStateError:
