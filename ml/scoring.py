@@ -1,9 +1,10 @@
 """Batched inference for turn-level learned metrics.
 
 Inputs are packed once, sorted by length so each batch pads little (dynamic padding to the batch's
-longest input, a multiple of 8 on CUDA; a paired-representation model gets context and response packed
-apart), scored under ``torch.inference_mode()`` (bf16 autocast on CUDA), and returned in the
-order given."""
+longest input, a multiple of 8 on CUDA), scored under ``torch.inference_mode()`` (bf16 autocast on
+CUDA), and returned in the order given. A model that embeds context and response apart (``paired``,
+``windows``: QuantiDCE) has each distinct text embedded once (``ml.data.frozen_features``): at inference the
+encoder is fixed, and a study's context recurs with every system's response."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,8 +12,10 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from ml.data.frozen_features import pair_features_of
 from ml.data.packing import collate, pack_for, packed_length, pad_multiple
 from ml.devices import pick_device
+from ml.models.quantidce import SEPARATE, QuantiDCEModel
 
 
 def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
@@ -20,18 +23,29 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
                 truncate: str = "oldest", device: str | None = None) -> list[float]:
     """Scores of (context turns, response) pairs, in input order."""
     target = pick_device(device)
-    multiple = pad_multiple(target)
     model = model.to(target).eval()
     packer = pack_for(getattr(model, "representation", "cls"))
     packed = [packer(tokenizer, context, response, max_length=max_length, truncate=truncate) for context, response in pairs]
+    if isinstance(model, QuantiDCEModel) and model.representation in SEPARATE and packed:
+        features = pair_features_of(model, [packed], tokenizer.pad_token_id, target, batch_size=batch_size)[0]
+        with torch.inference_mode():
+            return [value for start in range(0, len(features), 1024)
+                    for value in model.score_features(features[start:start + 1024].to(target)).float().cpu().tolist()]
+    return score_packed(model, packed, tokenizer.pad_token_id, batch_size=batch_size, device=target)
+
+
+def score_packed(model: torch.nn.Module, packed: Sequence[dict[str, list[int]]], pad_id: int, *, batch_size: int = 64,
+                 device: torch.device) -> list[float]:
+    """Scores of packed inputs, each batch through the whole model, in input order."""
+    multiple = pad_multiple(device)
     order = sorted(range(len(packed)), key=lambda i: packed_length(packed[i]))
     scores = [0.0] * len(packed)
-    with torch.inference_mode(), torch.autocast(device_type=target.type, dtype=torch.bfloat16,
-                                                enabled=target.type == "cuda"):
+    with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=torch.bfloat16,
+                                                enabled=device.type == "cuda"):
         for start in range(0, len(order), batch_size):
             chosen = order[start:start + batch_size]
-            inputs = collate([packed[i] for i in chosen], tokenizer.pad_token_id, multiple)
-            batch = {k: v.to(target) for k, v in inputs.items()}
+            inputs = collate([packed[i] for i in chosen], pad_id, multiple)
+            batch = {k: v.to(device) for k, v in inputs.items()}
             values = model(**batch).score.float().cpu().tolist()
             for i, value in zip(chosen, values, strict=True):
                 scores[i] = value

@@ -57,8 +57,15 @@ class LevelledDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, index: int) -> list[dict[str, list[int]]]:
+    def __getitem__(self, index: int) -> list[dict[str, list[int]]] | torch.Tensor:
         return self.items[index]
+
+    def cache_features(self, features: Sequence[torch.Tensor]) -> None:
+        """Replace each context's packed inputs by its (L·K, …) features from a frozen encoder
+        (``ml.data.frozen_features.pair_features_of``)."""
+        if len(features) != len(self.items):
+            raise ValueError(f"{len(features)} feature blocks for {len(self.items)} contexts")
+        self.items = list(features)
 
 
 @dataclass
@@ -69,7 +76,10 @@ class LevelledCollator:
     shape: tuple[int, int]
     multiple_of: int = 1
 
-    def __call__(self, contexts: Sequence[list[dict[str, list[int]]]]) -> dict[str, torch.Tensor | tuple]:
-        batch = collate([item for context in contexts for item in context], self.pad_id, self.multiple_of)
+    def __call__(self, contexts: Sequence[list[dict[str, list[int]]] | torch.Tensor]) -> dict[str, torch.Tensor | tuple]:
+        if isinstance(contexts[0], torch.Tensor):  # features computed beforehand by a frozen encoder
+            batch = {"features": torch.cat(list(contexts))}
+        else:
+            batch = collate([item for context in contexts for item in context], self.pad_id, self.multiple_of)
         batch["shape"] = (len(contexts), *self.shape)
         return batch

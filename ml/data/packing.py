@@ -91,27 +91,48 @@ def pack_separate(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], re
     if truncate not in ("oldest", "newest"):
         raise ValueError("truncate must be 'oldest' or 'newest'")
     context = list(context)[-context_turns:] if context_turns else context
+    return {**pack_single(tokenizer, joiner.join(context), max_length=max_length, keep_end=truncate == "oldest"),
+            **pack_single(tokenizer, response, max_length=max_length, keep_end=False, prefix=RESPONSE)}
+
+
+def pack_single(tokenizer: PreTrainedTokenizerBase, text: str, *, max_length: int, keep_end: bool,
+                prefix: str = "") -> dict[str, list[int]]:
+    """One text as ``[CLS] text [SEP]`` under keys ``prefix + input_ids``…, cut to ``max_length`` keeping
+    its end (``keep_end``) or its beginning."""
     before, after = single_template(tokenizer)
     room = max_length - len(before) - len(after)
-    out: dict[str, list[int]] = {}
-    for prefix, text, keep_end in (("", joiner.join(context), truncate == "oldest"), (RESPONSE, response, False)):
-        encoded = tokenizer.encode(text, add_special_tokens=False)
-        encoded = (encoded[len(encoded) - room:] if keep_end else encoded[:room]) if len(encoded) > room else encoded
-        ids = [*before, *encoded, *after]
-        out[prefix + "input_ids"], out[prefix + "attention_mask"] = ids, [1] * len(ids)
-        if "token_type_ids" in tokenizer.model_input_names:
-            out[prefix + "token_type_ids"] = [0] * len(ids)
+    encoded = tokenizer.encode(text, add_special_tokens=False)
+    encoded = (encoded[len(encoded) - room:] if keep_end else encoded[:room]) if len(encoded) > room else encoded
+    ids = [*before, *encoded, *after]
+    out = {prefix + "input_ids": ids, prefix + "attention_mask": [1] * len(ids)}
+    if "token_type_ids" in tokenizer.model_input_names:
+        out[prefix + "token_type_ids"] = [0] * len(ids)
     return out
 
 
+LAST = "last_"  # key prefix of the last context turn's own input (the ``windows`` representation)
+PREFIXES = ("", RESPONSE, LAST)
+
+
+def pack_windows(tokenizer: PreTrainedTokenizerBase, context: Sequence[str], response: str, *, max_length: int = 128,
+                 truncate: str = "oldest", joiner: str = " ") -> dict[str, list[int]]:
+    """``pack_separate``'s two inputs plus the last context turn alone (keys ``last_input_ids``…), for the
+    ``windows`` representation: the response is compared with the whole context and with the turn it
+    answers."""
+    last = list(context)[-1:]
+    return {**pack_separate(tokenizer, context, response, max_length=max_length, truncate=truncate, joiner=joiner),
+            **pack_single(tokenizer, last[0] if last else "", max_length=max_length, keep_end=truncate == "oldest",
+                          prefix=LAST)}
+
+
 def pack_for(representation: str):
-    """The packing a representation needs: ``pack_separate`` for ``paired``, ``pack`` (one cross-encoded
-    pair) otherwise."""
-    return pack_separate if representation == "paired" else pack
+    """The packing a representation needs: ``pack_separate`` for ``paired``, ``pack_windows`` for
+    ``windows``, ``pack`` (one cross-encoded pair) otherwise."""
+    return {"paired": pack_separate, "windows": pack_windows}.get(representation, pack)
 
 
 def packed_length(packed: dict[str, list[int]]) -> int:
-    return len(packed["input_ids"]) + len(packed.get(RESPONSE + "input_ids", ()))
+    return sum(len(packed.get(prefix + "input_ids", ())) for prefix in PREFIXES)
 
 
 def pad_multiple(device: torch.device) -> int:
@@ -120,18 +141,23 @@ def pad_multiple(device: torch.device) -> int:
     return 8 if device.type == "cuda" else 1
 
 
+def input_prefix(key: str) -> str:
+    """Which input of a separately packed pair a key belongs to ("" = the context)."""
+    return next((p for p in PREFIXES[1:] if key.startswith(p)), "")
+
+
 def collate(batch: Sequence[dict[str, list[int]]], pad_id: int, multiple_of: int = 1) -> dict[str, torch.Tensor]:
     """Dynamic padding: pad to the longest input of the batch, not to max_length, rounded up to
     ``multiple_of`` (8 on CUDA: bf16 tensor-core kernels want aligned shapes, and fewer distinct widths
     mean fewer one-off cuBLAS kernel choices — see ``pad_multiple``). A separately packed pair
     (``pack_separate``) pads its context and its response inputs each to their own longest."""
     out = {}
-    for prefix in ("", RESPONSE):
+    for prefix in PREFIXES:
         if prefix + "input_ids" not in batch[0]:
             continue
         longest = max(len(item[prefix + "input_ids"]) for item in batch)
         width = -(-longest // multiple_of) * multiple_of
-        for key in (k for k in batch[0] if k.startswith(prefix) and (prefix or not k.startswith(RESPONSE))):
+        for key in (k for k in batch[0] if input_prefix(k) == prefix):
             fill = pad_id if key == prefix + "input_ids" else 0
             out[key] = torch.tensor([item[key] + [fill] * (width - len(item[key])) for item in batch], dtype=torch.long)
     return out

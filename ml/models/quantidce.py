@@ -11,8 +11,19 @@
   sentence-transformers checkpoint such as the packaged MiniLM was trained to produce), h = [u; v;
   |u − v|; u∘v; cos(u, v)] (Sentence-BERT's pair features, Reimers & Gurevych 2019, plus the cosine;
   D = 4H + 1). The inputs carry ``response_input_ids``… beside the context's ``input_ids`` (see
-  ``ml.data.packing.pack_separate``). Issue 15's ablation (docs/quantidce_ablation.md) found this the
-  representation that transfers to human judgments."""
+  ``ml.data.packing.pack_separate``);
+- ``windows`` (the default): the ``paired`` features of the response with two context windows, the
+  whole context u and its last turn w, scored by one shared head and averaged before the sigmoid:
+
+      s = σ(½ · (f([u; v; |u − v|; u∘v; cos(u, v)]) + f([w; v; |w − v|; w∘v; cos(w, v)])))
+
+  (f the MLP above; inputs ``last_input_ids``… beside the others, ``ml.data.packing.pack_windows``).
+  Issue 15's ablation (docs/quantidce_ablation.md) found the whole context alone transfers to FED but
+  not to GRADE, the last turn alone the reverse; the two windows together beat both untrained baselines
+  on both sets.
+
+With a frozen encoder the pair features can be computed once (``ml.data.frozen_features``) and passed
+as ``features``: the model then runs the head only."""
 from __future__ import annotations
 
 import json
@@ -25,7 +36,9 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from ml.models.encoder import save_model_directory
-from ml.trainers.config import REPRESENTATIONS
+from ml.trainers.config import QUANTIDCE_REPRESENTATIONS as REPRESENTATIONS
+
+SEPARATE = ("paired", "windows")  # representations whose texts are embedded apart
 
 
 @dataclass
@@ -58,7 +71,7 @@ class QuantiDCEModel(nn.Module):
         if freeze_encoder:
             encoder.requires_grad_(False)
         hidden = encoder.config.hidden_size
-        width = 4 * hidden + 1 if representation == "paired" else hidden
+        width = 4 * hidden + 1 if representation in SEPARATE else hidden
         self.head = nn.Sequential(nn.Linear(width, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4), nn.ELU(),
                                   nn.Linear(hidden // 4, 1))
 
@@ -73,35 +86,61 @@ class QuantiDCEModel(nn.Module):
         return self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=output_hidden_states,
                             output_attentions=output_attentions, **extra)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None,
-                response_input_ids: torch.Tensor | None = None, response_attention_mask: torch.Tensor | None = None,
-                response_token_type_ids: torch.Tensor | None = None,
-                *, output_hidden_states: bool = False, output_attentions: bool = False) -> QuantiDCEOutput:
+    def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, response_input_ids: torch.Tensor | None = None,
+                response_attention_mask: torch.Tensor | None = None, response_token_type_ids: torch.Tensor | None = None,
+                last_input_ids: torch.Tensor | None = None, last_attention_mask: torch.Tensor | None = None,
+                last_token_type_ids: torch.Tensor | None = None, *, features: torch.Tensor | None = None,
+                output_hidden_states: bool = False, output_attentions: bool = False) -> QuantiDCEOutput:
+        if features is not None:  # computed beforehand by the frozen encoder (ml.data.frozen_features)
+            return QuantiDCEOutput(self.score_features(features))
         out = self._encode(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
         hidden_states, attentions = out.hidden_states, out.attentions
-        if self.representation == "paired":
+        if self.representation in SEPARATE:
             if response_input_ids is None:
-                raise ValueError("the paired representation needs response_input_ids (pack with pack_separate)")
-            reply = self._encode(response_input_ids, response_attention_mask, response_token_type_ids,
-                                 output_hidden_states, output_attentions)
-            pooled = pair_features(mean_pool(out.last_hidden_state, attention_mask),
-                                   mean_pool(reply.last_hidden_state, response_attention_mask))
-            # for distillation, one tensor per layer: context then response tokens (attention maps flattened)
+                raise ValueError(f"the {self.representation} representation needs response_input_ids "
+                                 f"(pack with {'pack_windows' if self.representation == 'windows' else 'pack_separate'})")
+            encoded = [out, self._encode(response_input_ids, response_attention_mask, response_token_type_ids,
+                                         output_hidden_states, output_attentions)]
+            masks = [attention_mask, response_attention_mask]
+            if self.representation == "windows":
+                if last_input_ids is None:
+                    raise ValueError("the windows representation needs last_input_ids (pack with pack_windows)")
+                encoded.append(self._encode(last_input_ids, last_attention_mask, last_token_type_ids,
+                                            output_hidden_states, output_attentions))
+                masks.append(last_attention_mask)
+            pooled = self.pair_representation(*(mean_pool(e.last_hidden_state, m) for e, m in zip(encoded, masks,
+                                                                                                   strict=True)))
+            # for distillation, one tensor per layer: each input's tokens in turn (attention maps flattened)
             if output_hidden_states:
-                hidden_states = tuple(torch.cat([c, r], dim=1) for c, r in zip(out.hidden_states, reply.hidden_states,
+                hidden_states = tuple(torch.cat(layer, dim=1) for layer in zip(*(e.hidden_states for e in encoded),
                                                                                strict=True))
             if output_attentions:
-                attentions = tuple(torch.cat([c.flatten(2), r.flatten(2)], dim=2)
-                                   for c, r in zip(out.attentions, reply.attentions, strict=True))
-        elif self.representation == "mean":
-            pooled = mean_pool(out.last_hidden_state, attention_mask)
+                attentions = tuple(torch.cat([a.flatten(2) for a in layer], dim=2)
+                                   for layer in zip(*(e.attentions for e in encoded), strict=True))
         else:
-            pooled = getattr(out, "pooler_output", None)
-            if pooled is None:
-                pooled = out.last_hidden_state[:, 0]
-        score = torch.sigmoid(self.head(pooled)).squeeze(-1)
-        return QuantiDCEOutput(score, hidden_states if output_hidden_states else None,
+            pooled = self.pooled(out, attention_mask)
+        return QuantiDCEOutput(self.score_features(pooled), hidden_states if output_hidden_states else None,
                                attentions if output_attentions else None)
+
+    def pooled(self, out, attention_mask: torch.Tensor) -> torch.Tensor:
+        """h of a cross-encoded pair: its mean pooling (``mean``) or pooler output / [CLS] state (``cls``)."""
+        if self.representation == "mean":
+            return mean_pool(out.last_hidden_state, attention_mask)
+        pooled = getattr(out, "pooler_output", None)
+        return out.last_hidden_state[:, 0] if pooled is None else pooled
+
+    def pair_representation(self, context: torch.Tensor, response: torch.Tensor,
+                            last: torch.Tensor | None = None) -> torch.Tensor:
+        """h from the mean-pooled embeddings of the texts encoded apart: (B, 4H + 1) for ``paired``,
+        (B, 2, 4H + 1) for ``windows`` (whole context, then last turn)."""
+        features = pair_features(context, response)
+        return features if self.representation == "paired" else torch.stack([features, pair_features(last, response)], 1)
+
+    def score_features(self, features: torch.Tensor) -> torch.Tensor:
+        """σ(f(h)): (B, D) -> (B,); windows (B, W, D) -> σ(mean over W of f(h_w))."""
+        logits = self.head(features).squeeze(-1)
+        return torch.sigmoid(logits.mean(-1) if logits.dim() == 2 else logits)
 
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:

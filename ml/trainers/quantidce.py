@@ -2,7 +2,9 @@
 
 Stage 1, multi-level ranking (MLR) pre-training: each batch holds C contexts × L levels × K
 responses; the scores, shaped (C, L, K), go to L_mlr = L_sep + L_comp + L_ord (``ml.losses``). The
-best model is chosen by the MLR loss on the validation contexts.
+best model is chosen by the MLR loss on the validation contexts. With ``freeze_encoder`` and
+``cache_features`` (the MLR defaults) the frozen encoder's pair features are computed once
+(``ml.data.frozen_features``) and the epochs train the head on them.
 
 Stage 2, fine-tuning on a few human scores with knowledge distillation: the student starts from
 the stage-1 model, the teacher is a frozen copy of it, and
@@ -21,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from transformers import set_seed
 
+from ml.data.frozen_features import pair_features_of
 from ml.data.human_scores import ScoredCollator, ScoredDataset, read_grade, split
 from ml.data.levels import LevelledCollator, LevelledDataset, read_ddpp
 from ml.data.packing import pad_multiple
@@ -83,6 +86,10 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
         datasets = [LevelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
                                     representation=model.representation) for d in (train, validation)]
         collator = LevelledCollator(tokenizer.pad_token_id, datasets[0].shape, multiple)
+        if config.freeze_encoder and config.cache_features:  # the head trains on features computed once
+            for dataset in datasets:
+                dataset.cache_features(pair_features_of(model, dataset.items, tokenizer.pad_token_id,
+                                                        pick_device(config.device)))
         objective = MLRObjective(config)
     elif config.stage == "kd":
         if not config.init_from:

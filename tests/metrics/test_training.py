@@ -74,7 +74,8 @@ def test_the_paper_configuration_is_three_flags_and_the_model_remembers_it(toy):
     paper, default = (MetricModel.objects.get(name=n) for n in ("toy-paper", "toy-default"))
     saved = {m.name: json.loads((Path(m.artifact_path) / "metric.json").read_text()) for m in (paper, default)}
     assert saved["toy-paper"]["representation"] == "cls" and saved["toy-paper"]["training"]["freeze_encoder"] is False
-    assert saved["toy-default"]["representation"] == "paired" and saved["toy-default"]["training"]["freeze_encoder"] is True
+    assert saved["toy-default"]["representation"] == "windows" and saved["toy-default"]["training"]["freeze_encoder"] is True
+    assert saved["toy-default"]["training"]["cache_features"] is True
     with pytest.raises(CommandError, match="invalid choice: 'pooler'"):
         call_command("train_metric", "quantidce", "--representation", "pooler", verbosity=0)
 

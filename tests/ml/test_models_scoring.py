@@ -169,7 +169,7 @@ def test_each_representation_reads_what_it_says(tokenizer):
             assert model(**batch).score.tolist() == pytest.approx(want.tolist(), abs=1e-6), representation
     with pytest.raises(ValueError, match="pack_separate"):
         QuantiDCEModel(bert, "paired")(**cross)
-    with pytest.raises(ValueError, match="representation must be one of cls, mean, paired"):
+    with pytest.raises(ValueError, match="representation must be one of cls, mean, paired, windows"):
         QuantiDCEModel(bert, "pooler")
 
 

@@ -196,7 +196,9 @@ def test_a_frozen_encoder_is_left_untouched_by_training(encoder_dir, toy_files, 
 
 def test_mlr_defaults_are_the_ablation_winner_and_the_paper_is_three_settings_away():
     default = TrainingConfig.for_stage("mlr")
-    assert (default.representation, default.freeze_encoder, default.head_learning_rate) == ("paired", True, 1e-3)
+    assert (default.representation, default.freeze_encoder, default.head_learning_rate) == ("windows", True, 1e-3)
+    assert default.cache_features is True  # the frozen features are computed once
+    assert default.validation_limit == 150  # DD++ test contexts 150+ stay unseen (benchmark_metric --offset 150)
     assert (default.epochs, default.batch_size, default.learning_rate) == (5, 3, 2e-5)  # the paper's schedule
     paper = TrainingConfig.for_stage("mlr", **PAPER)
     assert (paper.representation, paper.freeze_encoder, paper.head_learning_rate) == ("cls", False, 0.0)

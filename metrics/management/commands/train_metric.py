@@ -1,6 +1,6 @@
 """python manage.py train_metric quantidce --stage mlr|kd [--init-from MODEL] [--train FILE] [--validation FILE]
     [--epochs N] [--batch-size N] [--lr X] [--head-lr X] [--train-limit N] [--validation-limit N] [--max-steps N]
-    [--representation cls|mean|paired] [--freeze-encoder] ... [--queue]
+    [--representation cls|mean|paired|windows] [--freeze-encoder] ... [--queue]
 
 Creates a TrainingRun and trains here with a progress bar (the code path of the Celery task), or with
 ``--queue`` leaves it to a worker on queue ``gpu``. The best model registers as a MetricModel.
@@ -63,18 +63,20 @@ class Command(BaseCommand):
                             help="compactness on the mean distance per level (the released code) instead of per sample")
         parser.add_argument("--signed-separation", action="store_true", default=None,
                             help="separation on c_j − c_i instead of |c_j − c_i| (SelF-Eval's form)")
-        parser.add_argument("--representation", choices=("cls", "mean", "paired", "cls_mean", "pairs"),
+        parser.add_argument("--representation", choices=("cls", "mean", "paired", "windows", "cls_mean", "pairs"),
                             help="what the head reads: quantidce: cls = the cross-encoded pair's pooler (the paper), "
-                                 "mean = its mean pooling, paired = context and response embedded apart (see the "
-                                 "README); self_eval: cls_mean = [E_cls; mean pool] of the packed dialogue (the "
+                                 "mean = its mean pooling, paired = context and response embedded apart, windows = "
+                                 "paired with the whole context and with the last turn, one head, averaged (the "
+                                 "default; see the README); self_eval: cls_mean = [E_cls; mean pool] of the packed dialogue (the "
                                  "paper, default), pairs = consecutive turns embedded apart, scored per pair, "
                                  "averaged (needs --freeze-encoder)")
         parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,
                             help="MLR: train the head only, on the pretrained encoder's features (the default; "
                                  "--no-freeze-encoder fine-tunes the encoder too, as the paper does)")
-        parser.add_argument("--cache-features", action="store_true", default=None,
-                            help="self_eval with --freeze-encoder: compute the frozen encoder's features once and "
-                                 "train the head on them (the CPU-friendly option)")
+        parser.add_argument("--cache-features", action=argparse.BooleanOptionalAction, default=None,
+                            help="with --freeze-encoder: compute the frozen encoder's features once and train the "
+                                 "head on them (the CPU-friendly option; on by default for quantidce MLR, off for "
+                                 "self_eval)")
         add_mdd_arguments(parser)
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker (queue gpu)")
         parser.add_argument("--resume", type=int, metavar="RUN", help="continue TrainingRun RUN from its last checkpoint")
