@@ -112,6 +112,7 @@ def extract(args) -> None:
         started = time.time()
         np.save(CACHE / f"{name}_ctx.npy", alone([" ".join(c) for c in contexts]))
         np.save(CACHE / f"{name}_last.npy", alone([c[-1] for c in contexts]))
+        np.save(CACHE / f"{name}_last2.npy", alone([" ".join(c[-2:]) for c in contexts]))
         np.save(CACHE / f"{name}_resp.npy", alone(responses))
         print(name, "separate", len(contexts), len(responses), f"{time.time() - started:.0f}s", flush=True)
 
@@ -154,7 +155,7 @@ def extract(args) -> None:
 def load_set(name: str) -> dict:
     meta = json.loads((CACHE / f"{name}.json").read_text())
     arrays = {k: torch.from_numpy(np.load(CACHE / f"{name}_{k}.npy").astype(np.float32))
-              for k in ("ctx", "last", "resp", "xpool", "xmean") if (CACHE / f"{name}_{k}.npy").is_file()}
+              for k in ("ctx", "last", "last2", "resp", "xpool", "xmean") if (CACHE / f"{name}_{k}.npy").is_file()}
     if isinstance(meta, dict):  # DD++
         flat = meta["flat"]
         context_index = torch.tensor([i for i, _, _ in flat])
@@ -171,8 +172,14 @@ def features(data: dict, representation: str, rows: torch.Tensor | None = None,
     ctx_rows = data["context_index"][rows] if context_rows is None else context_rows
     if representation in ("xpool", "xmean"):
         return data[representation][rows]
+    if representation == "windows":  # the model's windows representation (ml.models.quantidce)
+        representation = "multi:ctx,last"
     kind, _, which = representation.partition(":")
-    u = data["last" if which == "last" else "ctx"][ctx_rows]
+    if kind == "multi":  # one pair-feature row per context window (e.g. multi:ctx,last): (N, W, 4H + 1)
+        v = data["resp"][rows]
+        return torch.stack([torch.cat([u, v, (u - v).abs(), u * v, (u * v).sum(-1, keepdim=True)], -1)
+                            for u in (data[w][ctx_rows] for w in which.split(","))], 1)
+    u = data[which if which in ("last", "last2") else "ctx"][ctx_rows]
     v = data["resp"][rows]
     cos = (u * v).sum(-1, keepdim=True)
     if kind == "cos":
@@ -241,8 +248,9 @@ def evaluate(score_fn, sets: dict) -> dict:
     return result
 
 
-def baselines(sets: dict) -> dict:
-    """Untrained: the coherence heuristic (penalised cosine, last turn) and the plain MiniLM cosine."""
+def baseline_scores(sets: dict) -> dict:
+    """Untrained score functions: the coherence heuristic (penalised cosine, last turn) and the plain MiniLM
+    cosine of the response with the last turn and with the whole context."""
     from metrics.implementations.coherence import penalty
 
     def cosine(data, which="last"):
@@ -257,8 +265,35 @@ def baselines(sets: dict) -> dict:
     def heuristic(data):
         return 1 - penalties[name_of[id(data)]] * (1 - cosine(data))
 
-    return {"coherence (heuristic)": evaluate(heuristic, sets), "MiniLM cos(last turn, response)": evaluate(cosine, sets),
-            "MiniLM cos(context, response)": evaluate(lambda d: cosine(d, "ctx"), sets)}
+    return {"coherence (heuristic)": heuristic, "MiniLM cos(last turn, response)": cosine,
+            "MiniLM cos(context, response)": lambda d: cosine(d, "ctx")}
+
+
+def baselines(sets: dict) -> dict:
+    return {name: evaluate(score_fn, sets) for name, score_fn in baseline_scores(sets).items()}
+
+
+def paired_bootstrap(model: np.ndarray, baseline: np.ndarray, human: np.ndarray, resamples: int = 2000,
+                     seed: int = 0) -> dict:
+    """Δρ = Spearman(model, human) − Spearman(baseline, human) on the same items, with a 95 % percentile
+    interval from resampling the items (both scores of an item stay together, so the interval reflects
+    the correlation between the two metrics, not two independent samples)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    rank = lambda x: stats.rankdata(x, axis=-1)  # noqa: E731
+
+    def spearman(a, h):
+        ra, rh = rank(a), rank(h)
+        ra, rh = ra - ra.mean(-1, keepdims=True), rh - rh.mean(-1, keepdims=True)
+        return (ra * rh).sum(-1) / np.sqrt((ra ** 2).sum(-1) * (rh ** 2).sum(-1))
+
+    idx = rng.integers(0, len(human), size=(resamples, len(human)))
+    delta = spearman(model[idx], human[idx]) - spearman(baseline[idx], human[idx])
+    point = float(spearman(model, human) - spearman(baseline, human))
+    low, high = np.percentile(delta, [2.5, 97.5])
+    return {"delta": round(point, 4), "ci95": [round(float(low), 4), round(float(high), 4)],
+            "share_above_0": round(float((delta > 0).mean()), 4)}
 
 
 # -- training heads ----------------------------------------------------------------------------------
@@ -283,6 +318,8 @@ class Head(torch.nn.Module):
                                            torch.nn.Linear(hidden // 4, 1))
 
     def forward(self, x):
+        if x.dim() == 3:  # windows: σ(mean over windows of the shared head's logit)
+            return torch.sigmoid(self.net(x).squeeze(-1).mean(-1))
         if self.kind == "residual":
             return torch.sigmoid(self.linear(x[:, -self.cos_columns:]) + self.net(x)).squeeze(-1)
         return torch.sigmoid(self.net(x)).squeeze(-1)
@@ -482,8 +519,16 @@ def evaluate_model(args) -> None:
     scores["test"] = scores["test"][keep]
     name_of = {id(sets[k]): k for k in ("test", "grade", "fed")}
     result = evaluate(lambda d: scores[name_of[id(d)]], sets)
+    versus = {}
+    for name, baseline in baseline_scores(sets).items():
+        for set_name, quality in (("grade", "coherence"), ("fed", "overall")):
+            rows = sets[set_name]["rows"]
+            keep = [i for i, r in enumerate(rows) if quality in r["scores"]]
+            human = np.array([rows[i]["scores"][quality] for i in keep])
+            versus.setdefault(name, {})[set_name] = paired_bootstrap(
+                scores[set_name].numpy()[keep], baseline(sets[set_name]).numpy()[keep], human)
     print(json.dumps({"row": {"model": args.path, "ddpp_contexts": limit}, "seconds": round(time.time() - started),
-                      **result}), flush=True)
+                      **result, "versus_baselines": versus}), flush=True)
 
 
 def main() -> None:
