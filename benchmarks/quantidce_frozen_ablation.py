@@ -113,6 +113,8 @@ def extract(args) -> None:
         np.save(CACHE / f"{name}_ctx.npy", alone([" ".join(c) for c in contexts]))
         np.save(CACHE / f"{name}_last.npy", alone([c[-1] for c in contexts]))
         np.save(CACHE / f"{name}_last2.npy", alone([" ".join(c[-2:]) for c in contexts]))
+        # the speaker's own previous turn, for the hard-negative rows ("prev_negative")
+        np.save(CACHE / f"{name}_prev.npy", alone([c[-2] if len(c) > 1 else " " for c in contexts]))
         np.save(CACHE / f"{name}_resp.npy", alone(responses))
         print(name, "separate", len(contexts), len(responses), f"{time.time() - started:.0f}s", flush=True)
 
@@ -155,11 +157,12 @@ def extract(args) -> None:
 def load_set(name: str) -> dict:
     meta = json.loads((CACHE / f"{name}.json").read_text())
     arrays = {k: torch.from_numpy(np.load(CACHE / f"{name}_{k}.npy").astype(np.float32))
-              for k in ("ctx", "last", "last2", "resp", "xpool", "xmean") if (CACHE / f"{name}_{k}.npy").is_file()}
+              for k in ("ctx", "last", "last2", "prev", "resp", "xpool", "xmean") if (CACHE / f"{name}_{k}.npy").is_file()}
     if isinstance(meta, dict):  # DD++
         flat = meta["flat"]
         context_index = torch.tensor([i for i, _, _ in flat])
         return {"kind": "ddpp", "contexts": len(meta["contexts"]), "context_index": context_index,
+                "turns": [len(c) for c in meta["contexts"]],
                 "level": torch.tensor([level for _, level, _ in flat]), **arrays}
     return {"kind": "human", "rows": meta, "context_index": torch.arange(len(meta)), **arrays}
 
@@ -371,7 +374,8 @@ def train_head(args_row: dict, sets: dict, seed: int = 71) -> tuple[Head, dict]:
             extra = rng.permutation(positives["contexts"])[: args_row.get("pos_per_epoch", 2000)]
         for start in range(0, len(order), batch):
             chunk = [groups[i] for i in order[start:start + batch]]
-            scores = torch.stack([torch.stack([head(feats[id(d)][torch.tensor(level[:5])]) for level in g])
+            scores = torch.stack([torch.stack(hard_negative(head, d, g, [head(feats[id(d)][torch.tensor(level[:5])])
+                                                                          for level in g], args_row))
                                   for d, g in chunk])
             loss, _ = loss_fn(scores)
             if positives is not None and len(extra):
@@ -388,6 +392,29 @@ def train_head(args_row: dict, sets: dict, seed: int = 71) -> tuple[Head, dict]:
             best, best_state = val["acc"], {k: v.clone() for k, v in head.state_dict().items()}
     head.load_state_dict(best_state)
     return head, {"val_history": history, "best_epoch": int(np.argmax(history)) + 1}
+
+
+def hard_negative(head, data: dict, group: list, level_scores: list, row: dict) -> list:
+    """``"prev_negative": L``: the context's second-to-last turn (the speaker's own previous turn) scored as
+    a response replaces the last response of level L (0 random, 1 adversarial), where the context has
+    two turns or more: on topic for the whole context, no answer to the last turn."""
+    level = row.get("prev_negative")
+    context = int(data["context_index"][group[0][0]])
+    if level is None or "prev" not in data or data["turns"][context] < 2:
+        return level_scores
+    rows = torch.tensor([context])
+    features = features_with_response(data, row["rep"], data["prev"][rows], rows)
+    level_scores = list(level_scores)
+    level_scores[level] = torch.cat([level_scores[level][:-1], head(features)])
+    return level_scores
+
+
+def features_with_response(data: dict, representation: str, v: torch.Tensor, ctx_rows: torch.Tensor) -> torch.Tensor:
+    """``features`` for response vectors v given directly (windows and paired only)."""
+    windows = ("ctx", "last") if representation == "windows" else ("ctx",)
+    out = [torch.cat([u, v, (u - v).abs(), u * v, (u * v).sum(-1, keepdim=True)], -1)
+           for u in (data[w][ctx_rows] for w in windows)]
+    return torch.stack(out, 1) if representation == "windows" else out[0]
 
 
 def fine_tune_on_grade(head: Head, row: dict, sets: dict, seed: int = 71) -> Head:

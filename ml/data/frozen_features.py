@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from tqdm.auto import tqdm
 
 from ml.data.packing import LAST, RESPONSE, collate, input_prefix
 from ml.models.quantidce import SEPARATE, QuantiDCEModel, mean_pool
@@ -35,7 +36,8 @@ def embed_distinct(model: QuantiDCEModel, inputs: Sequence[dict[str, list[int]]]
     vectors: dict[tuple[int, ...], torch.Tensor] = {}
     inference, autocast = _inference(model, device)
     with inference, autocast:
-        for start in range(0, len(order), batch_size):
+        for start in tqdm(range(0, len(order), batch_size), desc="frozen encoder: embedding distinct texts",
+                          unit="batch", leave=False, disable=None):  # None: shown on a terminal only
             keys = order[start:start + batch_size]
             batch = {k: v.to(device) for k, v in collate([distinct[k] for k in keys], pad_id).items()}
             hidden = model._encode(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"), False, False)
