@@ -6,7 +6,8 @@ encoded apart (``paired``, ``windows``) each *distinct* input is embedded once: 
 recurs with its 15 responses, so dev (1,028 contexts, 15,420 responses) costs ~17.5k encoder passes of
 one text instead of 5 epochs × 15,420 × 2 (or 3) — the difference between minutes and hours on a CPU.
 Cross-encoded pairs (``cls``, ``mean``) are each encoded once. The features are exactly what the
-model's forward computes from the same inputs (``QuantiDCEModel.pair_representation`` / ``pooled``)."""
+model's forward computes from the same inputs (``QuantiDCEModel.embed`` + ``pair_representation``,
+or ``cross_pooled``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ml.data.packing import LAST, RESPONSE, collate, input_prefix
-from ml.models.quantidce import SEPARATE, QuantiDCEModel, mean_pool
+from ml.models.quantidce import SEPARATE, QuantiDCEModel
 
 
 def _inference(model: QuantiDCEModel, device: torch.device):
@@ -40,9 +41,8 @@ def embed_distinct(model: QuantiDCEModel, inputs: Sequence[dict[str, list[int]]]
                           unit="batch", leave=False, disable=None):  # None: shown on a terminal only
             keys = order[start:start + batch_size]
             batch = {k: v.to(device) for k, v in collate([distinct[k] for k in keys], pad_id).items()}
-            hidden = model._encode(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"), False, False)
-            vectors.update(zip(keys, mean_pool(hidden.last_hidden_state.float(), batch["attention_mask"]).cpu(),
-                               strict=True))
+            embedded = model.embed(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+            vectors.update(zip(keys, embedded.cpu(), strict=True))
     return vectors
 
 
@@ -68,8 +68,8 @@ def pair_features_of(model: QuantiDCEModel, items: Sequence[Sequence[dict[str, l
         for start in range(0, len(order), batch_size):
             chosen = order[start:start + batch_size]
             batch = {k: v.to(device) for k, v in collate([flat[i][1] for i in chosen], pad_id).items()}
-            out = model._encode(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"), False, False)
-            for i, row in zip(chosen, model.pooled(out, batch["attention_mask"]).float().cpu(), strict=True):
+            pooled = model.cross_pooled(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+            for i, row in zip(chosen, pooled.float().cpu(), strict=True):
                 rows[i] = row
     grouped, start = [], 0
     for item in items:

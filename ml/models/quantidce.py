@@ -123,6 +123,17 @@ class QuantiDCEModel(nn.Module):
         return QuantiDCEOutput(self.score_features(pooled), hidden_states if output_hidden_states else None,
                                attentions if output_attentions else None)
 
+    def embed(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+              token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """One text per row (``paired``/``windows`` inputs) -> its mean-pooled last hidden state (B, H)."""
+        out = self._encode(input_ids, attention_mask, token_type_ids, False, False)
+        return mean_pool(out.last_hidden_state.float(), attention_mask)
+
+    def cross_pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                     token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """One cross-encoded pair per row (``cls``/``mean`` inputs) -> h (B, H)."""
+        return self.pooled(self._encode(input_ids, attention_mask, token_type_ids, False, False), attention_mask)
+
     def pooled(self, out, attention_mask: torch.Tensor) -> torch.Tensor:
         """h of a cross-encoded pair: its mean pooling (``mean``) or pooler output / [CLS] state (``cls``)."""
         if self.representation == "mean":
