@@ -3,6 +3,7 @@
 Two steps, so that the slow part (the encoder) runs once:
 
     nice -n 15 .venv/bin/python benchmarks/quantidce_frozen_ablation.py extract   # MiniLM features -> /tmp cache
+    # QUANTI_CACHE=DIR puts a variant (--max-tokens N, --keep-oldest) beside the default cache
     .venv/bin/python benchmarks/quantidce_frozen_ablation.py ablate [--rows ...]   # heads only, seconds each
     nice -n 15 .venv/bin/python benchmarks/quantidce_frozen_ablation.py evaluate-model DIR   # a saved model, from texts
 
@@ -92,9 +93,12 @@ def extract(args) -> None:
         return pooler.astype(np.float16), mean.astype(np.float16)
 
     @torch.inference_mode()
-    def alone(texts, max_tokens=128):
-        """Mean-pooled, unit-length embeddings; long texts keep their newest tokens."""
-        ids = [tokenizer.encode(t, add_special_tokens=False)[-(max_tokens - 2):] for t in texts]
+    def alone(texts, max_tokens=args.max_tokens):
+        """Mean-pooled, unit-length embeddings; long texts keep their newest tokens (``--keep-oldest``: their
+        first tokens, as ``--truncate newest`` does)."""
+        room = max_tokens - 2
+        ids = [(x[:room] if args.keep_oldest else x[-room:]) if len(x) > room else x
+               for x in (tokenizer.encode(t, add_special_tokens=False) for t in texts)]
         packed = [{"input_ids": [tokenizer.cls_token_id, *x, tokenizer.sep_token_id],
                    "attention_mask": [1] * (len(x) + 2), "token_type_ids": [0] * (len(x) + 2)} for x in ids]
         order = sorted(range(len(packed)), key=lambda i: len(packed[i]["input_ids"]))
@@ -566,6 +570,8 @@ def main() -> None:
     e.add_argument("--skip-cross", action="store_true", help="separate embeddings only (no cross-encoded pairs)")
     e.add_argument("--cross-only", action="store_true", help="cross-encoded pairs only")
     e.add_argument("--only", help="comma-separated sets: grade,fed,test,dev,positives (default all)")
+    e.add_argument("--max-tokens", type=int, default=128, help="texts embedded alone: at most N tokens (with [CLS]/[SEP])")
+    e.add_argument("--keep-oldest", action="store_true", help="cut long texts at their end (keep the oldest tokens)")
     a = sub.add_parser("ablate")
     a.add_argument("--threads", type=int, default=1)
     a.add_argument("--rows", help="JSON list of row settings (default: the representation rows)")
