@@ -125,9 +125,15 @@ def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) 
 
 def live_agreement(study: Study) -> list[dict[str, Any]]:
     """The study page's live panel for a pairwise study: per criterion, the submitted judgments,
-    raters and Krippendorff's alpha (nominal, A/B/tie by system), from the cached ``pairwise_report``
-    (the report page's figures). The ICC panel does not apply: a choice is not a score."""
-    entries = pairwise_report(Study.objects.filter(pk=study.pk))
-    return [{"criterion": c["criterion"], "n": c["n"], "raters": c["raters"], "alpha": c["agreement"]["alpha"],
-             "units": c["agreement"]["units"], "note": c["agreement"].get("note", "")}
-            for entry in entries for c in entry["criteria"]]
+    raters and Krippendorff's alpha (nominal, A/B/tie by system) — the report's agreement section,
+    without its Bradley–Terry bootstrap (a thousand resamples the panel does not show; the caller
+    caches per version). The ICC panel does not apply: a choice is not a score."""
+    from studies.analysis.pairwise import agreement
+
+    frame = comparisons_frame(Study.objects.filter(pk=study.pk))
+    out = []
+    for criterion, part in frame.groupby("criterion", sort=False):
+        alpha = agreement(part.reset_index(drop=True))
+        out.append({"criterion": criterion, "n": len(part), "raters": int(part["rater"].nunique()),
+                    "alpha": alpha["alpha"], "units": alpha["units"], "note": alpha.get("note", "")})
+    return out

@@ -328,6 +328,27 @@ def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(clien
         assert shown in row, (row, agreement)
 
 
+def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_bootstrap(user, make_study, monkeypatch):
+    from django.core.cache import cache
+
+    from studies import pairwise_selectors
+    from studies.analysis import pairwise
+
+    study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
+    rate_pairs(study, raters=3)
+    report = pairwise_selectors.pairwise_report(Study.objects.filter(pk=study.pk))[0]["criteria"]
+
+    def no_bootstrap(*args, **kwargs):
+        raise AssertionError("the live panel ran the Bradley-Terry bootstrap")
+
+    monkeypatch.setattr(pairwise, "bradley_terry_bootstrap", no_bootstrap)
+    cache.clear()  # the report above is cached: the panel must not need it
+    live = pairwise_selectors.live_agreement(study)
+    assert [(row["criterion"], row["n"], row["raters"], row["alpha"], row["units"]) for row in live] == [
+        (c["criterion"], c["n"], c["raters"], c["agreement"]["alpha"], c["agreement"]["units"]) for c in report]
+    assert live and all(row["n"] > 0 for row in live)
+
+
 def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus):
     study = dialogue_study(user, fed_corpus, "likert")
     rate_likert(study, raters=2)
