@@ -567,8 +567,9 @@ class Comparison(models.Model):
 
     A dedicated table rather than Rating rows: a choice is one fact about two responses (a Rating is a
     value of one response), it carries a free-text reason, and a Rating-based encoding would feed 0/1
-    "scores" into the Likert/ICC machinery. A dialogue-unit study (``Study.unit``) adds nullable
-    left/right conversation keys beside these; studies.analysis.pairwise only sees system labels."""
+    "scores" into the Likert/ICC machinery. Pairwise studies are of responses only (a dialogue-unit
+    study refuses the design); comparing two whole dialogues would need nullable left/right conversation
+    keys beside these, and studies.analysis.pairwise, which only sees system labels, would not change."""
 
     class Choice(models.TextChoices):
         LEFT = "left", "Left is better"
