@@ -19,24 +19,11 @@ from ml.trainers import TrainingConfig
 from ml.trainers.quantidce import build, train
 from tests.ml.test_models_scoring import tiny_bert
 from tests.ml.test_trainers import mlr_config, ranking_accuracy
-from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_grade
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
     return load_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def encoder_dir(tmp_path_factory):
-    return tiny_encoder_dir(tmp_path_factory.mktemp("tiny") / "encoder")
-
-
-@pytest.fixture(scope="module")
-def toy_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("toy")
-    return {"train": toy_ddpp(folder / "train.json", 40, seed=1), "validation": toy_ddpp(folder / "dev.json", 12, seed=2),
-            "grade": toy_grade(folder / "grade.json", 60, seed=3)}
 
 
 def decode(tokenizer, ids):

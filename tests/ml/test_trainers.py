@@ -14,20 +14,7 @@ from ml.models import QuantiDCEModel, load_tokenizer
 from ml.scoring import score_pairs
 from ml.trainers import Callback, TrainingConfig, latest_checkpoint
 from ml.trainers.quantidce import build, train
-from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_grade
-
-
-@pytest.fixture(scope="module")
-def encoder_dir(tmp_path_factory):
-    return tiny_encoder_dir(tmp_path_factory.mktemp("tiny") / "encoder")
-
-
-@pytest.fixture(scope="module")
-def toy_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("toy")
-    return {"train": toy_ddpp(folder / "train.json", 40, seed=1), "validation": toy_ddpp(folder / "dev.json", 12, seed=2),
-            "grade": toy_grade(folder / "grade.json", 60, seed=3)}
-
+from tests.ml.toy import tiny_encoder_dir, toy_grade
 
 PAPER = dict(representation="cls", freeze_encoder=False, head_learning_rate=0.0)  # the paper's MLR settings
 
