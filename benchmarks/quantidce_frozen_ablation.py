@@ -369,6 +369,17 @@ def train_head(args_row: dict, sets: dict, seed: int = 71) -> tuple[Head, dict]:
     feats = {id(d): features(d, rep) for d in (sets.get("dev"), test) if d is not None}
     history = []
     best, best_state = -1.0, None
+    # "schedule": "linear" = the trainer's (ml.trainers.loop): warm-up over 10 % of one epoch, then linear decay
+    # to 0; "select": "loss" = keep the epoch with the lowest validation MLR loss (the trainer's), not the best
+    # validation accuracy
+    per_epoch = -(-len(groups) // batch)
+    if args_row.get("schedule") == "linear":
+        from transformers import get_linear_schedule_with_warmup
+
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * per_epoch), per_epoch * epochs)
+    else:
+        scheduler = None
+    validation_groups = mlr_batches(test, list(range(VALIDATION_CONTEXTS)), rng)
     for _ in range(epochs):
         head.train()
         order = rng.permutation(len(groups))
@@ -388,9 +399,14 @@ def train_head(args_row: dict, sets: dict, seed: int = 71) -> tuple[Head, dict]:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
         head.eval()
         with torch.no_grad():
             val = ranking(head(feats[id(test)]), test, 0, VALIDATION_CONTEXTS)
+            if args_row.get("select") == "loss":  # higher is better below: the negated validation MLR loss
+                val["acc"] = -float(loss_fn(torch.stack([torch.stack([head(feats[id(test)][torch.tensor(level[:5])])
+                                                                      for level in g]) for g in validation_groups]))[0])
         history.append(val["acc"])
         if val["acc"] > best:
             best, best_state = val["acc"], {k: v.clone() for k, v in head.state_dict().items()}

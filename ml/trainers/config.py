@@ -13,6 +13,7 @@ from pathlib import Path
 
 REPRESENTATIONS = ("cls", "mean", "paired")  # pair representations (ml.models.quantidce, ml.models.mdd_eval)
 QUANTIDCE_REPRESENTATIONS = (*REPRESENTATIONS, "windows")  # + QuantiDCE's two context windows
+LR_SCHEDULES = ("auto", "linear", "constant")
 STAGE_DEFAULTS = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
     # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
@@ -20,7 +21,7 @@ STAGE_DEFAULTS = {
     # Validation reads the first 150 contexts of the validation file (DailyDialog++ test), so that
     # ``benchmark_metric --format ddpp --offset 150`` ranks contexts no training choice has seen.
     "mlr": {"epochs": 5, "batch_size": 3, "learning_rate": 2e-5, "head_learning_rate": 1e-3, "freeze_encoder": True,
-            "cache_features": True, "validation_limit": 150},
+            "cache_features": True, "validation_limit": 150, "lr_schedule": "auto"},
     "kd": {"epochs": 20, "batch_size": 10, "learning_rate": 5e-6},
     # SelF-Eval (Ma et al. COLING 2022): coarse = MLR over turn-replacement levels, fine = MLR + R-drop from
     # the coarse model. The paper's 0.005 → 0.002 only suits the freshly initialised head; the encoder gets
@@ -48,6 +49,10 @@ class TrainingConfig:
     head_learning_rate: float = 0.0  # the metric head's own rate (0 = learning_rate, as in the paper)
     weight_decay: float = 0.0
     warmup_ratio: float = 0.1  # of one epoch's optimizer steps
+    # after the warm-up: "linear" decay to 0 (the paper), "constant", or "auto" (QuantiDCE MLR's default) =
+    # constant when the encoder is frozen (a fresh head training alone; decayed over 5 epochs it stays
+    # under-trained: issue 15's ablation, section 8), linear otherwise
+    lr_schedule: str = "linear"
     max_grad_norm: float = 1.0
     seed: int = 71
     max_length: int = 128
@@ -90,10 +95,18 @@ class TrainingConfig:
         if unknown:
             raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
         values = {**STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
+        if values.get("lr_schedule", cls.lr_schedule) not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule: must be one of {', '.join(LR_SCHEDULES)}, not {values['lr_schedule']!r}")
         if values.get("representation", cls.representation) not in QUANTIDCE_REPRESENTATIONS:
             raise ValueError(f"representation: must be one of {', '.join(QUANTIDCE_REPRESENTATIONS)}, "
                              f"not {values['representation']!r}")
         return cls(stage=stage, **values)
+
+    def schedule(self) -> str:
+        """The learning-rate schedule after the warm-up ("auto" resolved)."""
+        if self.lr_schedule != "auto":
+            return self.lr_schedule
+        return "constant" if self.freeze_encoder else "linear"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -1,6 +1,7 @@
 """A small, seeded training loop shared by the learned metrics.
 
-- AdamW with a linear warm-up (``warmup_ratio`` of one epoch's optimizer steps) then linear decay;
+- AdamW with a linear warm-up (``warmup_ratio`` of one epoch's optimizer steps) then linear decay
+  (``lr_schedule`` "linear") or a constant rate ("constant"; "auto": constant for a frozen encoder);
 - gradient accumulation (``grad_accumulation`` micro-batches per optimizer step), gradient clipping;
 - bf16 autocast on CUDA (full precision on CPU);
 - a checkpoint every ``checkpoint_every`` optimizer steps holding model, optimizer, scheduler, RNG
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
-from transformers import get_linear_schedule_with_warmup, set_seed
+from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup, set_seed
 
 from ml.devices import pick_device
 from ml.trainers.callbacks import Callback, TrainingState
@@ -58,9 +59,10 @@ class Trainer:
         self.model.to(self.device)
         self.optimizer = torch.optim.AdamW(self.parameter_groups(), lr=config.learning_rate,
                                            weight_decay=config.weight_decay)
-        self.scheduler = get_linear_schedule_with_warmup(
-            self.optimizer, num_warmup_steps=math.ceil(config.warmup_ratio * self.steps_per_epoch),
-            num_training_steps=total)
+        warmup = math.ceil(config.warmup_ratio * self.steps_per_epoch)
+        self.scheduler = (get_constant_schedule_with_warmup(self.optimizer, num_warmup_steps=warmup)
+                          if config.schedule() == "constant" else
+                          get_linear_schedule_with_warmup(self.optimizer, num_warmup_steps=warmup, num_training_steps=total))
 
     def parameter_groups(self) -> list[dict]:
         """One group, or two where a freshly initialised ``head`` gets its own learning rate."""

@@ -115,6 +115,24 @@ def test_warm_up_is_a_tenth_of_one_epoch_then_linear_decay(encoder_dir, toy_file
     assert rates[20] == pytest.approx(1e-3 * (40 - 21) / 38) and rates[-1] == 0.0
 
 
+def test_a_frozen_encoders_head_keeps_its_rate_after_the_warm_up(encoder_dir, toy_files, tmp_path):
+    """MLR's "auto" schedule: constant for a head on a frozen encoder, the paper's linear decay otherwise."""
+    config = mlr_config(encoder_dir, toy_files, tmp_path / "c", batch_size=2, epochs=2, representation="windows",
+                        freeze_encoder=True, head_learning_rate=1e-2, lr_schedule="auto")
+    assert config.schedule() == "constant"
+    trainer = build(config)
+    rates = []
+    for _ in range(40):
+        trainer.optimizer.step()
+        trainer.scheduler.step()
+        rates.append(trainer.scheduler.get_last_lr()[0])
+    assert rates[0] == pytest.approx(1e-2 / 2) and rates[1:] == pytest.approx([1e-2] * 39)
+    assert mlr_config(encoder_dir, toy_files, tmp_path / "p", lr_schedule="auto").schedule() == "linear"  # the paper
+    assert mlr_config(encoder_dir, toy_files, tmp_path / "f", freeze_encoder=True, lr_schedule="linear").schedule() == "linear"
+    with pytest.raises(ValueError, match="lr_schedule: must be one of auto, linear, constant"):
+        TrainingConfig.for_stage("mlr", lr_schedule="cosine")
+
+
 def test_kd_keeps_the_student_close_to_its_teacher(encoder_dir, toy_files, tmp_path):
     stage1, _ = train(mlr_config(encoder_dir, toy_files, tmp_path / "mlr", epochs=1))
     tokenizer = load_tokenizer(str(stage1 / "encoder"))
@@ -186,7 +204,9 @@ def test_mlr_defaults_are_the_ablation_winner_and_the_paper_is_three_settings_aw
     assert (default.representation, default.freeze_encoder, default.head_learning_rate) == ("windows", True, 1e-3)
     assert default.cache_features is True  # the frozen features are computed once
     assert default.validation_limit == 150  # DD++ test contexts 150+ stay unseen (benchmark_metric --offset 150)
+    assert default.schedule() == "constant"  # the frozen encoder's head is not decayed to 0
     assert (default.epochs, default.batch_size, default.learning_rate) == (5, 3, 2e-5)  # the paper's schedule
     paper = TrainingConfig.for_stage("mlr", **PAPER)
     assert (paper.representation, paper.freeze_encoder, paper.head_learning_rate) == ("cls", False, 0.0)
+    assert paper.schedule() == "linear"
     assert TrainingConfig.for_stage("kd").freeze_encoder is False  # KD fine-tunes the whole model

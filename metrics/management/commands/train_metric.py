@@ -28,7 +28,7 @@ OPTIONS = {  # command option -> TrainingConfig field
     "validation_limit": "validation_limit", "checkpoint_every": "checkpoint_every", "eval_every": "eval_every",
     "device": "device", "truncate": "truncate", "max_length": "max_length", "per_level_mean": "per_level_mean",
     "signed_separation": "signed_separation", "alpha": "alpha", "beta": "beta", "representation": "representation",
-    "freeze_encoder": "freeze_encoder",
+    "freeze_encoder": "freeze_encoder", "lr_schedule": "lr_schedule",
     # SelF-Eval
     "per_level": "per_level", "max_turns": "max_turns", "rdrop_weight": "rdrop_weight", "head_dropout": "head_dropout",
     "responses_per_context": "responses_per_context", "cache_features": "cache_features",
@@ -59,6 +59,9 @@ class Command(BaseCommand):
             parser.add_argument(f"--{option}", type=kind)
         parser.add_argument("--device", help="cpu, cuda, cuda:1 (default: cuda when available)")
         parser.add_argument("--truncate", choices=("oldest", "newest"))
+        parser.add_argument("--lr-schedule", choices=("auto", "linear", "constant"),
+                            help="after the warm-up: linear decay to 0 (the paper), constant, or auto (quantidce MLR's "
+                                 "default: constant with a frozen encoder, linear otherwise)")
         parser.add_argument("--per-level-mean", action="store_true", default=None,
                             help="compactness on the mean distance per level (the released code) instead of per sample")
         parser.add_argument("--signed-separation", action="store_true", default=None,
