@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ml.data.packing import collate, pad_multiple
 from ml.data.replacement import pack_dialogue
 from ml.devices import pick_device
+from ml.inference import infer_sorted
 
 
 def score_dialogues(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, dialogues: Sequence[Sequence[str]], *,
@@ -20,7 +20,6 @@ def score_dialogues(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, 
                     max_length: int = 512, device: str | None = None) -> tuple[list[float], int]:
     """(scores in input order, how many dialogues were longer than ``max_length`` tokens and cut)."""
     target = pick_device(device)
-    multiple = pad_multiple(target)
     model = model.to(target).eval()
     speakers = speakers or [None] * len(dialogues)
     packed, truncated = [], 0
@@ -28,14 +27,6 @@ def score_dialogues(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, 
         ids, cut = pack_dialogue(tokenizer, list(turns), speakers=names, max_length=max_length)
         packed.append(ids)
         truncated += cut
-    order = sorted(range(len(packed)), key=lambda i: len(packed[i]["input_ids"]))
-    scores = [0.0] * len(packed)
-    with torch.inference_mode(), torch.autocast(device_type=target.type, dtype=torch.bfloat16,
-                                                enabled=target.type == "cuda"):
-        for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
-            batch = {k: v.to(target) for k, v in collate([packed[i] for i in chosen], tokenizer.pad_token_id,
-                                                         multiple).items()}
-            for i, value in zip(chosen, model(**batch).score.float().cpu().tolist(), strict=True):
-                scores[i] = value
+    scores = infer_sorted(packed, tokenizer.pad_token_id, target,
+                          lambda batch: model(**batch).score.float().cpu().tolist(), batch_size=batch_size)
     return scores, truncated

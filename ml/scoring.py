@@ -13,8 +13,9 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from ml.data.frozen_features import pair_features_of
-from ml.data.packing import collate, pack_for, packed_length, pad_multiple
+from ml.data.packing import pack_for
 from ml.devices import pick_device
+from ml.inference import infer_sorted
 from ml.models.quantidce import SEPARATE, QuantiDCEModel
 
 
@@ -37,16 +38,5 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
 def score_packed(model: torch.nn.Module, packed: Sequence[dict[str, list[int]]], pad_id: int, *, batch_size: int = 64,
                  device: torch.device) -> list[float]:
     """Scores of packed inputs, each batch through the whole model, in input order."""
-    multiple = pad_multiple(device)
-    order = sorted(range(len(packed)), key=lambda i: packed_length(packed[i]))
-    scores = [0.0] * len(packed)
-    with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=torch.bfloat16,
-                                                enabled=device.type == "cuda"):
-        for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
-            inputs = collate([packed[i] for i in chosen], pad_id, multiple)
-            batch = {k: v.to(device) for k, v in inputs.items()}
-            values = model(**batch).score.float().cpu().tolist()
-            for i, value in zip(chosen, values, strict=True):
-                scores[i] = value
-    return scores
+    return infer_sorted(packed, pad_id, device, lambda batch: model(**batch).score.float().cpu().tolist(),
+                        batch_size=batch_size)

@@ -13,16 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from tqdm.auto import tqdm
 
-from ml.data.packing import LAST, RESPONSE, collate, input_prefix
+from ml.data.packing import LAST, RESPONSE, input_prefix
+from ml.inference import infer_sorted
 from ml.models.quantidce import SEPARATE, QuantiDCEModel
-
-
-def _inference(model: QuantiDCEModel, device: torch.device):
-    model.encoder.to(device).eval()
-    return torch.inference_mode(), torch.autocast(device_type=device.type, dtype=torch.bfloat16,
-                                                  enabled=device.type == "cuda")
 
 
 def _single(packed: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
@@ -33,17 +27,12 @@ def embed_distinct(model: QuantiDCEModel, inputs: Sequence[dict[str, list[int]]]
                    batch_size: int = 128) -> dict[tuple[int, ...], torch.Tensor]:
     """{input ids: the mean-pooled last hidden state (H,) on the CPU} for each distinct single-text input."""
     distinct = {tuple(item["input_ids"]): item for item in inputs}
-    order = sorted(distinct, key=len)
-    vectors: dict[tuple[int, ...], torch.Tensor] = {}
-    inference, autocast = _inference(model, device)
-    with inference, autocast:
-        for start in tqdm(range(0, len(order), batch_size), desc="frozen encoder: embedding distinct texts",
-                          unit="batch", leave=False, disable=None):  # None: shown on a terminal only
-            keys = order[start:start + batch_size]
-            batch = {k: v.to(device) for k, v in collate([distinct[k] for k in keys], pad_id).items()}
-            embedded = model.embed(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
-            vectors.update(zip(keys, embedded.cpu(), strict=True))
-    return vectors
+    model.encoder.to(device).eval()
+    rows = infer_sorted(list(distinct.values()), pad_id, device,
+                        lambda batch: model.embed(batch["input_ids"], batch["attention_mask"],
+                                                  batch.get("token_type_ids")).cpu(),
+                        batch_size=batch_size, progress="frozen encoder: embedding distinct texts")
+    return dict(zip(distinct, rows, strict=True))
 
 
 def pair_features_of(model: QuantiDCEModel, items: Sequence[Sequence[dict[str, list[int]]]], pad_id: int,
@@ -60,17 +49,11 @@ def pair_features_of(model: QuantiDCEModel, items: Sequence[Sequence[dict[str, l
             with torch.no_grad():
                 out.append(model.pair_representation(*columns))
         return out
-    flat = [(m, p) for m, item in enumerate(items) for p in item]
-    order = sorted(range(len(flat)), key=lambda i: len(flat[i][1]["input_ids"]))
-    rows: list[torch.Tensor | None] = [None] * len(flat)
-    inference, autocast = _inference(model, device)
-    with inference, autocast:
-        for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
-            batch = {k: v.to(device) for k, v in collate([flat[i][1] for i in chosen], pad_id).items()}
-            pooled = model.cross_pooled(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
-            for i, row in zip(chosen, pooled.float().cpu(), strict=True):
-                rows[i] = row
+    model.encoder.to(device).eval()
+    rows = infer_sorted([p for item in items for p in item], pad_id, device,
+                        lambda batch: model.cross_pooled(batch["input_ids"], batch["attention_mask"],
+                                                         batch.get("token_type_ids")).float().cpu(),
+                        batch_size=batch_size)
     grouped, start = [], 0
     for item in items:
         grouped.append(torch.stack(rows[start:start + len(item)]))

@@ -36,9 +36,10 @@ from ml.data.mdd import (
     split_by_context,
 )
 from ml.data.mdd_augment import Augmenter, dialogue_pairs, technique_counts
-from ml.data.packing import collate, pack_for, packed_length, pad_multiple
+from ml.data.packing import pack_for, pad_multiple
 from ml.data.pseudo_labels import filter_and_balance
 from ml.devices import pick_device
+from ml.inference import infer_sorted
 from ml.losses.consistency_kl import consistency_kl
 from ml.losses.masked_lm import masked_lm_loss
 from ml.losses.soft_cross_entropy import soft_cross_entropy
@@ -104,20 +105,13 @@ def class_probabilities(model: MDDEvalModel, tokenizer, pairs: Sequence[tuple[Se
     """softmax over (random, adversarial, relevant) per pair, input order; sorted by length, dynamically
     padded, inference mode (bf16 autocast on CUDA), never masked."""
     target = pick_device(device)
-    multiple = pad_multiple(target)
     model = model.to(target).eval()
     pack = pack_for(model.representation)
     packed = [pack(tokenizer, c, r, max_length=max_length, truncate=truncate) for c, r in pairs]
-    order = sorted(range(len(packed)), key=lambda i: packed_length(packed[i]))
-    out = np.zeros((len(packed), len(LABELS)))
-    with torch.inference_mode(), torch.autocast(device_type=target.type, dtype=torch.bfloat16,
-                                                enabled=target.type == "cuda"):
-        for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
-            batch = {k: v.to(target) for k, v in collate([packed[i] for i in chosen], tokenizer.pad_token_id,
-                                                         multiple).items()}
-            out[chosen] = torch.softmax(model(**batch).logits.float(), -1).cpu().numpy()
-    return out
+    rows = infer_sorted(packed, tokenizer.pad_token_id, target,
+                        lambda batch: torch.softmax(model(**batch).logits.float(), -1).cpu().numpy(),
+                        batch_size=batch_size)
+    return np.array(rows, dtype=float).reshape(len(packed), len(LABELS))
 
 
 def per_class_accuracy(probabilities: np.ndarray, labels: Sequence[int]) -> dict[str, float | None]:
