@@ -76,8 +76,14 @@ def test_the_paper_configuration_is_three_flags_and_the_model_remembers_it(toy):
     assert saved["toy-paper"]["representation"] == "cls" and saved["toy-paper"]["training"]["freeze_encoder"] is False
     assert saved["toy-default"]["representation"] == "windows" and saved["toy-default"]["training"]["freeze_encoder"] is True
     assert saved["toy-default"]["training"]["cache_features"] is True
+    assert saved["toy-default"]["training"]["lr_schedule"] == "auto"  # constant: the encoder is frozen
+    mlr(toy, "--name", "toy-decayed", "--lr-schedule", "linear", "--no-cache-features")
+    decayed = json.loads((Path(MetricModel.objects.get(name="toy-decayed").artifact_path) / "metric.json").read_text())
+    assert (decayed["training"]["lr_schedule"], decayed["training"]["cache_features"]) == ("linear", False)
     with pytest.raises(CommandError, match="invalid choice: 'pooler'"):
         call_command("train_metric", "quantidce", "--representation", "pooler", verbosity=0)
+    with pytest.raises(CommandError, match="invalid choice: 'cosine'"):
+        call_command("train_metric", "quantidce", "--lr-schedule", "cosine", verbosity=0)
 
 
 class CancelAfter(Callback):
