@@ -108,8 +108,6 @@ def live_reliability(study: Study) -> dict[str, Any]:
     target (changing the target or form recomputes; a page view with unchanged ratings does not)."""
     config = live_config(study)
     version = ratings_version(Study.objects.filter(pk=study.pk))
-    if study.design == Design.PAIRWISE:  # its judgments are Comparisons, which ratings_version does not see
-        version += ":" + pairwise_selectors.comparisons_version(Study.objects.filter(pk=study.pk))
     key = "live:" + hashlib.sha256(f"{version}:{config['target']}:{config['form']}".encode()).hexdigest()
     result = cache.get(key)
     if result is None:

@@ -22,6 +22,7 @@ from studies.models import (
     MAGNITUDE_DESIGNS,
     Assignment,
     AssignmentItem,
+    Comparison,
     Corpus,
     Criterion,
     Design,
@@ -209,7 +210,8 @@ def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
 def ratings_version(studies: QuerySet[Study]) -> str:
     """Changes whenever the ratings or the assignments that reports read change: counts, latest
     change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
-    assignments are in a status reports count (approving or rejecting one changes the report)."""
+    assignments are in a status reports count (approving or rejecting one changes the report); for
+    bws_tuples and pairwise studies, also their picks and A/B choices, which are not Ratings."""
     rows = sorted(studies.values_list("pk", "design"))
     ids, designs = [pk for pk, _ in rows], {design for _, design in rows}
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
@@ -217,7 +219,9 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
     tuples = bws_tuples.choices_stamp(ids) if Design.BWS_TUPLES in designs else ()
-    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *tuples))
+    choices = (tuple(Comparison.objects.filter(assignment__study_id__in=ids).aggregate(
+        n=Count("id"), last=Max("updated_at")).values()) if Design.PAIRWISE in designs else ())
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *tuples, *choices))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):

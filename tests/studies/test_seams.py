@@ -349,6 +349,22 @@ def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_b
     assert live and all(row["n"] > 0 for row in live)
 
 
+def test_the_live_panel_is_recomputed_when_a_stored_ab_choice_changes(user, make_study):
+    """A choice edited in place (no new submit, no status change) must still change the cache version."""
+    from studies import live_selectors, pairwise_selectors
+    from studies.models import Comparison
+
+    study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
+    rate_pairs(study, raters=3)
+    before = live_selectors.live_reliability(study)["pairwise"]
+    first_rater = Comparison.objects.filter(assignment__study=study).order_by("assignment_id").first().assignment_id
+    for comparison in Comparison.objects.filter(assignment_id=first_rater):
+        comparison.choice = "tie"
+        comparison.save(update_fields=["choice", "updated_at"])
+    after = live_selectors.live_reliability(study)["pairwise"]
+    assert after == pairwise_selectors.live_agreement(study) and after != before
+
+
 def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus):
     study = dialogue_study(user, fed_corpus, "likert")
     rate_likert(study, raters=2)
