@@ -21,7 +21,9 @@ def test_a_killed_training_worker_is_resumed_from_its_checkpoint(start_worker, t
         run = training.training_run_create(metric="quantidce", stage="mlr", model_name="worker-mlr", encoder=str(encoder),
                                            train_data=str(train), validation_data=str(dev), epochs=3,
                                            learning_rate=1e-3, max_length=32, checkpoint_every=10,
-                                           output_dir=str(tmp_path / "out"))
+                                           # the encoder trains (as on a GPU worker): the default frozen head on
+                                           # cached features can finish all 150 steps before the kill lands
+                                           freeze_encoder=False, output_dir=str(tmp_path / "out"))
     wait_for(lambda: TrainingRun.objects.get(pk=run.pk).checkpoint_path != "", 240, first, "a checkpoint")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)

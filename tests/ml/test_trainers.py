@@ -64,16 +64,19 @@ def test_mlr_training_raises_level_ranking_accuracy_well_above_chance(encoder_di
     assert saved["stage"] == "mlr" and saved["training"]["learning_rate"] == 1e-3  # the model says how it was made
 
 
-def test_resume_from_a_checkpoint_computes_the_same_next_loss(encoder_dir, toy_files, tmp_path):
+@pytest.mark.parametrize("overrides", [{}, dict(representation="windows", freeze_encoder=True, cache_features=True,
+                                              head_learning_rate=1e-2)], ids=["paper", "default-frozen-cached"])
+def test_resume_from_a_checkpoint_computes_the_same_next_loss(encoder_dir, toy_files, tmp_path, overrides):
     through = Losses()
-    train(mlr_config(encoder_dir, toy_files, tmp_path / "a", checkpoint_every=4, max_steps=7, keep_checkpoints=5),
-          callbacks=[through])
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "a", checkpoint_every=4, max_steps=7, keep_checkpoints=5,
+                     **overrides), callbacks=[through])
     stopped = Losses()
-    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=4), callbacks=[stopped])
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=4, **overrides),
+          callbacks=[stopped])
     assert latest_checkpoint(tmp_path / "b").name == "step-4"
     resumed = Losses()
-    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=7), callbacks=[resumed],
-          resume=True)
+    train(mlr_config(encoder_dir, toy_files, tmp_path / "b", checkpoint_every=4, max_steps=7, **overrides),
+          callbacks=[resumed], resume=True)
     assert stopped.steps == through.steps[:4]
     assert [s for s, _ in resumed.steps] == [5, 6, 7]  # it continued, it did not start over
     assert [v for _, v in resumed.steps] == pytest.approx([v for _, v in through.steps[4:]], abs=1e-6)  # dropout RNG and data order restored too
