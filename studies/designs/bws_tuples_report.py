@@ -41,7 +41,7 @@ MEMBER_COLUMNS = {"item": "item_id", "unit": "response_id", "system": "response_
                   "conversation": "response__conversation__external_id"}
 
 
-def annotations(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataFrame:
+def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataFrame:
     """One row per member of every annotated tuple (choice × member, two queries): the choice's
     columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
@@ -70,7 +70,7 @@ def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """Rows for the seed report's frame (``selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
     response × criterion, ``score`` = that rater's mean of +1/−1/0 over their appearances of the
     response (a rater may meet one response in two tuples)."""
-    frame = annotations(studies)
+    frame = annotation_rows(studies)
     columns = ["study", "design", "criterion", "unit", "system", "item", "rater", "rater_name", "assignment",
                "experiment", "value", "rank", "score", "seconds", "total_seconds", "prior_rating_experience",
                "prior_agent_experience", "failed_checks"]
@@ -91,7 +91,7 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
     from studies.selectors import rater_pseudonym
 
-    frame = annotations(studies, done_only=False)
+    frame = annotation_rows(studies, done_only=False)
     if frame.empty:
         return
     positions = dict(StudyItem.objects.filter(pk__in=frame["item"].unique().tolist()).values_list("pk", "position"))
@@ -132,7 +132,7 @@ def _finite(value: Any) -> float | None:
 
 def design_summary(studies: QuerySet[Study]) -> dict[str, dict[str, Any]]:
     """Per bws_tuples study: responses, tuples, appearances per response, pair co-occurrence."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for study in studies.filter(design=KEY).order_by("id"):
         rows = list(StudyItemResponse.objects.filter(item__study=study, item__check_kind="")
                     .values_list("item_id", "response_id").order_by("item_id", "position"))
@@ -193,7 +193,7 @@ def tuples_report(studies: QuerySet[Study], *, exclude_raters: Iterable[Any] = (
     studies = studies.filter(design=KEY)
     if not studies.exists():
         return []
-    frame = annotations(studies)
+    frame = annotation_rows(studies)
     if len(frame):
         frame = frame[~frame["rater"].isin(list(exclude_raters))]
     designs = design_summary(studies)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from django.db.models import F, Max, Min, Value
@@ -40,7 +40,7 @@ class Magnitude(RatingsDesign):
 
     anchored = True
     normalisation = "log10(max(value,1)/reference)"
-    form_fields = ("me_max",)
+    form_fields: ClassVar[tuple[str, ...]] = ("me_max",)
 
     def _range_problems(self, config: dict[str, Any], errors: Errors) -> str:
         """Check min and max; returns "inside the range min..max (…)" for the anchor's message ("" if bad)."""

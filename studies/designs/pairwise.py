@@ -207,7 +207,7 @@ class Pairwise(StudyDesign):
             if problem := reason_problem(config, reason):
                 errors[f"reason-{name}"] = problem
                 continue
-            cleaned[name] = (choice, reason)
+            cleaned[name] = (str(choice), reason)
         if errors:
             raise ValidationError(errors)
         left, right = slot.response_order

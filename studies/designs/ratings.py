@@ -154,7 +154,8 @@ class RatingsDesign(StudyDesign):
         unit = unit_for(study)
         texts = unit.target_texts(study, item, order, ranked=self.ranks)
         letters = string.ascii_uppercase
-        responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
+        responses: list[dict[str, Any]] = [{"id": rid, "letter": letters[i], "text": texts[rid]}
+                                           for i, rid in enumerate(order)]
         config = study.design_config
         rows_by_criterion = []
         for criterion in criteria:

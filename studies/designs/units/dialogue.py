@@ -76,7 +76,9 @@ class DialogueUnit(StudyUnit):
         else:
             judged = conversations
         anchor = self._anchor(design, conversations, spec) if design.anchored else None
-        ids = list(judged.exclude(pk=anchor).order_by("id").values_list("id", flat=True))
+        if anchor is not None:
+            judged = judged.exclude(pk=anchor)
+        ids = list(judged.order_by("id").values_list("id", flat=True))
         if spec.limit is not None and spec.limit < len(ids):
             ids = sorted(random.Random(spec.seed).sample(ids, spec.limit))
         if not ids:
@@ -158,11 +160,11 @@ class DialogueUnit(StudyUnit):
                      design: StudyDesign) -> dict[str, Any]:
         """The whole dialogue (speakers told apart), an anchored design's anchor dialogue, and a
         ranking design's dialogues lettered in the rater's order (templates/raters/_dialogue.html)."""
-        anchor = item.reference_conversation if design.anchored and item.reference_conversation_id else None
+        anchor = item.reference_conversation if design.anchored else None
         ranked = self._ranked(order, design.ranks)
         return {
             "dialogue": True,
-            "dialogue_turns": speaker_turns(item.conversation.turns),
+            "dialogue_turns": speaker_turns(item.conversation.turns if item.conversation else []),
             "anchor_turns": speaker_turns(anchor.turns) if anchor else None,
             "ranked_dialogues": [{"id": cid, "letter": string.ascii_uppercase[i], "turns": speaker_turns(ranked[cid])}
                                  for i, cid in enumerate(order) if cid in ranked],
