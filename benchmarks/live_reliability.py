@@ -78,9 +78,10 @@ def main() -> None:
     from django.core.cache import cache
     from django.test import Client
 
-    from studies import live_selectors, selectors, services
+    from studies import selectors, services
     from studies.analysis import live
     from studies.models import Rating, Study
+    from studies.reports import live_selectors
 
     owner = get_user_model().objects.create(username="bench-live")
     systems = ["seq2seq", "hred", "thred", "human"]

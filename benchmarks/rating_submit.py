@@ -36,9 +36,9 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from studies import services
-    from studies.form_tokens import form_token
     from studies.models import Assignment
-    from studies.rater_views import field_name
+    from studies.rating.form_tokens import form_token
+    from studies.rating.views import field_name
 
     owner = get_user_model().objects.create(username="bench")
     systems = ["seq2seq", "hred", "thred", "human"]

@@ -31,7 +31,7 @@ def main() -> None:
 
     from studies import selectors
     from studies.analysis.report import TABLES, _subset, icc_tables
-    from studies.demo import DEMO_USER, demo_load, demo_user
+    from studies.authoring.demo import DEMO_USER, demo_load, demo_user
     from studies.models import Study
 
     experiment = demo_load() or Study.objects.get(slug="demo-likert").experiment

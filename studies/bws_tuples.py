@@ -79,7 +79,7 @@ def tuple_items_create(*, study: Study, units: Sequence[int]) -> int:
                                           f"these choices give {len(responses)}"})
     tuples = bws.balanced_tuples(len(responses), size=size, factor=config["factor"], tries=config["tries"],
                                  seed=config["seed"])
-    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
     items = StudyItem.objects.bulk_create([StudyItem(study=study, conversation=None, position=i)
                                            for i in range(len(tuples))])
     StudyItemResponse.objects.bulk_create(

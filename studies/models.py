@@ -198,7 +198,7 @@ class Study(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
-    # The researcher's workflow (studies.editing, studies.planning): consent text, pay and pause.
+    # The researcher's workflow (studies.authoring.editing, studies.authoring.planning): consent text, pay and pause.
     consent_text = models.TextField(blank=True, help_text="Markdown raters agree to before the first item.")
     reward = models.DecimalField(
         max_digits=8, decimal_places=2, null=True, blank=True,
@@ -271,7 +271,7 @@ class StudyItem(models.Model):
     responses, and a magnitude design's anchor is ``reference_conversation`` (a whole dialogue).
 
     A check item (``check_kind`` set) is shown like any other but its answer is known
-    (``check_rules``, see ``studies.checks``): it scores the rater and never enters an analysis."""
+    (``check_rules``, see ``studies.rating.checks``): it scores the rater and never enters an analysis."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     # Empty for a best-worst tuple (studies.bws_tuples): its members come from different
@@ -290,7 +290,7 @@ class StudyItem(models.Model):
     )
     check_kind = models.CharField(max_length=10, choices=CheckKind.choices, blank=True, default="")
     check_rules = models.JSONField(default=list, blank=True,
-                                   help_text="What a passing answer is (studies.checks); response ids resolved.")
+                                   help_text="What a passing answer is (studies.rating.checks); response ids resolved.")
 
     class Meta:
         ordering = ["study", "position"]
@@ -421,8 +421,8 @@ class Assignment(models.Model):
 
     @property
     def screened_out(self) -> bool:
-        """Failed the study's attention checks (``studies.checks``), or screened out by hand
-        (``studies.review.assignment_screen_out``)."""
+        """Failed the study's attention checks (``studies.rating.checks``), or screened out by hand
+        (``studies.rating.review.assignment_screen_out``)."""
         return bool(self.checks_failed) or bool((self.platform_data or {}).get("screened_out"))
 
 

@@ -28,7 +28,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import platforms, selectors
+from studies import selectors
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -39,6 +39,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
+from studies.rating import platforms
 
 NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
 # The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).
@@ -112,7 +113,7 @@ def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str]
     schedule = pair_schedule([sorted(answered) for _, answered in usable],
                              pairs_per_conversation=config.get("pairs_per_conversation", 0),
                              seed=config.get("schedule_seed", 0))
-    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
     planned = [(cid, answered, pair) for (cid, answered), pairs in zip(usable, schedule, strict=True) for pair in pairs]
     items = StudyItem.objects.bulk_create([
         StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(planned)
@@ -252,7 +253,7 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
 
 
 def comparison_check_answers(*, assignment: Assignment, item_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], float]]:
-    """A pairwise assignment's answers to check items in the shape studies.checks scores:
+    """A pairwise assignment's answers to check items in the shape studies.rating.checks scores:
     item -> (criterion, response) -> 1 for the chosen response, 0 for the other, ½ each for a tie; so a
     check rule "response 1 greater than response 2" passes exactly when the rater chose response 1."""
     value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}

@@ -17,7 +17,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce, Greatest, Log
 
-from studies import bws_tuples, targets
+from studies import bws_tuples
 from studies.models import (
     MAGNITUDE_DESIGNS,
     Assignment,
@@ -33,6 +33,7 @@ from studies.models import (
     Study,
     StudyItemResponse,
 )
+from studies.reports import targets
 
 DONE_STATUSES = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
 

@@ -26,20 +26,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import (
-    allocation,
-    bws_tuples,
-    checks,
-    designs,
-    dialogue_studies,
-    pairwise_services,
-    platforms,
-    review,
-    selectors,
-)
-from studies.importing import files as import_files
-from studies.importing.reading import text_problem, value_problem
-from studies.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
+from studies import bws_tuples, designs, dialogue_studies, pairwise_services, selectors
+from studies.authoring import allocation
+from studies.corpora.importing import files as import_files
+from studies.corpora.importing.reading import text_problem, value_problem
+from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -59,6 +50,7 @@ from studies.models import (
     System,
     Unit,
 )
+from studies.rating import checks, platforms, review
 
 logger = logging.getLogger(__name__)
 
@@ -265,7 +257,7 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
     if study.design == Design.BWS_TUPLES:  # single responses in generated tuples (studies.bws_tuples)
         units = [r for _, e in usable for r in [*e["judged"].values(), *([e["reference"]] if e["reference"] else [])]]
         return bws_tuples.tuple_items_create(study=study, units=units)
-    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
     reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
     items = StudyItem.objects.bulk_create([
         StudyItem(study=study, conversation_id=cid, position=i, reference_response_id=e["reference"],
@@ -494,7 +486,7 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     closes_at = allocation.study_closes_at(study)
     if closes_at is not None and closes_at <= timezone.now():
         raise AssignmentRefused("this study has closed", reason=AssignmentRefused.CLOSED)
-    if study.paused_at is not None:  # studies.editing.study_pause: no new raters; started ones go on
+    if study.paused_at is not None:  # studies.authoring.editing.study_pause: no new raters; started ones go on
         raise AssignmentRefused("this study is paused for now; please try again later", reason=AssignmentRefused.CLOSED)
     # Assignments past their time limit give their items back before the study is judged full.
     if review.time_limit_minutes(study) > 0:

@@ -1,8 +1,10 @@
 """Celery tasks: thin; ids in, services do the work."""
 from celery import shared_task
 
-from studies import live_services, review, services
+from studies import services
 from studies.models import ImportJob, Study
+from studies.rating import review
+from studies.reports import live_services
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)

@@ -1,6 +1,10 @@
 from django.urls import path
 
-from studies import check_views, rater_views, report_views, views, workflow_views
+from studies import views
+from studies.authoring import workflow_views
+from studies.rating import check_views
+from studies.rating import views as rater_views
+from studies.reports import views as report_views
 
 app_name = "studies"
 urlpatterns = [

@@ -14,13 +14,16 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import allocation, checks, editing, live_selectors, live_services, planning, selectors, services
+from studies import selectors, services
 from studies.api.views import ratings_download
-from studies.exporting import EXPORT_FORMATS, raw_ids_requested
-from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
-from studies.importing.records import ImportFailed, missing_scores_text
-from studies.importing.uploads import SizeLimitUploadHandler
+from studies.authoring import allocation, editing, planning
+from studies.authoring.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
+from studies.corpora.importing.records import ImportFailed, missing_scores_text
+from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.models import Study
+from studies.rating import checks
+from studies.reports import live_selectors, live_services
+from studies.reports.exporting import EXPORT_FORMATS, raw_ids_requested
 
 
 def _errors_text(error: ValidationError) -> list[str]:

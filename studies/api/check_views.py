@@ -1,4 +1,4 @@
-"""Researcher API for attention checks and gold items (studies.checks): list, add, remove, settings.
+"""Researcher API for attention checks and gold items (studies.rating.checks): list, add, remove, settings.
 Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import checks, services
+from studies import services
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.models import CheckKind, StudyItem
+from studies.rating import checks
 
 RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value": 2}, {"response": 1, "min": 4, '
               '"max": 6}, {"greater": 1, "than": 2} (Likert, magnitude), {"best": 1}, {"worst": 4} (BWS); '

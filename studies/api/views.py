@@ -28,11 +28,11 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
-from studies.importing.records import ImportFailed
-from studies.importing.uploads import SizeLimitUploadHandler
+from studies.corpora.importing.records import ImportFailed
+from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study, Unit
-from studies.position_selectors import position_report
+from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
+from studies.reports.position_selectors import position_report
 
 
 def _django_errors(error: DjangoValidationError) -> ValidationError:
@@ -222,7 +222,7 @@ class ExperimentLinkApi(APIView):
 
     @extend_schema(responses=OutputSerializer, operation_id="experiment_link")
     def get(self, request, slug):
-        from studies import allocation
+        from studies.authoring import allocation
 
         experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
         link = allocation.experiment_link(experiment)
@@ -257,7 +257,7 @@ class StudyItemListApi(APIView):
             source="reference_conversation.external_id", allow_null=True, default=None,
             help_text="dialogue-unit RME: the anchor dialogue (the item's own conversation is what is rated)")
         reference_value = serializers.FloatField(allow_null=True)
-        check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.checks), else empty")
+        check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.rating.checks), else empty")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):

@@ -1,4 +1,4 @@
-"""Researcher API for the study workflow (studies.editing, studies.planning, studies.browser_selectors):
+"""Researcher API for the study workflow (studies.authoring.editing, studies.authoring.planning, studies.reports.browser_selectors):
 change settings, duplicate, delete a draft, re-open, pause, resume, pay plan, collaborators, and the
 item & rating browser. Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
@@ -11,11 +11,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import browser_selectors, editing, planning, selectors, services
+from studies import selectors, services
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
-from studies.exporting import raw_ids_requested
+from studies.authoring import editing, planning
 from studies.models import Design, Study
+from studies.reports import browser_selectors
+from studies.reports.exporting import raw_ids_requested
 
 
 class QuestionSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""Crowd review by the quality checks (studies.checks): "approve all that passed" and "reject all
+"""Crowd review by the quality checks (studies.rating.checks): "approve all that passed" and "reject all
 that failed" on MTurk (botocore Stubber) and Prolific (recorded transport), from the service, the
 API, the page and ``crowd_review``; the dashboard marks who is suggested for rejection."""
 from io import StringIO
@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 
 from crowd import services
 from crowd.models import Publication, WorkerAssignment
-from studies import checks
 from studies import services as study_services
 from studies.models import Assignment
+from studies.rating import checks
 from tests.crowd.test_mturk import SETTINGS
 from tests.crowd.test_prolific import LONG_MESSAGE
 

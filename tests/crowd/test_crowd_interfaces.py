@@ -1,6 +1,6 @@
 """The crowd app's interfaces: the study's Crowd page (owner only, every action answers with a
 message, never a 500), the REST API (409 for refusals, 502 naming the failing call, documented in the
-schema), the management commands, the review services in studies.review, and the periodic task."""
+schema), the management commands, the review services in studies.rating.review, and the periodic task."""
 from datetime import timedelta
 from io import StringIO
 
@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from crowd import services, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
-from studies import review
 from studies import services as study_services
 from studies.models import Assignment, AssignmentItem
+from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
 from tests.crowd.test_mturk import SETTINGS, expect_publish
 from tests.factories import UserFactory

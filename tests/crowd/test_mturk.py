@@ -344,7 +344,7 @@ def test_mturk_settings_are_checked_and_named(publication):
         services.publication_configure(study=publication.study, platform="mturk", sandbox=True,
                                        settings={"reward": "abc", "hits": 0, "min_approval_rate": 120, "colour": "red"})
     assert set(error.value.message_dict) == {"reward", "hits", "min_approval_rate", "colour"}
-    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.planning)
+    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.authoring.planning)
 
 
 def test_mturk_workers_who_start_a_condition_get_the_experiment_qualification_within_a_minute(mturk_stub, publication):

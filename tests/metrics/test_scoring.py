@@ -12,7 +12,7 @@ from scipy import stats
 from metrics import scoring_loop, selectors, services
 from metrics.implementations.readability import Readability
 from metrics.models import MetricScore, RunStatus
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Response, Study
 from tests.conftest import shared_file
 

@@ -8,7 +8,7 @@ import pytest
 from config.celery import app as celery_app
 from metrics import services
 from metrics.models import MetricScore, ScoringRun
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Study
 
 pytestmark = pytest.mark.django_db

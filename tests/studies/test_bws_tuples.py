@@ -13,9 +13,10 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils.html import escape
 
-from studies import bws_tuples, form_tokens, services
+from studies import bws_tuples, services
 from studies.bws_tuples import tuple_field
 from studies.models import Assignment, BestWorstChoice, Response, StudyItemResponse
+from studies.rating import form_tokens
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")

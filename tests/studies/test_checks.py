@@ -1,4 +1,4 @@
-"""Attention checks and gold items (studies.checks): definitions refused with the field named,
+"""Attention checks and gold items (studies.rating.checks): definitions refused with the field named,
 placement (set and seeded random), scoring of each rule kind at submit, exclusion from every
 analysis input, and flagged raters left out of the report's "without flagged raters" tables."""
 import io
@@ -7,9 +7,11 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import checks, export_selectors, selectors, services
+from studies import selectors, services
 from studies.analysis.report import ReportOptions, build_report
 from studies.models import Assignment, Study, StudyItem
+from studies.rating import checks
+from studies.reports import export_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -256,7 +258,7 @@ def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
     frame = selectors.ratings_frame(studies)
     assert len(frame) and check.pk not in set(frame["item"])
     assert all(row["conversation"] != check.conversation.external_id for row in export_selectors.ratings_export_rows(studies))
-    from studies.live_selectors import live_frame
+    from studies.reports.live_selectors import live_frame
     live = live_frame(draft)
     assert len(live) == len(frame) and not set(live["unit"]) & set(canonical(check))
 

@@ -240,7 +240,7 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
 def test_check_items_are_refused_for_dialogue_studies(user):
     experiment = services.experiment_create(owner=user, title="Checks")
     study = services.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
-    from studies import checks
+    from studies.rating import checks
 
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])

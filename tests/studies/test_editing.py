@@ -1,4 +1,4 @@
-"""The researcher's workflow services (studies.editing) and pay planning (studies.planning): what may
+"""The researcher's workflow services (studies.authoring.editing) and pay planning (studies.authoring.planning): what may
 change when, duplicate, delete, re-open, pause/resume, collaborators, hourly rate and cost."""
 from datetime import timedelta
 from decimal import Decimal
@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from studies import editing, planning, services
+from studies import services
+from studies.authoring import editing, planning
 from studies.models import Assignment, Rating, Study, StudyItemResponse
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater

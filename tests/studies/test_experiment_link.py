@@ -5,8 +5,10 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from studies import allocation, review, services
+from studies import services
+from studies.authoring import allocation
 from studies.models import Assignment, Rater, Study
+from studies.rating import review
 
 pytestmark = pytest.mark.django_db
 

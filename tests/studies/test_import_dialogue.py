@@ -10,8 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from studies import services
-from studies.importing.formats import detect_format
-from studies.importing.records import ImportFailed
+from studies.corpora.importing.formats import detect_format
+from studies.corpora.importing.records import ImportFailed
 from studies.models import Conversation, Corpus, Criterion, Rating, Response, Study, System, Unit
 
 pytestmark = pytest.mark.django_db

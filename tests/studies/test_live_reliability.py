@@ -8,11 +8,12 @@ import pandas as pd
 import pingouin as pg
 import pytest
 
-from studies import export_selectors, live_selectors, live_services, services, tasks
+from studies import services, tasks
 from studies.analysis import live
 from studies.analysis.icc import icc
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Assignment, Rating, Study
+from studies.reports import export_selectors, live_selectors, live_services
 
 pytestmark = pytest.mark.django_db
 pg.options["round"] = None

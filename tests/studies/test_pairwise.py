@@ -10,10 +10,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from studies import form_tokens, services
+from studies import services
 from studies.designs import design_config_clean
 from studies.models import Assignment, AssignmentItem, Comparison, Rating, Study, StudyItem
 from studies.pairwise_services import comparisons_record, pair_schedule
+from studies.rating import form_tokens
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -338,7 +339,7 @@ def test_the_report_spreadsheet_has_the_pairwise_tables(make_study, user):
 
 @pytest.mark.parametrize(("pick_gold", "passed"), [(True, True), (False, False)])
 def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study, pick_gold, passed):
-    from studies import checks
+    from studies.rating import checks
 
     study = pairwise(make_study, publish=False)
     gold = checks.check_item_create(study=study, kind="gold", context="A: Where do you live?\nB: In a town.",

@@ -9,8 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from studies import platforms, review, services, tasks
+from studies import services, tasks
 from studies.models import Assignment, AssignmentItem, Study
+from studies.rating import platforms, review
 from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
 
 pytestmark = pytest.mark.django_db

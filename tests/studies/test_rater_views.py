@@ -8,9 +8,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from studies import form_tokens, services
+from studies import services
 from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
-from studies.rater_views import field_name, render_markdown
+from studies.rating import form_tokens
+from studies.rating.views import field_name, render_markdown
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +83,7 @@ def test_rater_pages_may_be_framed_by_mturk_and_configured_origins_only(client, 
 def test_a_frame_origin_that_is_not_an_origin_is_refused(client, make_study, settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    from studies.framing import rater_policy
+    from studies.rating.framing import rater_policy
     settings.CONCORD_FRAME_ANCESTORS = ["https://ok.example; script-src *"]
     with pytest.raises(ImproperlyConfigured, match="CONCORD_FRAME_ANCESTORS"):
         rater_policy()
@@ -165,7 +166,7 @@ def test_bad_platform_parameters_are_a_400_naming_them_and_write_nothing(client,
 
 
 def test_lone_surrogates_in_a_parameter_are_refused():
-    from studies.platforms import IdentityError, identity_from
+    from studies.rating.platforms import IdentityError, identity_from
     with pytest.raises(IdentityError, match="PROLIFIC_PID contains invalid characters") as caught:
         identity_from({"PROLIFIC_PID": "p\ud800", "SESSION_ID": "s"}, "prolific")
     assert caught.value.parameter == "PROLIFIC_PID"
@@ -490,7 +491,7 @@ def test_instructions_markdown_is_rendered_without_scripts():
 
 
 def test_questionnaire_text_answers_with_control_characters_are_refused():
-    from studies.questionnaire import questionnaire_clean
+    from studies.rating.questionnaire import questionnaire_clean
     spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
     assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
     assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})

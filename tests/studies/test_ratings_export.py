@@ -9,11 +9,12 @@ import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
-from studies import exporting, services
-from studies.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
+from studies import services
 from studies.models import AssignmentItem, Rater, Response, Study, StudyItemResponse
+from studies.reports import exporting
+from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
+from studies.reports.xlsx_stream import text_value, write_xlsx
 from studies.selectors import EXPORT_FIELDS
-from studies.xlsx_stream import text_value, write_xlsx
 
 pytestmark = pytest.mark.django_db
 
@@ -185,8 +186,8 @@ def test_the_xlsx_writer_keeps_types_and_reads_back_in_openpyxl():
 
 
 def test_report_shows_position_effects_from_the_raters_own_shuffles(client, api, user, rated):
-    from studies.export_selectors import ratings_export_rows
-    from studies.position_selectors import position_frame
+    from studies.reports.export_selectors import ratings_export_rows
+    from studies.reports.position_selectors import position_frame
 
     study, _ = rated
     studies = Study.objects.filter(pk=study.pk)

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies import export_selectors, selectors, services
+from studies import selectors, services
 from studies.analysis.icc import icc
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Assignment, Rater, Study
+from studies.reports import export_selectors
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.django_db
@@ -308,7 +309,7 @@ def hostile_study(make_study, user):
 
 
 def test_no_export_holds_a_live_formula(client, api, user, hostile_study):
-    from studies.exporting import spreadsheet_safe
+    from studies.reports.exporting import spreadsheet_safe
 
     study = hostile_study
     client.force_login(user)
@@ -361,7 +362,7 @@ def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostil
 
 
 def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hostile_study):
-    from studies.exporting import raw_ids_requested
+    from studies.reports.exporting import raw_ids_requested
 
     study = hostile_study
     assert selectors.raw_ids_allowed(user, [study.experiment_id])

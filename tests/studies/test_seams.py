@@ -15,7 +15,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from studies import browser_selectors, bws_tuples, editing, planning, services
+from studies import bws_tuples, services
+from studies.authoring import editing, planning
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -26,6 +27,7 @@ from studies.models import (
     StudyItemConversation,
     StudyItemResponse,
 )
+from studies.reports import browser_selectors
 from tests.studies import test_dialogue_study
 from tests.studies.test_pairwise import answer_all as pairwise_answer_all
 
@@ -351,8 +353,9 @@ def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_b
 
 def test_the_live_panel_is_recomputed_when_a_stored_ab_choice_changes(user, make_study):
     """A choice edited in place (no new submit, no status change) must still change the cache version."""
-    from studies import live_selectors, pairwise_selectors
+    from studies import pairwise_selectors
     from studies.models import Comparison
+    from studies.reports import live_selectors
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -471,7 +474,7 @@ def test_an_experiment_mixing_likert_pairwise_and_tuples_reports_and_exports_eve
 
 
 def test_the_demo_loads_and_every_new_page_works_on_it(client):
-    from studies.demo import DEMO_EXPERIMENT, demo_user
+    from studies.authoring.demo import DEMO_EXPERIMENT, demo_user
 
     call_command("load_demo", stdout=io.StringIO())
     client.force_login(demo_user())

@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from studies import export_selectors, selectors, services
+from studies import selectors, services
 from studies.analysis.normalise import magnitude_log_ratio, rank_scores
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Rating, Study
+from studies.reports import export_selectors
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ report problems, upload, publish, export."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from studies.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
+from studies.authoring.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
 from studies.models import Corpus, Rating, Study
 from tests.conftest import small_corpus_lines
 

@@ -8,7 +8,8 @@ import pytest
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from studies import editing, selectors, services
+from studies import selectors, services
+from studies.authoring import editing
 from studies.models import Study
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater

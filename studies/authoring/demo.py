@@ -15,7 +15,7 @@ from django.db import transaction
 from studies import services
 from studies.models import Design, Experiment, Rater, Study
 
-DEMO_FILE = Path(__file__).resolve().parent / "fixtures" / "demo_dialogues.jsonl"
+DEMO_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_dialogues.jsonl"
 DEMO_EXPERIMENT = "demo-seed-study"
 DEMO_CORPUS = "demo-dialogues"
 DEMO_USER, DEMO_PASSWORD = "researcher", "concord-demo"

@@ -21,7 +21,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import allocation, designs, dialogue_studies, services
+from studies import designs, dialogue_studies, services
+from studies.authoring import allocation
 from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
@@ -30,7 +31,7 @@ TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters
 RATER_SETTING_FIELDS = ("time_limit_minutes", "closes_at")
 EDITABLE_FIELDS = (*STRUCTURE_FIELDS, *TEXT_FIELDS, *RATER_SETTING_FIELDS)
 REWARD_MAX = Decimal("10000")
-QUESTION_KINDS = ("yes_no", "choice", "text")  # what studies.questionnaire.questionnaire_clean reads
+QUESTION_KINDS = ("yes_no", "choice", "text")  # what studies.rating.questionnaire.questionnaire_clean reads
 
 
 def structure_lock_reason(study: Study) -> str | None:

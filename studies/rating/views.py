@@ -27,24 +27,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import (
-    allocation,
-    bws_tuples,
-    dialogue_studies,
-    form_tokens,
-    pairwise_rater,
-    pairwise_services,
-    platforms,
-    review,
-    selectors,
-    services,
-)
+from studies import bws_tuples, dialogue_studies, pairwise_rater, pairwise_services, selectors, services
+from studies.authoring import allocation
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.dialogue_pages import dialogue_context, target_texts
-from studies.framing import frameable_by_platforms
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
-from studies.questionnaire import questionnaire_clean
-from studies.targets import TARGET_ID
+from studies.rating import form_tokens, platforms, review
+from studies.rating.framing import frameable_by_platforms
+from studies.rating.questionnaire import questionnaire_clean
+from studies.reports.targets import TARGET_ID
 
 
 def render_markdown(text: str) -> str:
@@ -79,7 +70,7 @@ _BROWSER_SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")
 
 
 def rater_page(view):
-    """A rater page: frameable by the platforms (studies.framing), exempt from Django's cookie CSRF
+    """A rater page: frameable by the platforms (studies.rating.framing), exempt from Django's cookie CSRF
     check (the views check a per-assignment form token instead), and a missing assignment or study
     answers with the rater's own 404 page, framed like the rest."""
     @wraps(view)

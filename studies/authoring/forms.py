@@ -1,8 +1,8 @@
 """Researcher forms. They only collect and type-check input; services validate and write."""
 from django import forms
 
+from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGN_EXPLANATIONS
-from studies.importing.formats import FORMATS
 from studies.models import Design, Study, Unit, default_questionnaire
 
 
@@ -38,7 +38,7 @@ def questionnaire_text(questions) -> str:
 
 class StudyForm(forms.Form):
     """Every setting of a study, with labels a researcher reads (no field names). ``locked`` (a
-    reason) disables the design, its settings and the criteria (studies.editing explains why)."""
+    reason) disables the design, its settings and the criteria (studies.authoring.editing explains why)."""
 
     title = forms.CharField(max_length=200)
     design = forms.ChoiceField(
@@ -176,7 +176,7 @@ class StudyForm(forms.Form):
         return questions
 
     def settings_values(self) -> dict:
-        """The text-and-limits settings as ``studies.editing.study_update`` takes them."""
+        """The text-and-limits settings as ``studies.authoring.editing.study_update`` takes them."""
         data = self.cleaned_data
         closes_at = data.get("closes_at")
         return {
@@ -205,7 +205,7 @@ def study_form_initial(study: Study) -> dict:
         "reward": study.reward, "estimated_minutes": study.estimated_minutes,
         "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
     }
-    from studies import allocation
+    from studies.authoring import allocation
 
     initial["closes_at"] = allocation.study_closes_at(study)
     if study.design == Design.LIKERT:

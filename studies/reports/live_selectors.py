@@ -89,7 +89,7 @@ def live_frame(study: Study) -> pd.DataFrame:
 
 
 def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, Any]:
-    from studies.live_plots import reliability_curve  # matplotlib only when something is drawn
+    from studies.reports.live_plots import reliability_curve  # matplotlib only when something is drawn
 
     summary = live.live_summary(live_frame(study), target=config["target"])
     for entry in summary:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from studies.importing.records import ImportFailed, ImportProblem
+from studies.corpora.importing.records import ImportFailed, ImportProblem
 
 CHUNK = 1 << 16
 MAX_RECORD_CHARS = 16 * 1024 * 1024

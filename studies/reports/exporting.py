@@ -1,8 +1,8 @@
 """Ratings export as tidy CSV or JSON lines, streamed (one line at a time) for any number of ratings, or
-as XLSX written row by row (``studies.xlsx_stream``: memory does not grow with the study); and
+as XLSX written row by row (``studies.reports.xlsx_stream``: memory does not grow with the study); and
 ``spreadsheet_safe``: the one guard every CSV/XLSX export applies to its text cells.
 
-Columns: ``studies.export_selectors.RATINGS_EXPORT_FIELDS``. CSV and XLSX rows come from one builder
+Columns: ``studies.reports.export_selectors.RATINGS_EXPORT_FIELDS``. CSV and XLSX rows come from one builder
 (``sheet_row``); JSON lines keep the values verbatim (JSON is not evaluated)."""
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
 
-from studies.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.models import Study
+from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
+from studies.reports.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
 from studies.selectors import raw_ids_allowed
-from studies.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
 
 RAW_IDS_TRUE = ("1", "true", "yes")
 
@@ -119,7 +119,7 @@ def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool 
 def export_xlsx(studies: QuerySet[Study], output: BinaryIO, *, raw_ids: bool = False) -> int:
     """Write the ratings as an XLSX workbook to ``output`` (a binary file); returns the number of rows.
 
-    Rows stream into the workbook one at a time (``studies.xlsx_stream``), so a study of any size needs
+    Rows stream into the workbook one at a time (``studies.reports.xlsx_stream``), so a study of any size needs
     memory for one chunk of rows; the header row is bold, frozen and filterable; a sheet holds Excel's
     1,048,576 rows, and further rows go on to "ratings 2", "ratings 3", ... with the same header."""
     from studies import pairwise_exporting  # late: it imports this module

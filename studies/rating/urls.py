@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studies import rater_views
+from studies.rating import views as rater_views
 
 app_name = "raters"
 urlpatterns = [

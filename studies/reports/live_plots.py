@@ -1,5 +1,5 @@
 """The live-reliability figure: ICC(C,k) and ICC(A,k) with 95% CI bands against the number of
-raters so far, and the target line (inline SVG, matplotlib as in ``studies.plots``)."""
+raters so far, and the target line (inline SVG, matplotlib as in ``studies.reports.plots``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +7,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from studies.plots import COLOURS, _svg, plt
+from studies.reports.plots import COLOURS, _svg, plt
 
 
 def reliability_curve_figure(entry: dict[str, Any], *, target: float) -> Figure:

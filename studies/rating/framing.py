@@ -15,7 +15,7 @@ from functools import wraps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from studies.platforms import MTURK_SUBMIT_HOSTS
+from studies.rating.platforms import MTURK_SUBMIT_HOSTS
 
 MTURK_FRAME_ANCESTORS = (
     "https://worker.mturk.com",

@@ -1,4 +1,4 @@
-"""Researcher pages for attention checks and gold items (studies.checks): list, add (a form or a
+"""Researcher pages for attention checks and gold items (studies.rating.checks): list, add (a form or a
 CSV), remove, and the placement / pass-rate settings. Thin: the service checks everything."""
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from studies import checks, selectors
+from studies import selectors
 from studies.models import CheckKind, StudyItem
+from studies.rating import checks
 from studies.services import StudyStateError
 from studies.views import _errors_text
 

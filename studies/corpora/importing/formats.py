@@ -47,7 +47,7 @@ from typing import Any, BinaryIO
 
 from django.utils.text import slugify
 
-from studies.importing.reading import (
+from studies.corpora.importing.reading import (
     decoded_lines,
     json_array_records,
     json_loads,
@@ -55,7 +55,7 @@ from studies.importing.reading import (
     too_deep,
     value_problem,
 )
-from studies.importing.records import (
+from studies.corpora.importing.records import (
     ImportFailed,
     ImportProblem,
     ParsedConversation,

@@ -14,8 +14,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from studies import platforms
 from studies.models import Assignment, Rater, Study
+from studies.rating import platforms
 
 TIME_LIMIT_REASON = "past the time limit"
 EXPIRED = "expired"  # platform_data["abandon_kind"] of an assignment that ran out of time

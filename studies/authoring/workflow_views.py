@@ -1,6 +1,6 @@
 """Researcher pages for the study workflow: edit every setting, duplicate, delete a draft, re-open,
 pause and resume, share the experiment, and browse items with their ratings. Thin: the forms
-collect, ``studies.editing`` writes, ``studies.browser_selectors`` and ``studies.planning`` read."""
+collect, ``studies.authoring.editing`` writes, ``studies.reports.browser_selectors`` and ``studies.authoring.planning`` read."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -10,9 +10,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import browser_selectors, editing, planning, selectors, services
-from studies.exporting import raw_ids_requested
-from studies.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
+from studies import selectors, services
+from studies.authoring import editing, planning
+from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
+from studies.reports import browser_selectors
+from studies.reports.exporting import raw_ids_requested
 
 
 def _errors_text(error: ValidationError) -> list[str]:
