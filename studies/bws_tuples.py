@@ -136,7 +136,7 @@ def choices_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     the other) and the write is an upsert on the unique (assignment, item, criterion): a double
     submit stores once, a changed answer replaces the earlier one. Returns the picks stored."""
     from studies import selectors
-    from studies.services import answer_slot_lock  # late: services calls this module
+    from studies.rating.answers import answer_slot_lock
 
     slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
     current, study = slot.assignment, slot.assignment.study

@@ -82,7 +82,8 @@ def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str]
     The systems are ``systems`` (default: every system in the corpus) plus ``reference_system``, which
     competes like any other (e.g. the human reference); ``limit`` samples that many conversations with
     ``seed``; the pairs follow ``design_config.schedule_seed``. Returns the number of items."""
-    from studies.services import StudyStateError, _require_status  # late: services calls this module
+    from studies.authoring.services import _require_status
+    from studies.errors import StudyStateError
 
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
@@ -199,7 +200,7 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
     responses in the order this rater was shown (the slot's ``response_order``). Sending the same
     answers twice stores them once (unique (assignment, item, criterion), upsert under the
     assignment's row lock); changed answers replace the earlier ones. Returns the number stored."""
-    from studies.services import answer_slot_lock  # late: services calls this module
+    from studies.rating.answers import answer_slot_lock
 
     slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
     assignment, study = slot.assignment, slot.assignment.study

@@ -14,14 +14,16 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import selectors, services
+from studies import errors, selectors
 from studies.api.views import ratings_download
 from studies.authoring import allocation, editing, planning
+from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
+from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.models import Study
-from studies.rating import checks
+from studies.rating import checks, invites
 from studies.reports import live_selectors, live_services
 from studies.reports.exporting import EXPORT_FORMATS, raw_ids_requested
 
@@ -51,7 +53,7 @@ def experiment_list(request):
 def experiment_create(request):
     form = ExperimentForm(request.POST)
     if form.is_valid():
-        experiment = services.experiment_create(owner=request.user, **form.cleaned_data)
+        experiment = authoring.experiment_create(owner=request.user, **form.cleaned_data)
         messages.success(request, f"Experiment “{experiment.title}” created. Add its conditions (studies).")
         return redirect("studies:study_create", experiment=experiment.slug)
     messages.error(request, "The experiment needs a title.")
@@ -65,7 +67,7 @@ def study_create(request, experiment):
     if request.method == "POST" and form.is_valid():
         try:
             with transaction.atomic():  # the draft and its other settings, or nothing
-                study = services.study_create(
+                study = authoring.study_create(
                     experiment=experiment, title=form.cleaned_data["title"], design=form.cleaned_data["design"],
                     design_config=form.design_config(), criteria=form.criteria_specs(),
                     raters_per_item=form.cleaned_data["raters_per_item"],
@@ -92,7 +94,7 @@ def study_detail(request, slug):
         data = build_form.cleaned_data
         corpus = get_object_or_404(corpora, slug=data["corpus"])
         try:
-            count = services.study_items_build(
+            count = authoring.study_items_build(
                 study=study, corpus=corpus,
                 systems=[s.strip() for s in data["systems"].split(",") if s.strip()] or None,
                 reference_system=data["reference_system"] or None, limit=data["limit"],
@@ -100,7 +102,7 @@ def study_detail(request, slug):
         except ValidationError as error:
             for text in _errors_text(error):
                 build_form.add_error(None, text)
-        except services.StudyStateError as error:
+        except errors.StudyStateError as error:
             build_form.add_error(None, str(error))
         else:
             messages.success(request, f"{count} items built from {corpus.slug}.")
@@ -118,7 +120,7 @@ def study_detail(request, slug):
         "experiment_link": {**allocation.experiment_link(study.experiment), "url": experiment_url,
                             "prolific": f"{experiment_url}?{prolific_parameters}"},
         "closing": allocation.study_closing(study),
-        "invites": invites, "invite_form": InviteForm(), "invite_days": services.INVITE_DAYS_DEFAULT,
+        "invites": invites, "invite_form": InviteForm(), "invite_days": invites.INVITE_DAYS_DEFAULT,
         "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
@@ -172,7 +174,7 @@ def invite_create(request, slug):
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
     try:
-        invite = services.invite_create(study=study, label=form.cleaned_data["label"],
+        invite = invites.invite_create(study=study, label=form.cleaned_data["label"],
                                         expires_in_days=form.cleaned_data["expires_in_days"], created_by=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
@@ -188,8 +190,8 @@ def study_rater_settings(request, slug):
     """Prolific codes, completion address, time limit and closing time (platform_config)."""
     study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
     try:
-        services.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
-                                                               for k in services.RATER_SETTINGS})
+        authoring.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
+                                                               for k in authoring.RATER_SETTINGS})
     except ValidationError as error:
         for text in _errors_text(error):
             messages.error(request, f"{text} (nothing was changed)")
@@ -202,12 +204,12 @@ def study_rater_settings(request, slug):
 @require_POST
 def study_transition(request, slug, action):
     study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
-    service = {"publish": services.study_publish, "close": services.study_close}.get(action)
+    service = {"publish": authoring.study_publish, "close": authoring.study_close}.get(action)
     if service is None:
         return redirect("studies:study_detail", slug=slug)
     try:
         service(study=study)
-    except services.StudyStateError as error:
+    except errors.StudyStateError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
@@ -240,7 +242,7 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
     elif request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            summary = services.dialogues_import(
+            summary = corpus_imports.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=form.cleaned_data["format"],
                 corpus_slug=form.cleaned_data["corpus"] or None, owner=request.user,
                 systems=[s.strip() for s in form.cleaned_data["systems"].split(",") if s.strip()],

@@ -12,8 +12,11 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from studies import services
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
 from studies.models import Design, Experiment, Rater, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 
 DEMO_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_dialogues.jsonl"
 DEMO_EXPERIMENT = "demo-seed-study"
@@ -68,27 +71,27 @@ def demo_load(*, seed: int = 2019) -> Experiment | None:
     corpus = Corpus.objects.filter(slug=DEMO_CORPUS).first()
     if corpus is None:
         with DEMO_FILE.open("rb") as stream:
-            corpus = services.dialogues_import(stream=stream, source_name=DEMO_FILE.name, corpus_slug=DEMO_CORPUS,
+            corpus = corpus_imports.dialogues_import(stream=stream, source_name=DEMO_FILE.name, corpus_slug=DEMO_CORPUS,
                                                owner=owner).corpus
-    experiment = services.experiment_create(
+    experiment = authoring.experiment_create(
         owner=owner, title="Demo: rating designs compared (after Santhanam & Shaikh 2019)", slug=DEMO_EXPERIMENT,
         description="Four between-subjects conditions on 12 conversations; 20 simulated raters.",
     )
     rng = np.random.default_rng(seed)
     for design in (Design.LIKERT, Design.RME, Design.BME, Design.BWS):
-        study = services.study_create(
+        study = authoring.study_create(
             experiment=experiment, title=f"Demo {design.upper()}", design=design, slug=f"demo-{design}",
             raters_per_item=RATERS_PER_CONDITION, items_per_assignment=12,
             instructions="Read each conversation, then judge the responses that could come next.",
             platform_config={"close_when_complete": False},  # stays published once the simulated raters are in
         )
-        services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+        authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                    reference_system="human")
         if design == Design.BME:
             # Stand-in for a metric's score of the reference; the metrics app fills real ones.
             values = {pk: float(rng.integers(40, 160)) for pk in study.items.values_list("pk", flat=True)}
-            services.study_item_reference_values_set(study=study, values=values)
-        services.study_publish(study=study)
+            authoring.study_item_reference_values_set(study=study, values=values)
+        authoring.study_publish(study=study)
     _simulate_ratings(experiment, rng)
     return experiment
 
@@ -113,13 +116,13 @@ def _simulate_ratings(experiment: Experiment, rng) -> None:
         for _ in range(RATERS_PER_CONDITION):
             number += 1
             rater, _ = Rater.objects.get_or_create(platform=Study.Platform.INVITE, external_id=f"demo-rater-{number:02d}")
-            assignment = services.assignment_start(study=study, rater=rater, seed=number)
+            assignment = rater_entry.assignment_start(study=study, rater=rater, seed=number)
             bias = rng.normal(0, 0.3)
             for slot in assignment.assignment_items.select_related("item"):
-                services.ratings_record(assignment=assignment, item_id=slot.item_id,
+                answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                         answers=_answers(study, slot, latent, reference_latent, bias, noise, rng),
                                         seconds=float(rng.gamma(4.0, 12.0)))
-            services.assignment_submit(
+            answering.assignment_submit(
                 assignment=assignment, total_seconds=float(rng.normal(35 * 60, 8 * 60)),
                 questionnaire={"prior_rating_experience": bool(rng.random() < 0.4),
                                "prior_agent_experience": bool(rng.random() < 0.8)},

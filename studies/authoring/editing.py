@@ -21,8 +21,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import designs, dialogue_studies, services
+from studies import designs, dialogue_studies, errors
 from studies.authoring import allocation
+from studies.authoring import services as authoring
 from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
@@ -60,7 +61,7 @@ def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, An
 
 def _criteria_replace(study: Study, specs: list[dict[str, str]]) -> None:
     """Keep criteria by name (their ids and any check rules stay), add new ones, drop missing ones."""
-    defaults = {c["name"]: c for c in services.DEFAULT_CRITERIA}
+    defaults = {c["name"]: c for c in authoring.DEFAULT_CRITERIA}
     existing = {c.name: c for c in study.criteria.all()}
     study.criteria.exclude(name__in=[s["name"] for s in specs]).delete()
     for position, spec in enumerate(specs):
@@ -180,7 +181,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     if "estimated_minutes" in values:
         raw = values["estimated_minutes"]
         changes["estimated_minutes"] = None if raw in (None, "") else _positive_int(
-            raw, "estimated_minutes", errors, high=services.TIME_LIMIT_MAX_MINUTES)
+            raw, "estimated_minutes", errors, high=authoring.TIME_LIMIT_MAX_MINUTES)
     if "reward" in values:
         try:
             changes["reward"] = reward_clean(values["reward"])
@@ -200,7 +201,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     if errors:
         raise ValidationError(errors)
     if rater_settings:
-        services.study_rater_settings_set(study=study, values=rater_settings)  # raises naming its field
+        authoring.study_rater_settings_set(study=study, values=rater_settings)  # raises naming its field
         study.refresh_from_db(fields=["platform_config"])
     if changes.get("design", study.design) != study.design:
         removed, _ = StudyItem.objects.filter(study=study).delete()
@@ -303,10 +304,10 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     items (check items with their rules; a dialogue item's anchor and ranked dialogues), no raters. The copy has no deadline (the original's may have passed) and is not
     paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
     if study.platform == Study.Platform.BENCHMARK:
-        raise services.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
+        raise errors.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
     target = experiment or study.experiment
     config = {k: v for k, v in (study.platform_config or {}).items() if k != "closes_at"}
-    copy = services.study_create(
+    copy = authoring.study_create(
         experiment=target, title=(title or f"{study.title} (copy)")[:200], design=study.design,
         design_config=study.design_config,
         criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
@@ -349,15 +350,15 @@ def study_delete(*, study: Study) -> str:
     its title. Anything else is refused: a published or closed study holds ratings and their history."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.DRAFT:
-        raise services.StudyStateError(f"cannot delete: the study is {study.status}; only drafts can be deleted "
+        raise errors.StudyStateError(f"cannot delete: the study is {study.status}; only drafts can be deleted "
                                        f"(close it instead)")
     if study.assignments.exists():
-        raise services.StudyStateError("cannot delete: raters have started it")
+        raise errors.StudyStateError("cannot delete: raters have started it")
     title = study.title
     try:
         study.delete()
     except ProtectedError:
-        raise services.StudyStateError("cannot delete: other records depend on it") from None
+        raise errors.StudyStateError("cannot delete: other records depend on it") from None
     return title
 
 
@@ -367,15 +368,15 @@ def study_reopen(*, study: Study) -> Study:
     again at once: its deadline has passed, or every item has its raters and it closes when complete."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.CLOSED:
-        raise services.StudyStateError(f"cannot re-open: the study is {study.status}, not closed")
+        raise errors.StudyStateError(f"cannot re-open: the study is {study.status}, not closed")
     if study.platform == Study.Platform.BENCHMARK:
-        raise services.StudyStateError("cannot re-open: an imported benchmark takes no raters")
+        raise errors.StudyStateError("cannot re-open: an imported benchmark takes no raters")
     closes_at = allocation.study_closes_at(study)
     if closes_at is not None and closes_at <= timezone.now():
-        raise services.StudyStateError("cannot re-open: its deadline has passed; set a later deadline (or none) first")
+        raise errors.StudyStateError("cannot re-open: its deadline has passed; set a later deadline (or none) first")
     study.status = Study.Status.PUBLISHED
     if allocation.study_close_reason(study) is not None:
-        raise services.StudyStateError("cannot re-open: every item already has its raters; raise the raters per "
+        raise errors.StudyStateError("cannot re-open: every item already has its raters; raise the raters per "
                                        "item or turn off closing when complete first")
     study.closed_at, study.paused_at = None, None
     study.save(update_fields=["status", "closed_at", "paused_at"])
@@ -387,7 +388,7 @@ def study_pause(*, study: Study) -> Study:
     """Stop taking new raters (assignments in progress may finish); ``study_resume`` undoes it."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.PUBLISHED:
-        raise services.StudyStateError(f"cannot pause: the study is {study.status}, not published")
+        raise errors.StudyStateError(f"cannot pause: the study is {study.status}, not published")
     if study.paused_at is None:
         study.paused_at = timezone.now()
         study.save(update_fields=["paused_at"])
@@ -399,7 +400,7 @@ def study_resume(*, study: Study) -> Study:
     """Take new raters again after ``study_pause`` (idempotent)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.PUBLISHED:
-        raise services.StudyStateError(f"cannot resume: the study is {study.status}, not published")
+        raise errors.StudyStateError(f"cannot resume: the study is {study.status}, not published")
     if study.paused_at is not None:
         study.paused_at = None
         study.save(update_fields=["paused_at"])
@@ -430,7 +431,7 @@ def experiment_collaborator_add(*, experiment: Experiment, by, identifier: str):
     """Give the account named by username or e-mail access to the experiment (every condition: its
     pages, reports, exports with raw ids). Only the owner or staff may; returns the user."""
     if not may_manage_collaborators(by, experiment):
-        raise services.StudyStateError("only the experiment's owner can share it")
+        raise errors.StudyStateError("only the experiment's owner can share it")
     user = _user_named(identifier)
     if user.pk == experiment.owner_id:
         raise ValidationError({"user": f"{user.get_username()} owns this experiment already"})
@@ -442,7 +443,7 @@ def experiment_collaborator_add(*, experiment: Experiment, by, identifier: str):
 def experiment_collaborator_remove(*, experiment: Experiment, by, identifier: str):
     """Take the account's access away (idempotent); only the owner or staff may."""
     if not may_manage_collaborators(by, experiment):
-        raise services.StudyStateError("only the experiment's owner can change who it is shared with")
+        raise errors.StudyStateError("only the experiment's owner can change who it is shared with")
     user = _user_named(identifier)
     experiment.collaborators.remove(user)
     return user

@@ -11,9 +11,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import selectors
+from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
 from studies.rating import checks
-from studies.services import StudyStateError
 from studies.views import _errors_text
 
 MAX_UPLOAD = 5_000_000

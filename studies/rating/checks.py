@@ -79,7 +79,7 @@ def checks_config(study: Study) -> dict[str, Any]:
 
 
 def _require_draft(study: Study, action: str) -> None:
-    from studies.services import StudyStateError  # late: services imports this module
+    from studies.errors import StudyStateError
 
     if study.status != Study.Status.DRAFT:
         raise StudyStateError(f"cannot {action}: the study is {study.status} (checks are set while it is a draft)")

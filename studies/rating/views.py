@@ -27,12 +27,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import bws_tuples, dialogue_studies, pairwise_rater, pairwise_services, selectors, services
+from studies import bws_tuples, dialogue_studies, errors, pairwise_rater, pairwise_services, selectors
 from studies.authoring import allocation
+from studies.authoring import services as authoring
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.dialogue_pages import dialogue_context, target_texts
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
-from studies.rating import form_tokens, platforms, review
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.rating import form_tokens, invites, platforms, review
 from studies.rating.framing import frameable_by_platforms
 from studies.rating.questionnaire import questionnaire_clean
 from studies.reports.targets import TARGET_ID
@@ -158,9 +161,9 @@ def _guard(request, assignment: Assignment):
 
 # --- entry, consent --------------------------------------------------------------------------------
 
-def _refusal_page(request, study: Study, refusal: services.AssignmentRefused):
+def _refusal_page(request, study: Study, refusal: errors.AssignmentRefused):
     reason, platform = refusal.reason, study.platform
-    if reason == services.AssignmentRefused.ALREADY_DONE:
+    if reason == errors.AssignmentRefused.ALREADY_DONE:
         if platform == Study.Platform.MTURK:
             return _message(request, "You have already done this study",
                             "Our records show that you have already taken part in this study with another HIT. "
@@ -168,19 +171,19 @@ def _refusal_page(request, study: Study, refusal: services.AssignmentRefused):
         return _message(request, "You have already done this study",
                         "Our records show that you have already taken part in this study in another session. "
                         "Please return this submission on Prolific.", status=403)
-    if reason == services.AssignmentRefused.INVITE_CLAIMED:
+    if reason == errors.AssignmentRefused.INVITE_CLAIMED:
         return _message(request, "This invitation is already in use",
                         "This invitation link has already been opened in another browser, and each link is for one "
                         "person. Open it in the browser you used first, or ask the researcher for a link of your "
                         "own.", status=403)
-    if reason == services.AssignmentRefused.INVITE_EXPIRED:
+    if reason == errors.AssignmentRefused.INVITE_EXPIRED:
         return _message(request, "This invitation has expired",
                         "Please ask the researcher for a new link.", status=410)
-    if reason == services.AssignmentRefused.INVITE_INVALID:
+    if reason == errors.AssignmentRefused.INVITE_INVALID:
         return _message(request, "We could not start the task", sentence(refusal), status=400)
     hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
     return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
-                    status=409 if reason == services.AssignmentRefused.BUSY else 403)
+                    status=409 if reason == errors.AssignmentRefused.BUSY else 403)
 
 
 def _mturk_preview(request, study: Study):
@@ -207,7 +210,7 @@ def entry(request, slug: str):
         .exclude(platform=Study.Platform.BENCHMARK).first()
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
-    services.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
+    authoring.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
@@ -220,12 +223,12 @@ def entry(request, slug: str):
             secret = request.COOKIES.get(BROWSER_COOKIE, "")
             if not _BROWSER_SECRET.match(secret):
                 secret = new_secret = secrets.token_urlsafe(32)
-            assignment = services.invite_enter(study=study, token=identity.acceptance_id, browser_secret=secret)
+            assignment = invites.invite_enter(study=study, token=identity.acceptance_id, browser_secret=secret)
         else:
-            assignment = services.assignment_enter(
+            assignment = rater_entry.assignment_enter(
                 study=study, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except services.AssignmentRefused as refusal:
+    except errors.AssignmentRefused as refusal:
         return _refusal_page(request, study, refusal)
     response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
     if new_secret:
@@ -239,14 +242,14 @@ def entry(request, slug: str):
 def experiment_entry(request, slug: str):
     """The experiment-level link (``/r/x/<experiment>/``, same platform parameters as a study's
     link): a new rater is placed in the least-filled open condition, a returning one goes back to
-    theirs (services.experiment_enter)."""
+    theirs (rater_entry.experiment_enter)."""
     experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
     linked = list(experiment.studies.filter(status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED])
                   .exclude(platform=Study.Platform.BENCHMARK).order_by("pk")) if experiment else []
     if not linked:
         return _message(request, *NOT_FOUND, status=404)
     for study in linked:
-        services.study_close_if_done(study=study, check_items=False)
+        authoring.study_close_if_done(study=study, check_items=False)
     open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
     if problem := allocation.experiment_platform_problem(open_ones):
         return _message(request, "This link is not set up correctly",
@@ -265,12 +268,12 @@ def experiment_entry(request, slug: str):
         roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if selectors.study_has_room(s)]
         return _mturk_preview(request, roomy[0] if roomy else linked[0])
     try:
-        assignment = services.experiment_enter(
+        assignment = rater_entry.experiment_enter(
             experiment=experiment, platform=identity.platform, external_id=identity.external_id,
             acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except services.AssignmentRefused as refusal:
+    except errors.AssignmentRefused as refusal:
         return _refusal_page(request, linked[0], refusal)
-    except services.StudyStateError as error:
+    except errors.StudyStateError as error:
         return _message(request, "This link is not set up correctly",
                         f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
                         status=409)
@@ -287,7 +290,7 @@ def start(request, token: str):
         if (refused := _form_refused(request, assignment, "consent")) is not None:
             return refused
         if request.POST.get("agree") == "yes":
-            services.assignment_consent(assignment=assignment)
+            answering.assignment_consent(assignment=assignment)
             return redirect(_next_url(assignment))
         error = "Please tick the box to say you agree before starting."
     elif assignment.consented_at is not None:
@@ -375,7 +378,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     return context
 
 
-# How a design's answers are stored (the rest are Rating rows, services.ratings_record).
+# How a design's answers are stored (the rest are Rating rows, answering.ratings_record).
 RECORDERS = {Design.BWS_TUPLES: bws_tuples.choices_record, Design.PAIRWISE: pairwise_services.comparisons_record}
 
 
@@ -460,7 +463,7 @@ def item(request, token: str, position: int):
         raise Http404
     if request.method == "POST" and (refused := _form_refused(request, assignment, "item")) is not None:
         return refused
-    services.assignment_item_open(slot=slot)
+    answering.assignment_item_open(slot=slot)
     if request.method != "POST":
         return _item_page(request, slot)
     try:
@@ -473,10 +476,10 @@ def item(request, token: str, position: int):
     answers, errors = _parse(request.POST, assignment.study, slot.response_order)
     if not errors:
         try:
-            record = RECORDERS.get(assignment.study.design, services.ratings_record)
+            record = RECORDERS.get(assignment.study.design, answering.ratings_record)
             record(assignment=assignment, item_id=slot.item_id, answers=answers,
                    seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
-        except services.StudyStateError:
+        except errors.StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:
             for key, messages in error.message_dict.items():
@@ -486,7 +489,7 @@ def item(request, token: str, position: int):
             following = slots.get(position + 1)
             if following is None:
                 return redirect(_next_url(assignment, after=position, total=slot.total))
-            services.assignment_item_open(slot=following)
+            answering.assignment_item_open(slot=following)
             return _item_page(request, following)
     return _item_page(request, slot, values={k: v for k, v in request.POST.items()
                                              if k.startswith(("r", *pairwise_rater.FIELD_PREFIXES))},
@@ -529,11 +532,11 @@ def draft(request, token: str, position: int):
     except (ValueError, UnicodeDecodeError):
         return JsonResponse({"saved": False, "field": "draft", "error": "send a JSON object"}, status=400)
     try:
-        services.assignment_item_draft_save(slot=slot, draft=payload)
+        answering.assignment_item_draft_save(slot=slot, draft=payload)
     except ValidationError as error:
         field, messages = next(iter(error.message_dict.items()))
         return JsonResponse({"saved": False, "field": field, "error": f"{field}: {'; '.join(messages)}"}, status=400)
-    except services.StudyStateError as error:
+    except errors.StudyStateError as error:
         return JsonResponse({"saved": False, "error": str(error)}, status=409)
     return JsonResponse({"saved": True})
 
@@ -555,7 +558,7 @@ def questionnaire(request, token: str):
             return refused
         answers, errors = questionnaire_clean(spec, request.POST)
         if not errors:
-            services.assignment_submit(assignment=assignment, questionnaire=answers)
+            answering.assignment_submit(assignment=assignment, questionnaire=answers)
             return redirect("raters:done", token=token)
     questions = [{**q, "value": values.get(q["name"], ""), "error": errors.get(q["name"])} for q in spec]
     context = {"assignment": assignment, "questions": questions,

@@ -6,9 +6,10 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from studies.authoring.services import study_close
+from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports.live_selectors import live_config, live_reliability
-from studies.services import StudyStateError, study_close
 
 LIVE_FORMS = ("ICC(C,k)", "ICC(A,k)")
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from studies import services
+from studies.corpora import services
 from studies.corpora.importing import reading
 from studies.corpora.importing.records import ImportFailed
 from studies.models import Assignment, Conversation, Corpus, Criterion, Rating, Response, Study, System

@@ -6,8 +6,9 @@ import math
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import designs, services
+from studies import designs
 from studies.analysis.normalise import magnitude_log_ratio
+from studies.authoring import services
 from studies.models import AssignmentItem, Rating
 from studies.rating.views import field_name, sentence
 from studies.reports import export_selectors

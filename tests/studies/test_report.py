@@ -10,10 +10,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies import selectors, services
+from studies import selectors
 from studies.analysis.icc import icc
+from studies.authoring import services as authoring
 from studies.authoring.demo import demo_load
+from studies.corpora import services as corpus_imports
 from studies.models import Assignment, Rater, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from studies.reports import export_selectors
 from tests.conftest import shared_file
 
@@ -84,8 +88,8 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
     rng = np.random.default_rng(0)
     quality = {}
     for i in range(6):
-        rater = services.rater_get_or_create(platform="invite", external_id=f"w{i}")
-        assignment = services.assignment_start(study=study, rater=rater, seed=i)
+        rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"w{i}")
+        assignment = rater_entry.assignment_start(study=study, rater=rater, seed=i)
         for slot in assignment.assignment_items.all():
             answers = {}
             for criterion in ("readability", "coherence"):
@@ -94,8 +98,8 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
                 else:
                     answers[criterion] = {r: int(np.clip(round(quality.setdefault(r, rng.uniform(1.5, 5.5))
                                                              + rng.normal(0, 0.4)), 1, 6)) for r in slot.response_order}
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
-        services.assignment_submit(assignment=assignment, total_seconds=300 + i)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.assignment_submit(assignment=assignment, total_seconds=300 + i)
     report = api.get(f"/api/studies/{study.slug}/report/?raw_ids=1").json()
     careless = next(r for r in report["raters"] if r["name"] == "w5")
     assert careless["flagged"] and careless["straight_lining"] == 1.0
@@ -113,15 +117,15 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
 def test_report_follows_new_ratings_despite_the_cache(api, make_study):
     study = make_study("likert", raters_per_item=3, items_per_assignment=6)
     for i in range(3):
-        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"w{i}"))
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"w{i}"))
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: (slot.response_order.index(r) + i) % 6 + 1 for r in slot.response_order} for c in ("readability", "coherence")})
         if i < 2:
-            services.assignment_submit(assignment=assignment)
+            answering.assignment_submit(assignment=assignment)
     first = api.get(f"/api/studies/{study.slug}/report/").json()
     assert first["tables"]["table1"][0]["n_raters"] == 2
-    services.assignment_submit(assignment=assignment)
+    answering.assignment_submit(assignment=assignment)
     assert api.get(f"/api/studies/{study.slug}/report/").json()["tables"]["table1"][0]["n_raters"] == 3
 
 
@@ -129,12 +133,12 @@ def test_report_notices_changed_values_and_rejected_assignments(make_study):
     study = make_study("likert", raters_per_item=3, items_per_assignment=6)
     assignments = []
     for i in range(3):
-        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"v{i}"))
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"v{i}"))
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: (slot.response_order.index(r) * (i + 1)) % 6 + 1 for r in slot.response_order}
                 for c in ("readability", "coherence")})
-        assignments.append(services.assignment_submit(assignment=assignment))
+        assignments.append(answering.assignment_submit(assignment=assignment))
     studies = Study.objects.filter(pk=study.pk)
     before = selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
     Assignment.objects.filter(pk=assignments[0].pk).update(status="rejected")  # a researcher rejects one
@@ -155,7 +159,7 @@ def test_report_notices_changed_values_and_rejected_assignments(make_study):
 def test_grade_benchmark_report_uses_the_one_way_forms_and_keeps_every_rating(api, user):
     path = shared_file("grade", "dailydialog_EVAL.json")
     with path.open("rb") as stream:
-        summary = services.dialogues_import(stream=stream, source_name=path.name, owner=user)
+        summary = corpus_imports.dialogues_import(stream=stream, source_name=path.name, owner=user)
     report = api.get(f"/api/studies/{summary.benchmark_study.slug}/report/").json()
     assert any("only the one-way forms" in note for note in report["notes"])
     cell = report["tables"]["table1"][0]
@@ -198,12 +202,12 @@ def test_another_researchers_report_is_a_404(client, other_user, api):
 # --- every state from the first rating on ------------------------------------------------------------------
 
 def _submit(study, rater_id: str, *, slots: int | None = None, offset: int = 0) -> Assignment:
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                             external_id=rater_id))
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
             c: {r: (j + offset) % 6 + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
-    return services.assignment_submit(assignment=assignment, total_seconds=240)
+    return answering.assignment_submit(assignment=assignment, total_seconds=240)
 
 
 def _every_report_output(client, api, study) -> dict:
@@ -275,12 +279,12 @@ def test_exclude_flagged_on_a_healthy_experiment_renders(client, api, user, demo
 def test_exclude_flagged_that_leaves_nobody_renders_and_says_so(client, api, user, make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
     _submit(study, "good", offset=0)
-    straight = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    straight = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                          external_id="straight"))
     for slot in straight.assignment_items.all():
-        services.ratings_record(assignment=straight, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=straight, item_id=slot.item_id, answers={
             c: dict.fromkeys(slot.response_order, 3) for c in ("readability", "coherence")})
-    services.assignment_submit(assignment=straight)
+    answering.assignment_submit(assignment=straight)
     client.force_login(user)
     report = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert report["excluded_raters"] and len(report["raters"]) == 2  # the rater table still shows who was left out
@@ -400,14 +404,14 @@ def _answers(study, slot, i):
 @pytest.mark.parametrize("query", ["", "?exclude_flagged=1"])
 def test_every_design_renders_with_one_or_two_raters(client, api, user, make_study, n_raters, query):
     """Four conditions (Likert, RME, BME, BWS), sparse: every page, figure and download answers."""
-    exp = services.experiment_create(owner=user, title="Probe")
+    exp = authoring.experiment_create(owner=user, title="Probe")
     studies = [make_study(d, raters_per_item=2, items_per_assignment=2, experiment=exp) for d in ("likert", "rme", "bme", "bws")]
     for study in studies:
         for i in range(n_raters):
-            a = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"{study.design}{i}"))
+            a = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"{study.design}{i}"))
             for slot in a.assignment_items.all():
-                services.ratings_record(assignment=a, item_id=slot.item_id, answers=_answers(study, slot, i))
-            services.assignment_submit(assignment=a)
+                answering.ratings_record(assignment=a, item_id=slot.item_id, answers=_answers(study, slot, i))
+            answering.assignment_submit(assignment=a)
     client.force_login(user)
     for base in [f"/experiments/{exp.slug}/report"] + [f"/studies/{s.slug}/report" for s in studies]:
         page = client.get(f"{base}/{query}")

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from studies.corpora.importing.formats import FORMATS
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
-from studies.services import dialogues_import
+from studies.corpora.services import dialogues_import
 
 
 class Command(BaseCommand):

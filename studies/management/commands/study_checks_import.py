@@ -6,9 +6,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from studies.errors import StudyStateError
 from studies.models import Study
 from studies.rating import checks
-from studies.services import StudyStateError
 
 
 class Command(BaseCommand):
