@@ -36,7 +36,7 @@ def main() -> None:
     from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS
     from studies.reports.export_selectors import ratings_export_rows as ratings_export_rows_new
     from studies.reports.exporting import export_lines, export_xlsx, sheet_row
-    from studies.selectors import EXPORT_FIELDS, normalised_ratings
+    from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
     for copy in range(args.copies):  # the demo loads under fixed slugs: rename each copy before the next
         experiment = demo.demo_load(seed=2019 + copy)

@@ -78,11 +78,10 @@ def main() -> None:
     from django.core.cache import cache
     from django.test import Client
 
-    from studies import selectors
     from studies.analysis import live
     from studies.corpora import services as corpus_imports
     from studies.models import Rating, Study
-    from studies.reports import live_selectors
+    from studies.reports import live_selectors, selectors
 
     owner = get_user_model().objects.create(username="bench-live")
     systems = ["seq2seq", "hred", "thred", "human"]

@@ -16,7 +16,7 @@ from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
-from studies.authoring import services
+from studies.authoring import services as study_services
 from studies.designs import bme_reference_value
 from studies.models import Response, Study
 
@@ -120,5 +120,5 @@ def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dic
     hi = metric_model.metric.range_max if metric_model.metric.range_max is not None else max(observed)
     mapped = {item.pk: bme_reference_value(known[item.reference_response_id], lo=lo, hi=hi, config=study.design_config)
               for item in items}
-    services.study_item_reference_values_set(study=study, values=mapped)
+    study_services.study_item_reference_values_set(study=study, values=mapped)
     return mapped

@@ -28,7 +28,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import selectors
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -39,7 +38,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
-from studies.rating import platforms
+from studies.rating import platforms, selectors
 
 NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
 # The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).

@@ -14,11 +14,13 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import errors, selectors
+from studies import errors
 from studies.api.views import ratings_download
 from studies.authoring import allocation, editing, planning
+from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
+from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
@@ -36,9 +38,9 @@ def _errors_text(error: ValidationError) -> list[str]:
 
 @login_required
 def experiment_list(request):
-    experiments = list(selectors.experiments_visible_to(request.user).prefetch_related("studies"))
+    experiments = list(study_selectors.experiments_visible_to(request.user).prefetch_related("studies"))
     studies = [s for e in experiments for s in e.studies.all()]
-    progress = selectors.studies_progress(studies)
+    progress = study_selectors.studies_progress(studies)
     for study in studies:
         study.progress = progress[study.pk]
     for experiment in experiments:
@@ -62,7 +64,7 @@ def experiment_create(request):
 
 @login_required
 def study_create(request, experiment):
-    experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
+    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=experiment)
     form = StudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -87,8 +89,8 @@ def study_create(request, experiment):
 
 @login_required
 def study_detail(request, slug):
-    study = get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
-    corpora = selectors.corpora_visible_to(request.user)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    corpora = corpus_selectors.corpora_visible_to(request.user)
     build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
     if request.method == "POST" and build_form.is_valid():
         data = build_form.cleaned_data
@@ -109,7 +111,7 @@ def study_detail(request, slug):
             return redirect("studies:study_detail", slug=study.slug)
     base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
     invites = [{"invite": invite, "url": f"{base}?{urlencode({'invite': invite.token})}"}
-               for invite in selectors.study_invites(study)]
+               for invite in study_selectors.study_invites(study)]
     prolific_parameters = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
     experiment_url = request.build_absolute_uri(reverse("raters:experiment_entry", args=[study.experiment.slug]))
     context = {
@@ -121,7 +123,7 @@ def study_detail(request, slug):
                             "prolific": f"{experiment_url}?{prolific_parameters}"},
         "closing": allocation.study_closing(study),
         "invites": invites, "invite_form": InviteForm(), "invite_days": invites.INVITE_DAYS_DEFAULT,
-        "study": study, "progress": selectors.study_progress(study), "build_form": build_form,
+        "study": study, "progress": study_selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": checks.study_checks_summary(study),
@@ -146,7 +148,7 @@ class LiveConfigForm(forms.Form):
 @require_POST
 def study_live_config(request, slug):
     """Save the live-reliability target, ICC and close rule; the form's errors go back as messages."""
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     form = LiveConfigForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -168,7 +170,7 @@ def study_live_config(request, slug):
 @require_POST
 def invite_create(request, slug):
     """"Make link": a new single-use invitation with an expiry (default 14 days)."""
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     form = InviteForm(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -188,7 +190,7 @@ def invite_create(request, slug):
 @require_POST
 def study_rater_settings(request, slug):
     """Prolific codes, completion address, time limit and closing time (platform_config)."""
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     try:
         authoring.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
                                                                for k in authoring.RATER_SETTINGS})
@@ -203,7 +205,7 @@ def study_rater_settings(request, slug):
 @login_required
 @require_POST
 def study_transition(request, slug, action):
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     service = {"publish": authoring.study_publish, "close": authoring.study_close}.get(action)
     if service is None:
         return redirect("studies:study_detail", slug=slug)
@@ -218,7 +220,7 @@ def study_transition(request, slug, action):
 
 @login_required
 def study_export(request, slug, export_format):
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
     return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
@@ -256,5 +258,5 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
                 + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
                 + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
             return redirect("studies:experiment_list")
-    corpora = selectors.corpora_visible_to(request.user)[:50]
+    corpora = corpus_selectors.corpora_visible_to(request.user)[:50]
     return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})

@@ -20,7 +20,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import errors, pairwise_selectors, selectors
+from studies import errors, pairwise_selectors
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -28,12 +28,15 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
+from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
+from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.models import Design, ImportJob, Study, Unit
 from studies.rating import invites
+from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
 
@@ -48,7 +51,7 @@ def _state_error(error: errors.StudyStateError) -> ValidationError:
 
 
 def _visible_study(request, slug: str) -> Study:
-    return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 class ExperimentListApi(APIView):
@@ -63,7 +66,7 @@ class ExperimentListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        experiments = selectors.experiments_visible_to(request.user).prefetch_related("studies")
+        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies")
         return Response(self.OutputSerializer(experiments, many=True).data)
 
 
@@ -87,7 +90,7 @@ class ExperimentCreateApi(APIView):
 class StudyListApi(APIView):
     @extend_schema(responses=StudyOutputSerializer(many=True))
     def get(self, request):
-        studies = selectors.studies_visible_to(request.user).prefetch_related("criteria")
+        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria")
         return Response(StudyOutputSerializer(studies, many=True).data)
 
 
@@ -111,7 +114,7 @@ class StudyCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
         try:
             study = authoring.study_create(experiment=experiment, **values)
         except DjangoValidationError as error:
@@ -227,7 +230,7 @@ class ExperimentLinkApi(APIView):
     def get(self, request, slug):
         from studies.authoring import allocation
 
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         link = allocation.experiment_link(experiment)
         output = {"url": request.build_absolute_uri(reverse("raters:experiment_entry", args=[experiment.slug])),
                   "platform": link["platform"], "conditions": [s.slug for s in link["conditions"]],
@@ -238,7 +241,7 @@ class ExperimentLinkApi(APIView):
 class StudyProgressApi(APIView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, slug):
-        return Response(ProgressSerializer(selectors.study_progress(_visible_study(request, slug))).data)
+        return Response(ProgressSerializer(study_selectors.study_progress(_visible_study(request, slug))).data)
 
 
 class StudyItemListApi(APIView):
@@ -289,7 +292,7 @@ class StudyItemsBuildApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        corpus = get_object_or_404(selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
+        corpus = get_object_or_404(corpus_selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
         try:
             count = authoring.study_items_build(study=study, corpus=corpus, **values)
         except DjangoValidationError as error:
@@ -396,7 +399,7 @@ class ReportApiMixin:
     def report_response(request, studies) -> Response:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
-        report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+        report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
         data = {**report.as_dict(), "positions": position_report(studies)}
         data["pairwise"] = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies only
         return no_store(Response(data))
@@ -422,5 +425,5 @@ class ExperimentReportApi(ReportApiMixin, APIView):
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
     def get(self, request, slug):
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         return self.report_response(request, experiment.studies.all())

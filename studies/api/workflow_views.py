@@ -11,10 +11,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import errors, selectors
+from studies import errors
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
-from studies.authoring import editing, planning
+from studies.authoring import editing, planning, selectors
 from studies.authoring import services as authoring
 from studies.models import Design, Study
 from studies.reports import browser_selectors

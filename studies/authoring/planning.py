@@ -15,8 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from statistics import median
 from typing import Any
 
-from studies import selectors
-from studies.authoring import allocation
+from studies.authoring import allocation, selectors
 from studies.models import Assignment, Study
 
 PILOT_MIN = 1  # one submitted assignment is a pilot: its time says more than a guess

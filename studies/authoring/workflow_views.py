@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import errors, selectors
-from studies.authoring import editing, planning
+from studies import errors
+from studies.authoring import editing, planning, selectors
 from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
 from studies.reports import browser_selectors
 from studies.reports.exporting import raw_ids_requested

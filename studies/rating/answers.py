@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import designs, dialogue_studies, selectors
+from studies import designs, dialogue_studies
 from studies.authoring.services import study_close_if_done
 from studies.errors import StudyStateError
 from studies.models import (
@@ -20,7 +20,7 @@ from studies.models import (
     Rating,
     Study,
 )
-from studies.rating import checks, platforms
+from studies.rating import checks, platforms, selectors
 
 DRAFT_REASON_MAX = 2000
 

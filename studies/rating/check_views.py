@@ -10,24 +10,25 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from studies import selectors
+from studies.authoring import selectors as study_selectors
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
 from studies.rating import checks
+from studies.reports import selectors as report_selectors
 from studies.views import _errors_text
 
 MAX_UPLOAD = 5_000_000
 
 
 def _study(request, slug):
-    return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 @login_required
 def checks_page(request, slug):
     study = _study(request, slug)
     summary = checks.study_checks_summary(study)
-    flagged = [{"assignment": a, "rater": selectors.rater_pseudonym(study.experiment_id, a.rater_id)}
+    flagged = [{"assignment": a, "rater": report_selectors.rater_pseudonym(study.experiment_id, a.rater_id)}
                for a in summary["flagged"]]
     return render(request, "studies/checks.html", {
         "study": study, "items": checks.study_check_items(study), "summary": summary, "flagged": flagged,

@@ -23,7 +23,7 @@ Each assignment gets ``checks_shown`` and ``checks_passed`` at submit; a pass ra
 "without flagged raters" tables. Pass-rate screening of crowd workers with instructed-response and
 gold items follows Oppenheimer et al. (2009, instructional manipulation checks) and Callison-Burch
 (2009, gold-standard items on MTurk). Check ratings are stored like all others but every analysis
-reads ratings through ``selectors.normalised_ratings``, which leaves check items out.
+reads ratings through ``report_selectors.normalised_ratings``, which leaves check items out.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from studies import designs, selectors
+from studies import designs
 from studies.models import (
     Assignment,
     CheckKind,
@@ -53,6 +53,7 @@ from studies.models import (
     StudyItemResponse,
     System,
 )
+from studies.rating import selectors as rater_selectors
 
 DEFAULT_PER_ASSIGNMENT = 2
 DEFAULT_MIN_PASS_RATE = 0.75
@@ -409,7 +410,7 @@ def assignment_checks_score(*, assignment: Assignment) -> Assignment:
                  .values_list("item_id", "item__check_rules", "response_order"))
     if not slots:
         return assignment
-    criteria = [criterion.name for criterion in selectors.study_criteria(study)]
+    criteria = [criterion.name for criterion in rater_selectors.study_criteria(study)]
     answers: dict[int, dict[tuple[str, int], float]] = {}
     if study.design == Design.PAIRWISE:  # choices as values (chosen 1, other 0, tie ½): "greater" rules apply
         from studies.pairwise_services import comparison_check_answers

@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from studies import dialogue_studies, pairwise_services, selectors
-from studies.authoring import allocation
+from studies import dialogue_studies, pairwise_services
+from studies.authoring import allocation, selectors
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import (
     Assignment,

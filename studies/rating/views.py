@@ -27,8 +27,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import bws_tuples, dialogue_studies, errors, pairwise_rater, pairwise_services, selectors
+from studies import bws_tuples, dialogue_studies, errors, pairwise_rater, pairwise_services
 from studies.authoring import allocation
+from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.dialogue_pages import dialogue_context, target_texts
@@ -36,6 +37,7 @@ from studies.models import Assignment, AssignmentItem, Design, Experiment, Ratin
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens, invites, platforms, review
+from studies.rating import selectors as rater_selectors
 from studies.rating.framing import frameable_by_platforms
 from studies.rating.questionnaire import questionnaire_clean
 from studies.reports.targets import TARGET_ID
@@ -191,7 +193,7 @@ def _mturk_preview(request, study: Study):
     if study.status != Study.Status.PUBLISHED:
         return _message(request, "This study has closed", "It takes no new workers. Thank you for your interest.",
                         status=410)
-    if not selectors.study_has_room(study):
+    if not rater_selectors.study_has_room(study):
         return _message(request, "This study is complete", "It has all the ratings it needs. Thank you for your "
                                                            "interest.", status=410)
     item = study.items.order_by("position").select_related("conversation", "reference_response").first()
@@ -265,7 +267,7 @@ def experiment_entry(request, slug: str):
         return _message(request, "We could not start the task", identity_problem(error), status=400)
     if identity.preview:
         loads = allocation.condition_loads(open_ones)
-        roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if selectors.study_has_room(s)]
+        roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if rater_selectors.study_has_room(s)]
         return _mturk_preview(request, roomy[0] if roomy else linked[0])
     try:
         assignment = rater_entry.experiment_enter(
@@ -333,12 +335,12 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
                   total: int | None = None) -> dict:
     """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
     rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
-    texts = target_texts(study, order) if study.is_dialogue else selectors.item_response_texts(item.pk, order)
+    texts = target_texts(study, order) if study.is_dialogue else rater_selectors.item_response_texts(item.pk, order)
     letters = string.ascii_uppercase
     responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
     config = study.design_config
     criteria = []
-    for criterion in selectors.study_criteria(study):
+    for criterion in rater_selectors.study_criteria(study):
         rows = []
         for response in responses:
             name = field_name(response["id"], criterion.name)
@@ -374,7 +376,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         **(dialogue_context(study, item, order) if study.is_dialogue else {}),
     }
     if study.design == Design.BWS_TUPLES:  # members with their own contexts, best/worst fields
-        context.update(bws_tuples.item_context(study, order, values, errors, selectors.study_criteria(study)))
+        context.update(bws_tuples.item_context(study, order, values, errors, rater_selectors.study_criteria(study)))
     return context
 
 
@@ -389,10 +391,10 @@ def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, fl
     if study.design == Design.PAIRWISE:
         return pairwise_rater.parse(post, study)
     if study.design == Design.BWS_TUPLES:  # best/worst picks (studies.bws_tuples)
-        return bws_tuples.answers_parse(post, selectors.study_criteria(study), order)
+        return bws_tuples.answers_parse(post, rater_selectors.study_criteria(study), order)
     answers: dict[str, dict[int, float]] = {}
     errors: dict[str, str] = {}
-    for criterion in selectors.study_criteria(study):
+    for criterion in rater_selectors.study_criteria(study):
         answers[criterion.name] = per_response = {}
         for rid in order:
             name = field_name(rid, criterion.name)
@@ -588,7 +590,7 @@ def done(request, token: str):
 @login_required
 def preview(request, slug: str, position: int = 0):
     """A researcher tries the study as a rater sees it; nothing is stored."""
-    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     items = study.items.order_by("position")
     current = items.filter(position__gte=position).select_related("conversation", "reference_response").first()
     if current is None:

@@ -3,7 +3,7 @@
 One page of items at a time (``PAGE_SIZE``); the ratings of that page come in one query, and the
 raters' flags from the assignments (attention checks, screened out) and from the reliability report
 (leave-one-out correlation, straight-lining), which is computed once per version of the ratings and
-cached (``selectors.reliability_report``). Raters are pseudonyms unless ``raw_ids``.
+cached (``report_selectors.reliability_report``). Raters are pseudonyms unless ``raw_ids``.
 
 What a "cell" holds follows the design: a rating's value (or rank) per response; in a dialogue-unit
 study the columns are the item's dialogues (``Rating.conversation``); ``bws_tuples`` picks show
@@ -18,7 +18,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q
 
-from studies import selectors
+from studies.authoring import selectors as study_selectors
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -29,6 +29,7 @@ from studies.models import (
     StudyItemConversation,
     StudyItemResponse,
 )
+from studies.reports import selectors as report_selectors
 
 PAGE_SIZE = 20
 
@@ -67,9 +68,9 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
     ):
         flags[rater_id] = RaterFlags(failed_checks=bool(checks_failed),
                                      screened_out=bool((platform_data or {}).get("screened_out")))
-    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=selectors.DONE_STATUSES).exists():
+    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=study_selectors.DONE_STATUSES).exists():
         try:
-            report = selectors.reliability_report(Study.objects.filter(pk=study.pk))
+            report = report_selectors.reliability_report(Study.objects.filter(pk=study.pk))
         except Exception:  # noqa: BLE001 - quality figures are a courtesy here; the browser works without them
             report = None
         from studies.analysis.report import ReportOptions
@@ -90,7 +91,7 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
 def rater_choices(study: Study, *, raw_ids: bool) -> list[tuple[int, str]]:
     """(rater id, shown name) for the filter, in order of the shown name."""
     rows = Assignment.objects.filter(study=study).values_list("rater_id", "rater__platform", "rater__external_id")
-    named = [(rid, f"{platform}:{external}" if raw_ids else selectors.rater_pseudonym(study.experiment_id, rid))
+    named = [(rid, f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rid))
              for rid, platform, external in rows]
     return sorted(named, key=lambda pair: pair[1])
 
@@ -128,7 +129,7 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
 
     def line_for(item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
         if rater_id not in names:
-            names[rater_id] = f"{platform}:{external}" if raw_ids else selectors.rater_pseudonym(study.experiment_id, rater_id)
+            names[rater_id] = f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rater_id)
         line = lines.get((item_id, rater_id, criterion))
         if line is None:
             line = lines[(item_id, rater_id, criterion)] = {

@@ -24,7 +24,7 @@ from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subque
 from django.db.models.functions import Coalesce
 
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
-from studies.selectors import EXPORT_FIELDS, normalised_ratings, rater_pseudonym
+from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings, rater_pseudonym
 
 EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)

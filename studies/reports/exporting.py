@@ -19,10 +19,10 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
 
+from studies.authoring.selectors import raw_ids_allowed
 from studies.models import Study
 from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.reports.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
-from studies.selectors import raw_ids_allowed
 
 RAW_IDS_TRUE = ("1", "true", "yes")
 

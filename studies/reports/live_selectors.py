@@ -16,8 +16,9 @@ from django.db.models import Count, Max, Sum
 
 from studies import bws_tuples, pairwise_selectors
 from studies.analysis import live
+from studies.authoring.selectors import DONE_STATUSES
 from studies.models import Assignment, Design, Rating, Study
-from studies.selectors import DONE_STATUSES, normalised_ratings, ratings_version
+from studies.reports.selectors import normalised_ratings, ratings_version
 
 LIVE_DEFAULTS: dict[str, Any] = {"target": 0.8, "form": "ICC(A,k)", "close_when_reached": False}
 CACHE_SECONDS = 24 * 3600

@@ -13,8 +13,9 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import QuerySet
 
+from studies.authoring.selectors import DONE_STATUSES
 from studies.models import AssignmentItem, Study
-from studies.selectors import DONE_STATUSES, normalised_ratings, ratings_version
+from studies.reports.selectors import normalised_ratings, ratings_version
 
 CACHE_SECONDS = 3600
 

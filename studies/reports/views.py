@@ -9,10 +9,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies import bws_tuples, pairwise_plots, pairwise_selectors, selectors
+from studies import bws_tuples, pairwise_plots, pairwise_selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
+from studies.authoring import selectors as study_selectors
 from studies.reports import plots, position_selectors
+from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
 HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
@@ -25,9 +27,9 @@ def _raw_ids(request, studies) -> bool:
 def _scope(request, *, study: str | None = None, experiment: str | None = None):
     """(title, studies queryset, the study or experiment itself) for the request, or 404."""
     if study is not None:
-        target = get_object_or_404(selectors.studies_visible_to(request.user), slug=study)
-        return target.title, selectors.studies_visible_to(request.user).filter(pk=target.pk), target
-    target = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
+        target = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=study)
+        return target.title, study_selectors.studies_visible_to(request.user).filter(pk=target.pk), target
+    target = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=experiment)
     return target.title, target.studies.all(), target
 
 
@@ -70,7 +72,7 @@ def report_page(request, study=None, experiment=None):
     title, studies, target = _scope(request, study=study, experiment=experiment)
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
-    report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+    report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
     pairwise = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies: their own section
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
@@ -101,7 +103,7 @@ def report_figure(request, name, study=None, experiment=None):
     if name.startswith("pairwise-"):  # pairwise-<study pk>-<criterion>: Bradley–Terry strengths
         return pairwise_plots.figure_response(studies, name.removeprefix("pairwise-"),
                                               exclude_flagged=request.GET.get("exclude_flagged") == "1")
-    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    report = report_selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
     titles = condition_titles(report)
     kind, _, criterion = name.partition("-")
@@ -136,7 +138,7 @@ def report_download(request, export_format, study=None, experiment=None):
     if export_format not in ("csv", "xlsx"):
         raise Http404("reports download as .csv or .xlsx")
     title, studies, target = _scope(request, study=study, experiment=experiment)
-    report = selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
+    report = report_selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
                                           raw_ids=_raw_ids(request, studies))
     titles = condition_titles(report)
     icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))

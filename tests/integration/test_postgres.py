@@ -57,9 +57,9 @@ def test_reports_are_cached_in_the_shared_cache_and_follow_new_data(settings):
 
     from django.core.cache import cache, caches
 
-    from studies import selectors
     from studies.authoring.demo import demo_load
     from studies.models import Rating, Study
+    from studies.reports import selectors
 
     if not os.environ.get("CACHE_URL", "").startswith("rediscache://"):
         pytest.skip("CACHE_URL=rediscache://... is not set")

@@ -8,11 +8,11 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
-from studies import selectors
 from studies.authoring import services as authoring
 from studies.models import Conversation, Corpus
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.conftest import small_corpus_lines
 
 pytestmark = pytest.mark.django_db

@@ -8,11 +8,11 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from studies import selectors
 from studies.authoring import services as authoring
 from studies.models import Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
 

@@ -7,14 +7,17 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import errors, selectors
+from studies import errors
 from studies.analysis.report import ReportOptions, build_report
+from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.models import Assignment, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import checks
 from studies.rating import entry as rater_entry
+from studies.rating import selectors as rater_selectors
 from studies.reports import export_selectors
+from studies.reports import selectors as report_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -148,8 +151,8 @@ def test_checks_do_not_take_item_slots_or_room(make_study):
     add_check(study, [{"response": 1, "value": 2}])
     authoring.study_publish(study=study)
     rater_entry.assignment_start(study=study, rater=rater("w1"), seed=1)
-    assert not selectors.study_has_room(study)  # the 6 regular items have their one rater
-    assert selectors.study_progress(study)["items"] == 6
+    assert not rater_selectors.study_has_room(study)  # the 6 regular items have their one rater
+    assert study_selectors.study_progress(study)["items"] == 6
 
 
 # --- scoring ------------------------------------------------------------------------------------------
@@ -258,7 +261,7 @@ def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
                       lambda slot: _by_number(slot, [2, 2]))
     studies = Study.objects.filter(pk=draft.pk)
     assert check.ratings.count() == 3 * 2 * 2  # stored like the others
-    frame = selectors.ratings_frame(studies)
+    frame = report_selectors.ratings_frame(studies)
     assert len(frame) and check.pk not in set(frame["item"])
     assert all(row["conversation"] != check.conversation.external_id for row in export_selectors.ratings_export_rows(studies))
     from studies.reports.live_selectors import live_frame
@@ -276,12 +279,12 @@ def test_failed_raters_are_flagged_and_left_out_of_the_without_flagged_tables(dr
     failed = assignments[2]
     assert failed.checks_failed and not assignments[0].checks_failed
     studies = Study.objects.filter(pk=draft.pk)
-    frame = selectors.ratings_frame(studies)
-    full = build_report(frame, selectors.report_conditions(studies))
+    frame = report_selectors.ratings_frame(studies)
+    full = build_report(frame, report_selectors.report_conditions(studies))
     rows = {r["rater"]: r for r in full.raters}
     assert rows[failed.rater_id]["flagged"] and rows[failed.rater_id]["failed_checks"]
     assert not rows[assignments[0].rater_id]["failed_checks"]
-    without = build_report(frame, selectors.report_conditions(studies), ReportOptions(exclude_flagged=True))
+    without = build_report(frame, report_selectors.report_conditions(studies), ReportOptions(exclude_flagged=True))
     assert failed.rater_id in without.excluded_raters
     assert assignments[0].rater_id not in without.excluded_raters
 

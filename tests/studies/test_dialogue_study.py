@@ -208,7 +208,7 @@ def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus
             answers={c: {slot.item.conversation_id: 200} for c in ("readability", "coherence")},
         )
     answering.assignment_submit(assignment=assignment)
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     assert len(frame) == 6 and np.allclose(frame["score"], np.log10(2.0))
@@ -325,7 +325,7 @@ def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
             )
             ranks.update({(r, cid): rank for cid, rank in given.items()})
         answering.assignment_submit(assignment=assignment)
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     assert len(frame) == 2 * len(flat) * 2 and set(frame["unit"]) == set(flat)

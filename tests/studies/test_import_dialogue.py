@@ -400,7 +400,7 @@ def test_dstc9_one_file_per_chatbot_names_the_systems_after_the_files():
 
 
 def exported_system_means(study) -> dict:
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     return frame.groupby("system")["score"].mean().to_dict()

@@ -15,8 +15,8 @@ from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reports import exporting
 from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
+from studies.reports.selectors import EXPORT_FIELDS
 from studies.reports.xlsx_stream import text_value, write_xlsx
-from studies.selectors import EXPORT_FIELDS
 
 pytestmark = pytest.mark.django_db
 

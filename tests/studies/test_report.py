@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies import selectors
 from studies.analysis.icc import icc
+from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.demo import demo_load
 from studies.corpora import services as corpus_imports
@@ -19,6 +19,7 @@ from studies.models import Assignment, Rater, Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reports import export_selectors
+from studies.reports import selectors as report_selectors
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.django_db
@@ -107,7 +108,7 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
     pseudonymous = api.get(f"/api/studies/{study.slug}/report/").json()
     rater = Rater.objects.get(external_id="w5")
     assert [r["name"] for r in pseudonymous["raters"] if r["flagged"]] == [
-        selectors.rater_pseudonym(study.experiment_id, rater.pk)]
+        report_selectors.rater_pseudonym(study.experiment_id, rater.pk)]
     without = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert without["tables"]["table1"][0]["n_raters"] == 5
     assert len(without["excluded_raters"]) == 1
@@ -140,17 +141,17 @@ def test_report_notices_changed_values_and_rejected_assignments(make_study):
                 for c in ("readability", "coherence")})
         assignments.append(answering.assignment_submit(assignment=assignment))
     studies = Study.objects.filter(pk=study.pk)
-    before = selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
+    before = report_selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
     Assignment.objects.filter(pk=assignments[0].pk).update(status="rejected")  # a researcher rejects one
-    assert selectors.reliability_report(studies).tables["table1"][0]["n_raters"] == before - 1
+    assert report_selectors.reliability_report(studies).tables["table1"][0]["n_raters"] == before - 1
     Assignment.objects.filter(pk=assignments[0].pk).update(status="submitted")
-    cached = selectors.reliability_report(studies).tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
+    cached = report_selectors.reliability_report(studies).tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
     from studies.models import Rating
     Rating.objects.filter(assignment=assignments[1], criterion__name="readability").update(value=6)  # no updated_at
-    frame = selectors.ratings_frame(studies)
+    frame = report_selectors.ratings_frame(studies)
     part = frame[frame["criterion"] == "readability"]
     fresh = icc(part["unit"], part["rater"], part["score"])["ICC(C,k)"].value
-    after = selectors.reliability_report(studies).tables["table1"][0]
+    after = report_selectors.reliability_report(studies).tables["table1"][0]
     assert after["criterion"] == "readability"
     assert after["icc"]["ICC(C,k)"]["value"] == pytest.approx(fresh, abs=1e-12)
     assert fresh != pytest.approx(cached)
@@ -345,7 +346,7 @@ def test_no_export_holds_a_live_formula(client, api, user, hostile_study):
 def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostile_study):
     study = hostile_study
     client.force_login(user)
-    pseudonyms = {selectors.rater_pseudonym(study.experiment_id, r.pk) for r in Rater.objects.filter(external_id__in=HOSTILE)}
+    pseudonyms = {report_selectors.rater_pseudonym(study.experiment_id, r.pk) for r in Rater.objects.filter(external_id__in=HOSTILE)}
     assert all(len(p) == 10 and p.startswith("R-") for p in pseudonyms) and len(pseudonyms) == 2
     page = client.get(f"/studies/{study.slug}/report/").content.decode()
     data = api.get(f"/api/studies/{study.slug}/report/").json()
@@ -359,7 +360,7 @@ def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostil
     assert pseudonyms <= names and all(p in page for p in pseudonyms)
     # stable, and different in another experiment
     assert {r["name"] for r in api.get(f"/api/studies/{study.slug}/report/").json()["raters"]} == pseudonyms
-    assert selectors.rater_pseudonym(study.experiment_id + 1, Rater.objects.first().pk) not in pseudonyms
+    assert report_selectors.rater_pseudonym(study.experiment_id + 1, Rater.objects.first().pk) not in pseudonyms
     for url in (f"/studies/{study.slug}/report.csv", f"/studies/{study.slug}/report.xlsx",
                 f"/studies/{study.slug}/export.csv"):
         assert "no-store" in client.get(url)["Cache-Control"].split(", ")
@@ -369,8 +370,8 @@ def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hosti
     from studies.reports.exporting import raw_ids_requested
 
     study = hostile_study
-    assert selectors.raw_ids_allowed(user, [study.experiment_id])
-    assert not selectors.raw_ids_allowed(other_user, [study.experiment_id])
+    assert study_selectors.raw_ids_allowed(user, [study.experiment_id])
+    assert not study_selectors.raw_ids_allowed(other_user, [study.experiment_id])
 
     class Request:
         GET = {"raw_ids": "1"}

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from studies import selectors
 from studies.analysis.normalise import magnitude_log_ratio, rank_scores
+from studies.authoring import selectors
 from studies.authoring.demo import demo_load
 from studies.models import Rating, Study
 from studies.rating import answers as answering

@@ -8,12 +8,12 @@ import pytest
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from studies import selectors
 from studies.authoring import editing
 from studies.authoring import services as authoring
 from studies.models import Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
 
