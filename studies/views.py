@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies import errors
 from studies.api.views import ratings_download
 from studies.authoring import allocation, editing, planning
 from studies.authoring import selectors as study_selectors
@@ -24,8 +23,10 @@ from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
+from studies.errors import StudyStateError
 from studies.models import Study
-from studies.rating import checks, invites
+from studies.rating import checks
+from studies.rating import invites as invite_links
 from studies.reports import live_selectors, live_services
 from studies.reports.exporting import EXPORT_FORMATS, raw_ids_requested
 
@@ -104,7 +105,7 @@ def study_detail(request, slug):
         except ValidationError as error:
             for text in _errors_text(error):
                 build_form.add_error(None, text)
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             build_form.add_error(None, str(error))
         else:
             messages.success(request, f"{count} items built from {corpus.slug}.")
@@ -122,7 +123,7 @@ def study_detail(request, slug):
         "experiment_link": {**allocation.experiment_link(study.experiment), "url": experiment_url,
                             "prolific": f"{experiment_url}?{prolific_parameters}"},
         "closing": allocation.study_closing(study),
-        "invites": invites, "invite_form": InviteForm(), "invite_days": invites.INVITE_DAYS_DEFAULT,
+        "invites": invites, "invite_form": InviteForm(), "invite_days": invite_links.INVITE_DAYS_DEFAULT,
         "study": study, "progress": study_selectors.study_progress(study), "build_form": build_form,
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
@@ -176,7 +177,7 @@ def invite_create(request, slug):
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
     try:
-        invite = invites.invite_create(study=study, label=form.cleaned_data["label"],
+        invite = invite_links.invite_create(study=study, label=form.cleaned_data["label"],
                                         expires_in_days=form.cleaned_data["expires_in_days"], created_by=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
@@ -211,7 +212,7 @@ def study_transition(request, slug, action):
         return redirect("studies:study_detail", slug=slug)
     try:
         service(study=study)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")

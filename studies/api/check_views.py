@@ -9,8 +9,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import errors
 from studies.api.views import _django_errors, _state_error, _visible_study
+from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
 from studies.rating import checks
 
@@ -72,7 +72,7 @@ class CheckCreateApi(APIView):
             item = checks.check_item_create(study=study, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         row = next(r for r in checks.study_check_items(study) if r["id"] == item.pk)
         return Response(CheckItemSerializer(row).data, status=status.HTTP_201_CREATED)
@@ -86,7 +86,7 @@ class CheckDeleteApi(APIView):
         item = get_object_or_404(StudyItem, study=study, pk=pk, check_kind__gt="")
         try:
             checks.check_item_delete(item=item)
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -102,6 +102,6 @@ class ChecksSettingsApi(APIView):
             study = checks.study_checks_configure(study=study, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(ChecksSettingsSerializer(checks.checks_config(study)).data)

@@ -20,7 +20,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import errors, pairwise_selectors
+from studies import pairwise_selectors
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -34,6 +34,7 @@ from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
+from studies.errors import StudyStateError
 from studies.models import Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.reports import selectors as report_selectors
@@ -45,7 +46,7 @@ def _django_errors(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
-def _state_error(error: errors.StudyStateError) -> ValidationError:
+def _state_error(error: StudyStateError) -> ValidationError:
     """A write the study's state does not allow (publishing a closed study, editing a published one)."""
     return ValidationError({"status": str(error)})
 
@@ -133,7 +134,7 @@ class StudyPublishApi(APIView):
     def post(self, request, slug):
         try:
             study = authoring.study_publish(study=_visible_study(request, slug))
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
@@ -143,7 +144,7 @@ class StudyCloseApi(APIView):
     def post(self, request, slug):
         try:
             study = authoring.study_close(study=_visible_study(request, slug))
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
@@ -297,7 +298,7 @@ class StudyItemsBuildApi(APIView):
             count = authoring.study_items_build(study=study, corpus=corpus, **values)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response({"items": count})
 

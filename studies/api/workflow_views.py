@@ -11,11 +11,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import errors
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import editing, planning, selectors
 from studies.authoring import services as authoring
+from studies.errors import StudyStateError
 from studies.models import Design, Study
 from studies.reports import browser_selectors
 from studies.reports.exporting import raw_ids_requested
@@ -105,7 +105,7 @@ class StudyDuplicateApi(APIView):
                                            experiment=target)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
 
@@ -117,7 +117,7 @@ class StudyDeleteApi(APIView):
     def post(self, request, slug):
         try:
             editing.study_delete(study=_visible_study(request, slug))
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -128,7 +128,7 @@ class _StudyStateApi(APIView):
     def post(self, request, slug):
         try:
             study = type(self).operation(study=_visible_study(request, slug))
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, study.slug)).data)
 
@@ -210,7 +210,7 @@ class _CollaboratorsMixin:
         data.is_valid(raise_exception=True)
         try:
             operation(experiment=experiment, by=request.user, identifier=data.validated_data["user"])
-        except errors.StudyStateError as error:
+        except StudyStateError as error:
             raise ValidationError({"user": [str(error)]}) from None
         except DjangoValidationError as error:
             raise _django_errors(error) from None

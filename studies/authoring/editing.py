@@ -21,9 +21,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import designs, dialogue_studies, errors
+from studies import designs, dialogue_studies
 from studies.authoring import allocation
 from studies.authoring import services as authoring
+from studies.errors import StudyStateError
 from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
@@ -304,7 +305,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     items (check items with their rules; a dialogue item's anchor and ranked dialogues), no raters. The copy has no deadline (the original's may have passed) and is not
     paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
     if study.platform == Study.Platform.BENCHMARK:
-        raise errors.StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
+        raise StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
     target = experiment or study.experiment
     config = {k: v for k, v in (study.platform_config or {}).items() if k != "closes_at"}
     copy = authoring.study_create(
@@ -350,15 +351,15 @@ def study_delete(*, study: Study) -> str:
     its title. Anything else is refused: a published or closed study holds ratings and their history."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.DRAFT:
-        raise errors.StudyStateError(f"cannot delete: the study is {study.status}; only drafts can be deleted "
+        raise StudyStateError(f"cannot delete: the study is {study.status}; only drafts can be deleted "
                                        f"(close it instead)")
     if study.assignments.exists():
-        raise errors.StudyStateError("cannot delete: raters have started it")
+        raise StudyStateError("cannot delete: raters have started it")
     title = study.title
     try:
         study.delete()
     except ProtectedError:
-        raise errors.StudyStateError("cannot delete: other records depend on it") from None
+        raise StudyStateError("cannot delete: other records depend on it") from None
     return title
 
 
@@ -368,15 +369,15 @@ def study_reopen(*, study: Study) -> Study:
     again at once: its deadline has passed, or every item has its raters and it closes when complete."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.CLOSED:
-        raise errors.StudyStateError(f"cannot re-open: the study is {study.status}, not closed")
+        raise StudyStateError(f"cannot re-open: the study is {study.status}, not closed")
     if study.platform == Study.Platform.BENCHMARK:
-        raise errors.StudyStateError("cannot re-open: an imported benchmark takes no raters")
+        raise StudyStateError("cannot re-open: an imported benchmark takes no raters")
     closes_at = allocation.study_closes_at(study)
     if closes_at is not None and closes_at <= timezone.now():
-        raise errors.StudyStateError("cannot re-open: its deadline has passed; set a later deadline (or none) first")
+        raise StudyStateError("cannot re-open: its deadline has passed; set a later deadline (or none) first")
     study.status = Study.Status.PUBLISHED
     if allocation.study_close_reason(study) is not None:
-        raise errors.StudyStateError("cannot re-open: every item already has its raters; raise the raters per "
+        raise StudyStateError("cannot re-open: every item already has its raters; raise the raters per "
                                        "item or turn off closing when complete first")
     study.closed_at, study.paused_at = None, None
     study.save(update_fields=["status", "closed_at", "paused_at"])
@@ -388,7 +389,7 @@ def study_pause(*, study: Study) -> Study:
     """Stop taking new raters (assignments in progress may finish); ``study_resume`` undoes it."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.PUBLISHED:
-        raise errors.StudyStateError(f"cannot pause: the study is {study.status}, not published")
+        raise StudyStateError(f"cannot pause: the study is {study.status}, not published")
     if study.paused_at is None:
         study.paused_at = timezone.now()
         study.save(update_fields=["paused_at"])
@@ -400,7 +401,7 @@ def study_resume(*, study: Study) -> Study:
     """Take new raters again after ``study_pause`` (idempotent)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.PUBLISHED:
-        raise errors.StudyStateError(f"cannot resume: the study is {study.status}, not published")
+        raise StudyStateError(f"cannot resume: the study is {study.status}, not published")
     if study.paused_at is not None:
         study.paused_at = None
         study.save(update_fields=["paused_at"])
@@ -431,7 +432,7 @@ def experiment_collaborator_add(*, experiment: Experiment, by, identifier: str):
     """Give the account named by username or e-mail access to the experiment (every condition: its
     pages, reports, exports with raw ids). Only the owner or staff may; returns the user."""
     if not may_manage_collaborators(by, experiment):
-        raise errors.StudyStateError("only the experiment's owner can share it")
+        raise StudyStateError("only the experiment's owner can share it")
     user = _user_named(identifier)
     if user.pk == experiment.owner_id:
         raise ValidationError({"user": f"{user.get_username()} owns this experiment already"})
@@ -443,7 +444,7 @@ def experiment_collaborator_add(*, experiment: Experiment, by, identifier: str):
 def experiment_collaborator_remove(*, experiment: Experiment, by, identifier: str):
     """Take the account's access away (idempotent); only the owner or staff may."""
     if not may_manage_collaborators(by, experiment):
-        raise errors.StudyStateError("only the experiment's owner can change who it is shared with")
+        raise StudyStateError("only the experiment's owner can change who it is shared with")
     user = _user_named(identifier)
     experiment.collaborators.remove(user)
     return user

@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import errors
 from studies.authoring import editing, planning, selectors
 from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
+from studies.errors import StudyStateError
 from studies.reports import browser_selectors
 from studies.reports.exporting import raw_ids_requested
 
@@ -72,7 +72,7 @@ def study_duplicate(request, slug):
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
         return redirect("studies:study_detail", slug=slug)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
         return redirect("studies:study_detail", slug=slug)
     messages.success(request, f"“{copy.title}” is a new draft copy of “{study.title}” with its settings and items; "
@@ -89,7 +89,7 @@ def study_delete(request, slug):
         return redirect("studies:study_detail", slug=slug)
     try:
         title = editing.study_delete(study=study)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
         return redirect("studies:study_detail", slug=slug)
     messages.success(request, f"Draft “{title}” deleted.")
@@ -111,7 +111,7 @@ def experiment_collaborators(request, experiment, action):
         return redirect(back)
     try:
         user = operation(experiment=experiment, by=request.user, identifier=form.cleaned_data["user"])
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
@@ -158,7 +158,7 @@ def study_state(request, slug, action):
         return redirect("studies:study_detail", slug=slug)
     try:
         service(study=study)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
     else:
         messages.success(request, done)

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from studies import designs
+from studies import designs, jobs
 from studies.corpora.importing import files as import_files
 from studies.corpora.importing.reading import text_problem, value_problem
 from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
@@ -366,9 +366,7 @@ def import_job_create(*, owner, path: str, source_name: str, source_format: str,
                       systems: Sequence[str] = ()) -> ImportJob:
     job = ImportJob.objects.create(owner=owner, path=path, source_name=source_name, source_format=source_format,
                                    corpus_slug=corpus_slug, systems=list(systems))
-    from studies.tasks import import_job_run  # late: tasks import services
-
-    transaction.on_commit(lambda: import_job_run.delay(job.pk))
+    jobs.queue_after_commit("studies.tasks.import_job_run", job.pk)
     return job
 
 

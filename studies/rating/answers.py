@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import designs, dialogue_studies
+from studies import designs, dialogue_studies, jobs
 from studies.authoring.services import study_close_if_done
 from studies.errors import StudyStateError
 from studies.models import (
@@ -214,7 +214,5 @@ def assignment_submit(*, assignment: Assignment, questionnaire: Mapping[str, Any
     assignment.save(update_fields=["status", "submitted_at", "total_seconds", "completion_code"])
     study_close_if_done(study=assignment.study, now=now)
     if (assignment.study.live_config or {}).get("close_when_reached"):  # the study came with the row lock
-        from studies.tasks import study_close_if_reliable_run  # late: tasks import services
-
-        transaction.on_commit(lambda: study_close_if_reliable_run.delay(assignment.study_id), robust=True)
+        jobs.queue_after_commit("studies.tasks.study_close_if_reliable_run", assignment.study_id, robust=True)
     return assignment

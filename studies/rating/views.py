@@ -27,12 +27,13 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from studies import bws_tuples, dialogue_studies, errors, pairwise_rater, pairwise_services
+from studies import bws_tuples, dialogue_studies, pairwise_rater, pairwise_services
 from studies.authoring import allocation
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.designs import design_description, number_text, typed_value_parse
 from studies.dialogue_pages import dialogue_context, target_texts
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
@@ -163,9 +164,9 @@ def _guard(request, assignment: Assignment):
 
 # --- entry, consent --------------------------------------------------------------------------------
 
-def _refusal_page(request, study: Study, refusal: errors.AssignmentRefused):
+def _refusal_page(request, study: Study, refusal: AssignmentRefused):
     reason, platform = refusal.reason, study.platform
-    if reason == errors.AssignmentRefused.ALREADY_DONE:
+    if reason == AssignmentRefused.ALREADY_DONE:
         if platform == Study.Platform.MTURK:
             return _message(request, "You have already done this study",
                             "Our records show that you have already taken part in this study with another HIT. "
@@ -173,19 +174,19 @@ def _refusal_page(request, study: Study, refusal: errors.AssignmentRefused):
         return _message(request, "You have already done this study",
                         "Our records show that you have already taken part in this study in another session. "
                         "Please return this submission on Prolific.", status=403)
-    if reason == errors.AssignmentRefused.INVITE_CLAIMED:
+    if reason == AssignmentRefused.INVITE_CLAIMED:
         return _message(request, "This invitation is already in use",
                         "This invitation link has already been opened in another browser, and each link is for one "
                         "person. Open it in the browser you used first, or ask the researcher for a link of your "
                         "own.", status=403)
-    if reason == errors.AssignmentRefused.INVITE_EXPIRED:
+    if reason == AssignmentRefused.INVITE_EXPIRED:
         return _message(request, "This invitation has expired",
                         "Please ask the researcher for a new link.", status=410)
-    if reason == errors.AssignmentRefused.INVITE_INVALID:
+    if reason == AssignmentRefused.INVITE_INVALID:
         return _message(request, "We could not start the task", sentence(refusal), status=400)
     hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
     return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
-                    status=409 if reason == errors.AssignmentRefused.BUSY else 403)
+                    status=409 if reason == AssignmentRefused.BUSY else 403)
 
 
 def _mturk_preview(request, study: Study):
@@ -230,7 +231,7 @@ def entry(request, slug: str):
             assignment = rater_entry.assignment_enter(
                 study=study, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except errors.AssignmentRefused as refusal:
+    except AssignmentRefused as refusal:
         return _refusal_page(request, study, refusal)
     response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
     if new_secret:
@@ -273,9 +274,9 @@ def experiment_entry(request, slug: str):
         assignment = rater_entry.experiment_enter(
             experiment=experiment, platform=identity.platform, external_id=identity.external_id,
             acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except errors.AssignmentRefused as refusal:
+    except AssignmentRefused as refusal:
         return _refusal_page(request, linked[0], refusal)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         return _message(request, "This link is not set up correctly",
                         f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
                         status=409)
@@ -481,7 +482,7 @@ def item(request, token: str, position: int):
             record = RECORDERS.get(assignment.study.design, answering.ratings_record)
             record(assignment=assignment, item_id=slot.item_id, answers=answers,
                    seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
-        except errors.StudyStateError:
+        except StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:
             for key, messages in error.message_dict.items():
@@ -538,7 +539,7 @@ def draft(request, token: str, position: int):
     except ValidationError as error:
         field, messages = next(iter(error.message_dict.items()))
         return JsonResponse({"saved": False, "field": field, "error": f"{field}: {'; '.join(messages)}"}, status=400)
-    except errors.StudyStateError as error:
+    except StudyStateError as error:
         return JsonResponse({"saved": False, "error": str(error)}, status=409)
     return JsonResponse({"saved": True})
 

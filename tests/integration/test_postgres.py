@@ -3,9 +3,9 @@ an item past its target (the study row lock)."""
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from studies import errors
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Rating
 from studies.rating import entry as rater_entry
 from tests.conftest import shared_file
@@ -43,7 +43,7 @@ def test_check_constraints_hold_in_postgresql(make_study):
 def test_concurrent_starts_never_exceed_an_items_target(make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
     raters = [rater_entry.rater_get_or_create(platform="invite", external_id=f"w{i}") for i in range(8)]
-    outcomes = ["refused" if isinstance(o, errors.AssignmentRefused) else o if isinstance(o, Exception) else "started"
+    outcomes = ["refused" if isinstance(o, AssignmentRefused) else o if isinstance(o, Exception) else "started"
                 for o in at_once(raters, lambda rater: rater_entry.assignment_start(study=study, rater=rater))]
     assert sorted(outcomes) == ["refused"] * 6 + ["started"] * 2
     per_item = AssignmentItem.objects.filter(assignment__study=study).values_list("item_id", flat=True)
@@ -77,7 +77,7 @@ def test_reports_are_cached_in_the_shared_cache_and_follow_new_data(settings):
 def _race(calls: int, work) -> list[str]:
     """Run ``work(i)`` in ``calls`` threads released together; outcomes as text (never an exception)."""
     def text(outcome) -> str:
-        if isinstance(outcome, errors.AssignmentRefused):
+        if isinstance(outcome, AssignmentRefused):
             return f"refused:{outcome.reason}"
         if isinstance(outcome, Exception):
             return f"error:{type(outcome).__name__}:{outcome}"

@@ -13,9 +13,10 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils.html import escape
 
-from studies import bws_tuples, errors
+from studies import bws_tuples
 from studies.authoring import services as authoring
 from studies.bws_tuples import tuple_field
+from studies.errors import StudyStateError
 from studies.models import Assignment, BestWorstChoice, Response, StudyItemResponse
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
@@ -235,5 +236,5 @@ def test_researcher_preview_and_mturk_preview_show_a_tuple_and_store_nothing(cli
 def test_publish_refuses_a_tuple_without_its_members(make_study):
     study = make_study("bws_tuples", publish=False)
     StudyItemResponse.objects.filter(item=study.items.first(), position=0).delete()
-    with pytest.raises(errors.StudyStateError, match="1 tuple"):
+    with pytest.raises(StudyStateError, match="1 tuple"):
         authoring.study_publish(study=study)

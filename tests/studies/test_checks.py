@@ -7,10 +7,10 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import errors
 from studies.analysis.report import ReportOptions, build_report
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
+from studies.errors import StudyStateError
 from studies.models import Assignment, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import checks
@@ -100,15 +100,15 @@ def test_a_study_with_only_check_items_cannot_be_published(user):
     experiment = authoring.experiment_create(owner=user, title="E")
     study = authoring.study_create(experiment=experiment, title="S", design="likert")
     add_check(study, [{"response": 1, "value": 2}])
-    with pytest.raises(errors.StudyStateError, match="no items"):
+    with pytest.raises(StudyStateError, match="no items"):
         authoring.study_publish(study=study)
 
 
 def test_checks_are_set_only_in_draft(make_study):
     study = make_study("likert")
-    with pytest.raises(errors.StudyStateError, match="published"):
+    with pytest.raises(StudyStateError, match="published"):
         add_check(study, [{"response": 1, "value": 2}])
-    with pytest.raises(errors.StudyStateError):
+    with pytest.raises(StudyStateError):
         checks.study_checks_configure(study=study, per_assignment=1)
 
 

@@ -8,9 +8,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from studies import errors
 from studies.authoring import editing, planning
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rating, Study, StudyItemResponse
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
@@ -117,7 +117,7 @@ def test_only_drafts_without_raters_are_deleted(make_study):
     draft, published = make_study("likert", publish=False), make_study("bws")
     assert editing.study_delete(study=draft) == "likert study"
     assert not Study.objects.filter(pk=draft.pk).exists()
-    with pytest.raises(errors.StudyStateError, match="only drafts"):
+    with pytest.raises(StudyStateError, match="only drafts"):
         editing.study_delete(study=published)
     assert Study.objects.filter(pk=published.pk).exists()
 
@@ -127,16 +127,16 @@ def test_pause_refuses_new_raters_lets_started_ones_go_on_and_resume_restores(ma
     started = rater_entry.assignment_start(study=study, rater=rater("w1"))
     study = editing.study_pause(study=study)
     assert study.paused_at is not None
-    with pytest.raises(errors.AssignmentRefused, match="paused") as refusal:
+    with pytest.raises(AssignmentRefused, match="paused") as refusal:
         rater_entry.assignment_start(study=study, rater=rater("w2"))
-    assert refusal.value.reason == errors.AssignmentRefused.CLOSED
+    assert refusal.value.reason == AssignmentRefused.CLOSED
     assert rater_entry.assignment_start(study=study, rater=rater("w1")).pk == started.pk  # resumes
     answer_all(started)
     assert answering.assignment_submit(assignment=started).status == "submitted"
     editing.study_resume(study=study)
     assert rater_entry.assignment_start(study=study, rater=rater("w2")).status == "started"
     draft = make_study("bws", publish=False)
-    with pytest.raises(errors.StudyStateError, match="not published"):
+    with pytest.raises(StudyStateError, match="not published"):
         editing.study_pause(study=draft)
 
 
@@ -148,9 +148,9 @@ def test_reopen_a_closed_study_unless_it_would_close_again(make_study):
     authoring.study_close(study=study)
     config = {**study.platform_config, "closes_at": (timezone.now() - timedelta(hours=1)).isoformat()}
     Study.objects.filter(pk=study.pk).update(platform_config=config)
-    with pytest.raises(errors.StudyStateError, match="deadline has passed"):
+    with pytest.raises(StudyStateError, match="deadline has passed"):
         editing.study_reopen(study=study)
-    with pytest.raises(errors.StudyStateError, match="not closed"):
+    with pytest.raises(StudyStateError, match="not closed"):
         editing.study_reopen(study=make_study("bws"))
 
 
@@ -159,7 +159,7 @@ def test_reopen_refuses_a_study_whose_items_are_complete(make_study):
     submitted(study, "w1", 120)
     study.refresh_from_db()
     assert study.status == "closed"  # complete: closed by itself
-    with pytest.raises(errors.StudyStateError, match="raise the raters per item"):
+    with pytest.raises(StudyStateError, match="raise the raters per item"):
         editing.study_reopen(study=study)
     editing.study_update(study=study, values={"raters_per_item": 2})
     assert editing.study_reopen(study=study).status == "published"
@@ -171,7 +171,7 @@ def test_collaborators_are_added_by_username_or_email_by_the_owner_only(user, ma
     experiment = study.experiment
     assert editing.experiment_collaborator_add(experiment=experiment, by=user, identifier="carol@EXAMPLE.org") == carol
     assert list(experiment.collaborators.all()) == [carol]
-    with pytest.raises(errors.StudyStateError, match="only the experiment's owner"):
+    with pytest.raises(StudyStateError, match="only the experiment's owner"):
         editing.experiment_collaborator_add(experiment=experiment, by=carol, identifier="alice")
     with pytest.raises(ValidationError, match="no single active account"):
         editing.experiment_collaborator_add(experiment=experiment, by=user, identifier="nobody")

@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from studies import errors
 from studies.authoring import allocation
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rater, Study
 from studies.rating import entry as rater_entry
 from studies.rating import review
@@ -48,9 +48,9 @@ def test_conditions_fill_relative_to_the_places_they_need(make_study, experiment
         enter(experiment, f"p{n}", seed=n)
     counts = Counter(Assignment.objects.values_list("study_id", flat=True))
     assert counts == {small.pk: 2, large.pk: 6}
-    with pytest.raises(errors.AssignmentRefused) as refused:  # both full now
+    with pytest.raises(AssignmentRefused) as refused:  # both full now
         enter(experiment, "late")
-    assert refused.value.reason == errors.AssignmentRefused.FULL
+    assert refused.value.reason == AssignmentRefused.FULL
     assert Assignment.objects.count() == 8 and not Rater.objects.filter(external_id="late").exists()
 
 
@@ -76,20 +76,20 @@ def test_a_returning_rater_goes_back_to_their_condition_bound_to_their_session(e
     first = enter(experiment, "back", "sess1", seed=1)
     for seed in range(2, 6):  # whatever the balance says now
         assert enter(experiment, "back", "sess1", seed=seed).pk == first.pk
-    with pytest.raises(errors.AssignmentRefused) as other_session:
+    with pytest.raises(AssignmentRefused) as other_session:
         enter(experiment, "back", "sess2")
-    assert other_session.value.reason == errors.AssignmentRefused.ALREADY_DONE
-    with pytest.raises(errors.AssignmentRefused) as thief:  # someone else with that session id
+    assert other_session.value.reason == AssignmentRefused.ALREADY_DONE
+    with pytest.raises(AssignmentRefused) as thief:  # someone else with that session id
         enter(experiment, "thief", "sess1")
-    assert thief.value.reason == errors.AssignmentRefused.ALREADY_DONE
+    assert thief.value.reason == AssignmentRefused.ALREADY_DONE
     # the per-condition links keep working: the same rater resumes there, and another condition refuses
     study = first.study
     assert rater_entry.assignment_enter(study=study, platform="prolific", external_id="back",
                                      acceptance_id="sess1").pk == first.pk
     other = next(s for s in conditions if s.pk != study.pk)
-    with pytest.raises(errors.AssignmentRefused) as elsewhere:
+    with pytest.raises(AssignmentRefused) as elsewhere:
         rater_entry.assignment_enter(study=other, platform="prolific", external_id="back", acceptance_id="sess1")
-    assert elsewhere.value.reason == errors.AssignmentRefused.OTHER_CONDITION
+    assert elsewhere.value.reason == AssignmentRefused.OTHER_CONDITION
     assert Assignment.objects.count() == 1
 
 
@@ -115,7 +115,7 @@ def test_conditions_on_different_platforms_cannot_share_the_link_and_nothing_is_
     make_study("rme", platform="mturk", experiment=experiment)
     problem = allocation.experiment_link(experiment)["problem"]
     assert "one platform" in problem and "Prolific" in problem and "Mechanical Turk" in problem
-    with pytest.raises(errors.StudyStateError, match="one platform"):
+    with pytest.raises(StudyStateError, match="one platform"):
         enter(experiment, "p1")
     assert (Rater.objects.count(), Assignment.objects.count()) == (0, 0)
     response = Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x")

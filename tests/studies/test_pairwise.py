@@ -10,9 +10,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from studies import errors
 from studies.authoring import services as authoring
 from studies.designs import design_config_clean
+from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Comparison, Rating, Study, StudyItem
 from studies.pairwise_services import comparisons_record, pair_schedule
 from studies.rating import answers as answering
@@ -169,7 +169,7 @@ def test_a_finished_assignment_submits_and_takes_no_more_choices(make_study):
     answering.assignment_submit(assignment=assignment)
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED and assignment.completion_code
-    with pytest.raises(errors.StudyStateError):
+    with pytest.raises(StudyStateError):
         answer_all(assignment)
 
 
@@ -177,7 +177,7 @@ def test_publishing_refuses_items_that_do_not_show_two_responses(make_study):
     study = pairwise(make_study, publish=False)
     item = study.items.first()
     item.item_responses.last().delete()
-    with pytest.raises(errors.StudyStateError, match="exactly two responses"):
+    with pytest.raises(StudyStateError, match="exactly two responses"):
         authoring.study_publish(study=study)
 
 

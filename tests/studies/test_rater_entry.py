@@ -4,8 +4,8 @@ connection: the retry paths are driven by making the first attempt read a stale 
 thread races run on PostgreSQL in tests/integration/test_postgres.py."""
 import pytest
 
-from studies import errors
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, Rater
 from studies.rating import entry as rater_entry
 from studies.rating import invites
@@ -31,9 +31,9 @@ def test_a_new_worker_entering_two_conditions_at_once_is_refused_not_a_500(make_
     rme = make_study("rme", platform="mturk", experiment=experiment)
     first = rater_entry.assignment_enter(study=likert, platform="mturk", external_id="W1", acceptance_id="A1")
     calls = stale_first_reads(monkeypatch)  # the other condition's request did not see W1 yet
-    with pytest.raises(errors.AssignmentRefused) as refused:
+    with pytest.raises(AssignmentRefused) as refused:
         rater_entry.assignment_enter(study=rme, platform="mturk", external_id="W1", acceptance_id="A2")
-    assert refused.value.reason == errors.AssignmentRefused.OTHER_CONDITION
+    assert refused.value.reason == AssignmentRefused.OTHER_CONDITION
     assert len(calls) == 2  # the insert hit the unique constraint, the retry read again
     assert list(Assignment.objects.values_list("pk", flat=True)) == [first.pk] and Rater.objects.count() == 1
 
@@ -60,9 +60,9 @@ def test_retries_end_in_a_clear_refusal(make_study, monkeypatch):
     invite = invites.invite_create(study=study)
     invites.invite_enter(study=study, token=invite.token, browser_secret="b" * 43)
     calls = stale_first_reads(monkeypatch, times=99)
-    with pytest.raises(errors.AssignmentRefused) as refused:
+    with pytest.raises(AssignmentRefused) as refused:
         invites.invite_enter(study=study, token=invite.token, browser_secret="b" * 43)
-    assert refused.value.reason == errors.AssignmentRefused.BUSY and "reload" in str(refused.value)
+    assert refused.value.reason == AssignmentRefused.BUSY and "reload" in str(refused.value)
     assert len(calls) == rater_entry.ENTER_ATTEMPTS and Assignment.objects.count() == 1
 
 
@@ -71,16 +71,16 @@ def test_assignment_start_finds_the_raters_assignment_before_calling_the_study_f
     worker = rater_entry.rater_get_or_create(platform="invite", external_id="w1")
     first = rater_entry.assignment_start(study=study, rater=worker)
     assert rater_entry.assignment_start(study=study, rater=worker).pk == first.pk
-    with pytest.raises(errors.AssignmentRefused, match="all the ratings"):
+    with pytest.raises(AssignmentRefused, match="all the ratings"):
         rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="w2"))
 
 
 def test_a_refused_entry_writes_no_rater(make_study):
     study = make_study("likert", platform="mturk", raters_per_item=1, items_per_assignment=6)
     rater_entry.assignment_enter(study=study, platform="mturk", external_id="W1", acceptance_id="A1")
-    with pytest.raises(errors.AssignmentRefused, match="all the ratings"):
+    with pytest.raises(AssignmentRefused, match="all the ratings"):
         rater_entry.assignment_enter(study=study, platform="mturk", external_id="W2", acceptance_id="A2")
     authoring.study_close(study=study)
-    with pytest.raises(errors.AssignmentRefused, match="closed"):
+    with pytest.raises(AssignmentRefused, match="closed"):
         rater_entry.assignment_enter(study=study, platform="mturk", external_id="W3", acceptance_id="A3")
     assert list(Rater.objects.values_list("external_id", flat=True)) == ["W1"]

@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
-from studies import errors, tasks
+from studies import tasks
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import entry as rater_entry
 from studies.rating import platforms, review
@@ -165,7 +166,7 @@ def test_a_full_study_with_a_timed_out_assignment_takes_the_next_rater(make_stud
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
     configure(study, time_limit_minutes=10)
     stuck = rater_entry.assignment_enter(study=study, platform="prolific", external_id="gone", acceptance_id="s1")
-    with pytest.raises(errors.AssignmentRefused):  # full while the first is within its time
+    with pytest.raises(AssignmentRefused):  # full while the first is within its time
         rater_entry.assignment_enter(study=study, platform="prolific", external_id="early", acceptance_id="s2")
     Assignment.objects.filter(pk=stuck.pk).update(started_at=timezone.now() - timedelta(minutes=11))
     response = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=later&SESSION_ID=s3")
@@ -246,7 +247,7 @@ def test_returned_and_abandoned_assignments_give_their_items_back(make_study):
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=3)
     first = rater_entry.assignment_enter(study=study, platform="prolific", external_id="a", acceptance_id="s1")
     second = rater_entry.assignment_enter(study=study, platform="prolific", external_id="b", acceptance_id="s2")
-    with pytest.raises(errors.AssignmentRefused):
+    with pytest.raises(AssignmentRefused):
         rater_entry.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")
     review.assignment_abandon(assignment=second, reason="the Prolific submission is RETURNED")
     third = rater_entry.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")

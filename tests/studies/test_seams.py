@@ -15,9 +15,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from studies import bws_tuples, errors
+from studies import bws_tuples
 from studies.authoring import editing, planning
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -532,7 +533,7 @@ def admitted(study):
     for n in range(500):
         try:
             start(study, f"cap{n}", seed=n)
-        except errors.AssignmentRefused:
+        except AssignmentRefused:
             return n
     raise AssertionError("the study never filled")
 

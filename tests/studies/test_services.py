@@ -4,8 +4,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from studies import errors, slugs
+from studies import slugs
 from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, AssignmentItem, Rater, Rating, StudyItemResponse
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
@@ -92,12 +93,12 @@ def test_items_build_limit_samples_reproducibly(make_study, corpus):
 
 def test_status_moves_draft_published_closed_only(make_study):
     study = make_study("likert", publish=False)
-    with pytest.raises(errors.StudyStateError, match="cannot close: the study is draft"):
+    with pytest.raises(StudyStateError, match="cannot close: the study is draft"):
         authoring.study_close(study=study)
     authoring.study_publish(study=study)
-    with pytest.raises(errors.StudyStateError, match="cannot publish"):
+    with pytest.raises(StudyStateError, match="cannot publish"):
         authoring.study_publish(study=study)
-    with pytest.raises(errors.StudyStateError, match="change items"):
+    with pytest.raises(StudyStateError, match="change items"):
         authoring.study_items_build(study=study, corpus=study.items.first().conversation.corpus)
     assert authoring.study_close(study=study).status == "closed"
 
@@ -105,11 +106,11 @@ def test_status_moves_draft_published_closed_only(make_study):
 def test_publish_needs_items_and_bme_reference_values(user, corpus):
     experiment = authoring.experiment_create(owner=user, title="E")
     empty = authoring.study_create(experiment=experiment, title="S", design="likert")
-    with pytest.raises(errors.StudyStateError, match="no items"):
+    with pytest.raises(StudyStateError, match="no items"):
         authoring.study_publish(study=empty)
     bme = authoring.study_create(experiment=experiment, title="B", design="bme")
     authoring.study_items_build(study=bme, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
-    with pytest.raises(errors.StudyStateError, match="6 item\\(s\\) have no reference response or reference value"):
+    with pytest.raises(StudyStateError, match="6 item\\(s\\) have no reference response or reference value"):
         authoring.study_publish(study=bme)
     authoring.study_item_reference_values_set(study=bme, values={pk: 80.0 for pk in bme.items.values_list("pk", flat=True)})
     assert authoring.study_publish(study=bme).status == "published"
@@ -136,7 +137,7 @@ def test_a_worker_takes_part_in_one_condition_only(make_study, user):
     rme = make_study("rme", experiment=experiment)
     worker = rater("w1")
     rater_entry.assignment_start(study=likert, rater=worker)
-    with pytest.raises(errors.AssignmentRefused, match="another condition"):
+    with pytest.raises(AssignmentRefused, match="another condition"):
         rater_entry.assignment_start(study=rme, rater=worker)
     elsewhere = make_study("rme")
     assert rater_entry.assignment_start(study=elsewhere, rater=worker).study == elsewhere
@@ -160,16 +161,16 @@ def test_items_fill_to_their_target_and_never_beyond(make_study):
     assert max(per_item.values()) <= 2
     assert len(per_item) == 6  # the third rater got the items the first two left
     assert [a.assignment_items.count() for a in assignments] == [4, 4, 4]
-    with pytest.raises(errors.AssignmentRefused, match="all the ratings it needs"):
+    with pytest.raises(AssignmentRefused, match="all the ratings it needs"):
         rater_entry.assignment_start(study=study, rater=rater("w9"))
 
 
 def test_closed_or_draft_studies_refuse_new_raters(make_study):
     draft = make_study("likert", publish=False)
-    with pytest.raises(errors.AssignmentRefused, match="not open"):
+    with pytest.raises(AssignmentRefused, match="not open"):
         rater_entry.assignment_start(study=draft, rater=rater("w1"))
     closed = authoring.study_close(study=make_study("likert"))
-    with pytest.raises(errors.AssignmentRefused, match="closed"):
+    with pytest.raises(AssignmentRefused, match="closed"):
         rater_entry.assignment_start(study=closed, rater=rater("w2"))
 
 
@@ -249,7 +250,7 @@ def test_submit_needs_every_item_then_is_idempotent(make_study):
     assert answering.assignment_submit(assignment=assignment).completion_code == done.completion_code
     worker = Rater.objects.get(pk=done.rater_id)
     assert (worker.prior_rating_experience, worker.prior_agent_experience, worker.questionnaire) == (False, True, {"age_band": "25-34"})
-    with pytest.raises(errors.StudyStateError, match="already submitted"):
+    with pytest.raises(StudyStateError, match="already submitted"):
         answering.ratings_record(assignment=assignment, item_id=assignment.assignment_items.first().item_id, answers={})
 
 
