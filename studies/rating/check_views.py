@@ -11,11 +11,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from studies.authoring import selectors as study_selectors
+from studies.authoring.views import _errors_text
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
 from studies.rating import checks
 from studies.reports import selectors as report_selectors
-from studies.views import _errors_text
 
 MAX_UPLOAD = 5_000_000
 

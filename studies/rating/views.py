@@ -1,21 +1,10 @@
-"""Rater pages: entry by link, consent and instructions, one screen per item, questionnaire, completion.
-
-Every page after the entry is addressed by the assignment's unguessable token, so a rater can reach
-only their own assignment. Pages follow POST-redirect-GET, except that a stored item answers with
-the next item's page at once (see ``item``); reloading, the back button and double submits are safe,
-and a rejected answer re-renders the page with what the rater typed and what is wrong."""
+"""Rater pages after the entry: one screen per item (rendered, parsed and recorded for the study's design), autosaved drafts, the questionnaire, completion, and the researcher's preview."""
 from __future__ import annotations
 
 import json
 import math
-import re
-import secrets
 import string
-from functools import wraps
 
-import markdown
-import nh3
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Min, OuterRef, Subquery
@@ -23,291 +12,29 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
-from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from studies import bws_tuples, dialogue_studies, pairwise_rater, pairwise_services
-from studies.authoring import allocation
 from studies.authoring import selectors as study_selectors
-from studies.authoring import services as authoring
-from studies.designs import design_description, number_text, typed_value_parse
+from studies.designs import number_text, typed_value_parse
 from studies.dialogue_pages import dialogue_context, target_texts
-from studies.errors import AssignmentRefused, StudyStateError
-from studies.models import Assignment, AssignmentItem, Design, Experiment, Rating, Study, StudyItem
+from studies.errors import StudyStateError
+from studies.models import Assignment, AssignmentItem, Design, Rating, Study, StudyItem
 from studies.rating import answers as answering
-from studies.rating import entry as rater_entry
-from studies.rating import form_tokens, invites, platforms, review
+from studies.rating import form_tokens, platforms
 from studies.rating import selectors as rater_selectors
-from studies.rating.framing import frameable_by_platforms
+from studies.rating.pages import (
+    _assignment,
+    _ended_page,
+    _form_refused,
+    _guard,
+    _message,
+    _next_url,
+    rater_page,
+    render_markdown,
+)
 from studies.rating.questionnaire import questionnaire_clean
 from studies.reports.targets import TARGET_ID
-
-
-def render_markdown(text: str) -> str:
-    """Researcher-written Markdown as HTML with anything unsafe removed (nh3)."""
-    return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["extra", "sane_lists"])))
-
-
-def sentence(text: str) -> str:
-    """``text`` as a sentence: its first letter upper-cased and nothing else touched (``str.capitalize``
-    would lower-case the rest: "The link lacks hitid", "mechanical turk"), ending in one full stop."""
-    text = str(text).strip()
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def identity_problem(error: platforms.IdentityError) -> str:
-    """A bad link's message for the rater. One that starts with the parameter's name says so, and the
-    name keeps its exact spelling (``workerId``, ``PROLIFIC_PID``) instead of being capitalised."""
-    text = str(error)
-    if error.parameter and text.startswith(error.parameter + " "):
-        return sentence(f"the link parameter {text}")
-    return sentence(text)
-
-
-def _message(request, title: str, message: str, status: int = 200):
-    return render(request, "raters/message.html", {"title": title, "message": message}, status=status)
-
-
-NOT_FOUND = ("Task not found", "There is no task at this address. Please check the link you were given.")
-BROWSER_COOKIE = "concord_browser"
-_BROWSER_SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")
-
-
-def rater_page(view):
-    """A rater page: frameable by the platforms (studies.rating.framing), exempt from Django's cookie CSRF
-    check (the views check a per-assignment form token instead), and a missing assignment or study
-    answers with the rater's own 404 page, framed like the rest."""
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except Http404:
-            return _message(request, *NOT_FOUND, status=404)
-    return csrf_exempt(frameable_by_platforms(wrapped))
-
-
-def _assignment(token: str) -> Assignment:
-    return get_object_or_404(Assignment.objects.select_related("study", "rater"), token=token)
-
-
-def _form_refused(request, assignment: Assignment, purpose: str):
-    """None when the POST carries this assignment's form token for ``purpose``, else the 403 page."""
-    if form_tokens.form_token_valid(assignment.token, purpose, request.POST.get(form_tokens.FIELD)):
-        return None
-    return _message(request, "This form could not be accepted",
-                    "It was not sent from this task's own page (or the page is out of date). Reload the page and "
-                    "try again; nothing was saved.", status=403)
-
-
-def _next_url(assignment: Assignment, after: int | None = None, total: int | None = None) -> str:
-    """The next item to show: the one after ``after`` if any, else the first unanswered, else the questionnaire.
-    With ``total`` (the assignment's number of items, positions 0..total-1) the following item needs no query."""
-    slots = assignment.assignment_items.order_by("position")
-    if after is not None:
-        if total is not None:
-            if after + 1 < total:
-                return reverse("raters:item", args=[assignment.token, after + 1])
-        elif (following := slots.filter(position=after + 1).first()) is not None:
-            return reverse("raters:item", args=[assignment.token, following.position])
-    unanswered = slots.filter(answered_at__isnull=True).first()
-    if unanswered is not None:
-        return reverse("raters:item", args=[assignment.token, unanswered.position])
-    return reverse("raters:questionnaire", args=[assignment.token])
-
-
-def _ended_page(request, assignment: Assignment):
-    """The page for an assignment that can no longer be worked on or paid, or None. An assignment
-    past its time limit is abandoned here, on access (its items go back to the pool at once)."""
-    return_it = {Study.Platform.MTURK: " Please return the HIT on Mechanical Turk.",
-                 Study.Platform.PROLIFIC: " Please return your submission on Prolific."}.get(assignment.rater.platform, "")
-    review.assignment_expire_if_due(assignment=assignment)
-    # A submitted MTurk/invite assignment screened out later is left to the reviewer: its page stays the done page.
-    if assignment.screened_out and (assignment.status == Assignment.Status.ABANDONED
-                                    or assignment.rater.platform == Study.Platform.PROLIFIC):
-        return _screened_out_page(request, assignment, return_it)
-    if assignment.status == Assignment.Status.ABANDONED and assignment.platform_data.get("abandon_kind") == review.EXPIRED:
-        return _message(request, "Time is up", "The time allowed for this task has passed, so it can no longer be "
-                                               "completed. Thank you for your interest." + return_it, status=410)
-    if assignment.status == Assignment.Status.ABANDONED:
-        return _message(request, "This task was abandoned",
-                        "This assignment was given up or ran out of time, so it can no longer be completed."
-                        + return_it, status=410)
-    if assignment.status == Assignment.Status.REJECTED:
-        return _message(request, "This work was not accepted",
-                        "This assignment was reviewed and rejected; it cannot be completed again. If you think this "
-                        "is a mistake, contact the researcher through the platform.", status=410)
-    return None
-
-
-def _screened_out_page(request, assignment: Assignment, return_it: str):
-    """A rater screened out (e.g. failed attention checks): the study's screened-out code when the
-    researcher set one (Prolific), else a request to return the task."""
-    code = assignment.completion_code if assignment.rater.platform == Study.Platform.PROLIFIC else ""
-    if not code:
-        return _message(request, "Thank you for your time",
-                        "Your answers did not pass this study's checks, so this task has ended." + return_it)
-    context = {"assignment": assignment, "code": code, "screened_out": True,
-               "prolific_url": platforms.prolific_completion_url(assignment.study.platform_config, code)}
-    return render(request, "raters/done.html", context)
-
-
-def _guard(request, assignment: Assignment):
-    """A page to show instead of the requested one, or None."""
-    if (page := _ended_page(request, assignment)) is not None:
-        return page
-    if assignment.status != Assignment.Status.STARTED:
-        return redirect("raters:done", token=assignment.token)
-    return None
-
-
-# --- entry, consent --------------------------------------------------------------------------------
-
-def _refusal_page(request, study: Study, refusal: AssignmentRefused):
-    reason, platform = refusal.reason, study.platform
-    if reason == AssignmentRefused.ALREADY_DONE:
-        if platform == Study.Platform.MTURK:
-            return _message(request, "You have already done this study",
-                            "Our records show that you have already taken part in this study with another HIT. "
-                            "Please return this HIT so that another worker can take it.", status=403)
-        return _message(request, "You have already done this study",
-                        "Our records show that you have already taken part in this study in another session. "
-                        "Please return this submission on Prolific.", status=403)
-    if reason == AssignmentRefused.INVITE_CLAIMED:
-        return _message(request, "This invitation is already in use",
-                        "This invitation link has already been opened in another browser, and each link is for one "
-                        "person. Open it in the browser you used first, or ask the researcher for a link of your "
-                        "own.", status=403)
-    if reason == AssignmentRefused.INVITE_EXPIRED:
-        return _message(request, "This invitation has expired",
-                        "Please ask the researcher for a new link.", status=410)
-    if reason == AssignmentRefused.INVITE_INVALID:
-        return _message(request, "We could not start the task", sentence(refusal), status=400)
-    hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
-    return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
-                    status=409 if reason == AssignmentRefused.BUSY else 403)
-
-
-def _mturk_preview(request, study: Study):
-    """What a worker sees before accepting the HIT: instructions and the first item; nothing stored."""
-    if study.status != Study.Status.PUBLISHED:
-        return _message(request, "This study has closed", "It takes no new workers. Thank you for your interest.",
-                        status=410)
-    if not rater_selectors.study_has_room(study):
-        return _message(request, "This study is complete", "It has all the ratings it needs. Thank you for your "
-                                                           "interest.", status=410)
-    item = study.items.order_by("position").select_related("conversation", "reference_response").first()
-    context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
-    context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
-    context["instructions"] = render_markdown(study.instructions)
-    context["instructions_open"] = True
-    return render(request, "raters/item.html", context)
-
-
-@rater_page
-def entry(request, slug: str):
-    # Anonymous visitors learn nothing from an address: an unknown slug, a draft and a benchmark
-    # study all get the same page.
-    study = Study.objects.filter(slug=slug, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
-        .exclude(platform=Study.Platform.BENCHMARK).first()
-    if study is None:
-        return _message(request, *NOT_FOUND, status=404)
-    authoring.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
-    try:
-        identity = platforms.identity_from(request.GET, study.platform)
-    except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", identity_problem(error), status=400)
-    if identity.preview:
-        return _mturk_preview(request, study)
-    new_secret = None
-    try:
-        if identity.platform == Study.Platform.INVITE:
-            secret = request.COOKIES.get(BROWSER_COOKIE, "")
-            if not _BROWSER_SECRET.match(secret):
-                secret = new_secret = secrets.token_urlsafe(32)
-            assignment = invites.invite_enter(study=study, token=identity.acceptance_id, browser_secret=secret)
-        else:
-            assignment = rater_entry.assignment_enter(
-                study=study, platform=identity.platform, external_id=identity.external_id,
-                acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except AssignmentRefused as refusal:
-        return _refusal_page(request, study, refusal)
-    response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
-    if new_secret:
-        # First-party and HttpOnly: binds the invite to this browser; only its hash is stored.
-        response.set_cookie(BROWSER_COOKIE, new_secret, max_age=365 * 24 * 3600, path="/r/", httponly=True,
-                            samesite="Lax", secure=settings.SESSION_COOKIE_SECURE or request.is_secure())
-    return response
-
-
-@rater_page
-def experiment_entry(request, slug: str):
-    """The experiment-level link (``/r/x/<experiment>/``, same platform parameters as a study's
-    link): a new rater is placed in the least-filled open condition, a returning one goes back to
-    theirs (rater_entry.experiment_enter)."""
-    experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
-    linked = list(experiment.studies.filter(status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED])
-                  .exclude(platform=Study.Platform.BENCHMARK).order_by("pk")) if experiment else []
-    if not linked:
-        return _message(request, *NOT_FOUND, status=404)
-    for study in linked:
-        authoring.study_close_if_done(study=study, check_items=False)
-    open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
-    if problem := allocation.experiment_platform_problem(open_ones):
-        return _message(request, "This link is not set up correctly",
-                        f"We cannot start the task: {problem}. Nothing was stored; please tell the researcher.",
-                        status=409)
-    platform = (open_ones or linked)[0].platform
-    if platform == Study.Platform.INVITE:
-        return _message(request, "We could not start the task", "This experiment takes raters by invitation: "
-                        "please open the invitation link you were given.", status=400)
-    try:
-        identity = platforms.identity_from(request.GET, platform)
-    except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", identity_problem(error), status=400)
-    if identity.preview:
-        loads = allocation.condition_loads(open_ones)
-        roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if rater_selectors.study_has_room(s)]
-        return _mturk_preview(request, roomy[0] if roomy else linked[0])
-    try:
-        assignment = rater_entry.experiment_enter(
-            experiment=experiment, platform=identity.platform, external_id=identity.external_id,
-            acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-    except AssignmentRefused as refusal:
-        return _refusal_page(request, linked[0], refusal)
-    except StudyStateError as error:
-        return _message(request, "This link is not set up correctly",
-                        f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
-                        status=409)
-    return _guard(request, assignment) or redirect("raters:start", token=assignment.token)
-
-
-@rater_page
-def start(request, token: str):
-    assignment = _assignment(token)
-    if (page := _guard(request, assignment)) is not None:
-        return page
-    error = None
-    if request.method == "POST":
-        if (refused := _form_refused(request, assignment, "consent")) is not None:
-            return refused
-        if request.POST.get("agree") == "yes":
-            answering.assignment_consent(assignment=assignment)
-            return redirect(_next_url(assignment))
-        error = "Please tick the box to say you agree before starting."
-    elif assignment.consented_at is not None:
-        return redirect(_next_url(assignment))
-    study = assignment.study
-    context = {
-        "assignment": assignment, "study": study, "error": error,
-        "instructions": render_markdown(study.instructions),
-        "design_explanation": design_description(study.design, study.design_config, _anchors_shown(study),
-                                                 unit=study.unit),
-        "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
-        "form_token": form_tokens.form_token(assignment.token, "consent"),
-    }
-    return render(request, "raters/start.html", context, status=400 if error else 200)
 
 
 def _anchors_shown(study: Study) -> tuple[float, float] | None:
@@ -318,8 +45,6 @@ def _anchors_shown(study: Study) -> tuple[float, float] | None:
                                                                         high=Max("reference_value"))
     return (shown["low"], shown["high"]) if shown["low"] is not None else None
 
-
-# --- items -----------------------------------------------------------------------------------------
 
 def _canonical_order(item: StudyItem) -> list[int]:
     if item.study.is_dialogue:  # the conversation(s) themselves are rated (studies.dialogue_studies)
@@ -544,8 +269,6 @@ def draft(request, token: str, position: int):
     return JsonResponse({"saved": True})
 
 
-# --- questionnaire and completion -----------------------------------------------------------------
-
 @rater_page
 def questionnaire(request, token: str):
     assignment = _assignment(token)
@@ -585,8 +308,6 @@ def done(request, token: str):
                                                                     assignment.completion_code)
     return render(request, "raters/done.html", context)
 
-
-# --- researcher preview ----------------------------------------------------------------------------
 
 @login_required
 def preview(request, slug: str, position: int = 0):

@@ -12,7 +12,9 @@ from django.urls import reverse
 from studies import bws_tuples, pairwise_plots, pairwise_selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
+from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
+from studies.models import Study
 from studies.reports import plots, position_selectors
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
@@ -180,3 +182,12 @@ def ratings_export(request, export_format, study=None, experiment=None):
         raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
     _, studies, target = _scope(request, study=study, experiment=experiment)
     return ratings_response(studies, export_format, target.slug, raw_ids=_raw_ids(request, studies))
+
+
+@login_required
+def study_export(request, slug, export_format):
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    if export_format not in EXPORT_FORMATS:
+        raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
+    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+                            raw_ids=raw_ids_requested(request, [study.experiment_id]))

@@ -16,6 +16,6 @@ def rater_pay(study):
 @register.simple_tag
 def consent_html(study):
     """The study's consent text as safe HTML (Markdown, cleaned as the instructions are)."""
-    from studies.rating.views import render_markdown  # the rater pages' one Markdown renderer
+    from studies.rating.pages import render_markdown
 
     return render_markdown(study.consent_text) if study is not None and study.consent_text else ""

@@ -10,7 +10,8 @@ from studies import designs
 from studies.analysis.normalise import magnitude_log_ratio
 from studies.authoring import services
 from studies.models import AssignmentItem, Rating
-from studies.rating.views import field_name, sentence
+from studies.rating.pages import sentence
+from studies.rating.views import field_name
 from studies.reports import export_selectors
 from tests.studies.test_rater_views import enter, post_item
 

@@ -13,7 +13,8 @@ from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens, invites
-from studies.rating.views import field_name, render_markdown
+from studies.rating.pages import render_markdown
+from studies.rating.views import field_name
 
 pytestmark = pytest.mark.django_db
 

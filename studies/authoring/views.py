@@ -1,4 +1,4 @@
-"""Server-rendered researcher pages. Thin: forms in, services and selectors do the work."""
+"""Server-rendered researcher pages: experiments, creating a study, the study page (progress, live reliability, invites, rater settings, publish/pause/close). Thin: forms in, services and selectors do the work."""
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -8,27 +8,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from studies.api.views import ratings_download
 from studies.authoring import allocation, editing, planning
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
-from studies.authoring.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm, StudyForm
+from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.corpora import selectors as corpus_selectors
-from studies.corpora import services as corpus_imports
-from studies.corpora.importing.records import ImportFailed, missing_scores_text
-from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.errors import StudyStateError
-from studies.models import Study
 from studies.rating import checks
 from studies.rating import invites as invite_links
 from studies.reports import live_selectors, live_services
-from studies.reports.exporting import EXPORT_FORMATS, raw_ids_requested
+from studies.reports.exporting import EXPORT_FORMATS
 
 
 def _errors_text(error: ValidationError) -> list[str]:
@@ -217,47 +210,3 @@ def study_transition(request, slug, action):
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
     return redirect("studies:study_detail", slug=slug)
-
-
-@login_required
-def study_export(request, slug, export_format):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
-    if export_format not in EXPORT_FORMATS:
-        raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
-    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
-                            raw_ids=raw_ids_requested(request, [study.experiment_id]))
-
-
-@login_required
-@csrf_exempt  # CSRF is checked below, once the size-limit handler is in place (Django docs, upload handlers)
-def dialogues_import(request):
-    limit = SizeLimitUploadHandler(request)
-    request.upload_handlers.insert(0, limit)
-    return _dialogues_import(request, limit)
-
-
-@csrf_protect
-def _dialogues_import(request, limit: SizeLimitUploadHandler):
-    form = ImportForm(request.POST or None, request.FILES or None)
-    problems: list[str] = []
-    if limit.exceeded:
-        problems = [limit.message()]
-    elif request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        try:
-            summary = corpus_imports.dialogues_import(
-                stream=upload.file, source_name=upload.name, source_format=form.cleaned_data["format"],
-                corpus_slug=form.cleaned_data["corpus"] or None, owner=request.user,
-                systems=[s.strip() for s in form.cleaned_data["systems"].split(",") if s.strip()],
-            )
-        except ImportFailed as failure:
-            problems = [str(p) for p in failure.problems]
-        else:
-            messages.success(request, (
-                f"Imported {summary.conversations} conversations and {summary.responses} responses "
-                f"into corpus {summary.corpus.slug}."
-                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
-                + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
-            return redirect("studies:experiment_list")
-    corpora = corpus_selectors.corpora_visible_to(request.user)[:50]
-    return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})
