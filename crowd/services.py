@@ -96,7 +96,7 @@ def effective_settings(publication: Publication) -> dict[str, Any]:
             "estimated_minutes": math.ceil(minutes) if minutes else 20, "max_minutes": None,
             "devices": ["desktop"], "filters": [], "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
-            # The study's own fixed codes: the done page gives raters exactly these (studies.services).
+            # The study's own fixed codes: the done page gives raters exactly these (studies.rating.answers).
             "completion_code": platforms.prolific_completion_code(study.platform_config or {}),
             "screened_out_code": str((study.platform_config or {}).get("screened_out_code") or ""),
             "planned_bonus_total": "0", "fee_rate": str(costs.PROLIFIC_DEFAULT_FEE), "block_other_conditions": True,

@@ -2,7 +2,7 @@
 (studies and their items), and by whom (raters, assignments, ratings).
 
 Integrity lives in the database (unique and check constraints); rules that depend on a study's
-design (value ranges, config shape) are checked in ``studies.services`` before anything is written.
+design (value ranges, config shape) are checked by the services (``studies.authoring.services``, the study's design in ``studies.designs``) before anything is written.
 
 One module per part (choices, corpora, studies, raters, answers); every model is re-exported here, so
 ``from studies.models import Study`` is the one way to import them. App label and tables are unchanged."""

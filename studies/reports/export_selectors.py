@@ -1,6 +1,6 @@
 """The rows of the ratings export (CSV, JSON lines, XLSX): one per rating, streamed in chunks.
 
-The columns of ``studies.selectors.EXPORT_FIELDS`` (kept first and in order, so existing scripts keep
+The columns of ``studies.reports.selectors.EXPORT_FIELDS`` (kept first and in order, so existing scripts keep
 working) and then what a position-bias or context analysis needs:
 
 - ``item_order``: the item's place in the rater's sequence (1-based), for order and fatigue effects;

@@ -1,4 +1,4 @@
-"""Writes for live reliability (kept apart from ``studies.services`` so that file stays small):
+"""Writes for live reliability:
 the study's live settings and the close rule, which ``assignment_submit`` queues after a submit
 (``studies.tasks.study_close_if_reliable_run``) when the rule is on."""
 from __future__ import annotations

@@ -602,7 +602,7 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     missing value) is a quality; other text (an annotator's name, a source) is kept in the metadata,
     except under a known quality name, where text is an error.
     The same dialogue appears once per annotator: the k-th record with the same text is annotator k
-    (``studies.services`` merges them by content, also across several files of one evaluation). Text
+    (``studies.corpora.services`` merges them by content, also across several files of one evaluation). Text
     keys other than the dialogue (a model or an id) are kept: ``model``/``system`` names the system,
     else the name of the file where the dialogue first occurs does (the redistribution has one file per
     chatbot, without a model key)."""
