@@ -32,7 +32,7 @@
   // Autosave every change (debounced); a lost connection loses at most the field being typed.
   function answers() {
     const data = {};
-    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.pairwise_rater).
+    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
     new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value; });
     return data;
   }

@@ -11,8 +11,8 @@ Each is an instance of a subclass registered with one line (``registry.DESIGNS``
 ``kinds.KINDS``); callers ask ``design_for(study)``, ``unit_for(study)``, ``kind_for(criterion)`` and
 never compare a study's design or unit to a specific value. The methods here are the defaults; a design
 overrides what it changes. The shared parts of recording an answer (the slot lock, timings,
-idempotency, ``answered_at``) are ``recording``'s: ``StudyDesign.record`` runs the design's own
-``answers_store`` between them. The pure statistics stay in ``studies.analysis`` (no Django); a
+idempotency, ``answered_at``) are the one answer service's (``studies.rating.answers.ratings_record``),
+which runs the design's own ``answers_store`` inside the slot lock. The pure statistics stay in ``studies.analysis`` (no Django); a
 design's report methods load its judgments and call them.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django import forms
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from studies.designs.common import Answers, CheckAnswers, Errors, ItemSpec, Section
@@ -49,7 +49,7 @@ class StudyDesign:
     template: ClassVar[str] = ""                # the rater form partial (raters/designs/<key>.html)
     whole_form: ClassVar[bool] = False          # the partial renders the whole form, not one criterion
     script: ClassVar[str] = ""                  # extra static JS of the rater form, if any
-    form_fields: ClassVar[tuple[str, ...]] = ()  # the study form's fields this design shows
+    form_fields: ClassVar[Mapping[str, forms.Field]] = {}  # the study form's fields of this design's settings
     item_shaping: ClassVar[tuple[str, ...]] = ()  # settings the items are drawn under: a change drops them
     unit_refusals: ClassVar[Mapping[str, str]] = {}  # unit level -> why this design cannot judge it
     field_prefixes: ClassVar[tuple[str, ...]] = ("r",)  # posted fields re-shown after a refused answer
@@ -58,7 +58,11 @@ class StudyDesign:
     ranks: ClassVar[bool] = False               # answers rank every target an item shows (BWS)
     check_rule_kinds: ClassVar[tuple[str, ...]] = ("response", "greater")  # studies.checks rule keys
     normalisation: ClassVar[str] = "none"       # how reports normalise a value (the export's column)
+    alpha_level: ClassVar[str] = "interval"     # Krippendorff's alpha level of the normalised scores
+    alpha_values: ClassVar[str] = "normalised score"  # what alpha reads, in the report's words
+    report_note: ClassVar[str] = ""             # a note the report adds when a condition is of this design
     screen_nouns: ClassVar[Mapping[str, str]] = {"response": "conversations", "dialogue": "dialogues"}
+    items_hint: ClassVar[str] = ""              # a note beside the researcher's item build form
 
     def __repr__(self) -> str:
         return f"<design {self.key}>"
@@ -193,29 +197,12 @@ class StudyDesign:
 
     def answers_store(self, *, slot: AssignmentItem, answers: Answers, criteria: Sequence[Criterion],
                       seconds: float | None) -> tuple[int, bool]:
-        """Check and store one item's answers; the slot's assignment row is locked and this runs in
-        its transaction. A problem raises ValidationError keyed by form field or criterion and stores
-        nothing. Returns (answers stored, whether anything changed)."""
+        """Check and store one item's answers, called by the one answer service
+        (``studies.rating.answers.ratings_record``) with the slot's assignment row locked, inside its
+        transaction; the service marks the slot answered when something changed. A problem raises
+        ValidationError keyed by form field or criterion and stores nothing. Returns (answers stored,
+        whether anything changed: the same answers sent twice change nothing)."""
         raise NotImplementedError
-
-    @transaction.atomic
-    def record(self, *, assignment: Assignment, item_id: int, answers: Answers, seconds: float | None = None,
-               active_seconds: float | None = None, criteria: Sequence[Criterion] | None = None) -> int:
-        """Store one item's answers through the shared answer service: the slot lock and the timing
-        checks (``recording.answer_slot_lock``), this design's ``answers_store``, and the slot marked
-        answered when something changed (sending the same answers twice stores them once). Returns
-        the number of answers stored. ``criteria``: the study's (cached) criteria, if the caller has them."""
-        from studies.designs.recording import answer_slot_lock, slot_answered
-
-        slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
-        if slot.assignment.study.design != self.key:
-            raise ValidationError({"design": f"these answers are for {self.key} studies, not {slot.assignment.study.design}"})
-        if criteria is None:
-            criteria = list(slot.assignment.study.criteria.all())
-        stored, changed = self.answers_store(slot=slot, answers=answers, criteria=criteria, seconds=seconds)
-        if changed:
-            slot_answered(slot, active_seconds=active_seconds)
-        return stored
 
     def stored_values(self, slot: AssignmentItem, study: Study, criteria: Sequence[Criterion]) -> dict[str, str]:
         """The slot's stored answers as form values (empty before the first answer)."""
@@ -255,10 +242,17 @@ class StudyDesign:
         """The studies of this design among ``studies``."""
         return studies.filter(design=self.key)
 
-    def normalised_value(self, shown: Any) -> Expression | None:
-        """A database expression for a Rating's normalised score (``shown``: how many targets its
-        item shows), or None for the value itself (``normalisation`` names it)."""
+    def normalised_value(self, shown: Any) -> tuple[Q, Expression] | None:
+        """(when, expression): a Rating's normalised score in the database where ``when`` holds
+        (``shown``: how many targets its item shows); None: the value itself. ``normalisation`` names it."""
         return None
+
+    def report_facts(self) -> dict[str, Any]:
+        """What the seed report's tables (``studies.analysis.report``) need to know of a condition of
+        this design: Krippendorff's alpha level and what its values are, whether a rater's scores of a
+        screen are ranks (no straight-lining), a note for the report."""
+        return {"alpha_level": self.alpha_level, "alpha_values": self.alpha_values, "ranks": self.ranks,
+                "report_note": self.report_note}
 
     def judgments_per_study(self, study_ids: Sequence[int]) -> dict[int, int]:
         """Study id -> judgments stored outside Rating that progress counts as ratings."""
@@ -275,7 +269,9 @@ class StudyDesign:
 
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
                         excluded_raters: Iterable[Any] = ()) -> list[Section]:
-        """This design's own sections of the reliability report, beside the ICC tables."""
+        """This design's own sections of the reliability report, beside the ICC tables, each keyed by
+        the design's ``key`` (a section with empty data where none of ``studies`` is of this design:
+        the report API keeps its key)."""
         return []
 
     def report_replaces_icc(self) -> bool:

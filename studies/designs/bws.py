@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.core.exceptions import ValidationError
-from django.db.models import Count, F, Value
+from django.db.models import Count, F, Q, Value
 
 from studies.designs.common import Errors, int_field
 from studies.designs.ratings import RatingsDesign
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from django.db.models import Expression
 
     from studies.models import AssignmentItem, Criterion, Study
+
+
+TUPLE_SIZE = forms.IntegerField(
+    label="Responses ranked per item (BWS)", min_value=2, max_value=10, required=False,
+    help_text="Leave blank: it follows the number of responses each item shows when you build the items.")
 
 
 def ranks_problem(ranks: Sequence[Any], size: int) -> str | None:
@@ -40,11 +46,15 @@ class BWS(RatingsDesign):
     explanation = "Best-worst scaling: raters rank all responses of an item from best to worst, without ties."
     defaults = {"tuple_size": 4}
     template = "raters/designs/bws.html"
-    form_fields = ("bws_tuple_size",)
+    form_fields = {"bws_tuple_size": TUPLE_SIZE}
     ranks = True
     check_rule_kinds = ("best", "worst")
     normalisation = "m+1-rank"
+    alpha_level = "ordinal"
+    alpha_values = "m+1-rank"
     screen_nouns = {"response": "conversations", "dialogue": "sets of dialogues"}
+    items_hint = ("Best-worst scaling ranks every response an item shows: the number ranked follows the systems "
+                  "you choose (with the reference, if any).")
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         int_field(config, "tuple_size", errors, low=2, high=10)
@@ -140,8 +150,8 @@ class BWS(RatingsDesign):
     def scale_check_value(self, stored: Mapping[str, Any]) -> Any:
         return stored.get("rank")
 
-    def normalised_value(self, shown: Any) -> Expression | None:
-        return shown + Value(1.0) - F("rank")
+    def normalised_value(self, shown: Any) -> tuple[Q, Expression] | None:
+        return Q(), shown + Value(1.0) - F("rank")
 
     def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
                          reference_quality: Mapping[str, float], rng: Any,

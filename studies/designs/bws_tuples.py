@@ -35,6 +35,7 @@ from django.db.models import Count, QuerySet
 from studies.analysis import bws
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
+from studies.designs.bws import TUPLE_SIZE
 from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.response import RESPONSE
@@ -86,13 +87,19 @@ class BWSTuples(StudyDesign):
     template = "raters/_bws_tuple.html"
     whole_form = True
     script = "concord/rater_bws_tuples.js"
-    form_fields = ("bws_tuple_size",)
+    form_fields = {"bws_tuple_size": TUPLE_SIZE}  # the field BWS declares: one study form field for both
     item_shaping = ("tuple_size", "factor", "tries", "seed")
     unit_refusals = {
         "dialogue": "best-worst tuples are not offered for dialogue units: they pick among single responses; "
         "use BWS, which ranks tuples of whole dialogues",
     }
     normalisation = report.NORMALISATION
+    # A rater's mean of +1 (best), −1 (worst), 0 over their appearances of a response: interval.
+    alpha_level = "interval"
+    alpha_values = "mean of +1 best, −1 worst, 0 neither"
+    report_note = ("BWS tuples: in these tables a rater's score of a response is the mean of +1 (best), "
+                   "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
+                   "split-half reliability are in their own section.")
     screen_nouns = {"response": "sets of responses"}
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
@@ -248,8 +255,8 @@ class BWSTuples(StudyDesign):
 
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
                         excluded_raters: Iterable[Any] = ()) -> list[Section]:
-        entries = report.tuples_report(studies, exclude_raters=excluded_raters)
-        return [Section(self.key, "reports/_bws_tuples.html", entries)] if entries else []
+        return [Section(self.key, "reports/_bws_tuples.html",
+                        report.tuples_report(studies, exclude_raters=excluded_raters))]
 
     def report_sheets(self, section: Section) -> dict[str, pd.DataFrame]:
         return report.report_sheets(section.data)

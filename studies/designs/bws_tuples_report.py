@@ -20,6 +20,7 @@ from django.db.models import Count, Max, QuerySet, Sum
 from studies.analysis import bws
 from studies.designs.common import DONE
 from studies.models import BestWorstChoice, Study, StudyItem, StudyItemResponse
+from studies.pseudonyms import rater_pseudonym
 
 KEY = "bws_tuples"
 SPLIT_HALF_TRIALS = 100
@@ -89,8 +90,6 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
     """Export rows (``selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
-    from studies.selectors import rater_pseudonym
-
     frame = annotation_rows(studies, done_only=False)
     if frame.empty:
         return

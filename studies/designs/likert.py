@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from django import forms
 
 from studies.designs.common import Errors, int_field
 from studies.designs.ratings import RatingsDesign
@@ -23,8 +24,15 @@ class Likert(RatingsDesign):
     explanation = "Raters pick one point on a P-point scale (default 6) for each response and criterion."
     defaults = {"points": 6, "labels": []}
     template = "raters/designs/likert.html"
-    form_fields = ("likert_points", "likert_labels")
+    form_fields = {
+        "likert_points": forms.IntegerField(label="Points on the scale (Likert)", min_value=2, max_value=11, initial=6,
+                                            required=False, help_text="The seed study used 6."),
+        "likert_labels": forms.CharField(label="Point labels (Likert, optional)", required=False,
+                                         help_text="One label per point, separated by |, e.g. Very bad | Bad | ... "),
+    }
     empty_message = "pick a point for this response"
+    alpha_level = "ordinal"
+    alpha_values = "Likert value"
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         points = int_field(config, "points", errors, low=2, high=11)

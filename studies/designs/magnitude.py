@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from django.db.models import F, Max, Min, Value
+from django import forms
+from django.db.models import F, Max, Min, Q, Value
 from django.db.models.functions import Greatest, Log
 
 from studies.designs.common import Errors, int_field, number_text
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from studies.models import AssignmentItem, Criterion, Study, StudyItem
 
 RANGE = {"min": 0, "max": 999}
+ME_MAX = forms.IntegerField(label="Largest value a rater may give (RME, BME)", min_value=1, initial=999,
+                            required=False, help_text="The smallest is 0.")
 
 
 def _magnitude_rule(config: Mapping[str, Any]) -> str:
@@ -40,7 +43,11 @@ class Magnitude(RatingsDesign):
 
     anchored = True
     normalisation = "log10(max(value,1)/reference)"
-    form_fields: ClassVar[tuple[str, ...]] = ("me_max",)
+    # Magnitude estimates become log10 ratios to each item's anchor (negative below it): interval, not
+    # ratio; raw magnitudes scale with the anchor and would measure agreement about the anchors.
+    alpha_level = "interval"
+    alpha_values = "log10(max(value,1)/reference)"
+    form_fields: ClassVar[Mapping[str, forms.Field]] = {"me_max": ME_MAX}
 
     def _range_problems(self, config: dict[str, Any], errors: Errors) -> str:
         """Check min and max; returns "inside the range min..max (…)" for the anchor's message ("" if bad)."""
@@ -73,8 +80,9 @@ class Magnitude(RatingsDesign):
                 "example_half": number_text(value / 2) if value else None,
                 "me_min": number_text(config.get("min", 0)), "me_max": number_text(config.get("max", 999))}
 
-    def normalised_value(self, shown: Any) -> Expression | None:
-        return Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))
+    def normalised_value(self, shown: Any) -> tuple[Q, Expression] | None:
+        return (Q(item__reference_value__isnull=False),
+                Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value")))
 
     def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
                          reference_quality: Mapping[str, float], rng: Any,
@@ -94,7 +102,11 @@ class RME(Magnitude):
                    "(default 100) and raters give each response a number in a range (default 0 to 999) relative to it.")
     defaults = {"reference_value": 100, **RANGE}
     template = "raters/designs/rme.html"
-    form_fields = ("me_reference_value", "me_max")
+    form_fields = {
+        "me_reference_value": forms.IntegerField(label="Reference value (RME)", min_value=1, initial=100,
+                                                 required=False, help_text="The number shown with the reference response."),
+        "me_max": ME_MAX,
+    }
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         inside = self._range_problems(config, errors)

@@ -21,6 +21,7 @@ import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.utils import timezone
@@ -29,8 +30,10 @@ from studies.designs import pairwise_report as report
 from studies.designs.base import StudyDesign
 from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field
 from studies.designs.pairwise_schedule import pairwise_items_build, pairwise_orders
+from studies.designs.rater_reads import item_response_texts
 from studies.designs.units.base import StudyUnit
 from studies.models import Comparison, Study
+from studies.rating.platforms import text_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,8 +56,6 @@ SHARED_FIELDS = ("experiment", "study", "criterion", "conversation", "rater", "p
 
 def reason_problem(config: Mapping[str, Any], reason: str) -> str | None:
     """Why a rater's reason does not fit the study's ``reason`` mode and length, or None."""
-    from studies.platforms import text_problem
-
     mode, limit = config.get("reason", "optional"), config.get("reason_max_length", 300)
     if mode == "off":
         return "this study does not ask for reasons" if reason else None
@@ -74,7 +75,16 @@ class Pairwise(StudyDesign):
     template = "raters/_pairwise.html"
     whole_form = True
     script = "concord/rater_pairwise.js"
-    form_fields = ("pairwise_allow_tie", "pairwise_reason", "pairwise_pairs_per_conversation")
+    form_fields = {
+        "pairwise_allow_tie": forms.BooleanField(label="Raters may answer “about the same” (pairwise)", required=False,
+                                                 initial=True),
+        "pairwise_reason": forms.ChoiceField(label="Ask for a short reason per choice (pairwise)",
+                                             choices=[("optional", "Optional"), ("required", "Required"), ("off", "Off")],
+                                             initial="optional", required=False),
+        "pairwise_pairs_per_conversation": forms.IntegerField(
+            label="System pairs compared per conversation (pairwise)", min_value=0, max_value=45, initial=0,
+            required=False, help_text="0: every pair of systems."),
+    }
     item_shaping = ("pairs_per_conversation",)
     unit_refusals = {
         # Comparisons store response ids (Comparison.left/right) and items are built from responses.
@@ -136,8 +146,6 @@ class Pairwise(StudyDesign):
     def form_context(self, *, study: Study, item: StudyItem, order: Sequence[int], values: Mapping[str, Any],
                      errors: Mapping[str, str], criteria: Sequence[Criterion]) -> dict[str, Any]:
         """The two sides and one row per criterion (raters/_pairwise.html's ``pairwise``)."""
-        from studies.designs.recording import item_response_texts
-
         texts = item_response_texts(item.pk, order)
         responses = [{"id": rid, "letter": string.ascii_uppercase[i], "text": texts[rid]} for i, rid in enumerate(order)]
         config = self.config(study)
@@ -272,8 +280,8 @@ class Pairwise(StudyDesign):
 
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
                         excluded_raters: Iterable[Any] = ()) -> list[Section]:
-        entries = report.pairwise_report(studies, exclude_flagged=exclude_flagged)
-        return [Section(self.key, "reports/_pairwise.html", entries)] if entries else []
+        return [Section(self.key, "reports/_pairwise.html",
+                        report.pairwise_report(studies, exclude_flagged=exclude_flagged))]
 
     def report_replaces_icc(self) -> bool:
         return True  # a choice is not a score: a report of only A/B studies has no ICC tables

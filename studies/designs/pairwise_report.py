@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from studies.designs.common import DONE
 from studies.models import Assignment, Comparison, Study
+from studies.pseudonyms import rater_pseudonym
 
 KEY = "pairwise"
 
@@ -63,8 +64,6 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
     cached per version of its comparisons. Bootstrap over raters (items where a study has a single
     rater), seeded. ``exclude_flagged`` leaves out raters who failed the study's attention checks."""
     from studies.analysis.pairwise import pairwise_report as analyse
-    from studies.selectors import rater_pseudonym
-
     out = []
     for study in pairwise_studies(studies).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
@@ -90,8 +89,6 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
 
 def comparisons_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
     """One tidy row per judgment, streamed; raters by per-experiment pseudonym unless ``raw_ids``."""
-    from studies.selectors import rater_pseudonym
-
     queryset = comparisons(studies).order_by("assignment__study_id", "assignment_id", "item__position",
                                              "criterion__position").values_list(
         "assignment__study__experiment__slug", "assignment__study__slug", "criterion__name",

@@ -37,9 +37,9 @@ def design_for(study_or_key: Any) -> StudyDesign:
 
 
 def designs_of(studies: QuerySet | Iterable[Any]) -> list[StudyDesign]:
-    """The designs these studies use, in registry order (one query for a queryset)."""
+    """The designs these studies (or ``Design`` values) use, in registry order (one query for a queryset)."""
     if isinstance(studies, QuerySet):
         keys = set(studies.order_by().values_list("design", flat=True).distinct())
     else:
-        keys = {s.design for s in studies}
+        keys = {s if isinstance(s, str) else s.design for s in studies}
     return [design for key, design in DESIGNS.items() if key in keys]

@@ -147,7 +147,7 @@ class StudyItem(models.Model):
     (``check_rules``, see ``studies.rating.checks``): it scores the rater and never enters an analysis."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
-    # Empty for a best-worst tuple (studies.bws_tuples): its members come from different
+    # Empty for a best-worst tuple (studies.designs.bws_tuples): its members come from different
     # conversations, each shown with its own context (StudyItemResponse.response.conversation).
     conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
                                      related_name="study_items")

@@ -29,6 +29,7 @@ from studies.models import (
     StudyItemConversation,
     StudyItemResponse,
 )
+from studies.pseudonyms import rater_pseudonym
 from studies.reports import selectors as report_selectors
 
 PAGE_SIZE = 20
@@ -91,7 +92,7 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
 def rater_choices(study: Study, *, raw_ids: bool) -> list[tuple[int, str]]:
     """(rater id, shown name) for the filter, in order of the shown name."""
     rows = Assignment.objects.filter(study=study).values_list("rater_id", "rater__platform", "rater__external_id")
-    named = [(rid, f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rid))
+    named = [(rid, f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rid))
              for rid, platform, external in rows]
     return sorted(named, key=lambda pair: pair[1])
 
@@ -129,7 +130,7 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
 
     def line_for(item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
         if rater_id not in names:
-            names[rater_id] = f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rater_id)
+            names[rater_id] = f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id)
         line = lines.get((item_id, rater_id, criterion))
         if line is None:
             line = lines[(item_id, rater_id, criterion)] = {

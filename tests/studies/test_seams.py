@@ -15,7 +15,6 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from studies import bws_tuples
 from studies.authoring import editing, planning
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused
@@ -52,7 +51,7 @@ def rate_tuples(study, raters=2):
         assignment = start(study, f"t{i}")
         for slot in assignment.assignment_items.all():
             order = list(slot.response_order)
-            bws_tuples.choices_record(
+            answering.ratings_record(
                 assignment=assignment,
                 item_id=slot.item_id,
                 answers={c: {"best": order[0], "worst": order[-1]} for c in CRITERIA},
@@ -317,7 +316,7 @@ def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_
 
 
 def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(client, user, make_study):
-    from studies.pairwise_selectors import pairwise_report
+    from studies.designs.pairwise_report import pairwise_report
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -337,8 +336,8 @@ def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(clien
 def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_bootstrap(user, make_study, monkeypatch):
     from django.core.cache import cache
 
-    from studies import pairwise_selectors
     from studies.analysis import pairwise
+    from studies.designs import pairwise_report as pairwise_selectors
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -357,7 +356,7 @@ def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_b
 
 def test_the_live_panel_is_recomputed_when_a_stored_ab_choice_changes(user, make_study):
     """A choice edited in place (no new submit, no status change) must still change the cache version."""
-    from studies import pairwise_selectors
+    from studies.designs import pairwise_report as pairwise_selectors
     from studies.models import Comparison
     from studies.reports import live_selectors
 

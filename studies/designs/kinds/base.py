@@ -9,12 +9,31 @@ so a kind works in every rating design without the design knowing it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
-    from studies.designs.ratings import RatingsDesign
     from studies.models import Criterion
+
+
+class RatingsDesign(Protocol):
+    """What a kind may ask of the rating design it answers in (``ratings.RatingsDesign`` has it all):
+    its own scale, which the default kind (``scale``) hands every call back to."""
+
+    @property
+    def key(self) -> str: ...
+
+    def scale_parse(self, config: Mapping[str, Any], criterion: Criterion, post: Mapping[str, Any],
+                    order: Sequence[int]) -> tuple[dict[int, Any], Errors]: ...
+
+    def scale_problems(self, config: Mapping[str, Any], criterion: Criterion, answers: Mapping[int, Any],
+                       order: Sequence[int]) -> Errors: ...
+
+    def scale_fields(self, answer: Any) -> dict[str, Any]: ...
+
+    def scale_form_value(self, stored: Mapping[str, Any]) -> str: ...
+
+    def scale_check_value(self, stored: Mapping[str, Any]) -> Any: ...
 
 
 class JudgementKind:

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from studies.designs.kinds.base import JudgementKind
+from studies.designs.kinds.base import JudgementKind, RatingsDesign
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
-    from studies.designs.ratings import RatingsDesign
     from studies.models import Criterion
 
 

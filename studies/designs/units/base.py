@@ -8,13 +8,31 @@ what the rater's page shows of them. Designs decide on a unit's ``level`` only (
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from studies.designs.base import StudyDesign
     from studies.designs.common import ItemSpec
     from studies.models import Study, StudyItem
+
+
+class ItemShape(Protocol):
+    """What a unit asks of the study's design (``StudyDesign`` has all of it) when it builds items
+    and shows them: whether an anchor is shown and not judged, whether targets are ranked, the
+    anchor's fixed value, and the hook that hears how many targets each item shows."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def anchored(self) -> bool: ...
+
+    @property
+    def ranks(self) -> bool: ...
+
+    def fixed_reference_value(self, config: Mapping[str, Any]) -> float | None: ...
+
+    def items_shown(self, study: Study, shown: int) -> None: ...
 
 
 class StudyUnit:
@@ -35,7 +53,7 @@ class StudyUnit:
         """The question of a criterion the researcher named without one (None: the design's default)."""
         return None
 
-    def items_build(self, *, study: Study, spec: ItemSpec, design: StudyDesign) -> int:
+    def items_build(self, *, study: Study, spec: ItemSpec, design: ItemShape) -> int:
         """(Re)build a draft study's items for this unit; the caller holds the study row lock."""
         raise NotImplementedError
 
@@ -56,7 +74,7 @@ class StudyUnit:
         raise NotImplementedError
 
     def form_context(self, study: Study, item: StudyItem, order: Sequence[int], *,
-                     design: StudyDesign) -> dict[str, Any]:
+                     design: ItemShape) -> dict[str, Any]:
         """What the unit adds to the rater's page (the whole dialogue, an anchor dialogue, ...)."""
         return {}
 

@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from studies.designs.units.base import StudyUnit
+from studies.designs.units.base import ItemShape, StudyUnit
 from studies.models import Conversation, StudyItem, StudyItemConversation
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-    from studies.designs.base import StudyDesign
     from studies.designs.common import ItemSpec
     from studies.models import Study
 
@@ -63,7 +62,7 @@ class DialogueUnit(StudyUnit):
     def default_question(self, name: str) -> str | None:
         return DIALOGUE_QUESTIONS.get(name) or f"How good is this dialogue's {name.replace('-', ' ')}?"
 
-    def items_build(self, *, study: Study, spec: ItemSpec, design: StudyDesign) -> int:
+    def items_build(self, *, study: Study, spec: ItemSpec, design: ItemShape) -> int:
         corpus = spec.corpus
         conversations = Conversation.objects.filter(corpus=corpus)
         if spec.systems:
@@ -117,7 +116,7 @@ class DialogueUnit(StudyUnit):
         return len(items)
 
     @staticmethod
-    def _anchor(design: StudyDesign, conversations: QuerySet[Conversation], spec: ItemSpec) -> int | None:
+    def _anchor(design: ItemShape, conversations: QuerySet[Conversation], spec: ItemSpec) -> int | None:
         if spec.reference_conversation:
             found = conversations.filter(external_id=spec.reference_conversation).values_list("pk", flat=True).first()
             if found is None:
@@ -157,7 +156,7 @@ class DialogueUnit(StudyUnit):
         return {cid: (turns[cid][0]["text"] if turns.get(cid) else "") for cid in order}
 
     def form_context(self, study: Study, item: StudyItem, order: Sequence[int], *,
-                     design: StudyDesign) -> dict[str, Any]:
+                     design: ItemShape) -> dict[str, Any]:
         """The whole dialogue (speakers told apart), an anchored design's anchor dialogue, and a
         ranking design's dialogues lettered in the rater's order (templates/raters/_dialogue.html)."""
         anchor = item.reference_conversation if design.anchored else None

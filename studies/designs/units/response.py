@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 
-from studies.designs.recording import item_response_texts
-from studies.designs.units.base import StudyUnit
+from studies.designs.rater_reads import item_response_texts
+from studies.designs.units.base import ItemShape, StudyUnit
 from studies.models import Response, StudyItem, StudyItemResponse
 
 if TYPE_CHECKING:
-    from studies.designs.base import StudyDesign
     from studies.designs.common import ItemSpec
     from studies.models import Study
 
@@ -31,7 +30,7 @@ class ResponseUnit(StudyUnit):
     target_field = "response"
     shown_relation = "item_responses"
 
-    def usable_conversations(self, *, study: Study, spec: ItemSpec, design: StudyDesign
+    def usable_conversations(self, *, study: Study, spec: ItemSpec, design: ItemShape
                              ) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
         """(judged systems, [(conversation id, {"judged": {system: response id}, "reference": id})])
         for the conversations that have a response of every judged system (and a reference where the
@@ -68,7 +67,7 @@ class ResponseUnit(StudyUnit):
                 + (" and a reference response" if design.anchored else ""))})
         return judged_systems, usable
 
-    def items_build(self, *, study: Study, spec: ItemSpec, design: StudyDesign) -> int:
+    def items_build(self, *, study: Study, spec: ItemSpec, design: ItemShape) -> int:
         """One item per usable conversation (``usable_conversations``), showing the judged systems'
         responses and, unless the design is anchored, the reference among them."""
         judged_systems, usable = self.usable_conversations(study=study, spec=spec, design=design)
