@@ -138,8 +138,11 @@ class BWSTuples(StudyDesign):
         if wrong:
             problems.append(f"{wrong} tuple(s) do not show exactly {size} responses")
         if study.items.exclude(check_kind="").exists():
-            problems.append("attention-check items are not available for best-worst tuples yet (remove them)")
+            problems.append(f"{self.checks_problem()} (remove them)")
         return problems
+
+    def checks_problem(self) -> str | None:
+        return "attention-check items are not available for best-worst tuples yet"
 
     # --- the rater's answer ------------------------------------------------------------------------------
 

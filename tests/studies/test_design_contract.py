@@ -23,22 +23,18 @@ from studies.rating import answers as answering
 from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
 from studies.reports import exporting
-from tests.conftest import jsonl_bytes, small_corpus_lines
+from tests.conftest import small_corpus_lines
+from tests.studies.test_import_dialogue import dump, fed_dialogue
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
-COMBINATIONS = [(d, u) for d in DESIGNS for u in UNITS]
+COMBINATIONS = [(d, u) for d in DESIGNS for u in UNITS]  # every registered design on every registered unit
+RUNS = [(d, u) for d, u in COMBINATIONS if design_for(d).unit_problem(unit_for(u)) is None]  # those it runs on
 
 
-def runs(design_key: str, unit_key: str) -> bool:
-    return design_for(design_key).unit_problem(unit_for(unit_key)) is None
-
-
-def dialogue_corpus_lines(n: int = 10) -> bytes:
-    """Whole dialogues of two systems (``metadata.system``), the shape the dialogue-level imports give."""
-    header = {"concord": "dialogues/1", "unit": "dialogue"}
-    return jsonl_bytes([{"id": f"d{i}", "turns": [f"Hi {i}", f"Hello, friend {i}", f"How was day {i}?", "Good."],
-                         "metadata": {"system": ["alpha", "beta"][i % 2]}} for i in range(n)], header)
+def dialogue_corpus_bytes(n: int = 10) -> bytes:
+    """Whole dialogues of two systems in FED's dialogue-level format (the system in the metadata)."""
+    return dump([fed_dialogue(i, model=["Meena", "Mitsuku"][i % 2]) for i in range(n)])
 
 
 def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: bool = False) -> Study:
@@ -49,10 +45,10 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     study = authoring.study_create(experiment=experiment, title=f"{design_key} on {unit_key}", design=design_key,
                                    unit=unit_key, raters_per_item=3, items_per_assignment=40)
     if unit.level == "dialogue":
-        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_lines()), source_name="d.jsonl",
+        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
                                                  owner=user).corpus
         authoring.study_items_build(study=study, corpus=corpus, seed=1,
-                                    reference_conversation="d0" if design.anchored else None)
+                                    reference_conversation="fed-d0" if design.anchored else None)
     else:
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="s.jsonl",
                                                  owner=user).corpus
@@ -66,7 +62,7 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
         n = next(n for n in range(2, 11) if design.check_item_problem(study.design_config, n) is None)
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
         value, _ = design.check_reference_value(study.design_config, 100.0)
-        checks.check_item_create(study=study, kind="gold", context=["Are you there?"],
+        checks.check_item_create(study=study, kind="gold", context="Are you there?",
                                  responses=["Yes, I am here."] + [f"Banana {i}." for i in range(n - 1)],
                                  rules=[rule], reference="I am here." if design.anchored else None,
                                  reference_value=value)
@@ -77,15 +73,14 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     return study
 
 
-def simulated_answers(study: Study, slot, *, seed: int, prefer_first: bool = False) -> dict:
-    """What a simulated rater answers on a slot (the design's own simulator); ``prefer_first``: the
-    item's first (canonical) response is clearly the best, e.g. to pass a check item."""
+def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None) -> dict:
+    """What a simulated rater answers on a slot (the design's own simulator): random qualities, or
+    with ``ranking`` (targets from best to worst) clearly that order."""
     rng = np.random.default_rng(seed)
-    canonical = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
-    quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in CRITERIA}
-    if prefer_first:
-        quality.update({(t, c): (3.0 if t == canonical[0] else -3.0 - canonical.index(t))
-                        for t in slot.response_order for c in CRITERIA})
+    if ranking is None:
+        quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in CRITERIA}
+    else:
+        quality = {(t, c): -3.0 * ranking.index(t) for t in slot.response_order for c in CRITERIA}
     return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
                                               reference_quality=dict.fromkeys(CRITERIA, 0.0), rng=rng,
                                               criteria=list(study.criteria.all()))
@@ -97,28 +92,18 @@ def stored(assignment) -> int:
 
 
 def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
+    """A rater who answers every item (random qualities) and each check item right (response 1 the
+    best) or wrong (response 1 the worst), then submits."""
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        is_check = bool(slot.item.check_kind)
-        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position,
-                                    prefer_first=is_check and check_right)
-        if is_check and not check_right:  # the check's worst answer: response 1 judged the worst
-            answers = simulated_answers(study, slot, seed=seed, prefer_first=True)
-            answers = reversed_answers(study, slot, answers)
+        ranking = None
+        if slot.item.check_kind:
+            ranking = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
+            ranking = ranking if check_right else ranking[::-1]
+        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
-
-
-def reversed_answers(study, slot, answers):
-    """The opposite judgement of ``answers`` (quality negated), through the design's simulator."""
-    rng = np.random.default_rng(0)
-    canonical = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
-    quality = {(t, c): (-3.0 if t == canonical[0] else 3.0 + canonical.index(t))
-               for t in slot.response_order for c in CRITERIA}
-    return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
-                                              reference_quality=dict.fromkeys(CRITERIA, 0.0), rng=rng,
-                                              criteria=list(study.criteria.all()))
 
 
 @pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
@@ -136,10 +121,8 @@ def test_a_design_refuses_a_unit_only_with_a_reason_and_at_creation(user, design
     assert not Study.objects.filter(experiment=experiment).exists()
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_items_build_publish_and_each_rater_sees_every_target_of_an_item(user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     study = build(user, design_key, unit_key)
     assert study.status == Study.Status.PUBLISHED and study.design_config == design_for(study).config(study)
     assignment = rater_entry.assignment_start(
@@ -149,15 +132,13 @@ def test_items_build_publish_and_each_rater_sees_every_target_of_an_item(user, d
         assert sorted(slot.response_order) == sorted(targets[slot.item_id]) and len(slot.response_order) >= 1
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_an_answer_recorded_twice_is_stored_once_and_a_change_replaces_it(user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     study = build(user, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="twice"), seed=2)
     slot = assignment.assignment_items.select_related("item").order_by("position").first()
-    answers = simulated_answers(study, slot, seed=1)
+    answers = simulated_answers(study, slot, ranking=list(slot.response_order))
     first = answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.0)
     count = stored(assignment)
     assert first >= len(CRITERIA) and count >= len(CRITERIA)
@@ -166,7 +147,7 @@ def test_an_answer_recorded_twice_is_stored_once_and_a_change_replaces_it(user, 
     slot.refresh_from_db()
     shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
     assert shown, "the stored answer is shown again on the item page"
-    other = reversed_answers(study, slot, answers)
+    other = simulated_answers(study, slot, ranking=list(slot.response_order)[::-1])
     answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
     slot.refresh_from_db()
     assert stored(assignment) == count
@@ -174,10 +155,8 @@ def test_an_answer_recorded_twice_is_stored_once_and_a_change_replaces_it(user, 
         assert design_for(study).stored_values(slot, study, list(study.criteria.all())) != shown
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_a_bad_answer_is_refused_field_by_field_and_stores_nothing(client, user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     study = build(user, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="bad"), seed=3)
@@ -198,10 +177,8 @@ def test_a_bad_answer_is_refused_field_by_field_and_stores_nothing(client, user,
     assert stored(assignment) == 0
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_a_check_item_is_scored_pass_and_fail_or_refused_with_a_reason(user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     design, unit = design_for(design_key), unit_for(unit_key)
     refusal = unit.checks_problem or design.checks_problem()
     if refusal:
@@ -215,10 +192,8 @@ def test_a_check_item_is_scored_pass_and_fail_or_refused_with_a_reason(user, des
     assert (bad.checks_shown, bad.checks_passed, bad.checks_failed) == (1, 0, True)
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_exports_report_section_live_panel_and_pages_render(client, user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     client.force_login(user)
     study = build(user, design_key, unit_key)
     for i in range(3):
@@ -240,10 +215,8 @@ def test_exports_report_section_live_panel_and_pages_render(client, user, design
         assert client.get(url).status_code == 200, url
 
 
-@pytest.mark.parametrize(("design_key", "unit_key"), COMBINATIONS)
+@pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_a_duplicate_is_a_draft_with_the_same_settings_and_items(user, design_key, unit_key):
-    if not runs(design_key, unit_key):
-        pytest.skip("the design refuses this unit (tested above)")
     study = build(user, design_key, unit_key)
     copy = editing.study_duplicate(study=study)
 

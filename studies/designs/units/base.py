@@ -78,6 +78,11 @@ class StudyUnit:
         """What the unit adds to the rater's page (the whole dialogue, an anchor dialogue, ...)."""
         return {}
 
+    def item_columns(self, items: Sequence[StudyItem]) -> dict[int, list[dict[str, Any]]]:
+        """item id -> what the item browser shows as its columns: each target the item shows, in
+        canonical order, as {"id", "system", "text"}."""
+        raise NotImplementedError
+
     def shown_count(self, study: Study) -> int | None:
         """How many targets the study's first (non-check) item shows, or None without items."""
         first = study.items.filter(check_kind="").order_by("position").first()

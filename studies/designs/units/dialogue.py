@@ -143,6 +143,24 @@ class DialogueUnit(StudyUnit):
             tuples.setdefault(item_id, []).append(conversation_id)
         return {**targets, **tuples}
 
+    def item_columns(self, items: Sequence[StudyItem]) -> dict[int, list[dict[str, Any]]]:
+        """The dialogues each item shows (several on a ranking item, in canonical order; else the item's
+        own conversation), named by their system where the import gave one."""
+        shown: dict[int, list] = {}
+        for item_id, conversation_id, external_id, metadata in (
+            StudyItemConversation.objects.filter(item_id__in=[i.pk for i in items]).order_by("item_id", "position")
+            .values_list("item_id", "conversation_id", "conversation__external_id", "conversation__metadata")
+        ):
+            shown.setdefault(item_id, []).append((conversation_id, external_id, metadata))
+        columns = {}
+        for item in items:
+            conversation = item.conversation
+            dialogues = shown.get(item.pk) or (
+                [(conversation.pk, conversation.external_id, conversation.metadata)] if conversation is not None else [])
+            columns[item.pk] = [{"id": cid, "system": (metadata or {}).get("system") or external_id, "text": external_id}
+                                for cid, external_id, metadata in dialogues]
+        return columns
+
     @staticmethod
     def _ranked(order: Sequence[int], ranked: bool) -> dict[int, list[dict[str, str]]]:
         """conversation id -> turns of the dialogues a ranking item ranks (one query; none otherwise)."""

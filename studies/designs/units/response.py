@@ -96,6 +96,15 @@ class ResponseUnit(StudyUnit):
             shown.setdefault(item_id, []).append(response_id)
         return shown
 
+    def item_columns(self, items: Sequence[StudyItem]) -> dict[int, list[dict[str, Any]]]:
+        columns: dict[int, list[dict[str, Any]]] = {}
+        for item_id, response_id, system, text in (
+            StudyItemResponse.objects.filter(item_id__in=[i.pk for i in items]).order_by("item_id", "position")
+            .values_list("item_id", "response_id", "response__system__name", "response__text")
+        ):
+            columns.setdefault(item_id, []).append({"id": response_id, "system": system, "text": text})
+        return columns
+
     def target_texts(self, study: Study, item: StudyItem, order: Sequence[int], *, ranked: bool) -> dict[int, str]:
         return item_response_texts(item.pk, order)
 
