@@ -92,6 +92,7 @@ class Pairwise(StudyDesign):
         "and a dialogue has none; use BWS with tuples of whole dialogues (tuple size 2 compares two), Likert or RME",
     }
     field_prefixes = ("r", CHOICE_PREFIX, REASON_PREFIX)
+    free_text_prefixes = (REASON_PREFIX,)
     screen_nouns = {"response": "pairs of responses"}
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:

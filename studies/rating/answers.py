@@ -54,6 +54,7 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     if len(draft) > DRAFT_MAX_FIELDS:
         raise ValidationError({"draft": f"at most {DRAFT_MAX_FIELDS} fields"})
     cleaned = {}
+    free_text = design_for(slot.assignment.study).free_text_prefixes  # e.g. a pairwise reason
     for key, value in draft.items():
         name = str(key)
         if len(name) > 80 or (problem := platforms.text_problem(name)):
@@ -62,8 +63,8 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
             raise ValidationError({name: "must be text or a number"})
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError({name: "must be a finite number"})
-        # A value is a number or a choice; a pairwise reason (studies.designs.pairwise) is free text.
-        text = str(value)[:DRAFT_REASON_MAX if name.startswith("reason-") else 20]
+        # A value is a number or a choice; some fields are free text (the design's ``free_text_prefixes``).
+        text = str(value)[:DRAFT_REASON_MAX if name.startswith(free_text) else 20]
         if problem := platforms.text_problem(text):
             raise ValidationError({name: problem})
         cleaned[name] = text
