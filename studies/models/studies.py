@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from studies.models.choices import MAGNITUDE_DESIGNS, CheckKind, Design, Unit, default_questionnaire
+from studies.models.choices import CheckKind, Design, Unit, default_questionnaire
 from studies.models.corpora import Conversation, Response
 
 
@@ -103,10 +103,6 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-    @property
-    def is_magnitude(self) -> bool:
-        return self.design in MAGNITUDE_DESIGNS
 
     @property
     def is_dialogue(self) -> bool:
