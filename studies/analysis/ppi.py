@@ -95,6 +95,8 @@ def power_tuning(y, yhat, yhat_unlabelled) -> float:
     that the interval, the point estimate and the p-value use the same value."""
     _, ppi_module = _ppi()
     y, yhat, yhat_unlabelled = (a.reshape(-1, 1) for a in _arrays(y, yhat, yhat_unlabelled))
+    if np.ptp(np.r_[yhat, yhat_unlabelled]) == 0:  # a constant metric says nothing (ppi_py would divide 0 by 0)
+        return 0.0
     start = ppi_module.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=1)
     lam = ppi_module._calc_lam_glm(y - start, yhat - start, yhat_unlabelled - start, np.eye(1), clip=True)
     return float(lam)
@@ -217,18 +219,26 @@ def bradley_terry(systems: Sequence[str], pairs, outcomes, predicted, unlabelled
         return x[:, 1:]
 
     x, xu = design(pairs), design(unlabelled_pairs)
-    human_low, human_high = ppi_py.classical_logistic_ci(x, outcomes, alpha=alpha)
-    if len(xu) < 2:
-        low, high = human_low, human_high
-    else:
-        low, high = ppi_py.ppi_logistic_ci(x, outcomes, predicted, xu, unlabelled_predicted, alpha=alpha)
+    try:
+        human_low, human_high = ppi_py.classical_logistic_ci(x, outcomes, alpha=alpha)
+        if len(xu) < 2:
+            low, high = human_low, human_high
+        else:
+            low, high = ppi_py.ppi_logistic_ci(x, outcomes, predicted, xu, unlabelled_predicted, alpha=alpha)
+    except (np.linalg.LinAlgError, ValueError):  # separation: a system wins (or loses) all its comparisons
+        return {"n": len(outcomes), "n_unlabelled": len(xu), "strengths": [],
+                "problem": "no Bradley-Terry fit: some system wins or loses every comparison it is in, so the "
+                           "strengths are unbounded (more judgments, or the win rates alone)"}
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        return {"n": len(outcomes), "n_unlabelled": len(xu), "strengths": [],
+                "problem": "no Bradley-Terry fit: the logistic fit did not converge to finite strengths"}
     rows = [{"system": systems[0], "strength": 0.0, "ci_low": 0.0, "ci_high": 0.0, "human_strength": 0.0,
              "human_ci_low": 0.0, "human_ci_high": 0.0, "reference": True}]
     for j, name in enumerate(systems[1:]):
         rows.append({"system": name, "strength": _finite((low[j] + high[j]) / 2), "ci_low": _finite(low[j]),
                      "ci_high": _finite(high[j]), "human_strength": _finite((human_low[j] + human_high[j]) / 2),
                      "human_ci_low": _finite(human_low[j]), "human_ci_high": _finite(human_high[j]), "reference": False})
-    return {"n": len(outcomes), "n_unlabelled": len(xu), "strengths": rows}
+    return {"n": len(outcomes), "n_unlabelled": len(xu), "strengths": rows, "problem": None}
 
 
 def rater_noise(units, scores) -> dict:
