@@ -203,7 +203,8 @@ def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = A
     units = frame_units(study)
     scores = _scores(study, metric_model, [u for u, _, _ in units])
     missing = len(units) - len(scores)
-    out.update({"method": study.item_draw["method"], "frame_size": len(units), "corpus": study.item_draw["corpus_slug"]})
+    out.update({"method": study.item_draw["method"], "frame_size": len(units), "corpus": study.item_draw["corpus_slug"],
+                "items": study.items.filter(check_kind="").count()})
     if missing:
         out["problem"] = (f"{missing} of the frame's {len(units)} units have no score from {metric_model.name}: score "
                           f"the corpus {study.item_draw['corpus_slug']} with it (the estimates need the metric on every unit)")

@@ -98,10 +98,18 @@ def training_curve(request, pk):
 @login_required
 @require_POST
 def run_start(request):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+    """Queue a scoring run of a study's responses, or (``corpus``, as the prediction-powered section asks for
+    the rest of a study's frame) of a whole corpus."""
+    if request.POST.get("corpus"):
+        study, corpus = None, get_object_or_404(study_selectors.corpora_visible_to(request.user),
+                                                slug=request.POST.get("corpus"))
+    else:
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+        corpus = None
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
-    services.scoring_run_create(metric_model=model, study=study, force=request.POST.get("force") == "on")
-    messages.success(request, f"Scoring {study.title} with {model.name}: the run is queued for a worker.")
+    services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=request.POST.get("force") == "on")
+    messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
+                              f"the run is queued for a worker.")
     back = request.POST.get("next", "")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
                                                 require_https=request.is_secure()):

@@ -182,13 +182,10 @@ def _extension_shape(study: Study) -> dict[str, Any] | str:
 def study_items_extend(*, study: Study, count: int, expected_items: int | None = None, seed: int | None = None) -> int:
     """Add ``count`` items drawn at random from the frame's conversations not yet on an item, shaped like the
     existing ones; the draw is added to ``Study.item_draw``. A published study hands them out to its next
-    raters (least-rated items first). ``expected_items``: the item count the researcher saw -- a second
+    raters (least-rated items first); a closed one (a finished pilot) gets them too and can then be re-opened
+    (``editing.study_reopen``) for their raters. ``expected_items``: the item count the researcher saw -- a second
     submit of the same form finds more and adds nothing. Returns the number of items added."""
-    from studies.services import StudyStateError
-
     study = Study.objects.select_for_update().get(pk=study.pk)
-    if study.status == Study.Status.CLOSED:
-        raise StudyStateError("cannot add items: the study is closed")
     problem = draw_problem(study)
     if problem:
         raise ValidationError({"count": f"cannot draw more items at random: {problem}"})

@@ -9,7 +9,15 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies import bws_tuples, pairwise_plots, pairwise_selectors, plots, position_selectors, selectors
+from studies import (
+    bws_tuples,
+    pairwise_plots,
+    pairwise_selectors,
+    plots,
+    position_selectors,
+    report_sections,
+    selectors,
+)
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
@@ -87,6 +95,7 @@ def report_page(request, study=None, experiment=None):
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
+        "sections": report_sections.render(request, studies, target),  # added by other apps (metrics)
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }

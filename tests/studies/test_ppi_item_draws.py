@@ -5,7 +5,7 @@ import io
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import item_draws, services
+from studies import editing, item_draws, services
 from studies.models import Rater, Study, StudyItemResponse
 from tests.conftest import small_corpus_lines
 
@@ -72,7 +72,7 @@ def test_ppi_extend_draws_more_items_shaped_like_the_others(user, big_corpus):
     assert study.items.count() == 7
 
 
-def test_ppi_extend_refuses_per_item_anchors_pairs_and_closed_studies(user, big_corpus, make_study):
+def test_ppi_extend_refuses_per_item_anchors_and_pairs(user, big_corpus):
     bme = _study(user, big_corpus, "bme", limit=4)
     services.study_item_reference_values_set(study=bme, values={pk: 40.0 + pk for pk in bme.items.values_list("pk", flat=True)})
     with pytest.raises(ValidationError, match="own reference value"):
@@ -81,12 +81,23 @@ def test_ppi_extend_refuses_per_item_anchors_pairs_and_closed_studies(user, big_
     assert pairwise.item_draw["method"] == item_draws.RANDOM
     with pytest.raises(ValidationError, match="pairs"):
         item_draws.study_items_extend(study=pairwise, count=1)
-    likert = _study(user, big_corpus, limit=4)
-    services.study_publish(study=likert)
-    services.study_close(study=likert)
-    with pytest.raises(services.StudyStateError, match="closed"):
-        item_draws.study_items_extend(study=likert, count=1)
-    assert likert.items.count() == 4 and bme.items.count() == 4
+    assert bme.items.count() == 4 and pairwise.items.count() == 4 * 6
+
+
+def test_ppi_a_finished_pilot_is_extended_and_reopened(user, big_corpus):
+    pilot = _study(user, big_corpus, limit=3)  # one rater per item, three items per assignment
+    services.study_publish(study=pilot)
+    assignment = services.assignment_start(study=pilot, rater=Rater.objects.create(platform="invite", external_id="p"))
+    for slot in assignment.assignment_items.all():
+        services.ratings_record(assignment=assignment, item_id=slot.item_id, seconds=3.0,
+                                answers={c: {r: 4 for r in slot.response_order} for c in ("readability", "coherence")})
+    services.assignment_submit(assignment=assignment, total_seconds=30.0)
+    pilot.refresh_from_db()
+    assert pilot.status == Study.Status.CLOSED  # every item had its rater
+    with pytest.raises(services.StudyStateError, match="every item already has its raters"):
+        editing.study_reopen(study=pilot)
+    assert item_draws.study_items_extend(study=pilot, count=2, expected_items=3) == 2
+    assert editing.study_reopen(study=pilot).status == Study.Status.PUBLISHED and pilot.items.count() == 5
 
 
 def test_ppi_extended_items_go_to_the_next_raters(user, big_corpus):
