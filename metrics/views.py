@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import plots, selectors, services, training
+from metrics import plots, ppi, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
@@ -181,7 +181,8 @@ def human_metric_page(request, slug, model):
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
-        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
+        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
+        "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
 
 
 @login_required

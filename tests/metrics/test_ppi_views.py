@@ -128,3 +128,12 @@ def test_ppi_web_process_does_not_import_ppi_py():
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_ppi_human_vs_metric_page_shows_the_interval_figures(client, user, scored):
+    study, model = scored
+    client.force_login(user)
+    body = client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}/").content.decode()
+    assert 'data-testid="ppi-figures"' in body
+    for criterion in ("readability", "coherence"):
+        assert f"/prediction-powered/{study.slug}/{criterion}.svg" in body
