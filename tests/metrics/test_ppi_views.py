@@ -137,3 +137,23 @@ def test_ppi_human_vs_metric_page_shows_the_interval_figures(client, user, score
     assert 'data-testid="ppi-figures"' in body
     for criterion in ("readability", "coherence"):
         assert f"/prediction-powered/{study.slug}/{criterion}.svg" in body
+
+
+def test_ppi_demo_report_shows_the_section_after_scoring(client, user):
+    from studies.demo import demo_load
+
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    client.force_login(user)
+    assert 'data-testid="ppi-section"' not in client.get(f"/experiments/{experiment.slug}/report/").content.decode()
+    model = services.metric_model_default(key="readability")
+    for study in experiment.studies.all():
+        score(model, study=study)
+    body = client.get(f"/experiments/{experiment.slug}/report/").content.decode()
+    assert 'data-testid="ppi-section"' in body and body.count('data-testid="ppi-estimates"') == 4 * 2
+    assert body.count('data-testid="ppi-planner"') == 8 and "every usable conversation is an item" in body
+    report = ppi.ppi_report(experiment.studies.all(), model)
+    for study in report["studies"]:  # all 12 conversations are items: the human estimate, and a plan
+        assert study["problem"] is None and study["pay"]["remaining_in_frame"] == 0
+        assert all(r["n"] == 12 and r["n_unlabelled"] == 0 for c in study["criteria"] for r in c["systems"])
+        assert all(p["needed_without_metric"] >= p["needed_with_metric"] for c in study["criteria"] for p in c["plan"])
