@@ -9,6 +9,6 @@ class MetricsConfig(AppConfig):
     def ready(self):
         # The report page (studies) shows the human + metric estimates without studies importing metrics.
         from metrics.ppi_views import report_section
-        from studies import report_sections
+        from studies.reports import sections
 
-        report_sections.register(report_section)
+        sections.register(report_section)

@@ -4,7 +4,7 @@ a metric's scores of every unit of the study's frame, beside the human-only esti
 systems, rank places, a planner; pairwise studies: win rates and Bradley-Terry strengths.
 
 The labelled sample is the units humans rated in a study whose items were drawn at random from its frame
-(studies.item_draws, which refuses other studies with the reason); a unit's human score is the mean of its
+(studies.authoring.item_draws, which refuses other studies with the reason); a unit's human score is the mean of its
 normalised ratings (studies' ratings frame), so rater noise is part of the spread the interval uses. The
 unlabelled units are the rest of the frame: the corpus conversations the items were drawn from. The metric
 must have scored every unit of the frame (a study's scoring run scores its items; score the corpus for the
@@ -21,7 +21,7 @@ from django.db.models import Count, Max, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore
 from metrics.selectors import conversation_scores, response_scores
-from studies.item_draws import draw_problem
+from studies.authoring.item_draws import draw_problem
 from studies.models import Conversation, Response, Study, Unit
 
 ALPHA = 0.05
@@ -48,7 +48,7 @@ def _scores(study: Study, metric_model: MetricModel, units: list[int]) -> dict[i
 
 def _human_units(study: Study):
     """Per criterion × unit: mean normalised score, number of ratings; and the single ratings (rater noise)."""
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk), raw_ids=True)
     if frame.empty:
@@ -174,7 +174,7 @@ def _pairwise(study: Study, units, scores, alpha) -> list[dict[str, Any]]:
 def _pay(study: Study, plans: list[dict]) -> dict[str, Any]:
     """The most items any system needs more of (an item carries every system), with and without the metric,
     and what they cost with the study's pay plan (rewards for the places they need; platform fees on top)."""
-    from studies.allocation import places_needed
+    from studies.authoring.allocation import places_needed
 
     def cost(items):
         if items is None or study.reward is None:
@@ -226,7 +226,7 @@ def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = A
 def ppi_report(studies: QuerySet[Study], metric_model: MetricModel, *, alpha: float = ALPHA,
                target_width: float | None = None) -> dict[str, Any]:
     """``study_estimates`` for each study, cached per version of the ratings and of the model's scores."""
-    from studies.selectors import ratings_version
+    from studies.reports.selectors import ratings_version
 
     stamp = MetricScore.objects.filter(metric_model=metric_model).aggregate(n=Count("id"), last=Max("created_at"),
                                                                            total=Sum("value"))

@@ -1,7 +1,7 @@
 """The human + metric figure: each system's 95% interval, human-only beside prediction-powered (SVG)."""
 from __future__ import annotations
 
-from studies.plots import COLOURS, _svg, label_text, plt
+from studies.reports.plots import COLOURS, _svg, label_text, plt
 
 
 def intervals(criterion: dict, title: str, metric_name: str) -> str:

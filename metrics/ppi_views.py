@@ -18,11 +18,11 @@ from django.views.decorators.http import require_POST
 
 from metrics import ppi
 from metrics.models import MetricModel, MetricScore
-from studies import selectors as study_selectors
-from studies.exporting import no_store, spreadsheet_safe
-from studies.item_draws import study_items_extend
+from studies.authoring import selectors as study_selectors
+from studies.authoring.item_draws import study_items_extend
+from studies.errors import StudyStateError
 from studies.models import Study
-from studies.services import StudyStateError
+from studies.reports.exporting import no_store, spreadsheet_safe
 
 TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry")
 
@@ -139,7 +139,7 @@ def ppi_download(request, slug, model, export_format):
     else:
         import pandas as pd
 
-        from studies.exporting import spreadsheet_frame
+        from studies.reports.exporting import spreadsheet_frame
 
         buffer = io.BytesIO()
         with pd.ExcelWriter(buffer, engine="openpyxl") as excel:

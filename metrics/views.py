@@ -18,10 +18,11 @@ from metrics import plots, ppi, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
-from studies import selectors as study_selectors
-from studies.exporting import no_store, spreadsheet_safe
+from studies.authoring import selectors as study_selectors
+from studies.corpora.selectors import corpora_visible_to
+from studies.errors import StudyStateError
 from studies.models import StudyItem, StudyItemResponse, Unit
-from studies.services import StudyStateError
+from studies.reports.exporting import no_store, spreadsheet_safe
 
 HEURISTICS = ("readability", "coherence")
 
@@ -101,7 +102,7 @@ def run_start(request):
     """Queue a scoring run of a study's responses, or (``corpus``, as the prediction-powered section asks for
     the rest of a study's frame) of a whole corpus."""
     if request.POST.get("corpus"):
-        study, corpus = None, get_object_or_404(study_selectors.corpora_visible_to(request.user),
+        study, corpus = None, get_object_or_404(corpora_visible_to(request.user),
                                                 slug=request.POST.get("corpus"))
     else:
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))

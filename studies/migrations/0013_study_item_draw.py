@@ -12,6 +12,6 @@ class Migration(migrations.Migration):
             model_name="study",
             name="item_draw",
             field=models.JSONField(blank=True, default=dict, editable=False,
-                                   help_text="How the items were drawn from their corpus (studies.item_draws)."),
+                                   help_text="How the items were drawn from their corpus (studies.authoring.item_draws)."),
         ),
     ]

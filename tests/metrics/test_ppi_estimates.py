@@ -8,8 +8,11 @@ import pytest
 
 from metrics import ppi, services
 from metrics.models import MetricScore
-from studies import services as study_services
+from studies.authoring import services as study_services
+from studies.corpora import services as corpus_imports
 from studies.models import Comparison, Rater, Rating, Response, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.conftest import jsonl_bytes
 from tests.studies import test_pairwise as pairwise_helpers
 
@@ -33,7 +36,7 @@ def varied_corpus_lines(n: int, seed: int = 4) -> bytes:
 
 @pytest.fixture
 def corpus12(user):
-    return study_services.dialogues_import(stream=io.BytesIO(varied_corpus_lines(12)), source_name="twelve.jsonl",
+    return corpus_imports.dialogues_import(stream=io.BytesIO(varied_corpus_lines(12)), source_name="twelve.jsonl",
                                            corpus_slug="twelve", owner=user).corpus
 
 
@@ -50,12 +53,12 @@ def rated_study(user, corpus, *, limit=8, raters=3, seed=0, reward=None):
     systems = dict(Response.objects.values_list("pk", "system__name"))
     for r in range(raters):
         rater = Rater.objects.create(platform="invite", external_id=f"ppi-{seed}-{r}")
-        assignment = study_services.assignment_start(study=study, rater=rater, seed=r)
+        assignment = rater_entry.assignment_start(study=study, rater=rater, seed=r)
         for slot in assignment.assignment_items.all():
             answers = {c: {resp: int(np.clip(round(QUALITY[systems[resp]] + rng.normal(0, 0.8)), 1, 6))
                            for resp in slot.response_order} for c in ("readability", "coherence")}
-            study_services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=5.0)
-        study_services.assignment_submit(assignment=assignment, total_seconds=60.0)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=5.0)
+        answering.assignment_submit(assignment=assignment, total_seconds=60.0)
     study.refresh_from_db()
     return study
 

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def corpus12(user):
-    from studies import services as study_services
+    from studies.corpora import services as corpus_imports
 
-    return study_services.dialogues_import(stream=io.BytesIO(_lines(12)), source_name="twelve.jsonl",
+    return corpus_imports.dialogues_import(stream=io.BytesIO(_lines(12)), source_name="twelve.jsonl",
                                            corpus_slug="twelve", owner=user).corpus
 
 
@@ -122,7 +122,7 @@ def test_ppi_estimate_command(scored, capsys):
 def test_ppi_web_process_does_not_import_ppi_py():
     """ppi_py loads numba (and its LLVM): only the functions that compute import it."""
     code = ("import os, sys, json; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings.test'; import django; "
-            "django.setup(); import config.urls, metrics.ppi_views, metrics.ppi, studies.item_draws; "
+            "django.setup(); import config.urls, metrics.ppi_views, metrics.ppi, studies.authoring.item_draws; "
             "print(json.dumps(sorted(m for m in ('ppi_py', 'numba') if m in sys.modules)))")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -140,7 +140,7 @@ def test_ppi_human_vs_metric_page_shows_the_interval_figures(client, user, score
 
 
 def test_ppi_demo_report_shows_the_section_after_scoring(client, user):
-    from studies.demo import demo_load
+    from studies.authoring.demo import demo_load
 
     experiment = demo_load()
     experiment.collaborators.add(user)

@@ -1,12 +1,17 @@
-"""studies.item_draws: the draw recorded at item building (which items count as a random labelled sample
+"""studies.authoring.item_draws: the draw recorded at item building (which items count as a random labelled sample
 for prediction-powered estimates), its refusals, and drawing more items at random."""
 import io
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import editing, item_draws, services
+from studies.authoring import editing, item_draws
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
+from studies.errors import StudyStateError
 from studies.models import Rater, Study, StudyItemResponse
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.conftest import small_corpus_lines
 
 pytestmark = pytest.mark.django_db
@@ -14,15 +19,15 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def big_corpus(user):
-    return services.dialogues_import(stream=io.BytesIO(small_corpus_lines(12)), source_name="twelve.jsonl",
+    return corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines(12)), source_name="twelve.jsonl",
                                      corpus_slug="twelve", owner=user).corpus
 
 
 def _study(user, corpus, design="likert", *, limit=None, seed=0, **config):
-    experiment = services.experiment_create(owner=user, title=f"draws {design}")
-    study = services.study_create(experiment=experiment, title=f"{design} draws", design=design,
+    experiment = authoring.experiment_create(owner=user, title=f"draws {design}")
+    study = authoring.study_create(experiment=experiment, title=f"{design} draws", design=design,
                                   design_config=config or None, raters_per_item=1, items_per_assignment=3)
-    services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                reference_system="human", limit=limit, seed=seed)
     study.refresh_from_db()
     return study
@@ -74,7 +79,7 @@ def test_ppi_extend_draws_more_items_shaped_like_the_others(user, big_corpus):
 
 def test_ppi_extend_refuses_per_item_anchors_and_pairs(user, big_corpus):
     bme = _study(user, big_corpus, "bme", limit=4)
-    services.study_item_reference_values_set(study=bme, values={pk: 40.0 + pk for pk in bme.items.values_list("pk", flat=True)})
+    authoring.study_item_reference_values_set(study=bme, values={pk: 40.0 + pk for pk in bme.items.values_list("pk", flat=True)})
     with pytest.raises(ValidationError, match="own reference value"):
         item_draws.study_items_extend(study=bme, count=1)
     pairwise = _study(user, big_corpus, "pairwise", limit=4)
@@ -86,15 +91,15 @@ def test_ppi_extend_refuses_per_item_anchors_and_pairs(user, big_corpus):
 
 def test_ppi_a_finished_pilot_is_extended_and_reopened(user, big_corpus):
     pilot = _study(user, big_corpus, limit=3)  # one rater per item, three items per assignment
-    services.study_publish(study=pilot)
-    assignment = services.assignment_start(study=pilot, rater=Rater.objects.create(platform="invite", external_id="p"))
+    authoring.study_publish(study=pilot)
+    assignment = rater_entry.assignment_start(study=pilot, rater=Rater.objects.create(platform="invite", external_id="p"))
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, seconds=3.0,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, seconds=3.0,
                                 answers={c: {r: 4 for r in slot.response_order} for c in ("readability", "coherence")})
-    services.assignment_submit(assignment=assignment, total_seconds=30.0)
+    answering.assignment_submit(assignment=assignment, total_seconds=30.0)
     pilot.refresh_from_db()
     assert pilot.status == Study.Status.CLOSED  # every item had its rater
-    with pytest.raises(services.StudyStateError, match="every item already has its raters"):
+    with pytest.raises(StudyStateError, match="every item already has its raters"):
         editing.study_reopen(study=pilot)
     assert item_draws.study_items_extend(study=pilot, count=2, expected_items=3) == 2
     assert editing.study_reopen(study=pilot).status == Study.Status.PUBLISHED and pilot.items.count() == 5
@@ -102,11 +107,11 @@ def test_ppi_a_finished_pilot_is_extended_and_reopened(user, big_corpus):
 
 def test_ppi_extended_items_go_to_the_next_raters(user, big_corpus):
     study = _study(user, big_corpus, limit=3)
-    services.study_publish(study=study)
-    first = services.assignment_start(study=study, rater=Rater.objects.create(platform="invite", external_id="r1"), seed=1)
+    authoring.study_publish(study=study)
+    first = rater_entry.assignment_start(study=study, rater=Rater.objects.create(platform="invite", external_id="r1"), seed=1)
     assert {s.item.conversation_id for s in first.assignment_items.all()} <= set(study.item_draw["frame"])
     item_draws.study_items_extend(study=study, count=3, expected_items=3, seed=2)
     study.refresh_from_db()
-    second = services.assignment_start(study=study, rater=Rater.objects.create(platform="invite", external_id="r2"), seed=2)
+    second = rater_entry.assignment_start(study=study, rater=Rater.objects.create(platform="invite", external_id="r2"), seed=2)
     new = set(study.items.order_by("-position").values_list("pk", flat=True)[:3])
     assert {s.item_id for s in second.assignment_items.all()} == new  # the least-rated items first
