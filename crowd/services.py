@@ -20,7 +20,9 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from crowd import conf, costs, prolific
+from crowd import conf, costs
+from crowd.clients import prolific
+from crowd.clients.mturk import MTurk, external_question, qualification_requirements
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import (
     Bonus,
@@ -32,7 +34,6 @@ from crowd.models import (
     WorkerAssignment,
     WorkerBlock,
 )
-from crowd.mturk import MTurk, external_question, qualification_requirements
 from studies import allocation, editing, planning, platforms, review
 from studies.models import Assignment, Study
 

@@ -13,7 +13,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import prolific, selectors, services
+from crowd import selectors, services
+from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication, WorkerAssignment
 from studies.models import Assignment

@@ -11,7 +11,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import prolific, selectors, services
+from crowd import selectors, services
+from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from studies.api.views import _django_errors

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from crowd import mturk, prolific
+from crowd.clients import mturk, prolific
 from studies import services
 
 RECORDINGS = Path(__file__).parent / "recordings"

@@ -7,7 +7,8 @@ import pytest
 from botocore.stub import ANY
 from django.core.management import call_command
 
-from crowd import mturk, services
+from crowd import services
+from crowd.clients import mturk
 from crowd.errors import PublishRefused
 from crowd.models import Publication, WorkerAssignment
 from studies import services as study_services

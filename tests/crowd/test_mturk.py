@@ -9,7 +9,8 @@ from botocore.stub import ANY
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from crowd import costs, mturk, services
+from crowd import costs, services
+from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
 from studies import services as study_services

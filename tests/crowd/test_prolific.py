@@ -5,7 +5,8 @@ and errors that name the call and change nothing."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from crowd import prolific, services
+from crowd import services
+from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
 from studies.models import Assignment
