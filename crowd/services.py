@@ -17,7 +17,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from crowd import conf, costs
@@ -34,6 +33,13 @@ from crowd.models import (
     WorkerAssignment,
     WorkerBlock,
 )
+from crowd.scope import (
+    concord_assignments,
+    entry_url,
+    linked_studies,
+    places_needed,
+    platform_assignment_id,
+)
 from studies import allocation, editing, planning, platforms, review
 from studies.models import Assignment, Study
 
@@ -48,33 +54,17 @@ ABANDON_GRACE = timedelta(minutes=5)
 
 # --- settings ---------------------------------------------------------------------------------------
 
-def places_needed(study: Study) -> int:
-    """Raters needed so every item reaches its target: ceil(items x raters per item / items per rater)."""
-    items = study.items.filter(check_kind="").count()  # check items ride along in every assignment
-    if not items:
-        return 0
-    per_rater = min(study.items_per_assignment, items)
-    return math.ceil(items * study.raters_per_item / per_rater)
 
 
-def uses_experiment_link(publication: Publication) -> bool:
-    """True when the publication sends workers to the experiment-level link (one HIT type or one
-    Prolific study for every condition; Concord assigns each new worker a condition)."""
-    return bool(publication.settings.get("experiment_link"))
 
 
-def _linked_studies(publication: Publication) -> list[Study]:
-    """The studies a publication fills: its study, or every open condition of the experiment."""
-    if not uses_experiment_link(publication):
-        return [publication.study]
-    return list(allocation.experiment_conditions(publication.study.experiment)) or [publication.study]
 
 
 def effective_settings(publication: Publication) -> dict[str, Any]:
     """The publication's settings with defaults filled in (a researcher sets only what differs).
     With the experiment link, places default to the sum over the experiment's open conditions."""
     study = publication.study
-    needed = sum(places_needed(s) for s in _linked_studies(publication))
+    needed = sum(places_needed(s) for s in linked_studies(publication))
     # The reward and the expected minutes are the study's (studies.planning: one source of truth); a
     # publication keeps its own reward only once sent (the record of what the platform was told).
     reward = study.reward if study.reward is not None else Decimal("0")
@@ -189,19 +179,13 @@ def publication_estimate(publication: Publication) -> costs.Estimate:
                                    bonuses=s["planned_bonus_total"], fee_rate=s["fee_rate"])
 
 
-def entry_url(study: Study, *, prolific_parameters: bool = False, experiment: bool = False) -> str:
-    """The address workers open: the study's link, or (``experiment``) its experiment's link."""
-    path = reverse("raters:experiment_entry", args=[study.experiment.slug]) if experiment \
-        else reverse("raters:entry", args=[study.slug])
-    url = conf.public_base_url() + path
-    return f"{url}?{prolific.URL_PARAMETERS}" if prolific_parameters else url
 
 
 def _experiment_link_problems(publication: Publication, s: Mapping[str, Any]) -> list[str]:
     """Why the experiment link cannot carry this publication: conditions on other platforms,
     Prolific conditions with different completion codes (one Prolific study has one set), or
     another condition already published with the experiment link."""
-    conditions = _linked_studies(publication)
+    conditions = linked_studies(publication)
     problems = []
     if problem := allocation.experiment_platform_problem(conditions):
         problems.append(problem)
@@ -347,14 +331,6 @@ MTURK_STATES = {"Submitted": WorkerAssignment.State.SUBMITTED, "Approved": Worke
                 "Rejected": WorkerAssignment.State.REJECTED}
 
 
-def platform_assignment_id(assignment: Assignment) -> str:
-    """The platform's id for this acceptance (MTurk assignmentId, Prolific SESSION_ID), which the
-    entry bound the assignment to (``Assignment.acceptance_id``); rows from before that binding keep
-    it only in platform_data."""
-    if assignment.acceptance_id:
-        return assignment.acceptance_id
-    data = assignment.platform_data or {}
-    return str(data.get("assignmentId") or data.get("SESSION_ID") or "")
 
 
 @dataclass
@@ -371,15 +347,6 @@ class SyncSummary:
         return text + (f"; problems: {'; '.join(self.problems)}" if self.problems else "")
 
 
-def _concord_assignments(publication: Publication, hit_ids: set[str] | None = None) -> list[Assignment]:
-    """Concord's assignments this publication brought in: its study's, or with the experiment link
-    those of every condition of the experiment."""
-    where = {"experiment_id": publication.study.experiment_id} if uses_experiment_link(publication) \
-        else {"study": publication.study}
-    rows = list(Assignment.objects.filter(**where, rater__platform=publication.platform).select_related("rater"))
-    if hit_ids is not None:
-        rows = [a for a in rows if (a.platform_data or {}).get("hitId") in hit_ids]
-    return rows
 
 
 def _mirror_review(assignment: Assignment | None, state: str, feedback: str, platform: str) -> None:
@@ -419,7 +386,7 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
         for row in client.assignments_for_hit(hit.hit_id):
             records[row["AssignmentId"]] = row
     summary.seen = len(records)
-    concord = _concord_assignments(publication, set(hits))
+    concord = concord_assignments(publication, set(hits))
     by_platform_id = {platform_assignment_id(a): a for a in concord}
     with transaction.atomic():
         for assignment_id, row in records.items():
@@ -785,7 +752,7 @@ def prolific_study_body(publication: Publication) -> dict[str, Any]:
         filters.append({"filter_id": "custom_blocklist", "selected_values": blocked})
     body = {
         "name": s["title"], "internal_name": f"concord:{study.experiment.slug if s['experiment_link'] else study.slug}", "description": s["description"],
-        "external_study_url": entry_url(study, prolific_parameters=True, experiment=bool(s["experiment_link"])),
+        "external_study_url": entry_url(study, experiment=bool(s["experiment_link"]), query=prolific.URL_PARAMETERS),
         "prolific_id_option": "url_parameters",
         "completion_codes": codes, "total_available_places": int(s["places"]),
         "estimated_completion_time": int(s["estimated_minutes"]), "reward": int(s["reward_cents"]),
@@ -864,7 +831,7 @@ def prolific_sync(*, publication: Publication, client: prolific.Prolific | None 
     summary = SyncSummary()
     submissions = list(_prolific(client).submissions(publication.external_id))
     summary.seen = len(submissions)
-    concord = _concord_assignments(publication)
+    concord = concord_assignments(publication)
     by_session = {platform_assignment_id(a): a for a in concord}
     by_participant = {a.rater.external_id: a for a in concord}
     with transaction.atomic():

@@ -7,7 +7,7 @@ import pytest
 from botocore.stub import ANY
 from django.core.management import call_command
 
-from crowd import services
+from crowd import scope, services
 from crowd.clients import mturk
 from crowd.errors import PublishRefused
 from crowd.models import Publication, WorkerAssignment
@@ -134,5 +134,5 @@ def test_mturk_crowd_publish_command_takes_experiment_link(make_study, experimen
     call_command("crowd_publish", study.slug, "--experiment-link", "--set", "reward=0.80", "--set",
                  "assignments_per_hit=2", "--dry-run")
     publication = Publication.objects.get()
-    assert publication.settings["experiment_link"] is True and services.uses_experiment_link(publication)
+    assert publication.settings["experiment_link"] is True and scope.uses_experiment_link(publication)
     assert "6 place(s)" in capsys.readouterr().out  # 3 HITs of 2 for both conditions (one alone: 2 HITs)
