@@ -7,6 +7,7 @@ from celery import shared_task
 from crowd import services
 from crowd.errors import PlatformError
 from crowd.models import Publication
+from crowd.platforms import mturk
 from studies import review
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def crowd_sync_all() -> dict:
 def crowd_qualifications_grant() -> int:
     """Every minute: the experiment's qualification for workers who just started a condition."""
     try:
-        return services.qualifications_grant_new()
+        return mturk.qualifications_grant_new()
     except PlatformError as error:
         log.warning("granting experiment qualifications failed: %s", error)
         return 0

@@ -14,30 +14,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from crowd import selectors, services
-from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
-from crowd.models import Hit, Platform, Publication, WorkerAssignment
+from crowd.models import Hit, Publication, WorkerAssignment
+from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
 from studies.models import Assignment
 from studies.review import ReviewError
 
 EXPERIMENT_LINK_LABEL = "One link for the whole experiment (Concord spreads new workers evenly over its conditions)"
-SETTING_FIELDS = {
-    Platform.MTURK: [
-        ("reward", "Reward per assignment (USD)"), ("hits", "HITs"), ("assignments_per_hit", "Assignments per HIT"),
-        ("lifetime_hours", "HIT lifetime (hours)"), ("duration_minutes", "Time allowed (minutes)"),
-        ("auto_approve_days", "Auto-approve after (days)"), ("title", "Title"), ("description", "Description"),
-        ("keywords", "Keywords"), ("masters", "Masters only"), ("min_approval_rate", "Minimum approval rate (%)"),
-        ("min_approved", "Minimum approved HITs"), ("locales", "Locales (e.g. US, GB)"),
-        ("planned_bonus_total", "Planned bonuses (USD)"), ("experiment_link", EXPERIMENT_LINK_LABEL)],
-    Platform.PROLIFIC: [
-        ("reward_cents", "Reward (cents)"), ("places", "Places"), ("estimated_minutes", "Estimated minutes"),
-        ("max_minutes", "Maximum minutes"), ("devices", "Devices (desktop, tablet, mobile)"), ("title", "Title"),
-        ("description", "Description"), ("completion_code", "Completion code"),
-        ("screened_out_code", "Screened-out code (optional)"), ("planned_bonus_total", "Planned bonuses"),
-        ("block_other_conditions", "Block the experiment's other conditions' participants"),
-        ("experiment_link", EXPERIMENT_LINK_LABEL)],
-}
 BOOLEAN_FIELDS = {"masters", "block_other_conditions", "experiment_link"}
+
+
+def setting_fields(publication: Publication) -> list[tuple[str, str]]:
+    """(name, label) of the settings the page offers: the platform's, then the experiment link."""
+    return [*platform_of(publication).setting_fields, ("experiment_link", EXPERIMENT_LINK_LABEL)]
 
 
 def _errors_text(error: ValidationError) -> str:
@@ -50,6 +39,17 @@ def _study(request, slug):
     return get_object_or_404(selectors.studies_managed_by(request.user), slug=slug)
 
 
+def _new_targets(existing: set[tuple[str, bool]]) -> list[tuple[str, str]]:
+    """(key, label) of the publications a study does not have yet: each platform's sandbox and
+    production where it has a sandbox, else the platform (``create`` reads the key)."""
+    choices = []
+    for p in PLATFORMS.values():
+        targets = [(f"{p.key}-sandbox", True, f"{p.label} sandbox"), (p.key, False, f"{p.label} production")] \
+            if p.has_sandbox else [(p.key, False, p.label)]
+        choices += [(key, label) for key, sandbox, label in targets if (p.key, sandbox) not in existing]
+    return choices
+
+
 @login_required
 def crowd_page(request, slug):
     study = _study(request, slug)
@@ -60,18 +60,16 @@ def crowd_page(request, slug):
         fields = [{"name": name, "label": label, "value": values.get(name),
                    "boolean": name in BOOLEAN_FIELDS,
                    "text": ", ".join(values[name]) if isinstance(values.get(name), list) else values.get(name)}
-                  for name, label in SETTING_FIELDS[publication.platform]]
-        panels.append({"publication": publication, "fields": fields, "estimate": services.publication_estimate(publication),
+                  for name, label in setting_fields(publication)]
+        panels.append({"publication": publication, "platform": platform_of(publication), "fields": fields,
+                       "estimate": services.publication_estimate(publication),
                        "problems": services.publish_problems(publication, confirm_production=True),
                        "hits": list(publication.hits.all()), "submitted": services.submitted_records(publication),
                        "balance": request.session.pop(f"crowd-balance-{publication.pk}", None)})
-    existing = {(p.platform, p.sandbox) for p in publications}
-    choices = [(key, label) for key, label in (("mturk-sandbox", "MTurk sandbox"), ("mturk", "MTurk production"),
-                                               ("prolific", "Prolific"))
-               if (key.split("-")[0], key.endswith("sandbox")) not in existing]
+    choices = _new_targets({(p.platform, p.sandbox) for p in publications})
     return render(request, "crowd/study_crowd.html", {
         "study": study, "panels": panels, "choices": choices, "dashboard": selectors.dashboard(study),
-        "rejection_categories": prolific.REJECTION_CATEGORIES,
+        "rejection_categories": prolific.PLATFORM.rejection_categories,
     })
 
 
@@ -87,9 +85,9 @@ def _records(request, publication) -> list[WorkerAssignment]:
     return list(publication.worker_assignments.filter(pk__in=ids).select_related("assignment"))
 
 
-def _settings_from(request, platform: str) -> dict:
+def _settings_from(request, publication: Publication) -> dict:
     values = {}
-    for name, _ in SETTING_FIELDS[platform]:
+    for name, _ in setting_fields(publication):
         if name in BOOLEAN_FIELDS:
             values[name] = bool(request.POST.get(name))
         elif name in request.POST:
@@ -107,20 +105,18 @@ def _do(request, study, action: str) -> str:
     publication = _publication(request, study)
     if action == "configure":
         services.publication_configure(study=study, platform=publication.platform, sandbox=publication.sandbox,
-                                       settings=_settings_from(request, publication.platform))
+                                       settings=_settings_from(request, publication))
         return "Settings saved."
     if action == "balance":
-        balance = services.mturk_balance(publication=publication)
+        balance = platform_of(publication).balance(publication=publication)
         request.session[f"crowd-balance-{publication.pk}"] = str(balance)
-        return f"MTurk balance: ${balance}."
+        return f"{platform_of(publication).label} balance: ${balance}."
     if action == "publish":
-        confirm = bool(request.POST.get("confirm_production"))
-        if publication.platform == Platform.MTURK:
-            services.mturk_publish(publication=publication, confirm_production=confirm)
-            return f"Published as {publication.hits.count()} HIT(s)."
-        services.prolific_publish(publication=publication, confirm_production=confirm,
-                                  publish=not request.POST.get("draft_only"))
-        return "Prolific study created" + ("" if request.POST.get("draft_only") else " and published") + "."
+        publication = services.publication_publish(publication=publication,
+                                                   confirm_production=bool(request.POST.get("confirm_production")),
+                                                   draft_only=bool(request.POST.get("draft_only")))
+        summary = platform_of(publication).published_summary(publication)
+        return f"{summary[:1].upper()}{summary[1:]}."
     if action == "sync":
         return f"Synced: {services.publication_sync(publication=publication)}."
     if action == "review" and request.POST.get("checks") in ("passed", "failed"):
@@ -155,13 +151,13 @@ def _do(request, study, action: str) -> str:
         return "Message sent" + (f"; {len(failures)} failed" if failures else "") + "."
     if action == "extend":
         hit = get_object_or_404(Hit, publication=publication, pk=request.POST.get("hit") or 0)
-        services.hit_extend(hit=hit, hours=_int(request.POST.get("hours")),
+        mturk.hit_extend(hit=hit, hours=_int(request.POST.get("hours")),
                             additional_assignments=_int(request.POST.get("additional_assignments")))
         return f"HIT {hit.hit_id} extended."
     if action == "expire":
-        return f"{services.hits_expire(publication=publication)} HIT(s) expired."
+        return f"{mturk.hits_expire(publication=publication)} HIT(s) expired."
     if action == "transition":
-        services.prolific_transition(publication=publication, action=request.POST.get("transition", ""))
+        prolific.prolific_transition(publication=publication, action=request.POST.get("transition", ""))
         return "Prolific study: " + request.POST.get("transition", "").lower() + "."
     raise ValidationError({"action": f"unknown action {action}"})
 

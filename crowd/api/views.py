@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from crowd import selectors, services
-from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
+from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
 from studies.api.views import _django_errors
 from studies.models import Assignment
 from studies.review import ReviewError
@@ -124,8 +124,8 @@ class PublicationConfigureApi(CrowdApiView):
         platform = serializers.ChoiceField(choices=Platform.choices)
         sandbox = serializers.BooleanField(default=True, help_text="MTurk only")
         settings = serializers.DictField(required=False, default=dict,
-                                         help_text="MTurk: " + ", ".join(sorted(services.MTURK_KEYS))
-                                         + ". Prolific: " + ", ".join(sorted(services.PROLIFIC_KEYS)))
+                                         help_text=". ".join(f"{p.label}: {', '.join(sorted(p.setting_keys))}"
+                                                             for p in PLATFORMS.values()))
 
     @extend_schema(request=PublicationConfigureInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Create or update a study's publication on a platform (nothing is sent)")
@@ -143,9 +143,7 @@ class BalanceApi(CrowdApiView):
                    summary="MTurk account balance, next to the publication's cost estimate")
     def get(self, request, pk):
         publication = self.publication(request, pk)
-        if publication.platform != Platform.MTURK:
-            raise ValidationError({"publication": "balances are shown for MTurk only"})
-        return Response({"balance": services.mturk_balance(publication=publication),
+        return Response({"balance": platform_of(publication).balance(publication=publication),
                          "estimate": EstimateSerializer(services.publication_estimate(publication)).data})
 
 
@@ -159,13 +157,7 @@ class PublishApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if publication.platform == Platform.MTURK:
-            publication = services.mturk_publish(publication=publication,
-                                                 confirm_production=data.validated_data["confirm_production"])
-        else:
-            publication = services.prolific_publish(publication=publication,
-                                                    confirm_production=data.validated_data["confirm_production"],
-                                                    publish=not data.validated_data["draft_only"])
+        publication = services.publication_publish(publication=publication, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
 
 
@@ -190,7 +182,7 @@ class ReviewApi(CrowdApiView):
             help_text="passed: approve all that passed the quality checks; failed: reject all that failed "
                       "(decision must match; feedback required)")
         feedback = serializers.CharField(required=False, allow_blank=True, default="")
-        rejection_category = serializers.ChoiceField(choices=prolific.REJECTION_CATEGORIES, required=False,
+        rejection_category = serializers.ChoiceField(choices=prolific.PLATFORM.rejection_categories, required=False,
                                                      allow_blank=True, default="")
 
     class ReviewOutputSerializer(serializers.Serializer):
@@ -297,19 +289,19 @@ class HitExtendApi(CrowdApiView):
         hit = get_object_or_404(Hit, publication=publication, hit_id=hit_id)
         data = self.HitExtendInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(HitSerializer(services.hit_extend(hit=hit, **data.validated_data)).data)
+        return Response(HitSerializer(mturk.hit_extend(hit=hit, **data.validated_data)).data)
 
 
 class ExpireApi(CrowdApiView):
     @extend_schema(request=None, responses={200: inline_serializer("Expired", {"expired": serializers.IntegerField()}),
                                             **ERRORS}, summary="Expire every HIT of the publication now")
     def post(self, request, pk):
-        return Response({"expired": services.hits_expire(publication=self.publication(request, pk))})
+        return Response({"expired": mturk.hits_expire(publication=self.publication(request, pk))})
 
 
 class TransitionApi(CrowdApiView):
     class TransitionInputSerializer(serializers.Serializer):
-        action = serializers.ChoiceField(choices=tuple(services.PROLIFIC_TRANSITIONS))
+        action = serializers.ChoiceField(choices=tuple(prolific.PLATFORM.transitions))
 
     @extend_schema(request=TransitionInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Prolific: publish, pause, start (resume) or stop the study")
@@ -317,7 +309,7 @@ class TransitionApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.TransitionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if publication.platform != Platform.PROLIFIC:
-            raise ValidationError({"action": "transitions are for Prolific studies"})
+        if not platform_of(publication).transitions:
+            raise ValidationError({"action": f"{platform_of(publication).label} publications have no transitions"})
         return Response(PublicationSerializer(
-            services.prolific_transition(publication=publication, action=data.validated_data["action"])).data)
+            prolific.prolific_transition(publication=publication, action=data.validated_data["action"])).data)

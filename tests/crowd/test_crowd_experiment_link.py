@@ -11,6 +11,8 @@ from crowd import scope, services
 from crowd.clients import mturk
 from crowd.errors import PublishRefused
 from crowd.models import Publication, WorkerAssignment
+from crowd.platforms import mturk as mturk_platform
+from crowd.platforms import prolific as prolific_platform
 from studies import services as study_services
 from studies.models import Study
 from tests.crowd.conftest import PUBLIC_URL, answer_all, hit_response, mturk_assignment
@@ -47,7 +49,7 @@ def test_mturk_experiment_link_publishes_one_hit_type_for_every_condition(mturk_
             "HITId": f"3HIT{index}EXPERIMENTLINK00000000000", "MaxAssignments": 2, "HITStatus": "Assignable"}},
             {"HITTypeId": "3HITTYPEEXPERIMENT0000000", "MaxAssignments": 2, "LifetimeInSeconds": ANY,
              "Question": question, "RequesterAnnotation": ANY, "UniqueRequestToken": f"concord-{publication.pk}-hit-{index}"})
-    published = services.mturk_publish(publication=publication)
+    published = mturk_platform.mturk_publish(publication=publication)
     assert published.status == Publication.Status.PUBLISHED and published.hits.count() == 3
 
 
@@ -70,7 +72,7 @@ def test_mturk_experiment_link_sync_matches_workers_in_every_condition(mturk_stu
     mturk_stub.add_response("get_hit", hit_response("3HITONE"), {"HITId": "3HITONE"})
     mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 2, "Assignments": [
         mturk_assignment("3ASSIGN0", "A0WORKER", "3HITONE"), mturk_assignment("3ASSIGN1", "A1WORKER", "3HITONE")]})
-    summary = services.mturk_sync(publication=publication, now=datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
+    summary = mturk_platform.mturk_sync(publication=publication, now=datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
     assert (summary.seen, summary.linked) == (2, 2)
     linked = dict(WorkerAssignment.objects.values_list("external_id", "assignment_id"))
     assert linked == {key: a.pk for key, a in placed.items()}
@@ -84,7 +86,7 @@ def test_prolific_experiment_link_draft_uses_the_link_the_studys_codes_and_no_bl
                                     acceptance_id="s1")
     publication = services.publication_configure(study=first, platform="prolific", settings={
         "reward_cents": 200, "experiment_link": True})
-    body = services.prolific_study_body(publication)
+    body = prolific_platform.prolific_study_body(publication)
     assert body["external_study_url"] == f"{PUBLIC_URL}/r/x/{experiment.slug}/?{PROLIFIC_PARAMS}"
     assert body["completion_codes"] == [
         {"code": "C0MPLETE", "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]},
@@ -96,7 +98,7 @@ def test_prolific_experiment_link_draft_uses_the_link_the_studys_codes_and_no_bl
 def test_prolific_per_condition_draft_sends_the_studys_own_codes(make_study):
     study = codes(make_study("likert", platform="prolific"),
                   completion_url="https://app.prolific.com/submissions/complete?cc=PASTED1", screened_out_code="OUT1")
-    body = services.prolific_study_body(services.publication_configure(study=study, platform="prolific"))
+    body = prolific_platform.prolific_study_body(services.publication_configure(study=study, platform="prolific"))
     assert [(c["code"], c["code_type"]) for c in body["completion_codes"]] == [
         ("PASTED1", "COMPLETED"), ("OUT1", "FAILED_ATTENTION_CHECK")]
 
@@ -108,7 +110,7 @@ def test_prolific_experiment_link_refuses_conditions_with_other_codes_and_sends_
     publication = services.publication_configure(study=first, platform="prolific", settings={
         "reward_cents": 200, "experiment_link": True})
     with pytest.raises(PublishRefused) as refused:
-        services.prolific_publish(publication=publication, confirm_production=True)
+        prolific_platform.prolific_publish(publication=publication, confirm_production=True)
     assert other.slug in str(refused.value) and "completion code AAA" in str(refused.value)
     assert prolific_transport.requests == [] and Publication.objects.get().status == Publication.Status.DRAFT
 

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from crowd import services, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
+from crowd.platforms import mturk as mturk_platform
 from studies import review
 from studies import services as study_services
 from studies.models import Assignment, AssignmentItem
@@ -108,7 +109,7 @@ def test_crowd_api_is_for_owners_and_answers_refusals_and_platform_errors(user, 
 
 def test_crowd_api_review_all_submitted(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", hit, finish=True)
     WorkerAssignment.objects.create(publication=publication, assignment=done, external_id="3ASSIGN1",
@@ -195,7 +196,7 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
 def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mturk_stub, publication):
     assert settings.CELERY_BEAT_SCHEDULE["crowd-sync"]["task"] == tasks.crowd_sync_all.name
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     for hit in Hit.objects.all():
         mturk_error(mturk_stub, "get_hit", "RequestError", f"Hit {hit.hit_id} does not exist. (1574288211553)")
     result = tasks.crowd_sync_all()
@@ -205,7 +206,7 @@ def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mtur
 
 def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     records = []
     for worker in ("A1", "A2", "A3"):
@@ -227,7 +228,7 @@ def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mtu
 
 def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", Hit.objects.first().hit_id, finish=True)
     api = api_for(user)
     bad = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",

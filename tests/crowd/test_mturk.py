@@ -13,6 +13,7 @@ from crowd import costs, services
 from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
+from crowd.platforms import mturk as mturk_platform
 from studies import services as study_services
 from studies.models import Assignment, AssignmentItem, Rater, Study
 from studies.services import AssignmentRefused
@@ -66,7 +67,7 @@ def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA",
 
 def test_mturk_publish_creates_hits_with_an_external_question_and_qualifications(mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    published = services.mturk_publish(publication=publication)
+    published = mturk_platform.mturk_publish(publication=publication)
     assert published.status == Publication.Status.PUBLISHED and published.external_id == "3HYRJBZ4ZBHTYPEEXAMPLE0"
     assert list(published.hits.values_list("hit_id", "max_assignments")) == [
         ("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA", 2), ("3HITBBBBBBBBBBBBBBBBBBBBBBBBBB", 2)]
@@ -85,7 +86,7 @@ def test_mturk_production_uses_the_production_masters_id_and_needs_confirmation(
     requirements = mturk.qualification_requirements(services.effective_settings(publication), sandbox=False)
     assert requirements[0]["QualificationTypeId"] == "2F1QJWKUDD8XADTFD2Q0G6UTO95ALH" != mturk.MASTERS[True]
     with pytest.raises(PublishRefused, match="production MTurk.*confirm it explicitly.*nothing was sent"):
-        services.mturk_publish(publication=publication)  # the stubber has no response queued: any call would fail
+        mturk_platform.mturk_publish(publication=publication)  # the stubber has no response queued: any call would fail
     assert Hit.objects.count() == 0
 
 
@@ -94,7 +95,7 @@ def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(m
     study = study_services.study_create(experiment=experiment, title="Empty", design="likert")
     publication = services.publication_configure(study=study, platform="mturk", sandbox=True)
     with pytest.raises(PublishRefused) as refused:
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     message = str(refused.value)
     assert "draft: publish it in Concord first" in message and "no items" in message and "no reward" in message
     assert (Hit.objects.count(), QualificationType.objects.count()) == (0, 0)
@@ -103,7 +104,7 @@ def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(m
 def test_mturk_refuses_when_the_balance_is_below_the_estimate(mturk_stub, publication):
     mturk_stub.add_response("get_account_balance", {"AvailableBalance": "1.00"}, {})
     with pytest.raises(PublishRefused, match=r"balance \$1.00 is below the estimated cost \$4.00"):
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     assert Hit.objects.count() == 0 and Publication.objects.get().status == Publication.Status.DRAFT
 
 
@@ -115,7 +116,7 @@ def test_mturk_insufficient_funds_names_the_call_and_leaves_concord_unchanged(mt
                 "This Requester has insufficient funds in their account to complete this transaction. Please visit "
                 "https://requester.mturk.com/account to purchase Prepaid HITs. (1574288211553)")
     with pytest.raises(PlatformError) as failure:
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     assert failure.value.call == "CreateHITWithHITType" and failure.value.code == "RequestError"
     assert "insufficient funds" in str(failure.value) and "prepaid funds" in failure.value.hint
     publication.refresh_from_db()
@@ -128,7 +129,7 @@ def test_mturk_bad_credentials_name_the_call_and_say_what_to_check(mturk_stub, p
     mturk_error(mturk_stub, "get_account_balance", "RequestError",
                 "The security token included in the request is invalid. (1574288211553)", status=400)
     with pytest.raises(PlatformError) as failure:
-        services.mturk_balance(publication=publication)
+        mturk_platform.mturk_balance(publication=publication)
     assert failure.value.call == "GetAccountBalance" and "AWS credentials" in str(failure.value)
 
 
@@ -137,7 +138,7 @@ def test_mturk_throttling_is_retried_with_exponential_backoff(mturk_stub, public
     mturk_error(mturk_stub, "get_account_balance", "ServiceUnavailable", "Service busy", status=503)
     mturk_error(mturk_stub, "get_account_balance", "ThrottlingException", "Rate exceeded")
     mturk_stub.add_response("get_account_balance", {"AvailableBalance": "42.50"}, {})
-    assert services.mturk_balance(publication=publication) == Decimal("42.50")
+    assert mturk_platform.mturk_balance(publication=publication) == Decimal("42.50")
     assert len(sleeps) == 3 and sleeps[0] < sleeps[1] < sleeps[2]
     assert sleeps[0] >= mturk.BASE_DELAY and sleeps[2] >= 4 * mturk.BASE_DELAY
 
@@ -146,7 +147,7 @@ def test_mturk_throttling_gives_up_after_the_last_attempt(mturk_stub, publicatio
     for _ in range(mturk.MAX_ATTEMPTS):
         mturk_error(mturk_stub, "get_account_balance", "ThrottlingException", "Rate exceeded")
     with pytest.raises(PlatformError, match="GetAccountBalance failed \\(ThrottlingException\\)"):
-        services.mturk_balance(publication=publication)
+        mturk_platform.mturk_balance(publication=publication)
     assert len(sleeps) == mturk.MAX_ATTEMPTS - 1
 
 
@@ -162,7 +163,7 @@ def test_mturk_cost_estimate_applies_the_fee_schedule(reward, per_hit, masters, 
 
 def published(mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    return services.mturk_publish(publication=publication)
+    return mturk_platform.mturk_publish(publication=publication)
 
 
 def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mturk_stub, publication):
@@ -190,7 +191,7 @@ def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mt
             "QualificationTypeId": "3QUALEXPERIMENT000000000000000", "WorkerId": worker, "IntegerValue": 1,
             "SendNotification": False})
 
-    summary = services.mturk_sync(publication=publication)
+    summary = mturk_platform.mturk_sync(publication=publication)
 
     assert (summary.seen, summary.linked, summary.abandoned, summary.granted) == (3, 2, 1, 5)
     states = dict(WorkerAssignment.objects.values_list("external_id", "state"))
@@ -219,7 +220,7 @@ def test_mturk_sync_abandons_the_assignments_of_a_hit_that_no_longer_exists(mtur
     mturk_stub.add_response("get_hit", hit_response(hit_b), {"HITId": hit_b})
     mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 0, "Assignments": []})
     mturk_stub.add_response("associate_qualification_with_worker", {})
-    summary = services.mturk_sync(publication=publication)
+    summary = mturk_platform.mturk_sync(publication=publication)
     orphan.refresh_from_db()
     assert orphan.status == Assignment.Status.ABANDONED and "no longer exists" in summary.problems[0]
     assert Hit.objects.get(hit_id=hit_a).hit_status == "Gone"
@@ -326,17 +327,17 @@ def test_mturk_extend_and_expire_hits_and_a_missing_hit_is_named(mturk_stub, pub
     mturk_stub.add_response("update_expiration_for_hit", {}, {"HITId": hit.hit_id, "ExpireAt": ANY})
     mturk_stub.add_response("create_additional_assignments_for_hit", {}, {
         "HITId": hit.hit_id, "NumberOfAdditionalAssignments": 3, "UniqueRequestToken": f"concord-hit-{hit.pk}-add-2"})
-    assert services.hit_extend(hit=hit, hours=24, additional_assignments=3).max_assignments == 5
+    assert mturk_platform.hit_extend(hit=hit, hours=24, additional_assignments=3).max_assignments == 5
     mturk_error(mturk_stub, "update_expiration_for_hit", "RequestError",
                 f"Hit {hit.hit_id} does not exist. (1574288211553)")
     with pytest.raises(PlatformError) as failure:
-        services.hit_extend(hit=hit, hours=1)
+        mturk_platform.hit_extend(hit=hit, hours=1)
     assert failure.value.call == "UpdateExpirationForHIT" and "HIT is gone" in failure.value.hint
     assert Hit.objects.get(pk=hit.pk).max_assignments == 5
     for other in publication.hits.all():
         mturk_stub.add_response("update_expiration_for_hit", {}, {
             "HITId": other.hit_id, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)})
-    assert services.hits_expire(publication=publication) == 2
+    assert mturk_platform.hits_expire(publication=publication) == 2
     assert Publication.objects.get().status == Publication.Status.STOPPED
 
 

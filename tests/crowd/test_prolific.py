@@ -9,6 +9,7 @@ from crowd import services
 from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
+from crowd.platforms import prolific as prolific_platform
 from studies.models import Assignment
 from tests.crowd.conftest import PUBLIC_URL, prolific_participant
 
@@ -33,7 +34,7 @@ def test_prolific_draft_study_carries_the_url_parameters_codes_and_blocklist(pro
     services.publication_configure(study=publication.study, platform="prolific",
                                    settings={"screened_out_code": "C0ATTN", "max_minutes": 45})
     publication.refresh_from_db()
-    body = services.prolific_study_body(publication)
+    body = prolific_platform.prolific_study_body(publication)
     assert body["external_study_url"] == (
         f"{PUBLIC_URL}/r/{publication.study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
         "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
@@ -46,7 +47,7 @@ def test_prolific_draft_study_carries_the_url_parameters_codes_and_blocklist(pro
     prolific_transport.expect("POST", "studies/", "prolific_study_created.json", status=201, body=body)
     prolific_transport.expect("POST", f"studies/{STUDY_ID}/transition/", "prolific_study_published.json",
                               body={"action": "PUBLISH"})
-    published = services.prolific_publish(publication=publication, confirm_production=True)
+    published = prolific_platform.prolific_publish(publication=publication, confirm_production=True)
     assert (published.external_id, published.status) == (STUDY_ID, Publication.Status.PUBLISHED)
 
 
@@ -54,7 +55,7 @@ def test_prolific_publish_refuses_without_confirmation_code_or_reward_and_sends_
     study = make_study("likert")
     publication = services.publication_configure(study=study, platform="prolific", settings={"places": 3})
     with pytest.raises(PublishRefused) as refused:
-        services.prolific_publish(publication=publication)
+        prolific_platform.prolific_publish(publication=publication)
     text = str(refused.value)
     assert "no reward" in text and "no completion code" in text and "confirm it explicitly" in text
     assert prolific_transport.requests == [] and Publication.objects.get().status == Publication.Status.DRAFT
@@ -62,20 +63,20 @@ def test_prolific_publish_refuses_without_confirmation_code_or_reward_and_sends_
 
 def test_prolific_draft_only_then_pause_and_stop(prolific_transport, publication):
     prolific_transport.expect("POST", "studies/", "prolific_study_created.json", status=201)
-    publication = services.prolific_publish(publication=publication, confirm_production=True, publish=False)
+    publication = prolific_platform.prolific_publish(publication=publication, confirm_production=True, publish=False)
     assert publication.status == Publication.Status.UNPUBLISHED
     prolific_transport.expect("POST", f"studies/{STUDY_ID}/transition/", {"status": "PAUSED"}, body={"action": "PAUSE"})
-    assert services.prolific_transition(publication=publication, action="pause").status == Publication.Status.PAUSED
+    assert prolific_platform.prolific_transition(publication=publication, action="pause").status == Publication.Status.PAUSED
     prolific_transport.expect("POST", f"studies/{STUDY_ID}/transition/", {"status": "COMPLETED"}, body={"action": "STOP"})
-    assert services.prolific_transition(publication=publication, action="STOP").status == Publication.Status.STOPPED
+    assert prolific_platform.prolific_transition(publication=publication, action="STOP").status == Publication.Status.STOPPED
     with pytest.raises(ValidationError):
-        services.prolific_transition(publication=publication, action="DELETE")
+        prolific_platform.prolific_transition(publication=publication, action="DELETE")
 
 
 def test_prolific_bad_token_names_the_call_and_changes_nothing(prolific_transport, publication):
     prolific_transport.expect("POST", "studies/", "prolific_error_unauthorized.json", status=401)
     with pytest.raises(PlatformError) as failure:
-        services.prolific_publish(publication=publication, confirm_production=True)
+        prolific_platform.prolific_publish(publication=publication, confirm_production=True)
     assert failure.value.call == "POST /studies/" and failure.value.code == "401"
     assert "Invalid token" in str(failure.value) and "PROLIFIC_TOKEN" in failure.value.hint
     publication.refresh_from_db()
@@ -97,7 +98,7 @@ def test_prolific_sync_follows_pages_and_frees_returned_and_timed_out_places(pro
     timed_out = prolific_participant(study, "5f00000000000000000000a3", "6560aaaa0000000000000003")
     prolific_transport.expect("GET", f"studies/{STUDY_ID}/submissions/", "prolific_submissions_page1.json")
     prolific_transport.expect("GET", f"studies/{STUDY_ID}/submissions/?page=2", "prolific_submissions_page2.json")
-    summary = services.prolific_sync(publication=publication)
+    summary = prolific_platform.prolific_sync(publication=publication)
     assert (summary.seen, summary.linked, summary.abandoned) == (3, 3, 2)
     assert dict(WorkerAssignment.objects.values_list("worker_id", "state")) == {
         "5f00000000000000000000a1": "submitted", "5f00000000000000000000a2": "returned",
@@ -187,7 +188,7 @@ def test_prolific_bonus_whose_payment_failed_is_not_paid_again_blindly(prolific_
 def test_prolific_without_a_token_says_where_to_set_it(settings, publication):
     settings.PROLIFIC_TOKEN = ""
     with pytest.raises(PlatformError, match="PROLIFIC_TOKEN"):
-        services.prolific_transition(publication=live(publication), action="PAUSE")
+        prolific_platform.prolific_transition(publication=live(publication), action="PAUSE")
 
 
 def test_prolific_decisions_taken_in_prolifics_app_are_mirrored(prolific_transport, publication):
@@ -200,7 +201,7 @@ def test_prolific_decisions_taken_in_prolifics_app_are_mirrored(prolific_transpo
         {"id": "6560aaaa0000000000000002", "participant_id": "5f00000000000000000000a2", "status": "REJECTED",
          "started_at": "2026-11-20T09:05:00Z", "completed_at": "2026-11-20T09:09:30Z", "time_taken": 270}],
         "_links": {"next": {"href": None}}})
-    services.prolific_sync(publication=publication)
+    prolific_platform.prolific_sync(publication=publication)
     approved.refresh_from_db()
     rejected.refresh_from_db()
     assert (approved.status, rejected.status) == ("approved", "rejected")

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from crowd import services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
-from crowd.models import Platform
+from crowd.platforms import platform_of
 
 
 class Command(BaseCommand):
@@ -55,17 +55,13 @@ class Command(BaseCommand):
             if options["dry_run"]:
                 self.stdout.write("would refuse: " + "; ".join(problems) if problems else "ready to publish")
                 return
-            if publication.platform == Platform.MTURK:
-                self.stdout.write(f"balance: ${services.mturk_balance(publication=publication)}")
-                publication = services.mturk_publish(publication=publication,
-                                                     confirm_production=options["confirm_production"])
-                self.stdout.write(self.style.SUCCESS(
-                    f"published as {publication.hits.count()} HIT(s) of type {publication.external_id}"))
-            else:
-                publication = services.prolific_publish(publication=publication,
-                                                        confirm_production=options["confirm_production"],
-                                                        publish=not options["draft_only"])
-                self.stdout.write(self.style.SUCCESS(f"Prolific study {publication.external_id}: {publication.status}"))
+            platform = platform_of(publication)
+            if platform.has_balance:
+                self.stdout.write(f"balance: ${platform.balance(publication=publication)}")
+            publication = services.publication_publish(publication=publication,
+                                                       confirm_production=options["confirm_production"],
+                                                       draft_only=options["draft_only"])
+            self.stdout.write(self.style.SUCCESS(platform.published_summary(publication)))
         except ValidationError as error:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
                                if hasattr(error, "error_dict") else " ".join(error.messages)) from None

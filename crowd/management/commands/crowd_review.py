@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from crowd import services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
+from crowd.platforms import mturk
 from studies.review import ReviewError
 
 
@@ -113,10 +114,10 @@ class Command(BaseCommand):
         if options["extend_hits"]:
             did = True
             for hit in publication.hits.exclude(hit_status="Gone"):
-                services.hit_extend(hit=hit, hours=options["extend_hits"])
+                mturk.hit_extend(hit=hit, hours=options["extend_hits"])
             self.stdout.write(f"HITs extended by {options['extend_hits']} hour(s)")
         if options["expire_hits"]:
             did = True
-            self.stdout.write(f"{services.hits_expire(publication=publication)} HIT(s) expired")
+            self.stdout.write(f"{mturk.hits_expire(publication=publication)} HIT(s) expired")
         if not did:
             raise CommandError("nothing to do: give --list, --approve-all-submitted, --approve-passed, --approve, --reject, --bonus, ...")
