@@ -8,7 +8,7 @@ Concord's assignments go through ``studies.review``.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import InvalidOperation
 from typing import Any
@@ -23,54 +23,10 @@ from crowd.errors import PlatformError
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment, WorkerBlock
 from crowd.platforms import PLATFORMS, platform_of
 from crowd.platforms.base import SyncSummary, record_error
-from studies import editing, review
-from studies.models import Assignment, Study
+from studies import review
+from studies.models import Assignment
 
 # --- publishing -------------------------------------------------------------------------------------
-
-def effective_settings(publication: Publication) -> dict[str, Any]:
-    """The publication's settings with defaults filled in (a researcher sets only what differs)."""
-    return platform_of(publication).effective_settings(publication)
-
-
-@transaction.atomic
-def publication_configure(*, study: Study, platform: str, sandbox: bool = True,
-                          settings: Mapping[str, Any] | None = None) -> Publication:
-    """Create or update a study's publication on a platform (nothing is sent). Settings merge into
-    the stored ones; the settings of a publication already sent can no longer change."""
-    kind = platform_of(platform)
-    sandbox = bool(sandbox) and kind.has_sandbox
-    cleaned = kind.clean_settings(settings or {})
-    publication, _ = Publication.objects.select_for_update().get_or_create(
-        study=study, platform=platform, sandbox=sandbox)
-    if cleaned and publication.status != Publication.Status.DRAFT:
-        raise ValidationError({"settings": "this publication was already sent to the platform; its settings are fixed"})
-    reward = kind.reward_from(cleaned)
-    if reward is not None:  # the study's reward (studies.planning reads it too)
-        editing.study_update(study=study, values={"reward": costs.money(reward)})
-        study.refresh_from_db(fields=["reward"])
-        publication.study = study
-    publication.settings = {**publication.settings, **cleaned}
-    publication.save(update_fields=["settings"])
-    return publication
-
-
-def publication_estimate(publication: Publication) -> costs.Estimate:
-    kind = platform_of(publication)
-    return kind.estimate(kind.effective_settings(publication))
-
-
-def publish_problems(publication: Publication, *, confirm_production: bool) -> list[str]:
-    """Why this publication cannot be sent now (empty when it can). Checked before any call."""
-    return platform_of(publication).publish_problems(publication, confirm_production=confirm_production)
-
-
-def publication_publish(*, publication: Publication, confirm_production: bool = False,
-                        draft_only: bool = False) -> Publication:
-    """Send the publication to its platform (refused, sending nothing, while ``publish_problems``
-    has anything to say); ``draft_only`` creates it unpublished where the platform can."""
-    return platform_of(publication).publish(publication=publication, confirm_production=confirm_production,
-                                            draft_only=draft_only)
 
 
 def publication_sync(*, publication: Publication, client: Any = None) -> SyncSummary:
@@ -171,7 +127,6 @@ def assignments_review_checked(*, publication: Publication, passed: bool, feedba
     return assignments_review(publication=publication, records=checked_records(publication, passed=passed),
                               decision="approve" if passed else "reject", feedback=feedback,
                               rejection_category=rejection_category, client=client)
-
 
 
 # --- bonuses ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import selectors, services
+from crowd import publishing, selectors, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -56,14 +56,14 @@ def crowd_page(request, slug):
     publications = selectors.publications_of(study)
     panels = []
     for publication in publications:
-        values = services.effective_settings(publication)
+        values = publishing.effective_settings(publication)
         fields = [{"name": name, "label": label, "value": values.get(name),
                    "boolean": name in BOOLEAN_FIELDS,
                    "text": ", ".join(values[name]) if isinstance(values.get(name), list) else values.get(name)}
                   for name, label in setting_fields(publication)]
         panels.append({"publication": publication, "platform": platform_of(publication), "fields": fields,
-                       "estimate": services.publication_estimate(publication),
-                       "problems": services.publish_problems(publication, confirm_production=True),
+                       "estimate": publishing.publication_estimate(publication),
+                       "problems": publishing.publish_problems(publication, confirm_production=True),
                        "hits": list(publication.hits.all()), "submitted": services.submitted_records(publication),
                        "balance": request.session.pop(f"crowd-balance-{publication.pk}", None)})
     choices = _new_targets({(p.platform, p.sandbox) for p in publications})
@@ -100,11 +100,11 @@ def _do(request, study, action: str) -> str:
     if action == "create":
         key = request.POST.get("target", "")
         platform, sandbox = key.split("-")[0], key.endswith("-sandbox")
-        services.publication_configure(study=study, platform=platform, sandbox=sandbox)
+        publishing.publication_configure(study=study, platform=platform, sandbox=sandbox)
         return "Publication added: set it up below."
     publication = _publication(request, study)
     if action == "configure":
-        services.publication_configure(study=study, platform=publication.platform, sandbox=publication.sandbox,
+        publishing.publication_configure(study=study, platform=publication.platform, sandbox=publication.sandbox,
                                        settings=_settings_from(request, publication))
         return "Settings saved."
     if action == "balance":
@@ -112,7 +112,7 @@ def _do(request, study, action: str) -> str:
         request.session[f"crowd-balance-{publication.pk}"] = str(balance)
         return f"{platform_of(publication).label} balance: ${balance}."
     if action == "publish":
-        publication = services.publication_publish(publication=publication,
+        publication = publishing.publication_publish(publication=publication,
                                                    confirm_production=bool(request.POST.get("confirm_production")),
                                                    draft_only=bool(request.POST.get("draft_only")))
         summary = platform_of(publication).published_summary(publication)

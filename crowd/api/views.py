@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import selectors, services
+from crowd import publishing, selectors, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -78,14 +78,14 @@ class PublicationSerializer(serializers.Serializer):
     synced_at = serializers.DateTimeField(allow_null=True)
 
     def get_settings(self, obj) -> dict:
-        return services.effective_settings(obj)
+        return publishing.effective_settings(obj)
 
     @extend_schema_field(EstimateSerializer)
     def get_estimate(self, obj) -> dict:
-        return EstimateSerializer(services.publication_estimate(obj)).data
+        return EstimateSerializer(publishing.publication_estimate(obj)).data
 
     def get_problems(self, obj) -> list[str]:
-        return services.publish_problems(obj, confirm_production=True)
+        return publishing.publish_problems(obj, confirm_production=True)
 
 
 class RaterRowSerializer(serializers.Serializer):
@@ -133,7 +133,7 @@ class PublicationConfigureApi(CrowdApiView):
         study = get_object_or_404(selectors.studies_managed_by(request.user), slug=slug)
         data = self.PublicationConfigureInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        publication = services.publication_configure(study=study, **data.validated_data)
+        publication = publishing.publication_configure(study=study, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
 
 
@@ -144,7 +144,7 @@ class BalanceApi(CrowdApiView):
     def get(self, request, pk):
         publication = self.publication(request, pk)
         return Response({"balance": platform_of(publication).balance(publication=publication),
-                         "estimate": EstimateSerializer(services.publication_estimate(publication)).data})
+                         "estimate": EstimateSerializer(publishing.publication_estimate(publication)).data})
 
 
 class PublishApi(CrowdApiView):
@@ -157,7 +157,7 @@ class PublishApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        publication = services.publication_publish(publication=publication, **data.validated_data)
+        publication = publishing.publication_publish(publication=publication, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
 
 

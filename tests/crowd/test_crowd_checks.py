@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from crowd import services
+from crowd import publishing, services
 from crowd.models import Publication, WorkerAssignment
 from studies import checks
 from studies import services as study_services
@@ -59,7 +59,7 @@ def workers(publication, platform, plan):
 
 @pytest.fixture
 def mturk_checked(make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     workers(publication, "mturk", {"A1PASS": 2, "A2PASS": 2, "A3FAIL": 5})
     return publication
@@ -89,7 +89,7 @@ def test_mturk_reject_failed_needs_feedback_and_rejects_only_those_who_failed(mt
 
 
 def test_mturk_approve_passed_is_refused_without_check_items(mturk_stub, make_study):
-    publication = services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     with pytest.raises(ValidationError, match="no attention checks"):
         services.assignments_review_checked(publication=publication, passed=True)
@@ -139,7 +139,7 @@ def test_mturk_crowd_page_suggests_rejection_and_approves_the_passed(mturk_stub,
 
 
 def test_prolific_reject_failed_sends_the_category_for_the_failed_only(prolific_transport, make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="prolific",
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="prolific",
                                                  settings={"reward_cents": 150, "places": 4, "estimated_minutes": 10,
                                                            "completion_code": "C1ABCDEF"})
     rows = workers(publication, "prolific", {"5f00000000000000000000a1": 2, "5f00000000000000000000b2": 6})

@@ -7,7 +7,7 @@ import pytest
 from botocore.stub import ANY
 from django.core.management import call_command
 
-from crowd import scope, services
+from crowd import publishing, scope
 from crowd.clients import mturk
 from crowd.errors import PublishRefused
 from crowd.models import Publication, WorkerAssignment
@@ -36,9 +36,9 @@ def codes(study, **config):
 def test_mturk_experiment_link_publishes_one_hit_type_for_every_condition(mturk_stub, make_study, experiment):
     likert = make_study("likert", platform="mturk", experiment=experiment)  # 3 places each (6 items x 3 / 6)
     make_study("rme", platform="mturk", experiment=experiment)
-    publication = services.publication_configure(study=likert, platform="mturk", sandbox=True, settings={
+    publication = publishing.publication_configure(study=likert, platform="mturk", sandbox=True, settings={
         "reward": "0.80", "assignments_per_hit": 2, "experiment_link": "on"})
-    assert services.effective_settings(publication)["hits"] == 3  # ceil((3 + 3) / 2)
+    assert publishing.effective_settings(publication)["hits"] == 3  # ceil((3 + 3) / 2)
     mturk_stub.add_response("get_account_balance", {"AvailableBalance": "100.00"}, {})
     mturk_stub.add_response("create_qualification_type", {"QualificationType": {
         "QualificationTypeId": "3QUALEXPERIMENT000000000000000"}}, None)
@@ -56,7 +56,7 @@ def test_mturk_experiment_link_publishes_one_hit_type_for_every_condition(mturk_
 def test_mturk_experiment_link_sync_matches_workers_in_every_condition(mturk_stub, make_study, experiment):
     likert = make_study("likert", platform="mturk", experiment=experiment)
     rme = make_study("rme", platform="mturk", experiment=experiment)
-    publication = services.publication_configure(study=likert, platform="mturk", sandbox=True, settings={
+    publication = publishing.publication_configure(study=likert, platform="mturk", sandbox=True, settings={
         "reward": "0.80", "hits": 1, "experiment_link": True})
     Publication.objects.filter(pk=publication.pk).update(status=Publication.Status.PUBLISHED, external_id="3TYPE")
     publication.hits.create(hit_id="3HITONE", max_assignments=9)
@@ -84,7 +84,7 @@ def test_prolific_experiment_link_draft_uses_the_link_the_studys_codes_and_no_bl
     codes(make_study("bws", platform="prolific", experiment=experiment), completion_code="C0MPLETE")
     study_services.assignment_enter(study=first, platform="prolific", external_id="5f00000000000000000000aa",
                                     acceptance_id="s1")
-    publication = services.publication_configure(study=first, platform="prolific", settings={
+    publication = publishing.publication_configure(study=first, platform="prolific", settings={
         "reward_cents": 200, "experiment_link": True})
     body = prolific_platform.prolific_study_body(publication)
     assert body["external_study_url"] == f"{PUBLIC_URL}/r/x/{experiment.slug}/?{PROLIFIC_PARAMS}"
@@ -92,13 +92,13 @@ def test_prolific_experiment_link_draft_uses_the_link_the_studys_codes_and_no_bl
         {"code": "C0MPLETE", "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]},
         {"code": "SCR33NED", "code_type": "FAILED_ATTENTION_CHECK", "actions": [{"action": "MANUALLY_REVIEW"}]}]
     assert body["total_available_places"] == 6 and body["filters"] == []  # both conditions; nobody to block
-    assert services.publish_problems(publication, confirm_production=True) == []
+    assert publishing.publish_problems(publication, confirm_production=True) == []
 
 
 def test_prolific_per_condition_draft_sends_the_studys_own_codes(make_study):
     study = codes(make_study("likert", platform="prolific"),
                   completion_url="https://app.prolific.com/submissions/complete?cc=PASTED1", screened_out_code="OUT1")
-    body = prolific_platform.prolific_study_body(services.publication_configure(study=study, platform="prolific"))
+    body = prolific_platform.prolific_study_body(publishing.publication_configure(study=study, platform="prolific"))
     assert [(c["code"], c["code_type"]) for c in body["completion_codes"]] == [
         ("PASTED1", "COMPLETED"), ("OUT1", "FAILED_ATTENTION_CHECK")]
 
@@ -107,7 +107,7 @@ def test_prolific_experiment_link_refuses_conditions_with_other_codes_and_sends_
         prolific_transport, make_study, experiment):
     first = codes(make_study("likert", platform="prolific", experiment=experiment), completion_code="AAA")
     other = codes(make_study("rme", platform="prolific", experiment=experiment), completion_code="BBB")
-    publication = services.publication_configure(study=first, platform="prolific", settings={
+    publication = publishing.publication_configure(study=first, platform="prolific", settings={
         "reward_cents": 200, "experiment_link": True})
     with pytest.raises(PublishRefused) as refused:
         prolific_platform.prolific_publish(publication=publication, confirm_production=True)
@@ -118,15 +118,15 @@ def test_prolific_experiment_link_refuses_conditions_with_other_codes_and_sends_
 def test_mturk_experiment_link_refuses_mixed_platforms_and_a_second_experiment_publication(make_study, experiment):
     first = make_study("likert", platform="mturk", experiment=experiment)
     second = make_study("bws", platform="mturk", experiment=experiment)
-    publication = services.publication_configure(study=first, platform="mturk", sandbox=True, settings={
+    publication = publishing.publication_configure(study=first, platform="mturk", sandbox=True, settings={
         "reward": "0.50", "experiment_link": True})
-    twin = services.publication_configure(study=second, platform="mturk", sandbox=True, settings={
+    twin = publishing.publication_configure(study=second, platform="mturk", sandbox=True, settings={
         "reward": "0.50", "experiment_link": True})
     Publication.objects.filter(pk=twin.pk).update(status=Publication.Status.PUBLISHED)
-    problems = services.publish_problems(publication, confirm_production=False)
+    problems = publishing.publish_problems(publication, confirm_production=False)
     assert any(f"already published through {second.slug}" in p for p in problems)
     make_study("rme", platform="prolific", experiment=experiment)
-    problems = services.publish_problems(publication, confirm_production=False)
+    problems = publishing.publish_problems(publication, confirm_production=False)
     assert any("one platform" in p and "Prolific" in p for p in problems)
 
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from crowd import services, tasks
+from crowd import publishing, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import mturk as mturk_platform
 from studies import review
@@ -31,7 +31,7 @@ def researcher(client, user):
 
 @pytest.fixture
 def publication(make_study):
-    return services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
+    return publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
 
 
 def page(client, study):
@@ -102,7 +102,7 @@ def test_crowd_api_is_for_owners_and_answers_refusals_and_platform_errors(user, 
     failed = api.post(f"/api/crowd/publications/{publication.pk}/publish/", {}, format="json")
     assert failed.status_code == 502 and failed.json()["call"] == "GetAccountBalance"
     staff = UserFactory(username="staff", is_staff=True)
-    production = services.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
+    production = publishing.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
     refused = api_for(staff).post(f"/api/crowd/publications/{production.pk}/publish/", {}, format="json")
     assert refused.status_code == 409 and "confirm it explicitly" in refused.json()["detail"]
 

@@ -9,7 +9,7 @@ from botocore.stub import ANY
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from crowd import costs, services
+from crowd import costs, publishing, services
 from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
@@ -35,7 +35,7 @@ SETTINGS = {"reward": "0.80", "hits": 2, "assignments_per_hit": 2, "lifetime_hou
 @pytest.fixture
 def publication(make_study):
     study = make_study("likert", raters_per_item=4)  # room for four raters, then full
-    return services.publication_configure(study=study, platform="mturk", sandbox=True, settings=SETTINGS)
+    return publishing.publication_configure(study=study, platform="mturk", sandbox=True, settings=SETTINGS)
 
 
 def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA", "3HITBBBBBBBBBBBBBBBBBBBBBBBBBB")):
@@ -82,8 +82,8 @@ def test_mturk_external_question_escapes_the_url_and_sets_the_frame_height():
 
 def test_mturk_production_uses_the_production_masters_id_and_needs_confirmation(mturk_stub, make_study):
     study = make_study("likert")
-    publication = services.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
-    requirements = mturk.qualification_requirements(services.effective_settings(publication), sandbox=False)
+    publication = publishing.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
+    requirements = mturk.qualification_requirements(publishing.effective_settings(publication), sandbox=False)
     assert requirements[0]["QualificationTypeId"] == "2F1QJWKUDD8XADTFD2Q0G6UTO95ALH" != mturk.MASTERS[True]
     with pytest.raises(PublishRefused, match="production MTurk.*confirm it explicitly.*nothing was sent"):
         mturk_platform.mturk_publish(publication=publication)  # the stubber has no response queued: any call would fail
@@ -93,7 +93,7 @@ def test_mturk_production_uses_the_production_masters_id_and_needs_confirmation(
 def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(mturk_stub, user):
     experiment = study_services.experiment_create(owner=user, title="Empty")
     study = study_services.study_create(experiment=experiment, title="Empty", design="likert")
-    publication = services.publication_configure(study=study, platform="mturk", sandbox=True)
+    publication = publishing.publication_configure(study=study, platform="mturk", sandbox=True)
     with pytest.raises(PublishRefused) as refused:
         mturk_platform.mturk_publish(publication=publication)
     message = str(refused.value)
@@ -343,7 +343,7 @@ def test_mturk_extend_and_expire_hits_and_a_missing_hit_is_named(mturk_stub, pub
 
 def test_mturk_settings_are_checked_and_named(publication):
     with pytest.raises(ValidationError) as error:
-        services.publication_configure(study=publication.study, platform="mturk", sandbox=True,
+        publishing.publication_configure(study=publication.study, platform="mturk", sandbox=True,
                                        settings={"reward": "abc", "hits": 0, "min_approval_rate": 120, "colour": "red"})
     assert set(error.value.message_dict) == {"reward", "hits", "min_approval_rate", "colour"}
     assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.planning)

@@ -5,7 +5,7 @@ and errors that name the call and change nothing."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from crowd import services
+from crowd import publishing, services
 from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
@@ -23,7 +23,7 @@ LONG_MESSAGE = ("Thank you for taking part. We could not accept this submission 
 @pytest.fixture
 def publication(make_study):
     study = make_study("likert")
-    return services.publication_configure(study=study, platform="prolific", settings={
+    return publishing.publication_configure(study=study, platform="prolific", settings={
         "reward_cents": 250, "places": 3, "estimated_minutes": 15, "completion_code": "C1RATED",
         "devices": "desktop"})
 
@@ -31,7 +31,7 @@ def publication(make_study):
 def test_prolific_draft_study_carries_the_url_parameters_codes_and_blocklist(prolific_transport, publication, make_study):
     other = make_study("bws", experiment=publication.study.experiment)
     prolific_participant(other, "5f0000000000000000000bad", "6560ffff0000000000000001")
-    services.publication_configure(study=publication.study, platform="prolific",
+    publishing.publication_configure(study=publication.study, platform="prolific",
                                    settings={"screened_out_code": "C0ATTN", "max_minutes": 45})
     publication.refresh_from_db()
     body = prolific_platform.prolific_study_body(publication)
@@ -53,7 +53,7 @@ def test_prolific_draft_study_carries_the_url_parameters_codes_and_blocklist(pro
 
 def test_prolific_publish_refuses_without_confirmation_code_or_reward_and_sends_nothing(prolific_transport, make_study):
     study = make_study("likert")
-    publication = services.publication_configure(study=study, platform="prolific", settings={"places": 3})
+    publication = publishing.publication_configure(study=study, platform="prolific", settings={"places": 3})
     with pytest.raises(PublishRefused) as refused:
         prolific_platform.prolific_publish(publication=publication)
     text = str(refused.value)
