@@ -22,22 +22,10 @@ from crowd.clients.mturk import MTurk
 from crowd.errors import PlatformError
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment, WorkerBlock
 from crowd.platforms import PLATFORMS, platform_of
-from crowd.platforms.base import SyncSummary, record_error
 from studies import review
 from studies.models import Assignment
 
 # --- publishing -------------------------------------------------------------------------------------
-
-
-def publication_sync(*, publication: Publication, client: Any = None) -> SyncSummary:
-    """Read the platform's view of the publication and reconcile Concord's assignments with it."""
-    try:
-        summary = platform_of(publication).sync(publication=publication, client=client)
-    except PlatformError as error:
-        record_error(publication, error)
-        raise
-    Publication.objects.filter(pk=publication.pk).update(last_error="")
-    return summary
 
 
 # --- review -----------------------------------------------------------------------------------------

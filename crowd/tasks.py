@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from crowd import services
+from crowd import sync
 from crowd.errors import PlatformError
 from crowd.models import Publication
 from crowd.platforms import mturk
@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def publication_sync(publication_id: int) -> str:
-    summary = services.publication_sync(publication=Publication.objects.select_related("study").get(pk=publication_id))
+    summary = sync.publication_sync(publication=Publication.objects.select_related("study").get(pk=publication_id))
     return str(summary)
 
 
@@ -28,7 +28,7 @@ def crowd_sync_all() -> dict:
     live = Publication.objects.exclude(status=Publication.Status.DRAFT).exclude(external_id="").select_related("study")
     for publication in live:
         try:
-            services.publication_sync(publication=publication)
+            sync.publication_sync(publication=publication)
             synced += 1
         except PlatformError as error:
             failed += 1

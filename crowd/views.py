@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import publishing, selectors, services
+from crowd import publishing, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -118,7 +118,7 @@ def _do(request, study, action: str) -> str:
         summary = platform_of(publication).published_summary(publication)
         return f"{summary[:1].upper()}{summary[1:]}."
     if action == "sync":
-        return f"Synced: {services.publication_sync(publication=publication)}."
+        return f"Synced: {sync.publication_sync(publication=publication)}."
     if action == "review" and request.POST.get("checks") in ("passed", "failed"):
         outcome = services.assignments_review_checked(
             publication=publication, passed=request.POST["checks"] == "passed", feedback=request.POST.get("feedback", ""),

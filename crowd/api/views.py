@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import publishing, selectors, services
+from crowd import publishing, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -167,7 +167,7 @@ class SyncApi(CrowdApiView):
         "abandoned": serializers.IntegerField(), "granted": serializers.IntegerField(),
         "problems": serializers.ListField(child=serializers.CharField())}), **ERRORS}, summary="Sync with the platform")
     def post(self, request, pk):
-        summary = services.publication_sync(publication=self.publication(request, pk))
+        summary = sync.publication_sync(publication=self.publication(request, pk))
         return Response(vars(summary))
 
 
