@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import publishing, selectors, services, sync
+from crowd import publishing, reviews, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -64,7 +64,7 @@ def crowd_page(request, slug):
         panels.append({"publication": publication, "platform": platform_of(publication), "fields": fields,
                        "estimate": publishing.publication_estimate(publication),
                        "problems": publishing.publish_problems(publication, confirm_production=True),
-                       "hits": list(publication.hits.all()), "submitted": services.submitted_records(publication),
+                       "hits": list(publication.hits.all()), "submitted": reviews.submitted_records(publication),
                        "balance": request.session.pop(f"crowd-balance-{publication.pk}", None)})
     choices = _new_targets({(p.platform, p.sandbox) for p in publications})
     return render(request, "crowd/study_crowd.html", {
@@ -80,7 +80,7 @@ def _publication(request, study) -> Publication:
 
 def _records(request, publication) -> list[WorkerAssignment]:
     if request.POST.get("all_submitted"):
-        return services.submitted_records(publication)
+        return reviews.submitted_records(publication)
     ids = [int(i) for i in request.POST.getlist("record") if i.isdigit()]
     return list(publication.worker_assignments.filter(pk__in=ids).select_related("assignment"))
 
@@ -120,14 +120,14 @@ def _do(request, study, action: str) -> str:
     if action == "sync":
         return f"Synced: {sync.publication_sync(publication=publication)}."
     if action == "review" and request.POST.get("checks") in ("passed", "failed"):
-        outcome = services.assignments_review_checked(
+        outcome = reviews.assignments_review_checked(
             publication=publication, passed=request.POST["checks"] == "passed", feedback=request.POST.get("feedback", ""),
             rejection_category=request.POST.get("rejection_category", ""))
         if outcome.failed:
             raise PublishRefused(f"review: {outcome}")
         return f"Review ({'approved those who passed' if request.POST['checks'] == 'passed' else 'rejected those who failed'} the checks): {outcome}."
     if action == "review":
-        outcome = services.assignments_review(
+        outcome = reviews.assignments_review(
             publication=publication, records=_records(request, publication), decision=request.POST.get("decision", ""),
             feedback=request.POST.get("feedback", ""), rejection_category=request.POST.get("rejection_category", ""))
         if outcome.failed:

@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import publishing, selectors, services, sync
+from crowd import publishing, reviews, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -201,14 +201,14 @@ class ReviewApi(CrowdApiView):
             if v["decision"] != ("approve" if v["checks"] == "passed" else "reject"):
                 raise ValidationError({"decision": f"checks={v['checks']} goes with "
                                                    f"{'approve' if v['checks'] == 'passed' else 'reject'}"})
-            outcome = services.assignments_review_checked(publication=publication, passed=v["checks"] == "passed",
+            outcome = reviews.assignments_review_checked(publication=publication, passed=v["checks"] == "passed",
                                                           feedback=v["feedback"], rejection_category=v["rejection_category"])
             return self._outcome(outcome)
-        records = (services.submitted_records(publication) if v["all_submitted"] else
+        records = (reviews.submitted_records(publication) if v["all_submitted"] else
                    list(publication.worker_assignments.filter(pk__in=v["records"]).select_related("assignment")))
         if not records:
             raise ValidationError({"records": "nothing to review"})
-        outcome = services.assignments_review(publication=publication, records=records, decision=v["decision"],
+        outcome = reviews.assignments_review(publication=publication, records=records, decision=v["decision"],
                                               feedback=v["feedback"], rejection_category=v["rejection_category"])
         return self._outcome(outcome)
 

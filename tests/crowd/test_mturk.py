@@ -9,7 +9,7 @@ from botocore.stub import ANY
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from crowd import costs, publishing, services
+from crowd import costs, publishing, reviews, services
 from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
@@ -241,7 +241,7 @@ def test_mturk_approve_all_submitted_approves_on_mturk_then_in_concord(mturk_stu
     publication, rows = synced_submitted(mturk_stub, publication)
     for worker in ("A1", "A2"):
         mturk_stub.add_response("approve_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}"})
-    outcome = services.assignments_review(publication=publication, records=services.submitted_records(publication),
+    outcome = reviews.assignments_review(publication=publication, records=reviews.submitted_records(publication),
                                           decision="approve")
     assert len(outcome.done) == 2 and not outcome.failed
     assert set(Assignment.objects.values_list("status", flat=True)) == {"approved"}
@@ -250,15 +250,15 @@ def test_mturk_approve_all_submitted_approves_on_mturk_then_in_concord(mturk_stu
 
 def test_mturk_reject_needs_feedback_and_a_failing_call_changes_nothing(mturk_stub, publication):
     publication, rows = synced_submitted(mturk_stub, publication)
-    records = services.submitted_records(publication)
+    records = reviews.submitted_records(publication)
     with pytest.raises(ValidationError, match="needs feedback"):
-        services.assignments_review(publication=publication, records=records, decision="reject", feedback=" ")
+        reviews.assignments_review(publication=publication, records=records, decision="reject", feedback=" ")
     mturk_error(mturk_stub, "reject_assignment", "RequestError",
                 "This operation can be called with a status of: Submitted (1574288211553)",
                 expected_params={"AssignmentId": "3ASSIGNA1", "RequesterFeedback": "Every answer was the same."})
     mturk_stub.add_response("reject_assignment", {}, {"AssignmentId": "3ASSIGNA2",
                                                       "RequesterFeedback": "Every answer was the same."})
-    outcome = services.assignments_review(publication=publication, records=records, decision="reject",
+    outcome = reviews.assignments_review(publication=publication, records=records, decision="reject",
                                           feedback="Every answer was the same.")
     assert [r.external_id for r in outcome.done] == ["3ASSIGNA2"]
     assert "RejectAssignment failed" in outcome.failed[0][1]

@@ -5,7 +5,7 @@ and errors that name the call and change nothing."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from crowd import publishing, services
+from crowd import publishing, reviews, services
 from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
@@ -124,7 +124,7 @@ def test_prolific_approve_transitions_the_submission_then_concord(prolific_trans
     publication, rows = records_submitted(publication)
     prolific_transport.expect("POST", "submissions/6560aaaa0000000000000001/transition/",
                               "prolific_submission_approved.json", body={"action": "APPROVE"})
-    outcome = services.assignments_review(publication=publication, records=rows, decision="approve")
+    outcome = reviews.assignments_review(publication=publication, records=rows, decision="approve")
     assert len(outcome.done) == 1 and Assignment.objects.get().status == "approved"
 
 
@@ -132,13 +132,13 @@ def test_prolific_reject_needs_a_category_and_a_long_message(prolific_transport,
     publication, rows = records_submitted(publication)
     for category, message in (("", LONG_MESSAGE), ("LOW_EFFORT", "Too fast.")):
         with pytest.raises(ValidationError):
-            services.assignments_review(publication=publication, records=rows, decision="reject",
+            reviews.assignments_review(publication=publication, records=rows, decision="reject",
                                         feedback=message, rejection_category=category)
     assert prolific_transport.requests == []
     prolific_transport.expect("POST", "submissions/6560aaaa0000000000000001/transition/",
                               "prolific_submission_rejected.json",
                               body={"action": "REJECT", "rejection_category": "LOW_EFFORT", "message": LONG_MESSAGE})
-    services.assignments_review(publication=publication, records=rows, decision="reject", feedback=LONG_MESSAGE,
+    reviews.assignments_review(publication=publication, records=rows, decision="reject", feedback=LONG_MESSAGE,
                                 rejection_category="LOW_EFFORT")
     assert Assignment.objects.get().status == "rejected"
     assert prolific.rejection_problem("NOT_A_CATEGORY", LONG_MESSAGE).startswith("rejection_category must be")
@@ -148,7 +148,7 @@ def test_prolific_reject_refused_by_prolific_leaves_concord_unchanged(prolific_t
     publication, rows = records_submitted(publication)
     prolific_transport.expect("POST", "submissions/6560aaaa0000000000000001/transition/",
                               "prolific_error_validation.json", status=400)
-    outcome = services.assignments_review(publication=publication, records=rows, decision="reject",
+    outcome = reviews.assignments_review(publication=publication, records=rows, decision="reject",
                                           feedback=LONG_MESSAGE, rejection_category="FAILED_CHECK")
     assert "POST /submissions/6560aaaa0000000000000001/transition/ failed (400)" in outcome.failed[0][1]
     assert Assignment.objects.get().status == "submitted" and WorkerAssignment.objects.get().state == "submitted"

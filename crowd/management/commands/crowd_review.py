@@ -18,7 +18,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import services
+from crowd import reviews, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
 from crowd.platforms import mturk
@@ -74,10 +74,10 @@ class Command(BaseCommand):
         for decision, ids in (("approve", options["approve"]), ("reject", options["reject"])):
             records = self._records(publication, ids) if ids else []
             if decision == "approve" and options["approve_all_submitted"]:
-                records += services.submitted_records(publication)
+                records += reviews.submitted_records(publication)
             if records:
                 did = True
-                outcome = services.assignments_review(publication=publication, records=records, decision=decision,
+                outcome = reviews.assignments_review(publication=publication, records=records, decision=decision,
                                                       feedback=options["feedback"], rejection_category=options["category"])
                 self.stdout.write(f"{decision}: {outcome}")
                 if outcome.failed:
@@ -85,7 +85,7 @@ class Command(BaseCommand):
         for flag, passed in (("approve_passed", True), ("reject_failed", False)):
             if options[flag]:
                 did = True
-                outcome = services.assignments_review_checked(publication=publication, passed=passed,
+                outcome = reviews.assignments_review_checked(publication=publication, passed=passed,
                                                               feedback=options["feedback"],
                                                               rejection_category=options["category"])
                 self.stdout.write(f"{'approve passed' if passed else 'reject failed'}: {outcome}")
