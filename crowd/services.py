@@ -8,19 +8,16 @@ Concord's assignments go through ``studies.review``.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from decimal import InvalidOperation
+from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from crowd import costs
 from crowd.clients.mturk import MTurk
-from crowd.models import Bonus, Platform, Publication, WorkerBlock
-from crowd.platforms import PLATFORMS, platform_of
+from crowd.models import Platform, WorkerBlock
+from crowd.platforms import platform_of
 from studies import review
-from studies.models import Assignment
 
 # --- publishing -------------------------------------------------------------------------------------
 
@@ -29,36 +26,6 @@ from studies.models import Assignment
 
 
 # --- bonuses ----------------------------------------------------------------------------------------
-
-def bonus_create(*, publication: Publication, assignment: Assignment, amount, reason: str, user=None) -> Bonus:
-    """Record a bonus to send (stored before anything is sent: its id is the idempotency token)."""
-    errors = {}
-    try:
-        value = costs.money(amount)
-        if value <= 0:
-            errors["amount"] = "a bonus must be more than 0"
-    except (InvalidOperation, ValueError, TypeError):
-        errors["amount"] = f"{amount!r} is not an amount"
-    if not (reason or "").strip():
-        errors["reason"] = "the worker sees the reason; give one"
-    if assignment.study_id != publication.study_id:
-        errors["assignment"] = "this assignment is not part of the study"
-    for key, problem in platform_of(publication).bonus_problems(publication, assignment).items():
-        errors.setdefault(key, problem)
-    if errors:
-        raise ValidationError(errors)
-    return Bonus.objects.create(publication=publication, assignment=assignment, amount=value,
-                                reason=reason.strip()[:500], created_by=user)
-
-
-def bonuses_send(*, bonuses: Iterable[Bonus]) -> list[Bonus]:
-    """Send pending or failed bonuses, each platform's rows through its own call (MTurk: one
-    idempotent call per bonus; Prolific: one bulk bonus per study, not paid twice blindly)."""
-    rows = [b for b in bonuses if b.status != Bonus.Status.SENT]
-    for key, kind in PLATFORMS.items():
-        if mine := [b for b in rows if b.publication.platform == key]:
-            kind.bonuses_send(mine)
-    return list(Bonus.objects.filter(pk__in=[b.pk for b in rows]))
 
 
 # --- workers ----------------------------------------------------------------------------------------

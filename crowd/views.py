@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import publishing, reviews, selectors, services, sync
+from crowd import bonuses, publishing, reviews, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -135,9 +135,9 @@ def _do(request, study, action: str) -> str:
         return f"Review: {outcome}."
     if action == "bonus":
         assignment = get_object_or_404(Assignment, pk=request.POST.get("assignment") or 0, study=study)
-        bonus = services.bonus_create(publication=publication, assignment=assignment, amount=request.POST.get("amount"),
+        bonus = bonuses.bonus_create(publication=publication, assignment=assignment, amount=request.POST.get("amount"),
                                       reason=request.POST.get("reason", ""), user=request.user)
-        services.bonuses_send(bonuses=[bonus])
+        bonuses.bonuses_send(bonuses=[bonus])
         return f"Bonus of {bonus.amount} sent."
     if action in ("block", "unblock"):
         service = services.worker_block if action == "block" else services.worker_unblock

@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import publishing, reviews, selectors, services, sync
+from crowd import bonuses, publishing, reviews, selectors, services, sync
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -238,9 +238,9 @@ class BonusApi(CrowdApiView):
         data = self.BonusInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = get_object_or_404(Assignment, pk=data.validated_data["assignment"], study=publication.study)
-        bonus = services.bonus_create(publication=publication, assignment=assignment, user=request.user,
+        bonus = bonuses.bonus_create(publication=publication, assignment=assignment, user=request.user,
                                       amount=data.validated_data["amount"], reason=data.validated_data["reason"])
-        bonus = services.bonuses_send(bonuses=[bonus])[0]
+        bonus = bonuses.bonuses_send(bonuses=[bonus])[0]
         return Response(self.BonusOutputSerializer(bonus).data, status=status.HTTP_201_CREATED)
 
 

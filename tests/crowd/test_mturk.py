@@ -9,6 +9,7 @@ from botocore.stub import ANY
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from crowd import bonuses as crowd_bonuses
 from crowd import costs, publishing, reviews, services
 from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
@@ -268,23 +269,23 @@ def test_mturk_reject_needs_feedback_and_a_failing_call_changes_nothing(mturk_st
 
 def test_mturk_bonus_is_stored_first_and_a_retry_pays_once(mturk_stub, publication):
     publication, rows = synced_submitted(mturk_stub, publication, workers=("A1",))
-    bonus = services.bonus_create(publication=publication, assignment=rows[0], amount="0.50", reason="Careful work")
+    bonus = crowd_bonuses.bonus_create(publication=publication, assignment=rows[0], amount="0.50", reason="Careful work")
     expected = {"WorkerId": "A1", "BonusAmount": "0.50", "AssignmentId": "3ASSIGNA1", "Reason": "Careful work",
                 "UniqueRequestToken": f"concord-bonus-{bonus.pk}"}
     mturk_error(mturk_stub, "send_bonus", "ServiceFault", "We encountered an unexpected error.", status=500,
                 expected_params=expected)
     with pytest.raises(PlatformError, match="SendBonus failed"):
-        services.bonuses_send(bonuses=[bonus])
+        crowd_bonuses.bonuses_send(bonuses=[bonus])
     bonus.refresh_from_db()
     assert bonus.status == Bonus.Status.FAILED
     # the first attempt had in fact paid: MTurk refuses the repeated token, which counts as sent
     mturk_error(mturk_stub, "send_bonus", "RequestError",
                 "The value of UniqueRequestToken has already been used for a request. (1574288211553)",
                 expected_params=expected)
-    services.bonuses_send(bonuses=[bonus])
+    crowd_bonuses.bonuses_send(bonuses=[bonus])
     bonus.refresh_from_db()
     assert bonus.status == Bonus.Status.SENT
-    services.bonuses_send(bonuses=[bonus])  # sent: no call (the stubber has nothing queued)
+    crowd_bonuses.bonuses_send(bonuses=[bonus])  # sent: no call (the stubber has nothing queued)
 
 
 def test_mturk_bonus_input_is_checked(publication, make_study):
@@ -292,7 +293,7 @@ def test_mturk_bonus_input_is_checked(publication, make_study):
     rater = study_services.rater_get_or_create(platform="mturk", external_id="A1")
     assignment = study_services.assignment_start(study=study, rater=rater, platform_data={})
     with pytest.raises(ValidationError) as error:
-        services.bonus_create(publication=publication, assignment=assignment, amount="-1", reason="")
+        crowd_bonuses.bonus_create(publication=publication, assignment=assignment, amount="-1", reason="")
     assert set(error.value.message_dict) == {"amount", "reason", "assignment"}
     assert Bonus.objects.count() == 0
 

@@ -5,7 +5,8 @@ and errors that name the call and change nothing."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from crowd import publishing, reviews, services
+from crowd import bonuses as crowd_bonuses
+from crowd import publishing, reviews
 from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
@@ -156,20 +157,20 @@ def test_prolific_reject_refused_by_prolific_leaves_concord_unchanged(prolific_t
 
 def test_prolific_bulk_bonus_is_set_up_then_paid_once(prolific_transport, publication):
     publication, rows = records_submitted(publication, n=2)
-    bonuses = [services.bonus_create(publication=publication, assignment=r.assignment, amount=amount, reason="Thanks")
+    bonuses = [crowd_bonuses.bonus_create(publication=publication, assignment=r.assignment, amount=amount, reason="Thanks")
                for r, amount in zip(rows, ("0.75", "1.25"), strict=True)]
     prolific_transport.expect("POST", "submissions/bonus-payments/", "prolific_bonus_created.json", status=201, body={
         "study_id": STUDY_ID, "csv_bonuses": "5f00000000000000000000a1,0.75\n5f00000000000000000000a2,1.25"})
     prolific_transport.expect("POST", "bulk-bonus-payments/6570bbbb0000000000000009/pay/", "prolific_bonus_paid.json",
                               status=202)
-    services.bonuses_send(bonuses=bonuses)
+    crowd_bonuses.bonuses_send(bonuses=bonuses)
     assert set(Bonus.objects.values_list("status", "platform_ref")) == {("sent", "6570bbbb0000000000000009")}
-    services.bonuses_send(bonuses=Bonus.objects.all())  # already sent: no request
+    crowd_bonuses.bonuses_send(bonuses=Bonus.objects.all())  # already sent: no request
 
 
 def test_prolific_bonus_whose_payment_failed_is_not_paid_again_blindly(prolific_transport, publication):
     publication, rows = records_submitted(publication)
-    bonus = services.bonus_create(publication=publication, assignment=rows[0].assignment, amount="1", reason="Thanks")
+    bonus = crowd_bonuses.bonus_create(publication=publication, assignment=rows[0].assignment, amount="1", reason="Thanks")
     prolific_transport.expect("POST", "submissions/bonus-payments/", "prolific_bonus_created.json", status=201)
     prolific_transport.expect("POST", "bulk-bonus-payments/6570bbbb0000000000000009/pay/", {"error": "timeout"},
                               status=504)
@@ -178,11 +179,11 @@ def test_prolific_bonus_whose_payment_failed_is_not_paid_again_blindly(prolific_
     prolific_transport.expect("POST", "bulk-bonus-payments/6570bbbb0000000000000009/pay/", {"error": "timeout"},
                               status=504)
     with pytest.raises(PlatformError, match="bulk-bonus-payments"):
-        services.bonuses_send(bonuses=[bonus])
+        crowd_bonuses.bonuses_send(bonuses=[bonus])
     bonus.refresh_from_db()
     assert (bonus.status, bonus.platform_ref) == (Bonus.Status.FAILED, "6570bbbb0000000000000009")
     with pytest.raises(PublishRefused, match="not idempotent"):
-        services.bonuses_send(bonuses=[bonus])
+        crowd_bonuses.bonuses_send(bonuses=[bonus])
 
 
 def test_prolific_without_a_token_says_where_to_set_it(settings, publication):

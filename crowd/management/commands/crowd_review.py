@@ -18,7 +18,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import reviews, services
+from crowd import bonuses, reviews, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
 from crowd.platforms import mturk
@@ -99,9 +99,9 @@ class Command(BaseCommand):
             record = self._records(publication, [options["bonus"][0]])[0]
             if record.assignment is None:
                 raise CommandError(f"{record.external_id} has no Concord assignment to attach the bonus to")
-            bonus = services.bonus_create(publication=publication, assignment=record.assignment,
+            bonus = bonuses.bonus_create(publication=publication, assignment=record.assignment,
                                           amount=options["bonus"][1], reason=options["reason"])
-            services.bonuses_send(bonuses=[bonus])
+            bonuses.bonuses_send(bonuses=[bonus])
             self.stdout.write(f"bonus {bonus.amount} sent to {record.worker_id} (token {bonus.token})")
         if options["block"]:
             did = True
