@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import bonuses, publishing, reviews, selectors, services, sync
+from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -140,12 +140,12 @@ def _do(request, study, action: str) -> str:
         bonuses.bonuses_send(bonuses=[bonus])
         return f"Bonus of {bonus.amount} sent."
     if action in ("block", "unblock"):
-        service = services.worker_block if action == "block" else services.worker_unblock
+        service = workers.worker_block if action == "block" else workers.worker_unblock
         service(worker_id=request.POST.get("worker_id", ""), reason=request.POST.get("reason", ""),
                 sandbox=publication.sandbox)
         return f"Worker {action}ed."
     if action == "notify":
-        failures = services.workers_notify(worker_ids=request.POST.get("worker_ids", "").replace(",", " ").split(),
+        failures = workers.workers_notify(worker_ids=request.POST.get("worker_ids", "").replace(",", " ").split(),
                                            subject=request.POST.get("subject", ""),
                                            message=request.POST.get("message", ""), sandbox=publication.sandbox)
         return "Message sent" + (f"; {len(failures)} failed" if failures else "") + "."

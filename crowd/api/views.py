@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import bonuses, publishing, reviews, selectors, services, sync
+from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -258,7 +258,7 @@ class WorkerBlockApi(CrowdApiView):
         data = self.WorkerBlockInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        service = services.worker_unblock if v["unblock"] else services.worker_block
+        service = workers.worker_unblock if v["unblock"] else workers.worker_block
         service(worker_id=v["worker_id"], reason=v["reason"], sandbox=publication.sandbox)
         return Response({"worker_id": v["worker_id"], "active": not v["unblock"]})
 
@@ -275,7 +275,7 @@ class NotifyApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.NotifyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response({"failures": services.workers_notify(sandbox=publication.sandbox, **data.validated_data)})
+        return Response({"failures": workers.workers_notify(sandbox=publication.sandbox, **data.validated_data)})
 
 
 class HitExtendApi(CrowdApiView):

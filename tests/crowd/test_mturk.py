@@ -10,7 +10,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from crowd import bonuses as crowd_bonuses
-from crowd import costs, publishing, reviews, services
+from crowd import costs, publishing, reviews
+from crowd import workers as crowd_workers
 from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
@@ -301,13 +302,13 @@ def test_mturk_bonus_input_is_checked(publication, make_study):
 def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication):
     rater = study_services.rater_get_or_create(platform="mturk", external_id="A7SPAM")
     mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Random answers"})
-    services.worker_block(worker_id="A7SPAM", reason="Random answers", sandbox=True)
+    crowd_workers.worker_block(worker_id="A7SPAM", reason="Random answers", sandbox=True)
     rater.refresh_from_db()
     assert rater.blocked
     with pytest.raises(AssignmentRefused):
         study_services.assignment_start(study=publication.study, rater=rater)
     mturk_stub.add_response("delete_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Appeal accepted"})
-    block = services.worker_unblock(worker_id="A7SPAM", reason="Appeal accepted", sandbox=True)
+    block = crowd_workers.worker_unblock(worker_id="A7SPAM", reason="Appeal accepted", sandbox=True)
     assert not block.active and not Rater.objects.get(pk=rater.pk).blocked
 
 
@@ -318,7 +319,7 @@ def test_mturk_notify_sends_at_most_100_workers_per_call(mturk_stub):
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": [
         {"NotifyWorkersFailureCode": "HardFailure", "NotifyWorkersFailureMessage": "blocked", "WorkerId": "A120"}]},
         {"Subject": "New HITs", "MessageText": "Hello", "WorkerIds": workers[100:]})
-    failures = services.workers_notify(worker_ids=workers, subject="New HITs", message="Hello", sandbox=True)
+    failures = crowd_workers.workers_notify(worker_ids=workers, subject="New HITs", message="Hello", sandbox=True)
     assert [f["WorkerId"] for f in failures] == ["A120"]
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import bonuses, reviews, services
+from crowd import bonuses, reviews, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
 from crowd.platforms import mturk
@@ -105,11 +105,11 @@ class Command(BaseCommand):
             self.stdout.write(f"bonus {bonus.amount} sent to {record.worker_id} (token {bonus.token})")
         if options["block"]:
             did = True
-            services.worker_block(worker_id=options["block"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_block(worker_id=options["block"], reason=options["reason"], sandbox=publication.sandbox)
             self.stdout.write(f"blocked {options['block']}")
         if options["unblock"]:
             did = True
-            services.worker_unblock(worker_id=options["unblock"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_unblock(worker_id=options["unblock"], reason=options["reason"], sandbox=publication.sandbox)
             self.stdout.write(f"unblocked {options['unblock']}")
         if options["extend_hits"]:
             did = True

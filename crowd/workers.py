@@ -1,10 +1,6 @@
-"""The crowd app's writes that are the same on every platform: configuring and publishing a
-publication, syncing it, reviewing, bonuses, worker blocks. Each asks the publication's platform
-object (``crowd.platforms``) for what differs; the platform modules make the calls.
-
-Order of work, so that a platform error leaves Concord's state unchanged: check locally (refuse,
-sending nothing), call the platform, then record what the platform accepted. Status changes of
-Concord's assignments go through ``studies.review``.
+"""Workers on a platform, beyond one submission: blocking and unblocking them, and messaging them.
+The platform object (``crowd.platforms``) makes the call; Concord records the block and refuses the
+rater too (``studies.review.rater_blocked_set``).
 """
 from __future__ import annotations
 
@@ -19,16 +15,6 @@ from crowd.models import Platform, WorkerBlock
 from crowd.platforms import platform_of
 from studies import review
 
-# --- publishing -------------------------------------------------------------------------------------
-
-
-# --- review -----------------------------------------------------------------------------------------
-
-
-# --- bonuses ----------------------------------------------------------------------------------------
-
-
-# --- workers ----------------------------------------------------------------------------------------
 
 def worker_block(*, worker_id: str, reason: str, sandbox: bool, client: MTurk | None = None) -> WorkerBlock:
     """Block a worker on MTurk (they can no longer take this requester's HITs) and in Concord."""
