@@ -16,7 +16,7 @@ from django.db import transaction
 from crowd import costs
 from crowd.models import Publication
 from crowd.platforms import platform_of
-from studies import editing
+from studies.authoring import editing
 from studies.models import Study
 
 
@@ -38,7 +38,7 @@ def publication_configure(*, study: Study, platform: str, sandbox: bool = True,
     if cleaned and publication.status != Publication.Status.DRAFT:
         raise ValidationError({"settings": "this publication was already sent to the platform; its settings are fixed"})
     reward = kind.reward_from(cleaned)
-    if reward is not None:  # the study's reward (studies.planning reads it too)
+    if reward is not None:  # the study's reward (studies.authoring.planning reads it too)
         editing.study_update(study=study, values={"reward": costs.money(reward)})
         study.refresh_from_db(fields=["reward"])
         publication.study = study

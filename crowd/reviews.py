@@ -1,7 +1,7 @@
 """Reviewing what raters submitted on a platform: approve or reject one, many, all submitted, or
 all that passed (failed) the quality checks. The platform first (its object in
 ``crowd.platforms`` says what a rejection needs and makes the call), then Concord's assignment
-through ``studies.review``."""
+through ``studies.rating.review``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,8 +14,8 @@ from django.db import transaction
 from crowd.errors import PlatformError
 from crowd.models import Publication, WorkerAssignment
 from crowd.platforms import platform_of
-from studies import review
 from studies.models import Assignment
+from studies.rating import review
 
 
 @dataclass
@@ -43,7 +43,7 @@ def submitted_records(publication: Publication) -> list[WorkerAssignment]:
 def assignments_review(*, publication: Publication, records: Sequence[WorkerAssignment], decision: str,
                        feedback: str = "", rejection_category: str = "", client: Any = None) -> ReviewOutcome:
     """Approve or reject platform assignments, one at a time: the platform first, then Concord
-    (``studies.review``). One failing call leaves that assignment unchanged in Concord and is
+    (``studies.rating.review``). One failing call leaves that assignment unchanged in Concord and is
     reported with the call's name; the others go on."""
     if decision not in ("approve", "reject"):
         raise ValidationError({"decision": "approve or reject"})
@@ -84,7 +84,7 @@ def assignments_review(*, publication: Publication, records: Sequence[WorkerAssi
 
 def checked_records(publication: Publication, *, passed: bool) -> list[WorkerAssignment]:
     """Platform assignments waiting for review whose Concord assignment was submitted and scored on
-    the study's attention checks / gold items (``studies.checks``), and passed (pass rate at least
+    the study's attention checks / gold items (``studies.rating.checks``), and passed (pass rate at least
     the study's minimum) or failed. Assignments with no check shown are in neither list."""
     return list(publication.worker_assignments.filter(
         state=WorkerAssignment.State.SUBMITTED, assignment__status=Assignment.Status.SUBMITTED,

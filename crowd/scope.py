@@ -7,13 +7,13 @@ from django.urls import reverse
 
 from crowd import conf
 from crowd.models import Publication
-from studies import allocation
+from studies.authoring import allocation
 from studies.models import Assignment, Study
 
 
 def places_needed(study: Study) -> int:
     """Raters needed so every item reaches its target: ceil(items x raters per item / items per rater)
-    (``studies.allocation.places_needed``); check items ride along in every assignment."""
+    (``studies.authoring.allocation.places_needed``); check items ride along in every assignment."""
     items = study.items.filter(check_kind="").count()
     return allocation.places_needed(items, study.raters_per_item, study.items_per_assignment)
 

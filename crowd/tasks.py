@@ -8,7 +8,7 @@ from crowd import sync
 from crowd.errors import PlatformError
 from crowd.models import Publication
 from crowd.platforms import mturk
-from studies import review
+from studies.rating import review
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
 from studies.models import Assignment
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 EXPERIMENT_LINK_LABEL = "One link for the whole experiment (Concord spreads new workers evenly over its conditions)"
 BOOLEAN_FIELDS = {"masters", "block_other_conditions", "experiment_link"}

@@ -1,6 +1,6 @@
 """Workers on a platform, beyond one submission: blocking and unblocking them, and messaging them.
 The platform object (``crowd.platforms``) makes the call; Concord records the block and refuses the
-rater too (``studies.review.rater_blocked_set``).
+rater too (``studies.rating.review.rater_blocked_set``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.utils import timezone
 from crowd.clients.mturk import MTurk
 from crowd.models import Platform, WorkerBlock
 from crowd.platforms import platform_of
-from studies import review
+from studies.rating import review
 
 
 def worker_block(*, worker_id: str, reason: str, sandbox: bool, client: MTurk | None = None) -> WorkerBlock:

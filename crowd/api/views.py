@@ -17,7 +17,7 @@ from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
 from studies.api.views import _django_errors
 from studies.models import Assignment
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 ErrorSerializer = inline_serializer("CrowdError", {"detail": serializers.CharField(),
                                                    "call": serializers.CharField(required=False)})

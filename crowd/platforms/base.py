@@ -25,8 +25,9 @@ from crowd import conf, costs
 from crowd.errors import PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
 from crowd.scope import linked_studies, places_needed
-from studies import allocation, planning, review
+from studies.authoring import allocation, planning
 from studies.models import Assignment, Study
+from studies.rating import review
 
 DESCRIPTION = "Read short conversations and rate the replies of dialogue systems."
 TRUE_WORDS = ("1", "true", "yes", "on")
@@ -124,7 +125,7 @@ class CrowdPlatform(ABC):
         With the experiment link, places default to the sum over the experiment's open conditions."""
         study = publication.study
         places = sum(places_needed(s) for s in linked_studies(publication))
-        # The reward and the expected minutes are the study's (studies.planning: one source of truth); a
+        # The reward and the expected minutes are the study's (studies.authoring.planning: one source of truth); a
         # publication keeps its own reward only once sent (the record of what the platform was told).
         reward = study.reward if study.reward is not None else Decimal("0")
         minutes = planning.pay_plan(study)["minutes"]

@@ -23,8 +23,8 @@ from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Platform, Publication, QualificationGrant, QualificationType, WorkerAssignment
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id
-from studies import review
 from studies.models import Assignment, Study
+from studies.rating import review
 
 ABANDON_GRACE = timedelta(minutes=5)
 MTURK_STATES = {"Submitted": WorkerAssignment.State.SUBMITTED, "Approved": WorkerAssignment.State.APPROVED,

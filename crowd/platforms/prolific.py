@@ -23,9 +23,9 @@ from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id
-from studies import platforms as rater_platforms
-from studies import review
 from studies.models import Assignment, Study
+from studies.rating import platforms as rater_platforms
+from studies.rating import review
 
 PROLIFIC_TRANSITIONS = {"PAUSE": Publication.Status.PAUSED, "START": Publication.Status.PUBLISHED,
                         "STOP": Publication.Status.STOPPED, "PUBLISH": Publication.Status.PUBLISHED}
@@ -220,7 +220,7 @@ class ProlificPlatform(CrowdPlatform):
             "reward_cents": int(reward * 100), "places": places,
             "estimated_minutes": math.ceil(minutes) if minutes else 20, "max_minutes": None,
             "devices": ["desktop"], "filters": [],
-            # The study's own fixed codes: the done page gives raters exactly these (studies.platforms).
+            # The study's own fixed codes: the done page gives raters exactly these (studies.rating.platforms).
             "completion_code": rater_platforms.prolific_completion_code(config),
             "screened_out_code": str(config.get("screened_out_code") or ""),
             "fee_rate": str(costs.PROLIFIC_DEFAULT_FEE), "block_other_conditions": True,

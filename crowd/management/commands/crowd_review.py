@@ -22,7 +22,7 @@ from crowd import bonuses, reviews, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
 from crowd.platforms import mturk
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 
 class Command(BaseCommand):
