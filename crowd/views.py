@@ -67,9 +67,11 @@ def crowd_page(request, slug):
                        "hits": list(publication.hits.all()), "submitted": reviews.submitted_records(publication),
                        "balance": request.session.pop(f"crowd-balance-{publication.pk}", None)})
     choices = _new_targets({(p.platform, p.sandbox) for p in publications})
+    dashboard = selectors.dashboard(study)
+    for row in dashboard["rows"]:  # a row's review form asks what its platform needs
+        row["platform"] = platform_of(row["record"].publication) if row["record"] else None
     return render(request, "crowd/study_crowd.html", {
-        "study": study, "panels": panels, "choices": choices, "dashboard": selectors.dashboard(study),
-        "rejection_categories": prolific.PLATFORM.rejection_categories,
+        "study": study, "panels": panels, "choices": choices, "dashboard": dashboard,
     })
 
 

@@ -13,6 +13,7 @@ sending nothing), call the platform, then record what the platform accepted.
 """
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,12 @@ def mirror_review(assignment: Assignment | None, state: str, feedback: str, plat
         review.assignment_approve(assignment=assignment)
     elif state == WorkerAssignment.State.REJECTED:
         review.assignment_reject(assignment=assignment, reason=feedback or f"rejected on {platform}")
+
+
+def simulated_id(*parts: object, length: int) -> str:
+    """A reproducible hexadecimal id for a simulated rater (``crowd.simulation``): the same parts give
+    the same id, so a seeded run can be replayed."""
+    return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:length]
 
 
 def _typed(kind: str, value: Any) -> Any:
@@ -252,6 +259,11 @@ class CrowdPlatform(ABC):
     def bonus_problems(self, publication: Publication, assignment: Assignment) -> dict[str, str]:
         """The platform's reasons why this assignment cannot get a bonus, by field."""
         return {}
+
+    @abstractmethod
+    def simulated_entry(self, run: str, index: int) -> tuple[str, dict[str, str]]:
+        """(worker id, entry-link parameters) of simulated rater ``index`` of a run, in the formats
+        the platform itself uses, so that the entry's identity checks treat them as real ones."""
 
     @abstractmethod
     def bonuses_send(self, rows: list[Bonus], client: Any = None) -> None:

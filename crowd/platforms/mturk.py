@@ -21,7 +21,7 @@ from crowd import costs
 from crowd.clients.mturk import MTurk, external_question, qualification_requirements
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Platform, Publication, QualificationGrant, QualificationType, WorkerAssignment
-from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error
+from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id
 from studies.models import Assignment, Study
 from studies.rating import review
@@ -358,6 +358,13 @@ class MTurkPlatform(CrowdPlatform):
 
     def bonuses_send(self, rows: list[Bonus], client: MTurk | None = None) -> None:
         mturk_bonuses_send(rows, client)
+
+    def simulated_entry(self, run: str, index: int) -> tuple[str, dict[str, str]]:
+        """Worker ids are "A" and 13 upper-case letters or digits; assignment and HIT ids 30."""
+        worker = "A" + simulated_id(run, index, "worker", length=13).upper()
+        return worker, {"workerId": worker, "assignmentId": simulated_id(run, index, "assignment", length=30).upper(),
+                        "hitId": simulated_id(run, "hit", length=30).upper(),
+                        "turkSubmitTo": "https://workersandbox.mturk.com"}
 
     def worker_block(self, client: MTurk, worker_id: str, reason: str) -> None:
         client.call("create_worker_block", WorkerId=worker_id, Reason=reason[:500])

@@ -21,7 +21,7 @@ from crowd import conf, costs
 from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment
-from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error
+from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id
 from studies.models import Assignment, Study
 from studies.rating import platforms as rater_platforms
@@ -290,6 +290,12 @@ class ProlificPlatform(CrowdPlatform):
 
     def bonuses_send(self, rows: list[Bonus], client: prolific.Prolific | None = None) -> None:
         prolific_bonuses_send(rows, client)
+
+    def simulated_entry(self, run: str, index: int) -> tuple[str, dict[str, str]]:
+        """Participant, study and session ids are 24 lower-case hexadecimal digits on Prolific."""
+        participant = simulated_id(run, index, "participant", length=24)
+        return participant, {"PROLIFIC_PID": participant, "STUDY_ID": simulated_id(run, "study", length=24),
+                             "SESSION_ID": simulated_id(run, index, "session", length=24)}
 
 
 PLATFORM = ProlificPlatform()
