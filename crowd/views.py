@@ -143,13 +143,13 @@ def _do(request, study, action: str) -> str:
         return f"Bonus of {bonus.amount} sent."
     if action in ("block", "unblock"):
         service = workers.worker_block if action == "block" else workers.worker_unblock
-        service(worker_id=request.POST.get("worker_id", ""), reason=request.POST.get("reason", ""),
-                sandbox=publication.sandbox)
+        service(publication=publication, worker_id=request.POST.get("worker_id", ""),
+                reason=request.POST.get("reason", ""), user=request.user)
         return f"Worker {action}ed."
     if action == "notify":
         failures = workers.workers_notify(worker_ids=request.POST.get("worker_ids", "").replace(",", " ").split(),
                                            subject=request.POST.get("subject", ""),
-                                           message=request.POST.get("message", ""), sandbox=publication.sandbox)
+                                           message=request.POST.get("message", ""), publication=publication)
         return "Message sent" + (f"; {len(failures)} failed" if failures else "") + "."
     if action == "extend":
         hit = get_object_or_404(Hit, publication=publication, pk=request.POST.get("hit") or 0)

@@ -247,20 +247,20 @@ class BonusApi(CrowdApiView):
 class WorkerBlockApi(CrowdApiView):
     class WorkerBlockInputSerializer(serializers.Serializer):
         worker_id = serializers.CharField()
-        reason = serializers.CharField()
+        reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="required to block")
         unblock = serializers.BooleanField(default=False)
 
     @extend_schema(request=WorkerBlockInputSerializer, responses={200: inline_serializer("Block", {
         "worker_id": serializers.CharField(), "active": serializers.BooleanField()}), **ERRORS},
-        summary="Block or unblock an MTurk worker (with a reason)")
+        summary="Block a worker of this publication from the owner's studies (with a reason), or lift that block")
     def post(self, request, pk):
         publication = self.publication(request, pk)
         data = self.WorkerBlockInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         service = workers.worker_unblock if v["unblock"] else workers.worker_block
-        service(worker_id=v["worker_id"], reason=v["reason"], sandbox=publication.sandbox)
-        return Response({"worker_id": v["worker_id"], "active": not v["unblock"]})
+        block = service(publication=publication, worker_id=v["worker_id"], reason=v["reason"], user=request.user)
+        return Response({"worker_id": v["worker_id"], "active": bool(block and block.active)})
 
 
 class NotifyApi(CrowdApiView):
@@ -270,12 +270,12 @@ class NotifyApi(CrowdApiView):
         message = serializers.CharField(max_length=4096)
 
     @extend_schema(request=NotifyInputSerializer, responses={200: inline_serializer("NotifyResult", {
-        "failures": serializers.ListField(child=serializers.DictField())}), **ERRORS}, summary="E-mail MTurk workers")
+        "failures": serializers.ListField(child=serializers.DictField())}), **ERRORS}, summary="Message workers of this publication (MTurk)")
     def post(self, request, pk):
         publication = self.publication(request, pk)
         data = self.NotifyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response({"failures": workers.workers_notify(sandbox=publication.sandbox, **data.validated_data)})
+        return Response({"failures": workers.workers_notify(publication=publication, **data.validated_data)})
 
 
 class HitExtendApi(CrowdApiView):

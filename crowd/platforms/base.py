@@ -108,7 +108,7 @@ class CrowdPlatform(ABC):
     external_label: ClassVar[str]  # what the publication's external id is on the platform
     can_draft: ClassVar[bool] = False  # created on the platform first, published later
     has_balance: ClassVar[bool] = False
-    blocks_workers: ClassVar[bool] = False
+    messages_workers: ClassVar[bool] = False
     transitions: ClassVar[Mapping[str, str]] = {}  # study actions -> Publication.Status
     rejection_categories: ClassVar[Sequence[str]] = ()
 
@@ -268,12 +268,6 @@ class CrowdPlatform(ABC):
     @abstractmethod
     def bonuses_send(self, rows: list[Bonus], client: Any = None) -> None:
         """Send these unsent bonuses of publications on this platform, recording each outcome."""
-
-    def worker_block(self, client: Any, worker_id: str, reason: str) -> None:
-        raise ValidationError({"worker_id": f"Concord cannot block {self.label} workers"})
-
-    def worker_unblock(self, client: Any, worker_id: str, reason: str) -> None:
-        raise ValidationError({"worker_id": f"Concord cannot unblock {self.label} workers"})
 
     def workers_notify(self, client: Any, worker_ids: Sequence[str], subject: str, message: str) -> list[dict]:
         raise ValidationError({"worker_ids": f"Concord cannot message {self.label} workers"})

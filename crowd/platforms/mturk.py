@@ -276,7 +276,7 @@ class MTurkPlatform(CrowdPlatform):
     label = "MTurk"
     has_sandbox = True
     has_balance = True
-    blocks_workers = True
+    messages_workers = True
     external_label = "HIT type"
     reward_setting = "reward"
     setting_kinds = {
@@ -365,12 +365,6 @@ class MTurkPlatform(CrowdPlatform):
         return worker, {"workerId": worker, "assignmentId": simulated_id(run, index, "assignment", length=30).upper(),
                         "hitId": simulated_id(run, "hit", length=30).upper(),
                         "turkSubmitTo": "https://workersandbox.mturk.com"}
-
-    def worker_block(self, client: MTurk, worker_id: str, reason: str) -> None:
-        client.call("create_worker_block", WorkerId=worker_id, Reason=reason[:500])
-
-    def worker_unblock(self, client: MTurk, worker_id: str, reason: str) -> None:
-        client.call("delete_worker_block", WorkerId=worker_id, **({"Reason": reason[:500]} if reason else {}))
 
     def workers_notify(self, client: MTurk, worker_ids: Sequence[str], subject: str, message: str) -> list[dict]:
         """MTurk's NotifyWorkers takes at most 100 workers per call; returns the per-worker failures."""

@@ -23,7 +23,7 @@ from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id
-from studies.models import Assignment, Study
+from studies.models import Assignment, RaterBlock, Study
 from studies.rating import platforms as rater_platforms
 from studies.rating import review
 
@@ -51,6 +51,12 @@ def other_conditions_participants(study: Study) -> list[str]:
                       .exclude(study=study).values_list("rater__external_id", flat=True)))
 
 
+def owner_blocked_participants(study: Study) -> list[str]:
+    """Prolific ids the study's owner has blocked (``crowd.workers``): Prolific keeps them out too."""
+    return sorted(RaterBlock.objects.filter(owner_id=study.experiment.owner_id, lifted_at__isnull=True,
+                                            rater__platform=Platform.PROLIFIC).values_list("rater__external_id", flat=True))
+
+
 def prolific_study_body(publication: Publication) -> dict[str, Any]:
     """The body of ``POST /studies/``: a draft study whose URL carries Prolific's three parameters."""
     s, study = PLATFORM.effective_settings(publication), publication.study
@@ -60,7 +66,8 @@ def prolific_study_body(publication: Publication) -> dict[str, Any]:
                       "actions": [{"action": "MANUALLY_REVIEW"}]})
     filters = list(s["filters"])
     # With the experiment link the other conditions are in this same Prolific study: nobody to block.
-    blocked = other_conditions_participants(study) if s["block_other_conditions"] and not s["experiment_link"] else []
+    others = other_conditions_participants(study) if s["block_other_conditions"] and not s["experiment_link"] else []
+    blocked = sorted(set(others) | set(owner_blocked_participants(study)))
     if blocked:
         filters.append({"filter_id": "custom_blocklist", "selected_values": blocked})
     body = {

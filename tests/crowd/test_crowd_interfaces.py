@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from crowd import publishing, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import mturk as mturk_platform
-from studies.models import Assignment, AssignmentItem
+from studies.models import Assignment, AssignmentItem, RaterBlock
 from studies.rating import entry as rater_entry
 from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
@@ -240,7 +240,8 @@ def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
                     {"assignment": done.pk, "amount": "1.50", "reason": "Thorough"}, format="json")
     assert sent.status_code == 201 and sent.json()["status"] == "sent"
     assert sent.json()["token"] == f"concord-bonus-{sent.json()['id']}"
-    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A1DONE", "Reason": "Bot-like"})
     blocked = api.post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                        {"worker_id": "A1DONE", "reason": "Bot-like"}, format="json")
-    assert blocked.status_code == 200 and done.rater.__class__.objects.get(pk=done.rater_id).blocked
+    # the researcher's block (issue 26, M2), not the shared rater record and not MTurk's account-wide block
+    assert blocked.status_code == 200 and RaterBlock.objects.get(rater_id=done.rater_id, owner=user).active
+    assert not done.rater.__class__.objects.get(pk=done.rater_id).blocked

@@ -300,27 +300,32 @@ def test_mturk_bonus_input_is_checked(publication, make_study):
     assert Bonus.objects.count() == 0
 
 
-def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication):
-    rater = rater_entry.rater_get_or_create(platform="mturk", external_id="A7SPAM")
-    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Random answers"})
-    crowd_workers.worker_block(worker_id="A7SPAM", reason="Random answers", sandbox=True)
+def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication, make_study):
+    """A block is the researcher's (issue 26, M2): no account-wide MTurk block (the Stubber has no
+    call queued), the worker is refused in the owner's studies, the shared rater record is untouched."""
+    rater = mturk_worker(publication.study, "A7SPAM", "3ASSIGNSPAM000000000000000000", "3HITAAAAAAAAAAAAAAAAAAAAAAAAAA").rater
+    block = crowd_workers.worker_block(publication=publication, worker_id="A7SPAM", reason="Random answers")
     rater.refresh_from_db()
-    assert rater.blocked
+    assert block.active and block.reason == "Random answers" and not rater.blocked
+    later = make_study("bws")
     with pytest.raises(AssignmentRefused):
-        rater_entry.assignment_start(study=publication.study, rater=rater)
-    mturk_stub.add_response("delete_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Appeal accepted"})
-    block = crowd_workers.worker_unblock(worker_id="A7SPAM", reason="Appeal accepted", sandbox=True)
+        rater_entry.assignment_start(study=later, rater=rater)
+    block = crowd_workers.worker_unblock(publication=publication, worker_id="A7SPAM", reason="Appeal accepted")
     assert not block.active and not Rater.objects.get(pk=rater.pk).blocked
+    assert rater_entry.assignment_start(study=later, rater=rater).status == Assignment.Status.STARTED
 
 
-def test_mturk_notify_sends_at_most_100_workers_per_call(mturk_stub):
+def test_mturk_notify_sends_at_most_100_workers_per_call(mturk_stub, publication):
     workers = [f"A{i:03d}" for i in range(150)]
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": []},
                             {"Subject": "New HITs", "MessageText": "Hello", "WorkerIds": workers[:100]})
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": [
         {"NotifyWorkersFailureCode": "HardFailure", "NotifyWorkersFailureMessage": "blocked", "WorkerId": "A120"}]},
         {"Subject": "New HITs", "MessageText": "Hello", "WorkerIds": workers[100:]})
-    failures = crowd_workers.workers_notify(worker_ids=workers, subject="New HITs", message="Hello", sandbox=True)
+    for n, worker in enumerate(workers):  # notifications reach the publication's own workers only (M2)
+        WorkerAssignment.objects.create(publication=publication, external_id=f"3ASSIGN{n:03d}", worker_id=worker)
+    failures = crowd_workers.workers_notify(publication=publication, worker_ids=workers, subject="New HITs",
+                                            message="Hello")
     assert [f["WorkerId"] for f in failures] == ["A120"]
 
 

@@ -105,11 +105,11 @@ class Command(BaseCommand):
             self.stdout.write(f"bonus {bonus.amount} sent to {record.worker_id} (token {bonus.token})")
         if options["block"]:
             did = True
-            workers.worker_block(worker_id=options["block"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_block(publication=publication, worker_id=options["block"], reason=options["reason"])
             self.stdout.write(f"blocked {options['block']}")
         if options["unblock"]:
             did = True
-            workers.worker_unblock(worker_id=options["unblock"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_unblock(publication=publication, worker_id=options["unblock"], reason=options["reason"])
             self.stdout.write(f"unblocked {options['unblock']}")
         if options["extend_hits"]:
             did = True
