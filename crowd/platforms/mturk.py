@@ -89,12 +89,14 @@ def mturk_publish(*, publication: Publication, confirm_production: bool = False,
         question = external_question(entry_url(publication.study, experiment=bool(s["experiment_link"])),
                                      int(s["frame_height"]))
         done = set(publication.hits.values_list("hit_id", flat=True))
+        per_hit, places = int(s["assignments_per_hit"]), int(s["places"])
         for index in range(int(s["hits"]) - len(done)):
+            number = len(done) + index  # the last HIT holds what is left of the places
             hit = client.call(
-                "create_hit_with_hit_type", HITTypeId=hit_type, MaxAssignments=int(s["assignments_per_hit"]),
+                "create_hit_with_hit_type", HITTypeId=hit_type, MaxAssignments=max(1, min(per_hit, places - number * per_hit)),
                 LifetimeInSeconds=int(s["lifetime_hours"]) * 3600, Question=question,
                 RequesterAnnotation=f"concord:{publication.study.slug}"[:255],
-                UniqueRequestToken=f"concord-{publication.pk}-hit-{len(done) + index}",
+                UniqueRequestToken=f"concord-{publication.pk}-hit-{number}",
             )["HIT"]
             Hit.objects.create(publication=publication, hit_id=hit["HITId"], max_assignments=hit["MaxAssignments"],
                                expires_at=hit.get("Expiration"), hit_status=hit.get("HITStatus", ""))
@@ -297,8 +299,12 @@ class MTurkPlatform(CrowdPlatform):
                          minutes: float | None) -> dict[str, Any]:
         study = publication.study
         per_hit = int(publication.settings.get("assignments_per_hit") or DEFAULT_ASSIGNMENTS_PER_HIT)
+        if publication.settings.get("hits"):  # HITs the researcher chose are filled whole
+            places = int(publication.settings["hits"]) * per_hit
         return {
-            "reward": str(costs.money(reward)), "assignments_per_hit": per_hit, "hits": max(1, math.ceil(places / per_hit)),
+            # the places the study needs (studies.authoring.planning), the last HIT holding the rest
+            "places": places, "hits": max(1, math.ceil(places / per_hit)),
+            "reward": str(costs.money(reward)), "assignments_per_hit": per_hit,
             "lifetime_hours": 72, "duration_minutes": int(study.platform_config.get("time_limit_minutes") or 60),
             "auto_approve_days": 3, "keywords": "dialogue, chatbot, rating, evaluation, survey", "masters": False,
             "min_approval_rate": 95, "min_approved": 100, "locales": ["US"], "frame_height": 0,
@@ -316,7 +322,7 @@ class MTurkPlatform(CrowdPlatform):
     def estimate(self, settings: Mapping[str, Any]) -> costs.Estimate:
         s = settings
         return costs.mturk_estimate(reward=s["reward"], hits=int(s["hits"]), assignments_per_hit=int(s["assignments_per_hit"]),
-                                    bonuses=s["planned_bonus_total"], masters=bool(s["masters"]))
+                                    bonuses=s["planned_bonus_total"], masters=bool(s["masters"]), places=int(s["places"]))
 
     def platform_problems(self, publication: Publication, s: Mapping[str, Any], *,
                           confirm_production: bool) -> list[str]:
