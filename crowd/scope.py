@@ -3,12 +3,21 @@ experiment link every open condition of the experiment), the places they need, t
 open, and the Concord assignments it brought in. Reads only."""
 from __future__ import annotations
 
+import unicodedata
+
 from django.urls import reverse
 
 from crowd import conf
 from crowd.models import Publication
 from studies.authoring import allocation
 from studies.models import Assignment, Study
+
+
+def worker_key(worker_id: str) -> str:
+    """A platform worker id as compared: Unicode NFKC (a full-width digit is the digit), trimmed,
+    case-folded. MTurk and Prolific ids are letters and digits whose case carries no meaning, so two
+    spellings with the same key are the same worker."""
+    return unicodedata.normalize("NFKC", worker_id or "").strip().casefold()
 
 
 def places_needed(study: Study) -> int:

@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 
 from crowd.models import Publication
 from crowd.platforms import platform_of
-from crowd.scope import concord_assignments
+from crowd.scope import concord_assignments, worker_key
 from studies.models import RaterBlock
 from studies.rating import review
 
@@ -30,11 +30,15 @@ def publication_workers(publication: Publication) -> set[str]:
     return seen | {a.rater.external_id for a in concord_assignments(publication)}
 
 
-def _only_own_workers(publication: Publication, worker_ids: Sequence[str], field: str) -> None:
-    strangers = sorted(set(worker_ids) - publication_workers(publication))
+def _own_workers(publication: Publication, worker_ids: Sequence[str], field: str) -> list[str]:
+    """The publication's workers as stored, for ids as typed (any case or Unicode form of the same
+    id, ``scope.worker_key``); ValidationError on ``field`` names every id that is not one of them."""
+    known = {worker_key(w): w for w in publication_workers(publication)}
+    strangers = sorted({w for w in worker_ids if worker_key(w) not in known})
     if strangers:
         raise ValidationError({field: f"{', '.join(strangers)} {'has' if len(strangers) == 1 else 'have'} not worked "
                                       f"for this publication ({publication}); only its own workers can be named"})
+    return sorted({known[worker_key(w)] for w in worker_ids})
 
 
 def worker_block(*, publication: Publication, worker_id: str, reason: str, user: Any = None) -> RaterBlock:
@@ -42,7 +46,7 @@ def worker_block(*, publication: Publication, worker_id: str, reason: str, user:
     worker_id, reason = (worker_id or "").strip(), (reason or "").strip()
     if not worker_id or not reason:
         raise ValidationError({"reason" if worker_id else "worker_id": "a block needs a worker id and a reason"})
-    _only_own_workers(publication, [worker_id], "worker_id")
+    [worker_id] = _own_workers(publication, [worker_id], "worker_id")
     return review.rater_block_set(owner=_owner(publication, user), platform=publication.platform,
                                   external_id=worker_id, blocked=True, reason=reason)
 
@@ -52,7 +56,7 @@ def worker_unblock(*, publication: Publication, worker_id: str, reason: str = ""
     worker_id = (worker_id or "").strip()
     if not worker_id:
         raise ValidationError({"worker_id": "which worker?"})
-    _only_own_workers(publication, [worker_id], "worker_id")
+    [worker_id] = _own_workers(publication, [worker_id], "worker_id")
     return review.rater_block_set(owner=_owner(publication, user), platform=publication.platform,
                                   external_id=worker_id, blocked=False)
 
@@ -71,6 +75,6 @@ def workers_notify(*, publication: Publication, worker_ids: Sequence[str], subje
     ids = sorted({w.strip() for w in worker_ids if w and w.strip()})
     if not ids or not (subject or "").strip() or not (message or "").strip():
         raise ValidationError({"message": "a notification needs workers, a subject and a message"})
-    _only_own_workers(publication, ids, "worker_ids")
+    ids = _own_workers(publication, ids, "worker_ids")
     platform = platform_of(publication)
     return platform.workers_notify(platform.client(publication, client), ids, subject.strip(), message.strip())

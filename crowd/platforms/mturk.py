@@ -22,7 +22,7 @@ from crowd.clients.mturk import MTurk, external_question, qualification_requirem
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Platform, Publication, QualificationGrant, QualificationType, WorkerAssignment
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
-from crowd.scope import concord_assignments, entry_url, platform_assignment_id
+from crowd.scope import concord_assignments, entry_url, platform_assignment_id, worker_key
 from studies.models import Assignment, Study
 from studies.rating import review
 
@@ -139,11 +139,13 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
             records[row["AssignmentId"]] = row
     summary.seen = len(records)
     concord = concord_assignments(publication, set(hits))
-    by_platform_id = {platform_assignment_id(a): a for a in concord}
+    # ids compare by worker_key (a worker once entered with an id in another case is still them)
+    by_platform_id = {worker_key(platform_assignment_id(a)): a for a in concord}
+    seen = {worker_key(assignment_id) for assignment_id in records}
     with transaction.atomic():
         for assignment_id, row in records.items():
-            match = by_platform_id.get(assignment_id)
-            if match is not None and match.rater.external_id != row["WorkerId"]:
+            match = by_platform_id.get(worker_key(assignment_id))
+            if match is not None and worker_key(match.rater.external_id) != worker_key(row["WorkerId"]):
                 summary.problems.append(f"MTurk assignment {assignment_id}: worker {row['WorkerId']} differs from "
                                         f"Concord's {match.rater.external_id}; not matched")
                 match = None
@@ -159,7 +161,7 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
         duration = timedelta(minutes=int(s["duration_minutes"]))
         for assignment in concord:
             assignment_id = platform_assignment_id(assignment)
-            if not assignment_id or assignment_id in records:
+            if not assignment_id or worker_key(assignment_id) in seen:
                 continue
             hit_id = (assignment.platform_data or {}).get("hitId", "")
             expired = assignment.started_at + duration + ABANDON_GRACE < now
@@ -175,8 +177,10 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
                 publication=publication, external_id=assignment_id,
                 defaults={"worker_id": assignment.rater.external_id, "hit_id": hit_id, "assignment": assignment,
                           "state": state, "accepted_at": assignment.started_at})
-    summary.granted = _grant_qualification(publication, client, {a.rater.external_id for a in concord}
-                                           | {r["WorkerId"] for r in records.values()})
+    # every worker once, spelled as MTurk spells them where MTurk has listed them
+    workers = {worker_key(a.rater.external_id): a.rater.external_id for a in concord} \
+        | {worker_key(r["WorkerId"]): r["WorkerId"] for r in records.values()}
+    summary.granted = _grant_qualification(publication, client, set(workers.values()))
     Publication.objects.filter(pk=publication.pk).update(synced_at=now)
     return summary
 

@@ -22,7 +22,7 @@ from crowd.clients import prolific
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Platform, Publication, WorkerAssignment
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
-from crowd.scope import concord_assignments, entry_url, platform_assignment_id
+from crowd.scope import concord_assignments, entry_url, platform_assignment_id, worker_key
 from studies.models import Assignment, RaterBlock, Study
 from studies.rating import platforms as rater_platforms
 from studies.rating import review
@@ -142,12 +142,14 @@ def prolific_sync(*, publication: Publication, client: prolific.Prolific | None 
     submissions = list(_prolific(client).submissions(publication.external_id))
     summary.seen = len(submissions)
     concord = concord_assignments(publication)
-    by_session = {platform_assignment_id(a): a for a in concord}
-    by_participant = {a.rater.external_id: a for a in concord}
+    # ids compare by worker_key: a participant once entered with their id in another case is still them
+    by_session = {worker_key(platform_assignment_id(a)): a for a in concord}
+    by_participant = {worker_key(a.rater.external_id): a for a in concord}
     with transaction.atomic():
         for row in submissions:
-            match = by_session.get(row["id"]) or by_participant.get(row.get("participant_id", ""))
-            if match is not None and match.rater.external_id != row.get("participant_id"):
+            participant = worker_key(row.get("participant_id", ""))
+            match = by_session.get(worker_key(row["id"])) or by_participant.get(participant)
+            if match is not None and worker_key(match.rater.external_id) != participant:
                 summary.problems.append(f"submission {row['id']}: participant differs from Concord's; not matched")
                 match = None
             state = PROLIFIC_STATES.get(row.get("status", ""), WorkerAssignment.State.ACTIVE)
