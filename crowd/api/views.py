@@ -309,7 +309,5 @@ class TransitionApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.TransitionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if not platform_of(publication).transitions:
-            raise ValidationError({"action": f"{platform_of(publication).label} publications have no transitions"})
         return Response(PublicationSerializer(
             prolific.prolific_transition(publication=publication, action=data.validated_data["action"])).data)

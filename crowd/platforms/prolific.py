@@ -110,6 +110,8 @@ def prolific_publish(*, publication: Publication, confirm_production: bool = Fal
 
 def prolific_transition(*, publication: Publication, action: str, client: prolific.Prolific | None = None) -> Publication:
     """Publish, pause, start (resume) or stop the study on Prolific."""
+    if publication.platform != Platform.PROLIFIC:
+        raise ValidationError({"action": f"{publication.get_platform_display()} publications have no transitions"})
     action = action.upper()
     if action not in PROLIFIC_TRANSITIONS:
         raise ValidationError({"action": f"one of {', '.join(PROLIFIC_TRANSITIONS)}"})

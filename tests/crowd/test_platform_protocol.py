@@ -83,3 +83,19 @@ def test_an_unknown_platform_is_refused_naming_the_known_ones():
     with pytest.raises(ValidationError) as refused:
         platform_of("crowdflower")
     assert refused.value.message_dict == {"platform": ["one of mturk, prolific"]}
+
+
+@pytest.mark.django_db
+def test_a_prolific_transition_is_refused_for_an_mturk_publication_on_the_page_and_the_api(client, user, make_study):
+    from rest_framework.test import APIClient
+
+    study = make_study("likert", platform="mturk")
+    publication = publishing.publication_configure(study=study, platform="mturk", sandbox=True)
+    client.force_login(user)
+    page = client.post(f"/studies/{study.slug}/crowd/transition/", {"publication": publication.pk, "transition": "STOP"},
+                       follow=True).content.decode()
+    assert "publications have no transitions" in page  # no call was made (none could be: calls are off here)
+    api = APIClient()
+    api.force_authenticate(user)
+    answer = api.post(f"/api/crowd/publications/{publication.pk}/transition/", {"action": "STOP"}, format="json")
+    assert answer.status_code == 400 and "no transitions" in answer.json()["action"][0]
