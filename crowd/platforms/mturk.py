@@ -265,6 +265,8 @@ def hit_extend(*, hit: Hit, hours: int = 0, additional_assignments: int = 0, cli
 def hits_expire(*, publication: Publication, client: MTurk | None = None) -> int:
     """Expire every HIT of the publication now (MTurk: an expiry time in the past); workers who have
     accepted one may still submit it."""
+    if publication.platform != Platform.MTURK:  # it would mark a Prolific study stopped without telling Prolific
+        raise ValidationError({"publication": f"{publication.get_platform_display()} publications have no HITs"})
     client = _mturk(publication, client)
     count = 0
     for hit in publication.hits.exclude(hit_status="Gone"):

@@ -99,3 +99,19 @@ def test_a_prolific_transition_is_refused_for_an_mturk_publication_on_the_page_a
     api.force_authenticate(user)
     answer = api.post(f"/api/crowd/publications/{publication.pk}/transition/", {"action": "STOP"}, format="json")
     assert answer.status_code == 400 and "no transitions" in answer.json()["action"][0]
+
+
+@pytest.mark.django_db
+def test_expiring_hits_is_refused_for_a_prolific_publication(user, make_study):
+    from rest_framework.test import APIClient
+
+    from crowd.models import Publication
+
+    study = make_study("likert", platform="prolific")
+    publication = publishing.publication_configure(study=study, platform="prolific")
+    Publication.objects.filter(pk=publication.pk).update(status="published", external_id="6550a1b2c3d4e5f601234567")
+    api = APIClient()
+    api.force_authenticate(user)
+    answer = api.post(f"/api/crowd/publications/{publication.pk}/expire/", {}, format="json")
+    assert answer.status_code == 400 and "no HITs" in answer.json()["publication"][0]
+    assert Publication.objects.get().status == "published"  # not marked stopped behind Prolific's back
