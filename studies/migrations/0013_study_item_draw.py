@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("studies", "0008_dialogue_unit"),
+        ("studies", "0009_rater_block"),
     ]
 
     operations = [
