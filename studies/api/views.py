@@ -403,7 +403,7 @@ class ReportApiMixin:
         data = {**report.as_dict(), "positions": position_report(studies)}
         # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
         data.update({section.key: section.data
-                     for section in report_selectors.report_sections(studies, report, exclude_flagged=exclude)})
+                     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
         return no_store(Response(data))
 
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation
+from studies.authoring import allocation, item_draws
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
 from studies.designs.units import unit_problem
@@ -122,6 +122,17 @@ def _require_status(study: Study, *allowed: str, action: str) -> None:
 def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
                       reference_system: str | None = None, limit: int | None = None, seed: int = 0,
                       reference_conversation: str | None = None) -> int:
+    """``_items_build``, then the draw is recorded on the study (``item_draws``: all of a corpus's usable
+    conversations, or ``limit`` of them drawn at random, which prediction-powered estimates rely on)."""
+    count = _items_build(study=study, corpus=corpus, systems=systems, reference_system=reference_system,
+                         limit=limit, seed=seed, reference_conversation=reference_conversation)
+    item_draws.study_item_draw_record(study=study, corpus=corpus, limit=limit, seed=seed)
+    return count
+
+
+def _items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+                 reference_system: str | None = None, limit: int | None = None, seed: int = 0,
+                 reference_conversation: str | None = None) -> int:
     """(Re)build a draft study's items from a corpus, as its design and unit build them
     (``StudyDesign.items_build``; e.g. one item per conversation with a response from every chosen
     system, the reference response as an anchor or judged among them; one per system pair; tuples;

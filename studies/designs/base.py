@@ -57,6 +57,7 @@ class StudyDesign:
     anchored: ClassVar[bool] = False            # items show a reference that is not judged (magnitude)
     anchor_from_metric: ClassVar[bool] = False  # the anchor's value comes from a metric, per item (BME)
     ranks: ClassVar[bool] = False               # answers rank every target an item shows (BWS)
+    compares_pairs: ClassVar[bool] = False      # answers choose between two targets (A/B): win rates, not means
     check_rule_kinds: ClassVar[tuple[str, ...]] = ("response", "greater")  # studies.checks rule keys
     normalisation: ClassVar[str] = "none"       # how reports normalise a value (the export's column)
     alpha_level: ClassVar[str] = "interval"     # Krippendorff's alpha level of the normalised scores

@@ -93,6 +93,7 @@ class Pairwise(StudyDesign):
     }
     field_prefixes = ("r", CHOICE_PREFIX, REASON_PREFIX)
     free_text_prefixes = (REASON_PREFIX,)
+    compares_pairs = True
     screen_nouns = {"response": "pairs of responses"}
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:

@@ -127,13 +127,13 @@ def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = Fals
     return report
 
 
-def report_sections(studies: QuerySet[Study], report, *, exclude_flagged: bool = False) -> list[Section]:
+def design_sections(studies: QuerySet[Study], report, *, exclude_flagged: bool = False) -> list[Section]:
     """Every registered design's own report sections for these studies (``StudyDesign.report_sections``:
     best-worst counting scores and split-half, pairwise win rates and Bradley–Terry strengths; empty
     data where no study is of the design), without the raters ``report`` excluded, computed once per
     version of the ratings and kept in the cache like the report."""
     version = f"{ratings_version(studies)}:{exclude_flagged}:{sorted(map(str, report.excluded_raters))}"
-    key = "report-sections:" + hashlib.sha256(version.encode()).hexdigest()
+    key = "design-sections:" + hashlib.sha256(version.encode()).hexdigest()
     sections = cache.get(key)
     if sections is None:
         sections = [section for design in DESIGNS.values()

@@ -15,7 +15,7 @@ from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
 from studies.models import Study
-from studies.reports import plots, position_selectors
+from studies.reports import plots, position_selectors, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -75,7 +75,7 @@ def report_page(request, study=None, experiment=None):
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
     report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-    sections = [s for s in report_selectors.report_sections(studies, report, exclude_flagged=exclude) if s.data]
+    own = [s for s in report_selectors.design_sections(studies, report, exclude_flagged=exclude) if s.data]
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -88,12 +88,13 @@ def report_page(request, study=None, experiment=None):
         "flagged": [r for r in report.raters if r["flagged"]],
         # The designs' own sections (pairwise, best-worst tuples); ICCs mean nothing where every condition's
         # judgments are choices (pairwise), so the page shows only those sections then.
-        "sections": sections, "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies)),
+        "design_sections": own, "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies)),
         "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"),
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
+        "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }
@@ -171,7 +172,7 @@ def report_download(request, export_format, study=None, experiment=None):
         "Position effects": pd.DataFrame([{**{k: v for k, v in e.items() if k != "positions"}, **p}
                                           for e in position_selectors.position_report(studies) for p in e["positions"]]),
     }
-    for section in report_selectors.report_sections(studies, report, exclude_flagged=exclude):
+    for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude):
         if section.data:  # the designs' own sections (pairwise win rates, best-worst split-half, ...)
             sheets.update(DESIGNS[section.key].report_sheets(section))
     buffer = io.BytesIO()
