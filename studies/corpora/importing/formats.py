@@ -591,6 +591,9 @@ DSTC9_SCALES = {"human-overall": (1, 5)}
 DSTC9_KNOWN = {"coherent", "error-recovery", "consistent", "diverse", "topic-depth", "likeable", "understanding",
                "flexible", "informative", "inquisitive", "human-overall"}
 NUMBER_TEXT = re.compile(r"^\s*-?\d+(\.\d+)?\s*$")
+# what DSTC9's files write where an annotator could not judge a quality (about one record in ten, mostly
+# "error recovery"): "N/A", or an empty string; like null and an empty list, a missing value
+MISSING_TEXT = re.compile(r"^\s*(n/?a)?\s*$", re.IGNORECASE)
 
 
 def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
@@ -598,8 +601,9 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     record per rating, ``{"context": "User: ...\nSystem: ...", "coherent": 3, ..., "human (overall)": 4}``.
 
     The whole dialogue (``context``, turns by their ``User:``/``System:`` prefixes) is the judged unit;
-    every other key with a number (or a list of numbers, a number written as text, or null for a
-    missing value) is a quality; other text (an annotator's name, a source) is kept in the metadata,
+    every other key with a number (or a list of numbers, a number written as text, or a missing value:
+    null, an empty list, "N/A" or an empty string — counted per quality in ``header.missing_scores``) is a
+    quality; other text (an annotator's name, a source) is kept in the metadata,
     except under a known quality name, where text is an error.
     The same dialogue appears once per annotator: the k-th record with the same text is annotator k
     (``studies.corpora.services`` merges them by content, also across several files of one evaluation). Text
@@ -635,6 +639,10 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         for key, value in record.items():
             if key in (text_key, *DSTC9_ID_KEYS, *DSTC9_SYSTEM_KEYS):
                 continue
+            if isinstance(value, str) and MISSING_TEXT.match(value):
+                if not value.strip() and slugify(key) not in DSTC9_KNOWN | seen_qualities:
+                    continue  # an empty text field that is no quality
+                value = None  # "N/A": the annotator could not judge this quality: a missing value
             if isinstance(value, str):
                 if NUMBER_TEXT.match(value):
                     value = float(value)  # a score written as text ("3")
