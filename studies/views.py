@@ -1,6 +1,7 @@
 """Server-rendered researcher pages. Thin: forms in, services and selectors do the work."""
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlencode
 
 from django import forms
@@ -21,6 +22,9 @@ from studies.forms import ExperimentForm, ImportForm, InviteForm, ItemsBuildForm
 from studies.importing.records import ImportFailed, missing_scores_text
 from studies.importing.uploads import SizeLimitUploadHandler
 from studies.models import Study
+
+logger = logging.getLogger(__name__)
+LIVE_FORM_LABELS = [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")]
 
 
 def _errors_text(error: ValidationError) -> list[str]:
@@ -120,14 +124,29 @@ def study_detail(request, slug):
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": checks.study_checks_summary(study),
-        "live": live_selectors.live_reliability(study),
-        "live_forms": [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")],
+        "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel
         "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
         "collaborators": list(study.experiment.collaborators.order_by("username")),
         "may_share": editing.may_manage_collaborators(request.user, study.experiment),
     }
-    context["live_form"] = LiveConfigForm(initial=context["live"]["config"])
+    context["live_form"] = LiveConfigForm(initial=context["live_config"])
     return render(request, "studies/study_detail.html", context)
+
+
+@login_required
+def study_live_panel(request, slug):
+    """The live-reliability panel, computed from raters' answers in a request of its own (the study
+    page fetches it, ``?fragment=1``), so that the page holding publish, pause and close never fails
+    because of what raters answered. Should the computation still fail, the panel says so and the
+    error is logged; it is not answered with a 500."""
+    study = get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    try:
+        live = live_selectors.live_reliability(study)
+    except Exception:  # the panel must not turn raters' answers into a server error; the log keeps the cause
+        logger.exception("live reliability of study %s could not be computed", study.slug)
+        live = {"failed": True, "config": live_selectors.live_config(study)}
+    template = "studies/_live_panel.html" if request.GET.get("fragment") == "1" else "studies/live_panel.html"
+    return render(request, template, {"study": study, "live": live, "live_forms": LIVE_FORM_LABELS})
 
 
 class LiveConfigForm(forms.Form):
