@@ -6,8 +6,8 @@ import io
 import pytest
 from PIL import Image
 
-from studies.demo import DEMO_PASSWORD, DEMO_USER, demo_load
-from studies.plots import COLOURS
+from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load
+from studies.reports.plots import COLOURS
 from tests.browser.conftest import log_in, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
