@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max, QuerySet, Sum
 from django.utils import timezone
 
-from studies.analysis import bws
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -51,6 +49,10 @@ from studies.models import (
     StudyItemResponse,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas and studies.analysis (SciPy) load where a report section is computed, not with the web process (issue 26)
 SPLIT_HALF_TRIALS = 100
 SPLIT_HALF_SEED = 0
 NORMALISATION = "best=+1, worst=-1, other=0 (counting)"
@@ -71,6 +73,8 @@ def tuple_items_create(*, study: Study, units: Sequence[int]) -> int:
     caller holds the study row lock inside its transaction and has checked the study is a draft
     without raters. Deterministic for the same responses and ``design_config`` (its ``seed``).
     Returns the number of tuples."""
+    from studies.analysis import bws
+
     config = study.design_config
     size = config["tuple_size"]
     responses = sorted(set(units))
@@ -226,6 +230,8 @@ def annotations(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataF
     columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
     ``score`` (+1 best, −1 worst, 0 otherwise)."""
+    import pandas as pd
+
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=Design.BWS_TUPLES)
     if done_only:
         from studies.authoring.selectors import DONE_STATUSES
@@ -252,6 +258,8 @@ def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """Rows for the seed report's frame (``report_selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
     response × criterion, ``score`` = that rater's mean of +1/−1/0 over their appearances of the
     response (a rater may meet one response in two tuples)."""
+    import pandas as pd
+
     frame = annotations(studies)
     columns = ["study", "design", "criterion", "unit", "system", "item", "rater", "rater_name", "assignment",
                "experiment", "value", "rank", "score", "seconds", "total_seconds", "prior_rating_experience",
@@ -271,6 +279,8 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
     """Export rows (``report_selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
+    import pandas as pd
+
     from studies.reports.selectors import rater_pseudonym
 
     frame = annotations(studies, done_only=False)
@@ -316,6 +326,10 @@ def _finite(value: Any) -> float | None:
 
 def design_summary(studies: QuerySet[Study]) -> dict[str, dict[str, Any]]:
     """Per bws_tuples study: responses, tuples, appearances per response, pair co-occurrence."""
+    import pandas as pd
+
+    from studies.analysis import bws
+
     out = {}
     for study in studies.filter(design=Design.BWS_TUPLES).order_by("id"):
         rows = list(StudyItemResponse.objects.filter(item__study=study, item__check_kind="")
@@ -341,6 +355,8 @@ def design_summary(studies: QuerySet[Study]) -> dict[str, dict[str, Any]]:
 def section(frame: pd.DataFrame, *, trials: int = SPLIT_HALF_TRIALS, seed: int = SPLIT_HALF_SEED) -> dict[str, Any]:
     """Counting scores per response and per system, and split-half reliability, of one condition ×
     criterion's annotation rows (``annotations``)."""
+    from studies.analysis import bws
+
     table = bws.counting_scores(frame["unit"], frame["rank"], frame["choice"])
     system_of = frame.drop_duplicates("unit").set_index("unit")["system"]
     table = table.assign(system=system_of.reindex(table.index).to_numpy()).sort_values("score", ascending=False)
@@ -404,6 +420,8 @@ def live_split_half(study: Study) -> list[dict[str, Any]]:
 def report_sheets(entries: Sequence[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
     """The tuple section as spreadsheet sheets (split-half, systems, responses); none when the
     report has no bws_tuples condition."""
+    import pandas as pd
+
     if not entries:
         return {}
     keys = [{"condition": e["condition"], "criterion": e["criterion"]} for e in entries]

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
 from studies.authoring.selectors import DONE_STATUSES
 from studies.models import Assignment, Comparison, Design, Study
 from studies.reports.selectors import rater_pseudonym
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FRAME_COLUMNS = {
     "study": "assignment__study__slug", "criterion": "criterion__name", "item": "item_id",
@@ -40,6 +42,8 @@ def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """One row per judgment (the input of studies.analysis.pairwise), in one query."""
+    import pandas as pd
+
     rows = comparisons(studies).values_list(*FRAME_COLUMNS.values())
     return pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))
 
@@ -105,6 +109,8 @@ def comparisons_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) 
 def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) -> dict[str, pd.DataFrame]:
     """The pairwise report as spreadsheet tables (none when no study is pairwise): win rates,
     Bradley–Terry strengths with CIs, position bias and alpha, one row per study × criterion (× pair or system)."""
+    import pandas as pd
+
     entries = pairwise_report(studies, exclude_flagged=exclude_flagged)
     if not entries:
         return {}

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
@@ -23,6 +22,9 @@ from studies.models import (
     StudyItemResponse,
 )
 from studies.reports import targets
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def rater_pseudonym(experiment_id: int, rater_id: int) -> str:
@@ -83,6 +85,8 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.Data
     """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
     the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
     rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``."""
+    import pandas as pd
+
     rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
