@@ -340,6 +340,15 @@ def side_balance(frame: pd.DataFrame) -> dict[str, Any]:
     return {"systems": rows, "min_left_share": min(shares, default=None), "max_left_share": max(shares, default=None)}
 
 
+def _binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The exact two-sided binomial test of k successes in n against 0.5, for arrays: the distribution
+    is symmetric, so ``scipy.stats.binomtest(k, n, 0.5).pvalue`` = min(1, 2·P(X ≤ min(k, n − k))) (equal to
+    it to 1e-12, tests/analysis/test_pairwise.py); NaN where n = 0."""
+    k, n = np.asarray(k), np.asarray(n)
+    with np.errstate(invalid="ignore"):
+        return np.where(n > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5)), np.nan)
+
+
 def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
     """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
     against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
@@ -347,15 +356,14 @@ def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, A
     favouring a system, but it adds noise and may mean inattention)."""
     from statsmodels.stats.multitest import multipletests
 
-    rows = []
-    for rater, part in frame.groupby("rater", sort=True):
-        decisive = part[part["choice"] != "tie"]
-        left = int((decisive["choice"] == "left").sum())
-        rows.append({"rater": rater, "n": len(part), "decisive": len(decisive), "left_wins": left,
-                     "left_share": left / len(decisive) if len(decisive) else None,
-                     "tie_share": (len(part) - len(decisive)) / len(part),
-                     "p": float(stats.binomtest(left, len(decisive), 0.5).pvalue) if len(decisive) else None,
-                     "p_holm": None, "side_preference": False})
+    counts = pd.crosstab(frame["rater"], frame["choice"]).reindex(columns=list(CHOICES), fill_value=0)
+    left, right, ties = (counts[c].to_numpy() for c in ("left", "right", "tie"))
+    decisive = left + right
+    p_values = _binomial_p_half(left, decisive)
+    rows = [{"rater": rater, "n": int(d + t), "decisive": int(d), "left_wins": int(k),
+             "left_share": float(k / d) if d else None, "tie_share": float(t / (d + t)),
+             "p": float(p) if d else None, "p_holm": None, "side_preference": False}
+            for rater, k, d, t, p in zip(counts.index, left, decisive, ties, p_values, strict=True)]
     tested = [r for r in rows if r["p"] is not None]
     if tested:
         for r, p in zip(tested, multipletests([r["p"] for r in tested], method="holm")[1], strict=True):

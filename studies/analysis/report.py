@@ -95,7 +95,7 @@ def _finite(value: float) -> float | None:
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
     """ICCs of one condition × criterion (unit = rated response), or the reason there are none."""
     raters = int(frame["rater"].nunique())
-    if not frame.groupby("unit")["rater"].nunique().gt(1).any():
+    if not frame.drop_duplicates(["unit", "rater"])["unit"].duplicated().any():  # no unit with two raters
         return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame),
                 "error": NEEDS_TWO_RATERS}
     try:
@@ -123,14 +123,14 @@ def _subset(frame: pd.DataFrame, split: tuple[str, Any] | None) -> pd.DataFrame:
 def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> dict[str, list[dict[str, Any]]]:
     tables = {}
     for key, (title, split) in TABLES.items():
-        part = _subset(frame, split)
+        cells = dict(iter(_subset(frame, split).groupby(["study", "criterion"], sort=False)))  # one pass, not a mask per cell
         rows = []
         for study in conditions:
             for criterion in criteria:
-                cell = part[(part["study"] == study) & (part["criterion"] == criterion)]
+                cell = cells.get((study, criterion))
                 rows.append({"table": key, "title": title, "condition": study, "criterion": criterion,
-                             **(icc_cell(cell) if len(cell) else {"n_raters": 0, "n_items": 0, "n_ratings": 0,
-                                                                   "error": "no raters in this group"})})
+                             **(icc_cell(cell) if cell is not None and len(cell) else {
+                                 "n_raters": 0, "n_items": 0, "n_ratings": 0, "error": "no raters in this group"})})
         tables[key] = rows
     return tables
 

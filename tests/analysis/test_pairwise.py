@@ -261,6 +261,17 @@ def test_the_batched_bootstrap_fits_each_resample_as_a_loop_of_single_fits_would
         assert [by_system[system]["ci_low"], by_system[system]["ci_high"]] == pytest.approx(bounds[:, k], abs=1e-9)
 
 
+def test_the_vectorised_binomial_test_equals_scipys_binomtest():
+    for n in [*range(40), 99, 100, 299, 300]:
+        k = np.arange(n + 1)
+        ours = pw._binomial_p_half(k, np.full_like(k, n))
+        if n == 0:
+            assert np.isnan(ours).all()
+            continue
+        expected = [stats.binomtest(int(x), n, 0.5).pvalue for x in k]
+        assert ours == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
 def test_side_balance_counts_where_each_system_was_shown():
     frame = pd.DataFrame({"criterion": "c", "item": range(4), "rater": 1, "left_system": ["a", "a", "b", "c"],
                           "right_system": ["b", "c", "a", "a"], "choice": "tie"})
