@@ -272,6 +272,16 @@ def test_the_vectorised_binomial_test_equals_scipys_binomtest():
         assert ours == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 7, 50):
+        p = rng.uniform(0, 0.2, m) ** 2
+        p[: m // 3] = p[0]  # ties
+        assert pw.holm(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-15)
+
+
 def test_side_balance_counts_where_each_system_was_shown():
     frame = pd.DataFrame({"criterion": "c", "item": range(4), "rater": 1, "left_system": ["a", "a", "b", "c"],
                           "right_system": ["b", "c", "a", "a"], "choice": "tie"})
