@@ -94,9 +94,12 @@ def _finite(value: float) -> float | None:
 
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
     """ICCs of one condition × criterion (unit = rated response), or the reason there are none."""
-    raters = int(frame["rater"].nunique())
-    if not frame.drop_duplicates(["unit", "rater"])["unit"].duplicated().any():  # no unit with two raters
-        return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame),
+    unit, _ = pd.factorize(frame["unit"])
+    rater, rater_labels = pd.factorize(frame["rater"])
+    raters = len(rater_labels)
+    rated = np.unique(unit.astype(np.int64) * raters + rater) // raters  # the unit of each (unit, rater) pair
+    if not (np.bincount(rated) > 1).any():  # no unit with two raters
+        return {"n_raters": raters, "n_items": int(unit.max(initial=-1) + 1), "n_ratings": len(frame),
                 "error": NEEDS_TWO_RATERS}
     try:
         result = icc(frame["unit"].to_numpy(), frame["rater"].to_numpy(), frame["score"].to_numpy())
