@@ -16,6 +16,11 @@ class Design(models.TextChoices):
 
 
 MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
+# A new study's size: a pilot a researcher can afford and finish in about a quarter of an hour per rater, whose
+# live panel then says (Spearman-Brown) how many raters the full study needs. The seed study (Santhanam &
+# Shaikh 2019) had 40 raters each rate 50 conversations (33-43 minutes): a replication sets those itself.
+DEFAULT_RATERS_PER_ITEM = 5
+DEFAULT_ITEMS_PER_ASSIGNMENT = 20
 
 
 class Unit(models.TextChoices):
