@@ -19,7 +19,8 @@ from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.corpora import selectors as corpus_selectors
 from studies.errors import StudyStateError
-from studies.rating import checks
+from studies.models import Study
+from studies.rating import checks, platforms
 from studies.rating import invites as invite_links
 from studies.reports import live_selectors, live_services
 from studies.reports.exporting import EXPORT_FORMATS
@@ -85,10 +86,14 @@ def study_create(request, experiment):
     return render(request, "studies/study_create.html", {"experiment": experiment, "form": form})
 
 
+def _prolific_code_missing(study: Study) -> bool:
+    return study.platform == Study.Platform.PROLIFIC and not platforms.prolific_completion_code(study.platform_config or {})
+
+
 @login_required
 def study_detail(request, slug):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
-    corpora = corpus_selectors.corpora_visible_to(request.user)
+    corpora = corpus_selectors.item_corpora_visible_to(request.user)
     build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
     if request.method == "POST" and build_form.is_valid():
         data = build_form.cleaned_data
@@ -127,6 +132,7 @@ def study_detail(request, slug):
         "checks": checks.study_checks_summary(study),
         "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel
         "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
+        "prolific_code_missing": _prolific_code_missing(study),
         "collaborators": list(study.experiment.collaborators.order_by("username")),
         "may_share": editing.may_manage_collaborators(request.user, study.experiment),
     }
@@ -228,4 +234,7 @@ def study_transition(request, slug, action):
         messages.error(request, str(error))
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
+        if action == "publish" and _prolific_code_missing(study):
+            messages.warning(request, "Published without a Prolific completion code: set it under Raters → "
+                                      "Completion and time before you publish the study on Prolific.")
     return redirect("studies:study_detail", slug=slug)

@@ -56,3 +56,47 @@ def test_a_new_study_starts_at_a_pilots_size(researcher, experiment, api):
     assert created.status_code == 201, created.content
     study = Study.objects.get(slug=created.json()["slug"])
     assert (study.raters_per_item, study.items_per_assignment) == (5, 20)
+
+
+def test_items_are_built_from_a_real_corpus_near_the_top_of_a_draft(researcher, make_study, corpus):
+    from studies.rating import checks
+
+    study = make_study("likert", publish=False)
+    checks.check_item_create(study=study, kind="instructed", context="A: Hi.\nB: Hello.",
+                             responses=["Fine.", "Good.", "Great."], rules=[{"response": 1, "value": 1}])
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    options = page[page.index('name="corpus"'):page.index("</select>", page.index('name="corpus"'))]
+    assert f'value="{corpus.slug}"' in options and "checks-" not in options  # the newest corpus is the checks one
+    assert page.index('id="items"') < page.index("<h2>Progress</h2>")  # step one of a draft comes first
+    assert 'data-testid="items-step"' in page
+
+
+@pytest.mark.parametrize(("platform", "shown", "hidden"), [
+    ("invite", ["invite-only"], ["mturk-link", "prolific-link", "/crowd/"]),
+    ("mturk", ["mturk-link", "/crowd/"], ["prolific-link", "invite-only"]),
+    ("prolific", ["prolific-link", "/crowd/", 'name="completion_code" maxlength'], ["mturk-link", "invite-only"]),
+])
+def test_the_raters_card_lists_only_the_links_of_the_studys_platform(researcher, make_study, platform, shown, hidden):
+    study = make_study("likert", platform=platform)
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    card = page[page.index('id="rater-links"'):]
+    assert all(s in card for s in shown) and not any(h in card for h in hidden), platform
+
+
+def test_rater_settings_of_a_non_prolific_study_keep_its_codes(researcher, make_study):
+    study = make_study("likert", platform="invite", publish=False)
+    Study.objects.filter(pk=study.pk).update(platform_config={"completion_code": "KEEP", "close_when_complete": True})
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    assert '<input type="hidden" name="completion_code" value="KEEP">' in page
+    researcher.post(f"/studies/{study.slug}/rater-settings/", {"completion_code": "KEEP", "time_limit_minutes": "30"})
+    study.refresh_from_db()
+    assert study.platform_config["completion_code"] == "KEEP" and study.platform_config["time_limit_minutes"] == 30
+
+
+def test_a_prolific_study_without_its_completion_code_says_so(researcher, make_study):
+    study = make_study("likert", platform="prolific", publish=False)
+    response = researcher.post(f"/studies/{study.slug}/publish/", follow=True)
+    page = response.content.decode()
+    assert "Published without a Prolific completion code" in page and 'data-testid="prolific-code-missing"' in page
+    researcher.post(f"/studies/{study.slug}/rater-settings/", {"completion_code": "C0DE1234"})
+    assert 'data-testid="prolific-code-missing"' not in researcher.get(f"/studies/{study.slug}/").content.decode()
