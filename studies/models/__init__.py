@@ -10,7 +10,6 @@ from studies.models.answers import BestWorstChoice, Comparison, Rating
 from studies.models.choices import (
     DEFAULT_ITEMS_PER_ASSIGNMENT,
     DEFAULT_RATERS_PER_ITEM,
-    MAGNITUDE_DESIGNS,
     CheckKind,
     Design,
     Unit,
@@ -21,4 +20,4 @@ from studies.models.corpora import Conversation, Corpus, ImportJob, Response, Sy
 from studies.models.raters import Assignment, AssignmentItem, Invite, Rater, RaterBlock
 from studies.models.studies import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
-__all__ = ["Design", "MAGNITUDE_DESIGNS", "DEFAULT_RATERS_PER_ITEM", "DEFAULT_ITEMS_PER_ASSIGNMENT", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison"]
+__all__ = ["Design", "DEFAULT_RATERS_PER_ITEM", "DEFAULT_ITEMS_PER_ASSIGNMENT", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison"]

@@ -7,6 +7,9 @@ from django.db import models
 
 
 class Design(models.TextChoices):
+    """The designs a study may have. What each one does is its module in ``studies/designs/`` (one
+    registry line each, ``studies.designs.registry.DESIGNS``); code asks ``design_for(study)``."""
+
     LIKERT = "likert", "Likert scale"
     RME = "rme", "Magnitude estimation, fixed reference (RME)"
     BME = "bme", "Magnitude estimation, metric reference (BME)"
@@ -15,7 +18,6 @@ class Design(models.TextChoices):
     PAIRWISE = "pairwise", "Pairwise comparison (A/B)"
 
 
-MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
 # A new study's size: a pilot a researcher can afford and finish in about a quarter of an hour per rater, whose
 # live panel then says (Spearman-Brown) how many raters the full study needs. The seed study (Santhanam &
 # Shaikh 2019) had 40 raters each rate 50 conversations (33-43 minutes): a replication sets those itself.
