@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import plots, ppi, selectors, services, training
+from metrics import ppi, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
@@ -94,6 +94,8 @@ def training_cancel(request, pk):
 
 @staff_member_required
 def training_curve(request, pk):
+    from metrics import plots
+
     return HttpResponse(plots.loss_curve(get_object_or_404(TrainingRun, pk=pk)), content_type="image/svg+xml")
 
 
@@ -211,6 +213,8 @@ def human_metric_csv(request, slug, model):
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
+    from metrics import plots
+
     experiment, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
     if cell is None:
