@@ -31,6 +31,7 @@ class Unit(models.TextChoices):
 
     RESPONSE = "response", "A response (the next turn)"
     DIALOGUE = "dialogue", "A whole dialogue"
+    CHAT = "chat", "A chat the rater has with a system (studies.chat)"
 
 
 def default_questionnaire() -> list[dict]:
@@ -179,6 +180,8 @@ class Study(models.Model):
         help_text="The unit of judgement: a response to a conversation, or the whole conversation.",
     )
     design_config = models.JSONField(default=dict, blank=True)
+    unit_config = models.JSONField(default=dict, blank=True,
+                                   help_text="The unit's settings (a chat's turns, message length, rate limit).")
     raters_per_item = models.PositiveIntegerField(default=40)
     items_per_assignment = models.PositiveIntegerField(default=50)
     instructions = models.TextField(blank=True, help_text="Markdown shown to raters before the items.")
@@ -627,3 +630,7 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import of {self.source_name} ({self.status})"
+
+
+# The chat unit's tables live with it (studies.chat) and are models of this app.
+from studies.chat.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint  # noqa: E402, F401

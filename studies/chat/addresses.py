@@ -35,7 +35,12 @@ Resolver = Callable[..., list]
 
 
 class AddressRefused(ValueError):
-    """The URL may not be fetched; the message says why in the researcher's terms."""
+    """The URL may not be fetched; the message says why in the researcher's terms. ``kind``: "url" (the
+    text is not a usable URL), "dns" (the name did not resolve: perhaps only for now) or "address"."""
+
+    def __init__(self, message: str, *, kind: str = "url"):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -149,13 +154,13 @@ def resolve(host: str, port: int, *, allowed: Sequence[Network] = (),
         try:
             answers = resolver(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as error:
-            raise AddressRefused(f"the host {host} could not be resolved ({error})") from None
+            raise AddressRefused(f"the host {host} could not be resolved ({error})", kind="dns") from None
         addresses = list(dict.fromkeys(ipaddress.ip_address(a[4][0].split("%")[0]) for a in answers))
         if not addresses:
-            raise AddressRefused(f"the host {host} has no address")
+            raise AddressRefused(f"the host {host} has no address", kind="dns")
     for address in addresses:
         if problem := address_problem(address, allowed):
             where = "" if literal is not None else f"{host} resolves to "
             raise AddressRefused(f"refused: {where}{problem}; endpoints must be public addresses "
-                                 "(a deployment may allow networks with CONCORD_CHAT_ALLOWED_NETWORKS)")
+                                 "(a deployment may allow networks with CONCORD_CHAT_ALLOWED_NETWORKS)", kind="address")
     return str(addresses[0])
