@@ -3,7 +3,7 @@ the assignments, reviews, bonuses, blocks, HIT changes.
 
 Order of work, so that a platform error leaves Concord's state unchanged: check locally (refuse,
 sending nothing), call the platform, then record what the platform accepted. Status changes of
-Concord's assignments go through ``studies.review``. Platform clients are passed in (tests hand in
+Concord's assignments go through ``studies.rating.review``. Platform clients are passed in (tests hand in
 stubbed ones); by default they are built from the environment.
 """
 from __future__ import annotations
@@ -33,8 +33,9 @@ from crowd.models import (
     WorkerBlock,
 )
 from crowd.mturk import MTurk, external_question, qualification_requirements
-from studies import allocation, editing, planning, platforms, review
+from studies.authoring import allocation, editing, planning
 from studies.models import Assignment, Study
+from studies.rating import platforms, review
 
 MTURK_KEYS = {"reward", "hits", "assignments_per_hit", "lifetime_hours", "duration_minutes", "auto_approve_days",
               "title", "description", "keywords", "masters", "min_approval_rate", "min_approved", "locales",
@@ -74,7 +75,7 @@ def effective_settings(publication: Publication) -> dict[str, Any]:
     With the experiment link, places default to the sum over the experiment's open conditions."""
     study = publication.study
     needed = sum(places_needed(s) for s in _linked_studies(publication))
-    # The reward and the expected minutes are the study's (studies.planning: one source of truth); a
+    # The reward and the expected minutes are the study's (studies.authoring.planning: one source of truth); a
     # publication keeps its own reward only once sent (the record of what the platform was told).
     reward = study.reward if study.reward is not None else Decimal("0")
     minutes = planning.pay_plan(study)["minutes"]
@@ -95,7 +96,7 @@ def effective_settings(publication: Publication) -> dict[str, Any]:
             "estimated_minutes": math.ceil(minutes) if minutes else 20, "max_minutes": None,
             "devices": ["desktop"], "filters": [], "title": study.title,
             "description": "Read short conversations and rate the replies of dialogue systems.",
-            # The study's own fixed codes: the done page gives raters exactly these (studies.services).
+            # The study's own fixed codes: the done page gives raters exactly these (studies.rating.answers).
             "completion_code": platforms.prolific_completion_code(study.platform_config or {}),
             "screened_out_code": str((study.platform_config or {}).get("screened_out_code") or ""),
             "planned_bonus_total": "0", "fee_rate": str(costs.PROLIFIC_DEFAULT_FEE), "block_other_conditions": True,
@@ -169,7 +170,7 @@ def publication_configure(*, study: Study, platform: str, sandbox: bool = True,
     if cleaned and publication.status != Publication.Status.DRAFT:
         raise ValidationError({"settings": "this publication was already sent to the platform; its settings are fixed"})
     reward = cleaned.pop("reward", None) if "reward" in cleaned else cleaned.pop("reward_cents", None)
-    if reward is not None:  # the study's reward (studies.planning reads it too)
+    if reward is not None:  # the study's reward (studies.authoring.planning reads it too)
         amount = Decimal(str(reward)) / (100 if platform == Platform.PROLIFIC else 1)
         editing.study_update(study=study, values={"reward": costs.money(amount)})
         study.refresh_from_db(fields=["reward"])
@@ -525,7 +526,7 @@ def assignments_review(*, publication: Publication, records: Sequence[WorkerAssi
                        feedback: str = "", rejection_category: str = "", mturk_client: MTurk | None = None,
                        prolific_client: prolific.Prolific | None = None) -> ReviewOutcome:
     """Approve or reject platform assignments, one at a time: the platform first, then Concord
-    (``studies.review``). One failing call leaves that assignment unchanged in Concord and is
+    (``studies.rating.review``). One failing call leaves that assignment unchanged in Concord and is
     reported with the call's name; the others go on."""
     if decision not in ("approve", "reject"):
         raise ValidationError({"decision": "approve or reject"})
@@ -581,7 +582,7 @@ def assignments_review(*, publication: Publication, records: Sequence[WorkerAssi
 
 def checked_records(publication: Publication, *, passed: bool) -> list[WorkerAssignment]:
     """Platform assignments waiting for review whose Concord assignment was submitted and scored on
-    the study's attention checks / gold items (``studies.checks``), and passed (pass rate at least
+    the study's attention checks / gold items (``studies.rating.checks``), and passed (pass rate at least
     the study's minimum) or failed. Assignments with no check shown are in neither list."""
     return list(publication.worker_assignments.filter(
         state=WorkerAssignment.State.SUBMITTED, assignment__status=Assignment.Status.SUBMITTED,

@@ -7,7 +7,7 @@ from celery import shared_task
 from crowd import services
 from crowd.errors import PlatformError
 from crowd.models import Publication
-from studies import review
+from studies.rating import review
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from crowd import prolific, selectors, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication, WorkerAssignment
 from studies.models import Assignment
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 EXPERIMENT_LINK_LABEL = "One link for the whole experiment (Concord spreads new workers evenly over its conditions)"
 SETTING_FIELDS = {

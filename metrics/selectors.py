@@ -56,7 +56,7 @@ def _finite(value) -> float | None:
 def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
     """``compute_human_metric_report``, kept in the cache per version of the ratings and of the model's
     scores, so a page, its scatter plots and its CSV compute it once."""
-    from studies.selectors import ratings_version
+    from studies.reports.selectors import ratings_version
 
     scores = MetricScore.objects.filter(metric_model=metric_model).aggregate(
         n=Count("id"), last=Max("created_at"), total=Sum("value"))
@@ -76,7 +76,7 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""
     from studies.analysis.correlation import correlate_all
     from studies.analysis.report import ReportOptions, rater_quality
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(studies)
     if frame.empty:

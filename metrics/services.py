@@ -16,7 +16,7 @@ from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
-from studies import services as study_services
+from studies.authoring import services as study_services
 from studies.designs import bme_reference_value
 from studies.models import Response, Study
 

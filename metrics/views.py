@@ -18,10 +18,10 @@ from metrics import plots, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
-from studies import selectors as study_selectors
-from studies.exporting import no_store, spreadsheet_safe
+from studies.authoring import selectors as study_selectors
+from studies.errors import StudyStateError
 from studies.models import StudyItem, StudyItemResponse, Unit
-from studies.services import StudyStateError
+from studies.reports.exporting import no_store, spreadsheet_safe
 
 HEURISTICS = ("readability", "coherence")
 

@@ -79,7 +79,7 @@ def tuple_items_create(*, study: Study, units: Sequence[int]) -> int:
                                           f"these choices give {len(responses)}"})
     tuples = bws.balanced_tuples(len(responses), size=size, factor=config["factor"], tries=config["tries"],
                                  seed=config["seed"])
-    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
     items = StudyItem.objects.bulk_create([StudyItem(study=study, conversation=None, position=i)
                                            for i in range(len(tuples))])
     StudyItemResponse.objects.bulk_create(
@@ -135,14 +135,14 @@ def choices_record(*, assignment: Assignment, item_id: int, answers: Mapping[str
     criterion, and nothing is stored. The assignment row is locked (concurrent submits run one after
     the other) and the write is an upsert on the unique (assignment, item, criterion): a double
     submit stores once, a changed answer replaces the earlier one. Returns the picks stored."""
-    from studies import selectors
-    from studies.services import answer_slot_lock  # late: services calls this module
+    from studies.rating import selectors as rater_selectors
+    from studies.rating.answers import answer_slot_lock
 
     slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
     current, study = slot.assignment, slot.assignment.study
     if study.design != Design.BWS_TUPLES:
         raise ValidationError({"design": f"best-worst picks are for bws_tuples studies, not {study.design}"})
-    criteria = {c.name: c for c in selectors.study_criteria(study)}
+    criteria = {c.name: c for c in rater_selectors.study_criteria(study)}
     shown = set(slot.response_order)
     errors: dict[str, str] = {}
     for name in criteria:
@@ -228,7 +228,7 @@ def annotations(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataF
     ``score`` (+1 best, −1 worst, 0 otherwise)."""
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=Design.BWS_TUPLES)
     if done_only:
-        from studies.selectors import DONE_STATUSES
+        from studies.authoring.selectors import DONE_STATUSES
 
         choices = choices.filter(assignment__status__in=DONE_STATUSES)
     frame = pd.DataFrame.from_records(list(choices.values_list(*ANNOTATION_COLUMNS.values())),
@@ -249,7 +249,7 @@ def annotations(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataF
 
 
 def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
-    """Rows for the seed report's frame (``selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
+    """Rows for the seed report's frame (``report_selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
     response × criterion, ``score`` = that rater's mean of +1/−1/0 over their appearances of the
     response (a rater may meet one response in two tuples)."""
     frame = annotations(studies)
@@ -268,10 +268,10 @@ def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
 
 
 def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
-    """Export rows (``selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
+    """Export rows (``report_selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
-    from studies.selectors import rater_pseudonym
+    from studies.reports.selectors import rater_pseudonym
 
     frame = annotations(studies, done_only=False)
     if frame.empty:
@@ -302,7 +302,7 @@ def choices_per_study(study_ids: Iterable[int]) -> dict[int, int]:
 
 def choices_stamp(study_ids: Iterable[int]) -> tuple:
     """Changes whenever a best-worst pick of these studies changes (part of the report's and the
-    live panel's cache key, ``selectors.ratings_version``): count, latest change, sums of the picks."""
+    live panel's cache key, ``report_selectors.ratings_version``): count, latest change, sums of the picks."""
     stamp = BestWorstChoice.objects.filter(assignment__study_id__in=list(study_ids)).aggregate(
         n=Count("id"), last=Max("updated_at"), best=Sum("best_id"), worst=Sum("worst_id"))
     return tuple(stamp.values())

@@ -1,7 +1,7 @@
 """Studies whose unit of judgement is a whole dialogue (``Study.unit == "dialogue"``).
 
 The rater reads a whole conversation and rates it on each criterion; the ratings attach to the
-conversation (``Rating.conversation``), not to a response. ``studies.services`` calls in here at a few
+conversation (``Rating.conversation``), not to a response. the services call in here at a few
 points (study creation, item building, assignment creation, rating storage) so that response-unit
 studies keep their code path untouched.
 

@@ -1,5 +1,5 @@
 """The export of a pairwise study: one tidy row per judgment (left/right as shown, the choice, the winning
-system, the reason), as CSV or JSON lines, streamed. studies.exporting hands pairwise studies here.
+system, the reason), as CSV or JSON lines, streamed. studies.reports.exporting hands pairwise studies here.
 
 An experiment that mixes a pairwise condition with others exports one file: the ratings columns and
 then ``MIXED_FIELDS``; a judgment fills the columns it shares with a rating (experiment, study,
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet
 
-from studies.exporting import _plain, spreadsheet_safe
 from studies.models import Design, Study
 from studies.pairwise_selectors import EXPORT_FIELDS, comparisons_export_rows
+from studies.reports.exporting import _plain, spreadsheet_safe
 
 
 def only_pairwise(studies: QuerySet[Study]) -> bool:
@@ -44,7 +44,7 @@ def comparison_rows_as_ratings(studies: QuerySet[Study], fields: tuple[str, ...]
 
 
 def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool = False) -> Iterator[str]:
-    """Like studies.exporting.export_lines: JSON lines verbatim, CSV text cells spreadsheet-safe (a
+    """Like studies.reports.exporting.export_lines: JSON lines verbatim, CSV text cells spreadsheet-safe (a
     rater's reason is free text and may start with "=")."""
     if export_format == "jsonl":
         for row in comparisons_export_rows(studies, raw_ids=raw_ids):

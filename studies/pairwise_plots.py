@@ -5,7 +5,7 @@ from typing import Any
 
 from django.http import Http404, HttpResponse
 
-from studies.plots import COLOURS, _svg, empty_figure, plt
+from studies.reports.plots import COLOURS, _svg, empty_figure, plt
 
 
 def bt_strengths(entry: dict[str, Any] | None, criterion: str) -> str:

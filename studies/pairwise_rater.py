@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies import selectors
 from studies.models import AssignmentItem, Comparison, Study
+from studies.rating import selectors
 
 CHOICE_PREFIX, REASON_PREFIX = "choice-", "reason-"
 FIELD_PREFIXES = (CHOICE_PREFIX, REASON_PREFIX)

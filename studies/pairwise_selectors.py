@@ -9,8 +9,9 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
+from studies.authoring.selectors import DONE_STATUSES
 from studies.models import Assignment, Comparison, Design, Study
-from studies.selectors import DONE_STATUSES, rater_pseudonym
+from studies.reports.selectors import rater_pseudonym
 
 FRAME_COLUMNS = {
     "study": "assignment__study__slug", "criterion": "criterion__name", "item": "item_id",

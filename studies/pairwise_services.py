@@ -28,7 +28,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import platforms, selectors
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -39,6 +38,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
+from studies.rating import platforms, selectors
 
 NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
 # The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).
@@ -81,7 +81,8 @@ def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str]
     The systems are ``systems`` (default: every system in the corpus) plus ``reference_system``, which
     competes like any other (e.g. the human reference); ``limit`` samples that many conversations with
     ``seed``; the pairs follow ``design_config.schedule_seed``. Returns the number of items."""
-    from studies.services import StudyStateError, _require_status  # late: services calls this module
+    from studies.authoring.services import _require_status
+    from studies.errors import StudyStateError
 
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
@@ -112,7 +113,7 @@ def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str]
     schedule = pair_schedule([sorted(answered) for _, answered in usable],
                              pairs_per_conversation=config.get("pairs_per_conversation", 0),
                              seed=config.get("schedule_seed", 0))
-    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
     planned = [(cid, answered, pair) for (cid, answered), pairs in zip(usable, schedule, strict=True) for pair in pairs]
     items = StudyItem.objects.bulk_create([
         StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(planned)
@@ -198,7 +199,7 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
     responses in the order this rater was shown (the slot's ``response_order``). Sending the same
     answers twice stores them once (unique (assignment, item, criterion), upsert under the
     assignment's row lock); changed answers replace the earlier ones. Returns the number stored."""
-    from studies.services import answer_slot_lock  # late: services calls this module
+    from studies.rating.answers import answer_slot_lock
 
     slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
     assignment, study = slot.assignment, slot.assignment.study
@@ -252,7 +253,7 @@ def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping
 
 
 def comparison_check_answers(*, assignment: Assignment, item_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], float]]:
-    """A pairwise assignment's answers to check items in the shape studies.checks scores:
+    """A pairwise assignment's answers to check items in the shape studies.rating.checks scores:
     item -> (criterion, response) -> 1 for the chosen response, 0 for the other, ½ each for a tie; so a
     check rule "response 1 greater than response 2" passes exactly when the rater chose response 1."""
     value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}

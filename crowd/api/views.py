@@ -16,7 +16,7 @@ from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from studies.api.views import _django_errors
 from studies.models import Assignment
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 ErrorSerializer = inline_serializer("CrowdError", {"detail": serializers.CharField(),
                                                    "call": serializers.CharField(required=False)})

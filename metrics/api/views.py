@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from metrics import selectors, services, training
 from metrics.models import MetricModel, ScoringRun, TrainingRun
-from studies import selectors as study_selectors
+from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):

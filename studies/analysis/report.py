@@ -248,7 +248,7 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
     per_rater["ratings"] = frame.groupby("rater").size()
     per_rater["flagged"] = (per_rater["loo_r"].fillna(0) < options.min_loo) | (
         per_rater["straight_lining"].fillna(0) > options.max_straight)
-    if "failed_checks" in frame:  # attention checks / gold items failed (studies.checks)
+    if "failed_checks" in frame:  # attention checks / gold items failed (studies.rating.checks)
         per_rater["failed_checks"] = frame.groupby("rater")["failed_checks"].any().astype(bool)
         per_rater["flagged"] |= per_rater["failed_checks"]
     return per_rater.reset_index()

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
-from studies.chat.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
+from studies.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
 from studies.chat.services import STALE_MARGIN_SECONDS
 from studies.models import Assignment, Study
 

@@ -29,11 +29,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import platforms
+from studies.rating import platforms
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import chat_config
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
-from studies.chat.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
+from studies.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
 from studies.models import Assignment, AssignmentItem, Conversation, Corpus, Study, StudyItem, System
 
 STALE_MARGIN_SECONDS = 15

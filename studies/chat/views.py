@@ -17,12 +17,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import form_tokens, services
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
 from studies.models import AssignmentItem, Unit
-from studies.rater_views import _guard, _message, rater_page, render_markdown
+from studies.rating import form_tokens
+from studies.rating.answers import assignment_item_open
+from studies.rating.pages import _guard, _message, rater_page, render_markdown
 
 
 def _wants_json(request) -> bool:
@@ -78,7 +79,7 @@ def chat_page(request, token: str, position: int):
         chat_services.chat_open(assignment=slot.assignment, item_id=slot.item_id)
     except chat_services.ChatRefused as refused:
         return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
-    services.assignment_item_open(slot=slot)
+    assignment_item_open(slot=slot)
     if selectors.chat_ended(slot.assignment, slot.item_id):
         return redirect("raters:item", token=token, position=position)
     return _page(request, slot)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from studies import services
+from studies.authoring import services
 from studies.models import Assignment, Rater, Rating
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,4 +1,4 @@
-"""Crowd review by the quality checks (studies.checks): "approve all that passed" and "reject all
+"""Crowd review by the quality checks (studies.rating.checks): "approve all that passed" and "reject all
 that failed" on MTurk (botocore Stubber) and Prolific (recorded transport), from the service, the
 API, the page and ``crowd_review``; the dashboard marks who is suggested for rejection."""
 from io import StringIO
@@ -10,9 +10,11 @@ from rest_framework.test import APIClient
 
 from crowd import services
 from crowd.models import Publication, WorkerAssignment
-from studies import checks
-from studies import services as study_services
+from studies.authoring import services as authoring
 from studies.models import Assignment
+from studies.rating import answers as answering
+from studies.rating import checks
+from studies.rating import entry as rater_entry
 from tests.crowd.test_mturk import SETTINGS
 from tests.crowd.test_prolific import LONG_MESSAGE
 
@@ -29,9 +31,9 @@ def answer(assignment, check_value):
         if slot.item.check_kind:
             first = slot.item.item_responses.order_by("position").first().response_id
             values[first] = check_value
-        study_services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={n: values for n in names})
-    return study_services.assignment_submit(assignment=assignment)
+    return answering.assignment_submit(assignment=assignment)
 
 
 def checked_study(make_study):
@@ -40,7 +42,7 @@ def checked_study(make_study):
                              responses=["Attention check: choose 2 for this reply.", "Hi!"],
                              rules=[{"response": 1, "value": 2}])
     checks.study_checks_configure(study=study, per_assignment=1)
-    study_services.study_publish(study=study)
+    authoring.study_publish(study=study)
     return study
 
 
@@ -48,8 +50,8 @@ def workers(publication, platform, plan):
     """plan: worker id -> check value; every one submitted in Concord and on the platform."""
     rows = {}
     for n, (worker, value) in enumerate(plan.items()):
-        rater = study_services.rater_get_or_create(platform=platform, external_id=worker)
-        assignment = answer(study_services.assignment_start(study=publication.study, rater=rater, seed=n), value)
+        rater = rater_entry.rater_get_or_create(platform=platform, external_id=worker)
+        assignment = answer(rater_entry.assignment_start(study=publication.study, rater=rater, seed=n), value)
         external = f"3ASSIGN{worker}" if platform == "mturk" else f"6560aaaa000000000000000{n}"
         rows[worker] = WorkerAssignment.objects.create(
             publication=publication, assignment=assignment, external_id=external, worker_id=worker, hit_id=HIT,

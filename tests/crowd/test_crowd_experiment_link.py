@@ -10,8 +10,10 @@ from django.core.management import call_command
 from crowd import mturk, services
 from crowd.errors import PublishRefused
 from crowd.models import Publication, WorkerAssignment
-from studies import services as study_services
+from studies.authoring import services as authoring
 from studies.models import Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.crowd.conftest import PUBLIC_URL, answer_all, hit_response, mturk_assignment
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +23,7 @@ PROLIFIC_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 @pytest.fixture
 def experiment(user):
-    return study_services.experiment_create(owner=user, title="Between subjects")
+    return authoring.experiment_create(owner=user, title="Between subjects")
 
 
 def codes(study, **config):
@@ -59,12 +61,12 @@ def test_mturk_experiment_link_sync_matches_workers_in_every_condition(mturk_stu
     publication.hits.create(hit_id="3HITONE", max_assignments=9)
     placed = {}
     for n in range(2):
-        assignment = study_services.experiment_enter(
+        assignment = rater_entry.experiment_enter(
             experiment=experiment, platform="mturk", external_id=f"A{n}WORKER", acceptance_id=f"3ASSIGN{n}",
             platform_data={"assignmentId": f"3ASSIGN{n}", "hitId": "3HITONE", "turkSubmitTo": "https://www.mturk.com"},
             seed=n)
         answer_all(assignment)
-        placed[f"3ASSIGN{n}"] = study_services.assignment_submit(assignment=assignment)
+        placed[f"3ASSIGN{n}"] = answering.assignment_submit(assignment=assignment)
     assert {a.study_id for a in placed.values()} == {likert.pk, rme.pk}  # one in each condition
     mturk_stub.add_response("get_hit", hit_response("3HITONE"), {"HITId": "3HITONE"})
     mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 2, "Assignments": [
@@ -79,7 +81,7 @@ def test_prolific_experiment_link_draft_uses_the_link_the_studys_codes_and_no_bl
     first = codes(make_study("likert", platform="prolific", experiment=experiment),
                   completion_code="C0MPLETE", screened_out_code="SCR33NED")
     codes(make_study("bws", platform="prolific", experiment=experiment), completion_code="C0MPLETE")
-    study_services.assignment_enter(study=first, platform="prolific", external_id="5f00000000000000000000aa",
+    rater_entry.assignment_enter(study=first, platform="prolific", external_id="5f00000000000000000000aa",
                                     acceptance_id="s1")
     publication = services.publication_configure(study=first, platform="prolific", settings={
         "reward_cents": 200, "experiment_link": True})

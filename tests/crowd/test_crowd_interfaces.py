@@ -1,6 +1,6 @@
 """The crowd app's interfaces: the study's Crowd page (owner only, every action answers with a
 message, never a 500), the REST API (409 for refusals, 502 naming the failing call, documented in the
-schema), the management commands, the review services in studies.review, and the periodic task."""
+schema), the management commands, the review services in studies.rating.review, and the periodic task."""
 from datetime import timedelta
 from io import StringIO
 
@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from crowd import services, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
-from studies import review
-from studies import services as study_services
 from studies.models import Assignment, AssignmentItem
+from studies.rating import entry as rater_entry
+from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
 from tests.crowd.test_mturk import SETTINGS, expect_publish
 from tests.factories import UserFactory
@@ -160,8 +160,8 @@ def test_crowd_publish_and_review_commands(mturk_stub, publication):
 
 def test_review_services_move_statuses_and_free_items(make_study):
     study = make_study("likert")
-    rater = study_services.rater_get_or_create(platform="invite", external_id="r1")
-    assignment = study_services.assignment_start(study=study, rater=rater)
+    rater = rater_entry.rater_get_or_create(platform="invite", external_id="r1")
+    assignment = rater_entry.assignment_start(study=study, rater=rater)
     with pytest.raises(review.ReviewError, match="only a submitted one"):
         review.assignment_approve(assignment=assignment)
     with pytest.raises(review.ReviewError, match="needs a reason"):
@@ -169,7 +169,7 @@ def test_review_services_move_statuses_and_free_items(make_study):
     assert review.assignment_abandon(assignment=assignment, reason="returned").status == "abandoned"
     assert review.assignment_abandon(assignment=assignment, reason="again").platform_data["abandon_reason"] == "returned"
     taken = set(AssignmentItem.objects.filter(assignment=assignment).values_list("item", flat=True))
-    other = study_services.assignment_start(study=study, rater=study_services.rater_get_or_create(
+    other = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="r2"))
     assert set(other.assignment_items.values_list("item", flat=True)) == taken
 
@@ -182,8 +182,8 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
     for study in (limited, open_ended):
         # the old one last: a later start would already abandon it on access (services._assignment_create)
         for name, age in (("new", 5), ("old", 45)):
-            rater = study_services.rater_get_or_create(platform="invite", external_id=f"{study.pk}-{name}")
-            assignment = study_services.assignment_start(study=study, rater=rater)
+            rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"{study.pk}-{name}")
+            assignment = rater_entry.assignment_start(study=study, rater=rater)
             Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=age))
             starts[(study.design, name)] = assignment.pk
     assert review.assignments_expire_stale() == 1

@@ -12,9 +12,10 @@ from django.utils import timezone
 from crowd import costs, mturk, services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
-from studies import services as study_services
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Rater, Study
-from studies.services import AssignmentRefused
+from studies.rating import entry as rater_entry
 from tests.crowd.conftest import (
     PUBLIC_URL,
     hit_response,
@@ -89,8 +90,8 @@ def test_mturk_production_uses_the_production_masters_id_and_needs_confirmation(
 
 
 def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(mturk_stub, user):
-    experiment = study_services.experiment_create(owner=user, title="Empty")
-    study = study_services.study_create(experiment=experiment, title="Empty", design="likert")
+    experiment = authoring.experiment_create(owner=user, title="Empty")
+    study = authoring.study_create(experiment=experiment, title="Empty", design="likert")
     publication = services.publication_configure(study=study, platform="mturk", sandbox=True)
     with pytest.raises(PublishRefused) as refused:
         services.mturk_publish(publication=publication)
@@ -287,8 +288,8 @@ def test_mturk_bonus_is_stored_first_and_a_retry_pays_once(mturk_stub, publicati
 
 def test_mturk_bonus_input_is_checked(publication, make_study):
     study = publication.study
-    rater = study_services.rater_get_or_create(platform="mturk", external_id="A1")
-    assignment = study_services.assignment_start(study=study, rater=rater, platform_data={})
+    rater = rater_entry.rater_get_or_create(platform="mturk", external_id="A1")
+    assignment = rater_entry.assignment_start(study=study, rater=rater, platform_data={})
     with pytest.raises(ValidationError) as error:
         services.bonus_create(publication=publication, assignment=assignment, amount="-1", reason="")
     assert set(error.value.message_dict) == {"amount", "reason", "assignment"}
@@ -296,13 +297,13 @@ def test_mturk_bonus_input_is_checked(publication, make_study):
 
 
 def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication):
-    rater = study_services.rater_get_or_create(platform="mturk", external_id="A7SPAM")
+    rater = rater_entry.rater_get_or_create(platform="mturk", external_id="A7SPAM")
     mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Random answers"})
     services.worker_block(worker_id="A7SPAM", reason="Random answers", sandbox=True)
     rater.refresh_from_db()
     assert rater.blocked
     with pytest.raises(AssignmentRefused):
-        study_services.assignment_start(study=publication.study, rater=rater)
+        rater_entry.assignment_start(study=publication.study, rater=rater)
     mturk_stub.add_response("delete_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Appeal accepted"})
     block = services.worker_unblock(worker_id="A7SPAM", reason="Appeal accepted", sandbox=True)
     assert not block.active and not Rater.objects.get(pk=rater.pk).blocked
@@ -344,7 +345,7 @@ def test_mturk_settings_are_checked_and_named(publication):
         services.publication_configure(study=publication.study, platform="mturk", sandbox=True,
                                        settings={"reward": "abc", "hits": 0, "min_approval_rate": 120, "colour": "red"})
     assert set(error.value.message_dict) == {"reward", "hits", "min_approval_rate", "colour"}
-    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.planning)
+    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.authoring.planning)
 
 
 def test_mturk_workers_who_start_a_condition_get_the_experiment_qualification_within_a_minute(mturk_stub, publication):

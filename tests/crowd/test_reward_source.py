@@ -1,4 +1,4 @@
-"""One source of truth for the reward: Study.reward (studies.planning). Crowd publications default to
+"""One source of truth for the reward: Study.reward (studies.authoring.planning). Crowd publications default to
 it, setting a reward on a draft publication writes the study, and the data migration moves rewards
 that draft publications held before."""
 import importlib
@@ -9,7 +9,7 @@ from django.apps import apps
 
 from crowd import services
 from crowd.models import Publication
-from studies import editing
+from studies.authoring import editing
 
 pytestmark = pytest.mark.django_db
 migration = importlib.import_module("crowd.migrations.0002_reward_to_study")

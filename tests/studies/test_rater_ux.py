@@ -6,10 +6,13 @@ import math
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import designs, export_selectors, services
+from studies import designs
 from studies.analysis.normalise import magnitude_log_ratio
+from studies.authoring import services
 from studies.models import AssignmentItem, Rating
-from studies.rater_views import field_name, sentence
+from studies.rating.pages import sentence
+from studies.rating.views import field_name
+from studies.reports import export_selectors
 from tests.studies.test_rater_views import enter, post_item
 
 pytestmark = pytest.mark.django_db

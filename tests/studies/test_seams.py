@@ -15,7 +15,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from studies import browser_selectors, bws_tuples, editing, planning, services
+from studies import bws_tuples
+from studies.authoring import editing, planning
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -26,6 +29,9 @@ from studies.models import (
     StudyItemConversation,
     StudyItemResponse,
 )
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import browser_selectors
 from tests.studies import test_dialogue_study
 from tests.studies.test_pairwise import answer_all as pairwise_answer_all
 
@@ -36,8 +42,8 @@ CRITERIA = ("readability", "coherence")
 
 
 def start(study, name, seed=None):
-    return services.assignment_start(
-        study=study, rater=services.rater_get_or_create(platform="invite", external_id=name), seed=seed
+    return rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed
     )
 
 
@@ -51,14 +57,14 @@ def rate_tuples(study, raters=2):
                 item_id=slot.item_id,
                 answers={c: {"best": order[0], "worst": order[-1]} for c in CRITERIA},
             )
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
 
 
 def rate_pairs(study, raters=2):
     for i in range(raters):
         assignment = start(study, f"p{i}", seed=i)
         pairwise_answer_all(assignment, choose=lambda slot, criterion: "left" if slot.position % 2 else "right")
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
 
 
 def rate_likert(study, raters=2, prefix="l"):
@@ -66,17 +72,17 @@ def rate_likert(study, raters=2, prefix="l"):
     for i in range(raters):
         assignment = start(study, f"{prefix}{i}", seed=i)
         for slot in assignment.assignment_items.all():
-            services.ratings_record(
+            answering.ratings_record(
                 assignment=assignment,
                 item_id=slot.item_id,
                 answers={c: {r: int(rng.integers(1, 6)) for r in slot.response_order} for c in CRITERIA},
             )
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
 
 
 def dialogue_study(user, corpus_slug, design="likert", publish=True, **config):
-    experiment = services.experiment_create(owner=user, title=f"Dialogue {design}")
-    study = services.study_create(
+    experiment = authoring.experiment_create(owner=user, title=f"Dialogue {design}")
+    study = authoring.study_create(
         experiment=experiment,
         title=f"dialogue {design}",
         design=design,
@@ -87,9 +93,9 @@ def dialogue_study(user, corpus_slug, design="likert", publish=True, **config):
     )
     corpus = Conversation.objects.filter(corpus__slug=corpus_slug).first().corpus
     extra = {"reference_conversation": "fed-d0"} if design == "rme" else {}
-    services.study_items_build(study=study, corpus=corpus, seed=3, **extra)
+    authoring.study_items_build(study=study, corpus=corpus, seed=3, **extra)
     if publish:
-        services.study_publish(study=study)
+        authoring.study_publish(study=study)
     study.refresh_from_db()
     return study
 
@@ -118,7 +124,7 @@ def test_duplicating_a_tuples_or_pairwise_study_copies_its_items(make_study, des
     copy = editing.study_duplicate(study=study)
     assert (copy.design, copy.design_config, copy.unit) == (study.design, study.design_config, study.unit)
     assert items_signature(copy) == items_signature(study) and copy.items.exists()
-    services.study_publish(study=copy)  # the copy is complete: it publishes as it is
+    authoring.study_publish(study=copy)  # the copy is complete: it publishes as it is
 
 
 @pytest.mark.parametrize(("design", "config"), [("likert", {}), ("rme", {}), ("bws", {"tuple_size": 3})])
@@ -136,7 +142,7 @@ def test_duplicating_a_dialogue_study_keeps_the_unit_its_anchor_and_its_dialogue
             == StudyItemConversation.objects.filter(item__study=study).count()
             > 0
         )
-    services.study_publish(study=copy)
+    authoring.study_publish(study=copy)
 
 
 @pytest.mark.parametrize(("old", "new"), [("likert", "pairwise"), ("pairwise", "bws_tuples"), ("bws_tuples", "likert")])
@@ -146,10 +152,10 @@ def test_a_draft_changes_design_to_and_from_tuples_and_pairwise_and_builds_again
     study.refresh_from_db()
     assert study.design == new and study.items.count() == 0 and notes
     assert StudyItemResponse.objects.filter(item__study=study).count() == 0
-    services.study_items_build(
+    authoring.study_items_build(
         study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human"
     )
-    services.study_publish(study=study)
+    authoring.study_publish(study=study)
     assert study.items.exists()
 
 
@@ -259,12 +265,12 @@ def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corp
     study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
     assignment = start(study, "d0", seed=1)
     for slot in assignment.assignment_items.all():
-        services.ratings_record(
+        answering.ratings_record(
             assignment=assignment,
             item_id=slot.item_id,
             answers={c: {cid: i + 1 for i, cid in enumerate(slot.response_order)} for c in CRITERIA},
         )
-    services.assignment_submit(assignment=assignment)
+    answering.assignment_submit(assignment=assignment)
     _, rows = browser_selectors.item_page(study)
     rating = Rating.objects.filter(assignment=assignment, criterion__name="coherence").first()
     row = next(r for r in rows if r.item.pk == rating.item_id)
@@ -351,8 +357,9 @@ def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_b
 
 def test_the_live_panel_is_recomputed_when_a_stored_ab_choice_changes(user, make_study):
     """A choice edited in place (no new submit, no status change) must still change the cache version."""
-    from studies import live_selectors, pairwise_selectors
+    from studies import pairwise_selectors
     from studies.models import Comparison
+    from studies.reports import live_selectors
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -394,7 +401,7 @@ def test_simulated_raters_complete_a_tuples_or_pairwise_study(make_study, design
 def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
     Study.objects.filter(pk=study.pk).update(platform="prolific", items_per_assignment=2)
-    services.study_publish(study=Study.objects.get(pk=study.pk))
+    authoring.study_publish(study=Study.objects.get(pk=study.pk))
     out, err = io.StringIO(), io.StringIO()
     call_command(
         "simulate_crowd", study.slug, "--raters", "2", "--platform", "prolific", "--seed", "3", stdout=out, stderr=err
@@ -422,7 +429,7 @@ def test_the_simulated_rater_never_picks_the_same_response_as_best_and_worst():
 def test_an_experiment_mixing_likert_pairwise_and_tuples_reports_and_exports_every_condition(
     client, api, user, make_study
 ):
-    experiment = services.experiment_create(owner=user, title="Three designs")
+    experiment = authoring.experiment_create(owner=user, title="Three designs")
     likert = make_study("likert", raters_per_item=2, items_per_assignment=6, experiment=experiment)
     pairs = make_study("pairwise", raters_per_item=2, items_per_assignment=48, experiment=experiment)
     tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48, experiment=experiment)
@@ -471,7 +478,7 @@ def test_an_experiment_mixing_likert_pairwise_and_tuples_reports_and_exports_eve
 
 
 def test_the_demo_loads_and_every_new_page_works_on_it(client):
-    from studies.demo import DEMO_EXPERIMENT, demo_user
+    from studies.authoring.demo import DEMO_EXPERIMENT, demo_user
 
     call_command("load_demo", stdout=io.StringIO())
     client.force_login(demo_user())
@@ -496,9 +503,9 @@ def test_the_demo_loads_and_every_new_page_works_on_it(client):
 
 @pytest.mark.parametrize("design", ["pairwise", "bws_tuples", "bme"])
 def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_edit(user, fed_corpus, design):
-    experiment = services.experiment_create(owner=user, title="Refused")
+    experiment = authoring.experiment_create(owner=user, title="Refused")
     with pytest.raises(ValidationError) as error:
-        services.study_create(experiment=experiment, title="t", design=design, unit="dialogue")
+        authoring.study_create(experiment=experiment, title="t", design=design, unit="dialogue")
     assert "dialogue" in error.value.message_dict["unit"][0] and not experiment.studies.exists()
     study = dialogue_study(user, fed_corpus, "likert", publish=False)
     with pytest.raises(ValidationError) as error:
@@ -517,7 +524,7 @@ def test_a_dialogue_bws_draft_changes_its_criteria_and_its_tuple_size(user, fed_
     study, notes = editing.study_update(study=study, values={"design": "bws", "design_config": {"tuple_size": 4}})
     assert study.design_config["tuple_size"] == 4 and not study.items.exists() and "build them again" in notes[0]
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
-    assert services.study_items_build(study=study, corpus=corpus, seed=1) == 8 // 4
+    assert authoring.study_items_build(study=study, corpus=corpus, seed=1) == 8 // 4
     assert {i.item_conversations.count() for i in study.items.all()} == {4}
 
 
@@ -526,7 +533,7 @@ def admitted(study):
     for n in range(500):
         try:
             start(study, f"cap{n}", seed=n)
-        except services.AssignmentRefused:
+        except AssignmentRefused:
             return n
     raise AssertionError("the study never filled")
 
@@ -549,14 +556,14 @@ def test_an_experiment_of_dialogue_conditions_reports_and_exports_them(client, a
     likert = dialogue_study(user, fed_corpus, "likert")
     bws = dialogue_study(user, fed_corpus, "bws", publish=False, tuple_size=3)
     Study.objects.filter(pk=bws.pk).update(experiment=likert.experiment)
-    services.study_publish(study=Study.objects.get(pk=bws.pk))
+    authoring.study_publish(study=Study.objects.get(pk=bws.pk))
     rate_likert(likert, raters=2)
     for i in range(2):
         assignment = start(bws, f"b{i}", seed=i)
         for slot in assignment.assignment_items.all():
             ranks = {cid: (n + i) % len(slot.response_order) + 1 for n, cid in enumerate(slot.response_order)}
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=dict.fromkeys(CRITERIA, ranks))
-        services.assignment_submit(assignment=assignment)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=dict.fromkeys(CRITERIA, ranks))
+        answering.assignment_submit(assignment=assignment)
     slug = likert.experiment.slug
     client.force_login(user)
     page = client.get(f"/experiments/{slug}/report/")
@@ -592,7 +599,7 @@ def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues
         **({"tuple_size": 3} if design == "bws" else {"points": 5} if design == "likert" else {}),
     )
     Study.objects.filter(pk=study.pk).update(platform="prolific")
-    services.study_publish(study=Study.objects.get(pk=study.pk))
+    authoring.study_publish(study=Study.objects.get(pk=study.pk))
     page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
     explanation = re.search(r"<p>([^<]*)</p>", page[page.index("<main") :]).group(1)
     assert says in html.unescape(explanation), explanation
@@ -631,8 +638,8 @@ def test_the_checks_crowd_and_preview_pages_of_a_dialogue_study_render(client, u
     ],
 )
 def test_a_new_draft_without_items_renders_its_pages(client, user, design, unit):
-    experiment = services.experiment_create(owner=user, title="Empty drafts")
-    study = services.study_create(experiment=experiment, title="empty", design=design, unit=unit)
+    experiment = authoring.experiment_create(owner=user, title="Empty drafts")
+    study = authoring.study_create(experiment=experiment, title="empty", design=design, unit=unit)
     client.force_login(user)
     codes = {
         url: client.get(f"/studies/{study.slug}/{url}").status_code
@@ -675,10 +682,10 @@ def test_a_draft_whose_item_building_settings_change_drops_its_stale_items(make_
         study=study, values={"design": design, "design_config": {**study.design_config, **config}}
     )
     assert not study.items.exists() and notes and "build" in notes[0]
-    services.study_items_build(
+    authoring.study_items_build(
         study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human"
     )
-    services.study_publish(study=study)
+    authoring.study_publish(study=study)
     assert study.items.exists() and before
     if "tuple_size" in config:
         assert {i.item_responses.count() for i in study.items.all()} == {config["tuple_size"]}

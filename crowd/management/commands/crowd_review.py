@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from crowd import services
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 
 class Command(BaseCommand):

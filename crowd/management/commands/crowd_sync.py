@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from crowd import services
 from crowd.errors import PlatformError
 from crowd.models import Platform, Publication
-from studies import review
+from studies.rating import review
 
 
 class Command(BaseCommand):

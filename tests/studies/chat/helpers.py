@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from studies import services
+from studies.authoring import services
 from studies.chat import endpoints
 from studies.chat import services as chat_services
 from studies.models import Assignment, AssignmentItem, Study, System
+from studies.rating.entry import rater_get_or_create
 
 
 def bot_system(name: str, url: str, *, protocol: str = "concord", key: str = "", timeout: float = 2.0,
@@ -35,7 +36,7 @@ def chat_study(owner, systems: list[str], *, unit_config: dict | None = None, de
 
 def started_assignment(study: Study, worker: str = "w1") -> Assignment:
     """An assignment holding every item of the study (built directly: the service tests need no entry path)."""
-    rater = services.rater_get_or_create(platform="invite", external_id=worker)
+    rater = rater_get_or_create(platform="invite", external_id=worker)
     assignment = Assignment.objects.create(study=study, rater=rater, experiment=study.experiment, seed=7,
                                            started_at=timezone.now(), consented_at=timezone.now())
     AssignmentItem.objects.bulk_create([

@@ -11,7 +11,7 @@ from django.utils import timezone
 from studies.chat import endpoints, keys, selectors
 from studies.chat import services as chat
 from studies.chat.config import chat_config_clean
-from studies.chat.models import Chat, ChatTurn, SystemEndpoint
+from studies.models import Chat, ChatTurn, SystemEndpoint
 from studies.models import AssignmentItem, Conversation, System
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 

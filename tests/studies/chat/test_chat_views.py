@@ -8,9 +8,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from studies import form_tokens
-from studies.chat.models import Chat, ChatTurn, SystemEndpoint
-from studies.models import System
+from studies.models import Chat, ChatTurn, System, SystemEndpoint
+from studies.rating import form_tokens
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 
 pytestmark = pytest.mark.django_db
@@ -120,7 +119,7 @@ def test_chat_failing_bot_is_reported_to_the_rater_without_details(client, user,
 
 
 def test_chat_page_of_another_unit_is_not_found(client, user, corpus):
-    from studies import services
+    from studies.authoring import services
 
     experiment = services.experiment_create(owner=user, title="plain")
     study = services.study_create(experiment=experiment, title="likert", design="likert", raters_per_item=1,
