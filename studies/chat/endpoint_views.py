@@ -14,8 +14,7 @@ from django.views.decorators.http import require_POST
 
 from studies.chat import endpoints, selectors
 from studies.chat.client import BotError
-from studies.models import SystemEndpoint
-from studies.models import System
+from studies.models import System, SystemEndpoint
 
 PERMISSION = "studies.change_systemendpoint"
 

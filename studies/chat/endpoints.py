@@ -9,8 +9,7 @@ from django.db import transaction
 from studies.chat import keys
 from studies.chat.addresses import AddressRefused, Network, networks_parse, resolve, url_parse
 from studies.chat.client import BotError, BotReply, Endpoint, bot_reply
-from studies.models import SystemEndpoint
-from studies.models import System
+from studies.models import System, SystemEndpoint
 
 PROBE = [{"speaker": "user", "text": "Hello! This is a test message from Concord."}]
 

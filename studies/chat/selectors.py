@@ -13,9 +13,8 @@ from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
-from studies.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
 from studies.chat.services import STALE_MARGIN_SECONDS
-from studies.models import Assignment, Study
+from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem, SystemEndpoint
 
 WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
 

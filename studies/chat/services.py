@@ -22,19 +22,30 @@ import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies.rating import platforms
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import chat_config
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
-from studies.models import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
-from studies.models import Assignment, AssignmentItem, Conversation, Corpus, Study, StudyItem, System
+from studies.models import (
+    Assignment,
+    AssignmentItem,
+    Chat,
+    ChatTurn,
+    Conversation,
+    Corpus,
+    Study,
+    StudyItem,
+    StudyItemSystem,
+    System,
+    SystemEndpoint,
+)
+from studies.rating import platforms
 
 STALE_MARGIN_SECONDS = 15
 CLIENT_ID_MAX = 64
@@ -117,13 +128,16 @@ def _expire_stale(chats: list[Chat], now) -> None:
             chat.save(update_fields=["status", "waiting_since", "error_kind", "error"])
 
 
-def _mirror(chat: Chat) -> None:
-    """Write the chat's turns into its conversation (speaker, text, time, seconds): the transcript that
-    reports, exports and metrics read."""
-    turns = [{"speaker": role, "text": text, "time": created.isoformat(), "seconds": seconds}
-             for role, text, created, seconds in chat.turns.order_by("index")
-             .values_list("role", "text", "created_at", "seconds")]
-    Conversation.objects.filter(pk=chat.conversation_id).update(turns=turns)
+def _append(chat: Chat, role: str, text: str, now, seconds: float | None, *, client_id: str = "",
+            attempts: int = 1) -> None:
+    """Store one turn (the ChatTurn row, whose unique keys guard against doubles) and append it to the
+    chat's conversation (speaker, text, time, seconds): the transcript that reports, exports and
+    metrics read. Callers hold the assignment lock, so the loaded transcript is the current one."""
+    turns = chat.conversation.turns
+    ChatTurn.objects.create(chat=chat, index=len(turns), role=role, text=text, client_id=client_id, created_at=now,
+                            seconds=seconds, attempts=attempts)
+    turns.append({"speaker": role, "text": text, "time": now.isoformat(), "seconds": seconds})
+    chat.conversation.save(update_fields=["turns"])
 
 
 @transaction.atomic
@@ -153,11 +167,19 @@ def chat_open(*, assignment: Assignment, item_id: int) -> list[Chat]:
 
 
 def _last_role(chat: Chat) -> str | None:
-    return chat.turns.order_by("-index").values_list("role", flat=True).first()
+    turns = chat.conversation.turns
+    return turns[-1]["speaker"] if turns else None
 
 
 def _exchanges(chat: Chat) -> int:
-    return chat.turns.filter(role=ChatTurn.Role.SYSTEM).count()
+    return sum(turn["speaker"] == ChatTurn.Role.SYSTEM for turn in chat.conversation.turns)
+
+
+def _since_last(chat: Chat, now) -> float:
+    """Seconds since the chat's last turn was stored (or the chat began): how long the rater took."""
+    turns = chat.conversation.turns
+    last = datetime.fromisoformat(turns[-1]["time"]) if turns else chat.started_at
+    return max(0.0, (now - last).total_seconds())
 
 
 def _message_clean(text: str, limit: int) -> str:
@@ -207,21 +229,16 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str)
             raise ChatRefused(f"you are sending messages quickly: wait {wait} s and send it again; your message "
                               "is still in the box", status=429, field="text", retry_after=wait)
         for chat in chats:
-            last = chat.turns.order_by("-index").values_list("index", "created_at").first()
-            ChatTurn.objects.create(chat=chat, index=(last[0] + 1) if last else 0, role=ChatTurn.Role.USER, text=text,
-                                    client_id=client_id, created_at=now,
-                                    seconds=((now - (last[1] if last else chat.started_at)).total_seconds()))
+            _append(chat, ChatTurn.Role.USER, text, now, _since_last(chat, now), client_id=client_id)
             chat.status, chat.waiting_since = Chat.Status.WAITING, now
             chat.save(update_fields=["status", "waiting_since"])
-            _mirror(chat)
         return chats, True
 
 
 def _request(chat: Chat):
-    """What step 2 needs for one chat, read here (in the request's thread, on its connection): the
-    endpoint with its key, or the BotError that stands for the reply, and the dialogue so far."""
-    history = [{"speaker": t["speaker"], "text": t["text"]}
-               for t in Conversation.objects.get(pk=chat.conversation_id).turns]
+    """What step 2 needs for one chat, read here (in the request's thread): the endpoint with its key,
+    or the BotError that stands for the reply, and the dialogue so far (as step 1 or the retry left it)."""
+    history = [{"speaker": t["speaker"], "text": t["text"]} for t in chat.conversation.turns]
     try:
         endpoint = endpoint_for_call(getattr(chat.system, "endpoint", None))
     except BotError as error:
@@ -267,14 +284,11 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
                 chat.save(update_fields=["status", "waiting_since", "error_kind", "error", "failures"])
                 continue
             replies += 1
-            index = chat.turns.order_by("-index").values_list("index", flat=True).first()
-            ChatTurn.objects.create(chat=chat, index=index + 1, role=ChatTurn.Role.SYSTEM, text=outcome.text,
-                                    created_at=now, seconds=outcome.seconds, attempts=outcome.attempts)
+            _append(chat, ChatTurn.Role.SYSTEM, outcome.text, now, outcome.seconds, attempts=outcome.attempts)
             chat.status, chat.waiting_since, chat.error_kind, chat.error = Chat.Status.OPEN, None, "", ""
             if _exchanges(chat) >= max_turns:
                 chat.status, chat.ended_at, chat.end_reason = Chat.Status.ENDED, now, Chat.EndReason.MAX_TURNS
             chat.save(update_fields=["status", "waiting_since", "error_kind", "error", "ended_at", "end_reason"])
-            _mirror(chat)
     return TurnOutcome(stored=True, replies=replies, failures=failures)
 
 

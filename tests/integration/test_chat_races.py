@@ -6,8 +6,7 @@ several tabs at once makes one chat; and messages to two items of one assignment
 import pytest
 
 from studies.chat import services as chat
-from studies.models import Chat, ChatTurn
-from studies.models import Conversation
+from studies.models import Chat, ChatTurn, Conversation
 from tests.integration.concurrency import at_once
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 
@@ -74,8 +73,7 @@ def test_messages_to_two_items_of_one_assignment_are_both_answered(slow_study):
     assignment = started_assignment(slow_study)
     items = list(slow_study.items.order_by("position").values_list("pk", flat=True))
     assert len(items) == 1  # one system: one item; add a second system for a second item
-    from studies.models import StudyItemSystem
-    from studies.models import AssignmentItem, StudyItem, System
+    from studies.models import AssignmentItem, StudyItem, StudyItemSystem, System
 
     second = StudyItem.objects.create(study=slow_study, position=1)
     StudyItemSystem.objects.create(item=second, system=System.objects.get(name="slowbot"), position=0)

@@ -11,8 +11,7 @@ from django.utils import timezone
 from studies.chat import endpoints, keys, selectors
 from studies.chat import services as chat
 from studies.chat.config import chat_config_clean
-from studies.models import Chat, ChatTurn, SystemEndpoint
-from studies.models import AssignmentItem, Conversation, System
+from studies.models import AssignmentItem, Chat, ChatTurn, Conversation, System, SystemEndpoint
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 
 pytestmark = pytest.mark.django_db
