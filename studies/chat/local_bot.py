@@ -6,6 +6,7 @@ first path segment picks the bot:
 
 - ``/rule/``: a rule-based bot (keyword rules in the style of ELIZA, then a rotation of open questions),
   deterministic, so a test can predict every reply (``rule_reply``);
+- ``/parrot/``: repeats the rater's last message back (a poor but well-behaved bot, for comparisons);
 - ``/slow/``: the rule bot after ``slow_seconds`` (default 5 s): longer than a test endpoint's timeout;
 - ``/error/``: HTTP 500 every time;
 - ``/garbage/``: HTTP 200 with bytes that are not JSON;
@@ -28,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
-BOTS = ("rule", "slow", "error", "garbage", "flaky", "redirect")
+BOTS = ("rule", "parrot", "slow", "error", "garbage", "flaky", "redirect")
 OPENAI_SUFFIX = "/v1/chat/completions"
 
 RULES: list[tuple[re.Pattern[str], str]] = [
@@ -57,6 +58,11 @@ def rule_reply(turns: list[dict[str, str]]) -> str:
         if match := pattern.search(last):
             return template.format(*(g.strip() for g in match.groups()))
     return OPEN_QUESTIONS[(len(users) - 1) % len(OPEN_QUESTIONS)]
+
+
+def parrot_reply(turns: list[dict[str, str]]) -> str:
+    users = [t.get("text", "") for t in turns if t.get("speaker") == "user"]
+    return f"You said: {users[-1]}" if users else "Say something."
 
 
 def _turns(body: Any, openai: bool) -> list[dict[str, str]]:
@@ -110,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.server.slow_seconds)
         if bot not in BOTS:
             return self._send(404, b'{"error": "no such bot"}')
-        text = rule_reply(turns)
+        text = parrot_reply(turns) if bot == "parrot" else rule_reply(turns)
         if openai:
             payload = {"id": "chatcmpl-local", "object": "chat.completion", "model": body.get("model", ""),
                        "choices": [{"index": 0, "finish_reason": "stop",

@@ -10,6 +10,7 @@ urlpatterns = [
     path("r/a/<str:token>/items/<int:position>/chat/retry/", views.chat_retry, name="retry"),
     path("r/a/<str:token>/items/<int:position>/chat/end/", views.chat_end, name="end"),
     path("r/a/<str:token>/items/<int:position>/chat/state/", views.chat_state, name="state"),
+    path("studies/<slug:slug>/chats.jsonl", views.transcripts_export, name="transcripts_export"),
     path("systems/endpoints/", endpoint_views.endpoint_list, name="endpoint_list"),
     path("systems/endpoints/new/", endpoint_views.endpoint_edit, name="endpoint_new"),
     path("systems/<slug:name>/endpoint/", endpoint_views.endpoint_edit, name="endpoint_edit"),

@@ -1,4 +1,4 @@
-"""The rater's chat page and its small JSON interface.
+"""The rater's chat page and its small JSON interface; the researcher's transcript export.
 
 ``/r/a/<token>/items/<position>/chat/`` shows the chat of one item; the page posts each message to
 ``.../chat/turn/`` and may ask again (``.../chat/retry/``), end the chat (``.../chat/end/``) and poll
@@ -10,13 +10,16 @@ cookie, and the page never names the system: sides are letters.
 """
 from __future__ import annotations
 
+import json
 import uuid
 
-from django.http import Http404, JsonResponse
-from django.shortcuts import redirect, render
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from studies.authoring.selectors import studies_visible_to
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
@@ -24,6 +27,7 @@ from studies.models import AssignmentItem, Unit
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
+from studies.reports.exporting import no_store, raw_ids_requested
 
 
 def _wants_json(request) -> bool:
@@ -149,3 +153,16 @@ def chat_state(request, token: str, position: int):
     if slot.assignment.status != slot.assignment.Status.STARTED:
         return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
     return JsonResponse(_state(slot))
+
+
+@login_required
+def transcripts_export(request, slug: str):
+    """The study's chat transcripts as JSON lines (one chat a line, turns with their timing), streamed."""
+    study = get_object_or_404(studies_visible_to(request.user), slug=slug)
+    if study.unit != Unit.CHAT:
+        raise Http404("only chat studies have transcripts")
+    raw_ids = raw_ids_requested(request, [study.experiment_id])
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.study_chats(study, raw_ids=raw_ids))
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-chats.jsonl"'
+    return no_store(response)

@@ -156,3 +156,28 @@ def test_chat_endpoint_pages_never_render_the_key(client, user, local_bot, loopb
         "retries": 1})
     assert refused.status_code == 400 and "link-local" in refused.content.decode()
     assert System.objects.filter(name="my-bot").count() == 1
+
+
+def test_chat_transcripts_export_with_timing_and_no_secrets(client, user, other_user, chat_slot, local_bot):
+    import json
+
+    from studies.chat import services as chat
+
+    assignment, position = chat_slot
+    item_id = assignment.assignment_items.get(position=position).item_id
+    chat.chat_open(assignment=assignment, item_id=item_id)
+    chat.chat_turn_post(assignment=assignment, item_id=item_id, text="I feel great", client_id="1")
+    url = reverse("chat:transcripts_export", args=[assignment.study.slug])
+    client.force_login(other_user)
+    assert client.get(url).status_code == 404  # not their study
+    client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    body = b"".join(response.streaming_content).decode()
+    [line] = [json.loads(x) for x in body.splitlines()]
+    assert line["system"] == "secret-bot-name" and line["status"] == "open"
+    assert line["rater"].startswith("R-")  # a pseudonym unless raw ids are asked for
+    assert [(t["speaker"], t["text"]) for t in line["turns"]] == [("user", "I feel great"),
+                                                                 ("system", "Why do you feel great?")]
+    assert all(t["time"] and t["seconds"] is not None for t in line["turns"])
+    assert "sk-views-secret" not in body and local_bot.url("rule") not in body
