@@ -14,11 +14,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import plots, selectors, services, training
+from metrics import plots, ppi, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
 from studies.authoring import selectors as study_selectors
+from studies.corpora.selectors import corpora_visible_to
 from studies.errors import StudyStateError
 from studies.models import StudyItem, StudyItemResponse, Unit
 from studies.reports.exporting import no_store, spreadsheet_safe
@@ -98,10 +99,18 @@ def training_curve(request, pk):
 @login_required
 @require_POST
 def run_start(request):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+    """Queue a scoring run of a study's responses, or (``corpus``, as the prediction-powered section asks for
+    the rest of a study's frame) of a whole corpus."""
+    if request.POST.get("corpus"):
+        study, corpus = None, get_object_or_404(corpora_visible_to(request.user),
+                                                slug=request.POST.get("corpus"))
+    else:
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+        corpus = None
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
-    services.scoring_run_create(metric_model=model, study=study, force=request.POST.get("force") == "on")
-    messages.success(request, f"Scoring {study.title} with {model.name}: the run is queued for a worker.")
+    services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=request.POST.get("force") == "on")
+    messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
+                              f"the run is queued for a worker.")
     back = request.POST.get("next", "")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
                                                 require_https=request.is_secure()):
@@ -173,7 +182,8 @@ def human_metric_page(request, slug, model):
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
-        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
+        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
+        "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
 
 
 @login_required

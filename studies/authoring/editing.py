@@ -317,8 +317,9 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     )
     copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
     copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
+    copy.item_draw = study.item_draw  # the same items: the same draw (studies.authoring.item_draws)
     copy.save(update_fields=["questionnaire", "live_config", "checks_config", "consent_text", "reward",
-                             "estimated_minutes"])
+                             "estimated_minutes", "item_draw"])
     # Criterion scale overrides (imported benchmarks) travel with the criteria.
     scales = {c.name: (c.scale_min, c.scale_max) for c in study.criteria.all()}
     for criterion in copy.criteria.all():

@@ -16,7 +16,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from studies import bws_tuples, designs, dialogue_studies, pairwise_services
-from studies.authoring import allocation
+from studies.authoring import allocation, item_draws
 from studies.errors import StudyStateError
 from studies.models import (
     Corpus,
@@ -114,6 +114,17 @@ def _require_status(study: Study, *allowed: str, action: str) -> None:
 def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
                       reference_system: str | None = None, limit: int | None = None, seed: int = 0,
                       reference_conversation: str | None = None) -> int:
+    """``_items_build``, then the draw is recorded on the study (``item_draws``: all of a corpus's usable
+    conversations, or ``limit`` of them drawn at random, which prediction-powered estimates rely on)."""
+    count = _items_build(study=study, corpus=corpus, systems=systems, reference_system=reference_system,
+                         limit=limit, seed=seed, reference_conversation=reference_conversation)
+    item_draws.study_item_draw_record(study=study, corpus=corpus, limit=limit, seed=seed)
+    return count
+
+
+def _items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+                 reference_system: str | None = None, limit: int | None = None, seed: int = 0,
+                 reference_conversation: str | None = None) -> int:
     """(Re)build a draft study's items from a corpus: one item per conversation that has a response
     from every chosen system. The reference response (from ``reference_system``, else the one marked
     ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among

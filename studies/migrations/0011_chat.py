@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0008_dialogue_unit'),
+        ('studies', '0013_study_item_draw'),
     ]
 
     operations = [

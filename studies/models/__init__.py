@@ -10,7 +10,7 @@ from studies.models.answers import BestWorstChoice, Comparison, Rating
 from studies.models.chat import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
 from studies.models.choices import MAGNITUDE_DESIGNS, CheckKind, Design, Unit, default_questionnaire, new_token
 from studies.models.corpora import Conversation, Corpus, ImportJob, Response, System
-from studies.models.raters import Assignment, AssignmentItem, Invite, Rater
+from studies.models.raters import Assignment, AssignmentItem, Invite, Rater, RaterBlock
 from studies.models.studies import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
-__all__ = ["Design", "MAGNITUDE_DESIGNS", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn"]
+__all__ = ["Design", "MAGNITUDE_DESIGNS", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn"]

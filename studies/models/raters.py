@@ -146,3 +146,28 @@ class AssignmentItem(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.assignment_id} #{self.position}"
+
+
+class RaterBlock(models.Model):
+    """A researcher's block of one rater: the rater may not start any study of an experiment the
+    researcher owns (``studies.rating.entry``). Other researchers' studies are not affected; the
+    site-wide ``Rater.blocked`` is a separate, staff-only switch. Lifting keeps the row (``lifted_at``)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater_blocks")
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="blocks")
+    reason = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+    lifted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "rater"], name="rater_block_unique_per_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} blocked by {self.owner_id}{' (lifted)' if self.lifted_at else ''}"
+
+    @property
+    def active(self) -> bool:
+        return self.lifted_at is None

@@ -88,6 +88,8 @@ class Study(models.Model):
         null=True, blank=True, help_text="Planned minutes per assignment (a pilot's median replaces it once there is one).",
     )
     paused_at = models.DateTimeField(null=True, blank=True, help_text="Set while paused: no new raters.")
+    item_draw = models.JSONField(default=dict, blank=True, editable=False,
+                                 help_text="How the items were drawn from their corpus (studies.authoring.item_draws).")
 
     class Meta:
         ordering = ["experiment", "id"]

@@ -19,6 +19,7 @@ from studies.models import (
     Design,
     Experiment,
     Rater,
+    RaterBlock,
     Study,
     StudyItemResponse,
 )
@@ -53,6 +54,13 @@ def _retrying(operation):
                 raise AssignmentRefused("too many requests arrived at once; please reload the page",
                                         reason=AssignmentRefused.BUSY) from None
     raise AssertionError("unreachable")
+
+
+def rater_blocked_for(rater: Rater, study: Study) -> bool:
+    """Blocked site-wide (``Rater.blocked``), or by the researcher who owns the study's experiment
+    (``RaterBlock``, ``review.rater_block_set``); another researcher's block does not count here."""
+    return rater.blocked or RaterBlock.objects.filter(
+        rater=rater, lifted_at__isnull=True, owner__owned_experiments__pk=study.experiment_id).exists()
 
 
 def _rater_for_entry(platform: str, external_id: str) -> Rater | None:
@@ -143,7 +151,7 @@ def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | Non
         existing = _existing_for(locked, rater, None)
         if existing is not None:
             return existing
-        if rater.blocked:
+        if rater_blocked_for(rater, locked):
             raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
         return _assignment_create(locked, rater, platform_data=platform_data, seed=seed)
     return _retrying(start)
@@ -157,7 +165,7 @@ def _enter(study: Study, *, platform: str, external_id: str, acceptance_id: str,
         existing = _existing_for(locked, rater, acceptance_id)
         if existing is not None:
             return existing
-        if rater.blocked:
+        if rater_blocked_for(rater, locked):
             raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
     if acceptance_id:
         holder = Assignment.objects.filter(study=locked, acceptance_id=acceptance_id).select_related("rater").first()

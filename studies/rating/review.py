@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies.models import Assignment, Rater, Study
+from studies.models import Assignment, Rater, RaterBlock, Study
 from studies.rating import platforms
 
 TIME_LIMIT_REASON = "past the time limit"
@@ -166,3 +167,23 @@ def rater_blocked_set(*, platform: str, external_id: str, blocked: bool) -> int:
     Returns how many raters changed (0 when Concord has not seen this worker yet)."""
     return Rater.objects.filter(platform=platform, external_id=external_id.strip()).exclude(blocked=blocked) \
         .update(blocked=blocked)
+
+
+@transaction.atomic
+def rater_block_set(*, owner, platform: str, external_id: str, blocked: bool, reason: str = "") -> RaterBlock | None:
+    """Block a rater from the studies of every experiment ``owner`` owns (or lift that block): the
+    entry refuses them there (``entry.rater_blocked_for``), other researchers' studies do not see it.
+    Blocking needs a reason; lifting a block that does not exist changes nothing and returns None."""
+    external_id = external_id.strip()
+    if blocked:
+        if not reason.strip():
+            raise ValidationError({"reason": "a block needs a reason"})
+        rater, _ = Rater.objects.get_or_create(platform=platform, external_id=external_id)
+        block, _ = RaterBlock.objects.update_or_create(owner=owner, rater=rater,
+                                                       defaults={"reason": reason.strip()[:500], "lifted_at": None})
+        return block
+    block = RaterBlock.objects.filter(owner=owner, rater__platform=platform, rater__external_id=external_id).first()
+    if block is not None and block.lifted_at is None:
+        block.lifted_at = timezone.now()
+        block.save(update_fields=["lifted_at"])
+    return block

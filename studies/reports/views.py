@@ -15,7 +15,7 @@ from studies.analysis.report import TABLES, Report, report_rows
 from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.models import Study
-from studies.reports import plots, position_selectors
+from studies.reports import plots, position_selectors, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -92,6 +92,7 @@ def report_page(request, study=None, experiment=None):
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
+        "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }

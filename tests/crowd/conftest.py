@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from crowd import mturk, prolific
+from crowd.clients import mturk, prolific
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 

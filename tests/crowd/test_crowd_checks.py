@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from crowd import services
+from crowd import publishing, reviews
 from crowd.models import Publication, WorkerAssignment
 from studies.authoring import services as authoring
 from studies.models import Assignment
@@ -61,7 +61,7 @@ def workers(publication, platform, plan):
 
 @pytest.fixture
 def mturk_checked(make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     workers(publication, "mturk", {"A1PASS": 2, "A2PASS": 2, "A3FAIL": 5})
     return publication
@@ -75,26 +75,26 @@ def test_mturk_approve_passed_approves_only_those_who_passed(mturk_stub, mturk_c
     assert Assignment.objects.get(rater__external_id="A3FAIL").checks_failed
     for worker in ("A1PASS", "A2PASS"):
         mturk_stub.add_response("approve_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}"})
-    outcome = services.assignments_review_checked(publication=mturk_checked, passed=True)
+    outcome = reviews.assignments_review_checked(publication=mturk_checked, passed=True)
     assert sorted(r.worker_id for r in outcome.done) == ["A1PASS", "A2PASS"]
     assert statuses() == {"A1PASS": "approved", "A2PASS": "approved", "A3FAIL": "submitted"}
 
 
 def test_mturk_reject_failed_needs_feedback_and_rejects_only_those_who_failed(mturk_stub, mturk_checked):
     with pytest.raises(ValidationError, match="needs feedback"):
-        services.assignments_review_checked(publication=mturk_checked, passed=False, feedback="  ")
+        reviews.assignments_review_checked(publication=mturk_checked, passed=False, feedback="  ")
     feedback = "You missed the attention check."
     mturk_stub.add_response("reject_assignment", {}, {"AssignmentId": "3ASSIGNA3FAIL", "RequesterFeedback": feedback})
-    outcome = services.assignments_review_checked(publication=mturk_checked, passed=False, feedback=feedback)
+    outcome = reviews.assignments_review_checked(publication=mturk_checked, passed=False, feedback=feedback)
     assert [r.worker_id for r in outcome.done] == ["A3FAIL"]
     assert statuses() == {"A1PASS": "submitted", "A2PASS": "submitted", "A3FAIL": "rejected"}
 
 
 def test_mturk_approve_passed_is_refused_without_check_items(mturk_stub, make_study):
-    publication = services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     with pytest.raises(ValidationError, match="no attention checks"):
-        services.assignments_review_checked(publication=publication, passed=True)
+        reviews.assignments_review_checked(publication=publication, passed=True)
 
 
 def test_mturk_approve_passed_from_the_api_and_a_mismatched_decision_is_refused(mturk_stub, mturk_checked, user):
@@ -141,7 +141,7 @@ def test_mturk_crowd_page_suggests_rejection_and_approves_the_passed(mturk_stub,
 
 
 def test_prolific_reject_failed_sends_the_category_for_the_failed_only(prolific_transport, make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="prolific",
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="prolific",
                                                  settings={"reward_cents": 150, "places": 4, "estimated_minutes": 10,
                                                            "completion_code": "C1ABCDEF"})
     rows = workers(publication, "prolific", {"5f00000000000000000000a1": 2, "5f00000000000000000000b2": 6})
@@ -149,7 +149,7 @@ def test_prolific_reject_failed_sends_the_category_for_the_failed_only(prolific_
     prolific_transport.expect("POST", f"submissions/{failed.external_id}/transition/",
                               "prolific_submission_approved.json",
                               body={"action": "REJECT", "message": LONG_MESSAGE, "rejection_category": "FAILED_CHECK"})
-    outcome = services.assignments_review_checked(publication=publication, passed=False, feedback=LONG_MESSAGE,
+    outcome = reviews.assignments_review_checked(publication=publication, passed=False, feedback=LONG_MESSAGE,
                                                   rejection_category="FAILED_CHECK")
     assert [r.pk for r in outcome.done] == [failed.pk]
     assert dict(Assignment.objects.values_list("rater__external_id", "status")) == {

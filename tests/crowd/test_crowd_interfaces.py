@@ -10,9 +10,10 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from crowd import services, tasks
+from crowd import publishing, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
-from studies.models import Assignment, AssignmentItem
+from crowd.platforms import mturk as mturk_platform
+from studies.models import Assignment, AssignmentItem, RaterBlock
 from studies.rating import entry as rater_entry
 from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
@@ -30,7 +31,7 @@ def researcher(client, user):
 
 @pytest.fixture
 def publication(make_study):
-    return services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
+    return publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
 
 
 def page(client, study):
@@ -101,14 +102,14 @@ def test_crowd_api_is_for_owners_and_answers_refusals_and_platform_errors(user, 
     failed = api.post(f"/api/crowd/publications/{publication.pk}/publish/", {}, format="json")
     assert failed.status_code == 502 and failed.json()["call"] == "GetAccountBalance"
     staff = UserFactory(username="staff", is_staff=True)
-    production = services.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
+    production = publishing.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
     refused = api_for(staff).post(f"/api/crowd/publications/{production.pk}/publish/", {}, format="json")
     assert refused.status_code == 409 and "confirm it explicitly" in refused.json()["detail"]
 
 
 def test_crowd_api_review_all_submitted(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", hit, finish=True)
     WorkerAssignment.objects.create(publication=publication, assignment=done, external_id="3ASSIGN1",
@@ -195,7 +196,7 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
 def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mturk_stub, publication):
     assert settings.CELERY_BEAT_SCHEDULE["crowd-sync"]["task"] == tasks.crowd_sync_all.name
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     for hit in Hit.objects.all():
         mturk_error(mturk_stub, "get_hit", "RequestError", f"Hit {hit.hit_id} does not exist. (1574288211553)")
     result = tasks.crowd_sync_all()
@@ -205,7 +206,7 @@ def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mtur
 
 def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     records = []
     for worker in ("A1", "A2", "A3"):
@@ -227,7 +228,7 @@ def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mtu
 
 def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", Hit.objects.first().hit_id, finish=True)
     api = api_for(user)
     bad = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",
@@ -239,7 +240,8 @@ def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
                     {"assignment": done.pk, "amount": "1.50", "reason": "Thorough"}, format="json")
     assert sent.status_code == 201 and sent.json()["status"] == "sent"
     assert sent.json()["token"] == f"concord-bonus-{sent.json()['id']}"
-    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A1DONE", "Reason": "Bot-like"})
     blocked = api.post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                        {"worker_id": "A1DONE", "reason": "Bot-like"}, format="json")
-    assert blocked.status_code == 200 and done.rater.__class__.objects.get(pk=done.rater_id).blocked
+    # the researcher's block (issue 26, M2), not the shared rater record and not MTurk's account-wide block
+    assert blocked.status_code == 200 and RaterBlock.objects.get(rater_id=done.rater_id, owner=user).active
+    assert not done.rater.__class__.objects.get(pk=done.rater_id).blocked

@@ -59,7 +59,8 @@ def test_human_metric_page_shows_table8_scatter_plots_and_csv(client, user, key)
         services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
     client.force_login(user)
     page = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/").content.decode()
-    assert 'id="table8"' in page and "human ceiling" in page and page.count("<img") == 8
+    assert 'id="table8"' in page and "human ceiling" in page and page.count("/scatter/") == 8
+    assert page.count("/prediction-powered/demo-") == 8  # and each condition × criterion's intervals (metrics.ppi)
     svg = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/demo-bws/coherence.svg")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
     assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/nope/coherence.svg").status_code == 404
