@@ -37,11 +37,11 @@ def main() -> None:
 
     from studies.authoring import services as authoring
     from studies.corpora import services as corpus_imports
+    from studies.designs.ratings import field_name
     from studies.models import Assignment
     from studies.rating import answers as answering
     from studies.rating import entry as rater_entry
     from studies.rating.form_tokens import form_token
-    from studies.rating.views import field_name
 
     owner = get_user_model().objects.create(username="bench")
     systems = ["seq2seq", "hred", "thred", "human"]

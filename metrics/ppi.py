@@ -22,7 +22,8 @@ from django.db.models import Count, Max, QuerySet, Sum
 from metrics.models import MetricModel, MetricScore
 from metrics.selectors import conversation_scores, response_scores
 from studies.authoring.item_draws import draw_problem
-from studies.models import Conversation, Response, Study, Unit
+from studies.designs import design_for, unit_for
+from studies.models import Conversation, Response, Study
 
 ALPHA = 0.05
 COIN_SEED = 0  # Bradley-Terry: an item the humans tie on counts as a win for a or b by a seeded coin
@@ -32,7 +33,7 @@ def frame_units(study: Study) -> list[tuple[int, int, str]]:
     """(unit id, conversation id, system) for every unit of the study's frame: the first responses of the
     study's systems in the frame's conversations, or (dialogue units) the conversations themselves."""
     record = study.item_draw
-    if study.unit == Unit.DIALOGUE:
+    if unit_for(study).target_field == "conversation":  # a dialogue unit rates the conversations themselves
         rows = Conversation.objects.filter(pk__in=record["frame"]).values_list("pk", "metadata__system")
         return [(pk, pk, system or "") for pk, system in rows]
     return list(Response.objects.filter(conversation_id__in=record["frame"], position=0,
@@ -41,7 +42,7 @@ def frame_units(study: Study) -> list[tuple[int, int, str]]:
 
 
 def _scores(study: Study, metric_model: MetricModel, units: list[int]) -> dict[int, float]:
-    if study.unit == Unit.DIALOGUE:
+    if unit_for(study).target_field == "conversation":
         return conversation_scores(metric_model, units)
     return response_scores(metric_model, units)
 
@@ -128,7 +129,7 @@ def _pairwise(study: Study, units, scores, alpha) -> list[dict[str, Any]]:
     """Per criterion: each pair's win rate (a over b, ties half) and Bradley-Terry strengths (logistic form)."""
     from studies.analysis.pairwise import canonical
     from studies.analysis.ppi import bradley_terry, mean_estimate
-    from studies.pairwise_selectors import comparisons_frame
+    from studies.designs.pairwise_report import comparisons_frame
 
     frame = comparisons_frame(Study.objects.filter(pk=study.pk))
     if frame.empty:
@@ -194,8 +195,6 @@ def _pay(study: Study, plans: list[dict]) -> dict[str, Any]:
 def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = ALPHA,
                     target_width: float | None = None) -> dict[str, Any]:
     """Everything the report section, the page, the API, the exports and the command show for one study."""
-    from studies.pairwise_selectors import pairwise_studies
-
     out = {"slug": study.slug, "title": study.title, "unit": study.unit, "metric_model": metric_model.name,
            "alpha": alpha, "criteria": [], "pairwise": [], "problem": draw_problem(study)}
     if out["problem"]:
@@ -210,7 +209,7 @@ def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = A
                           f"the corpus {study.item_draw['corpus_slug']} with it (the estimates need the metric on every unit)")
         out["score_corpus"] = study.item_draw["corpus_slug"]
         return out
-    if pairwise_studies(Study.objects.filter(pk=study.pk)).exists():  # A/B judgments: win rates, not means
+    if design_for(study).compares_pairs:  # A/B judgments: win rates, not means
         out["pairwise"] = _pairwise(study, units, scores, alpha)
         return out
     means, ratings = _human_units(study)

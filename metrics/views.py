@@ -20,8 +20,9 @@ from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, Trai
 from metrics.pairwise import pairwise_human_metric
 from studies.authoring import selectors as study_selectors
 from studies.corpora.selectors import corpora_visible_to
+from studies.designs import UNITS, design_for
 from studies.errors import StudyStateError
-from studies.models import StudyItem, StudyItemResponse, Unit
+from studies.models import StudyItem, StudyItemResponse
 from studies.reports.exporting import no_store, spreadsheet_safe
 
 HEURISTICS = ("readability", "coherence")
@@ -128,7 +129,9 @@ def run_cancel(request, pk):
 @login_required
 @require_POST
 def bme_fill(request, slug):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug, design="bme")
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
+        raise Http404("this study's reference values do not come from a metric")
     for key in HEURISTICS:
         services.metric_model_default(key=key)
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
@@ -148,7 +151,8 @@ def _unscored_study_ids(experiment, metric_model) -> set[int]:
     dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("conversation"))
     return set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
                .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct()) | set(
-        StudyItem.objects.filter(study__experiment=experiment, study__unit=Unit.DIALOGUE, check_kind="")
+        StudyItem.objects.filter(study__experiment=experiment, check_kind="",
+                                 study__unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"])
         .exclude(Exists(dialogues)).values_list("study_id", flat=True).distinct())
 
 

@@ -20,7 +20,6 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import pairwise_selectors
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -402,7 +401,9 @@ class ReportApiMixin:
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
         data = {**report.as_dict(), "positions": position_report(studies)}
-        data["pairwise"] = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies only
+        # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
+        data.update({section.key: section.data
+                     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
         return no_store(Response(data))
 
 

@@ -14,7 +14,8 @@ from django.db import transaction
 
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
-from studies.models import Design, Experiment, Rater, Study
+from studies.designs import design_for
+from studies.models import Experiment, Rater, Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 
@@ -25,6 +26,7 @@ DEMO_USER, DEMO_PASSWORD = "researcher", "concord-demo"
 RATERS_PER_CONDITION = 5
 SYSTEM_EFFECT = {"seq2seq": -0.9, "hred": -0.3, "thred": 0.4, "human": 0.9}
 CRITERION_SHIFT = {"readability": 0.3, "coherence": 0.0}
+CONDITIONS = {"likert": 0.7, "rme": 0.45, "bme": 0.5, "bws": 0.6}  # the seed study's designs, each rater's noise SD
 
 
 def demo_user():
@@ -45,19 +47,14 @@ def _latent(item_responses, rng) -> dict[tuple[int, str], float]:
 
 
 def _answers(study: Study, slot, latent, reference_latent, bias: float, noise: float, rng) -> dict:
-    answers: dict[str, dict[int, float]] = {}
-    for criterion in study.criteria.values_list("name", flat=True):
-        seen = {r: latent[(r, criterion)] + bias + rng.normal(0, noise) for r in slot.response_order}
-        if study.design == Design.LIKERT:
-            answers[criterion] = {r: int(np.clip(round(3.5 + 1.4 * q), 1, 6)) for r, q in seen.items()}
-        elif study.design == Design.BWS:
-            order = sorted(seen, key=seen.get, reverse=True)
-            answers[criterion] = {r: order.index(r) + 1 for r in seen}
-        else:
-            anchor = slot.item.reference_value
-            ref_q = reference_latent[(slot.item_id, criterion)]
-            answers[criterion] = {r: int(np.clip(round(anchor * 2.0 ** (1.5 * (q - ref_q))), 0, 999)) for r, q in seen.items()}
-    return answers
+    """The latent quality as this rater sees it (bias and noise added), turned into the design's own
+    answer (``StudyDesign.answers_simulate``: Likert points, magnitudes relative to the anchor, ranks)."""
+    criteria = list(study.criteria.all())
+    seen = {(r, c.name): latent[(r, c.name)] + bias + rng.normal(0, noise)
+            for c in criteria for r in slot.response_order}
+    return design_for(study).answers_simulate(
+        study=study, slot=slot, quality=seen, reference_quality={c.name: reference_latent[(slot.item_id, c.name)]
+                                                                 for c in criteria}, rng=rng, criteria=criteria)
 
 
 @transaction.atomic
@@ -78,7 +75,7 @@ def demo_load(*, seed: int = 2019) -> Experiment | None:
         description="Four between-subjects conditions on 12 conversations; 20 simulated raters.",
     )
     rng = np.random.default_rng(seed)
-    for design in (Design.LIKERT, Design.RME, Design.BME, Design.BWS):
+    for design in CONDITIONS:
         study = authoring.study_create(
             experiment=experiment, title=f"Demo {design.upper()}", design=design, slug=f"demo-{design}",
             raters_per_item=RATERS_PER_CONDITION, items_per_assignment=12,
@@ -87,8 +84,8 @@ def demo_load(*, seed: int = 2019) -> Experiment | None:
         )
         authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                    reference_system="human")
-        if design == Design.BME:
-            # Stand-in for a metric's score of the reference; the metrics app fills real ones.
+        if design_for(study).anchor_from_metric:
+            # Stand-in for a metric's score of the reference (BME); the metrics app fills real ones.
             values = {pk: float(rng.integers(40, 160)) for pk in study.items.values_list("pk", flat=True)}
             authoring.study_item_reference_values_set(study=study, values=values)
         authoring.study_publish(study=study)
@@ -112,7 +109,7 @@ def _simulate_ratings(experiment: Experiment, rng) -> None:
                 reference_latent[(item.pk, criterion)] = SYSTEM_EFFECT["human"] + CRITERION_SHIFT[criterion]
     number = 0
     for study in experiment.studies.order_by("id"):
-        noise = {Design.LIKERT: 0.7, Design.RME: 0.45, Design.BME: 0.5, Design.BWS: 0.6}[study.design]
+        noise = CONDITIONS[study.design]
         for _ in range(RATERS_PER_CONDITION):
             number += 1
             rater, _ = Rater.objects.get_or_create(platform=Study.Platform.INVITE, external_id=f"demo-rater-{number:02d}")

@@ -21,11 +21,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import designs, dialogue_studies
 from studies.authoring import allocation
 from studies.authoring import services as authoring
+from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
-from studies.models import Criterion, Design, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
+from studies.models import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -112,9 +112,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     Structure (design, design_config, criteria) changes only while ``structure_lock_reason`` is None;
     a design change drops the built items (they were chosen for the old design) but keeps check items
     only when the design stays; so does a change of the settings the items were drawn under
-    (``ITEM_SHAPING``: bws_tuples' tuple size, factor, tries and seed, pairwise's pairs per
-    conversation) and a new tuple size in a dialogue BWS study (its tuples of whole dialogues were cut
-    to the old size; a response BWS item's size follows its systems instead). Validation names every bad field and nothing is written then."""
+    (the design's ``config_change``: e.g. bws_tuples' tuple size, factor, tries and seed, pairwise's
+    pairs per conversation, a new tuple size in a dialogue BWS study, whose tuples of whole dialogues
+    were cut to the old size; a response BWS item's size follows its systems instead, so a size its
+    items do not show is refused). Validation names every bad field and nothing is written then."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     errors: dict[str, Any] = {}
     notes: list[str] = []
@@ -125,7 +126,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
     design = structure.get("design", study.design)
     criteria_specs: list[dict[str, str]] | None = None
-    rebuild = False  # a dialogue BWS study's tuple size changed: its tuples of dialogues go
+    rebuild = False  # the settings the items were drawn under changed: they go
     if structure:
         same = (design == study.design
                 and ("design_config" not in structure
@@ -138,25 +139,19 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
         elif not same:
             if "design" in structure or "design_config" in structure:
                 try:
-                    config = designs.design_config_clean(design, structure.get(
+                    chosen = design_for(design)
+                    config = chosen.config_clean(structure.get(
                         "design_config", study.design_config if design == study.design else None))
                 except ValidationError as error:
                     errors.update(error.message_dict)
                 else:
-                    refused = dialogue_studies.unit_problems(study.unit, design).get("unit")
+                    refused = chosen.unit_problem(unit_for(study))
                     if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
                         errors["design"] = refused
-                    if design == Design.BWS and study.design == Design.BWS:
-                        shown = _bws_items_size(study)
-                        if shown is not None and shown != config["tuple_size"]:
-                            if study.is_dialogue:  # tuples of dialogues follow the setting: rebuild them
-                                rebuild = True
-                            else:
-                                errors["design_config.tuple_size"] = (
-                                    f"the items show {shown} responses each, and BWS ranks all of them: keep {shown}, "
-                                    f"or build the items again with other systems (the size follows them)")
-                    if design == study.design and _items_shaped_differently(design, study.design_config, config):
-                        rebuild = True
+                    if design == study.design:  # e.g. new tuples or pairs, or a BWS size its items do not show
+                        problems, stale = chosen.config_change(study, config)
+                        errors.update(problems)
+                        rebuild = rebuild or stale
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
                 criteria_specs = _criteria_specs(structure["criteria"], errors)
@@ -250,28 +245,9 @@ def _same_minute(current, raw: Any) -> bool:
 
 def _config_or_none(design: str, config: Any) -> dict | None:
     try:
-        return designs.design_config_clean(design, config)
+        return design_for(design).config_clean(config)
     except ValidationError:
         return None
-
-
-# Settings the items are built from: tuples (studies.bws_tuples) and pairs (studies.pairwise_services)
-# drawn under other values no longer match them, so a change drops the built items.
-ITEM_SHAPING = {Design.BWS_TUPLES: ("tuple_size", "factor", "tries", "seed"),
-                Design.PAIRWISE: ("pairs_per_conversation",)}
-
-
-def _items_shaped_differently(design: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    return any((old or {}).get(key) != new.get(key) for key in ITEM_SHAPING.get(design, ()))
-
-
-def _bws_items_size(study: Study) -> int | None:
-    """How many responses (whole dialogues, in a dialogue-unit study) the study's (non-check) items
-    show, or None without items."""
-    first = study.items.filter(check_kind="").order_by("position").first()
-    if first is None:
-        return None
-    return first.item_conversations.count() if study.is_dialogue else first.item_responses.count()
 
 
 def questionnaire_problem(value: Any) -> str | None:

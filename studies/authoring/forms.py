@@ -1,9 +1,21 @@
 """Researcher forms. They only collect and type-check input; services validate and write."""
+import copy
+
 from django import forms
 
 from studies.corpora.importing.formats import FORMATS
-from studies.designs import DESIGN_EXPLANATIONS
+from studies.designs import DESIGNS, design_for
 from studies.models import Design, Study, Unit, default_questionnaire
+
+
+def design_form_fields() -> dict[str, forms.Field]:
+    """Every registered design's study-form fields, in registry order (a field two designs share is
+    declared by the first)."""
+    fields: dict[str, forms.Field] = {}
+    for design in DESIGNS.values():
+        for name, field in design.form_fields.items():
+            fields.setdefault(name, field)
+    return fields
 
 
 class ExperimentForm(forms.Form):
@@ -43,7 +55,7 @@ class StudyForm(forms.Form):
     title = forms.CharField(max_length=200)
     design = forms.ChoiceField(
         choices=Design.choices, widget=forms.RadioSelect,
-        help_text=" ".join(f"{Design(k).label}: {v}" for k, v in DESIGN_EXPLANATIONS.items()),
+        help_text=" ".join(f"{Design(k).label}: {d.explanation}" for k, d in DESIGNS.items()),
     )
     unit = forms.ChoiceField(
         choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
@@ -55,25 +67,6 @@ class StudyForm(forms.Form):
         help_text="Comma-separated names, or one per line as “name | question | help text”; "
                   "each criterion gets its own question.",
     )
-    likert_points = forms.IntegerField(label="Points on the scale (Likert)", min_value=2, max_value=11, initial=6,
-                                       required=False, help_text="The seed study used 6.")
-    likert_labels = forms.CharField(label="Point labels (Likert, optional)", required=False,
-                                    help_text="One label per point, separated by |, e.g. Very bad | Bad | ... ")
-    me_reference_value = forms.IntegerField(label="Reference value (RME)", min_value=1, initial=100, required=False,
-                                            help_text="The number shown with the reference response.")
-    me_max = forms.IntegerField(label="Largest value a rater may give (RME, BME)", min_value=1, initial=999,
-                                required=False, help_text="The smallest is 0.")
-    bws_tuple_size = forms.IntegerField(
-        label="Responses ranked per item (BWS)", min_value=2, max_value=10, required=False,
-        help_text="Leave blank: it follows the number of responses each item shows when you build the items.")
-    pairwise_allow_tie = forms.BooleanField(label="Raters may answer “about the same” (pairwise)", required=False,
-                                            initial=True)
-    pairwise_reason = forms.ChoiceField(label="Ask for a short reason per choice (pairwise)",
-                                        choices=[("optional", "Optional"), ("required", "Required"), ("off", "Off")],
-                                        initial="optional", required=False)
-    pairwise_pairs_per_conversation = forms.IntegerField(
-        label="System pairs compared per conversation (pairwise)", min_value=0, max_value=45, initial=0,
-        required=False, help_text="0: every pair of systems.")
     raters_per_item = forms.IntegerField(min_value=1, initial=40, help_text="Target number of raters for every item.")
     items_per_assignment = forms.IntegerField(label="Items per rater", min_value=1, initial=50,
                                               help_text="Items one rater judges in one assignment.")
@@ -102,16 +95,19 @@ class StudyForm(forms.Form):
         help_text="Asked after the last item. One question per line: name | yes_no, choice or text | "
                   "required or optional | question | choices (comma-separated, for choice). Blank: no questionnaire.")
 
-    # Settings that belong to some designs only (the page shows those of the chosen design).
-    DESIGN_FIELDS = {"likert_points": "likert", "likert_labels": "likert", "me_reference_value": "rme",
-                     "me_max": "rme bme", "bws_tuple_size": "bws bws_tuples",
-                     "pairwise_allow_tie": "pairwise", "pairwise_reason": "pairwise",
-                     "pairwise_pairs_per_conversation": "pairwise"}
-    STRUCTURE = ("design", "criteria", "platform", "likert_points", "likert_labels", "me_reference_value", "me_max",
-                 "bws_tuple_size", "pairwise_allow_tie", "pairwise_reason", "pairwise_pairs_per_conversation")
+    # Settings that belong to some designs only (each design's ``form_fields``; the page shows those
+    # of the chosen design): field name -> the designs that use it, space-separated.
+    DESIGN_FIELDS = {name: " ".join(d.key for d in DESIGNS.values() if name in d.form_fields)
+                     for name in design_form_fields()}
+    STRUCTURE = ("design", "criteria", "platform", *design_form_fields())
 
     def __init__(self, *args, locked: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        # The designs' own settings go right after the criteria.
+        fields = list(self.fields.items())
+        after = [name for name, _ in fields].index("criteria") + 1
+        self.fields = {**dict(fields[:after]), **{n: copy.deepcopy(f) for n, f in design_form_fields().items()},
+                       **dict(fields[after:])}
         self.locked = locked
         if locked:
             for name in self.STRUCTURE:
@@ -127,18 +123,7 @@ class StudyForm(forms.Form):
         return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
 
     def design_config(self) -> dict:
-        data, design = self.cleaned_data, self.cleaned_data["design"]
-        if design == Design.LIKERT:
-            labels = [s.strip() for s in (data.get("likert_labels") or "").split("|") if s.strip()]
-            return {"points": data.get("likert_points") or 6, "labels": labels}
-        if design == Design.RME:
-            return {"reference_value": data.get("me_reference_value") or 100, "min": 0, "max": data.get("me_max") or 999}
-        if design == Design.BME:
-            return {"min": 0, "max": data.get("me_max") or 999}
-        if design == Design.PAIRWISE:
-            return {"allow_tie": bool(data.get("pairwise_allow_tie")), "reason": data.get("pairwise_reason") or "optional",
-                    "pairs_per_conversation": data.get("pairwise_pairs_per_conversation") or 0}
-        return {"tuple_size": data.get("bws_tuple_size") or 4}
+        return design_for(self.cleaned_data["design"]).config_from_form(self.cleaned_data)
 
     def criteria_specs(self) -> list[dict[str, str]]:
         text = self.cleaned_data["criteria"] or ""
@@ -208,15 +193,7 @@ def study_form_initial(study: Study) -> dict:
     from studies.authoring import allocation
 
     initial["closes_at"] = allocation.study_closes_at(study)
-    if study.design == Design.LIKERT:
-        initial.update(likert_points=config.get("points"), likert_labels=" | ".join(config.get("labels") or []))
-    elif study.design in (Design.RME, Design.BME):
-        initial.update(me_reference_value=config.get("reference_value"), me_max=config.get("max"))
-    elif study.design == Design.PAIRWISE:
-        initial.update(pairwise_allow_tie=config.get("allow_tie"), pairwise_reason=config.get("reason"),
-                       pairwise_pairs_per_conversation=config.get("pairs_per_conversation"))
-    else:
-        initial["bws_tuple_size"] = config.get("tuple_size")
+    initial.update(design_for(study).form_initial(config))
     return initial
 
 

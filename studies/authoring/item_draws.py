@@ -31,6 +31,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count
 
+from studies.designs import unit_for
 from studies.models import (
     Conversation,
     Corpus,
@@ -39,7 +40,6 @@ from studies.models import (
     StudyItem,
     StudyItemConversation,
     StudyItemResponse,
-    Unit,
 )
 
 RANDOM, ALL, UNVERIFIED = "random", "all", "unverified"
@@ -52,7 +52,7 @@ def _items(study: Study):
 def _item_conversations(study: Study) -> set[int]:
     """The conversations the study's items show: response units through their responses (a best-worst tuple
     mixes conversations), dialogue units the item's own or its ranked dialogues."""
-    if study.unit == Unit.DIALOGUE:
+    if unit_for(study).level == "dialogue":
         own = set(_items(study).exclude(conversation=None).values_list("conversation_id", flat=True))
         return own | set(StudyItemConversation.objects.filter(item__study=study, item__check_kind="")
                          .values_list("conversation_id", flat=True))
@@ -62,7 +62,7 @@ def _item_conversations(study: Study) -> set[int]:
 
 def study_systems(study: Study) -> list[str]:
     """The judged systems of the study's items (names, sorted)."""
-    if study.unit == Unit.DIALOGUE:
+    if unit_for(study).level == "dialogue":
         ids = _item_conversations(study)
         return sorted({s for s in Conversation.objects.filter(pk__in=ids).values_list("metadata__system", flat=True) if s})
     return sorted(set(StudyItemResponse.objects.filter(item__study=study, item__check_kind="")
@@ -101,7 +101,7 @@ def _dialogue_frame(study: Study, corpus: Corpus, systems: list[str]) -> list[in
 def frame_of(study: Study, corpus: Corpus) -> list[int]:
     """The conversation ids the study's items could have been drawn from (the module docstring's rule)."""
     systems = study_systems(study)
-    if study.unit == Unit.DIALOGUE:
+    if unit_for(study).level == "dialogue":
         return _dialogue_frame(study, corpus, systems)
     return _response_frame(study, corpus, systems)
 
@@ -166,11 +166,11 @@ def _extension_shape(study: Study) -> dict[str, Any] | str:
         return ("each item has its own reference value (a metric's anchor, as in BME): new items would need theirs; "
                 "extend a draft and set the values, or use a fixed anchor")
     if StudyItemConversation.objects.filter(item__study=study).exists() or (
-            study.unit != Unit.DIALOGUE and _items(study).filter(conversation=None).exists()):
+            unit_for(study).level != "dialogue" and _items(study).filter(conversation=None).exists()):
         return "the items are tuples of several conversations, not one conversation each"
     systems = list(StudyItemResponse.objects.filter(item=first).order_by("position")
                    .values_list("response__system__name", flat=True))
-    if study.unit != Unit.DIALOGUE and set(study_systems(study)) != set(systems):
+    if unit_for(study).level != "dialogue" and set(study_systems(study)) != set(systems):
         return "the items show different systems (pairs): new items would need the pair schedule"
     return {"systems": systems, "reference_value": values.pop() if values else None,
             "reference_system": Response.objects.filter(pk=first.reference_response_id)
@@ -215,7 +215,7 @@ def study_items_extend(*, study: Study, count: int, expected_items: int | None =
         StudyItem(study=study, conversation_id=cid, position=start + i, reference_response_id=reference.get(cid),
                   reference_value=shape["reference_value"], reference_conversation_id=shape["reference_conversation"])
         for i, cid in enumerate(chosen)])
-    if study.unit != Unit.DIALOGUE:
+    if unit_for(study).level != "dialogue":
         responses = {(c, s): r for c, s, r in Response.objects.filter(
             conversation_id__in=chosen, position=0, system__name__in=shape["systems"])
             .values_list("conversation_id", "system__name", "id")}

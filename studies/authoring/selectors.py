@@ -8,18 +8,18 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q, QuerySet
 
-from studies import bws_tuples
+from studies.designs import designs_of
+from studies.designs.common import DONE
 from studies.models import (
     Assignment,
     AssignmentItem,
-    Design,
     Experiment,
     Invite,
     Rating,
     Study,
 )
 
-DONE_STATUSES = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+DONE_STATUSES = DONE  # the assignments every report and progress count (submitted, approved)
 
 
 def experiments_visible_to(user) -> QuerySet[Experiment]:
@@ -77,8 +77,8 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
     for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
                   .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
         progress[pk]["ratings"] = n
-    if tuple_ids := [s.pk for s in studies if s.design == Design.BWS_TUPLES]:  # best-worst picks count as ratings
-        for pk, n in bws_tuples.choices_per_study(tuple_ids).items():
+    for design in designs_of(list(studies)):  # judgments kept outside Rating (best-worst picks) count as ratings
+        for pk, n in design.judgments_per_study([s.pk for s in studies if s.design == design.key]).items():
             progress[pk]["ratings"] += n
     times: dict[int, list[float]] = {}
     for pk, seconds in Assignment.objects.filter(study_id__in=ids, status__in=DONE_STATUSES,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import random
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,23 +9,21 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies import bws_tuples, designs, dialogue_studies, pairwise_services
 from studies.authoring import allocation, item_draws
+from studies.designs import design_for, unit_for
+from studies.designs.common import ItemSpec
+from studies.designs.units import unit_problem
 from studies.errors import StudyStateError
 from studies.models import (
     Corpus,
     Criterion,
-    Design,
     Experiment,
-    Response,
     Study,
     StudyItem,
-    StudyItemResponse,
     Unit,
 )
 from studies.slugs import _create_with_slug, _slug_not_available
@@ -61,13 +58,23 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
                  platform_config: Mapping | None = None, slug: str | None = None,
                  unit: str = Unit.RESPONSE) -> Study:
     """Create a draft study (one condition). The design configuration is validated and completed with
-    its defaults; criteria default to the seed study's readability and coherence. ``unit``: what a
-    rating judges, a response or a whole dialogue (``studies.dialogue_studies``)."""
-    errors: dict[str, Any] = dict(dialogue_studies.unit_problems(unit, design))
+    its defaults (``design_for(design).config_clean``); criteria default to the design's and unit's
+    (the seed study's readability and coherence, worded for the unit). ``unit``: what a rating
+    judges, a response or a whole dialogue (``studies.designs.units``)."""
+    errors: dict[str, Any] = {}
+    judged = None
+    if problem := unit_problem(unit):
+        errors["unit"] = [problem]
+    else:
+        judged = unit_for(unit)
     try:
-        config = designs.design_config_clean(design, design_config)
+        chosen = design_for(design)
+        config = chosen.config_clean(design_config)
     except ValidationError as error:
         errors.update(error.message_dict)
+    else:
+        if judged is not None and (refusal := chosen.unit_problem(judged)):
+            errors["unit"] = [refusal]
     if raters_per_item < 1:
         errors["raters_per_item"] = ["must be at least 1"]
     if items_per_assignment < 1:
@@ -76,8 +83,8 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
         errors.update(_slug_not_available(slug).message_dict)
-    base = (pairwise_services.PAIRWISE_CRITERIA if design == Design.PAIRWISE  # A/B: comparative wording
-            else dialogue_studies.default_criteria(unit) or DEFAULT_CRITERIA)  # dialogue units: of the whole dialogue
+    base = chosen.default_criteria(judged) if judged is not None and "design" not in errors else []
+    base = base or list(DEFAULT_CRITERIA)
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in (criteria or base)]
     defaults = {c["name"]: c for c in [*DEFAULT_CRITERIA, *base]}
     names = [slugify(c.get("name", "")) for c in specs]
@@ -87,6 +94,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["criteria"] = ["criterion names must be different"]
     if errors:
         raise ValidationError(errors)
+    assert judged is not None
     study = _create_with_slug(
         Study, slug=slug, text=f"{experiment.slug}-{design}",
         experiment=experiment, title=title, design=design, design_config=config, unit=unit,
@@ -96,7 +104,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     Criterion.objects.bulk_create([
         Criterion(
             study=study, name=name, position=i,
-            question=spec.get("question") or dialogue_studies.default_question(unit, name)
+            question=spec.get("question") or judged.default_question(name)
             or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
             help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
         )
@@ -125,77 +133,18 @@ def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | 
 def _items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
                  reference_system: str | None = None, limit: int | None = None, seed: int = 0,
                  reference_conversation: str | None = None) -> int:
-    """(Re)build a draft study's items from a corpus: one item per conversation that has a response
-    from every chosen system. The reference response (from ``reference_system``, else the one marked
-    ``is_reference``) is the anchor in magnitude-estimation designs and is judged, unlabelled, among
-    the others in Likert and BWS designs (as in Santhanam & Shaikh 2019). ``limit`` samples that
-    many conversations (seeded). Returns the number of items. A dialogue-unit study gets one item
-    per conversation instead (``dialogue_studies.dialogue_items_build``)."""
-    if study.design == Design.PAIRWISE:  # one item per (conversation, system pair): its own schedule
-        return pairwise_services.pairwise_items_build(study=study, corpus=corpus, systems=systems,
-                                                      reference_system=reference_system, limit=limit, seed=seed)
+    """(Re)build a draft study's items from a corpus, as its design and unit build them
+    (``StudyDesign.items_build``; e.g. one item per conversation with a response from every chosen
+    system, the reference response as an anchor or judged among them; one per system pair; tuples;
+    one per whole dialogue). ``limit`` samples that many conversations (seeded). Returns the number
+    of items."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="change items")
     if study.assignments.exists():
         raise StudyStateError("cannot change items: raters have already started")
-    if study.is_dialogue:
-        return dialogue_studies.dialogue_items_build(
-            study=study, corpus=corpus, systems=systems, reference_system=reference_system,
-            reference_conversation=reference_conversation, limit=limit, seed=seed)
-    available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
-    chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
-    unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]
-    if unknown:
-        raise ValidationError({"systems": f"no responses from {', '.join(unknown)} in corpus {corpus.slug}"})
-    judged_systems = [s for s in chosen if s != reference_system]
-    rows = (
-        Response.objects.filter(conversation__corpus=corpus, position=0)
-        .filter(Q(system__name__in=judged_systems) | Q(system__name=reference_system) | Q(is_reference=True))
-        .values_list("conversation_id", "id", "system__name", "is_reference")
-        .order_by("conversation_id", "system__name")
-    )
-    by_conversation: dict[int, dict[str, Any]] = {}
-    for conversation_id, response_id, system_name, is_reference in rows:
-        entry = by_conversation.setdefault(conversation_id, {"judged": {}, "reference": None})
-        if system_name == reference_system or (reference_system is None and is_reference):
-            entry["reference"] = response_id
-        if system_name in judged_systems:
-            entry["judged"][system_name] = response_id
-    usable = [
-        (cid, e) for cid, e in sorted(by_conversation.items())
-        if len(e["judged"]) == len(judged_systems) and (e["reference"] or not study.is_magnitude)
-    ]
-    if limit is not None and limit < len(usable):
-        usable = sorted(random.Random(seed).sample(usable, limit))
-    if not usable:
-        raise ValidationError({"corpus": (
-            f"no conversation in {corpus.slug} has responses from all of {', '.join(judged_systems)}"
-            + (" and a reference response" if study.is_magnitude else ""))})
-    shown = len(judged_systems) + (0 if study.is_magnitude else 1 if usable[0][1]["reference"] else 0)
-    if study.design == Design.BWS and shown != study.design_config["tuple_size"]:
-        # BWS ranks every response an item shows, so the tuple size follows the choice (a draft, no rater yet).
-        if not 2 <= shown <= 10:
-            raise ValidationError({"systems": f"BWS ranks 2 to 10 responses per item; these choices show {shown}"})
-        study.design_config = {**study.design_config, "tuple_size": shown}
-        study.save(update_fields=["design_config"])
-    if study.design == Design.BWS_TUPLES:  # single responses in generated tuples (studies.bws_tuples)
-        units = [r for _, e in usable for r in [*e["judged"].values(), *([e["reference"]] if e["reference"] else [])]]
-        return bws_tuples.tuple_items_create(study=study, units=units)
-    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
-    reference_value = study.design_config.get("reference_value") if study.design == Design.RME else None
-    items = StudyItem.objects.bulk_create([
-        StudyItem(study=study, conversation_id=cid, position=i, reference_response_id=e["reference"],
-                  reference_value=reference_value)
-        for i, (cid, e) in enumerate(usable)
-    ])
-    links = []
-    for item, (_, entry) in zip(items, usable, strict=True):
-        judged = [entry["judged"][s] for s in judged_systems]
-        if not study.is_magnitude and entry["reference"] and entry["reference"] not in judged:
-            judged.append(entry["reference"])
-        links += [StudyItemResponse(item=item, response_id=r, position=p) for p, r in enumerate(judged)]
-    StudyItemResponse.objects.bulk_create(links, batch_size=2000)
-    return len(items)
+    spec = ItemSpec(corpus=corpus, systems=systems, reference_system=reference_system,
+                    reference_conversation=reference_conversation, limit=limit, seed=seed)
+    return design_for(study).items_build(study=study, spec=spec)
 
 
 @transaction.atomic
@@ -217,8 +166,9 @@ def study_item_reference_values_set(*, study: Study, values: Mapping[int, float]
 
 @transaction.atomic
 def study_publish(*, study: Study) -> Study:
-    """draft -> published, once the study can be rated: it has items and criteria, every magnitude
-    item has its reference value, every BWS item shows tuple_size responses."""
+    """draft -> published, once the study can be rated: it has items and criteria, and its design
+    finds nothing missing (``StudyDesign.publish_problems``: every magnitude item has its reference
+    value, every BWS item shows tuple_size responses, ...)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="publish")
     problems = []
@@ -226,26 +176,7 @@ def study_publish(*, study: Study) -> Study:
         problems.append("it has no items (import dialogues and build the items first)")
     if not study.criteria.exists():
         problems.append("it has no criteria")
-    if study.is_magnitude:
-        anchor = "reference_conversation" if study.is_dialogue else "reference_response"
-        lacking = study.items.filter(Q(reference_value__isnull=True) | Q(**{f"{anchor}__isnull": True})).count()
-        if lacking:
-            problems.append(f"{lacking} item(s) have no reference response or reference value"
-                            + (" (fill them from a metric first)" if study.design == Design.BME else ""))
-    if study.design == Design.BWS and study.is_dialogue:
-        if problem := dialogue_studies.item_size_problem(study):
-            problems.append(problem)
-    elif study.design == Design.BWS:
-        size = study.design_config["tuple_size"]
-        wrong = study.items.annotate(n=Count("item_responses")).exclude(n=size).count()
-        if wrong:
-            problems.append(f"{wrong} item(s) do not show exactly {size} responses to rank")
-    if study.design == Design.BWS_TUPLES:
-        problems += bws_tuples.publish_problems(study)
-    if study.design == Design.PAIRWISE:
-        wrong = study.items.annotate(n=Count("item_responses")).exclude(n=2).count()
-        if wrong:
-            problems.append(f"{wrong} item(s) do not show exactly two responses to compare")
+    problems += design_for(study).publish_problems(study)
     if problems:
         raise StudyStateError("cannot publish: " + "; ".join(problems))
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()

@@ -17,6 +17,7 @@ from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.corpora import selectors as corpus_selectors
+from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.rating import checks
 from studies.rating import invites as invite_links
@@ -108,6 +109,7 @@ def study_detail(request, slug):
                for invite in study_selectors.study_invites(study)]
     prolific_parameters = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
     experiment_url = request.build_absolute_uri(reverse("raters:experiment_entry", args=[study.experiment.slug]))
+    design = design_for(study)
     context = {
         "rater_links": {
             "mturk": base,
@@ -118,6 +120,7 @@ def study_detail(request, slug):
         "closing": allocation.study_closing(study),
         "invites": invites, "invite_form": InviteForm(), "invite_days": invite_links.INVITE_DAYS_DEFAULT,
         "study": study, "progress": study_selectors.study_progress(study), "build_form": build_form,
+        "design": design, "design_settings": design.settings_summary(design.config(study)),
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": checks.study_checks_summary(study),

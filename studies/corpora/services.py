@@ -13,10 +13,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from studies import designs, jobs
+from studies import jobs
 from studies.corpora.importing import files as import_files
 from studies.corpora.importing.reading import text_problem, value_problem
 from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
+from studies.designs import design_for
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -317,7 +318,7 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     points = int(min(11, max(2, max(high - low + 1 for low, high in header.scales.values()))))
     study = _create_with_slug(
         Study, slug=None, text=corpus.slug, experiment=experiment, title=f"{corpus.slug} (imported)",
-        design=Design.LIKERT, design_config=designs.design_config_clean(Design.LIKERT, {"points": points}),
+        design=Design.LIKERT, design_config=design_for(Design.LIKERT).config_clean({"points": points}),
         unit=Unit.DIALOGUE if dialogue else Unit.RESPONSE,
         raters_per_item=positions, items_per_assignment=len(scored), status=Study.Status.CLOSED,
         platform=Study.Platform.BENCHMARK, published_at=now, closed_at=now,

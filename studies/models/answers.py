@@ -65,7 +65,7 @@ class BestWorstChoice(models.Model):
     one criterion (Kiritchenko & Mohammad 2016): a dedicated row, not Rating rows, because one
     response is a member of several tuples (factor·k of them) and one rater may meet it in two of
     their tuples, which Rating's unique (assignment, response, criterion) would forbid. The members
-    not picked are neither best nor worst (they count as appearances); see studies.bws_tuples."""
+    not picked are neither best nor worst (they count as appearances); see studies.designs.bws_tuples."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="best_worst_choices")
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="best_worst_choices")

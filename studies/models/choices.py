@@ -7,15 +7,15 @@ from django.db import models
 
 
 class Design(models.TextChoices):
+    """The designs a study may have. What each one does is its module in ``studies/designs/`` (one
+    registry line each, ``studies.designs.registry.DESIGNS``); code asks ``design_for(study)``."""
+
     LIKERT = "likert", "Likert scale"
     RME = "rme", "Magnitude estimation, fixed reference (RME)"
     BME = "bme", "Magnitude estimation, metric reference (BME)"
     BWS = "bws", "Best-worst scaling (ranking)"
     BWS_TUPLES = "bws_tuples", "Best-worst scaling, tuples of many items"
     PAIRWISE = "pairwise", "Pairwise comparison (A/B)"
-
-
-MAGNITUDE_DESIGNS = (Design.RME, Design.BME)
 
 
 class Unit(models.TextChoices):

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from studies.models.choices import MAGNITUDE_DESIGNS, CheckKind, Design, Unit, default_questionnaire
+from studies.models.choices import CheckKind, Design, Unit, default_questionnaire
 from studies.models.corpora import Conversation, Response
 
 
@@ -109,10 +109,6 @@ class Study(models.Model):
         return self.title
 
     @property
-    def is_magnitude(self) -> bool:
-        return self.design in MAGNITUDE_DESIGNS
-
-    @property
     def is_dialogue(self) -> bool:
         return self.unit == Unit.DIALOGUE
 
@@ -151,7 +147,7 @@ class StudyItem(models.Model):
     (``check_rules``, see ``studies.rating.checks``): it scores the rater and never enters an analysis."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
-    # Empty for a best-worst tuple (studies.bws_tuples): its members come from different
+    # Empty for a best-worst tuple (studies.designs.bws_tuples): its members come from different
     # conversations, each shown with its own context (StudyItemResponse.response.conversation).
     conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
                                      related_name="study_items")

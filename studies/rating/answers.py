@@ -10,17 +10,17 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies import designs, dialogue_studies, jobs
+from studies import jobs
 from studies.authoring.services import study_close_if_done
+from studies.designs import design_for
+from studies.designs.rater_reads import study_criteria
 from studies.errors import StudyStateError
 from studies.models import (
     Assignment,
     AssignmentItem,
-    Design,
-    Rating,
     Study,
 )
-from studies.rating import checks, platforms, selectors
+from studies.rating import checks, platforms
 
 DRAFT_REASON_MAX = 2000
 
@@ -54,6 +54,7 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     if len(draft) > DRAFT_MAX_FIELDS:
         raise ValidationError({"draft": f"at most {DRAFT_MAX_FIELDS} fields"})
     cleaned = {}
+    free_text = design_for(slot.assignment.study).free_text_prefixes  # e.g. a pairwise reason
     for key, value in draft.items():
         name = str(key)
         if len(name) > 80 or (problem := platforms.text_problem(name)):
@@ -62,8 +63,8 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
             raise ValidationError({name: "must be text or a number"})
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError({name: "must be a finite number"})
-        # A value is a number or a choice; a pairwise reason (studies.pairwise_rater) is free text.
-        text = str(value)[:DRAFT_REASON_MAX if name.startswith("reason-") else 20]
+        # A value is a number or a choice; some fields are free text (the design's ``free_text_prefixes``).
+        text = str(value)[:DRAFT_REASON_MAX if name.startswith(free_text) else 20]
         if problem := platforms.text_problem(text):
             raise ValidationError({name: problem})
         cleaned[name] = text
@@ -91,82 +92,31 @@ def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | N
 
 
 @transaction.atomic
-def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[int, Any]],
+def ratings_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Any],
                    seconds: float | None = None, active_seconds: float | None = None) -> int:
-    """Store one item's answers. Values are checked against the study's design (Likert points,
-    magnitude range, complete BWS ranking without ties); any problem raises ValidationError keyed
-    ``<criterion>.<response id>`` and nothing is stored. Storing the same answers twice stores them
-    once; changed answers replace the earlier ones. Returns the number of ratings now stored.
+    """Store one item's answers, whatever the study's design: the one answer service every design
+    records through. The shared part is here: the slot read with its assignment locked and the timing
+    checks (``answer_slot_lock``), the criteria from the cache, and the slot marked answered (with
+    the active time, its draft cleared) when something changed; the design checks and stores the
+    answers themselves (``StudyDesign.answers_store``: Rating rows, best-worst picks, A/B choices).
+    Any problem raises ValidationError keyed by form field or criterion (``<criterion>.<target id>``
+    for a rating) and nothing is stored. Storing the same answers twice stores them once; changed
+    answers replace the earlier ones. Returns the number of answers now stored.
 
-    Four statements on the rater's hot path: the slot read together with its assignment, which is
-    locked (concurrent submits of one assignment run one after the other); the criteria come from
-    the cache (selectors.study_criteria); a first answer is one upsert on the unique
-    (assignment, response, criterion): a double submit that waited on the lock may have read the
-    slot as it was before the first one committed (PostgreSQL re-reads only the locked row), and
-    still stores one rating each; a changed answer reads the stored ones and writes only what changed."""
+    Four statements on the rater's hot path for a rating design: the slot read together with its
+    assignment, which is locked (concurrent submits of one assignment run one after the other); the
+    criteria come from the cache (``rater_reads.study_criteria``); a first answer is one upsert on the
+    unique key (see ``studies.designs.ratings``); the slot's update."""
     slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
-    assignment, study = slot.assignment, slot.assignment.study
-    criteria = {c.name: c for c in selectors.study_criteria(study)}
-    shown = set(slot.response_order)
-    errors: dict[str, str] = {}
-    for name in criteria:
-        if name not in answers:
-            errors[name] = "answer this question for every response"
-    for name, per_response in answers.items():
-        criterion = criteria.get(name)
-        if criterion is None:
-            errors[name] = "unknown criterion"
-            continue
-        if set(per_response) != shown:
-            errors[name] = "answer for every response shown (and only those)"
-            continue
-        if study.design == Design.BWS:
-            problem = designs.ranks_problem([per_response[r] for r in slot.response_order], len(shown))
-            if problem:
-                errors[name] = problem
-            continue
-        for response_id, value in per_response.items():
-            problem = designs.value_problem(study.design, study.design_config, value,
-                                            scale_min=criterion.scale_min, scale_max=criterion.scale_max)
-            if problem:
-                errors[f"{name}.{response_id}"] = problem
-    if errors:
-        raise ValidationError(errors)
-    is_rank = study.design == Design.BWS
-    target = dialogue_studies.rating_target  # response, or conversation in a dialogue study
-    given = [(criteria[name], response_id, (None, int(raw)) if is_rank else (float(raw), None))
-             for name, per_response in answers.items() for response_id, raw in per_response.items()]
-    changed = True
-    if slot.answered_at is None:
-        # No ratings for this item yet (ratings and answered_at are written together).
-        Rating.objects.bulk_create(
-            [Rating(assignment=assignment, item_id=item_id, **target(study, response_id), criterion=criterion,
-                    value=value, rank=rank, seconds=seconds) for criterion, response_id, (value, rank) in given],
-            update_conflicts=True, unique_fields=dialogue_studies.rating_unique_fields(study),
-            update_fields=["value", "rank", "seconds", "updated_at"])
-    else:
-        existing = {(r.target_id, r.criterion_id): r
-                    for r in Rating.objects.filter(assignment=assignment, item_id=item_id)}
-        create, update = [], []
-        for criterion, response_id, (value, rank) in given:
-            old = existing.get((response_id, criterion.pk))
-            if old is None:
-                create.append(Rating(assignment=assignment, item_id=item_id, **target(study, response_id),
-                                     criterion=criterion, value=value, rank=rank, seconds=seconds))
-            elif (old.value, old.rank) != (value, rank):
-                old.value, old.rank, old.seconds = value, rank, seconds
-                old.updated_at = timezone.now()  # bulk_update does not apply auto_now
-                update.append(old)
-        Rating.objects.bulk_create(create)
-        if update:
-            Rating.objects.bulk_update(update, ["value", "rank", "seconds", "updated_at"])
-        changed = bool(create or update)
+    study = slot.assignment.study
+    stored, changed = design_for(study).answers_store(slot=slot, answers=answers, criteria=study_criteria(study),
+                                                      seconds=seconds)
     if changed:
         slot.answered_at = timezone.now()
         slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
         slot.draft = {}
         slot.save(update_fields=["answered_at", "active_seconds", "draft"])
-    return len(given)  # validation asked for every criterion x every shown response
+    return stored
 
 
 def completion_code_for(assignment: Assignment) -> str:

@@ -12,10 +12,11 @@ from django.views.decorators.http import require_POST
 
 from studies.authoring import selectors as study_selectors
 from studies.authoring.views import _errors_text
+from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
+from studies.pseudonyms import rater_pseudonym
 from studies.rating import checks
-from studies.reports import selectors as report_selectors
 
 MAX_UPLOAD = 5_000_000
 
@@ -28,10 +29,11 @@ def _study(request, slug):
 def checks_page(request, slug):
     study = _study(request, slug)
     summary = checks.study_checks_summary(study)
-    flagged = [{"assignment": a, "rater": report_selectors.rater_pseudonym(study.experiment_id, a.rater_id)}
+    flagged = [{"assignment": a, "rater": rater_pseudonym(study.experiment_id, a.rater_id)}
                for a in summary["flagged"]]
     return render(request, "studies/checks.html", {
-        "study": study, "items": checks.study_check_items(study), "summary": summary, "flagged": flagged,
+        "study": study, "design": design_for(study), "items": checks.study_check_items(study), "summary": summary,
+        "flagged": flagged,
         "kinds": CheckKind.choices, "form": request.session.pop(f"checks-form-{study.pk}", {}),
     })
 

@@ -39,21 +39,19 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from studies import designs
+from studies.designs import design_for, unit_for
+from studies.designs.rater_reads import study_criteria
 from studies.models import (
     Assignment,
     CheckKind,
     Conversation,
     Corpus,
-    Design,
-    Rating,
     Response,
     Study,
     StudyItem,
     StudyItemResponse,
     System,
 )
-from studies.rating import selectors as rater_selectors
 
 DEFAULT_PER_ASSIGNMENT = 2
 DEFAULT_MIN_PASS_RATE = 0.75
@@ -100,7 +98,7 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
         problems.add(prefix, "give at least one rule (a JSON list), e.g. [{\"response\": 1, \"value\": 2}]")
         return [], problems
     criteria = {c.name: c for c in study.criteria.all()}
-    is_bws = study.design == Design.BWS
+    allowed = design_for(study).check_rule_kinds  # e.g. response/greater for values, best/worst for ranks
     cleaned = []
     for i, rule in enumerate(rules):
         key = f"{prefix}[{i}]"
@@ -130,11 +128,9 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
         if bad:
             problems.add(f"{key}.{bad[0]}", f"must be a response number from 1 to {n_responses}")
             continue
-        if kind in ("best", "worst") and not is_bws:
-            problems.add(f"{key}.{kind}", "best/worst rules are for best-worst scaling studies")
-            continue
-        if kind in ("response", "greater") and is_bws:
-            problems.add(f"{key}.{kind}", "a best-worst scaling study checks ranks: use best or worst")
+        if kind not in allowed:
+            problems.add(f"{key}.{kind}", "best/worst rules are for best-worst scaling studies"
+                         if kind in ("best", "worst") else f"this study checks ranks: use {' or '.join(allowed)}")
             continue
         if kind == "greater":
             if rule["greater"] == rule["than"]:
@@ -154,8 +150,9 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
             if "value" in numbers:
                 targets = [criteria[name]] if name else list(criteria.values())
                 for criterion in targets:
-                    problem = designs.value_problem(study.design, study.design_config, numbers["value"],
-                                                    scale_min=criterion.scale_min, scale_max=criterion.scale_max)
+                    problem = design_for(study).value_problem(study.design_config, numbers["value"],
+                                                              scale_min=criterion.scale_min,
+                                                              scale_max=criterion.scale_max)
                     if problem:
                         problems.add(f"{key}.value", problem)
             elif "min" in numbers and "max" in numbers and numbers["min"] > numbers["max"]:
@@ -237,22 +234,17 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
     elif len(responses) > MAX_RESPONSES:
         problems.add("responses", f"at most {MAX_RESPONSES} responses")
     texts = [_text(r, f"responses[{i}]", problems) for i, r in enumerate(responses)]
-    if study.design == Design.PAIRWISE and texts and len(texts) != 2:
-        problems.add("responses", f"a pairwise study compares two responses per item, got {len(texts)}")
-    if study.design == Design.BWS and texts and len(texts) != study.design_config["tuple_size"]:
-        problems.add("responses", f"this study ranks {study.design_config['tuple_size']} responses per item, "
-                                  f"a check item must show as many (got {len(texts)})")
+    design = design_for(study)
+    if texts and (problem := design.check_item_problem(study.design_config, len(texts))):
+        problems.add("responses", problem)  # e.g. two responses for pairwise, tuple_size for BWS
     cleaned_rules, rule_problems = rules_clean(study, rules, len(texts)) if texts else ([], {})
     problems.update({k: v for k, v in rule_problems.items() if k not in problems})
     ref_text, ref_value = "", None
-    if study.is_magnitude:
+    if design.anchored:  # the reference response and its value (fixed for RME, given for BME)
         ref_text = _text(reference, "reference", problems)
-        if study.design == Design.RME:
-            ref_value = float(study.design_config.get("reference_value", 100))
-        else:
-            ref_value = _number(reference_value) if reference_value not in (None, "") else None
-            if ref_value is None or ref_value <= 0:
-                problems.add("reference_value", "a BME check item needs a positive reference value")
+        ref_value, problem = design.check_reference_value(study.design_config, reference_value)
+        if problem:
+            problems.add("reference_value", problem)
     return {"turns": turns, "texts": texts, "rules": cleaned_rules, "reference": ref_text,
             "reference_value": ref_value}, problems
 
@@ -293,8 +285,8 @@ def check_item_create(*, study: Study, kind: str, context: Any, responses: Any, 
     Any problem raises ValidationError naming the field and nothing is written."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
-    if study.is_dialogue:  # check rules name responses; a dialogue item has none (studies.dialogue_studies)
-        raise ValidationError({"kind": "attention checks and gold items are not available for dialogue-unit studies yet"})
+    if refusal := unit_for(study).checks_problem:  # check rules name responses; a dialogue item has none
+        raise ValidationError({"kind": refusal})
     data, problems = _check_item_problems(study, kind=kind, context=context, responses=responses, rules=rules,
                                           reference=reference, reference_value=reference_value)
     if problems:
@@ -410,16 +402,9 @@ def assignment_checks_score(*, assignment: Assignment) -> Assignment:
                  .values_list("item_id", "item__check_rules", "response_order"))
     if not slots:
         return assignment
-    criteria = [criterion.name for criterion in rater_selectors.study_criteria(study)]
-    answers: dict[int, dict[tuple[str, int], float]] = {}
-    if study.design == Design.PAIRWISE:  # choices as values (chosen 1, other 0, tie ½): "greater" rules apply
-        from studies.pairwise_services import comparison_check_answers
-
-        answers = comparison_check_answers(assignment=assignment, item_ids=[s[0] for s in slots])
-    for item_id, name, response_id, value, rank in Rating.objects.filter(
-            assignment=assignment, item_id__in=[s[0] for s in slots]).values_list(
-            "item_id", "criterion__name", "response_id", "value", "rank"):
-        answers.setdefault(item_id, {})[(name, response_id)] = rank if study.design == Design.BWS else value
+    criteria = [criterion.name for criterion in study_criteria(study)]
+    # Item -> (criterion, response) -> value (a rank for ranking designs; A/B choices as 1, 0 or ½ each).
+    answers = design_for(study).check_answers(assignment=assignment, item_ids=[s[0] for s in slots])
     passed = sum(check_passed(rules, answers.get(item_id, {}), criteria, len(order))
                  for item_id, rules, order in slots)
     assignment.checks_shown, assignment.checks_passed = len(slots), passed
@@ -442,8 +427,8 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     spreadsheet numbers it: the header is row 1) and field, and nothing is written. Returns the number of items added."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
-    if study.is_dialogue:  # check rules name responses; a dialogue item has none (studies.dialogue_studies)
-        raise ValidationError({"kind": "attention checks and gold items are not available for dialogue-unit studies yet"})
+    if refusal := unit_for(study).checks_problem:  # check rules name responses; a dialogue item has none
+        raise ValidationError({"kind": refusal})
     try:
         text = stream.read(5_000_001).decode("utf-8-sig")
     except UnicodeDecodeError:

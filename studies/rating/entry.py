@@ -10,18 +10,16 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from studies import dialogue_studies, pairwise_services
 from studies.authoring import allocation, selectors
+from studies.designs import design_for, unit_for
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import (
     Assignment,
     AssignmentItem,
-    Design,
     Experiment,
     Rater,
     RaterBlock,
     Study,
-    StudyItemResponse,
 )
 from studies.rating import checks, review
 
@@ -100,18 +98,11 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
         study=study, rater=rater, experiment_id=study.experiment_id, seed=assignment_seed,
         acceptance_id=acceptance_id, platform_data=dict(platform_data or {}), started_at=timezone.now(),
     )
-    shown: dict[int, list[int]] = {}
-    for item_id, response_id in (
-        StudyItemResponse.objects.filter(item_id__in=chosen).order_by("item_id", "position")
-        .values_list("item_id", "response_id")
-    ):
-        shown.setdefault(item_id, []).append(response_id)
-    if study.is_dialogue:  # the rater rates the conversation itself
-        shown = dialogue_studies.item_targets(chosen)
+    shown = unit_for(study).item_targets(chosen)  # the responses, or the conversations a dialogue study rates
     order_rng = random.Random(assignment_seed)
-    # Pairwise: sides balanced per rater and per item instead of a shuffle (studies.pairwise_services).
-    sides = pairwise_services.pairwise_orders(study=study, chosen=chosen, shown=shown, rng=order_rng) \
-        if study.design == Design.PAIRWISE else {}
+    # A design may place an item's targets itself (pairwise: sides balanced per rater and per item);
+    # the rest are shuffled.
+    sides = design_for(study).assignment_orders(study=study, chosen=chosen, shown=shown, rng=order_rng)
     rows = []
     for position, item_id in enumerate(chosen):
         responses = shown[item_id][:]

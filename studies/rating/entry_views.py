@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 
 from studies.authoring import allocation
 from studies.authoring import services as authoring
-from studies.designs import design_description
+from studies.designs import design_for, unit_for
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Experiment, Study
 from studies.rating import answers as answering
@@ -30,7 +30,7 @@ from studies.rating.pages import (
     render_markdown,
     sentence,
 )
-from studies.rating.views import _anchors_shown, _canonical_order, _item_context
+from studies.rating.views import _canonical_order, _item_context
 
 
 def _refusal_page(request, study: Study, refusal: AssignmentRefused):
@@ -171,8 +171,8 @@ def start(request, token: str):
     context = {
         "assignment": assignment, "study": study, "error": error,
         "instructions": render_markdown(study.instructions),
-        "design_explanation": design_description(study.design, study.design_config, _anchors_shown(study),
-                                                 unit=study.unit),
+        "design_explanation": design_for(study).description(study),
+        "screen_noun": design_for(study).screen_noun(unit_for(study)),  # what one screen shows, counted
         "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
         "form_token": form_tokens.form_token(assignment.token, "consent"),
     }

@@ -3,26 +3,24 @@ from __future__ import annotations
 
 import json
 import math
-import string
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Max, Min, OuterRef, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from studies import bws_tuples, dialogue_studies, pairwise_rater, pairwise_services
 from studies.authoring import selectors as study_selectors
-from studies.designs import number_text, typed_value_parse
-from studies.dialogue_pages import dialogue_context, target_texts
+from studies.designs import design_for, unit_for
+from studies.designs.rater_reads import study_criteria
+from studies.designs.ratings import field_name
 from studies.errors import StudyStateError
-from studies.models import Assignment, AssignmentItem, Design, Rating, Study, StudyItem
+from studies.models import Assignment, AssignmentItem, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import form_tokens, platforms
-from studies.rating import selectors as rater_selectors
 from studies.rating.pages import (
     _assignment,
     _ended_page,
@@ -34,127 +32,31 @@ from studies.rating.pages import (
     render_markdown,
 )
 from studies.rating.questionnaire import questionnaire_clean
-from studies.reports.targets import TARGET_ID
-
-
-def _anchors_shown(study: Study) -> tuple[float, float] | None:
-    """The lowest and highest reference value a BME study's items show (one aggregate), else None."""
-    if study.design != Design.BME:
-        return None
-    shown = study.items.filter(reference_value__isnull=False).aggregate(low=Min("reference_value"),
-                                                                        high=Max("reference_value"))
-    return (shown["low"], shown["high"]) if shown["low"] is not None else None
 
 
 def _canonical_order(item: StudyItem) -> list[int]:
-    if item.study.is_dialogue:  # the conversation(s) themselves are rated (studies.dialogue_studies)
-        return dialogue_studies.item_targets([item.pk])[item.pk]
-    return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
-
-
-def field_name(response_id: int, criterion: str) -> str:
-    return f"r{response_id}-{criterion}"
+    """The targets an item shows in their canonical order (responses; a dialogue study's conversations)."""
+    return unit_for(item.study).item_targets([item.pk])[item.pk]
 
 
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
                   preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None,
                   total: int | None = None) -> dict:
-    """What raters/item.html needs. Criteria and response texts come from the cache (selectors), so a
-    rater's item page costs no query beyond its slot once the study's first raters have warmed it."""
-    texts = target_texts(study, order) if study.is_dialogue else rater_selectors.item_response_texts(item.pk, order)
-    letters = string.ascii_uppercase
-    responses = [{"id": rid, "letter": letters[i], "text": texts[rid]} for i, rid in enumerate(order)]
-    config = study.design_config
-    criteria = []
-    for criterion in rater_selectors.study_criteria(study):
-        rows = []
-        for response in responses:
-            name = field_name(response["id"], criterion.name)
-            rows.append({**response, "field": name, "value": values.get(name, ""), "error": errors.get(name)})
-        if study.design == Design.BWS:  # show the list in the rater's current ranking order
-            rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isdigit() else 99, r["letter"]))
-        low, high = (criterion.scale_min, criterion.scale_max) if criterion.scale_min is not None \
-            and criterion.scale_max is not None else (config.get("min", 0), config.get("max", 999))
-        criteria.append({"name": criterion.name, "question": criterion.question, "help": criterion.help_text,
-                         "rows": rows, "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1)),
-                         "min": number_text(low), "max": number_text(high)})
-    points = list(range(1, config.get("points", 6) + 1)) if study.design == Design.LIKERT else []
-    labels = config.get("labels") or []
+    """What raters/item.html needs: the page's frame here, the form from the study's design
+    (``StudyDesign.form_context``: its partial, rows or sides, what the unit shows). Criteria and
+    response texts come from the cache (``studies.designs.rater_reads``), so a rater's item page costs
+    no query beyond its slot once the study's first raters have warmed it."""
     position = slot.position if slot else item.position
     if total is None:
         total = assignment.assignment_items.count() if assignment else study.items.count()
-    reference = item.reference_response if study.is_magnitude else None
-    context = {
-        "pairwise": pairwise_rater.item_context(study, responses, values, errors)
-        if study.design == Design.PAIRWISE else None,
+    return {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
-        "design_partial": f"raters/designs/{study.design}.html",  # one template per design, see item.html
-        "unit_name": "Dialogue" if study.is_dialogue else "Response",  # what a row of the form stands for
         "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
-        "responses": responses, "criteria": criteria, "errors": errors,
-        "points": [{"value": p, "label": labels[p - 1] if labels else ""} for p in points],
-        "reference": reference, "reference_value": number_text(item.reference_value) if item.reference_value else None,
-        "example_double": number_text(2 * item.reference_value) if item.reference_value else None,
-        "example_half": number_text(item.reference_value / 2) if item.reference_value else None,
-        "me_min": number_text(config.get("min", 0)), "me_max": number_text(config.get("max", 999)),
-        "position": position, "number": position + 1, "total": total,
+        "errors": errors, "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
-        **(dialogue_context(study, item, order) if study.is_dialogue else {}),
+        **design_for(study).form_context(study=study, item=item, order=order, values=values, errors=errors,
+                                         criteria=study_criteria(study)),
     }
-    if study.design == Design.BWS_TUPLES:  # members with their own contexts, best/worst fields
-        context.update(bws_tuples.item_context(study, order, values, errors, rater_selectors.study_criteria(study)))
-    return context
-
-
-# How a design's answers are stored (the rest are Rating rows, answering.ratings_record).
-RECORDERS = {Design.BWS_TUPLES: bws_tuples.choices_record, Design.PAIRWISE: pairwise_services.comparisons_record}
-
-
-def _parse(post, study: Study, order: list[int]) -> tuple[dict[str, dict[int, float]], dict[str, str]]:
-    """The answers in a submitted item form as numbers (ranks and Likert points whole, magnitude
-    estimates possibly decimal), and every field that is not acceptable with what is wrong with it
-    (designs.typed_value_parse; rater.js shows the same messages before the form is sent)."""
-    if study.design == Design.PAIRWISE:
-        return pairwise_rater.parse(post, study)
-    if study.design == Design.BWS_TUPLES:  # best/worst picks (studies.bws_tuples)
-        return bws_tuples.answers_parse(post, rater_selectors.study_criteria(study), order)
-    answers: dict[str, dict[int, float]] = {}
-    errors: dict[str, str] = {}
-    for criterion in rater_selectors.study_criteria(study):
-        answers[criterion.name] = per_response = {}
-        for rid in order:
-            name = field_name(rid, criterion.name)
-            raw = (post.get(name) or "").strip()
-            if study.design == Design.BWS:
-                if not raw:
-                    errors[name] = "rank this response"
-                elif not raw.isdigit():
-                    errors[name] = f"“{raw[:12]}” is not a rank"
-                else:
-                    per_response[rid] = int(raw)
-                continue
-            value, problem = typed_value_parse(study.design, study.design_config, raw,
-                                               scale_min=criterion.scale_min, scale_max=criterion.scale_max)
-            if problem:
-                errors[name] = problem
-            else:
-                per_response[rid] = value
-    return answers, errors
-
-
-def _stored_values(slot: AssignmentItem, study: Study) -> dict[str, str]:
-    if study.design == Design.BWS_TUPLES:
-        return bws_tuples.stored_values(slot)
-    if slot.answered_at is None:  # ratings are stored together with answered_at: none yet
-        return {}
-    if study.design == Design.PAIRWISE:
-        return pairwise_rater.stored_values(slot)
-    values = {}
-    for rid, criterion, value, rank in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id) \
-            .annotate(target=TARGET_ID).values_list("target", "criterion__name", "value", "rank"):
-        given = rank if study.design == Design.BWS else value
-        values[field_name(rid, criterion)] = number_text(given) if given is not None else ""
-    return values
 
 
 def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
@@ -201,12 +103,14 @@ def item(request, token: str, position: int):
     if active is not None and not (math.isfinite(active) and active >= 0):
         return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
                         "milliseconds. Reload the page and try again; nothing was saved.", status=400)
-    answers, errors = _parse(request.POST, assignment.study, slot.response_order)
+    study = assignment.study
+    design = design_for(study)
+    answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order,
+                                           criteria=study_criteria(study))
     if not errors:
         try:
-            record = RECORDERS.get(assignment.study.design, answering.ratings_record)
-            record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                   seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                                     seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
         except StudyStateError:
             return redirect("raters:done", token=token)
         except ValidationError as error:
@@ -220,7 +124,7 @@ def item(request, token: str, position: int):
             answering.assignment_item_open(slot=following)
             return _item_page(request, following)
     return _item_page(request, slot, values={k: v for k, v in request.POST.items()
-                                             if k.startswith(("r", *pairwise_rater.FIELD_PREFIXES))},
+                                             if k.startswith(design.field_prefixes)},
                       errors=errors)
 
 
@@ -229,7 +133,7 @@ def _item_page(request, slot: AssignmentItem, values: dict | None = None, errors
     typed when ``values`` is given (a refused answer), else the stored answers or the draft."""
     assignment, study, token, position = slot.assignment, slot.assignment.study, slot.assignment.token, slot.position
     if values is None:
-        values = _stored_values(slot, study) or {k: v for k, v in slot.draft.items()}
+        values = design_for(study).stored_values(slot, study, study_criteria(study)) or dict(slot.draft.items())
     errors = errors or {}
     context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot,
                             total=slot.total)

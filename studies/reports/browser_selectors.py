@@ -19,6 +19,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q
 
 from studies.authoring import selectors as study_selectors
+from studies.designs import unit_for
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -26,9 +27,8 @@ from studies.models import (
     Rating,
     Study,
     StudyItem,
-    StudyItemConversation,
-    StudyItemResponse,
 )
+from studies.pseudonyms import rater_pseudonym
 from studies.reports import selectors as report_selectors
 
 PAGE_SIZE = 20
@@ -91,7 +91,7 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
 def rater_choices(study: Study, *, raw_ids: bool) -> list[tuple[int, str]]:
     """(rater id, shown name) for the filter, in order of the shown name."""
     rows = Assignment.objects.filter(study=study).values_list("rater_id", "rater__platform", "rater__external_id")
-    named = [(rid, f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rid))
+    named = [(rid, f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rid))
              for rid, platform, external in rows]
     return sorted(named, key=lambda pair: pair[1])
 
@@ -115,21 +115,16 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         items = items.filter(judged)
     current = Paginator(items, PAGE_SIZE).get_page(page)
     rows = {item.pk: ItemRow(item=item) for item in current.object_list}
-    if study.is_dialogue:
-        _dialogue_columns(rows)
-    else:
-        for item_id, response_id, system, text in (
-            StudyItemResponse.objects.filter(item_id__in=list(rows)).order_by("item_id", "position")
-            .values_list("item_id", "response_id", "response__system__name", "response__text")
-        ):
-            rows[item_id].responses.append({"id": response_id, "system": system, "text": text})
+    columns = unit_for(study).item_columns([row.item for row in rows.values()])  # responses, or dialogues
+    for item_id, row in rows.items():
+        row.responses = columns.get(item_id, [])
     only = Q() if wanted_raters is None else Q(assignment__rater_id__in=wanted_raters)
     names: dict[int, str] = {}
     lines: dict[tuple[int, int, str], dict[str, Any]] = {}
 
     def line_for(item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
         if rater_id not in names:
-            names[rater_id] = f"{platform}:{external}" if raw_ids else report_selectors.rater_pseudonym(study.experiment_id, rater_id)
+            names[rater_id] = f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id)
         line = lines.get((item_id, rater_id, criterion))
         if line is None:
             line = lines[(item_id, rater_id, criterion)] = {
@@ -164,20 +159,3 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         for line in row.ratings:
             line["cells"] = [line["values"].get(r["id"]) for r in row.responses]
     return current, list(rows.values())
-
-
-def _dialogue_columns(rows: dict[int, ItemRow]) -> None:
-    """A dialogue-unit item's columns: the dialogues it shows (several on a BWS item, in canonical
-    order; else the item's own conversation), named by their system where the import gave one."""
-    shown: dict[int, list] = {}
-    for item_id, conversation_id, external_id, metadata in (
-        StudyItemConversation.objects.filter(item_id__in=list(rows)).order_by("item_id", "position")
-        .values_list("item_id", "conversation_id", "conversation__external_id", "conversation__metadata")
-    ):
-        shown.setdefault(item_id, []).append((conversation_id, external_id, metadata))
-    for item_id, row in rows.items():
-        conversation = row.item.conversation
-        dialogues = shown.get(item_id) or (
-            [(conversation.pk, conversation.external_id, conversation.metadata)] if conversation is not None else [])
-        row.responses = [{"id": cid, "system": (metadata or {}).get("system") or external_id, "text": external_id}
-                         for cid, external_id, metadata in dialogues]

@@ -23,8 +23,10 @@ from typing import Any
 from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from studies.designs import designs_of
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
-from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings, rater_pseudonym
+from studies.pseudonyms import rater_pseudonym
+from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
 EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
@@ -95,15 +97,16 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
                      context=contexts.get(item_id))
         yield entry
-    yield from _tuple_rows(studies, raw_ids=raw_ids)
+    for design in designs_of(studies):
+        if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)
+            yield from _judgment_rows(design.export_rows(design.studies_of(studies), raw_ids=raw_ids))
 
 
-def _tuple_rows(studies: QuerySet[Study], *, raw_ids: bool) -> Iterator[dict[str, Any]]:
-    """Best-worst tuple picks (studies.bws_tuples), one row per tuple member, with the member's text
-    and its own conversation; a tuple has no per-response screen position beyond its member order."""
-    from studies import bws_tuples
-
-    rows = list(bws_tuples.export_rows(studies, raw_ids=raw_ids))
+def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A design's own judgments in the ratings columns (``StudyDesign.export_rows``, e.g. one row per
+    best-worst tuple member) with the response's text and its own conversation; they have no screen
+    position of their own."""
+    rows = list(judgments)
     if not rows:
         return
     members = {pk: (text, context_text(turns)) for pk, text, turns in Response.objects.filter(

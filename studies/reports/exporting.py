@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
 
 from studies.authoring.selectors import raw_ids_allowed
+from studies.designs import designs_of
 from studies.models import Study
 from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.reports.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
@@ -95,12 +96,7 @@ def export_lines(studies: QuerySet[Study], export_format: str, *, raw_ids: bool 
     verbatim (JSON is not evaluated); CSV text cells go through ``spreadsheet_safe``."""
     if export_format not in LINE_FORMATS:
         raise ValueError(f"export format {export_format!r} is not a text format: use one of {', '.join(LINE_FORMATS)}")
-    from studies import pairwise_exporting  # late: it imports this module
-
-    if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment instead of per rating
-        yield from pairwise_exporting.export_lines(studies, export_format, raw_ids=raw_ids)
-        return
-    fields, rows = _rows(studies, raw_ids=raw_ids)
+    fields, rows, _ = _rows(studies, raw_ids=raw_ids)
     if export_format == "jsonl":
         for row in rows:
             yield json.dumps({k: _plain(v) for k, v in {**dict.fromkeys(fields), **row}.items()}, ensure_ascii=False) + "\n"
@@ -122,28 +118,24 @@ def export_xlsx(studies: QuerySet[Study], output: BinaryIO, *, raw_ids: bool = F
     Rows stream into the workbook one at a time (``studies.reports.xlsx_stream``), so a study of any size needs
     memory for one chunk of rows; the header row is bold, frozen and filterable; a sheet holds Excel's
     1,048,576 rows, and further rows go on to "ratings 2", "ratings 3", ... with the same header."""
-    from studies import pairwise_exporting  # late: it imports this module
-
-    if pairwise_exporting.only_pairwise(studies):  # one row per A/B judgment, as in the CSV
-        fields = pairwise_exporting.EXPORT_FIELDS
-        rows = ([spreadsheet_safe(_plain(row[k])) for k in fields]
-                for row in pairwise_exporting.comparisons_export_rows(studies, raw_ids=raw_ids))
-        return write_xlsx(output, fields, rows, sheet_name="comparisons", cut_mark=CUT_MARK, max_rows=XLSX_MAX_ROWS)
-    fields, rows = _rows(studies, raw_ids=raw_ids)
-    return write_xlsx(output, fields, (sheet_row(row, fields) for row in rows), sheet_name="ratings", cut_mark=CUT_MARK,
+    fields, rows, sheet = _rows(studies, raw_ids=raw_ids)
+    return write_xlsx(output, fields, (sheet_row(row, fields) for row in rows), sheet_name=sheet, cut_mark=CUT_MARK,
                       max_rows=XLSX_MAX_ROWS)
 
 
-def _rows(studies: QuerySet[Study], *, raw_ids: bool) -> tuple[tuple[str, ...], Iterator[dict[str, Any]]]:
-    """The export's columns and rows: the ratings, and where pairwise conditions sit beside others
-    (an experiment export), their judgments too, with the comparison columns added at the end."""
-    from studies import pairwise_exporting  # late: it imports this module
-
-    if not pairwise_exporting.mixed_with_pairwise(studies):
-        return RATINGS_EXPORT_FIELDS, ratings_export_rows(studies, raw_ids=raw_ids)
-    fields = (*RATINGS_EXPORT_FIELDS, *pairwise_exporting.MIXED_FIELDS)
-    return fields, itertools.chain(ratings_export_rows(studies, raw_ids=raw_ids),
-                                   pairwise_exporting.comparison_rows_as_ratings(studies, fields, raw_ids=raw_ids))
+def _rows(studies: QuerySet[Study], *, raw_ids: bool) -> tuple[tuple[str, ...], Iterator[dict[str, Any]], str]:
+    """The export's columns, rows and XLSX sheet name. Studies of one design with its own export
+    (``StudyDesign.export_fields``: pairwise, one row per A/B judgment) get that; otherwise the ratings
+    (``export_selectors.ratings_export_rows``, with the judgments of designs that fit its columns), and
+    where designs with their own columns sit beside others (an experiment export) their judgments
+    too, with their columns added at the end (``mixed_export_fields``)."""
+    designs = designs_of(studies)
+    if len(designs) == 1 and (own := designs[0].export_fields()) is not None:
+        return own, designs[0].export_rows(studies, raw_ids=raw_ids), designs[0].export_sheet_name()
+    fields = tuple(dict.fromkeys([*RATINGS_EXPORT_FIELDS, *(f for d in designs for f in d.mixed_export_fields())]))
+    mixed = [d.mixed_export_rows(d.studies_of(studies), fields, raw_ids=raw_ids) for d in designs
+             if d.mixed_export_fields()]
+    return fields, itertools.chain(ratings_export_rows(studies, raw_ids=raw_ids), *mixed), "ratings"
 
 
 def ratings_response(studies: QuerySet[Study], export_format: str, name: str, *, raw_ids: bool = False):

@@ -14,10 +14,10 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
-from studies import bws_tuples, pairwise_selectors
 from studies.analysis import live
 from studies.authoring.selectors import DONE_STATUSES
-from studies.models import Assignment, Design, Rating, Study
+from studies.designs import design_for
+from studies.models import Assignment, Rating, Study
 from studies.reports.selectors import normalised_ratings, ratings_version
 
 LIVE_DEFAULTS: dict[str, Any] = {"target": 0.8, "form": "ICC(A,k)", "close_when_reached": False}
@@ -97,10 +97,12 @@ def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, An
         entry["figure"] = reliability_curve(entry, target=config["target"]) if entry.get("trajectory") else ""
     result = {"version": version, "criteria": summary,
               "reached": live.target_reached(summary, form=config["form"], target=config["target"])}
-    if study.design == Design.BWS_TUPLES:  # best-worst picks are not Ratings: split-half instead of ICC
-        result["split_half"] = bws_tuples.live_split_half(study)
-    if study.design == Design.PAIRWISE:  # A/B choices are not Ratings either: their agreement instead
-        result["pairwise"] = pairwise_selectors.live_agreement(study)
+    # Judgments that are not Ratings have their own panels (best-worst split-half, A/B agreement): each
+    # panel's rows under its key, and ``panels`` (template and key) for the study page to include.
+    panels = design_for(study).live_panels(study)
+    result.update({panel.key: panel.data for panel in panels})
+    result["panels"] = [{"template": panel.template, "key": panel.key} for panel in panels]
+    result["panels_shown"] = any(panel.data for panel in panels)
     return result
 
 

@@ -2,65 +2,53 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 from typing import Any
 
 import pandas as pd
-from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
-from django.db.models.functions import Coalesce, Greatest, Log
+from django.db.models.functions import Coalesce
 
-from studies import bws_tuples
 from studies.authoring.selectors import DONE_STATUSES
+from studies.designs import DESIGNS, design_for, designs_of
+from studies.designs.common import Section
 from studies.models import (
-    MAGNITUDE_DESIGNS,
     Assignment,
-    Comparison,
-    Design,
     Rating,
     Study,
     StudyItemResponse,
 )
+from studies.pseudonyms import rater_pseudonym
 from studies.reports import targets
-
-
-def rater_pseudonym(experiment_id: int, rater_id: int) -> str:
-    """A stable per-experiment pseudonym for a rater, e.g. ``R-3f9a2c1b``: an HMAC-SHA256 (keyed by the
-    site's secret key) of the experiment and rater ids, so the same worker gets unrelated names in two
-    experiments and nobody without the key can map a pseudonym back to a platform id. Eight hex digits
-    keep collisions unlikely (about 1 in 10,000 for 1,000 raters in one experiment)."""
-    message = f"concord-rater:{experiment_id}:{rater_id}".encode()
-    return "R-" + hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()[:8]
-
 
 EXPORT_FIELDS = (
     "experiment", "study", "design", "criterion", "conversation", "system", "response", "rater", "platform",
     "value", "normalised_value", "normalisation", "rank", "seconds", "reference_value",
     "prior_rating_experience", "prior_agent_experience", "questionnaire", "assignment_status", "submitted_at",
-    "tuple",  # a best-worst tuple's position (studies.bws_tuples), empty for other designs
+    "tuple",  # a best-worst tuple's position (studies.designs.bws_tuples), empty for other designs
 )
 
 
 def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
-    """Ratings of the studies with ``normalised_value`` computed in the database: magnitude designs
-    log10(max(value, 1) / reference value) (Bard et al. 1996), BWS m + 1 − rank (m responses
-    ranked), Likert the value itself; ``normalisation`` names which."""
+    """Ratings of the studies with ``normalised_value`` computed in the database as each design says
+    (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
+    et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
+    names which."""
     shown = Subquery(
         StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
     )
     shown = Coalesce(shown, targets.DIALOGUES_SHOWN)  # m of a dialogue-unit BWS item: the dialogues it ranks
     ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
+    normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
+                  if (rule := design.normalised_value(shown)) is not None]
     return ratings.annotate(  # no check items
         normalised_value=Case(
-            When(assignment__study__design__in=MAGNITUDE_DESIGNS, item__reference_value__isnull=False,
-                 then=Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value"))),
-            When(assignment__study__design=Design.BWS, then=shown + Value(1.0) - F("rank")),
+            *[When(Q(assignment__study__design=key) & condition, then=expression)
+              for key, _, (condition, expression) in normalised],
             default=F("value"), output_field=FloatField(),
         ),
         normalisation=Case(
-            When(assignment__study__design__in=MAGNITUDE_DESIGNS, then=Value("log10(max(value,1)/reference)")),
-            When(assignment__study__design=Design.BWS, then=Value("m+1-rank")),
+            *[When(assignment__study__design=key, then=Value(label)) for key, label, _ in normalised],
             default=Value("none"),
         ),
     )
@@ -86,8 +74,10 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.Data
     rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
-    if len(tuple_rows := bws_tuples.report_frame(studies)):  # per-rater best/worst scores (studies.bws_tuples)
-        frame = pd.concat([frame, tuple_rows], ignore_index=True) if len(frame) else tuple_rows
+    for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
+        extra = design.report_frame(design.studies_of(studies))
+        if extra is not None and len(extra):
+            frame = pd.concat([frame, extra], ignore_index=True) if len(frame) else extra
     if not raw_ids and len(frame):  # one HMAC per rater, joined back without a per-row loop
         pairs = frame[["experiment", "rater"]].drop_duplicates()
         pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
@@ -98,27 +88,27 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.Data
 
 
 def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
-    """One entry per study, with its configured criteria (so an empty report still has its table cells)."""
+    """One entry per study, with its configured criteria (so an empty report still has its table cells)
+    and what its design says about its scores (``report_facts``: Krippendorff's alpha level, ...)."""
     return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
-             "criteria": [c.name for c in s.criteria.all()]}
+             "criteria": [c.name for c in s.criteria.all()], **design_for(s).report_facts()}
             for s in studies.order_by("id").prefetch_related("criteria")]
 
 
 def ratings_version(studies: QuerySet[Study]) -> str:
     """Changes whenever the ratings or the assignments that reports read change: counts, latest
     change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
-    assignments are in a status reports count (approving or rejecting one changes the report); for
-    bws_tuples and pairwise studies, also their picks and A/B choices, which are not Ratings."""
+    assignments are in a status reports count (approving or rejecting one changes the report); and
+    the designs' own judgments that are not Ratings (best-worst picks, A/B choices)."""
     rows = sorted(studies.values_list("pk", "design"))
-    ids, designs = [pk for pk, _ in rows], {design for _, design in rows}
+    ids = [pk for pk, _ in rows]
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
         n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
-    tuples = bws_tuples.choices_stamp(ids) if Design.BWS_TUPLES in designs else ()
-    choices = (tuple(Comparison.objects.filter(assignment__study_id__in=ids).aggregate(
-        n=Count("id"), last=Max("updated_at")).values()) if Design.PAIRWISE in designs else ())
-    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *tuples, *choices))
+    own = [v for design in designs_of({key for _, key in rows})
+           for v in design.judgments_stamp(ids)]
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
@@ -133,6 +123,21 @@ def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = Fals
     if report is None:
         report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
                               ReportOptions(exclude_flagged=exclude_flagged))
-        report.bws_tuples = bws_tuples.tuples_report(studies, exclude_raters=report.excluded_raters)
         cache.set(key, report, timeout=3600)
     return report
+
+
+def design_sections(studies: QuerySet[Study], report, *, exclude_flagged: bool = False) -> list[Section]:
+    """Every registered design's own report sections for these studies (``StudyDesign.report_sections``:
+    best-worst counting scores and split-half, pairwise win rates and Bradley–Terry strengths; empty
+    data where no study is of the design), without the raters ``report`` excluded, computed once per
+    version of the ratings and kept in the cache like the report."""
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{sorted(map(str, report.excluded_raters))}"
+    key = "design-sections:" + hashlib.sha256(version.encode()).hexdigest()
+    sections = cache.get(key)
+    if sections is None:
+        sections = [section for design in DESIGNS.values()
+                    for section in design.report_sections(studies, exclude_flagged=exclude_flagged,
+                                                          excluded_raters=report.excluded_raters)]
+        cache.set(key, sections, timeout=3600)
+    return sections

@@ -9,11 +9,11 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies import bws_tuples, pairwise_plots, pairwise_selectors
 from studies.analysis.icc import FORMS
 from studies.analysis.report import TABLES, Report, report_rows
 from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
+from studies.designs import DESIGNS, designs_of
 from studies.models import Study
 from studies.reports import plots, position_selectors, sections
 from studies.reports import selectors as report_selectors
@@ -75,7 +75,7 @@ def report_page(request, study=None, experiment=None):
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
     report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-    pairwise = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies: their own section
+    own = [s for s in report_selectors.design_sections(studies, report, exclude_flagged=exclude) if s.data]
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -86,7 +86,9 @@ def report_page(request, study=None, experiment=None):
         "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
-        "pairwise": pairwise, "pairwise_only": len(pairwise) == studies.count(),
+        # The designs' own sections (pairwise, best-worst tuples); ICCs mean nothing where every condition's
+        # judgments are choices (pairwise), so the page shows only those sections then.
+        "design_sections": own, "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies)),
         "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"),
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
@@ -103,9 +105,12 @@ def report_page(request, study=None, experiment=None):
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     _, studies, _ = _scope(request, study=study, experiment=experiment)
-    if name.startswith("pairwise-"):  # pairwise-<study pk>-<criterion>: Bradley–Terry strengths
-        return pairwise_plots.figure_response(studies, name.removeprefix("pairwise-"),
-                                              exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    owner, _, rest = name.partition("-")
+    if owner in DESIGNS:  # <design>-...: a design's own figure (pairwise-<study pk>-<criterion>: Bradley–Terry)
+        svg = DESIGNS[owner].report_figure(studies, rest, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+        if svg is None:
+            raise Http404("no such figure")
+        return _svg_response(svg)
     report = report_selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
     conditions = [c["slug"] for c in report.conditions]
     titles = condition_titles(report)
@@ -122,6 +127,10 @@ def report_figure(request, name, study=None, experiment=None):
         svg = plots.system_ranking(report.systems, criterion, titles)
     else:
         raise Http404("no such figure")
+    return _svg_response(svg)
+
+
+def _svg_response(svg: str) -> HttpResponse:
     response = HttpResponse(svg, content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"
     return response
@@ -141,8 +150,8 @@ def report_download(request, export_format, study=None, experiment=None):
     if export_format not in ("csv", "xlsx"):
         raise Http404("reports download as .csv or .xlsx")
     title, studies, target = _scope(request, study=study, experiment=experiment)
-    report = report_selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1",
-                                          raw_ids=_raw_ids(request, studies))
+    exclude = request.GET.get("exclude_flagged") == "1"
+    report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=_raw_ids(request, studies))
     titles = condition_titles(report)
     icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
     name = f"{target.slug}-reliability"
@@ -160,11 +169,12 @@ def report_download(request, export_format, study=None, experiment=None):
         "Rater quality": pd.DataFrame(report.raters),
         "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
         "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
-        **pairwise_selectors.pairwise_sheets(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1"),
         "Position effects": pd.DataFrame([{**{k: v for k, v in e.items() if k != "positions"}, **p}
                                           for e in position_selectors.position_report(studies) for p in e["positions"]]),
     }
-    sheets.update(bws_tuples.report_sheets(getattr(report, "bws_tuples", [])))  # best-worst tuples: split-half, scores
+    for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude):
+        if section.data:  # the designs' own sections (pairwise win rates, best-worst split-half, ...)
+            sheets.update(DESIGNS[section.key].report_sheets(section))
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():

@@ -34,7 +34,6 @@ def test_parallel_submits_of_one_item_store_one_rating_each(make_study, values):
 
 def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(make_study):
     """bws_tuples picks go through the same assignment lock (answering.answer_slot_lock)."""
-    from studies import bws_tuples
     from studies.models import BestWorstChoice
 
     study = make_study("bws_tuples", raters_per_item=2, items_per_assignment=2)
@@ -46,7 +45,7 @@ def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(mak
 
     def submit(pick):
         answers = {c: {"best": pick[0], "worst": pick[1]} for c in ("readability", "coherence")}
-        return bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
 
     at_once(picks, submit)
     stored = BestWorstChoice.objects.filter(assignment=assignment)
@@ -56,7 +55,6 @@ def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(mak
 
 
 def test_parallel_pairwise_choices_of_one_item_store_one_choice_per_criterion(make_study):
-    from studies import pairwise_services
     from studies.models import Comparison
 
     study = make_study("pairwise", raters_per_item=2, items_per_assignment=2)
@@ -67,7 +65,7 @@ def test_parallel_pairwise_choices_of_one_item_store_one_choice_per_criterion(ma
 
     def submit(choice):
         answers = {c.name: {"choice": choice, "reason": ""} for c in study.criteria.all()}
-        return pairwise_services.comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
 
     at_once(choices, submit)
     stored = Comparison.objects.filter(assignment=assignment)

@@ -97,7 +97,7 @@ def test_bme_reference_values_come_from_the_metric_by_the_documented_mapping(use
     for item in study.items.select_related("reference_response"):
         score = textstat.flesch_reading_ease(item.reference_response.text)
         lo, hi = min(textstat.flesch_reading_ease(i.reference_response.text) for i in study.items.all()), 121.22
-        # onto the default anchor interval 50..150 (studies.designs.bme_reference_value), whole numbers
+        # onto the default anchor interval 50..150 (studies.designs.magnitude.bme_reference_value), whole numbers
         assert item.reference_value == mapped[item.pk] == round(min(150, max(50, 50 + 100 * (score - lo) / (hi - lo))))
     assert min(mapped.values()) == 50  # the lowest-scored reference: half of it (25) is still a usable number
     assert authoring.study_publish(study=study).status == "published"

@@ -1,4 +1,4 @@
-"""The bws_tuples design (studies.bws_tuples): tuples built and stored at item build, best/worst
+"""The bws_tuples design (studies.designs.bws_tuples): tuples built and stored at item build, best/worst
 picks stored once, counting scores against a hand computation, and the report, export, API and
 live panel that show them."""
 import csv
@@ -13,9 +13,9 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils.html import escape
 
-from studies import bws_tuples
 from studies.authoring import services as authoring
-from studies.bws_tuples import tuple_field
+from studies.designs import bws_tuples_report
+from studies.designs.bws_tuples import tuple_field
 from studies.errors import StudyStateError
 from studies.models import Assignment, BestWorstChoice, Response, StudyItemResponse
 from studies.rating import answers as answering
@@ -72,15 +72,15 @@ def test_picks_are_validated_and_a_double_submit_stores_once(make_study):
     slot = assignment.assignment_items.order_by("position").first()
     a, b, c, _ = slot.response_order
     with pytest.raises(ValidationError) as error:
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                   answers={"readability": {"best": a, "worst": a}, "coherence": {"best": a, "worst": 999999}})
     assert set(error.value.message_dict) == {"readability", tuple_field("worst", "coherence")}
     assert BestWorstChoice.objects.count() == 0
     answers = {"readability": {"best": a, "worst": b}, "coherence": {"best": c, "worst": a}}
     for _ in range(2):
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert BestWorstChoice.objects.count() == 2
-    bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                               answers={**answers, "readability": {"best": b, "worst": a}})
     assert BestWorstChoice.objects.filter(criterion__name="readability").values_list("best", "worst").get() == (b, a)
 
@@ -94,7 +94,7 @@ def test_counting_scores_and_system_means_equal_a_hand_computation(make_study):
             order = slot.response_order
             best, worst = (order[0], order[1]) if assignment is one else (order[2], order[0])
             picks.setdefault(assignment.pk, []).append((order, best, worst))
-            bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={c: {"best": best, "worst": worst} for c in CRITERIA})
         answering.assignment_submit(assignment=assignment)
     # by hand: appearances, best and worst per response over the four annotations
@@ -105,7 +105,7 @@ def test_counting_scores_and_system_means_equal_a_hand_computation(make_study):
             best_n[best] += 1
             worst_n[worst] += 1
     expected = {r: (best_n[r] - worst_n[r]) / seen[r] for r in seen}
-    report = bws_tuples.tuples_report(type(study).objects.filter(pk=study.pk), trials=10)
+    report = bws_tuples_report.tuples_report(type(study).objects.filter(pk=study.pk), trials=10)
     entry = next(e for e in report if e["criterion"] == "readability")
     assert {r["response"]: r["score"] for r in entry["responses"]} == pytest.approx(expected, abs=1e-12)
     assert {r["response"]: r["appearances"] for r in entry["responses"]} == dict(seen)
@@ -126,7 +126,7 @@ def _rate_everything(study, raters, rng):
         for slot in assignment.assignment_items.all():
             seen = {r: quality[r] + rng.normal(0, 0.5) for r in slot.response_order}
             ordered = sorted(seen, key=seen.get)
-            bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={c: {"best": ordered[-1], "worst": ordered[0]} for c in CRITERIA})
         answering.assignment_submit(assignment=assignment)
 

@@ -342,7 +342,9 @@ def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
 
 
 def dialogue_targets(item_id: int) -> list[int]:
-    from studies.dialogue_studies import item_targets
+    from studies.designs import unit_for
+
+    item_targets = unit_for("dialogue").item_targets
 
     return item_targets([item_id])[item_id]
 

@@ -11,10 +11,10 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from studies.authoring import services as authoring
-from studies.designs import design_config_clean
+from studies.designs import design_for
+from studies.designs.pairwise_schedule import pair_schedule
 from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Comparison, Rating, Study, StudyItem
-from studies.pairwise_services import comparisons_record, pair_schedule
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens
@@ -34,7 +34,7 @@ def start(study, name, seed=None):
 
 def answer_all(assignment, choose=lambda slot, criterion: "left", reason=""):
     for slot in assignment.assignment_items.order_by("position"):
-        comparisons_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                            answers={c: {"choice": choose(slot, c), "reason": reason} for c in CRITERIA})
 
 
@@ -46,10 +46,10 @@ def system_of(response_ids):
 # --- configuration -------------------------------------------------------------------------------
 
 def test_config_defaults_and_bad_values_name_the_field():
-    assert design_config_clean("pairwise", None) == {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
+    assert design_for("pairwise").config_clean(None) == {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
                                                      "pairs_per_conversation": 0, "schedule_seed": 0}
     with pytest.raises(ValidationError) as error:
-        design_config_clean("pairwise", {"allow_tie": "yes", "reason": "sometimes", "reason_max_length": 0, "x": 1})
+        design_for("pairwise").config_clean({"allow_tie": "yes", "reason": "sometimes", "reason_max_length": 0, "x": 1})
     assert set(error.value.message_dict) == {"design_config", "design_config.allow_tie", "design_config.reason",
                                              "design_config.reason_max_length"}
 
@@ -119,14 +119,14 @@ def test_choices_are_stored_once_with_the_sides_shown_and_replaced_when_changed(
     assignment = start(study, "w1", seed=1)
     slot = assignment.assignment_items.order_by("position").first()
     answers = {"readability": {"choice": "left", "reason": "  more fluent "}, "coherence": {"choice": "tie"}}
-    assert comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.5) == 2
-    assert comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=9) == 2
+    assert answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.5) == 2
+    assert answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=9) == 2
     stored = {c.criterion.name: c for c in Comparison.objects.filter(assignment=assignment)}
     assert len(stored) == 2 and stored["readability"].reason == "more fluent"
     assert [stored["readability"].left_id, stored["readability"].right_id] == slot.response_order
     assert stored["readability"].seconds == 3.5  # the repeated submit changed nothing
     answers["coherence"] = {"choice": "right"}
-    comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert Comparison.objects.get(assignment=assignment, criterion__name="coherence").choice == "right"
     assert Comparison.objects.filter(assignment=assignment).count() == 2 and not Rating.objects.exists()
     slot.refresh_from_db()
@@ -155,7 +155,7 @@ def test_bad_answers_name_the_field_and_store_nothing(make_study, config, answer
     assignment = start(study, "w1", seed=1)
     slot = assignment.assignment_items.first()
     with pytest.raises(ValidationError) as error:
-        comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert message in " ".join(error.value.message_dict[key])
     assert not Comparison.objects.exists()
     slot.refresh_from_db()
@@ -367,5 +367,5 @@ def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study
     assert (done.checks_shown, done.checks_passed, done.checks_failed) == (1, int(passed), not passed)
     assert not Comparison.objects.filter(item_id=gold.pk).exclude(assignment=assignment).exists()
     # Check items never enter the analysis or the export.
-    from studies.pairwise_selectors import comparisons_frame
+    from studies.designs.pairwise_report import comparisons_frame
     assert gold.pk not in set(comparisons_frame(Study.objects.filter(pk=study.pk))["item"])

@@ -9,12 +9,12 @@ from django.test import Client
 from django.utils import timezone
 
 from studies.authoring import services as authoring
+from studies.designs.ratings import field_name
 from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens, invites
 from studies.rating.pages import render_markdown
-from studies.rating.views import field_name
 
 pytestmark = pytest.mark.django_db
 

@@ -98,7 +98,6 @@ def test_every_output_of_every_design_answers_at_zero_and_one_rating(client, api
 def test_choice_designs_answer_every_output_at_zero_and_one_judgment(client, api, user, make_study, design):
     """Best-worst tuples (BestWorstChoice rows) and pairwise (Comparison rows): the same outputs
     answer, empty and after one judgment, and the export then holds that judgment."""
-    from studies import bws_tuples, pairwise_services
 
     study = make_study(design, raters_per_item=2, items_per_assignment=1)
     client.force_login(user)
@@ -110,10 +109,10 @@ def test_choice_designs_answer_every_output_at_zero_and_one_judgment(client, api
     if design == Design.BWS_TUPLES:
         answers = {c: {"best": slot.response_order[0], "worst": slot.response_order[-1]}
                    for c in ("readability", "coherence")}
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     else:
         answers = {c.name: {"choice": "left", "reason": "clearer"} for c in study.criteria.all()}
-        pairwise_services.comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     answering.assignment_submit(assignment=assignment, total_seconds=30)
     one = _all_outputs_answer(client, api, study, n_figures=None)
     rows = list(csv.DictReader(io.StringIO(one["csv"].decode())))

@@ -15,9 +15,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from studies import bws_tuples
 from studies.authoring import editing, planning
 from studies.authoring import services as authoring
+from studies.designs import DESIGNS, UNITS, design_for, unit_for
+from studies.designs.ratings import RatingsDesign
 from studies.errors import AssignmentRefused
 from studies.models import (
     Assignment,
@@ -39,6 +40,17 @@ fed_corpus = test_dialogue_study.fed_corpus  # a FED dialogue-level corpus (fixt
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
+# The designs as the registry has them, not hand-picked: a new design joins these tests by registering.
+RESPONSE_DESIGNS = [k for k, d in DESIGNS.items() if d.unit_problem(unit_for("response")) is None]
+DIALOGUE_DESIGNS = [k for k, d in DESIGNS.items() if d.unit_problem(unit_for("dialogue")) is None]
+REFUSED_ON_DIALOGUE = [k for k in DESIGNS if k not in DIALOGUE_DESIGNS]
+CHOICE_DESIGNS = [k for k, d in DESIGNS.items() if not isinstance(d, RatingsDesign)]  # judgments that are not Ratings
+RUNS = [(d, u) for u in UNITS for d in DESIGNS if design_for(d).unit_problem(unit_for(u)) is None]
+
+
+def dialogue_config(design: str) -> dict:
+    """A dialogue study's config: ranking designs rank three whole dialogues per screen."""
+    return {"tuple_size": 3} if design_for(design).ranks else {}
 
 
 def start(study, name, seed=None):
@@ -52,7 +64,7 @@ def rate_tuples(study, raters=2):
         assignment = start(study, f"t{i}")
         for slot in assignment.assignment_items.all():
             order = list(slot.response_order)
-            bws_tuples.choices_record(
+            answering.ratings_record(
                 assignment=assignment,
                 item_id=slot.item_id,
                 answers={c: {"best": order[0], "worst": order[-1]} for c in CRITERIA},
@@ -92,7 +104,7 @@ def dialogue_study(user, corpus_slug, design="likert", publish=True, **config):
         items_per_assignment=8,
     )
     corpus = Conversation.objects.filter(corpus__slug=corpus_slug).first().corpus
-    extra = {"reference_conversation": "fed-d0"} if design == "rme" else {}
+    extra = {"reference_conversation": "fed-d0"} if design_for(design).anchored else {}
     authoring.study_items_build(study=study, corpus=corpus, seed=3, **extra)
     if publish:
         authoring.study_publish(study=study)
@@ -118,7 +130,7 @@ def items_signature(study):
 # --- duplicate and edit ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
+@pytest.mark.parametrize("design", CHOICE_DESIGNS)
 def test_duplicating_a_tuples_or_pairwise_study_copies_its_items(make_study, design):
     study = make_study(design)
     copy = editing.study_duplicate(study=study)
@@ -127,7 +139,7 @@ def test_duplicating_a_tuples_or_pairwise_study_copies_its_items(make_study, des
     authoring.study_publish(study=copy)  # the copy is complete: it publishes as it is
 
 
-@pytest.mark.parametrize(("design", "config"), [("likert", {}), ("rme", {}), ("bws", {"tuple_size": 3})])
+@pytest.mark.parametrize(("design", "config"), [(d, dialogue_config(d)) for d in DIALOGUE_DESIGNS])
 def test_duplicating_a_dialogue_study_keeps_the_unit_its_anchor_and_its_dialogues(user, fed_corpus, design, config):
     study = dialogue_study(user, fed_corpus, design, **config)
     copy = editing.study_duplicate(study=study)
@@ -180,7 +192,7 @@ def edit_form_post(page: str) -> dict:
     return data
 
 
-@pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
+@pytest.mark.parametrize("design", CHOICE_DESIGNS)
 def test_the_edit_form_of_a_tuples_or_pairwise_study_renders_and_saves_unchanged(client, user, make_study, design):
     study = make_study(design)
     client.force_login(user)
@@ -195,9 +207,9 @@ def test_the_edit_form_of_a_tuples_or_pairwise_study_renders_and_saves_unchanged
     assert study.instructions == "New words" and study.design_config == config and study.design == design
 
 
-@pytest.mark.parametrize("design", ["likert", "rme", "bws"])
+@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
 def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client, user, fed_corpus, design):
-    study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
+    study = dialogue_study(user, fed_corpus, design, publish=False, **dialogue_config(design))
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/edit/")
     assert page.status_code == 200 and "dialogue" in page.content.decode().lower()
@@ -215,7 +227,7 @@ def test_the_edit_form_of_a_dialogue_study_shows_the_unit_fixed_and_saves(client
 # --- study page, browser, planning -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("design", ["bws_tuples", "pairwise", "likert", "bws", "rme", "bme"])
+@pytest.mark.parametrize("design", RESPONSE_DESIGNS)
 def test_the_study_page_and_the_browser_render_for_each_response_design_with_judgments(
     client, user, make_study, design
 ):
@@ -260,9 +272,9 @@ def test_the_browser_shows_the_choice_of_a_pairwise_study(make_study):
     assert cells[winner] == "better" and sorted(map(str, cells.values())) == ["better", "worse"]
 
 
-@pytest.mark.parametrize("design", ["likert", "bws", "rme"])
+@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
 def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):
-    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    study = dialogue_study(user, fed_corpus, design, **dialogue_config(design))
     assignment = start(study, "d0", seed=1)
     for slot in assignment.assignment_items.all():
         answering.ratings_record(
@@ -317,7 +329,7 @@ def test_the_browser_api_names_the_dialogues_of_a_dialogue_study(api, user, fed_
 
 
 def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(client, user, make_study):
-    from studies.pairwise_selectors import pairwise_report
+    from studies.designs.pairwise_report import pairwise_report
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -337,8 +349,8 @@ def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(clien
 def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_bootstrap(user, make_study, monkeypatch):
     from django.core.cache import cache
 
-    from studies import pairwise_selectors
     from studies.analysis import pairwise
+    from studies.designs import pairwise_report as pairwise_selectors
 
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
@@ -357,7 +369,7 @@ def test_the_pairwise_live_panel_reads_the_agreement_without_the_bradley_terry_b
 
 def test_the_live_panel_is_recomputed_when_a_stored_ab_choice_changes(user, make_study):
     """A choice edited in place (no new submit, no status change) must still change the cache version."""
-    from studies import pairwise_selectors
+    from studies.designs import pairwise_report as pairwise_selectors
     from studies.models import Comparison
     from studies.reports import live_selectors
 
@@ -397,9 +409,9 @@ def test_simulated_raters_complete_a_tuples_or_pairwise_study(make_study, design
     assert set(Assignment.objects.filter(study=study).values_list("status", flat=True)) == {"submitted"}
 
 
-@pytest.mark.parametrize("design", ["likert", "bws", "rme"])
+@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
 def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):
-    study = dialogue_study(user, fed_corpus, design, publish=False, **({"tuple_size": 3} if design == "bws" else {}))
+    study = dialogue_study(user, fed_corpus, design, publish=False, **dialogue_config(design))
     Study.objects.filter(pk=study.pk).update(platform="prolific", items_per_assignment=2)
     authoring.study_publish(study=Study.objects.get(pk=study.pk))
     out, err = io.StringIO(), io.StringIO()
@@ -501,7 +513,7 @@ def test_the_demo_loads_and_every_new_page_works_on_it(client):
 # --- dialogue units and the choice designs ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("design", ["pairwise", "bws_tuples", "bme"])
+@pytest.mark.parametrize("design", REFUSED_ON_DIALOGUE)
 def test_dialogue_units_refuse_the_designs_they_cannot_run_at_creation_and_on_edit(user, fed_corpus, design):
     experiment = authoring.experiment_create(owner=user, title="Refused")
     with pytest.raises(ValidationError) as error:
@@ -538,15 +550,15 @@ def admitted(study):
     raise AssertionError("the study never filled")
 
 
-@pytest.mark.parametrize("design", ["pairwise", "bws_tuples"])
+@pytest.mark.parametrize("design", CHOICE_DESIGNS)
 def test_the_pay_plan_counts_the_raters_a_choice_study_takes(make_study, design):
     study = make_study(design, raters_per_item=2, items_per_assignment=5)
     assert planning.pay_plan(study)["places"] == admitted(study) > 0
 
 
-@pytest.mark.parametrize("design", ["likert", "bws"])
+@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
 def test_the_pay_plan_counts_the_raters_a_dialogue_study_takes(user, fed_corpus, design):
-    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    study = dialogue_study(user, fed_corpus, design, **dialogue_config(design))
     Study.objects.filter(pk=study.pk).update(items_per_assignment=1)
     study.refresh_from_db()
     assert planning.pay_plan(study)["places"] == admitted(study) == study.items.count() * 2
@@ -617,9 +629,9 @@ def test_the_checks_crowd_and_preview_pages_of_a_choice_study_render(client, use
         assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
 
 
-@pytest.mark.parametrize("design", ["likert", "bws"])
+@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
 def test_the_checks_crowd_and_preview_pages_of_a_dialogue_study_render(client, user, fed_corpus, design):
-    study = dialogue_study(user, fed_corpus, design, **({"tuple_size": 3} if design == "bws" else {}))
+    study = dialogue_study(user, fed_corpus, design, **dialogue_config(design))
     if design == "likert":
         rate_likert(study, raters=1)
     client.force_login(user)
@@ -627,16 +639,7 @@ def test_the_checks_crowd_and_preview_pages_of_a_dialogue_study_render(client, u
         assert client.get(f"/studies/{study.slug}/{url}").status_code == 200, url
 
 
-@pytest.mark.parametrize(
-    ("design", "unit"),
-    [
-        ("pairwise", "response"),
-        ("bws_tuples", "response"),
-        ("likert", "dialogue"),
-        ("rme", "dialogue"),
-        ("bws", "dialogue"),
-    ],
-)
+@pytest.mark.parametrize(("design", "unit"), RUNS)
 def test_a_new_draft_without_items_renders_its_pages(client, user, design, unit):
     experiment = authoring.experiment_create(owner=user, title="Empty drafts")
     study = authoring.study_create(experiment=experiment, title="empty", design=design, unit=unit)

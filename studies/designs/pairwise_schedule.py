@@ -1,6 +1,6 @@
-"""Writes for the pairwise (A/B) design: the comparison schedule and the raters' choices.
+"""The pairwise (A/B) design's schedule: which system pairs each conversation is compared on, and which
+response each rater sees on the left.
 
-Schedule (what a methodologist checks first in an A/B study: could the design itself favour a system?)
 - Items: one per (conversation, system pair). For every conversation with responses from at least two
   of the chosen systems, ``pairs_per_conversation`` pairs (0 = all of them) are picked greedily: the
   pair compared least often so far, then the pair whose systems appear least often, then a draw from
@@ -11,10 +11,6 @@ Schedule (what a methodologist checks first in an A/B study: could the design it
   left/right count over its raters even, then a seeded coin. So each rater sees each system on the
   left about as often as on the right (a rater's side habit cannot favour a system), and each item is
   shown in both orders about equally often (position bias is estimable and cancels out).
-
-A dialogue-level study (two whole dialogues side by side, ``Study.unit``) plugs in here: its items
-pair conversations instead of responses; ``comparisons_record`` and the analysis only need the two
-shown units and their systems.
 """
 from __future__ import annotations
 
@@ -22,32 +18,11 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.utils import timezone
 
-from studies.models import (
-    Assignment,
-    AssignmentItem,
-    Comparison,
-    Corpus,
-    Response,
-    Study,
-    StudyItem,
-    StudyItemResponse,
-)
-from studies.rating import platforms, selectors
-
-NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)
-# The seed study's two criteria, asked as a comparison (ACUTE-Eval words its questions this way).
-PAIRWISE_CRITERIA = (
-    {"name": "readability", "question": "Which response is more readable?",
-     "help_text": "Which is more fluent, grammatical and easy to understand, whatever the conversation?"},
-    {"name": "coherence", "question": "Which response follows on better from the conversation so far?",
-     "help_text": "Which stays on topic and makes more sense as the next turn?"},
-)
+from studies.designs.common import NOT_COUNTED, ItemSpec
+from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 
 
 def pair_schedule(available: Sequence[Sequence[str]], *, pairs_per_conversation: int, seed: int) -> list[list[tuple[str, str]]]:
@@ -73,21 +48,15 @@ def pair_schedule(available: Sequence[Sequence[str]], *, pairs_per_conversation:
     return schedule
 
 
-@transaction.atomic
-def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
-                         reference_system: str | None = None, limit: int | None = None, seed: int = 0) -> int:
+def pairwise_items_build(*, study: Study, spec: ItemSpec) -> int:
     """(Re)build a draft pairwise study's items: one per (conversation, system pair), each showing the
     two systems' first responses (canonical order a < b; raters see a balanced side, ``pairwise_orders``).
     The systems are ``systems`` (default: every system in the corpus) plus ``reference_system``, which
     competes like any other (e.g. the human reference); ``limit`` samples that many conversations with
-    ``seed``; the pairs follow ``design_config.schedule_seed``. Returns the number of items."""
-    from studies.authoring.services import _require_status
-    from studies.errors import StudyStateError
-
-    study = Study.objects.select_for_update().get(pk=study.pk)
-    _require_status(study, Study.Status.DRAFT, action="change items")
-    if study.assignments.exists():
-        raise StudyStateError("cannot change items: raters have already started")
+    ``seed``; the pairs follow ``design_config.schedule_seed``. The caller holds the study row lock and
+    has checked it is a draft without raters. Returns the number of items."""
+    corpus, systems, reference_system, limit, seed = spec.corpus, spec.systems, spec.reference_system, spec.limit, \
+        spec.seed
     available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
     chosen = list(dict.fromkeys(systems)) if systems else sorted(available)
     if reference_system and reference_system not in chosen:
@@ -113,7 +82,7 @@ def pairwise_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str]
     schedule = pair_schedule([sorted(answered) for _, answered in usable],
                              pairs_per_conversation=config.get("pairs_per_conversation", 0),
                              seed=config.get("schedule_seed", 0))
-    study.items.filter(check_kind="").delete()  # check items (studies.rating.checks) stay
+    study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
     planned = [(cid, answered, pair) for (cid, answered), pairs in zip(usable, schedule, strict=True) for pair in pairs]
     items = StudyItem.objects.bulk_create([
         StudyItem(study=study, conversation_id=cid, position=i) for i, (cid, _, _) in enumerate(planned)
@@ -175,92 +144,3 @@ def pairwise_orders(*, study: Study, chosen: Sequence[int], shown: Mapping[int, 
                 orders[item_id] = [right, left]
                 improved = True
     return orders
-
-
-def _reason_problem(config: Mapping[str, Any], reason: str) -> str | None:
-    mode, limit = config.get("reason", "optional"), config.get("reason_max_length", 300)
-    if mode == "off":
-        return "this study does not ask for reasons" if reason else None
-    if mode == "required" and not reason:
-        return "give a short reason for this choice"
-    if len(reason) > limit:
-        return f"keep the reason to {limit} characters (it has {len(reason)})"
-    return platforms.text_problem(reason)
-
-
-@transaction.atomic
-def comparisons_record(*, assignment: Assignment, item_id: int, answers: Mapping[str, Mapping[str, Any]],
-                       seconds: float | None = None, active_seconds: float | None = None) -> int:
-    """Store one pairwise item's answers: per criterion {"choice": left | right | tie, "reason": text}.
-
-    Checks every criterion is answered, a tie only where the study allows ties, and the reason
-    against the study's ``reason`` mode and length; any problem raises ValidationError keyed
-    ``choice-<criterion>`` or ``reason-<criterion>`` and nothing is stored. Left and right are the
-    responses in the order this rater was shown (the slot's ``response_order``). Sending the same
-    answers twice stores them once (unique (assignment, item, criterion), upsert under the
-    assignment's row lock); changed answers replace the earlier ones. Returns the number stored."""
-    from studies.rating.answers import answer_slot_lock
-
-    slot = answer_slot_lock(assignment=assignment, item_id=item_id, seconds=seconds, active_seconds=active_seconds)
-    assignment, study = slot.assignment, slot.assignment.study
-    if len(slot.response_order) != 2:
-        raise ValidationError({"item": "this item does not show two responses to compare"})
-    config = study.design_config
-    allowed = ("left", "right", "tie") if config.get("allow_tie", True) else ("left", "right")
-    criteria = {c.name: c for c in selectors.study_criteria(study)}
-    errors: dict[str, str] = {}
-    cleaned: dict[str, tuple[str, str]] = {}
-    for name in answers:
-        if name not in criteria:
-            errors[f"choice-{name}"] = "unknown criterion"
-    for name in criteria:
-        answer = answers.get(name)
-        if not isinstance(answer, Mapping) or not answer.get("choice"):
-            errors[f"choice-{name}"] = "pick the better response" + (" (or a tie)" if "tie" in allowed else "")
-            continue
-        choice, reason = answer.get("choice"), answer.get("reason") or ""
-        if choice not in allowed:
-            errors[f"choice-{name}"] = (f"must be one of {', '.join(allowed)}, got {str(choice)[:20]!r}"
-                                        + ("" if "tie" in allowed else " (this study allows no ties)"))
-            continue
-        if not isinstance(reason, str):
-            errors[f"reason-{name}"] = "must be text"
-            continue
-        reason = reason.strip()
-        if problem := _reason_problem(config, reason):
-            errors[f"reason-{name}"] = problem
-            continue
-        cleaned[name] = (choice, reason)
-    if errors:
-        raise ValidationError(errors)
-    left, right = slot.response_order
-    existing = {c.criterion_id: (c.choice, c.reason)
-                for c in Comparison.objects.filter(assignment=assignment, item_id=item_id)} if slot.answered_at else {}
-    changed = [name for name, given in cleaned.items() if existing.get(criteria[name].pk) != given]
-    if changed:
-        now = timezone.now()
-        Comparison.objects.bulk_create(
-            [Comparison(assignment=assignment, item_id=item_id, criterion=criteria[name], left_id=left, right_id=right,
-                        choice=cleaned[name][0], reason=cleaned[name][1], seconds=seconds, updated_at=now)
-             for name in changed],
-            update_conflicts=True, unique_fields=["assignment", "item", "criterion"],
-            update_fields=["choice", "reason", "seconds", "updated_at"])
-        slot.answered_at = now
-        slot.active_seconds = active_seconds if active_seconds is not None else slot.active_seconds
-        slot.draft = {}
-        slot.save(update_fields=["answered_at", "active_seconds", "draft"])
-    return len(cleaned)
-
-
-def comparison_check_answers(*, assignment: Assignment, item_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], float]]:
-    """A pairwise assignment's answers to check items in the shape studies.rating.checks scores:
-    item -> (criterion, response) -> 1 for the chosen response, 0 for the other, ½ each for a tie; so a
-    check rule "response 1 greater than response 2" passes exactly when the rater chose response 1."""
-    value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}
-    answers: dict[int, dict[tuple[str, int], float]] = {}
-    for item_id, name, left, right, choice in Comparison.objects.filter(
-            assignment=assignment, item_id__in=list(item_ids)).values_list(
-            "item_id", "criterion__name", "left_id", "right_id", "choice"):
-        given = answers.setdefault(item_id, {})
-        given[(name, left)], given[(name, right)] = value[choice]
-    return answers

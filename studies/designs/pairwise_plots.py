@@ -1,9 +1,8 @@
-"""The pairwise report's figure: Bradley–Terry strengths with bootstrap CIs (a forest plot), as SVG."""
+"""The pairwise report's figure, Bradley–Terry strengths with bootstrap CIs (a forest plot), as SVG;
+imported only when a figure is drawn (matplotlib)."""
 from __future__ import annotations
 
 from typing import Any
-
-from django.http import Http404, HttpResponse
 
 from studies.reports.plots import COLOURS, _svg, empty_figure, plt
 
@@ -29,18 +28,3 @@ def bt_strengths(entry: dict[str, Any] | None, criterion: str) -> str:
     axis.set_title(f"{criterion}: strengths ({bt['resamples'] - bt['dropped']} resamples over {bt['over']}s)",
                    fontsize=9)
     return _svg(figure)
-
-
-def figure_response(studies, name: str, *, exclude_flagged: bool = False) -> HttpResponse:
-    """The report figure ``pairwise-<study pk>-<criterion>`` (the caller strips the prefix) as SVG, from the
-    cached pairwise report; 404 for a study outside ``studies``."""
-    from studies.pairwise_selectors import pairwise_report
-
-    pk, _, criterion = name.partition("-")
-    study = next((s for s in pairwise_report(studies, exclude_flagged=exclude_flagged) if str(s["pk"]) == pk), None)
-    if study is None:
-        raise Http404("no such figure")
-    entry = next((c for c in study["criteria"] if c["criterion"] == criterion), None)
-    response = HttpResponse(bt_strengths(entry, criterion), content_type="image/svg+xml")
-    response["Cache-Control"] = "private, max-age=60"
-    return response

@@ -1,4 +1,6 @@
-"""Reads for the pairwise (A/B) design: the comparisons as a frame, the cached report, the export rows."""
+"""Reads of the pairwise (A/B) design (``studies.designs.pairwise``): the comparisons as a frame, the
+cached report (``studies.analysis.pairwise``: win rates, Bradley–Terry strengths, position bias,
+Krippendorff's alpha), the export rows, the report's sheets and the live panel's agreement."""
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +11,11 @@ import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
-from studies.authoring.selectors import DONE_STATUSES
-from studies.models import Assignment, Comparison, Design, Study
-from studies.reports.selectors import rater_pseudonym
+from studies.designs.common import DONE
+from studies.models import Assignment, Comparison, Study
+from studies.pseudonyms import rater_pseudonym
+
+KEY = "pairwise"
 
 FRAME_COLUMNS = {
     "study": "assignment__study__slug", "criterion": "criterion__name", "item": "item_id",
@@ -29,12 +33,12 @@ EXPORT_FIELDS = (
 
 
 def pairwise_studies(studies: QuerySet[Study]) -> QuerySet[Study]:
-    return studies.filter(design=Design.PAIRWISE)
+    return studies.filter(design=KEY)
 
 
 def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
     """Judgments of submitted or approved assignments, check items left out."""
-    return Comparison.objects.filter(assignment__study__in=studies, assignment__status__in=DONE_STATUSES,
+    return Comparison.objects.filter(assignment__study__in=studies, assignment__status__in=DONE,
                                      item__check_kind="")
 
 
@@ -49,7 +53,7 @@ def comparisons_version(studies: QuerySet[Study]) -> str:
     ids = sorted(studies.values_list("pk", flat=True))
     stamp = Comparison.objects.filter(assignment__study_id__in=ids).aggregate(n=Count("id"), last=Max("updated_at"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
-        done=Count("id", filter=Q(status__in=DONE_STATUSES)), failed=Count("id", filter=Q(checks_failed=True)),
+        done=Count("id", filter=Q(status__in=DONE)), failed=Count("id", filter=Q(checks_failed=True)),
         last=Max("submitted_at"))
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
 
@@ -60,7 +64,6 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
     cached per version of its comparisons. Bootstrap over raters (items where a study has a single
     rater), seeded. ``exclude_flagged`` leaves out raters who failed the study's attention checks."""
     from studies.analysis.pairwise import pairwise_report as analyse
-
     out = []
     for study in pairwise_studies(studies).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
@@ -105,7 +108,11 @@ def comparisons_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) 
 def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) -> dict[str, pd.DataFrame]:
     """The pairwise report as spreadsheet tables (none when no study is pairwise): win rates,
     Bradley–Terry strengths with CIs, position bias and alpha, one row per study × criterion (× pair or system)."""
-    entries = pairwise_report(studies, exclude_flagged=exclude_flagged)
+    return pairwise_sheets_of(pairwise_report(studies, exclude_flagged=exclude_flagged))
+
+
+def pairwise_sheets_of(entries: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    """``pairwise_report`` entries as the report's spreadsheet tables (none without entries)."""
     if not entries:
         return {}
     wins, strengths, checks = [], [], []
