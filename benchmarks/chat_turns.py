@@ -97,12 +97,11 @@ def main() -> None:
 
     def study(names: list[str], per_chat: int):
         experiment = authoring.experiment_create(owner=owner, title=f"bench chat {per_chat}")
-        created = authoring.study_create(experiment=experiment, title="chat", design="likert", unit="chat",
-                                         raters_per_item=5, items_per_assignment=1)
-        created.unit_config = {"systems_per_chat": per_chat, "min_turns": 1, "max_turns": 50,
-                               "messages_per_minute": 120}
-        created.save(update_fields=["unit_config"])
-        services.chat_items_build(study=created, systems=names)
+        created = authoring.study_create(
+            experiment=experiment, title="chat", design="bws" if per_chat == 2 else "likert", unit="chat",
+            design_config={"tuple_size": 2} if per_chat == 2 else None, raters_per_item=5, items_per_assignment=1,
+            unit_config={"systems_per_chat": per_chat, "min_turns": 1, "max_turns": 50, "messages_per_minute": 120})
+        authoring.study_items_build(study=created, systems=names)
         return created
 
     def assignment_for(chat_study, worker: str):

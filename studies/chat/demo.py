@@ -17,6 +17,7 @@ from studies.chat import services as chat
 from studies.models import Experiment, Rater, Study, System
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from studies.rating.invites import invite_create
 
 DEMO_CHAT_EXPERIMENT = "demo-chat"
 BOT_PORT = 8765
@@ -67,8 +68,10 @@ def _study_create(owner, port: int) -> tuple[Experiment, Study]:
         unit="chat", unit_config={"min_turns": 3, "max_turns": 6}, slug="demo-chat",
         raters_per_item=SIMULATED_RATERS + 4, items_per_assignment=2,
         instructions="Chat with each system for a few turns about anything you like, then rate the conversation.")
-    chat.chat_items_build(study=study, systems=list(SYSTEMS))
-    return experiment, authoring.study_publish(study=study)
+    authoring.study_items_build(study=study, systems=list(SYSTEMS))
+    study = authoring.study_publish(study=study)
+    invite_create(study=study, label="try it yourself", expires_in_days=365)
+    return experiment, study
 
 
 def _simulate(study: Study, rng) -> None:

@@ -1,5 +1,5 @@
-"""Writes of the chat unit: build a chat study's items, open a rater's chat, post a turn, retry a failed
-reply, end the chat.
+"""Writes of the chat unit: open a rater's chat, post a turn, retry a failed reply, end the chat (the
+unit's items are built by ``studies.designs.units.chat``).
 
 A turn is three steps so that no database lock is held while a bot thinks, and nothing the rater typed
 is lost whatever the bot does:
@@ -17,15 +17,12 @@ that died mid-call counts as failed once the deadline has long passed, so the ra
 """
 from __future__ import annotations
 
-import itertools
 import random
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -40,10 +37,7 @@ from studies.models import (
     Conversation,
     Corpus,
     Study,
-    StudyItem,
     StudyItemSystem,
-    System,
-    SystemEndpoint,
 )
 from studies.rating import platforms
 
@@ -74,35 +68,6 @@ def chat_corpus(study: Study) -> Corpus:
         defaults={"title": f"Chats of {study.title}"[:200], "source_format": "chat", "source_name": study.slug,
                   "owner_id": study.experiment.owner_id})
     return corpus
-
-
-@transaction.atomic
-def chat_items_build(*, study: Study, systems: Sequence[str]) -> int:
-    """(Re)build a draft chat study's items: one per system (or, side by side, one per pair of systems);
-    each is chatted ``raters_per_item`` times. Every system needs an endpoint. Returns the item count."""
-    study = Study.objects.select_for_update().select_related("experiment").get(pk=study.pk)
-    if study.status != Study.Status.DRAFT:
-        raise ValidationError({"systems": f"cannot change items: the study is {study.status}"})
-    if study.assignments.exists():
-        raise ValidationError({"systems": "cannot change items: raters have already started"})
-    names = list(dict.fromkeys(s.strip() for s in systems if s and s.strip()))
-    found = {s.name: s for s in System.objects.filter(name__in=names)}
-    if missing := [n for n in names if n not in found]:
-        raise ValidationError({"systems": f"no system named {', '.join(missing)}"})
-    with_endpoint = set(SystemEndpoint.objects.filter(system__name__in=names).values_list("system__name", flat=True))
-    if lacking := [n for n in names if n not in with_endpoint]:
-        raise ValidationError({"systems": f"{', '.join(lacking)} has no endpoint to chat with: set one first"})
-    size = chat_config(study)["systems_per_chat"]
-    if len(names) < size:
-        raise ValidationError({"systems": f"a side-by-side chat needs at least {size} systems, got {len(names)}"})
-    groups = list(itertools.combinations(names, size))
-    study.items.filter(check_kind="").delete()
-    items = StudyItem.objects.bulk_create([StudyItem(study=study, position=i) for i in range(len(groups))])
-    StudyItemSystem.objects.bulk_create([
-        StudyItemSystem(item=item, system=found[name], position=p)
-        for item, group in zip(items, groups, strict=True) for p, name in enumerate(group)])
-    chat_corpus(study)
-    return len(items)
 
 
 def _locked(assignment: Assignment) -> Assignment:

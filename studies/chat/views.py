@@ -23,7 +23,8 @@ from studies.authoring.selectors import studies_visible_to
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
-from studies.models import AssignmentItem, Unit
+from studies.designs import unit_for
+from studies.models import AssignmentItem
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
@@ -37,7 +38,7 @@ def _wants_json(request) -> bool:
 def _slot(token: str, position: int) -> AssignmentItem:
     slot = (AssignmentItem.objects.select_related("assignment__study", "assignment__rater", "item")
             .filter(assignment__token=token, position=position).first())
-    if slot is None or slot.assignment.study.unit != Unit.CHAT:
+    if slot is None or not unit_for(slot.assignment.study).collects_dialogues:
         raise Http404
     return slot
 
@@ -159,7 +160,7 @@ def chat_state(request, token: str, position: int):
 def transcripts_export(request, slug: str):
     """The study's chat transcripts as JSON lines (one chat a line, turns with their timing), streamed."""
     study = get_object_or_404(studies_visible_to(request.user), slug=slug)
-    if study.unit != Unit.CHAT:
+    if not unit_for(study).collects_dialogues:
         raise Http404("only chat studies have transcripts")
     raw_ids = raw_ids_requested(request, [study.experiment_id])
     lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.study_chats(study, raw_ids=raw_ids))

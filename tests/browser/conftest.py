@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.studies.chat.conftest import local_bot, loopback_allowed  # noqa: F401 - the chat flows' bot server
-
 CHROMIUM = os.environ.get("CONCORD_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "browser"
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made there are sync.

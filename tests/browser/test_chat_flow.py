@@ -23,7 +23,7 @@ def send(page, text: str, replies: int) -> None:
 
 @pytest.mark.parametrize("viewport", [(1200, 900), (390, 844)], ids=["desktop", "phone"])
 def test_chat_then_rate_in_the_browser(live_server, browser, screenshot, user, local_bot, loopback_allowed, viewport):
-    bot_system("browser-rulebot", local_bot.url("rule"), protocol="openai")
+    bot_system("browser-rulebot", local_bot.url("rule", "openai"), protocol="openai")
     study = chat_study(user, ["browser-rulebot"], design="likert", design_config={"points": 5},
                        raters_per_item=2, items_per_assignment=1)
     study.platform = "prolific"
@@ -38,6 +38,7 @@ def test_chat_then_rate_in_the_browser(live_server, browser, screenshot, user, l
     assert "browser-rulebot" not in page.content()  # the rater never learns which system
     assert page.get_by_test_id("end").is_disabled()
     send(page, "Hello there", 1)
+    assert not page.get_by_test_id("retry").is_visible()  # nothing failed: nothing to try again
     assert page.locator(".chat-side li.turn.side-a p").last.inner_text() == "Hello! What would you like to talk about today?"
     assert page.get_by_test_id("end").is_disabled()  # one turn of at least two
     send(page, "I like sailing on the lake", 2)

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.studies.chat.conftest import local_bot, loopback_allowed  # noqa: F401 - the chat tests' bot server
-
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = []
 if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):

@@ -1,21 +1,6 @@
-"""The local bot server (studies.chat.local_bot) that the chat tests start and talk to over real HTTP."""
-import pytest
-
+"""The chat tests talk to the local bot server (studies.chat.local_bot) over real HTTP: the fixtures
+``local_bot`` and ``loopback_allowed`` are in tests/conftest.py (the browser, integration and design
+contract tests use them too)."""
 from studies.chat.addresses import networks_parse
-from studies.chat.local_bot import LocalBot
 
 LOOPBACK = networks_parse(["127.0.0.1/32"])
-
-
-@pytest.fixture
-def local_bot():
-    """A fresh bot server on 127.0.0.1 (a free port) for one test; its slow bot takes 3 s."""
-    with LocalBot(slow_seconds=3.0) as bot:
-        yield bot
-
-
-@pytest.fixture
-def loopback_allowed(settings):
-    """The deployment setting the demo and the tests turn on for their loopback bot."""
-    settings.CHAT_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    return settings

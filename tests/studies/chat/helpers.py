@@ -2,12 +2,15 @@
 chat study, and a started assignment."""
 from __future__ import annotations
 
+import numpy as np
 from django.utils import timezone
 
 from studies.authoring import services
 from studies.chat import endpoints
-from studies.chat import services as chat_services
+from studies.chat import services as chatting
 from studies.models import Assignment, AssignmentItem, Study, System
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from studies.rating.entry import rater_get_or_create
 
 
@@ -25,10 +28,9 @@ def chat_study(owner, systems: list[str], *, unit_config: dict | None = None, de
     experiment = services.experiment_create(owner=owner, title=f"Chat study {len(systems)}")
     study = services.study_create(experiment=experiment, title="Chat with a bot", design=design, unit="chat",
                                   design_config=design_config, raters_per_item=raters_per_item,
-                                  items_per_assignment=items_per_assignment)
-    study.unit_config = {"min_turns": 2, "max_turns": 4, **(unit_config or {})}
-    study.save(update_fields=["unit_config"])
-    chat_services.chat_items_build(study=study, systems=systems)
+                                  items_per_assignment=items_per_assignment,
+                                  unit_config={"min_turns": 2, "max_turns": 4, **(unit_config or {})})
+    services.study_items_build(study=study, systems=systems)
     if publish:
         services.study_publish(study=study)
     return study
@@ -43,3 +45,33 @@ def started_assignment(study: Study, worker: str = "w1") -> Assignment:
         AssignmentItem(assignment=assignment, item=item, position=i, response_order=[])
         for i, item in enumerate(study.items.order_by("position"))])
     return assignment
+
+
+LINES = ["Hello!", "I like long walks by the sea.", "I feel a bit tired today.", "What is the weather like?"]
+
+
+def chat_and_rate(study: Study, worker: str, seed: int, *, finish: bool = True, good_system: str = ""):
+    """A rater through the real entry path: each item's chat (2 to 4 of ``LINES``), ended, then rated on
+    every criterion (higher for ``good_system``, on a 5-point scale), and the assignment submitted.
+    ``finish=False`` stops in the first chat (still open)."""
+    rng = np.random.default_rng(seed)
+    assignment = rater_entry.assignment_start(study=study, rater=rater_get_or_create(platform="invite",
+                                                                                     external_id=worker), seed=seed)
+    answering.assignment_consent(assignment=assignment)
+    for slot in assignment.assignment_items.order_by("position"):
+        chats = chatting.chat_open(assignment=assignment, item_id=slot.item_id)
+        for i, line in enumerate(rng.permutation(LINES)[: int(rng.integers(2, 5))]):
+            chatting.chat_turn_post(assignment=assignment, item_id=slot.item_id, text=str(line), client_id=str(i))
+        if not finish:
+            return assignment
+        chatting.chat_end(assignment=assignment, item_id=slot.item_id)
+        answers = {}
+        for criterion in study.criteria.values_list("name", flat=True):
+            if study.unit_config.get("systems_per_chat", 1) == 2:  # ranked: the good system first
+                ordered = sorted(chats, key=lambda c: c.system.name != good_system)
+                answers[criterion] = {c.conversation_id: rank for rank, c in enumerate(ordered, start=1)}
+            else:
+                answers[criterion] = {c.conversation_id: int(np.clip((4 if c.system.name == good_system else 2)
+                                                                     + rng.integers(-1, 2), 1, 5)) for c in chats}
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=5.0)
+    return answering.assignment_submit(assignment=assignment)

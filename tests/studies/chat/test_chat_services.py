@@ -170,7 +170,7 @@ def test_chat_side_by_side_sends_each_message_to_both_systems(user, local_bot, l
     bot_system("alpha", local_bot.url("rule"))
     bot_system("beta", local_bot.url("rule", "openai"), protocol="openai")
     study = chat_study(user, ["alpha", "beta"], unit_config={"systems_per_chat": 2}, design="bws",
-                       design_config={"tuple_size": 2}, publish=False)
+                       design_config={"tuple_size": 2})
     assignment = started_assignment(study)
     item_id = study.items.get().pk
     chats = chat.chat_open(assignment=assignment, item_id=item_id)
@@ -189,13 +189,45 @@ def test_chat_items_need_systems_with_endpoints(user, local_bot, loopback_allowe
     with pytest.raises(ValidationError) as caught:
         chat_study(user, ["mute"])
     assert "mute has no endpoint" in str(caught.value)
+    with pytest.raises(ValidationError, match="no system named ghost"):
+        chat_study(user, ["ghost"])
     bot_system("one", local_bot.url("rule"))
     bot_system("two", local_bot.url("rule"))
     bot_system("three", local_bot.url("rule"))
-    study = chat_study(user, ["one", "two", "three"], unit_config={"systems_per_chat": 2}, publish=False)
+    side_by_side = {"unit_config": {"systems_per_chat": 2}, "design": "bws", "design_config": {"tuple_size": 2}}
+    study = chat_study(user, ["one", "two", "three"], publish=False, **side_by_side)
     assert study.items.count() == 3  # every pair once
+    assert sorted(len(i.item_systems.all()) for i in study.items.all()) == [2, 2, 2]
     with pytest.raises(ValidationError, match="at least 2 systems"):
-        chat_study(user, ["one"], unit_config={"systems_per_chat": 2})
+        chat_study(user, ["one"], **side_by_side)
+
+
+def test_chat_unit_refuses_designs_that_cannot_judge_chats(user):
+    from studies.authoring import services as authoring
+
+    experiment = authoring.experiment_create(owner=user, title="refusals")
+
+    def refusal(design, design_config=None, unit_config=None):
+        with pytest.raises(ValidationError) as caught:
+            authoring.study_create(experiment=experiment, title="x", design=design, unit="chat",
+                                   design_config=design_config, unit_config=unit_config)
+        return caught.value.message_dict
+
+    assert "anchor dialogue" in refusal("rme")["unit"][0]
+    assert "unit" in refusal("pairwise") and "unit" in refusal("bme") and "unit" in refusal("bws_tuples")
+    assert "choose BWS" in refusal("likert", unit_config={"systems_per_chat": 2})["unit_config.systems_per_chat"][0]
+    assert "side by side" in refusal("bws", unit_config={"systems_per_chat": 1})["unit_config.systems_per_chat"][0]
+    ranked = authoring.study_create(experiment=experiment, title="ranked", design="bws", unit="chat")
+    assert ranked.unit_config["systems_per_chat"] == 2  # a ranking design chats side by side by default
+    assert "unit_config.max_turns" in refusal("likert", unit_config={"min_turns": 9, "max_turns": 3})
+    study = authoring.study_create(experiment=experiment, title="ok", design="likert", unit="chat",
+                                   unit_config={"min_turns": 2})
+    assert study.unit_config["min_turns"] == 2 and study.unit_config["max_turns"] == 10
+    assert [c.name for c in study.criteria.all()] == ["coherence", "engagingness", "overall"]
+    plain = authoring.study_create(experiment=experiment, title="plain", design="likert")
+    assert plain.unit_config == {}
+    with pytest.raises(ValidationError, match="takes no settings"):
+        authoring.study_create(experiment=experiment, title="y", design="likert", unit_config={"min_turns": 2})
 
 
 def test_chat_config_is_cleaned_with_field_errors():

@@ -181,3 +181,34 @@ def test_chat_transcripts_export_with_timing_and_no_secrets(client, user, other_
                                                                  ("system", "Why do you feel great?")]
     assert all(t["time"] and t["seconds"] is not None for t in line["turns"])
     assert "sk-views-secret" not in body and local_bot.url("rule") not in body
+
+
+def test_chat_item_browser_and_ratings_export_show_the_transcripts(client, user, local_bot, loopback_allowed):
+    import csv
+    import io
+
+    from studies.models import Rating, Study
+    from studies.reports import exporting
+    from tests.studies.chat.helpers import chat_and_rate
+
+    bot_system("rule-x", local_bot.url("rule"))
+    bot_system("parrot-x", local_bot.url("parrot"))
+    study = chat_study(user, ["rule-x", "parrot-x"], design="bws", design_config={"tuple_size": 2},
+                       unit_config={"systems_per_chat": 2}, raters_per_item=3)
+    for n in range(2):
+        chat_and_rate(study, f"browser-{n}", seed=n, good_system="rule-x")
+    client.force_login(user)
+    html = client.get(f"/studies/{study.slug}/browse/").content.decode()
+    assert html.count('data-testid="transcripts"') == 1 and "Chats (4) with" in html
+    assert "You said: " in html and "parrot-x" in html  # the parrot's turns, and the system named
+    cells = re.findall(r'data-testid="judgment">([^<]*)<', html)
+    # one line per rater and criterion, a cell per system in the item's order: the rule bot ranked first
+    columns = re.search(r"<th>Criterion</th>(.*?)<th>Seconds", html, re.S).group(1)
+    first = "rule-x" if columns.index("rule-x") < columns.index("parrot-x") else "parrot-x"
+    expected = ["1", "2"] if first == "rule-x" else ["2", "1"]
+    assert len(cells) == 2 * 3 * 2 and all(cells[i:i + 2] == expected for i in range(0, len(cells), 2))
+    rows = list(csv.DictReader(io.StringIO("".join(exporting.export_lines(Study.objects.filter(pk=study.pk), "csv")))))
+    assert len(rows) == Rating.objects.filter(assignment__study=study).count() == 12
+    parrot = [r for r in rows if r["system"] == "parrot-x"]
+    assert all("You said:" in r["context"] and r["conversation"].startswith("a") for r in parrot)
+    assert {r["rank"] for r in parrot} == {"2"} and {r["normalised_value"] for r in parrot} == {"1.0"}
