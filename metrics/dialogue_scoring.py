@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from metrics.models import MetricScore, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
-from studies.models import Conversation, StudyItemConversation
+from studies.designs import unit_for
+from studies.models import Conversation
 
 BATCH = 32
 
@@ -21,10 +22,9 @@ BATCH = 32
 def run_conversations(run: ScoringRun) -> QuerySet[Conversation]:
     conversations = Conversation.objects.all()
     if run.study_id:
-        # an item's conversation, and the dialogues a dialogue-ranking item shows (StudyItemConversation)
-        return conversations.filter(Q(pk__in=run.study.items.values("conversation_id"))
-                                    | Q(pk__in=StudyItemConversation.objects.filter(item__study=run.study)
-                                        .values("conversation_id")))
+        # what the study's unit shows or collected: an item's conversation, the dialogues a ranking item
+        # shows, a chat study's ended chats (StudyUnit.conversations)
+        return unit_for(run.study).conversations(run.study)
     if run.corpus_id:
         return conversations.filter(corpus_id=run.corpus_id)
     return conversations

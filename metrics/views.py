@@ -20,9 +20,9 @@ from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, Trai
 from metrics.pairwise import pairwise_human_metric
 from studies.authoring import selectors as study_selectors
 from studies.corpora.selectors import corpora_visible_to
-from studies.designs import UNITS, design_for
+from studies.designs import UNITS, design_for, unit_for
 from studies.errors import StudyStateError
-from studies.models import StudyItem, StudyItemResponse
+from studies.models import StudyItemResponse
 from studies.reports.exporting import no_store, spreadsheet_safe
 
 HEURISTICS = ("readability", "coherence")
@@ -148,14 +148,16 @@ def bme_fill(request, slug):
 
 def _unscored_study_ids(experiment, metric_model) -> set[int]:
     """Studies of the experiment that show a response the metric model has not scored yet (one query),
-    and dialogue-unit studies with a rated conversation it has not scored (one more)."""
+    and dialogue-level studies with a conversation it has not scored (one query per such study: what
+    the unit shows or collected, ``StudyUnit.conversations``; a chat study's ended chats)."""
     scored = MetricScore.objects.filter(metric_model=metric_model, response=OuterRef("response"))
-    dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("conversation"))
-    return set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
-               .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct()) | set(
-        StudyItem.objects.filter(study__experiment=experiment, check_kind="",
-                                 study__unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"])
-        .exclude(Exists(dialogues)).values_list("study_id", flat=True).distinct())
+    dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("pk"))
+    unscored = set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
+                   .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct())
+    for study in experiment.studies.filter(unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"]):
+        if unit_for(study).conversations(study).exclude(Exists(dialogues)).exists():
+            unscored.add(study.pk)
+    return unscored
 
 
 def _report(request, slug, model):

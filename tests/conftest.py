@@ -40,6 +40,23 @@ def small_corpus_lines(n: int = 6) -> bytes:
 
 
 @pytest.fixture
+def local_bot():
+    """A fresh bot server (studies.chat.local_bot) on 127.0.0.1, a free port, for one test; its slow bot
+    takes 3 s."""
+    from studies.chat.local_bot import LocalBot
+
+    with LocalBot(slow_seconds=3.0) as bot:
+        yield bot
+
+
+@pytest.fixture
+def loopback_allowed(settings):
+    """The deployment setting the demo and the tests turn on for their loopback bot (chat endpoints)."""
+    settings.CHAT_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    return settings
+
+
+@pytest.fixture
 def user(db):
     return UserFactory(username="alice")
 

@@ -129,6 +129,15 @@ CONCORD_FRAME_ANCESTORS = env.list("CONCORD_FRAME_ANCESTORS", default=[])
 
 # Uploads larger than this are refused before parsing; the same limit applies on the command line.
 IMPORT_MAX_BYTES = env.int("CONCORD_IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
+# Chat-then-rate studies (studies.chat). Bot endpoints are researcher-entered URLs fetched by the server:
+# loopback, link-local (cloud metadata) and private addresses are refused unless they lie in one of these
+# networks (comma-separated CIDRs; the demo allows its loopback bot). Keys of endpoints are stored
+# encrypted with CHAT_ENDPOINT_KEYS_SECRET (a Fernet key) when set, else with a key derived from SECRET_KEY.
+CHAT_ALLOWED_NETWORKS = env.list("CONCORD_CHAT_ALLOWED_NETWORKS", default=[])
+CHAT_ENDPOINT_KEYS_SECRET = env.str("CONCORD_CHAT_KEYS_SECRET", default="")
+# The longest a rater's message waits for the system's reply, retries included (a web worker is held so long).
+CHAT_REPLY_DEADLINE_SECONDS = env.float("CONCORD_CHAT_REPLY_DEADLINE", default=25.0)
+
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

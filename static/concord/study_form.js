@@ -1,17 +1,24 @@
-// The study form: show only the settings of the chosen design (each field carries data-designs).
+// The study form: show only the settings of the chosen design (fields with data-designs) and of the
+// chosen unit of judgement (fields with data-units).
 (function () {
   "use strict";
   var form = document.querySelector("form[data-study-form]");
   if (!form) { return; }
+  function chosen(name) {
+    var input = form.querySelector("input[name=" + name + "]:checked");
+    return input ? input.value : "";
+  }
   function update() {
-    var chosen = form.querySelector("input[name=design]:checked");
-    var design = chosen ? chosen.value : "";
+    var design = chosen("design"), unit = chosen("unit");
     form.querySelectorAll("[data-designs]").forEach(function (field) {
       field.hidden = design !== "" && field.getAttribute("data-designs").split(" ").indexOf(design) < 0;
     });
+    form.querySelectorAll("[data-units]").forEach(function (field) {
+      field.hidden = field.getAttribute("data-units").split(" ").indexOf(unit || "response") < 0;
+    });
   }
   form.addEventListener("change", function (event) {
-    if (event.target.name === "design") { update(); }
+    if (event.target.name === "design" || event.target.name === "unit") { update(); }
   });
   update();
 }());

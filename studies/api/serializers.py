@@ -33,6 +33,7 @@ class StudyOutputSerializer(serializers.Serializer):
     design = serializers.ChoiceField(choices=Design.choices)
     unit = serializers.ChoiceField(choices=Unit.choices)
     design_config = serializers.DictField()
+    unit_config = serializers.DictField(help_text="the unit's settings (a chat study's turns and limits)")
     criteria = CriterionSerializer(many=True, source="criteria.all")
     raters_per_item = serializers.IntegerField()
     items_per_assignment = serializers.IntegerField()

@@ -107,7 +107,12 @@ class StudyCreateApi(APIView):
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)
         unit = serializers.ChoiceField(choices=Unit.choices, default=Unit.RESPONSE,
-                                       help_text="what a rating judges: a response, or the whole dialogue")
+                                       help_text="what a rating judges: a response, the whole dialogue, or a chat "
+                                                 "the rater has with a system first")
+        unit_config = serializers.DictField(
+            required=False, default=dict,
+            help_text="the unit's settings; chat: systems_per_chat (1, or 2 side by side), min_turns, max_turns, "
+                      "message_max_chars, messages_per_minute")
 
     @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer})
     def post(self, request):
@@ -277,8 +282,10 @@ class StudyItemListApi(APIView):
 
 class StudyItemsBuildApi(APIView):
     class InputSerializer(serializers.Serializer):
-        corpus = serializers.SlugField()
-        systems = serializers.ListField(child=serializers.SlugField(), required=False)
+        corpus = serializers.SlugField(required=False, allow_null=True, default=None,
+                                       help_text="where the items come from (a chat study needs none)")
+        systems = serializers.ListField(child=serializers.SlugField(), required=False,
+                                        help_text="a chat study: the systems (with endpoints) raters chat with")
         reference_system = serializers.SlugField(required=False, allow_null=True, default=None)
         limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
         seed = serializers.IntegerField(default=0)
@@ -292,7 +299,8 @@ class StudyItemsBuildApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        corpus = get_object_or_404(corpus_selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
+        slug = values.pop("corpus")
+        corpus = get_object_or_404(corpus_selectors.corpora_visible_to(request.user), slug=slug) if slug else None
         try:
             count = authoring.study_items_build(study=study, corpus=corpus, **values)
         except DjangoValidationError as error:

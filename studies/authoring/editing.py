@@ -25,7 +25,15 @@ from studies.authoring import allocation
 from studies.authoring import services as authoring
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
-from studies.models import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
+from studies.models import (
+    Criterion,
+    Experiment,
+    Study,
+    StudyItem,
+    StudyItemConversation,
+    StudyItemResponse,
+    StudyItemSystem,
+)
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -290,6 +298,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
         criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
         raters_per_item=study.raters_per_item, items_per_assignment=study.items_per_assignment,
         instructions=study.instructions, platform=study.platform, platform_config=config, unit=study.unit,
+        unit_config=study.unit_config,
     )
     copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
     copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
@@ -318,6 +327,11 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     StudyItemConversation.objects.bulk_create([
         StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)
         for link in StudyItemConversation.objects.filter(item__study=study).order_by("item_id", "position")
+    ], batch_size=2000)
+    # A chat item names the system(s) raters chat with (StudyItemSystem).
+    StudyItemSystem.objects.bulk_create([
+        StudyItemSystem(item_id=new_id[link.item_id], system_id=link.system_id, position=link.position)
+        for link in StudyItemSystem.objects.filter(item__study=study).order_by("item_id", "position")
     ], batch_size=2000)
     return copy
 

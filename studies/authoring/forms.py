@@ -4,7 +4,7 @@ import copy
 from django import forms
 
 from studies.corpora.importing.formats import FORMATS
-from studies.designs import DESIGNS, design_for
+from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.models import (
     DEFAULT_ITEMS_PER_ASSIGNMENT,
     DEFAULT_RATERS_PER_ITEM,
@@ -21,6 +21,15 @@ def design_form_fields() -> dict[str, forms.Field]:
     fields: dict[str, forms.Field] = {}
     for design in DESIGNS.values():
         for name, field in design.form_fields.items():
+            fields.setdefault(name, field)
+    return fields
+
+
+def unit_form_fields() -> dict[str, forms.Field]:
+    """Every registered unit's study-form fields (its settings, ``Study.unit_config``), in registry order."""
+    fields: dict[str, forms.Field] = {}
+    for unit in UNITS.values():
+        for name, field in unit.form_fields.items():
             fields.setdefault(name, field)
     return fields
 
@@ -96,7 +105,9 @@ class StudyForm(forms.Form):
     unit = forms.ChoiceField(
         choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
         help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
-                  "conversation and rate it (Likert or RME; the items are the corpus's conversations).",
+                  "conversation and rate it (Likert or RME; the items are the corpus's conversations). Chat: raters "
+                  "chat with a system (or two side by side) through its endpoint, then rate the conversation they "
+                  "had (Likert, or BWS for two); the items are systems.",
     )
     criteria = forms.CharField(
         initial="readability, coherence", widget=forms.Textarea(attrs={"rows": 3}),
@@ -140,6 +151,8 @@ class StudyForm(forms.Form):
     DESIGN_FIELDS = {name: " ".join(d.key for d in DESIGNS.values() if name in d.form_fields)
                      for name in design_form_fields()}
     STRUCTURE = ("design", "criteria", "platform", *design_form_fields())
+    # The units' settings (each unit's ``form_fields``), shown for the chosen unit: name -> units.
+    UNIT_FIELDS = {name: " ".join(u.key for u in UNITS.values() if name in u.form_fields) for name in unit_form_fields()}
 
     def __init__(self, *args, locked: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -147,6 +160,11 @@ class StudyForm(forms.Form):
         fields = list(self.fields.items())
         after = [name for name, _ in fields].index("criteria") + 1
         self.fields = {**dict(fields[:after]), **{n: copy.deepcopy(f) for n, f in design_form_fields().items()},
+                       **dict(fields[after:])}
+        # The units' settings go right after the unit.
+        fields = list(self.fields.items())
+        after = [name for name, _ in fields].index("unit") + 1
+        self.fields = {**dict(fields[:after]), **{n: copy.deepcopy(f) for n, f in unit_form_fields().items()},
                        **dict(fields[after:])}
         self.locked = locked
         if locked:
@@ -156,11 +174,16 @@ class StudyForm(forms.Form):
         if "unit" in self.initial:  # an existing study: the unit is chosen once (duplicate the study to change it)
             self.fields["unit"].disabled = True
             self.fields["unit"].help_text = "Chosen when the study was created."
+            for name in unit_form_fields():  # so are its settings
+                self.fields[name].disabled = True
         if not self.is_bound and "questionnaire" not in self.initial:
             self.initial["questionnaire"] = questionnaire_text(default_questionnaire())
 
     def clean_unit(self) -> str:
         return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
+
+    def unit_config(self) -> dict:
+        return unit_for(self.cleaned_data["unit"]).config_from_form(self.cleaned_data)
 
     def design_config(self) -> dict:
         return design_for(self.cleaned_data["design"]).config_from_form(self.cleaned_data)
@@ -234,6 +257,7 @@ def study_form_initial(study: Study) -> dict:
 
     initial["closes_at"] = allocation.study_closes_at(study)
     initial.update(design_for(study).form_initial(config))
+    initial.update(unit_for(study).form_initial(study.unit_config or {}))
     return initial
 
 
@@ -261,12 +285,14 @@ class ImportForm(forms.Form):
 
 
 class ItemsBuildForm(forms.Form):
-    corpus = forms.ChoiceField(choices=())
-    systems = forms.CharField(required=False, help_text="Comma-separated; empty = every system except the reference.")
+    corpus = forms.ChoiceField(choices=(), required=False, help_text="Not needed for a chat study (its items are "
+                                                                     "the systems raters chat with).")
+    systems = forms.CharField(required=False, help_text="Comma-separated; empty = every system except the reference. "
+                                                        "A chat study: the systems with endpoints to chat with.")
     reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME; for a "
                                                                  "dialogue study, its first dialogue is the RME anchor).")
     limit = forms.IntegerField(min_value=1, required=False, help_text="Sample this many conversations (seeded).")
 
     def __init__(self, *args, corpora=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["corpus"].choices = [(c.slug, c.slug) for c in corpora]
+        self.fields["corpus"].choices = [("", "—")] + [(c.slug, c.slug) for c in corpora]

@@ -59,13 +59,15 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
                  raters_per_item: int = DEFAULT_RATERS_PER_ITEM, items_per_assignment: int = DEFAULT_ITEMS_PER_ASSIGNMENT,
                  instructions: str = "", platform: str = Study.Platform.INVITE,
                  platform_config: Mapping | None = None, slug: str | None = None,
-                 unit: str = Unit.RESPONSE) -> Study:
+                 unit: str = Unit.RESPONSE, unit_config: Mapping | None = None) -> Study:
     """Create a draft study (one condition). The design configuration is validated and completed with
     its defaults (``design_for(design).config_clean``); criteria default to the design's and unit's
     (the seed study's readability and coherence, worded for the unit). ``unit``: what a rating
-    judges, a response or a whole dialogue (``studies.designs.units``)."""
+    judges, a response, a whole dialogue or a chat the rater has (``studies.designs.units``), with its
+    settings ``unit_config`` (a chat's turns and limits), cleaned by the unit."""
     errors: dict[str, Any] = {}
     judged = None
+    unit_settings: dict[str, Any] = {}
     if problem := unit_problem(unit):
         errors["unit"] = [problem]
     else:
@@ -78,6 +80,11 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     else:
         if judged is not None and (refusal := chosen.unit_problem(judged)):
             errors["unit"] = [refusal]
+        elif judged is not None:
+            try:
+                unit_settings = judged.config_clean(unit_config, design=chosen)
+            except ValidationError as error:
+                errors.update(error.message_dict)
     if raters_per_item < 1:
         errors["raters_per_item"] = ["must be at least 1"]
     if items_per_assignment < 1:
@@ -100,7 +107,7 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     assert judged is not None
     study = _create_with_slug(
         Study, slug=slug, text=f"{experiment.slug}-{design}",
-        experiment=experiment, title=title, design=design, design_config=config, unit=unit,
+        experiment=experiment, title=title, design=design, design_config=config, unit=unit, unit_config=unit_settings,
         raters_per_item=raters_per_item, items_per_assignment=items_per_assignment,
         instructions=instructions, platform=platform, platform_config=dict(platform_config or {}),
     )
@@ -122,18 +129,20 @@ def _require_status(study: Study, *allowed: str, action: str) -> None:
 
 
 @transaction.atomic
-def study_items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+def study_items_build(*, study: Study, corpus: Corpus | None = None, systems: Sequence[str] | None = None,
                       reference_system: str | None = None, limit: int | None = None, seed: int = 0,
                       reference_conversation: str | None = None) -> int:
     """``_items_build``, then the draw is recorded on the study (``item_draws``: all of a corpus's usable
-    conversations, or ``limit`` of them drawn at random, which prediction-powered estimates rely on)."""
+    conversations, or ``limit`` of them drawn at random, which prediction-powered estimates rely on).
+    A chat study's items are its ``systems`` (each with an endpoint): no corpus, no draw."""
     count = _items_build(study=study, corpus=corpus, systems=systems, reference_system=reference_system,
                          limit=limit, seed=seed, reference_conversation=reference_conversation)
-    item_draws.study_item_draw_record(study=study, corpus=corpus, limit=limit, seed=seed)
+    if corpus is not None:
+        item_draws.study_item_draw_record(study=study, corpus=corpus, limit=limit, seed=seed)
     return count
 
 
-def _items_build(*, study: Study, corpus: Corpus, systems: Sequence[str] | None = None,
+def _items_build(*, study: Study, corpus: Corpus | None, systems: Sequence[str] | None = None,
                  reference_system: str | None = None, limit: int | None = None, seed: int = 0,
                  reference_conversation: str | None = None) -> int:
     """(Re)build a draft study's items from a corpus, as its design and unit build them

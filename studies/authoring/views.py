@@ -75,7 +75,7 @@ def study_create(request, experiment):
                     raters_per_item=form.cleaned_data["raters_per_item"],
                     items_per_assignment=form.cleaned_data["items_per_assignment"],
                     instructions=form.cleaned_data["instructions"], platform=form.cleaned_data["platform"],
-                    unit=form.cleaned_data["unit"],
+                    unit=form.cleaned_data["unit"], unit_config=form.unit_config(),
                 )
                 editing.study_update(study=study, values=form.settings_values())
         except ValidationError as error:
@@ -98,7 +98,7 @@ def study_detail(request, slug):
     build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
     if request.method == "POST" and build_form.is_valid():
         data = build_form.cleaned_data
-        corpus = get_object_or_404(corpora, slug=data["corpus"])
+        corpus = get_object_or_404(corpora, slug=data["corpus"]) if data["corpus"] else None
         try:
             count = authoring.study_items_build(
                 study=study, corpus=corpus,
@@ -111,7 +111,7 @@ def study_detail(request, slug):
         except StudyStateError as error:
             build_form.add_error(None, str(error))
         else:
-            messages.success(request, f"{count} items built from {corpus.slug}.")
+            messages.success(request, f"{count} items built" + (f" from {corpus.slug}." if corpus else "."))
             return redirect("studies:study_detail", slug=study.slug)
     base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
     invites = [{"invite": invite, "url": f"{base}?{urlencode({'invite': invite.token})}"}

@@ -131,8 +131,9 @@ class StudyDesign:
         return {}, any(old.get(key) != config.get(key) for key in self.item_shaping)
 
     def unit_problem(self, unit: StudyUnit) -> str | None:
-        """Why this design cannot judge the unit, or None."""
-        return self.unit_refusals.get(unit.level)
+        """Why this design cannot judge the unit, or None: the design's refusal of the unit's level, or
+        the unit's own of the design (``StudyUnit.design_problem``: a chat has no anchor dialogue)."""
+        return self.unit_refusals.get(unit.level) or unit.design_problem(self)
 
     def default_criteria(self, unit: StudyUnit) -> list[dict[str, str]]:
         """The criteria of a new study whose researcher names none (empty: the seed study's two)."""

@@ -101,8 +101,9 @@ class BWS(RatingsDesign):
     def publish_problems(self, study: Study) -> list[str]:
         problems = super().publish_problems(study)
         size = study.design_config["tuple_size"]
-        if unit_for(study).level == "dialogue":
-            wrong = study.items.filter(check_kind="").annotate(n=Count("item_conversations")).exclude(n=size).count()
+        unit = unit_for(study)
+        if unit.level == "dialogue":  # whole dialogues (a ranking item's), or a side-by-side chat's systems
+            wrong = study.items.filter(check_kind="").annotate(n=Count(unit.shown_relation)).exclude(n=size).count()
             if wrong:
                 problems.append(f"{wrong} item(s) do not show exactly {size} dialogues to rank")
         else:

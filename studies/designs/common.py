@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import ValidationError
+
 from studies.models import Assignment
 
 if TYPE_CHECKING:
@@ -38,14 +40,21 @@ def int_field(config: Mapping[str, Any], key: str, errors: Errors, *, low: int, 
 
 @dataclass(frozen=True)
 class ItemSpec:
-    """What the researcher chose to build a study's items from (``study_items_build``'s arguments)."""
+    """What the researcher chose to build a study's items from (``study_items_build``'s arguments).
+    A corpus is needed by the units that judge what it holds; a chat study's items are systems."""
 
-    corpus: Corpus
+    corpus: Corpus | None = None
     systems: Sequence[str] | None = None
     reference_system: str | None = None
     reference_conversation: str | None = None
     limit: int | None = None
     seed: int = 0
+
+    def corpus_required(self) -> Corpus:
+        """The corpus, or ValidationError asking for one."""
+        if self.corpus is None:
+            raise ValidationError({"corpus": "choose a corpus to build the items from"})
+        return self.corpus
 
 
 @dataclass(frozen=True)

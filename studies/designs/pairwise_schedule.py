@@ -55,7 +55,7 @@ def pairwise_items_build(*, study: Study, spec: ItemSpec) -> int:
     competes like any other (e.g. the human reference); ``limit`` samples that many conversations with
     ``seed``; the pairs follow ``design_config.schedule_seed``. The caller holds the study row lock and
     has checked it is a draft without raters. Returns the number of items."""
-    corpus, systems, reference_system, limit, seed = spec.corpus, spec.systems, spec.reference_system, spec.limit, \
+    corpus, systems, reference_system, limit, seed = spec.corpus_required(), spec.systems, spec.reference_system, spec.limit, \
         spec.seed
     available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
     chosen = list(dict.fromkeys(systems)) if systems else sorted(available)

@@ -57,6 +57,8 @@ class Study(models.Model):
         help_text="The unit of judgement: a response to a conversation, or the whole conversation.",
     )
     design_config = models.JSONField(default=dict, blank=True)
+    unit_config = models.JSONField(default=dict, blank=True,
+                                   help_text="The unit's settings (a chat's turns, message length, rate limit).")
     raters_per_item = models.PositiveIntegerField(default=40)
     items_per_assignment = models.PositiveIntegerField(default=50)
     instructions = models.TextField(blank=True, help_text="Markdown shown to raters before the items.")

@@ -93,6 +93,9 @@ def item(request, token: str, position: int):
         raise Http404
     if request.method == "POST" and (refused := _form_refused(request, assignment, "item")) is not None:
         return refused
+    unit = unit_for(assignment.study)
+    if (pending := unit.pending_url(slot)) is not None:  # e.g. a chat to have before its rating
+        return redirect(pending)
     answering.assignment_item_open(slot=slot)
     if request.method != "POST":
         return _item_page(request, slot)
@@ -121,6 +124,8 @@ def item(request, token: str, position: int):
             following = slots.get(position + 1)
             if following is None:
                 return redirect(_next_url(assignment, after=position, total=slot.total))
+            if (pending := unit.pending_url(following)) is not None:
+                return redirect(pending)
             answering.assignment_item_open(slot=following)
             return _item_page(request, following)
     return _item_page(request, slot, values={k: v for k, v in request.POST.items()

@@ -6,7 +6,8 @@ raters' flags from the assignments (attention checks, screened out) and from the
 cached (``report_selectors.reliability_report``). Raters are pseudonyms unless ``raw_ids``.
 
 What a "cell" holds follows the design: a rating's value (or rank) per response; in a dialogue-unit
-study the columns are the item's dialogues (``Rating.conversation``); ``bws_tuples`` picks show
+study the columns are the item's dialogues (``Rating.conversation``), in a chat study the systems
+chatted with (each rater rated their own conversation, whose transcript the item lists); ``bws_tuples`` picks show
 "best"/"worst" under the picked responses and ``pairwise`` choices "better"/"worse" (or "tie" twice),
 since those designs store choices (BestWorstChoice, Comparison) rather than Rating rows.
 """
@@ -24,6 +25,7 @@ from studies.models import (
     Assignment,
     BestWorstChoice,
     Comparison,
+    Rater,
     Rating,
     Study,
     StudyItem,
@@ -58,6 +60,7 @@ class ItemRow:
     item: StudyItem
     responses: list[dict[str, Any]] = field(default_factory=list)
     ratings: list[dict[str, Any]] = field(default_factory=list)
+    transcripts: list[dict[str, Any]] = field(default_factory=list)  # dialogues raters made on it (chats)
 
 
 def rater_flags(study: Study) -> dict[int, RaterFlags]:
@@ -115,7 +118,8 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         items = items.filter(judged)
     current = Paginator(items, PAGE_SIZE).get_page(page)
     rows = {item.pk: ItemRow(item=item) for item in current.object_list}
-    columns = unit_for(study).item_columns([row.item for row in rows.values()])  # responses, or dialogues
+    unit = unit_for(study)
+    columns = unit.item_columns([row.item for row in rows.values()])  # responses, dialogues, a chat's systems
     for item_id, row in rows.items():
         row.responses = columns.get(item_id, [])
     only = Q() if wanted_raters is None else Q(assignment__rater_id__in=wanted_raters)
@@ -155,7 +159,15 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         line["values"].update(
             {left: "tie", right: "tie"} if winner is None else {winner: "better", (right if winner == left else left): "worse"})
         line["choice"] = True
-    for row in rows.values():  # one cell per shown response, in the item's order
+    column_of = unit.browser_column_of({t for line in lines.values() for t in line["values"]})
+    made = unit.browser_transcripts(list(rows))  # the dialogues raters made on an item (a chat's), per rater
+    unnamed = {t["rater_id"] for found in made.values() for t in found} - set(names)
+    for rater_id, platform, external in Rater.objects.filter(pk__in=unnamed).values_list("pk", "platform", "external_id"):
+        names[rater_id] = f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id)
+    for item_id, found in made.items():
+        rows[item_id].transcripts = [{**t, "rater": names[t["rater_id"]]} for t in found]
+    for row in rows.values():  # one cell per shown response (or column), in the item's order
         for line in row.ratings:
-            line["cells"] = [line["values"].get(r["id"]) for r in row.responses]
+            values = {column_of.get(target, target): value for target, value in line["values"].items()}
+            line["cells"] = [values.get(r["id"]) for r in row.responses]
     return current, list(rows.values())

@@ -23,7 +23,7 @@ from typing import Any
 from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from studies.designs import designs_of
+from studies.designs import designs_of, unit_for
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
@@ -77,17 +77,20 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
             "assignment__submitted_at", "tuple_position",
             "item_order", "shown_order", "active_seconds", "item_id",
-            "assignment__study__experiment_id", "assignment__rater_id",
+            "assignment__study__experiment_id", "assignment__rater_id", "conversation_id",
         )
     )
     items = StudyItem.objects.filter(study__in=studies)
     contexts = {pk: context_text(turns) for pk, turns in items.values_list("pk", "conversation__turns")}
+    # A dialogue the rater made (a chat) is no item's conversation: its transcript is the context.
+    made = {pk: context_text(turns) for study in studies if unit_for(study).collects_dialogues
+            for pk, turns in unit_for(study).conversations(study).values_list("pk", "turns")}
     texts = dict(StudyItemResponse.objects.filter(item__in=items).values_list("response_id", "response__text"))
     names: dict[tuple[int, int], str] = {}
     width = len(EXPORT_FIELDS)
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
-        item_order, order, active, item_id, experiment_id, rater_id = row[width:]
+        item_order, order, active, item_id, experiment_id, rater_id, conversation_id = row[width:]
         if not raw_ids:
             key = (experiment_id, rater_id)
             entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
@@ -95,7 +98,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         position = order.index(response) + 1 if isinstance(order, list) and response in order else None
         entry.update(item_order=(item_order + 1) if item_order is not None else None, shown_position=position,
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
-                     context=contexts.get(item_id))
+                     context=contexts.get(item_id) or made.get(conversation_id))
         yield entry
     for design in designs_of(studies):
         if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)

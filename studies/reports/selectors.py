@@ -5,8 +5,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
-from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
 from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import DESIGNS, design_for, designs_of
@@ -15,7 +14,6 @@ from studies.models import (
     Assignment,
     Rating,
     Study,
-    StudyItemResponse,
 )
 from studies.pseudonyms import rater_pseudonym
 from studies.reports import targets
@@ -37,10 +35,7 @@ def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
     (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
     et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
     names which."""
-    shown = Subquery(
-        StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
-    )
-    shown = Coalesce(shown, targets.DIALOGUES_SHOWN)  # m of a dialogue-unit BWS item: the dialogues it ranks
+    shown = targets.SHOWN  # m of an item: the responses, dialogues or chats it shows
     ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
     normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
                   if (rule := design.normalised_value(shown)) is not None]

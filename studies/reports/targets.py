@@ -10,7 +10,8 @@ from django.db.models import Count, F, OuterRef, Subquery, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
 
-from studies.models import StudyItemConversation
+from studies.designs import UNITS
+from studies.models import StudyItem
 
 # The rated target's id: the response's, or the conversation's (exactly one is set: rating_one_target).
 TARGET_ID = Coalesce(F("response_id"), F("conversation_id"))
@@ -26,8 +27,13 @@ def with_targets(ratings):
     return ratings.annotate(target_id=TARGET_ID, target_system=TARGET_SYSTEM)
 
 
-# How many dialogues a dialogue-unit BWS item ranks (its m in the m + 1 - rank normalisation); NULL on
-# other items, so callers coalesce it with the count of the item's responses.
-DIALOGUES_SHOWN = Subquery(
-    StudyItemConversation.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
-)
+def _shown_by(relation: str) -> Subquery:
+    """How many targets an item lists through ``relation`` (a ``StudyItem`` relation); NULL for none."""
+    model = StudyItem._meta.get_field(relation).related_model
+    return Subquery(model.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1])
+
+
+# How many targets the rated item shows (its m in BWS's m + 1 - rank normalisation): its responses, the
+# whole dialogues a dialogue-unit ranking item ranks, or the systems a side-by-side chat talked to; each
+# unit names the relation that lists them (``StudyUnit.shown_relation``).
+SHOWN = Coalesce(*[_shown_by(relation) for relation in dict.fromkeys(u.shown_relation for u in UNITS.values())])

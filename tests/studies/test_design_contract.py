@@ -1,7 +1,8 @@
 """The design contract: every registered design on every unit it runs on goes through one harness
 (as torchmetrics' MetricTester runs every metric): build its items, record an answer twice (stored
 once), reject a bad answer with a field-level error, score a check item, export, render the report
-section and the live panel, duplicate the study. A new design registered in studies.designs passes
+section and the live panel, duplicate the study. A unit whose raters make the dialogue first (a chat)
+chats with the local bot server before each rating. A new design registered in studies.designs passes
 or fails here without anyone adding it to a list; a design that refuses a unit says why."""
 
 import csv
@@ -15,10 +16,12 @@ from django.template.loader import render_to_string
 
 from studies.authoring import editing
 from studies.authoring import services as authoring
+from studies.chat import endpoints
+from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.errors import StudyStateError
-from studies.models import BestWorstChoice, Comparison, Rating, Study
+from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
 from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
@@ -30,6 +33,34 @@ pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
 COMBINATIONS = [(d, u) for d in DESIGNS for u in UNITS]  # every registered design on every registered unit
 RUNS = [(d, u) for d, u in COMBINATIONS if design_for(d).unit_problem(unit_for(u)) is None]  # those it runs on
+CHAT_SYSTEMS = ("contract-alpha", "contract-beta")
+_BOT: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def chat_bot(request):
+    """A unit whose raters make the dialogue first (a chat) talks to the local bot server."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    if not unit_for(params.get("unit_key", "response")).collects_dialogues:
+        yield None
+        return
+    request.getfixturevalue("loopback_allowed")
+    _BOT["bot"] = request.getfixturevalue("local_bot")
+    yield _BOT["bot"]
+    _BOT.clear()
+
+
+def have_chats(study: Study, assignment) -> None:
+    """Each slot's chat, had and ended (``min_turns`` messages), for a unit whose raters make the
+    dialogue first: the slots then hold the conversations the rater rates."""
+    if not unit_for(study).collects_dialogues:
+        return
+    turns = study.unit_config["min_turns"]
+    for slot in assignment.assignment_items.order_by("position"):
+        chatting.chat_open(assignment=assignment, item_id=slot.item_id)
+        for i in range(turns):
+            chatting.chat_turn_post(assignment=assignment, item_id=slot.item_id, text=f"Hello {i}", client_id=str(i))
+        chatting.chat_end(assignment=assignment, item_id=slot.item_id)
 
 
 def dialogue_corpus_bytes(n: int = 10) -> bytes:
@@ -43,8 +74,13 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     design, unit = design_for(design_key), unit_for(unit_key)
     experiment = authoring.experiment_create(owner=user, title=f"Contract {design_key} {unit_key}")
     study = authoring.study_create(experiment=experiment, title=f"{design_key} on {unit_key}", design=design_key,
-                                   unit=unit_key, raters_per_item=3, items_per_assignment=40)
-    if unit.level == "dialogue":
+                                   unit=unit_key, raters_per_item=3, items_per_assignment=40, criteria=list(CRITERIA))
+    if unit.collects_dialogues:  # chats: systems with endpoints on the local bot server
+        for name in CHAT_SYSTEMS:
+            system, _ = System.objects.get_or_create(name=name)
+            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+        authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
+    elif unit.level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
                                                  owner=user).corpus
         authoring.study_items_build(study=study, corpus=corpus, seed=1,
@@ -96,6 +132,7 @@ def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
     best) or wrong (response 1 the worst), then submits."""
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
+    have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking = None
         if slot.item.check_kind:
@@ -128,6 +165,9 @@ def test_items_build_publish_and_each_rater_sees_every_target_of_an_item(user, d
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="r1"), seed=1)
     targets = unit_for(study).item_targets(assignment.assignment_items.values_list("item_id", flat=True))
+    have_chats(study, assignment)
+    for chat in Chat.objects.filter(assignment=assignment):  # a chat's targets are the rater's own conversations
+        targets.setdefault(chat.item_id, []).append(chat.conversation_id)
     for slot in assignment.assignment_items.all():
         assert sorted(slot.response_order) == sorted(targets[slot.item_id]) and len(slot.response_order) >= 1
 
@@ -137,6 +177,7 @@ def test_an_answer_recorded_twice_is_stored_once_and_a_change_replaces_it(user, 
     study = build(user, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="twice"), seed=2)
+    have_chats(study, assignment)
     slot = assignment.assignment_items.select_related("item").order_by("position").first()
     answers = simulated_answers(study, slot, ranking=list(slot.response_order))
     first = answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.0)
@@ -161,6 +202,7 @@ def test_a_bad_answer_is_refused_field_by_field_and_stores_nothing(client, user,
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="bad"), seed=3)
     answering.assignment_consent(assignment=assignment)
+    have_chats(study, assignment)
     slot = assignment.assignment_items.order_by("position").first()
     page = client.post(f"/r/a/{assignment.token}/items/{slot.position}/",
                        {"form_token": form_tokens.form_token(assignment.token, "item")})
@@ -223,7 +265,8 @@ def test_a_duplicate_is_a_draft_with_the_same_settings_and_items(user, design_ke
     def items(s):
         return [(i.position, i.conversation_id, i.reference_response_id, i.reference_conversation_id,
                  i.reference_value, list(i.item_responses.values_list("response_id", "position")),
-                 list(i.item_conversations.values_list("conversation_id", "position")))
+                 list(i.item_conversations.values_list("conversation_id", "position")),
+                 list(i.item_systems.values_list("system_id", "position")))
                 for i in s.items.order_by("position")]
 
     assert copy.status == Study.Status.DRAFT and (copy.design, copy.unit) == (study.design, study.unit)

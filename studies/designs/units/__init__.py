@@ -4,12 +4,14 @@ from __future__ import annotations
 from typing import Any
 
 from studies.designs.units.base import StudyUnit
+from studies.designs.units.chat import CHAT
 from studies.designs.units.dialogue import DIALOGUE
 from studies.designs.units.response import RESPONSE
 
 UNITS: dict[str, StudyUnit] = {
     RESPONSE.key: RESPONSE,
     DIALOGUE.key: DIALOGUE,
+    CHAT.key: CHAT,
 }
 
 

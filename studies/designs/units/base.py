@@ -11,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+
+from studies.models import Conversation, StudyItemConversation
+
 if TYPE_CHECKING:
     from studies.designs.common import ItemSpec
-    from studies.models import Study, StudyItem
+    from studies.models import AssignmentItem, Study, StudyItem
 
 
 class ItemShape(Protocol):
@@ -44,6 +50,28 @@ class StudyUnit:
     target_field: ClassVar[str] = "response"  # the Rating field a rating of this unit sets
     shown_relation: ClassVar[str] = "item_responses"  # the StudyItem relation listing what an item shows
     checks_problem: ClassVar[str | None] = None  # why check items are refused for this unit, or None
+    collects_dialogues: ClassVar[bool] = False  # the rater makes the dialogue (a chat) before rating it
+    form_fields: ClassVar[Mapping[str, forms.Field]] = {}  # the study form's fields for the unit's settings
+
+    def config_from_form(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The unit's settings from the study form's cleaned data (``form_fields``)."""
+        return {}
+
+    def form_initial(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The study form's values of the unit's settings."""
+        return {}
+
+    def design_problem(self, design: ItemShape) -> str | None:
+        """Why this unit cannot be judged with the design beyond what the design says of the unit's
+        level (``StudyDesign.unit_refusals``), or None."""
+        return None
+
+    def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
+        """The unit's settings (``Study.unit_config``) with their defaults, or ValidationError naming
+        each bad field (``unit_config.<key>``); a unit without settings takes none."""
+        if config:
+            raise ValidationError({"unit_config": f"the {self.key} unit takes no settings"})
+        return {}
 
     def default_criteria(self) -> list[dict[str, str]]:
         """The criteria a new study of this unit gets when the researcher names none (empty: the design's)."""
@@ -89,3 +117,22 @@ class StudyUnit:
         if first is None:
             return None
         return getattr(first, self.shown_relation).count()
+
+    def browser_column_of(self, target_ids: Iterable[int]) -> dict[int, int]:
+        """target id -> the browser column (``item_columns``' id) its rating goes under; empty when
+        the columns are the targets."""
+        return {}
+
+    def browser_transcripts(self, item_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+        """item id -> dialogues the raters made on it (a chat's transcripts), for the item browser."""
+        return {}
+
+    def pending_url(self, slot: AssignmentItem) -> str | None:
+        """Where the rater must go before this item can be rated (a chat still to have), or None."""
+        return None
+
+    def conversations(self, study: Study) -> QuerySet[Conversation]:
+        """The conversations the study's items show (what dialogue-level metrics score): an item's
+        own conversation and those a ranking item shows."""
+        shown = StudyItemConversation.objects.filter(item__study=study).values("conversation_id")
+        return Conversation.objects.filter(Q(pk__in=study.items.values("conversation_id")) | Q(pk__in=shown))

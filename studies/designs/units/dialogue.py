@@ -63,7 +63,7 @@ class DialogueUnit(StudyUnit):
         return DIALOGUE_QUESTIONS.get(name) or f"How good is this dialogue's {name.replace('-', ' ')}?"
 
     def items_build(self, *, study: Study, spec: ItemSpec, design: ItemShape) -> int:
-        corpus = spec.corpus
+        corpus = spec.corpus_required()
         conversations = Conversation.objects.filter(corpus=corpus)
         if spec.systems:
             wanted = list(dict.fromkeys(spec.systems))

@@ -35,7 +35,7 @@ class ResponseUnit(StudyUnit):
         """(judged systems, [(conversation id, {"judged": {system: response id}, "reference": id})])
         for the conversations that have a response of every judged system (and a reference where the
         design is anchored), sampled to ``spec.limit``; ValidationError naming the field otherwise."""
-        corpus, systems, reference_system = spec.corpus, spec.systems, spec.reference_system
+        corpus, systems, reference_system = spec.corpus_required(), spec.systems, spec.reference_system
         available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
         chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
         unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]

@@ -1,11 +1,17 @@
-"""python manage.py load_demo: the demo experiment and a researcher login. Safe to run twice."""
+"""python manage.py load_demo: the demo experiments (rating designs compared; chat with a bot, then rate)
+and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
 from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
+from studies.chat.demo import BOT_PORT, chat_demo_load
 
 
 class Command(BaseCommand):
     help = "Load the demo experiment (four conditions, simulated ratings) and create the demo researcher."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--chat-bot-port", type=int, default=BOT_PORT,
+                            help="where the chat demo's bot answers (started here for the load if it is not up)")
 
     def handle(self, *args, **options):
         experiment = demo_load()
@@ -15,4 +21,13 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self.style.SUCCESS(f"Loaded demo experiment {experiment.slug!r} with "
                                                  f"{experiment.studies.count()} studies."))
+        port = options["chat_bot_port"]
+        chats = chat_demo_load(owner=demo_user(), port=port)
+        if chats is None:
+            self.stdout.write("The chat demo is already loaded.")
+        else:
+            study = chats.studies.get()
+            self.stdout.write(self.style.SUCCESS(f"Loaded chat demo {chats.slug!r}: simulated raters chatted with two "
+                                                 f"bots on 127.0.0.1:{port}."))
+            self.stdout.write(f"Chat with them yourself: /r/{study.slug}/?invite={study.invites.get().token}")
         self.stdout.write(f"Researcher login: {DEMO_USER} / {DEMO_PASSWORD}")

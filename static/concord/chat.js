@@ -1,0 +1,175 @@
+// The rater's chat page: send without reloading, show the system "writing", keep what the rater typed
+// until the server has stored it (a lost connection or a refused message never empties the box; the
+// text also survives a reload, in localStorage), retry a failed reply, end the chat. Without this script
+// the page's forms post and the server redirects back: the same views, answering JSON here.
+(function () {
+  "use strict";
+  const root = document.getElementById("chat");
+  const form = document.getElementById("chat-form");
+  if (!root || !form) return;
+  const box = form.querySelector("textarea");
+  const send = form.querySelector("button[type=submit]");
+  const problem = form.querySelector("[data-testid=chat-problem]");
+  const used = form.querySelector(".chars .used");
+  const retryForm = document.querySelector("form[data-action=retry]");
+  const endForm = document.querySelector("form[data-action=end]");
+  const endButton = endForm.querySelector("button");
+  const count = document.querySelector("[data-testid=turn-count] .count");
+  const key = root.dataset.storageKey;
+  const token = root.dataset.formToken;
+  let pending = null; // {text, clientId}: the message until the server confirms it is stored
+  let polling = null;
+
+  function newId() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
+    return Array.from({length: 32}, () => Math.floor(Math.random() * 16).toString(16)).join("");
+  }
+  function remember() {
+    try {
+      if (pending) localStorage.setItem(key, JSON.stringify(pending)); else localStorage.removeItem(key);
+    } catch (error) { /* storage may be off (private mode, frames): the box still holds the text */ }
+  }
+  function say(message) { problem.textContent = message || ""; problem.hidden = !message; }
+  function counter() { used.textContent = String(box.value.length); }
+
+  function bubble(list, role, who, text) {
+    const item = document.createElement("li");
+    item.className = role === "user" ? "turn side-b mine" : "turn side-a";
+    const name = document.createElement("span");
+    name.className = "speaker";
+    name.textContent = who;
+    const body = document.createElement("p");
+    body.textContent = text; // never innerHTML: the bot's text is untrusted
+    item.append(name, body);
+    list.append(item);
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function render(state) {
+    const sections = root.querySelectorAll(".chat-side");
+    state.sides.forEach((side, i) => {
+      const section = sections[i];
+      if (!section) return;
+      section.dataset.status = side.status;
+      const list = section.querySelector(".chat");
+      list.replaceChildren();
+      side.turns.forEach((turn) => bubble(list, turn.role, turn.who, turn.text));
+      section.querySelector(".typing").hidden = side.status !== "waiting";
+      const error = section.querySelector(".bot-error");
+      error.textContent = side.error ? `${side.error} Your message is saved: try again, or end the chat.` : "";
+      error.hidden = !side.error;
+    });
+    count.textContent = String(state.exchanges);
+    box.disabled = send.disabled = !state.can_send;
+    retryForm.hidden = !state.can_retry;
+    endButton.disabled = !state.can_end && !state.ended;
+    if (state.ended) endButton.textContent = "Rate the conversation";
+    if (state.waiting && !polling) polling = setInterval(poll, 1000);
+    if (!state.waiting && polling) { clearInterval(polling); polling = null; }
+    if (state.can_send) box.focus();
+  }
+
+  function post(url, fields) {
+    const body = new URLSearchParams({form_token: token, ...fields});
+    return fetch(url, {method: "POST", body, credentials: "omit",
+                       headers: {"Accept": "application/json", "X-Concord-Form-Token": token}});
+  }
+
+  function poll() {
+    fetch(root.dataset.stateUrl, {headers: {"Accept": "application/json"}, credentials: "omit"})
+      .then((r) => (r.ok ? r.json() : null)).then((state) => { if (state) render(state); }).catch(() => {});
+  }
+
+  function showWaiting(text) {
+    root.querySelectorAll(".chat-side").forEach((section) => {
+      bubble(section.querySelector(".chat"), "user", "You", text);
+      section.querySelector(".typing").hidden = false;
+      section.querySelector(".bot-error").hidden = true;
+    });
+    box.disabled = send.disabled = true;
+    endButton.disabled = true;
+  }
+
+  function deliver(tries) {
+    post(root.dataset.turnUrl, {text: pending.text, client_id: pending.clientId})
+      .then((response) => response.json().then((data) => ({response, data})))
+      .then(({response, data}) => {
+        if (response.ok) {
+          pending = null;
+          remember();
+          box.value = "";
+          counter();
+          say("");
+          render(data);
+          return;
+        }
+        // Refused (too long, too fast, the chat's state): the text stays in the box, the reason is shown.
+        say(data.error || "The message could not be sent.");
+        if (data.state) render(data.state);
+        if (response.status !== 429) { box.disabled = send.disabled = false; }
+        if (response.status === 429) {
+          const wait = Number(response.headers.get("Retry-After") || 5);
+          setTimeout(() => { box.disabled = send.disabled = false; }, wait * 1000);
+        }
+      })
+      .catch(() => {
+        if (tries < 3) { setTimeout(() => deliver(tries + 1), 1000 * (tries + 1)); return; }
+        say("The connection was lost. Your message is kept in the box: send it again when you are back online.");
+        box.disabled = send.disabled = false;
+        poll();
+      });
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = box.value.trim();
+    if (!text) { say("Type a message first."); return; }
+    if (text.length > Number(box.dataset.max)) { say(`A message may have at most ${box.dataset.max} characters.`); return; }
+    // The same text sent again keeps its id (a re-send is stored once); a changed text is a new message.
+    if (!pending || pending.text !== text) pending = {text, clientId: newId()};
+    remember();
+    say("");
+    showWaiting(text);
+    deliver(0);
+  });
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); form.requestSubmit(); }
+  });
+  box.addEventListener("input", counter);
+
+  function action(formElement) {
+    formElement.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const retrying = formElement === retryForm;
+      if (retrying) {
+        root.querySelectorAll(".chat-side").forEach((section) => {
+          if (section.dataset.status === "failed") {
+            section.querySelector(".typing").hidden = false;
+            section.querySelector(".bot-error").hidden = true;
+          }
+        });
+        retryForm.hidden = true;
+      }
+      post(formElement.action, {})
+        .then((response) => response.json().then((data) => ({response, data})))
+        .then(({response, data}) => {
+          if (!response.ok) { say(data.error || "That did not work."); if (data.state) render(data.state); return; }
+          if (!retrying && data.ended) { window.location.assign(data.urls.rate); return; }
+          render(data);
+        })
+        .catch(() => say("The connection was lost; please try again."));
+    });
+  }
+  action(retryForm);
+  action(endForm);
+
+  try {
+    const saved = JSON.parse(localStorage.getItem(key) || "null");
+    const mine = root.querySelectorAll(".chat-side:first-child .turn.mine p");
+    const lastSent = mine.length ? mine[mine.length - 1].textContent : null;
+    if (saved && saved.text && saved.text === lastSent) localStorage.removeItem(key); // it was stored after all
+    else if (saved && saved.text && !box.value) { pending = saved; box.value = saved.text; }
+  } catch (error) { /* nothing saved */ }
+  counter();
+  if (root.querySelector(".chat-side[data-status=waiting]")) polling = setInterval(poll, 1000);
+})();

@@ -1,0 +1,244 @@
+"""One bot reply over HTTP: the dialogue so far in, one reply out (no Django here).
+
+Two protocols (the README documents Concord's):
+
+- ``concord``: ``POST <url>`` with ``{"protocol": "concord-chat/1", "model": ..., "conversation_id": ...,
+  "turns": [{"speaker": "user" | "system", "text": ...}, ...]}``; the answer is ``{"reply": "..."}``.
+- ``openai``: OpenAI-compatible ``POST <base>/v1/chat/completions`` with ``{"model": ..., "messages":
+  [{"role": "user" | "assistant", "content": ...}]}``; the reply is ``choices[0].message.content``.
+
+A key, when there is one, goes in ``Authorization: Bearer <key>``, and never to another origin: a
+redirect that leaves the endpoint's scheme, host and port drops it (as ``requests`` does).
+
+Bounded: each attempt has the endpoint's timeout (connect and every read), the whole call a deadline
+across attempts; the body is read in chunks up to ``MAX_BODY_BYTES`` and given up at the deadline, so a
+server that trickles bytes cannot hold the caller. Attempts that fail for a passing reason (no answer in
+time, connection refused or reset, HTTP 429 or 5xx, an answer that is not the protocol's) are retried
+after a short backoff while the deadline allows; a refused address or another 4xx is not.
+
+Every connection goes to an address checked by ``studies.chat.addresses.resolve`` (the host name travels
+only in the Host header and as TLS SNI, the certificate still checked against it), and each redirect hop
+(at most ``MAX_REDIRECTS``) is resolved and checked again before it is followed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+import urllib3
+from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+from studies.chat.addresses import AddressRefused, Network, Resolver, Target, resolve, url_parse
+
+PROTOCOLS = ("concord", "openai")
+CONCORD_PROTOCOL = "concord-chat/1"
+OPENAI_PATH = "/chat/completions"
+MAX_BODY_BYTES = 256 * 1024
+MAX_REPLY_CHARS = 4000
+MAX_REDIRECTS = 3
+REDIRECTS = {301, 302, 303, 307, 308}
+BACKOFF_SECONDS = 0.25
+USER_AGENT = "Concord-chat/1 (+https://github.com/concord)"
+
+# What the rater is told for each kind of failure (the detail stays with the researcher).
+RATER_MESSAGES = {
+    "timeout": "The system did not answer in time.",
+    "connection": "The system could not be reached.",
+    "status": "The system answered with an error.",
+    "reply": "The system's answer could not be read.",
+    "address": "The system's address is not allowed.",
+    "redirect": "The system's address sent us elsewhere.",
+    "key": "The system is not set up correctly.",
+}
+RETRIED = {"timeout", "connection", "reply"}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to ask one system; ``key`` is the plain key, held only for the call."""
+
+    protocol: str
+    url: str
+    model: str = ""
+    key: str = field(default="", repr=False)
+    timeout: float = 10.0
+    retries: int = 2
+
+    @property
+    def request_url(self) -> str:
+        """The URL posted to: an OpenAI-compatible base (``.../v1``) gets ``/chat/completions``."""
+        if self.protocol == "openai" and not self.url.split("?")[0].rstrip("/").endswith(OPENAI_PATH):
+            return self.url.rstrip("/") + OPENAI_PATH
+        return self.url
+
+
+@dataclass(frozen=True)
+class BotReply:
+    text: str
+    seconds: float
+    attempts: int
+
+
+class BotError(Exception):
+    """The bot gave no usable reply. ``kind`` is one of ``RATER_MESSAGES``; ``str()`` is the detail for
+    the researcher (never the key); ``rater_message`` is what the rater sees."""
+
+    def __init__(self, kind: str, detail: str, *, attempts: int = 1, seconds: float = 0.0, status: int | None = None):
+        super().__init__(detail)
+        self.kind, self.attempts, self.seconds, self.status = kind, attempts, seconds, status
+
+    @property
+    def rater_message(self) -> str:
+        return RATER_MESSAGES.get(self.kind, RATER_MESSAGES["reply"])
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRIED or (self.kind == "status" and (self.status == 429 or (self.status or 0) >= 500))
+
+
+def request_body(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], conversation_id: str) -> dict[str, Any]:
+    """What is posted: the whole dialogue so far, in the endpoint's protocol. ``turns`` are
+    ``{"speaker": "user" | "system", "text": ...}``; the last one is the rater's message."""
+    if endpoint.protocol == "openai":
+        messages = [{"role": "user" if t["speaker"] == "user" else "assistant", "content": t["text"]} for t in turns]
+        return {"model": endpoint.model, "messages": messages}
+    return {"protocol": CONCORD_PROTOCOL, "model": endpoint.model, "conversation_id": conversation_id,
+            "turns": [{"speaker": t["speaker"], "text": t["text"]} for t in turns]}
+
+
+def reply_text(protocol: str, payload: Any) -> str:
+    """The reply in a parsed answer, or BotError("reply") saying what is missing."""
+    if protocol == "openai":
+        try:
+            text = payload["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise BotError("reply", "the answer has no choices[0].message.content") from None
+    else:
+        text = payload.get("reply") if isinstance(payload, dict) else None
+        if text is None:
+            raise BotError("reply", 'the answer is not a JSON object with a "reply"')
+    if not isinstance(text, str):
+        raise BotError("reply", f"the reply is a {type(text).__name__}, not text")
+    text = text.strip()
+    if not text:
+        raise BotError("reply", "the reply is empty")
+    return text[:MAX_REPLY_CHARS]
+
+
+class _Deadline:
+    def __init__(self, seconds: float):
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+
+def _pool(target: Target, address: str, timeout: float) -> urllib3.HTTPConnectionPool:
+    """A one-connection pool to the checked ``address``; TLS still verifies ``target.host``."""
+    limits = urllib3.Timeout(connect=timeout, read=timeout)
+    if target.scheme == "https":
+        return urllib3.HTTPSConnectionPool(
+            address, target.port, timeout=limits, maxsize=1, retries=False, cert_reqs="CERT_REQUIRED",
+            server_hostname=target.host, assert_hostname=target.host)
+    return urllib3.HTTPConnectionPool(address, target.port, timeout=limits, maxsize=1, retries=False)
+
+
+def _read(response, deadline: _Deadline) -> bytes:
+    chunks, size = [], 0
+    while True:
+        if deadline.left() <= 0:
+            raise BotError("timeout", "the answer was still arriving at the deadline")
+        chunk = response.read(16384)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise BotError("reply", f"the answer is larger than {MAX_BODY_BYTES // 1024} KiB")
+        chunks.append(chunk)
+
+
+def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequence[Network],
+             resolver: Resolver | None) -> str:
+    """One POST (following checked redirects); the reply text or BotError."""
+    url = endpoint.request_url
+    origin = None
+    for _hop in range(MAX_REDIRECTS + 1):
+        try:
+            target = url_parse(url)
+            address = resolve(target.host, target.port, allowed=allowed,
+                              **({"resolver": resolver} if resolver is not None else {}))
+        except AddressRefused as error:
+            raise BotError("address" if origin is None else "redirect",
+                           str(error) if origin is None else f"a redirect to {url[:200]} was {error}") from None
+        origin = origin or target.origin
+        headers = {"Host": target.host_header, "Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": USER_AGENT}
+        if endpoint.key and target.origin == origin:  # never hand the key to another origin
+            headers["Authorization"] = f"Bearer {endpoint.key}"
+        timeout = min(endpoint.timeout, deadline.left())
+        if timeout <= 0:
+            raise BotError("timeout", "no time was left for the request")
+        pool = _pool(target, address, timeout)
+        try:
+            response = pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False,
+                                    assert_same_host=False, preload_content=False, release_conn=False)
+            try:
+                if response.status in REDIRECTS:
+                    location = response.headers.get("Location", "")
+                    if not location:
+                        raise BotError("redirect", f"HTTP {response.status} without a Location")
+                    url = urljoin(url, location)
+                    continue
+                raw = _read(response, deadline)
+            finally:
+                response.release_conn()
+        except Urllib3Timeout:
+            raise BotError("timeout", f"no answer within {timeout:.1f} s") from None
+        except BotError:
+            raise
+        except (Urllib3Error, OSError) as error:
+            raise BotError("connection", f"could not talk to {target.host}:{target.port} "
+                                         f"({type(error).__name__}: {str(error)[:200]})") from None
+        finally:
+            pool.close()
+        if response.status != 200:
+            raise BotError("status", f"HTTP {response.status}: {raw[:200].decode(errors='replace')}",
+                           status=response.status)
+        try:
+            payload = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise BotError("reply", f"the answer is not JSON: {raw[:80].decode(errors='replace')!r}") from None
+        return reply_text(endpoint.protocol, payload)
+    raise BotError("redirect", f"more than {MAX_REDIRECTS} redirects")
+
+
+def bot_reply(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], *, conversation_id: str = "",
+              deadline_seconds: float = 25.0, allowed: Sequence[Network] = (),
+              resolver: Resolver | None = None) -> BotReply:
+    """Ask the endpoint for its next turn. Retries up to ``endpoint.retries`` times while
+    ``deadline_seconds`` allows (backoff 0.25 s, 0.5 s, ...); raises BotError with the attempts made."""
+    if endpoint.protocol not in PROTOCOLS:
+        raise BotError("key", f"unknown protocol {endpoint.protocol!r}")
+    body = json.dumps(request_body(endpoint, turns, conversation_id)).encode()
+    deadline = _Deadline(deadline_seconds)
+    started = time.monotonic()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            text = _attempt(endpoint, body, deadline, allowed, resolver)
+        except BotError as error:
+            error.attempts, error.seconds = attempts, time.monotonic() - started
+            pause = BACKOFF_SECONDS * 2 ** (attempts - 1)
+            if not error.retryable or attempts > endpoint.retries or deadline.left() <= pause + 0.05:
+                raise
+            time.sleep(pause)
+            continue
+        seconds = time.monotonic() - started
+        return BotReply(text=text, seconds=seconds if math.isfinite(seconds) else 0.0, attempts=attempts)

@@ -1,0 +1,100 @@
+"""Reads of the chat unit: the state of a rater's chat (for the page and its JSON), the transcripts of a
+study (for the item browser and exports), and the systems a chat study can use. The rater's views never
+name a system: sides are letters."""
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from studies.chat.client import RATER_MESSAGES
+from studies.chat.config import chat_config
+from studies.chat.services import STALE_MARGIN_SECONDS
+from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem, SystemEndpoint
+
+WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
+
+
+def _status(chat: Chat, now) -> str:
+    if chat.status == Chat.Status.WAITING and chat.waiting_since < now - timedelta(
+            seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS):
+        return Chat.Status.FAILED
+    return chat.status
+
+
+def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
+    """What the chat page shows and its script polls: each side's turns (the rater's and the bot's, no
+    system name), its status and the rater's message for a failure, and what the rater may do now."""
+    config, now = chat_config(assignment.study), timezone.now()
+    chats = list(Chat.objects.filter(assignment=assignment, item_id=item_id).order_by("position"))
+    turns: dict[int, list[dict[str, Any]]] = {c.pk: [] for c in chats}
+    for chat_id, role, text, index in ChatTurn.objects.filter(chat__in=chats).order_by("chat_id", "index") \
+            .values_list("chat_id", "role", "text", "index"):
+        turns[chat_id].append({"role": role, "who": WHO[role], "text": text, "index": index})
+    sides = []
+    for chat in chats:
+        status = _status(chat, now)
+        failed = status == Chat.Status.FAILED
+        sides.append({"letter": string.ascii_uppercase[chat.position], "status": status, "turns": turns[chat.pk],
+                      "error": RATER_MESSAGES.get(chat.error_kind or "timeout", RATER_MESSAGES["reply"])
+                      if failed else "",
+                      "exchanges": sum(t["role"] == ChatTurn.Role.SYSTEM for t in turns[chat.pk])})
+    statuses = {side["status"] for side in sides}
+    exchanges = min((side["exchanges"] for side in sides), default=0)
+    ended = bool(sides) and statuses == {Chat.Status.ENDED}
+    return {
+        "sides": sides, "exchanges": exchanges, "min_turns": config["min_turns"], "max_turns": config["max_turns"],
+        "message_max_chars": config["message_max_chars"], "ended": ended,
+        "waiting": Chat.Status.WAITING in statuses, "failed": Chat.Status.FAILED in statuses,
+        "can_send": bool(sides) and statuses == {Chat.Status.OPEN} and exchanges < config["max_turns"],
+        "can_retry": Chat.Status.FAILED in statuses,
+        "can_end": not ended and Chat.Status.WAITING not in statuses
+        and (Chat.Status.FAILED in statuses or exchanges >= config["min_turns"]),
+    }
+
+
+def chat_ended(assignment: Assignment, item_id: int) -> bool:
+    """Whether the rater's chat on this item is over (and may be rated)."""
+    chats = Chat.objects.filter(assignment=assignment, item_id=item_id)
+    return chats.exists() and not chats.exclude(status=Chat.Status.ENDED).exists()
+
+
+def item_systems(item_ids: Iterable[int]) -> dict[int, list[str]]:
+    """item id -> names of the systems it chats with, canonical order (researchers' pages only)."""
+    systems: dict[int, list[str]] = {}
+    for item_id, name in StudyItemSystem.objects.filter(item_id__in=list(item_ids)).order_by("item_id", "position") \
+            .values_list("item_id", "system__name"):
+        systems.setdefault(item_id, []).append(name)
+    return systems
+
+
+def study_chats(study: Study, *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
+    """Every chat of the study, one dict each (the transcript export's lines): item, side, system, the
+    rater (pseudonym unless ``raw_ids``), status, end reason, failures and the turns with their time and
+    seconds. Never an endpoint's URL or key."""
+    from studies.reports.selectors import rater_pseudonym
+
+    chats = (Chat.objects.filter(item__study=study).order_by("pk")
+             .values_list("pk", "item_id", "item__position", "position", "system__name", "conversation_id",
+                          "conversation__external_id", "assignment__rater_id", "assignment__rater__platform",
+                          "assignment__rater__external_id", "status", "end_reason", "failures", "started_at",
+                          "ended_at", "conversation__turns"))
+    for (pk, item_id, item_position, side, system, conversation_id, external_id, rater_id, platform, external,
+         status, end_reason, failures, started, ended, turns) in chats.iterator(chunk_size=500):
+        yield {"study": study.slug, "chat": pk, "item": item_id, "item_position": item_position, "side": side,
+               "system": system, "conversation": conversation_id, "conversation_external_id": external_id,
+               "rater": f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id),
+               "status": status, "end_reason": end_reason, "failures": failures,
+               "started_at": started.isoformat(), "ended_at": ended.isoformat() if ended else None,
+               "turns": turns}
+
+
+def systems_with_endpoints() -> list[dict[str, Any]]:
+    """Systems that can be chatted with: name, protocol, URL, model and whether a key is set (never the key)."""
+    return [{"system": e.system.name, "protocol": e.protocol, "url": e.url, "model_name": e.model_name,
+             "has_key": e.has_key, "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
+            for e in SystemEndpoint.objects.select_related("system").order_by("system__name")]

@@ -1,0 +1,169 @@
+"""The rater's chat page and its small JSON interface; the researcher's transcript export.
+
+``/r/a/<token>/items/<position>/chat/`` shows the chat of one item; the page posts each message to
+``.../chat/turn/`` and may ask again (``.../chat/retry/``), end the chat (``.../chat/end/``) and poll
+``.../chat/state/``. Everything works without JavaScript too: the forms post, the views redirect back to
+the page (POST-redirect-GET), and a refused message is shown again in the box with what is wrong. With
+JavaScript (static/concord/chat.js) the same views answer JSON when asked for it (``Accept:
+application/json``). Like every rater page, the posts carry a per-assignment form token instead of a
+cookie, and the page never names the system: sides are letters.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from studies.authoring.selectors import studies_visible_to
+from studies.chat import selectors
+from studies.chat import services as chat_services
+from studies.chat.config import chat_config
+from studies.designs import unit_for
+from studies.models import AssignmentItem
+from studies.rating import form_tokens
+from studies.rating.answers import assignment_item_open
+from studies.rating.pages import _guard, _message, rater_page, render_markdown
+from studies.reports.exporting import no_store, raw_ids_requested
+
+
+def _wants_json(request) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _slot(token: str, position: int) -> AssignmentItem:
+    slot = (AssignmentItem.objects.select_related("assignment__study", "assignment__rater", "item")
+            .filter(assignment__token=token, position=position).first())
+    if slot is None or not unit_for(slot.assignment.study).collects_dialogues:
+        raise Http404
+    return slot
+
+
+def _blocked(request, slot: AssignmentItem):
+    """The page to show instead (task ended, not consented yet), or None."""
+    if (page := _guard(request, slot.assignment)) is not None:
+        return page
+    if slot.assignment.consented_at is None:
+        return redirect("raters:start", token=slot.assignment.token)
+    return None
+
+
+def _urls(slot: AssignmentItem) -> dict[str, str]:
+    args = [slot.assignment.token, slot.position]
+    return {name: reverse(f"chat:{name}", args=args) for name in ("page", "turn", "retry", "end", "state")} | {
+        "rate": reverse("raters:item", args=args)}
+
+
+def _state(slot: AssignmentItem) -> dict:
+    return {**selectors.chat_state(slot.assignment, slot.item_id), "urls": _urls(slot)}
+
+
+def _page(request, slot: AssignmentItem, *, text: str = "", error: str = "", status: int = 200):
+    assignment = slot.assignment
+    total = assignment.assignment_items.count()
+    context = {
+        "assignment": assignment, "study": assignment.study, "state": _state(slot), "urls": _urls(slot),
+        "text": text, "error": error, "client_id": uuid.uuid4().hex, "number": slot.position + 1, "total": total,
+        "position": slot.position, "instructions": render_markdown(assignment.study.instructions),
+        "form_token": form_tokens.form_token(assignment.token, "chat"),
+        "config": chat_config(assignment.study),
+    }
+    return render(request, "raters/chat.html", context, status=status)
+
+
+@rater_page
+def chat_page(request, token: str, position: int):
+    slot = _slot(token, position)
+    if (page := _blocked(request, slot)) is not None:
+        return page
+    try:
+        chat_services.chat_open(assignment=slot.assignment, item_id=slot.item_id)
+    except chat_services.ChatRefused as refused:
+        return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
+    assignment_item_open(slot=slot)
+    if selectors.chat_ended(slot.assignment, slot.item_id):
+        return redirect("raters:item", token=token, position=position)
+    return _page(request, slot)
+
+
+def _refused(request, slot: AssignmentItem):
+    if form_tokens.form_token_valid(slot.assignment.token, "chat",
+                                    request.POST.get(form_tokens.FIELD) or request.headers.get(form_tokens.HEADER)):
+        return None
+    message = "This message was not sent from this task's own page (or the page is out of date): reload it."
+    if _wants_json(request):
+        return JsonResponse({"error": message}, status=403)
+    return _message(request, "This form could not be accepted", message + " Nothing was saved.", status=403)
+
+
+def _act(request, token: str, position: int, action):
+    """Run one chat action for a POST and answer JSON or a redirect to the page; a refusal answers
+    with its message (JSON) or the page again with the rater's text kept in the box."""
+    slot = _slot(token, position)
+    if (page := _blocked(request, slot)) is not None:
+        return JsonResponse({"error": "this task can no longer be worked on"}, status=409) \
+            if _wants_json(request) else page
+    if (refused := _refused(request, slot)) is not None:
+        return refused
+    try:
+        action(slot)
+    except chat_services.ChatRefused as refusal:
+        if _wants_json(request):
+            payload = {"error": str(refusal), "field": refusal.field, "state": _state(slot)}
+            response = JsonResponse(payload, status=refusal.status)
+            if refusal.retry_after:
+                response["Retry-After"] = str(refusal.retry_after)
+            return response
+        return _page(request, slot, text=request.POST.get("text", ""), error=str(refusal), status=refusal.status)
+    if _wants_json(request):
+        return JsonResponse(_state(slot))
+    if selectors.chat_ended(slot.assignment, slot.item_id):
+        return redirect("raters:item", token=token, position=position)
+    return redirect("chat:page", token=token, position=position)
+
+
+@rater_page
+@require_POST
+def chat_turn(request, token: str, position: int):
+    return _act(request, token, position, lambda slot: chat_services.chat_turn_post(
+        assignment=slot.assignment, item_id=slot.item_id, text=request.POST.get("text", ""),
+        client_id=request.POST.get("client_id", "")))
+
+
+@rater_page
+@require_POST
+def chat_retry(request, token: str, position: int):
+    return _act(request, token, position, lambda slot: chat_services.chat_reply_retry(
+        assignment=slot.assignment, item_id=slot.item_id))
+
+
+@rater_page
+@require_POST
+def chat_end(request, token: str, position: int):
+    return _act(request, token, position, lambda slot: chat_services.chat_end(
+        assignment=slot.assignment, item_id=slot.item_id))
+
+
+@rater_page
+def chat_state(request, token: str, position: int):
+    slot = _slot(token, position)
+    if slot.assignment.status != slot.assignment.Status.STARTED:
+        return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
+    return JsonResponse(_state(slot))
+
+
+@login_required
+def transcripts_export(request, slug: str):
+    """The study's chat transcripts as JSON lines (one chat a line, turns with their timing), streamed."""
+    study = get_object_or_404(studies_visible_to(request.user), slug=slug)
+    if not unit_for(study).collects_dialogues:
+        raise Http404("only chat studies have transcripts")
+    raw_ids = raw_ids_requested(request, [study.experiment_id])
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.study_chats(study, raw_ids=raw_ids))
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-chats.jsonl"'
+    return no_store(response)

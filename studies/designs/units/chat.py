@@ -1,0 +1,201 @@
+"""The chat unit (``Study.unit == "chat"``, issue 25): the rater first chats with a system (or with two
+side by side), then rates the whole conversation they had.
+
+It judges at the dialogue level, so the designs that run on whole dialogues run on chats too: Likert on
+one conversation, or BWS with ``tuple_size`` 2 ranking the two conversations of a side-by-side chat (a
+pairwise chat comparison). An anchored design (RME) would need one fixed anchor dialogue, which a chat
+does not have; it is refused with that reason. Ratings attach to the conversation the rater had
+(``Rating.conversation``); nothing of it exists before the chat, so an item names the systems
+(``StudyItemSystem``: one per item, or a pair side by side), the rater's slot gets its conversations
+when the chat opens (``studies.chat.services.chat_open``), and the rating page waits until the chat has
+ended (``pending_url``). Each conversation has one rater. The chat itself (endpoints, turns, limits,
+the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.chat.config``).
+"""
+from __future__ import annotations
+
+import itertools
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.urls import reverse
+
+from studies.chat.config import chat_config_clean
+from studies.designs.units.base import StudyUnit
+from studies.designs.units.dialogue import speaker_turns
+from studies.models import Chat, Conversation, StudyItem, StudyItemSystem, System, SystemEndpoint
+
+if TYPE_CHECKING:
+    from studies.designs.common import ItemSpec
+    from studies.designs.units.base import ItemShape
+    from studies.models import AssignmentItem, Study
+
+CHAT_CRITERIA = [
+    {"name": "coherence", "question": "How coherent was the system in this conversation?",
+     "help_text": "Did its turns follow on from what was said, stay on topic and make sense together?"},
+    {"name": "engagingness", "question": "How engaging was the conversation?",
+     "help_text": "Would you want to talk with this system again?"},
+    {"name": "overall", "question": "Overall, how good was the conversation?", "help_text": ""},
+]
+WHO = {"user": "You", "system": "Bot"}  # the rater's view: never the system's name
+
+
+def rater_turns(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A transcript as the rater sees it: "You" and "Bot", the rater's turns on one side."""
+    return speaker_turns([{**t, "speaker": WHO.get(str(t.get("speaker")), str(t.get("speaker")))} for t in turns])
+
+
+class ChatUnit(StudyUnit):
+    key = "chat"
+    level = "dialogue"
+    row_noun = "Conversation"
+    target_field = "conversation"
+    shown_relation = "item_systems"
+    collects_dialogues = True
+    form_fields = {
+        "chat_systems_per_chat": forms.TypedChoiceField(
+            label="Systems per chat (chat)", coerce=int, required=False, empty_value=None,
+            choices=[("", "follow the design"), (1, "one system"), (2, "two side by side (ranked with BWS)")],
+            help_text="Side by side, each message goes to both systems and the rater ranks the two conversations."),
+        "chat_min_turns": forms.IntegerField(label="Turns before the rater may end the chat (chat)", min_value=1,
+                                             max_value=50, required=False, initial=3,
+                                             help_text="A turn is a message and the system's reply."),
+        "chat_max_turns": forms.IntegerField(label="Turns after which the chat ends (chat)", min_value=1,
+                                             max_value=50, required=False, initial=10),
+        "chat_message_max_chars": forms.IntegerField(label="Longest message, in characters (chat)", min_value=20,
+                                                     max_value=4000, required=False, initial=500),
+        "chat_messages_per_minute": forms.IntegerField(label="Messages a rater may send per minute (chat)",
+                                                       min_value=1, max_value=120, required=False, initial=12),
+    }
+    checks_problem = ("attention checks and gold items are not available for chat studies: each rater rates the "
+                      "conversation they had, so no answer is known in advance")
+
+    def default_criteria(self) -> list[dict[str, str]]:
+        return [dict(c) for c in CHAT_CRITERIA]
+
+    def default_question(self, name: str) -> str | None:
+        known = {c["name"]: c["question"] for c in CHAT_CRITERIA}
+        return known.get(name) or f"How good was the conversation's {name.replace('-', ' ')}?"
+
+    def config_from_form(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        return {key.removeprefix("chat_"): data[key] for key in self.form_fields if data.get(key) is not None}
+
+    def form_initial(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        return {f"chat_{key}": value for key, value in config.items() if f"chat_{key}" in self.form_fields}
+
+    def design_problem(self, design: ItemShape) -> str | None:
+        """An anchored design (RME) shows one fixed anchor dialogue on every item; chats have none."""
+        if design.anchored:
+            return (f"{design.key.upper()} needs one fixed anchor dialogue shown on every item, and a chat study has "
+                    "none: use Likert, or BWS to rank two systems chatted with side by side")
+        return None
+
+    def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
+        """The chat settings (``studies.chat.config``), and whether the design can judge such chats:
+        one conversation is rated on its own (not ranked), two side by side are ranked (BWS ranks the
+        two; its tuple size follows when the items are built). Without ``systems_per_chat`` a ranking
+        design gets two systems side by side, any other one."""
+        given = dict(config or {})
+        if "systems_per_chat" not in given:
+            given["systems_per_chat"] = 2 if design.ranks else 1
+        cleaned = chat_config_clean(given)
+        if cleaned["systems_per_chat"] == 2 and not design.ranks:
+            raise ValidationError({"unit_config.systems_per_chat": "two systems side by side are compared by "
+                                                                   "ranking their conversations: choose BWS"})
+        if cleaned["systems_per_chat"] == 1 and design.ranks:
+            raise ValidationError({"unit_config.systems_per_chat": "ranking needs two systems side by side "
+                                                                   "(systems_per_chat 2)"})
+        return cleaned
+
+    def items_build(self, *, study: Study, spec: ItemSpec, design: ItemShape) -> int:
+        """One item per system (or per pair of systems, side by side), each chatted ``raters_per_item``
+        times; every system needs an endpoint. A corpus is not needed (the chats make the dialogues)."""
+        names = list(dict.fromkeys(s.strip() for s in (spec.systems or []) if s and s.strip()))
+        if not names:
+            raise ValidationError({"systems": "name the systems raters will chat with"})
+        found = {s.name: s for s in System.objects.filter(name__in=names)}
+        if missing := [n for n in names if n not in found]:
+            raise ValidationError({"systems": f"no system named {', '.join(missing)}"})
+        reachable = set(SystemEndpoint.objects.filter(system__name__in=names).values_list("system__name", flat=True))
+        if lacking := [n for n in names if n not in reachable]:
+            raise ValidationError({"systems": f"{', '.join(lacking)} has no endpoint to chat with: set one first"})
+        size = int((study.unit_config or {}).get("systems_per_chat", 1))
+        if len(names) < size:
+            raise ValidationError({"systems": f"a side-by-side chat needs at least {size} systems, got {len(names)}"})
+        groups = list(itertools.combinations(names, size))
+        study.items.filter(check_kind="").delete()
+        items = StudyItem.objects.bulk_create([StudyItem(study=study, position=i) for i in range(len(groups))])
+        StudyItemSystem.objects.bulk_create([
+            StudyItemSystem(item=item, system=found[name], position=p)
+            for item, group in zip(items, groups, strict=True) for p, name in enumerate(group)])
+        design.items_shown(study, size)
+        return len(items)
+
+    def item_targets(self, item_ids: Iterable[int]) -> dict[int, list[int]]:
+        """Nothing yet: the conversations a rater rates exist once their chat opens."""
+        return {item_id: [] for item_id in item_ids}
+
+    def target_texts(self, study: Study, item: StudyItem, order: Sequence[int], *, ranked: bool) -> dict[int, str]:
+        """A ranked conversation's row shows its system's first reply; a single one shows nothing."""
+        if not ranked:
+            return {cid: "" for cid in order}
+        turns = dict(Conversation.objects.filter(pk__in=list(order)).values_list("pk", "turns"))
+        first = {cid: next((t["text"] for t in turns.get(cid) or [] if t.get("speaker") == "system"), "")
+                 for cid in order}
+        return first
+
+    def form_context(self, study: Study, item: StudyItem, order: Sequence[int], *,
+                     design: ItemShape) -> dict[str, Any]:
+        """The rater's own transcript(s): one conversation to rate, or the two side by side lettered in
+        the rater's order (templates/raters/_dialogue.html). A preview (no chat yet) shows a note."""
+        turns = dict(Conversation.objects.filter(pk__in=list(order)).values_list("pk", "turns"))
+        context: dict[str, Any] = {"dialogue": True, "anchor_turns": None, "dialogue_turns": [],
+                                   "ranked_dialogues": [], "chat_rating": True,
+                                   "chat_preview": not order}
+        if design.ranks:
+            context["ranked_dialogues"] = [{"id": cid, "letter": string.ascii_uppercase[i],
+                                            "turns": rater_turns(turns.get(cid) or [])} for i, cid in enumerate(order)]
+        elif order:
+            context["dialogue_turns"] = rater_turns(turns.get(order[0]) or [])
+        return context
+
+    def item_columns(self, items: Sequence[StudyItem]) -> dict[int, list[dict[str, Any]]]:
+        """A chat item's columns in the item browser: the systems it chats with (each rater rated their
+        own conversation, which ``browser_column_of`` puts under its system)."""
+        columns: dict[int, list[dict[str, Any]]] = {item.pk: [] for item in items}
+        for item_id, system_id, name in StudyItemSystem.objects.filter(item_id__in=list(columns)) \
+                .order_by("item_id", "position").values_list("item_id", "system_id", "system__name"):
+            columns[item_id].append({"id": system_id, "system": name, "text": name})
+        return columns
+
+    def browser_column_of(self, target_ids: Iterable[int]) -> dict[int, int]:
+        """A rated conversation goes under the system the rater chatted with."""
+        return dict(Chat.objects.filter(conversation_id__in=list(target_ids)).values_list("conversation_id", "system_id"))
+
+    def browser_transcripts(self, item_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+        """Every chat on these items: its rater, system, status, end reason and turns (with timing)."""
+        found: dict[int, list[dict[str, Any]]] = {}
+        for item_id, rater_id, system, status, reason, turns in Chat.objects.filter(item_id__in=list(item_ids)) \
+                .order_by("item_id", "assignment_id", "position").values_list(
+                    "item_id", "assignment__rater_id", "system__name", "status", "end_reason", "conversation__turns"):
+            found.setdefault(item_id, []).append({"rater_id": rater_id, "system": system, "status": status,
+                                                  "end_reason": reason, "turns": turns})
+        return found
+
+    def pending_url(self, slot: AssignmentItem) -> str | None:
+        """The chat page, until the rater's chat on this item has ended."""
+        chats = Chat.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id)
+        if chats.exists() and not chats.exclude(status=Chat.Status.ENDED).exists():
+            return None
+        return reverse("chat:page", args=[slot.assignment.token, slot.position])
+
+    def conversations(self, study: Study) -> QuerySet[Conversation]:
+        """The transcripts of the study's ended chats that have a turn (what metrics score: a chat still
+        going on would change after its score)."""
+        return Conversation.objects.filter(chat__item__study=study, chat__status=Chat.Status.ENDED).exclude(turns=[])
+
+
+CHAT = ChatUnit()
