@@ -16,7 +16,7 @@ from scipy import stats
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
 from studies.analysis.correlation import correlate_all
-from studies.corpora.importing.formats import PARSERS
+from studies.corpora.importing.parsers import PARSERS
 from studies.corpora.importing.records import ImportProblem, ParsedConversation, ParsedHeader
 
 LEVELS = {"ddpp-random": 1, "ddpp-adversarial": 2, "ddpp-relevant": 3}

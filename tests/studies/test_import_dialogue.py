@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from studies.corpora import services
-from studies.corpora.importing.formats import detect_format
+from studies.corpora.importing.parsers import detect_format
 from studies.corpora.importing.records import ImportFailed
 from studies.models import Conversation, Corpus, Criterion, Rating, Response, Study, System, Unit
 
