@@ -5,3 +5,17 @@ class MetricsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "metrics"
     verbose_name = "Metrics"
+
+    def ready(self):
+        from django.conf import settings
+        from django.core.signals import setting_changed
+
+        from ml import embedding_cache  # no torch: the web process configures the cache too
+
+        embedding_cache.configure(settings.EMBEDDING_CACHE_DIR)
+
+        def follow(setting, value, **kwargs):
+            if setting == "EMBEDDING_CACHE_DIR":
+                embedding_cache.configure(value)
+
+        setting_changed.connect(follow, weak=False)
