@@ -7,7 +7,7 @@ export reads ``copies`` × 1,680 ratings. Prints JSON: median seconds and rating
 export with the position, text, context and active-seconds columns, as CSV, JSON lines and XLSX,
 against a baseline in the same process: a plain values_list loop over the earlier export's columns
 without those columns) written by the same CSV writer; and the same XLSX rows written by openpyxl's
-write-only mode, which ``studies.xlsx_stream`` replaces."""
+write-only mode, which ``studies.reports.xlsx_stream`` replaces."""
 from __future__ import annotations
 
 import argparse
@@ -31,12 +31,12 @@ def main() -> None:
     args = parser.parse_args()
     django_on_throwaway_database()
 
-    from studies import demo
-    from studies.export_selectors import RATINGS_EXPORT_FIELDS
-    from studies.export_selectors import ratings_export_rows as ratings_export_rows_new
-    from studies.exporting import export_lines, export_xlsx, sheet_row
+    from studies.authoring import demo
     from studies.models import Rating, Study
-    from studies.selectors import EXPORT_FIELDS, normalised_ratings
+    from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS
+    from studies.reports.export_selectors import ratings_export_rows as ratings_export_rows_new
+    from studies.reports.exporting import export_lines, export_xlsx, sheet_row
+    from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
     for copy in range(args.copies):  # the demo loads under fixed slugs: rename each copy before the next
         experiment = demo.demo_load(seed=2019 + copy)
@@ -65,7 +65,7 @@ def main() -> None:
     def xlsx():
         export_xlsx(studies, io.BytesIO())
 
-    def openpyxl_xlsx():  # the same rows through openpyxl's write-only mode (what studies.xlsx_stream replaces)
+    def openpyxl_xlsx():  # the same rows through openpyxl's write-only mode (what studies.reports.xlsx_stream replaces)
         from openpyxl import Workbook
 
         book = Workbook(write_only=True)

@@ -284,7 +284,8 @@ def concord_build(args, items: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from studies import services
+    from studies.authoring import services as authoring
+    from studies.corpora import services as corpus_imports
 
     call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create(username="bench-owner")
@@ -293,15 +294,15 @@ def concord_build(args, items: int) -> dict:
     lines += [json.dumps({"id": f"c{i}", "turns": [f"Turn {t} of conversation {i}." for t in range(3)],
                           "responses": {s: f"{s} reply to conversation {i}: a sentence of ordinary length."
                                         for s in systems}}) for i in range(items)]
-    corpus = services.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="http-load.jsonl",
+    corpus = corpus_imports.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="http-load.jsonl",
                                        owner=owner).corpus
-    experiment = services.experiment_create(owner=owner, title="http load")
-    study = services.study_create(experiment=experiment, title="likert", design="likert",
+    experiment = authoring.experiment_create(owner=owner, title="http load")
+    study = authoring.study_create(experiment=experiment, title="likert", design="likert",
                                   design_config={"points": args.points}, criteria=args.criteria,
                                   raters_per_item=args.raters_per_item, items_per_assignment=args.items_per_rater,
                                   platform="mturk")
-    services.study_items_build(study=study, corpus=corpus, systems=systems[:-1], reference_system="human")
-    study = services.study_publish(study=study)
+    authoring.study_items_build(study=study, corpus=corpus, systems=systems[:-1], reference_system="human")
+    study = authoring.study_publish(study=study)
     from django.db import connection
 
     connection.close()

@@ -56,7 +56,7 @@ def main() -> None:
     django_on_throwaway_database()
     import django
 
-    from studies.services import dialogues_import
+    from studies.corpora.services import dialogues_import
 
     big, small = corpus_bytes(args.responses), corpus_bytes(args.baseline_responses)
 

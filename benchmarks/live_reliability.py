@@ -58,12 +58,12 @@ def add_raters(study, count: int, rng, *, tag: str) -> None:
 
 
 def build(size: int, owner, corpus, rng):
-    from studies import services
+    from studies.authoring import services as authoring
 
-    experiment = services.experiment_create(owner=owner, title=f"live {size}")
-    study = services.study_create(experiment=experiment, title=f"live {size}", design="likert", raters_per_item=100)
-    services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
-    study = services.study_publish(study=study)
+    experiment = authoring.experiment_create(owner=owner, title=f"live {size}")
+    study = authoring.study_create(experiment=experiment, title=f"live {size}", design="likert", raters_per_item=100)
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    study = authoring.study_publish(study=study)
     add_raters(study, size // (UNITS_PER_RATER * study.criteria.count()), rng, tag=str(size))
     return study
 
@@ -78,16 +78,17 @@ def main() -> None:
     from django.core.cache import cache
     from django.test import Client
 
-    from studies import live_selectors, selectors, services
     from studies.analysis import live
+    from studies.corpora import services as corpus_imports
     from studies.models import Rating, Study
+    from studies.reports import live_selectors, selectors
 
     owner = get_user_model().objects.create(username="bench-live")
     systems = ["seq2seq", "hred", "thred", "human"]
     lines = [json.dumps({"concord": "dialogues/1", "systems": systems, "reference": "human"})]
     lines += [json.dumps({"id": f"c{i}", "turns": ["Hello there.", "Hi, how are you today?"],
                           "responses": {s: f"{s} reply {i}" for s in systems}}) for i in range(CONVERSATIONS)]
-    corpus = services.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="live.jsonl",
+    corpus = corpus_imports.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="live.jsonl",
                                        owner=owner).corpus
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(owner)

@@ -35,25 +35,28 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from studies import services
-    from studies.form_tokens import form_token
+    from studies.authoring import services as authoring
+    from studies.corpora import services as corpus_imports
+    from studies.designs.ratings import field_name
     from studies.models import Assignment
-    from studies.rater_views import field_name
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
+    from studies.rating.form_tokens import form_token
 
     owner = get_user_model().objects.create(username="bench")
     systems = ["seq2seq", "hred", "thred", "human"]
     lines = [json.dumps({"concord": "dialogues/1", "systems": systems, "reference": "human"})]
     lines += [json.dumps({"id": f"c{i}", "turns": ["Hello there.", "Hi, how are you today?"],
                           "responses": {s: f"{s} reply {i}" for s in systems}}) for i in range(args.submits)]
-    corpus = services.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="bench.jsonl",
+    corpus = corpus_imports.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="bench.jsonl",
                                        owner=owner).corpus
 
     def study(design: str):
-        experiment = services.experiment_create(owner=owner, title=f"bench {design}")
-        s = services.study_create(experiment=experiment, title=design, design=design, raters_per_item=2,
+        experiment = authoring.experiment_create(owner=owner, title=f"bench {design}")
+        s = authoring.study_create(experiment=experiment, title=design, design=design, raters_per_item=2,
                                   items_per_assignment=args.submits, platform="prolific")
-        services.study_items_build(study=s, corpus=corpus, systems=systems[:3], reference_system="human")
-        return services.study_publish(study=s)
+        authoring.study_items_build(study=s, corpus=corpus, systems=systems[:3], reference_system="human")
+        return authoring.study_publish(study=s)
 
     def answers(slot):
         return {c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")}
@@ -106,12 +109,12 @@ def main() -> None:
             cycle_queries.append(queries)
             requests_per_item.append(requests)
 
-    direct = services.assignment_start(study=study("likert"), rater=services.rater_get_or_create(
+    direct = rater_entry.assignment_start(study=study("likert"), rater=rater_entry.rater_get_or_create(
         platform="prolific", external_id="bench-direct"))
     service_ms = []
     for slot in direct.assignment_items.order_by("position"):
         started = time.perf_counter()
-        services.ratings_record(assignment=direct, item_id=slot.item_id, answers=answers(slot))
+        answering.ratings_record(assignment=direct, item_id=slot.item_id, answers=answers(slot))
         service_ms.append((time.perf_counter() - started) * 1000)
 
     def summary(values, queries=None):

@@ -29,10 +29,10 @@ def main() -> None:
     from django.core.cache import cache
     from django.test import Client
 
-    from studies import selectors
     from studies.analysis.report import TABLES, _subset, icc_tables
-    from studies.demo import DEMO_USER, demo_load, demo_user
+    from studies.authoring.demo import DEMO_USER, demo_load, demo_user
     from studies.models import Study
+    from studies.reports import selectors
 
     experiment = demo_load() or Study.objects.get(slug="demo-likert").experiment
     studies = experiment.studies.all()

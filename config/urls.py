@@ -13,7 +13,7 @@ urlpatterns = [
     path("api/", include("studies.api.urls")),
     path("api/", include("metrics.api.urls")),
     path("api/crowd/", include("crowd.api.urls")),
-    path("r/", include("studies.rater_urls")),
+    path("r/", include("studies.rating.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("crowd.urls")),

@@ -46,11 +46,14 @@ def mturk_fee_rate(assignments_per_hit: int, *, masters: bool = False) -> Decima
     return rate + (MTURK_MASTERS_FEE if masters else 0)
 
 
-def mturk_estimate(*, reward, hits: int, assignments_per_hit: int, bonuses=0, masters: bool = False) -> Estimate:
+def mturk_estimate(*, reward, hits: int, assignments_per_hit: int, bonuses=0, masters: bool = False,
+                   places: int | None = None) -> Estimate:
     """reward x assignments + fee per assignment max(0.01, rate x reward) + bonuses + 20 % of bonuses
-    (at least $0.01 each is not modelled for planned totals)."""
+    (at least $0.01 each is not modelled for planned totals). ``places``: the assignments in all, when
+    the last HIT holds fewer than ``assignments_per_hit`` (default: every HIT full); the rate is the
+    full HITs' rate."""
     reward = money(reward)
-    places = hits * assignments_per_hit
+    places = hits * assignments_per_hit if places is None else min(places, hits * assignments_per_hit)
     rate = mturk_fee_rate(assignments_per_hit, masters=masters)
     fee = max(MTURK_MINIMUM_FEE, money(reward * rate))
     bonuses = money(bonuses)

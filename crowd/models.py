@@ -175,7 +175,10 @@ class Bonus(models.Model):
 
 
 class WorkerBlock(models.Model):
-    """A worker blocked (or once blocked) on MTurk by this Concord, with the reason given."""
+    """A worker blocked (or once blocked) on MTurk's requester account by this Concord, with the reason
+    given. Kept as the record of those account-wide blocks (lift them in MTurk's requester site);
+    researchers' blocks are ``studies.models.RaterBlock`` now (``crowd.workers``): an account-wide block
+    kept the worker out of every researcher's HITs."""
 
     sandbox = models.BooleanField(default=False)
     worker_id = models.CharField(max_length=120)

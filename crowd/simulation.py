@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -185,22 +186,14 @@ class RaterRun:
     problem: str = ""
 
 
-def entry_query(platform: str, rater: str, run: str) -> str:
-    if platform == "mturk":
-        return urllib.parse.urlencode({"workerId": rater, "assignmentId": f"{run}ASSIGN{rater}", "hitId": f"{run}HIT",
-                                       "turkSubmitTo": "https://workersandbox.mturk.com"})
-    if platform == "prolific":
-        return urllib.parse.urlencode({"PROLIFIC_PID": rater, "STUDY_ID": f"{run}STUDY", "SESSION_ID": f"{run}-{rater}"})
-    raise ValueError(f"simulated raters come from mturk or prolific, not {platform!r}")
-
-
-def simulate_rater(session, *, study_slug: str, platform: str, rater: str, run: str, rng: random.Random,
+def simulate_rater(session, *, study_slug: str, rater: str, entry: Mapping[str, str], rng: random.Random,
                    max_pages: int = 500) -> RaterRun:
-    """One rater from the entry link to the completion page; stops at the first page that is not a
+    """One rater from the entry link (with the platform's ``entry`` parameters, see
+    ``CrowdPlatform.simulated_entry``) to the completion page; stops at the first page that is not a
     form to fill (an error or refusal page) and says what it was."""
     result = RaterRun(rater=rater)
     started = time.perf_counter()
-    page = session.get(f"/r/{study_slug}/?{entry_query(platform, rater, run)}")
+    page = session.get(f"/r/{study_slug}/?{urllib.parse.urlencode(entry)}")
     result.pages = 1
     while result.pages < max_pages:
         if page.status >= 400:

@@ -4,17 +4,18 @@ import logging
 
 from celery import shared_task
 
-from crowd import services
+from crowd import sync
 from crowd.errors import PlatformError
 from crowd.models import Publication
-from studies import review
+from crowd.platforms import mturk
+from studies.rating import review
 
 log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def publication_sync(publication_id: int) -> str:
-    summary = services.publication_sync(publication=Publication.objects.select_related("study").get(pk=publication_id))
+    summary = sync.publication_sync(publication=Publication.objects.select_related("study").get(pk=publication_id))
     return str(summary)
 
 
@@ -27,7 +28,7 @@ def crowd_sync_all() -> dict:
     live = Publication.objects.exclude(status=Publication.Status.DRAFT).exclude(external_id="").select_related("study")
     for publication in live:
         try:
-            services.publication_sync(publication=publication)
+            sync.publication_sync(publication=publication)
             synced += 1
         except PlatformError as error:
             failed += 1
@@ -39,7 +40,7 @@ def crowd_sync_all() -> dict:
 def crowd_qualifications_grant() -> int:
     """Every minute: the experiment's qualification for workers who just started a condition."""
     try:
-        return services.qualifications_grant_new()
+        return mturk.qualifications_grant_new()
     except PlatformError as error:
         log.warning("granting experiment qualifications failed: %s", error)
         return 0

@@ -19,3 +19,9 @@ class MetricsConfig(AppConfig):
                 embedding_cache.configure(value)
 
         setting_changed.connect(follow, weak=False)
+
+        # The report page (studies) shows the human + metric estimates without studies importing metrics.
+        from metrics.ppi_views import report_section
+        from studies.reports import sections
+
+        sections.register(report_section)

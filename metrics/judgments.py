@@ -1,5 +1,5 @@
 """Public human-judgment files read for benchmarks and model cards, through the same parsers that import
-them into studies (``studies.importing``): one reader per format, so a file ``import_dialogues`` accepts is
+them into studies (``studies.corpora.importing``): one reader per format, so a file ``import_dialogues`` accepts is
 read the same way here, missing values included (DSTC9's "N/A", null, empty strings and lists: counted per
 quality, left out of that quality only).
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from studies.importing.files import DETECT_BYTES
-from studies.importing.formats import PARSERS, detect_format
-from studies.importing.records import ImportProblem, ParsedHeader
+from studies.corpora.importing.files import DETECT_BYTES
+from studies.corpora.importing.formats import PARSERS, detect_format
+from studies.corpora.importing.records import ImportProblem, ParsedHeader
 
 FORMATS = ("auto", "grade", "fed", "ddpp", "dstc9")
 HUMAN = "human:"

@@ -15,7 +15,7 @@ from studies.models import Study
 def pairwise_human_metric(studies: QuerySet[Study], metric_model: MetricModel) -> list[dict[str, Any]]:
     """Per pairwise study: {slug, title, rows: one per criterion (studies.analysis.pairwise.metric_pair_agreement)}."""
     from studies.analysis.pairwise import metric_pair_agreement
-    from studies.pairwise_selectors import comparisons_frame, pairwise_studies
+    from studies.designs.pairwise_report import comparisons_frame, pairwise_studies
 
     out = []
     for study in pairwise_studies(studies).order_by("id"):

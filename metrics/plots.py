@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from studies.plots import COLOURS, _svg, label_text, plt
+from studies.reports.plots import COLOURS, _svg, label_text, plt
 
 
 def scatter_figure(cell: dict, metric_name: str, title: str | None = None) -> Figure:

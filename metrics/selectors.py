@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
+from studies.designs import UNITS, design_for
 from studies.models import Response, Study, StudyItemResponse, Unit
 
 
@@ -43,7 +44,8 @@ def unit_scores(metric_model: MetricModel, frame) -> np.ndarray:
     """The metric's score of each rated unit in a ratings frame: a response's score (turn level) in
     response-unit studies, the conversation's (dialogue level, e.g. SelF-Eval) in dialogue-unit studies
     (the frame's ``target`` column says which ``unit`` holds); NaN where the model has none."""
-    dialogue = (frame["target"] == Unit.DIALOGUE).to_numpy() if "target" in frame else np.zeros(len(frame), bool)
+    rated_conversations = [unit.key for unit in UNITS.values() if unit.target_field == "conversation"]
+    dialogue = frame["target"].isin(rated_conversations).to_numpy() if "target" in frame else np.zeros(len(frame), bool)
     by_response = response_scores(metric_model, frame.loc[~dialogue, "unit"].unique().tolist())
     by_conversation = conversation_scores(metric_model, frame.loc[dialogue, "unit"].unique().tolist())
     return np.where(dialogue, frame["unit"].map(by_conversation), frame["unit"].map(by_response)).astype(float)
@@ -56,7 +58,7 @@ def _finite(value) -> float | None:
 def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
     """``compute_human_metric_report``, kept in the cache per version of the ratings and of the model's
     scores, so a page, its scatter plots and its CSV compute it once."""
-    from studies.selectors import ratings_version
+    from studies.reports.selectors import ratings_version
 
     scores = MetricScore.objects.filter(metric_model=metric_model).aggregate(
         n=Count("id"), last=Max("created_at"), total=Sum("value"))
@@ -76,13 +78,13 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""
     from studies.analysis.correlation import correlate_all
     from studies.analysis.report import ReportOptions, rater_quality
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(studies)
     if frame.empty:
         return {"metric_model": metric_model.name, "cells": [], "notes": ["No submitted ratings yet."]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
-    quality = rater_quality(frame, ReportOptions())
+    quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     cells = []
     for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
         per_response = part.groupby("unit").agg(human=("score", "mean"), metric=("metric", "first"),

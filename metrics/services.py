@@ -16,8 +16,8 @@ from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
-from studies import services as study_services
-from studies.designs import bme_reference_value
+from studies.authoring import services as study_services
+from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
 
 BATCH = 64
@@ -101,7 +101,7 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
 def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:
     """Fill a BME study's reference values from a metric's score of each item's reference response.
 
-    Mapping (studies.designs.bme_reference_value, documented on the study page): the score is rescaled
+    Mapping (studies.designs.magnitude.bme_reference_value, documented on the study page): the score is rescaled
     linearly from [lo, hi] onto the study's anchor interval (default 50..150, whole numbers), where
     [lo, hi] is the metric's declared range, or the range observed over these references when the
     metric declares none."""

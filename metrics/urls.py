@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics import mdd_views, views
+from metrics import mdd_views, ppi_views, views
 
 app_name = "metrics"
 urlpatterns = [
@@ -16,6 +16,11 @@ urlpatterns = [
     path("metrics/bme/<slug:slug>/", views.bme_fill, name="bme_fill"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.human_metric_page, name="human_metric"),
     path("experiments/<slug:slug>/metrics/<slug:model>.csv", views.human_metric_csv, name="human_metric_csv"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered.<str:export_format>", ppi_views.ppi_download,
+         name="ppi_download"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/<slug:condition>/<slug:criterion>.svg",
+         ppi_views.ppi_figure, name="ppi_figure"),
+    path("metrics/prediction-powered/<slug:slug>/extend/", ppi_views.ppi_extend, name="ppi_extend"),
     path("experiments/<slug:slug>/metrics/<slug:model>/scatter/<slug:condition>/<slug:criterion>.svg",
          views.human_metric_scatter, name="human_metric_scatter"),
 ]

@@ -14,14 +14,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import plots, registry, selectors, services, training
+from metrics import plots, ppi, registry, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
-from studies import selectors as study_selectors
-from studies.exporting import no_store, spreadsheet_safe
-from studies.models import StudyItem, StudyItemResponse, Unit
-from studies.services import StudyStateError
+from studies.authoring import selectors as study_selectors
+from studies.corpora.selectors import corpora_visible_to
+from studies.designs import UNITS, design_for
+from studies.errors import StudyStateError
+from studies.models import StudyItem, StudyItemResponse
+from studies.reports.exporting import no_store, spreadsheet_safe
 
 HEURISTICS = ("readability", "coherence")
 
@@ -121,7 +123,14 @@ def model_card_start(request, name):
 @login_required
 @require_POST
 def run_start(request):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+    """Queue a scoring run of a study's responses, or (``corpus``, as the prediction-powered section asks for
+    the rest of a study's frame) of a whole corpus."""
+    if request.POST.get("corpus"):
+        study, corpus = None, get_object_or_404(corpora_visible_to(request.user),
+                                                slug=request.POST.get("corpus"))
+    else:
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+        corpus = None
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
     warnings = selectors.card_warnings(model.card)
     back = request.POST.get("next", "")
@@ -131,8 +140,9 @@ def run_start(request):
                                   + "). Nothing was scored: tick “I have read the model card” to score anyway.")
         return redirect(back if back and url_has_allowed_host_and_scheme(
             back, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else "metrics:metric_list")
-    services.scoring_run_create(metric_model=model, study=study, force=request.POST.get("force") == "on")
-    messages.success(request, f"Scoring {study.title} with {model.name}: the run is queued for a worker.")
+    services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=request.POST.get("force") == "on")
+    messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
+                              f"the run is queued for a worker.")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
                                                 require_https=request.is_secure()):
         return redirect(back)
@@ -149,7 +159,9 @@ def run_cancel(request, pk):
 @login_required
 @require_POST
 def bme_fill(request, slug):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug, design="bme")
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
+        raise Http404("this study's reference values do not come from a metric")
     for key in HEURISTICS:
         services.metric_model_default(key=key)
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
@@ -169,7 +181,8 @@ def _unscored_study_ids(experiment, metric_model) -> set[int]:
     dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("conversation"))
     return set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
                .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct()) | set(
-        StudyItem.objects.filter(study__experiment=experiment, study__unit=Unit.DIALOGUE, check_kind="")
+        StudyItem.objects.filter(study__experiment=experiment, check_kind="",
+                                 study__unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"])
         .exclude(Exists(dialogues)).values_list("study_id", flat=True).distinct())
 
 
@@ -203,7 +216,8 @@ def human_metric_page(request, slug, model):
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": MetricModel.objects.all(), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
-        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored]})
+        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
+        "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
 
 
 @login_required

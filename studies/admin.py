@@ -73,6 +73,13 @@ class RaterAdmin(admin.ModelAdmin):
     search_fields = ("external_id",)
 
 
+@admin.register(models.RaterBlock)
+class RaterBlockAdmin(admin.ModelAdmin):
+    list_display = ("rater", "owner", "reason", "created_at", "lifted_at")
+    search_fields = ("rater__external_id",)
+    raw_id_fields = ("rater",)
+
+
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("study", "rater", "acceptance_id", "status", "started_at", "submitted_at", "total_seconds",

@@ -5,3 +5,8 @@ class StudiesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "studies"
     verbose_name = "Studies"
+
+    def ready(self) -> None:
+        # Services queue tasks by name (studies.jobs); registering them here makes the names resolve in
+        # every process, web and worker alike.
+        from studies import tasks  # noqa: F401

@@ -1,8 +1,11 @@
 """Celery tasks: thin; ids in, services do the work."""
 from celery import shared_task
 
-from studies import live_services, review, services
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
 from studies.models import ImportJob, Study
+from studies.rating import review
+from studies.reports import live_services
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
@@ -12,7 +15,7 @@ def import_job_run(self, job_id: int) -> str:
     if job is None:  # deleted before a worker got to it
         return "missing"
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    return services.import_job_run(job=job, resume=redelivered).status
+    return corpus_imports.import_job_run(job=job, resume=redelivered).status
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -25,4 +28,4 @@ def studies_close_due() -> dict:
     """On the beat schedule: abandon assignments past their time limit (their items go back to the
     pool), then close every published study past its closing time or with every item at its target."""
     expired = review.assignments_expire_stale()
-    return {"expired": expired, "closed": services.studies_close_due()}
+    return {"expired": expired, "closed": authoring.studies_close_due()}

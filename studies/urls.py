@@ -1,12 +1,17 @@
 from django.urls import path
 
-from studies import check_views, rater_views, report_views, views, workflow_views
+from studies.authoring import views as authoring_views
+from studies.authoring import workflow_views
+from studies.corpora import views as corpus_views
+from studies.rating import check_views
+from studies.rating import views as rater_views
+from studies.reports import views as report_views
 
 app_name = "studies"
 urlpatterns = [
-    path("", views.experiment_list, name="experiment_list"),
-    path("experiments/new/", views.experiment_create, name="experiment_create"),
-    path("experiments/<slug:experiment>/studies/new/", views.study_create, name="study_create"),
+    path("", authoring_views.experiment_list, name="experiment_list"),
+    path("experiments/new/", authoring_views.experiment_create, name="experiment_create"),
+    path("experiments/<slug:experiment>/studies/new/", authoring_views.study_create, name="study_create"),
     path("experiments/<slug:experiment>/report/", report_views.report_page, name="experiment_report"),
     path("experiments/<slug:experiment>/report.<str:export_format>", report_views.report_download,
          name="experiment_report_download"),
@@ -19,12 +24,12 @@ urlpatterns = [
     path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),
     path("studies/<slug:slug>/preview/", rater_views.preview, name="study_preview"),
     path("studies/<slug:slug>/preview/<int:position>/", rater_views.preview, name="study_preview_item"),
-    path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
-    path("studies/<slug:slug>/live/", views.study_live_config, name="study_live_config"),
+    path("studies/<slug:slug>/", authoring_views.study_detail, name="study_detail"),
+    path("studies/<slug:slug>/live/", authoring_views.study_live_config, name="study_live_config"),
     path("studies/<slug:slug>/checks/", check_views.checks_page, name="study_checks"),
     path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
-    path("studies/<slug:slug>/invites/new/", views.invite_create, name="invite_create"),
-    path("studies/<slug:slug>/rater-settings/", views.study_rater_settings, name="study_rater_settings"),
+    path("studies/<slug:slug>/invites/new/", authoring_views.invite_create, name="invite_create"),
+    path("studies/<slug:slug>/rater-settings/", authoring_views.study_rater_settings, name="study_rater_settings"),
     path("experiments/<slug:experiment>/collaborators/<str:action>/", workflow_views.experiment_collaborators,
          name="experiment_collaborators"),
     path("studies/<slug:slug>/edit/", workflow_views.study_edit, name="study_edit"),
@@ -32,7 +37,7 @@ urlpatterns = [
     path("studies/<slug:slug>/delete/", workflow_views.study_delete, name="study_delete"),
     path("studies/<slug:slug>/browse/", workflow_views.study_items_browser, name="study_items_browser"),
     path("studies/<slug:slug>/state/<str:action>/", workflow_views.study_state, name="study_state"),
-    path("studies/<slug:slug>/<str:action>/", views.study_transition, name="study_transition"),
-    path("studies/<slug:slug>/export.<str:export_format>", views.study_export, name="study_export"),
-    path("import/", views.dialogues_import, name="import"),
+    path("studies/<slug:slug>/<str:action>/", authoring_views.study_transition, name="study_transition"),
+    path("studies/<slug:slug>/export.<str:export_format>", report_views.study_export, name="study_export"),
+    path("import/", corpus_views.dialogues_import, name="import"),
 ]

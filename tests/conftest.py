@@ -8,7 +8,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from studies import services
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
 from tests.factories import UserFactory
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -57,7 +58,7 @@ def api(user):
 
 @pytest.fixture
 def corpus(user):
-    return services.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="small.jsonl",
+    return corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="small.jsonl",
                                      owner=user).corpus
 
 
@@ -66,17 +67,17 @@ def make_study(user, corpus):
     """Build a study of a design on the small corpus, items built, optionally published."""
     def build(design: str = "likert", *, publish: bool = True, raters_per_item: int = 3, items_per_assignment: int = 6,
               experiment=None, platform: str = "invite", **config):
-        experiment = experiment or services.experiment_create(owner=user, title=f"Exp {design}")
-        study = services.study_create(experiment=experiment, title=f"{design} study", design=design,
+        experiment = experiment or authoring.experiment_create(owner=user, title=f"Exp {design}")
+        study = authoring.study_create(experiment=experiment, title=f"{design} study", design=design,
                                       design_config=config or None, raters_per_item=raters_per_item,
                                       items_per_assignment=items_per_assignment, platform=platform)
-        services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+        authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
                                    reference_system="human")
         if design == "bme":
-            services.study_item_reference_values_set(
+            authoring.study_item_reference_values_set(
                 study=study, values={pk: 50.0 + pk % 7 for pk in study.items.values_list("pk", flat=True)})
         if publish:
-            services.study_publish(study=study)
+            authoring.study_publish(study=study)
         study.refresh_from_db()
         return study
     return build

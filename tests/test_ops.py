@@ -52,7 +52,7 @@ def walk(patterns):
         else:
             modules.add(pattern.callback.__module__)
 walk(get_resolver().url_patterns)
-for name in ("studies.views", "studies.api.views", "metrics.views", "metrics.api.views", "config.urls"):
+for name in ("studies.authoring.views", "studies.api.views", "metrics.views", "metrics.api.views", "config.urls"):
     importlib.import_module(name)
 call_command("check")
 heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules)

@@ -11,12 +11,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from crowd import prolific, selectors, services
+from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
+from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
 from studies.api.views import _django_errors
 from studies.models import Assignment
-from studies.review import ReviewError
+from studies.rating.review import ReviewError
 
 ErrorSerializer = inline_serializer("CrowdError", {"detail": serializers.CharField(),
                                                    "call": serializers.CharField(required=False)})
@@ -77,14 +78,14 @@ class PublicationSerializer(serializers.Serializer):
     synced_at = serializers.DateTimeField(allow_null=True)
 
     def get_settings(self, obj) -> dict:
-        return services.effective_settings(obj)
+        return publishing.effective_settings(obj)
 
     @extend_schema_field(EstimateSerializer)
     def get_estimate(self, obj) -> dict:
-        return EstimateSerializer(services.publication_estimate(obj)).data
+        return EstimateSerializer(publishing.publication_estimate(obj)).data
 
     def get_problems(self, obj) -> list[str]:
-        return services.publish_problems(obj, confirm_production=True)
+        return publishing.publish_problems(obj, confirm_production=True)
 
 
 class RaterRowSerializer(serializers.Serializer):
@@ -123,8 +124,8 @@ class PublicationConfigureApi(CrowdApiView):
         platform = serializers.ChoiceField(choices=Platform.choices)
         sandbox = serializers.BooleanField(default=True, help_text="MTurk only")
         settings = serializers.DictField(required=False, default=dict,
-                                         help_text="MTurk: " + ", ".join(sorted(services.MTURK_KEYS))
-                                         + ". Prolific: " + ", ".join(sorted(services.PROLIFIC_KEYS)))
+                                         help_text=". ".join(f"{p.label}: {', '.join(sorted(p.setting_keys))}"
+                                                             for p in PLATFORMS.values()))
 
     @extend_schema(request=PublicationConfigureInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Create or update a study's publication on a platform (nothing is sent)")
@@ -132,7 +133,7 @@ class PublicationConfigureApi(CrowdApiView):
         study = get_object_or_404(selectors.studies_managed_by(request.user), slug=slug)
         data = self.PublicationConfigureInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        publication = services.publication_configure(study=study, **data.validated_data)
+        publication = publishing.publication_configure(study=study, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
 
 
@@ -142,10 +143,8 @@ class BalanceApi(CrowdApiView):
                    summary="MTurk account balance, next to the publication's cost estimate")
     def get(self, request, pk):
         publication = self.publication(request, pk)
-        if publication.platform != Platform.MTURK:
-            raise ValidationError({"publication": "balances are shown for MTurk only"})
-        return Response({"balance": services.mturk_balance(publication=publication),
-                         "estimate": EstimateSerializer(services.publication_estimate(publication)).data})
+        return Response({"balance": platform_of(publication).balance(publication=publication),
+                         "estimate": EstimateSerializer(publishing.publication_estimate(publication)).data})
 
 
 class PublishApi(CrowdApiView):
@@ -158,13 +157,7 @@ class PublishApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if publication.platform == Platform.MTURK:
-            publication = services.mturk_publish(publication=publication,
-                                                 confirm_production=data.validated_data["confirm_production"])
-        else:
-            publication = services.prolific_publish(publication=publication,
-                                                    confirm_production=data.validated_data["confirm_production"],
-                                                    publish=not data.validated_data["draft_only"])
+        publication = publishing.publication_publish(publication=publication, **data.validated_data)
         return Response(PublicationSerializer(publication).data)
 
 
@@ -174,7 +167,7 @@ class SyncApi(CrowdApiView):
         "abandoned": serializers.IntegerField(), "granted": serializers.IntegerField(),
         "problems": serializers.ListField(child=serializers.CharField())}), **ERRORS}, summary="Sync with the platform")
     def post(self, request, pk):
-        summary = services.publication_sync(publication=self.publication(request, pk))
+        summary = sync.publication_sync(publication=self.publication(request, pk))
         return Response(vars(summary))
 
 
@@ -189,7 +182,7 @@ class ReviewApi(CrowdApiView):
             help_text="passed: approve all that passed the quality checks; failed: reject all that failed "
                       "(decision must match; feedback required)")
         feedback = serializers.CharField(required=False, allow_blank=True, default="")
-        rejection_category = serializers.ChoiceField(choices=prolific.REJECTION_CATEGORIES, required=False,
+        rejection_category = serializers.ChoiceField(choices=prolific.PLATFORM.rejection_categories, required=False,
                                                      allow_blank=True, default="")
 
     class ReviewOutputSerializer(serializers.Serializer):
@@ -208,14 +201,14 @@ class ReviewApi(CrowdApiView):
             if v["decision"] != ("approve" if v["checks"] == "passed" else "reject"):
                 raise ValidationError({"decision": f"checks={v['checks']} goes with "
                                                    f"{'approve' if v['checks'] == 'passed' else 'reject'}"})
-            outcome = services.assignments_review_checked(publication=publication, passed=v["checks"] == "passed",
+            outcome = reviews.assignments_review_checked(publication=publication, passed=v["checks"] == "passed",
                                                           feedback=v["feedback"], rejection_category=v["rejection_category"])
             return self._outcome(outcome)
-        records = (services.submitted_records(publication) if v["all_submitted"] else
+        records = (reviews.submitted_records(publication) if v["all_submitted"] else
                    list(publication.worker_assignments.filter(pk__in=v["records"]).select_related("assignment")))
         if not records:
             raise ValidationError({"records": "nothing to review"})
-        outcome = services.assignments_review(publication=publication, records=records, decision=v["decision"],
+        outcome = reviews.assignments_review(publication=publication, records=records, decision=v["decision"],
                                               feedback=v["feedback"], rejection_category=v["rejection_category"])
         return self._outcome(outcome)
 
@@ -245,29 +238,29 @@ class BonusApi(CrowdApiView):
         data = self.BonusInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = get_object_or_404(Assignment, pk=data.validated_data["assignment"], study=publication.study)
-        bonus = services.bonus_create(publication=publication, assignment=assignment, user=request.user,
+        bonus = bonuses.bonus_create(publication=publication, assignment=assignment, user=request.user,
                                       amount=data.validated_data["amount"], reason=data.validated_data["reason"])
-        bonus = services.bonuses_send(bonuses=[bonus])[0]
+        bonus = bonuses.bonuses_send(bonuses=[bonus])[0]
         return Response(self.BonusOutputSerializer(bonus).data, status=status.HTTP_201_CREATED)
 
 
 class WorkerBlockApi(CrowdApiView):
     class WorkerBlockInputSerializer(serializers.Serializer):
         worker_id = serializers.CharField()
-        reason = serializers.CharField()
+        reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="required to block")
         unblock = serializers.BooleanField(default=False)
 
     @extend_schema(request=WorkerBlockInputSerializer, responses={200: inline_serializer("Block", {
         "worker_id": serializers.CharField(), "active": serializers.BooleanField()}), **ERRORS},
-        summary="Block or unblock an MTurk worker (with a reason)")
+        summary="Block a worker of this publication from the owner's studies (with a reason), or lift that block")
     def post(self, request, pk):
         publication = self.publication(request, pk)
         data = self.WorkerBlockInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        service = services.worker_unblock if v["unblock"] else services.worker_block
-        service(worker_id=v["worker_id"], reason=v["reason"], sandbox=publication.sandbox)
-        return Response({"worker_id": v["worker_id"], "active": not v["unblock"]})
+        service = workers.worker_unblock if v["unblock"] else workers.worker_block
+        block = service(publication=publication, worker_id=v["worker_id"], reason=v["reason"], user=request.user)
+        return Response({"worker_id": v["worker_id"], "active": bool(block and block.active)})
 
 
 class NotifyApi(CrowdApiView):
@@ -277,12 +270,12 @@ class NotifyApi(CrowdApiView):
         message = serializers.CharField(max_length=4096)
 
     @extend_schema(request=NotifyInputSerializer, responses={200: inline_serializer("NotifyResult", {
-        "failures": serializers.ListField(child=serializers.DictField())}), **ERRORS}, summary="E-mail MTurk workers")
+        "failures": serializers.ListField(child=serializers.DictField())}), **ERRORS}, summary="Message workers of this publication (MTurk)")
     def post(self, request, pk):
         publication = self.publication(request, pk)
         data = self.NotifyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response({"failures": services.workers_notify(sandbox=publication.sandbox, **data.validated_data)})
+        return Response({"failures": workers.workers_notify(publication=publication, **data.validated_data)})
 
 
 class HitExtendApi(CrowdApiView):
@@ -296,19 +289,19 @@ class HitExtendApi(CrowdApiView):
         hit = get_object_or_404(Hit, publication=publication, hit_id=hit_id)
         data = self.HitExtendInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(HitSerializer(services.hit_extend(hit=hit, **data.validated_data)).data)
+        return Response(HitSerializer(mturk.hit_extend(hit=hit, **data.validated_data)).data)
 
 
 class ExpireApi(CrowdApiView):
     @extend_schema(request=None, responses={200: inline_serializer("Expired", {"expired": serializers.IntegerField()}),
                                             **ERRORS}, summary="Expire every HIT of the publication now")
     def post(self, request, pk):
-        return Response({"expired": services.hits_expire(publication=self.publication(request, pk))})
+        return Response({"expired": mturk.hits_expire(publication=self.publication(request, pk))})
 
 
 class TransitionApi(CrowdApiView):
     class TransitionInputSerializer(serializers.Serializer):
-        action = serializers.ChoiceField(choices=tuple(services.PROLIFIC_TRANSITIONS))
+        action = serializers.ChoiceField(choices=tuple(prolific.PLATFORM.transitions))
 
     @extend_schema(request=TransitionInputSerializer, responses={200: PublicationSerializer, **ERRORS},
                    summary="Prolific: publish, pause, start (resume) or stop the study")
@@ -316,7 +309,5 @@ class TransitionApi(CrowdApiView):
         publication = self.publication(request, pk)
         data = self.TransitionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if publication.platform != Platform.PROLIFIC:
-            raise ValidationError({"action": "transitions are for Prolific studies"})
         return Response(PublicationSerializer(
-            services.prolific_transition(publication=publication, action=data.validated_data["action"])).data)
+            prolific.prolific_transition(publication=publication, action=data.validated_data["action"])).data)

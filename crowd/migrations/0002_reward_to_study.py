@@ -1,5 +1,5 @@
 """The reward per assignment moves from draft publications' settings to Study.reward (one source of
-truth: studies.planning and crowd's effective settings both read the study). A study takes the reward
+truth: studies.authoring.planning and crowd's effective settings both read the study). A study takes the reward
 of its production publication first (MTurk in USD; Prolific reward_cents / 100), and keeps its own if
 it already has one. Publications already sent keep theirs: the record of what the platform was told."""
 from decimal import Decimal

@@ -13,4 +13,6 @@ urlpatterns = [
     path("metrics/training/<int:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),
     path("metrics/training/<int:pk>/cancel/", views.TrainingRunCancelApi.as_view(), name="training-cancel"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/", views.PredictionPoweredApi.as_view(),
+         name="ppi"),
 ]

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from metrics import registry, selectors, services, training
 from metrics.models import MetricModel, ScoringRun, TrainingRun
-from studies import selectors as study_selectors
+from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):
@@ -119,6 +119,37 @@ class HumanMetricReportApi(APIView):
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
         return Response(selectors.human_metric_report(studies, metric_model))
+
+
+class PredictionPoweredApi(APIView):
+    """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
+    sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug, model):
+        from metrics import ppi
+
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        metric_model = get_object_or_404(MetricModel, name=model)
+        studies = experiment.studies.all()
+        if request.query_params.get("study"):
+            studies = studies.filter(slug=request.query_params["study"])
+        errors = {}
+        values = {}
+        for name, low, high in (("width", 0, None), ("alpha", 0, 1)):
+            raw = request.query_params.get(name)
+            if raw:
+                try:
+                    values[name] = float(raw)
+                except ValueError:
+                    errors[name] = [f"{raw!r} is not a number"]
+                    continue
+                if not (values[name] > low and (high is None or values[name] < high)):
+                    errors[name] = [f"must be above {low}" + (f" and below {high}" if high else "") + f", got {raw}"]
+        if errors:
+            return Response(errors, status=400)
+        return Response(ppi.ppi_report(studies, metric_model, alpha=values.get("alpha", ppi.ALPHA),
+                                       target_width=values.get("width")))
 
 
 class TrainingRunOutputSerializer(WorkerRunSerializer):

@@ -26,7 +26,7 @@ TRAINING = Trainable(
         # validation (test contexts 0-149) by accuracy, the starting point a candidate; the student starts
         # as its teacher (so it is kept only where it validates at least as well)
         "default": Recipe((RecipeStep("teacher", {**_FROZEN, "epochs": 5}),
-                           RecipeStep("augment", {"per_technique": 1, "pairs_limit": 4000}),
+                           RecipeStep("augment", {"per_technique": 1, "pairs_limit": 2000}),
                            RecipeStep("student", {**_FROZEN, "epochs": 3, "student_from_teacher": True,
                                                   "threshold": 0.5}, init_from="teacher", dataset="augment")),
                           "frozen MiniLM pair features, a correction learned on top of the context-response cosine: "

@@ -27,9 +27,9 @@ TRAINING = Trainable(
     data={"coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
           "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json")},
     recipes={
-        "default": Recipe((RecipeStep("coarse", {**_PAIRS, "train_limit": 1000, "validation_limit": 40, "epochs": 8,
+        "default": Recipe((RecipeStep("coarse", {**_PAIRS, "train_limit": 1000, "validation_limit": 150, "epochs": 8,
                                                  "batch_size": 8}),
-                           RecipeStep("fine", {**_PAIRS, "train_limit": 200, "validation_limit": 40, "epochs": 4,
+                           RecipeStep("fine", {**_PAIRS, "train_limit": 200, "validation_limit": 150, "epochs": 4,
                                                "batch_size": 8}, init_from="coarse")),
                           "consecutive turns embedded apart by the frozen MiniLM (pairs), a correction learned on top of "
                           "their cosine, head only, coarse then fine"),

@@ -109,6 +109,11 @@ def class_probabilities(model: MDDEvalModel, tokenizer, pairs: Sequence[tuple[Se
     model = model.to(target).eval()
     pack = pack_for(model.representation)
     packed = [pack(tokenizer, c, r, max_length=max_length, truncate=truncate) for c, r in pairs]
+    if model.representation == "paired" and packed:  # texts embedded apart: each distinct one once, cached
+        features = paired_features(model.encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size)
+        with torch.inference_mode():
+            return np.concatenate([torch.softmax(model(features=features[i:i + 1024].to(target)).logits.float(), -1)
+                                   .cpu().numpy() for i in range(0, len(features), 1024)]).astype(float)
     rows = infer_sorted(packed, tokenizer.pad_token_id, target,
                         lambda batch: torch.softmax(model(**batch).logits.float(), -1).cpu().numpy(),
                         batch_size=batch_size)

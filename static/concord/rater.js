@@ -1,13 +1,12 @@
 // Rater item page: autosave, active time, Likert keys, BWS ranking (drag by mouse or touch, arrows,
 // selects), and checks before submitting. The server checks everything again and is the authority;
-// the checks here use the same grammar and the same messages (studies.designs.typed_value_parse)
-// and only save round trips.
+// the checks here use the same grammar and the same messages (studies.designs.ratings, typed_value_parse)
+// and only save round trips. Each check applies to the fields of its kind that the page has (its
+// design's partial puts them there), so no check asks which design the study has.
 (function () {
   "use strict";
   const form = document.getElementById("item-form");
   if (!form) return;
-  const design = form.dataset.design;
-  const magnitude = design === "rme" || design === "bme";
   // Two notices, two live regions: autosave news must never overwrite what is wrong with the answers.
   const saveStatus = form.querySelector(".autosave");
   const summary = form.querySelector(".form-problems");
@@ -32,7 +31,7 @@
   // Autosave every change (debounced); a lost connection loses at most the field being typed.
   function answers() {
     const data = {};
-    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.pairwise_rater).
+    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
     new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value; });
     return data;
   }
@@ -91,14 +90,12 @@
   // Every field in one pass: all problems are shown at once, not the first one only.
   function checkAll() {
     const bad = [];
-    if (magnitude) form.querySelectorAll(".magnitude-row input").forEach((el) => { if (checkMagnitude(el)) bad.push(el); });
-    if (design === "likert") form.querySelectorAll(".likert-row").forEach((el) => { if (checkLikert(el)) bad.push(el); });
-    if (design === "bws") {
-      form.querySelectorAll("ol.ranking").forEach((list) => {
-        list.querySelectorAll("select").forEach((el) => { if (checkRank(el)) bad.push(el); });
-        if (checkRanking(list)) bad.push(list);
-      });
-    }
+    form.querySelectorAll(".magnitude-row input").forEach((el) => { if (checkMagnitude(el)) bad.push(el); });
+    form.querySelectorAll(".likert-row").forEach((el) => { if (checkLikert(el)) bad.push(el); });
+    form.querySelectorAll("ol.ranking").forEach((list) => {
+      list.querySelectorAll("select").forEach((el) => { if (checkRank(el)) bad.push(el); });
+      if (checkRanking(list)) bad.push(list);
+    });
     return bad;
   }
   function showSummary(count) {
@@ -110,11 +107,11 @@
 
   // A field marked wrong is checked again as soon as it changes, so the mark goes once it is fixed.
   function recheck(target) {
-    if (magnitude && target.matches(".magnitude-row input")) {
+    if (target.matches(".magnitude-row input")) {
       if (target.getAttribute("aria-invalid") === "true") checkMagnitude(target);
-    } else if (design === "likert" && target.closest(".likert-row")) {
+    } else if (target.closest(".likert-row")) {
       checkLikert(target.closest(".likert-row"));
-    } else if (design === "bws" && target.closest("ol.ranking")) {
+    } else if (target.closest("ol.ranking")) {
       const list = target.closest("ol.ranking");
       list.querySelectorAll("select").forEach((el) => { if (el.getAttribute("aria-invalid") === "true") checkRank(el); });
       checkRanking(list);  // ties show at once (the selects swap ranks, so they are rare)

@@ -1,7 +1,7 @@
 """Live reliability while ratings arrive: the seed study's ICC-C = ICC(C,k) and ICC-A = ICC(A,k)
 with 95% CIs per criterion, raters per item so far, the Spearman-Brown number of raters needed for a
 target reliability, and the course of reliability against the raters so far. Pure pandas/NumPy
-(no Django); ``studies.live_selectors`` feeds it from the database and caches it per ratings version.
+(no Django); ``studies.reports.live_selectors`` feeds it from the database and caches it per ratings version.
 
 Spearman-Brown (Spearman 1910; Brown 1910): with single-rater reliability ρ1 (ICC(C,1) for the
 consistency form, ICC(A,1) for agreement) the mean of m raters has reliability mρ1/(1 + (m−1)ρ1),

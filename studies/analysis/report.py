@@ -33,11 +33,8 @@ TARGET_ICC = 0.9
 # log10 ratios to each item's anchor (negative below it), so their level is interval, not ratio as
 # STATISTICS.md once said for raw ME values: raw magnitudes scale with the anchor and measured agreement
 # about the anchors rather than the responses (raw α .645 beside an ICC of −.09 on the seed's BME data).
-# BWS tuples: a rater's mean of +1 (best), −1 (worst), 0 over their appearances of a response (interval).
-ALPHA_LEVEL = {"likert": "ordinal", "rme": "interval", "bme": "interval", "bws": "ordinal", "bws_tuples": "interval"}
-ALPHA_VALUES = {"likert": "Likert value", "rme": "log10(max(value,1)/reference)",
-                "bme": "log10(max(value,1)/reference)", "bws": "m+1-rank",
-                "bws_tuples": "mean of +1 best, −1 worst, 0 neither"}
+# Each condition says its level and what its values are (``alpha_level``, ``alpha_values``: the design's,
+# studies.designs); a condition that does not say is read at the interval level.
 FLAG_MIN_LOO = 0.2
 FLAG_MAX_STRAIGHT = 0.8
 
@@ -65,7 +62,6 @@ class Report:
     distributions: list[dict[str, Any]] = field(default_factory=list)
     excluded_raters: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    bws_tuples: list[dict[str, Any]] = field(default_factory=list)  # studies.bws_tuples.tuples_report
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -217,7 +213,7 @@ def condition_comparison(frame: pd.DataFrame, criteria: list[str]) -> list[dict[
     return rows
 
 
-def rater_quality(frame: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ()) -> pd.DataFrame:
     """Per rater: Spearman with the leave-one-out mean of the other raters on the same responses
     (ranks within rater, Pearson of ranks — vectorised), mean seconds per item, straight-lining
     (share of item screens where every response got the same value), and a flag."""
@@ -238,7 +234,9 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
         sums["loo_r"] = sums["xy"] / np.sqrt(sums["xx"] * sums["yy"])
     per_rater = sums.groupby("rater")["loo_r"].mean().rename("loo_r").to_frame()
 
-    screens = frame[frame["design"] != "bws"].groupby(["rater", "item", "criterion"])["score"].agg(["nunique", "size"])
+    # Ranks on one screen always differ: straight-lining is read on the other conditions (``ranked``: their slugs).
+    screens = frame[~frame["study"].isin(list(ranked))].groupby(["rater", "item", "criterion"])["score"].agg(
+        ["nunique", "size"])
     screens = screens[screens["size"] > 1]
     per_rater["straight_lining"] = (screens["nunique"] == 1).groupby("rater").mean()
     per_rater["seconds_per_item"] = frame.drop_duplicates(["rater", "item"]).groupby("rater")["seconds"].mean()
@@ -248,7 +246,7 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
     per_rater["ratings"] = frame.groupby("rater").size()
     per_rater["flagged"] = (per_rater["loo_r"].fillna(0) < options.min_loo) | (
         per_rater["straight_lining"].fillna(0) > options.max_straight)
-    if "failed_checks" in frame:  # attention checks / gold items failed (studies.checks)
+    if "failed_checks" in frame:  # attention checks / gold items failed (studies.rating.checks)
         per_rater["failed_checks"] = frame.groupby("rater")["failed_checks"].any().astype(bool)
         per_rater["flagged"] |= per_rater["failed_checks"]
     return per_rater.reset_index()
@@ -298,7 +296,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
         report.notes.append("No submitted ratings yet: every figure and table fills in from the first submission; "
                             "reliability (ICC, Krippendorff's alpha) needs at least two raters on one item.")
         return report
-    quality = rater_quality(frame, options)
+    quality = rater_quality(frame, options, ranked=[c["slug"] for c in conditions if c.get("ranks")])
     if options.exclude_flagged:
         report.excluded_raters = quality.loc[quality["flagged"], "rater"].tolist()
         frame = frame[~frame["rater"].isin(report.excluded_raters)]
@@ -316,15 +314,15 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
     report.criteria_correlation = criteria_correlation(frame, slugs, criteria)
     report.completion = completion_times(frame, slugs)
     report.anova = condition_comparison(frame, criteria)
-    designs = {c["slug"]: c["design"] for c in conditions}
+    facts = {c["slug"]: c for c in conditions}
     for study in slugs:
         for criterion in criteria:
             part = frame[(frame["study"] == study) & (frame["criterion"] == criterion)]
             if part.empty:
                 continue
-            level = ALPHA_LEVEL.get(designs[study], "interval")
+            level = facts[study].get("alpha_level", "interval")
             report.alpha.append({"condition": study, "criterion": criterion,
-                                 "level": level, "values": ALPHA_VALUES.get(designs[study], "normalised score"),
+                                 "level": level, "values": facts[study].get("alpha_values", "normalised score"),
                                  **alpha_cell(part, level)})
     for row in report.tables["table1"]:
         if "icc" not in row:
@@ -346,10 +344,9 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
                             "Ebel (one-way) and Brueckl (two-way) generalisations with k0 raters per item.")
     report.notes.append("Scores: Likert as given; RME/BME log10(max(value,1)/reference) (Bard et al. 1996); "
                         "BWS m+1-rank. Comparisons across conditions use per-rater z-scores.")
-    if (frame["design"] == "bws_tuples").any():
-        report.notes.append("BWS tuples: in these tables a rater's score of a response is the mean of +1 (best), "
-                            "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
-                            "split-half reliability are in their own section.")
+    present = set(frame["study"])
+    report.notes += list(dict.fromkeys(c["report_note"] for c in conditions if c.get("report_note")
+                                       and c["slug"] in present))
     report.notes.append("Krippendorff's α reads the same normalised scores as the ICC: ordinal level for Likert "
                         "values and BWS ranks, interval level for the magnitude log ratios (raw magnitudes scale "
                         "with each item's reference and would measure agreement about the references).")

@@ -1,4 +1,4 @@
-"""Researcher API for attention checks and gold items (studies.checks): list, add, remove, settings.
+"""Researcher API for attention checks and gold items (studies.rating.checks): list, add, remove, settings.
 Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import checks, services
 from studies.api.views import _django_errors, _state_error, _visible_study
+from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
+from studies.rating import checks
 
 RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value": 2}, {"response": 1, "min": 4, '
               '"max": 6}, {"greater": 1, "than": 2} (Likert, magnitude), {"best": 1}, {"worst": 4} (BWS); '
@@ -71,7 +72,7 @@ class CheckCreateApi(APIView):
             item = checks.check_item_create(study=study, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         row = next(r for r in checks.study_check_items(study) if r["id"] == item.pk)
         return Response(CheckItemSerializer(row).data, status=status.HTTP_201_CREATED)
@@ -85,7 +86,7 @@ class CheckDeleteApi(APIView):
         item = get_object_or_404(StudyItem, study=study, pk=pk, check_kind__gt="")
         try:
             checks.check_item_delete(item=item)
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -101,6 +102,6 @@ class ChecksSettingsApi(APIView):
             study = checks.study_checks_configure(study=study, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(ChecksSettingsSerializer(checks.checks_config(study)).data)

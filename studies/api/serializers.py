@@ -3,8 +3,8 @@ from datetime import datetime
 
 from rest_framework import serializers
 
-from studies import allocation
-from studies.importing.formats import FORMATS
+from studies.authoring import allocation
+from studies.corpora.importing.formats import FORMATS
 from studies.models import Design, Study, Unit
 
 
@@ -42,7 +42,7 @@ class StudyOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     published_at = serializers.DateTimeField(allow_null=True)
     closed_at = serializers.DateTimeField(allow_null=True)
-    paused = serializers.SerializerMethodField(help_text="published but taking no new raters (studies.editing)")
+    paused = serializers.SerializerMethodField(help_text="published but taking no new raters (studies.authoring.editing)")
     paused_at = serializers.DateTimeField(allow_null=True)
     deadline = serializers.SerializerMethodField(help_text="platform_config.closes_at: no new raters after it")
     consent_text = serializers.CharField()

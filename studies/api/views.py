@@ -20,7 +20,6 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import pairwise_selectors, selectors, services
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -28,24 +27,31 @@ from studies.api.serializers import (
     ProgressSerializer,
     StudyOutputSerializer,
 )
-from studies.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
-from studies.importing.records import ImportFailed
-from studies.importing.uploads import SizeLimitUploadHandler
+from studies.authoring import selectors as study_selectors
+from studies.authoring import services as authoring
+from studies.corpora import selectors as corpus_selectors
+from studies.corpora import services as corpus_imports
+from studies.corpora.importing.records import ImportFailed
+from studies.corpora.importing.uploads import SizeLimitUploadHandler
+from studies.errors import StudyStateError
 from studies.models import Design, ImportJob, Study, Unit
-from studies.position_selectors import position_report
+from studies.rating import invites
+from studies.reports import selectors as report_selectors
+from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
+from studies.reports.position_selectors import position_report
 
 
 def _django_errors(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
-def _state_error(error: services.StudyStateError) -> ValidationError:
+def _state_error(error: StudyStateError) -> ValidationError:
     """A write the study's state does not allow (publishing a closed study, editing a published one)."""
     return ValidationError({"status": str(error)})
 
 
 def _visible_study(request, slug: str) -> Study:
-    return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 class ExperimentListApi(APIView):
@@ -60,7 +66,7 @@ class ExperimentListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        experiments = selectors.experiments_visible_to(request.user).prefetch_related("studies")
+        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies")
         return Response(self.OutputSerializer(experiments, many=True).data)
 
 
@@ -75,7 +81,7 @@ class ExperimentCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            experiment = services.experiment_create(owner=request.user, **data.validated_data)
+            experiment = authoring.experiment_create(owner=request.user, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         return Response(ExperimentListApi.OutputSerializer(experiment).data, status=status.HTTP_201_CREATED)
@@ -84,7 +90,7 @@ class ExperimentCreateApi(APIView):
 class StudyListApi(APIView):
     @extend_schema(responses=StudyOutputSerializer(many=True))
     def get(self, request):
-        studies = selectors.studies_visible_to(request.user).prefetch_related("criteria")
+        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria")
         return Response(StudyOutputSerializer(studies, many=True).data)
 
 
@@ -108,9 +114,9 @@ class StudyCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
         try:
-            study = services.study_create(experiment=experiment, **values)
+            study = authoring.study_create(experiment=experiment, **values)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
@@ -126,8 +132,8 @@ class StudyPublishApi(APIView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
-            study = services.study_publish(study=_visible_study(request, slug))
-        except services.StudyStateError as error:
+            study = authoring.study_publish(study=_visible_study(request, slug))
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
@@ -136,8 +142,8 @@ class StudyCloseApi(APIView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
-            study = services.study_close(study=_visible_study(request, slug))
-        except services.StudyStateError as error:
+            study = authoring.study_close(study=_visible_study(request, slug))
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
 
@@ -147,8 +153,8 @@ class InviteCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         label = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
-        expires_in_days = serializers.IntegerField(min_value=1, max_value=services.INVITE_DAYS_MAX,
-                                                   default=services.INVITE_DAYS_DEFAULT)
+        expires_in_days = serializers.IntegerField(min_value=1, max_value=invites.INVITE_DAYS_MAX,
+                                                   default=invites.INVITE_DAYS_DEFAULT)
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
@@ -162,7 +168,7 @@ class InviteCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            invite = services.invite_create(study=study, created_by=request.user, **data.validated_data)
+            invite = invites.invite_create(study=study, created_by=request.user, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         url = request.build_absolute_uri(f"{reverse('raters:entry', args=[study.slug])}?{urlencode({'invite': invite.token})}")
@@ -171,7 +177,7 @@ class InviteCreateApi(APIView):
 
 
 class StudyRaterSettingsApi(APIView):
-    """The rater-side settings of a study (``services.study_rater_settings_set``): Prolific's fixed
+    """The rater-side settings of a study (``authoring.study_rater_settings_set``): Prolific's fixed
     completion and screened-out codes, the completion URL, the time limit, the closing time and
     whether the study closes once every item has its raters. Only the keys sent change; blank clears."""
 
@@ -192,7 +198,7 @@ class StudyRaterSettingsApi(APIView):
     def _output(self, study: Study) -> dict:
         config = study.platform_config or {}
         return {"slug": study.slug, "platform": study.platform,
-                "settings": {key: config[key] for key in services.RATER_SETTINGS if key in config}}
+                "settings": {key: config[key] for key in authoring.RATER_SETTINGS if key in config}}
 
     @extend_schema(responses=OutputSerializer, operation_id="study_rater_settings_read")
     def get(self, request, slug):
@@ -204,7 +210,7 @@ class StudyRaterSettingsApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            study = services.study_rater_settings_set(study=study, values=data.validated_data)
+            study = authoring.study_rater_settings_set(study=study, values=data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
         return Response(self.OutputSerializer(self._output(study)).data)
@@ -222,9 +228,9 @@ class ExperimentLinkApi(APIView):
 
     @extend_schema(responses=OutputSerializer, operation_id="experiment_link")
     def get(self, request, slug):
-        from studies import allocation
+        from studies.authoring import allocation
 
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         link = allocation.experiment_link(experiment)
         output = {"url": request.build_absolute_uri(reverse("raters:experiment_entry", args=[experiment.slug])),
                   "platform": link["platform"], "conditions": [s.slug for s in link["conditions"]],
@@ -235,7 +241,7 @@ class ExperimentLinkApi(APIView):
 class StudyProgressApi(APIView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, slug):
-        return Response(ProgressSerializer(selectors.study_progress(_visible_study(request, slug))).data)
+        return Response(ProgressSerializer(study_selectors.study_progress(_visible_study(request, slug))).data)
 
 
 class StudyItemListApi(APIView):
@@ -257,7 +263,7 @@ class StudyItemListApi(APIView):
             source="reference_conversation.external_id", allow_null=True, default=None,
             help_text="dialogue-unit RME: the anchor dialogue (the item's own conversation is what is rated)")
         reference_value = serializers.FloatField(allow_null=True)
-        check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.checks), else empty")
+        check_kind = serializers.CharField(help_text="gold or instructed for a check item (studies.rating.checks), else empty")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, slug):
@@ -286,12 +292,12 @@ class StudyItemsBuildApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        corpus = get_object_or_404(selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
+        corpus = get_object_or_404(corpus_selectors.corpora_visible_to(request.user), slug=values.pop("corpus"))
         try:
-            count = services.study_items_build(study=study, corpus=corpus, **values)
+            count = authoring.study_items_build(study=study, corpus=corpus, **values)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response({"items": count})
 
@@ -334,7 +340,7 @@ class DialoguesImportApi(APIView):
                 os.unlink(path)
                 raise
             try:
-                job = services.import_job_create(owner=request.user, path=path, source_name=upload.name,
+                job = corpus_imports.import_job_create(owner=request.user, path=path, source_name=upload.name,
                                                  source_format=values["format"],
                                                  corpus_slug=values.get("corpus") or "", systems=values["systems"])
             except Exception:
@@ -342,7 +348,7 @@ class DialoguesImportApi(APIView):
                 raise
             return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
         try:
-            summary = services.dialogues_import(
+            summary = corpus_imports.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
                 more_files=[(f.name, f.file) for f in values["more_files"]],
@@ -393,9 +399,11 @@ class ReportApiMixin:
     def report_response(request, studies) -> Response:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
-        report = selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
+        report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
         data = {**report.as_dict(), "positions": position_report(studies)}
-        data["pairwise"] = pairwise_selectors.pairwise_report(studies, exclude_flagged=exclude)  # A/B studies only
+        # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
+        data.update({section.key: section.data
+                     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
         return no_store(Response(data))
 
 
@@ -419,5 +427,5 @@ class ExperimentReportApi(ReportApiMixin, APIView):
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
     def get(self, request, slug):
-        experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         return self.report_response(request, experiment.studies.all())

@@ -1,4 +1,4 @@
-"""Researcher API for the study workflow (studies.editing, studies.planning, studies.browser_selectors):
+"""Researcher API for the study workflow (studies.authoring.editing, studies.authoring.planning, studies.reports.browser_selectors):
 change settings, duplicate, delete a draft, re-open, pause, resume, pay plan, collaborators, and the
 item & rating browser. Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
@@ -11,11 +11,14 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studies import browser_selectors, editing, planning, selectors, services
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
-from studies.exporting import raw_ids_requested
+from studies.authoring import editing, planning, selectors
+from studies.authoring import services as authoring
+from studies.errors import StudyStateError
 from studies.models import Design, Study
+from studies.reports import browser_selectors
+from studies.reports.exporting import raw_ids_requested
 
 
 class QuestionSerializer(serializers.Serializer):
@@ -45,9 +48,9 @@ class StudySettingsApi(APIView):
         items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
         reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, required=False,
                                           allow_null=True, help_text="per assignment; null clears it")
-        estimated_minutes = serializers.IntegerField(min_value=1, max_value=services.TIME_LIMIT_MAX_MINUTES,
+        estimated_minutes = serializers.IntegerField(min_value=1, max_value=authoring.TIME_LIMIT_MAX_MINUTES,
                                                      required=False, allow_null=True)
-        time_limit_minutes = serializers.IntegerField(min_value=1, max_value=services.TIME_LIMIT_MAX_MINUTES,
+        time_limit_minutes = serializers.IntegerField(min_value=1, max_value=authoring.TIME_LIMIT_MAX_MINUTES,
                                                       required=False, allow_null=True)
         closes_at = serializers.DateTimeField(required=False, allow_null=True,
                                               help_text="the deadline (in the future); null: none")
@@ -102,7 +105,7 @@ class StudyDuplicateApi(APIView):
                                            experiment=target)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
 
@@ -114,7 +117,7 @@ class StudyDeleteApi(APIView):
     def post(self, request, slug):
         try:
             editing.study_delete(study=_visible_study(request, slug))
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -125,7 +128,7 @@ class _StudyStateApi(APIView):
     def post(self, request, slug):
         try:
             study = type(self).operation(study=_visible_study(request, slug))
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, study.slug)).data)
 
@@ -207,7 +210,7 @@ class _CollaboratorsMixin:
         data.is_valid(raise_exception=True)
         try:
             operation(experiment=experiment, by=request.user, identifier=data.validated_data["user"])
-        except services.StudyStateError as error:
+        except StudyStateError as error:
             raise ValidationError({"user": [str(error)]}) from None
         except DjangoValidationError as error:
             raise _django_errors(error) from None

@@ -38,6 +38,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='studyitem',
             name='check_rules',
-            field=models.JSONField(blank=True, default=list, help_text='What a passing answer is (studies.checks); response ids resolved.'),
+            field=models.JSONField(blank=True, default=list, help_text='What a passing answer is (studies.rating.checks); response ids resolved.'),
         ),
     ]

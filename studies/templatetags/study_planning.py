@@ -2,7 +2,7 @@
 time and the study's consent text, read from the study already in the page's context."""
 from django import template
 
-from studies import planning
+from studies.authoring import planning
 
 register = template.Library()
 
@@ -16,6 +16,6 @@ def rater_pay(study):
 @register.simple_tag
 def consent_html(study):
     """The study's consent text as safe HTML (Markdown, cleaned as the instructions are)."""
-    from studies.rater_views import render_markdown  # the rater pages' one Markdown renderer
+    from studies.rating.pages import render_markdown
 
     return render_markdown(study.consent_text) if study is not None and study.consent_text else ""

@@ -9,6 +9,7 @@ import pytest
 from studies.analysis.agreement import reliability_matrix
 from studies.analysis.normalise import magnitude_log_ratio
 from studies.analysis.report import build_report
+from studies.designs import design_for  # the conditions carry what their design says of its scores
 
 
 def _frame(design: str, units: np.ndarray, raters: np.ndarray, values: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
@@ -39,7 +40,8 @@ def test_bme_alpha_is_interval_alpha_of_the_log_ratios_not_of_the_raw_magnitudes
     units, raters, values, references = _bme_ratings()
     scores = magnitude_log_ratio(values, references)
     report = build_report(_frame("bme", units, raters, values, scores),
-                          [{"slug": "s", "title": "BME", "design": "bme", "criteria": ["coherence"]}])
+                          [{"slug": "s", "title": "BME", "design": "bme", "criteria": ["coherence"],
+                            **design_for("bme").report_facts()}])
     (cell,) = report.alpha
     expected = krippendorff.alpha(reliability_data=reliability_matrix(units, raters, scores),
                                   level_of_measurement="interval")
@@ -59,7 +61,8 @@ def test_likert_alpha_is_ordinal_on_the_values():
     raters = np.tile(np.arange(4), 20)
     values = np.clip(np.round(rng.normal(3.5, 1.2, 20)[units] + rng.normal(0, 0.7, units.size)), 1, 6)
     report = build_report(_frame("likert", units, raters, values, values),
-                          [{"slug": "s", "title": "Likert", "design": "likert", "criteria": ["coherence"]}])
+                          [{"slug": "s", "title": "Likert", "design": "likert", "criteria": ["coherence"],
+                            **design_for("likert").report_facts()}])
     (cell,) = report.alpha
     expected = krippendorff.alpha(reliability_data=reliability_matrix(units, raters, values),
                                   level_of_measurement="ordinal")

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from studies.bws_tuples import tuple_field
+from studies.designs.bws_tuples import tuple_field
 from studies.models import Assignment, BestWorstChoice
 from tests.browser.conftest import wait_until
 

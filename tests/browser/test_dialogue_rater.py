@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from studies import services
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
 from studies.models import Assignment, Conversation, Rating
 from tests.browser.test_rater_flow import begin
 from tests.studies.test_import_dialogue import dump, fed_dialogue
@@ -20,11 +21,11 @@ def dialogue_study(user):
     def build(design: str):
         records = [fed_dialogue(i, model=["Meena", "Human"][i % 2]) for i in range(6)]
         records[1]["dialog"].insert(2, {"speaker": "model", "text": "Two turns in a row by the system."})
-        corpus = services.dialogues_import(
+        corpus = corpus_imports.dialogues_import(
             stream=io.BytesIO(dump(records)), source_name=f"fed-{design}.json", owner=user
         ).corpus
-        experiment = services.experiment_create(owner=user, title=f"Dialogues {design}")
-        study = services.study_create(
+        experiment = authoring.experiment_create(owner=user, title=f"Dialogues {design}")
+        study = authoring.study_create(
             experiment=experiment,
             title=f"dialogues {design}",
             design=design,
@@ -34,13 +35,13 @@ def dialogue_study(user):
             platform="prolific",
             design_config={"likert": {"points": 5}, "bws": {"tuple_size": 3}}.get(design),
         )
-        services.study_items_build(
+        authoring.study_items_build(
             study=study,
             corpus=corpus,
             limit=None if design == "bws" else 3,
             **({"reference_conversation": "fed-d1"} if design == "rme" else {}),
         )
-        services.study_publish(study=study)
+        authoring.study_publish(study=study)
         return study
 
     return build

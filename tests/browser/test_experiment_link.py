@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from studies import services
+from studies.authoring import services
 from studies.models import Assignment, Rating, Study
 from tests.browser.test_rater_flow import answer_item
 

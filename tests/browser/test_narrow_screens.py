@@ -2,7 +2,7 @@
 so no page scrolls sideways; wide tables scroll inside their own box instead."""
 import pytest
 
-from studies.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
+from studies.authoring.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
 from studies.models import Experiment
 from tests.browser.conftest import log_in
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from studies import services
+from studies.authoring import services
 from studies.models import Assignment, Rater, Rating
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -101,7 +101,7 @@ def test_bad_magnitudes_are_explained_and_kept_client_and_server_side(live_serve
     with page.expect_navigation():
         page.evaluate("document.getElementById('item-form').submit()")  # without the page's checks
     assert "Some answers need attention" in page.content()
-    # the server's message is the page's (studies.designs.typed_value_parse)
+    # the server's message is the page's (RatingsDesign.typed_value_parse, studies.designs.ratings)
     assert page.locator(".magnitude-row.has-error .field-error").inner_text() == "use a number from 0 to 999"
     assert page.locator(".magnitude-row input").nth(1).input_value() == "1500"
     assert page.locator(".magnitude-row input").nth(0).input_value() == "80"

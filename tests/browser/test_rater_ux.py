@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from studies import designs
+from studies.designs import design_for
 from studies.models import Assignment, Rating
 from tests.browser.conftest import wait_until
 from tests.browser.test_rater_flow import begin
@@ -24,7 +24,7 @@ def test_the_page_and_the_server_give_the_same_message_for_every_typed_value(liv
     for typed in TYPED:
         boxes.first.fill(typed)  # every other box stays empty, so the submit is always stopped
         page.click("form#item-form button[type=submit]")
-        expected = designs.typed_value_parse("rme", ME, typed)[1] or ""
+        expected = design_for("rme").typed_value_parse(ME, typed)[1] or ""
         assert (note.inner_text() if note.is_visible() else "") == expected, typed
         assert (boxes.first.get_attribute("aria-invalid") == "true") == bool(expected), typed
     assert page.url.endswith("/items/0/") and Rating.objects.count() == 0

@@ -2,7 +2,7 @@
 with every figure drawn."""
 import pytest
 
-from studies.demo import DEMO_PASSWORD, DEMO_USER, demo_load
+from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load
 from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

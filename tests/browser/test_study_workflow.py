@@ -2,7 +2,7 @@
 without Django admin or JSON."""
 import pytest
 
-from studies import services
+from studies.authoring import services
 from studies.models import Study
 from tests.browser.conftest import log_in
 from tests.factories import UserFactory

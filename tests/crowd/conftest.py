@@ -11,8 +11,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from crowd import mturk, prolific
-from studies import services
+from crowd.clients import mturk, prolific
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PUBLIC_URL = "https://concord.example.org"
@@ -90,26 +91,26 @@ def answer_all(assignment, value=3):
     for slot in assignment.assignment_items.all():
         answers = {c: dict.fromkeys(slot.response_order, value)
                    for c in assignment.study.criteria.values_list("name", flat=True)}
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
 
 
 def mturk_worker(study, worker: str, assignment_id: str, hit_id: str, *, finish: bool = False):
-    rater = services.rater_get_or_create(platform="mturk", external_id=worker)
-    assignment = services.assignment_start(study=study, rater=rater, platform_data={
+    rater = rater_entry.rater_get_or_create(platform="mturk", external_id=worker)
+    assignment = rater_entry.assignment_start(study=study, rater=rater, platform_data={
         "assignmentId": assignment_id, "hitId": hit_id, "turkSubmitTo": "https://workersandbox.mturk.com"})
     if finish:
         answer_all(assignment)
-        assignment = services.assignment_submit(assignment=assignment)
+        assignment = answering.assignment_submit(assignment=assignment)
     return assignment
 
 
 def prolific_participant(study, pid: str, session: str, *, finish: bool = False):
-    rater = services.rater_get_or_create(platform="prolific", external_id=pid)
-    assignment = services.assignment_start(study=study, rater=rater,
+    rater = rater_entry.rater_get_or_create(platform="prolific", external_id=pid)
+    assignment = rater_entry.assignment_start(study=study, rater=rater,
                                            platform_data={"STUDY_ID": "6550a1b2c3d4e5f601234567", "SESSION_ID": session})
     if finish:
         answer_all(assignment)
-        assignment = services.assignment_submit(assignment=assignment)
+        assignment = answering.assignment_submit(assignment=assignment)
     return assignment
 
 

@@ -1,4 +1,4 @@
-"""Crowd review by the quality checks (studies.checks): "approve all that passed" and "reject all
+"""Crowd review by the quality checks (studies.rating.checks): "approve all that passed" and "reject all
 that failed" on MTurk (botocore Stubber) and Prolific (recorded transport), from the service, the
 API, the page and ``crowd_review``; the dashboard marks who is suggested for rejection."""
 from io import StringIO
@@ -8,11 +8,13 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from crowd import services
+from crowd import publishing, reviews
 from crowd.models import Publication, WorkerAssignment
-from studies import checks
-from studies import services as study_services
+from studies.authoring import services as authoring
 from studies.models import Assignment
+from studies.rating import answers as answering
+from studies.rating import checks
+from studies.rating import entry as rater_entry
 from tests.crowd.test_mturk import SETTINGS
 from tests.crowd.test_prolific import LONG_MESSAGE
 
@@ -29,9 +31,9 @@ def answer(assignment, check_value):
         if slot.item.check_kind:
             first = slot.item.item_responses.order_by("position").first().response_id
             values[first] = check_value
-        study_services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={n: values for n in names})
-    return study_services.assignment_submit(assignment=assignment)
+    return answering.assignment_submit(assignment=assignment)
 
 
 def checked_study(make_study):
@@ -40,7 +42,7 @@ def checked_study(make_study):
                              responses=["Attention check: choose 2 for this reply.", "Hi!"],
                              rules=[{"response": 1, "value": 2}])
     checks.study_checks_configure(study=study, per_assignment=1)
-    study_services.study_publish(study=study)
+    authoring.study_publish(study=study)
     return study
 
 
@@ -48,8 +50,8 @@ def workers(publication, platform, plan):
     """plan: worker id -> check value; every one submitted in Concord and on the platform."""
     rows = {}
     for n, (worker, value) in enumerate(plan.items()):
-        rater = study_services.rater_get_or_create(platform=platform, external_id=worker)
-        assignment = answer(study_services.assignment_start(study=publication.study, rater=rater, seed=n), value)
+        rater = rater_entry.rater_get_or_create(platform=platform, external_id=worker)
+        assignment = answer(rater_entry.assignment_start(study=publication.study, rater=rater, seed=n), value)
         external = f"3ASSIGN{worker}" if platform == "mturk" else f"6560aaaa000000000000000{n}"
         rows[worker] = WorkerAssignment.objects.create(
             publication=publication, assignment=assignment, external_id=external, worker_id=worker, hit_id=HIT,
@@ -59,7 +61,7 @@ def workers(publication, platform, plan):
 
 @pytest.fixture
 def mturk_checked(make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     workers(publication, "mturk", {"A1PASS": 2, "A2PASS": 2, "A3FAIL": 5})
     return publication
@@ -73,26 +75,26 @@ def test_mturk_approve_passed_approves_only_those_who_passed(mturk_stub, mturk_c
     assert Assignment.objects.get(rater__external_id="A3FAIL").checks_failed
     for worker in ("A1PASS", "A2PASS"):
         mturk_stub.add_response("approve_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}"})
-    outcome = services.assignments_review_checked(publication=mturk_checked, passed=True)
+    outcome = reviews.assignments_review_checked(publication=mturk_checked, passed=True)
     assert sorted(r.worker_id for r in outcome.done) == ["A1PASS", "A2PASS"]
     assert statuses() == {"A1PASS": "approved", "A2PASS": "approved", "A3FAIL": "submitted"}
 
 
 def test_mturk_reject_failed_needs_feedback_and_rejects_only_those_who_failed(mturk_stub, mturk_checked):
     with pytest.raises(ValidationError, match="needs feedback"):
-        services.assignments_review_checked(publication=mturk_checked, passed=False, feedback="  ")
+        reviews.assignments_review_checked(publication=mturk_checked, passed=False, feedback="  ")
     feedback = "You missed the attention check."
     mturk_stub.add_response("reject_assignment", {}, {"AssignmentId": "3ASSIGNA3FAIL", "RequesterFeedback": feedback})
-    outcome = services.assignments_review_checked(publication=mturk_checked, passed=False, feedback=feedback)
+    outcome = reviews.assignments_review_checked(publication=mturk_checked, passed=False, feedback=feedback)
     assert [r.worker_id for r in outcome.done] == ["A3FAIL"]
     assert statuses() == {"A1PASS": "submitted", "A2PASS": "submitted", "A3FAIL": "rejected"}
 
 
 def test_mturk_approve_passed_is_refused_without_check_items(mturk_stub, make_study):
-    publication = services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
+    publication = publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True,
                                                  settings=SETTINGS)
     with pytest.raises(ValidationError, match="no attention checks"):
-        services.assignments_review_checked(publication=publication, passed=True)
+        reviews.assignments_review_checked(publication=publication, passed=True)
 
 
 def test_mturk_approve_passed_from_the_api_and_a_mismatched_decision_is_refused(mturk_stub, mturk_checked, user):
@@ -139,7 +141,7 @@ def test_mturk_crowd_page_suggests_rejection_and_approves_the_passed(mturk_stub,
 
 
 def test_prolific_reject_failed_sends_the_category_for_the_failed_only(prolific_transport, make_study):
-    publication = services.publication_configure(study=checked_study(make_study), platform="prolific",
+    publication = publishing.publication_configure(study=checked_study(make_study), platform="prolific",
                                                  settings={"reward_cents": 150, "places": 4, "estimated_minutes": 10,
                                                            "completion_code": "C1ABCDEF"})
     rows = workers(publication, "prolific", {"5f00000000000000000000a1": 2, "5f00000000000000000000b2": 6})
@@ -147,7 +149,7 @@ def test_prolific_reject_failed_sends_the_category_for_the_failed_only(prolific_
     prolific_transport.expect("POST", f"submissions/{failed.external_id}/transition/",
                               "prolific_submission_approved.json",
                               body={"action": "REJECT", "message": LONG_MESSAGE, "rejection_category": "FAILED_CHECK"})
-    outcome = services.assignments_review_checked(publication=publication, passed=False, feedback=LONG_MESSAGE,
+    outcome = reviews.assignments_review_checked(publication=publication, passed=False, feedback=LONG_MESSAGE,
                                                   rejection_category="FAILED_CHECK")
     assert [r.pk for r in outcome.done] == [failed.pk]
     assert dict(Assignment.objects.values_list("rater__external_id", "status")) == {

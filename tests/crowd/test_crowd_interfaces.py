@@ -1,6 +1,6 @@
 """The crowd app's interfaces: the study's Crowd page (owner only, every action answers with a
 message, never a 500), the REST API (409 for refusals, 502 naming the failing call, documented in the
-schema), the management commands, the review services in studies.review, and the periodic task."""
+schema), the management commands, the review services in studies.rating.review, and the periodic task."""
 from datetime import timedelta
 from io import StringIO
 
@@ -10,11 +10,12 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from crowd import services, tasks
+from crowd import publishing, tasks
 from crowd.models import Hit, Publication, WorkerAssignment
-from studies import review
-from studies import services as study_services
-from studies.models import Assignment, AssignmentItem
+from crowd.platforms import mturk as mturk_platform
+from studies.models import Assignment, AssignmentItem, RaterBlock
+from studies.rating import entry as rater_entry
+from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
 from tests.crowd.test_mturk import SETTINGS, expect_publish
 from tests.factories import UserFactory
@@ -30,7 +31,7 @@ def researcher(client, user):
 
 @pytest.fixture
 def publication(make_study):
-    return services.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
+    return publishing.publication_configure(study=make_study("likert"), platform="mturk", sandbox=True, settings=SETTINGS)
 
 
 def page(client, study):
@@ -101,14 +102,14 @@ def test_crowd_api_is_for_owners_and_answers_refusals_and_platform_errors(user, 
     failed = api.post(f"/api/crowd/publications/{publication.pk}/publish/", {}, format="json")
     assert failed.status_code == 502 and failed.json()["call"] == "GetAccountBalance"
     staff = UserFactory(username="staff", is_staff=True)
-    production = services.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
+    production = publishing.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
     refused = api_for(staff).post(f"/api/crowd/publications/{production.pk}/publish/", {}, format="json")
     assert refused.status_code == 409 and "confirm it explicitly" in refused.json()["detail"]
 
 
 def test_crowd_api_review_all_submitted(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", hit, finish=True)
     WorkerAssignment.objects.create(publication=publication, assignment=done, external_id="3ASSIGN1",
@@ -160,8 +161,8 @@ def test_crowd_publish_and_review_commands(mturk_stub, publication):
 
 def test_review_services_move_statuses_and_free_items(make_study):
     study = make_study("likert")
-    rater = study_services.rater_get_or_create(platform="invite", external_id="r1")
-    assignment = study_services.assignment_start(study=study, rater=rater)
+    rater = rater_entry.rater_get_or_create(platform="invite", external_id="r1")
+    assignment = rater_entry.assignment_start(study=study, rater=rater)
     with pytest.raises(review.ReviewError, match="only a submitted one"):
         review.assignment_approve(assignment=assignment)
     with pytest.raises(review.ReviewError, match="needs a reason"):
@@ -169,7 +170,7 @@ def test_review_services_move_statuses_and_free_items(make_study):
     assert review.assignment_abandon(assignment=assignment, reason="returned").status == "abandoned"
     assert review.assignment_abandon(assignment=assignment, reason="again").platform_data["abandon_reason"] == "returned"
     taken = set(AssignmentItem.objects.filter(assignment=assignment).values_list("item", flat=True))
-    other = study_services.assignment_start(study=study, rater=study_services.rater_get_or_create(
+    other = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="r2"))
     assert set(other.assignment_items.values_list("item", flat=True)) == taken
 
@@ -182,8 +183,8 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
     for study in (limited, open_ended):
         # the old one last: a later start would already abandon it on access (services._assignment_create)
         for name, age in (("new", 5), ("old", 45)):
-            rater = study_services.rater_get_or_create(platform="invite", external_id=f"{study.pk}-{name}")
-            assignment = study_services.assignment_start(study=study, rater=rater)
+            rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"{study.pk}-{name}")
+            assignment = rater_entry.assignment_start(study=study, rater=rater)
             Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=age))
             starts[(study.design, name)] = assignment.pk
     assert review.assignments_expire_stale() == 1
@@ -195,7 +196,7 @@ def test_stale_assignments_expire_only_past_their_study_time_limit(make_study):
 def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mturk_stub, publication):
     assert settings.CELERY_BEAT_SCHEDULE["crowd-sync"]["task"] == tasks.crowd_sync_all.name
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     for hit in Hit.objects.all():
         mturk_error(mturk_stub, "get_hit", "RequestError", f"Hit {hit.hit_id} does not exist. (1574288211553)")
     result = tasks.crowd_sync_all()
@@ -205,7 +206,7 @@ def test_periodic_crowd_sync_expires_then_syncs_live_publications(settings, mtur
 
 def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     hit = Hit.objects.first().hit_id
     records = []
     for worker in ("A1", "A2", "A3"):
@@ -227,7 +228,7 @@ def test_crowd_page_rejects_the_ticked_assignments_with_feedback(researcher, mtu
 
 def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    services.mturk_publish(publication=publication)
+    mturk_platform.mturk_publish(publication=publication)
     done = mturk_worker(publication.study, "A1DONE", "3ASSIGN1", Hit.objects.first().hit_id, finish=True)
     api = api_for(user)
     bad = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",
@@ -239,7 +240,8 @@ def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
                     {"assignment": done.pk, "amount": "1.50", "reason": "Thorough"}, format="json")
     assert sent.status_code == 201 and sent.json()["status"] == "sent"
     assert sent.json()["token"] == f"concord-bonus-{sent.json()['id']}"
-    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A1DONE", "Reason": "Bot-like"})
     blocked = api.post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                        {"worker_id": "A1DONE", "reason": "Bot-like"}, format="json")
-    assert blocked.status_code == 200 and done.rater.__class__.objects.get(pk=done.rater_id).blocked
+    # the researcher's block (issue 26, M2), not the shared rater record and not MTurk's account-wide block
+    assert blocked.status_code == 200 and RaterBlock.objects.get(rater_id=done.rater_id, owner=user).active
+    assert not done.rater.__class__.objects.get(pk=done.rater_id).blocked

@@ -9,12 +9,17 @@ from botocore.stub import ANY
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from crowd import costs, mturk, services
+from crowd import bonuses as crowd_bonuses
+from crowd import costs, publishing, reviews
+from crowd import workers as crowd_workers
+from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
-from studies import services as study_services
+from crowd.platforms import mturk as mturk_platform
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Rater, Study
-from studies.services import AssignmentRefused
+from studies.rating import entry as rater_entry
 from tests.crowd.conftest import (
     PUBLIC_URL,
     hit_response,
@@ -33,7 +38,7 @@ SETTINGS = {"reward": "0.80", "hits": 2, "assignments_per_hit": 2, "lifetime_hou
 @pytest.fixture
 def publication(make_study):
     study = make_study("likert", raters_per_item=4)  # room for four raters, then full
-    return services.publication_configure(study=study, platform="mturk", sandbox=True, settings=SETTINGS)
+    return publishing.publication_configure(study=study, platform="mturk", sandbox=True, settings=SETTINGS)
 
 
 def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA", "3HITBBBBBBBBBBBBBBBBBBBBBBBBBB")):
@@ -65,7 +70,7 @@ def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA",
 
 def test_mturk_publish_creates_hits_with_an_external_question_and_qualifications(mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    published = services.mturk_publish(publication=publication)
+    published = mturk_platform.mturk_publish(publication=publication)
     assert published.status == Publication.Status.PUBLISHED and published.external_id == "3HYRJBZ4ZBHTYPEEXAMPLE0"
     assert list(published.hits.values_list("hit_id", "max_assignments")) == [
         ("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA", 2), ("3HITBBBBBBBBBBBBBBBBBBBBBBBBBB", 2)]
@@ -80,20 +85,20 @@ def test_mturk_external_question_escapes_the_url_and_sets_the_frame_height():
 
 def test_mturk_production_uses_the_production_masters_id_and_needs_confirmation(mturk_stub, make_study):
     study = make_study("likert")
-    publication = services.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
-    requirements = mturk.qualification_requirements(services.effective_settings(publication), sandbox=False)
+    publication = publishing.publication_configure(study=study, platform="mturk", sandbox=False, settings=SETTINGS)
+    requirements = mturk.qualification_requirements(publishing.effective_settings(publication), sandbox=False)
     assert requirements[0]["QualificationTypeId"] == "2F1QJWKUDD8XADTFD2Q0G6UTO95ALH" != mturk.MASTERS[True]
     with pytest.raises(PublishRefused, match="production MTurk.*confirm it explicitly.*nothing was sent"):
-        services.mturk_publish(publication=publication)  # the stubber has no response queued: any call would fail
+        mturk_platform.mturk_publish(publication=publication)  # the stubber has no response queued: any call would fail
     assert Hit.objects.count() == 0
 
 
 def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(mturk_stub, user):
-    experiment = study_services.experiment_create(owner=user, title="Empty")
-    study = study_services.study_create(experiment=experiment, title="Empty", design="likert")
-    publication = services.publication_configure(study=study, platform="mturk", sandbox=True)
+    experiment = authoring.experiment_create(owner=user, title="Empty")
+    study = authoring.study_create(experiment=experiment, title="Empty", design="likert")
+    publication = publishing.publication_configure(study=study, platform="mturk", sandbox=True)
     with pytest.raises(PublishRefused) as refused:
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     message = str(refused.value)
     assert "draft: publish it in Concord first" in message and "no items" in message and "no reward" in message
     assert (Hit.objects.count(), QualificationType.objects.count()) == (0, 0)
@@ -102,7 +107,7 @@ def test_mturk_refuses_a_draft_study_without_items_or_reward_and_sends_nothing(m
 def test_mturk_refuses_when_the_balance_is_below_the_estimate(mturk_stub, publication):
     mturk_stub.add_response("get_account_balance", {"AvailableBalance": "1.00"}, {})
     with pytest.raises(PublishRefused, match=r"balance \$1.00 is below the estimated cost \$4.00"):
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     assert Hit.objects.count() == 0 and Publication.objects.get().status == Publication.Status.DRAFT
 
 
@@ -114,7 +119,7 @@ def test_mturk_insufficient_funds_names_the_call_and_leaves_concord_unchanged(mt
                 "This Requester has insufficient funds in their account to complete this transaction. Please visit "
                 "https://requester.mturk.com/account to purchase Prepaid HITs. (1574288211553)")
     with pytest.raises(PlatformError) as failure:
-        services.mturk_publish(publication=publication)
+        mturk_platform.mturk_publish(publication=publication)
     assert failure.value.call == "CreateHITWithHITType" and failure.value.code == "RequestError"
     assert "insufficient funds" in str(failure.value) and "prepaid funds" in failure.value.hint
     publication.refresh_from_db()
@@ -127,7 +132,7 @@ def test_mturk_bad_credentials_name_the_call_and_say_what_to_check(mturk_stub, p
     mturk_error(mturk_stub, "get_account_balance", "RequestError",
                 "The security token included in the request is invalid. (1574288211553)", status=400)
     with pytest.raises(PlatformError) as failure:
-        services.mturk_balance(publication=publication)
+        mturk_platform.mturk_balance(publication=publication)
     assert failure.value.call == "GetAccountBalance" and "AWS credentials" in str(failure.value)
 
 
@@ -136,7 +141,7 @@ def test_mturk_throttling_is_retried_with_exponential_backoff(mturk_stub, public
     mturk_error(mturk_stub, "get_account_balance", "ServiceUnavailable", "Service busy", status=503)
     mturk_error(mturk_stub, "get_account_balance", "ThrottlingException", "Rate exceeded")
     mturk_stub.add_response("get_account_balance", {"AvailableBalance": "42.50"}, {})
-    assert services.mturk_balance(publication=publication) == Decimal("42.50")
+    assert mturk_platform.mturk_balance(publication=publication) == Decimal("42.50")
     assert len(sleeps) == 3 and sleeps[0] < sleeps[1] < sleeps[2]
     assert sleeps[0] >= mturk.BASE_DELAY and sleeps[2] >= 4 * mturk.BASE_DELAY
 
@@ -145,7 +150,7 @@ def test_mturk_throttling_gives_up_after_the_last_attempt(mturk_stub, publicatio
     for _ in range(mturk.MAX_ATTEMPTS):
         mturk_error(mturk_stub, "get_account_balance", "ThrottlingException", "Rate exceeded")
     with pytest.raises(PlatformError, match="GetAccountBalance failed \\(ThrottlingException\\)"):
-        services.mturk_balance(publication=publication)
+        mturk_platform.mturk_balance(publication=publication)
     assert len(sleeps) == mturk.MAX_ATTEMPTS - 1
 
 
@@ -161,7 +166,7 @@ def test_mturk_cost_estimate_applies_the_fee_schedule(reward, per_hit, masters, 
 
 def published(mturk_stub, publication):
     expect_publish(mturk_stub, publication)
-    return services.mturk_publish(publication=publication)
+    return mturk_platform.mturk_publish(publication=publication)
 
 
 def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mturk_stub, publication):
@@ -189,7 +194,7 @@ def test_mturk_sync_reads_every_page_reconciles_and_abandons_gone_assignments(mt
             "QualificationTypeId": "3QUALEXPERIMENT000000000000000", "WorkerId": worker, "IntegerValue": 1,
             "SendNotification": False})
 
-    summary = services.mturk_sync(publication=publication)
+    summary = mturk_platform.mturk_sync(publication=publication)
 
     assert (summary.seen, summary.linked, summary.abandoned, summary.granted) == (3, 2, 1, 5)
     states = dict(WorkerAssignment.objects.values_list("external_id", "state"))
@@ -218,7 +223,7 @@ def test_mturk_sync_abandons_the_assignments_of_a_hit_that_no_longer_exists(mtur
     mturk_stub.add_response("get_hit", hit_response(hit_b), {"HITId": hit_b})
     mturk_stub.add_response("list_assignments_for_hit", {"NumResults": 0, "Assignments": []})
     mturk_stub.add_response("associate_qualification_with_worker", {})
-    summary = services.mturk_sync(publication=publication)
+    summary = mturk_platform.mturk_sync(publication=publication)
     orphan.refresh_from_db()
     assert orphan.status == Assignment.Status.ABANDONED and "no longer exists" in summary.problems[0]
     assert Hit.objects.get(hit_id=hit_a).hit_status == "Gone"
@@ -239,7 +244,7 @@ def test_mturk_approve_all_submitted_approves_on_mturk_then_in_concord(mturk_stu
     publication, rows = synced_submitted(mturk_stub, publication)
     for worker in ("A1", "A2"):
         mturk_stub.add_response("approve_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}"})
-    outcome = services.assignments_review(publication=publication, records=services.submitted_records(publication),
+    outcome = reviews.assignments_review(publication=publication, records=reviews.submitted_records(publication),
                                           decision="approve")
     assert len(outcome.done) == 2 and not outcome.failed
     assert set(Assignment.objects.values_list("status", flat=True)) == {"approved"}
@@ -248,15 +253,15 @@ def test_mturk_approve_all_submitted_approves_on_mturk_then_in_concord(mturk_stu
 
 def test_mturk_reject_needs_feedback_and_a_failing_call_changes_nothing(mturk_stub, publication):
     publication, rows = synced_submitted(mturk_stub, publication)
-    records = services.submitted_records(publication)
+    records = reviews.submitted_records(publication)
     with pytest.raises(ValidationError, match="needs feedback"):
-        services.assignments_review(publication=publication, records=records, decision="reject", feedback=" ")
+        reviews.assignments_review(publication=publication, records=records, decision="reject", feedback=" ")
     mturk_error(mturk_stub, "reject_assignment", "RequestError",
                 "This operation can be called with a status of: Submitted (1574288211553)",
                 expected_params={"AssignmentId": "3ASSIGNA1", "RequesterFeedback": "Every answer was the same."})
     mturk_stub.add_response("reject_assignment", {}, {"AssignmentId": "3ASSIGNA2",
                                                       "RequesterFeedback": "Every answer was the same."})
-    outcome = services.assignments_review(publication=publication, records=records, decision="reject",
+    outcome = reviews.assignments_review(publication=publication, records=records, decision="reject",
                                           feedback="Every answer was the same.")
     assert [r.external_id for r in outcome.done] == ["3ASSIGNA2"]
     assert "RejectAssignment failed" in outcome.failed[0][1]
@@ -266,56 +271,61 @@ def test_mturk_reject_needs_feedback_and_a_failing_call_changes_nothing(mturk_st
 
 def test_mturk_bonus_is_stored_first_and_a_retry_pays_once(mturk_stub, publication):
     publication, rows = synced_submitted(mturk_stub, publication, workers=("A1",))
-    bonus = services.bonus_create(publication=publication, assignment=rows[0], amount="0.50", reason="Careful work")
+    bonus = crowd_bonuses.bonus_create(publication=publication, assignment=rows[0], amount="0.50", reason="Careful work")
     expected = {"WorkerId": "A1", "BonusAmount": "0.50", "AssignmentId": "3ASSIGNA1", "Reason": "Careful work",
                 "UniqueRequestToken": f"concord-bonus-{bonus.pk}"}
     mturk_error(mturk_stub, "send_bonus", "ServiceFault", "We encountered an unexpected error.", status=500,
                 expected_params=expected)
     with pytest.raises(PlatformError, match="SendBonus failed"):
-        services.bonuses_send(bonuses=[bonus])
+        crowd_bonuses.bonuses_send(bonuses=[bonus])
     bonus.refresh_from_db()
     assert bonus.status == Bonus.Status.FAILED
     # the first attempt had in fact paid: MTurk refuses the repeated token, which counts as sent
     mturk_error(mturk_stub, "send_bonus", "RequestError",
                 "The value of UniqueRequestToken has already been used for a request. (1574288211553)",
                 expected_params=expected)
-    services.bonuses_send(bonuses=[bonus])
+    crowd_bonuses.bonuses_send(bonuses=[bonus])
     bonus.refresh_from_db()
     assert bonus.status == Bonus.Status.SENT
-    services.bonuses_send(bonuses=[bonus])  # sent: no call (the stubber has nothing queued)
+    crowd_bonuses.bonuses_send(bonuses=[bonus])  # sent: no call (the stubber has nothing queued)
 
 
 def test_mturk_bonus_input_is_checked(publication, make_study):
     study = publication.study
-    rater = study_services.rater_get_or_create(platform="mturk", external_id="A1")
-    assignment = study_services.assignment_start(study=study, rater=rater, platform_data={})
+    rater = rater_entry.rater_get_or_create(platform="mturk", external_id="A1")
+    assignment = rater_entry.assignment_start(study=study, rater=rater, platform_data={})
     with pytest.raises(ValidationError) as error:
-        services.bonus_create(publication=publication, assignment=assignment, amount="-1", reason="")
+        crowd_bonuses.bonus_create(publication=publication, assignment=assignment, amount="-1", reason="")
     assert set(error.value.message_dict) == {"amount", "reason", "assignment"}
     assert Bonus.objects.count() == 0
 
 
-def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication):
-    rater = study_services.rater_get_or_create(platform="mturk", external_id="A7SPAM")
-    mturk_stub.add_response("create_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Random answers"})
-    services.worker_block(worker_id="A7SPAM", reason="Random answers", sandbox=True)
+def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication, make_study):
+    """A block is the researcher's (issue 26, M2): no account-wide MTurk block (the Stubber has no
+    call queued), the worker is refused in the owner's studies, the shared rater record is untouched."""
+    rater = mturk_worker(publication.study, "A7SPAM", "3ASSIGNSPAM000000000000000000", "3HITAAAAAAAAAAAAAAAAAAAAAAAAAA").rater
+    block = crowd_workers.worker_block(publication=publication, worker_id="A7SPAM", reason="Random answers")
     rater.refresh_from_db()
-    assert rater.blocked
+    assert block.active and block.reason == "Random answers" and not rater.blocked
+    later = make_study("bws")
     with pytest.raises(AssignmentRefused):
-        study_services.assignment_start(study=publication.study, rater=rater)
-    mturk_stub.add_response("delete_worker_block", {}, {"WorkerId": "A7SPAM", "Reason": "Appeal accepted"})
-    block = services.worker_unblock(worker_id="A7SPAM", reason="Appeal accepted", sandbox=True)
+        rater_entry.assignment_start(study=later, rater=rater)
+    block = crowd_workers.worker_unblock(publication=publication, worker_id="A7SPAM", reason="Appeal accepted")
     assert not block.active and not Rater.objects.get(pk=rater.pk).blocked
+    assert rater_entry.assignment_start(study=later, rater=rater).status == Assignment.Status.STARTED
 
 
-def test_mturk_notify_sends_at_most_100_workers_per_call(mturk_stub):
+def test_mturk_notify_sends_at_most_100_workers_per_call(mturk_stub, publication):
     workers = [f"A{i:03d}" for i in range(150)]
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": []},
                             {"Subject": "New HITs", "MessageText": "Hello", "WorkerIds": workers[:100]})
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": [
         {"NotifyWorkersFailureCode": "HardFailure", "NotifyWorkersFailureMessage": "blocked", "WorkerId": "A120"}]},
         {"Subject": "New HITs", "MessageText": "Hello", "WorkerIds": workers[100:]})
-    failures = services.workers_notify(worker_ids=workers, subject="New HITs", message="Hello", sandbox=True)
+    for n, worker in enumerate(workers):  # notifications reach the publication's own workers only (M2)
+        WorkerAssignment.objects.create(publication=publication, external_id=f"3ASSIGN{n:03d}", worker_id=worker)
+    failures = crowd_workers.workers_notify(publication=publication, worker_ids=workers, subject="New HITs",
+                                            message="Hello")
     assert [f["WorkerId"] for f in failures] == ["A120"]
 
 
@@ -325,26 +335,26 @@ def test_mturk_extend_and_expire_hits_and_a_missing_hit_is_named(mturk_stub, pub
     mturk_stub.add_response("update_expiration_for_hit", {}, {"HITId": hit.hit_id, "ExpireAt": ANY})
     mturk_stub.add_response("create_additional_assignments_for_hit", {}, {
         "HITId": hit.hit_id, "NumberOfAdditionalAssignments": 3, "UniqueRequestToken": f"concord-hit-{hit.pk}-add-2"})
-    assert services.hit_extend(hit=hit, hours=24, additional_assignments=3).max_assignments == 5
+    assert mturk_platform.hit_extend(hit=hit, hours=24, additional_assignments=3).max_assignments == 5
     mturk_error(mturk_stub, "update_expiration_for_hit", "RequestError",
                 f"Hit {hit.hit_id} does not exist. (1574288211553)")
     with pytest.raises(PlatformError) as failure:
-        services.hit_extend(hit=hit, hours=1)
+        mturk_platform.hit_extend(hit=hit, hours=1)
     assert failure.value.call == "UpdateExpirationForHIT" and "HIT is gone" in failure.value.hint
     assert Hit.objects.get(pk=hit.pk).max_assignments == 5
     for other in publication.hits.all():
         mturk_stub.add_response("update_expiration_for_hit", {}, {
             "HITId": other.hit_id, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)})
-    assert services.hits_expire(publication=publication) == 2
+    assert mturk_platform.hits_expire(publication=publication) == 2
     assert Publication.objects.get().status == Publication.Status.STOPPED
 
 
 def test_mturk_settings_are_checked_and_named(publication):
     with pytest.raises(ValidationError) as error:
-        services.publication_configure(study=publication.study, platform="mturk", sandbox=True,
+        publishing.publication_configure(study=publication.study, platform="mturk", sandbox=True,
                                        settings={"reward": "abc", "hits": 0, "min_approval_rate": 120, "colour": "red"})
     assert set(error.value.message_dict) == {"reward", "hits", "min_approval_rate", "colour"}
-    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.planning)
+    assert Publication.objects.get().study.reward == Decimal("0.80")  # the study holds the reward (studies.authoring.planning)
 
 
 def test_mturk_workers_who_start_a_condition_get_the_experiment_qualification_within_a_minute(mturk_stub, publication):

@@ -3,7 +3,7 @@ transport refuses before anything leaves the process, and says why; a stubbed cl
 import pytest
 from botocore.stub import Stubber
 
-from crowd import mturk, prolific
+from crowd.clients import mturk, prolific
 from crowd.errors import PlatformError
 
 

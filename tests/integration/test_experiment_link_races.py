@@ -5,8 +5,9 @@ from collections import Counter
 
 import pytest
 
-from studies import services
+from studies.authoring import services as authoring
 from studies.models import Assignment, Rater
+from studies.rating import entry as rater_entry
 from tests.integration.test_postgres import _race
 
 pytestmark = [pytest.mark.integration]
@@ -14,12 +15,12 @@ pytestmark = [pytest.mark.integration]
 
 @pytest.mark.django_db(transaction=True)
 def test_forty_concurrent_raters_fill_four_conditions_evenly(make_study, user):
-    experiment = services.experiment_create(owner=user, title="Concurrent balance")
+    experiment = authoring.experiment_create(owner=user, title="Concurrent balance")
     conditions = [make_study(design, platform="prolific", experiment=experiment, raters_per_item=12)
                   for design in ("likert", "rme", "bme", "bws")]
 
     def enter(i):
-        assignment = services.experiment_enter(experiment=experiment, platform="prolific", external_id=f"p{i}",
+        assignment = rater_entry.experiment_enter(experiment=experiment, platform="prolific", external_id=f"p{i}",
                                                acceptance_id=f"s{i}")
         return f"started:{assignment.study_id}"
 
@@ -30,12 +31,12 @@ def test_forty_concurrent_raters_fill_four_conditions_evenly(make_study, user):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_double_click_on_the_experiment_link_gives_one_assignment(make_study, user):
-    experiment = services.experiment_create(owner=user, title="Double click")
+    experiment = authoring.experiment_create(owner=user, title="Double click")
     for design in ("likert", "rme"):
         make_study(design, platform="prolific", experiment=experiment)
 
     def enter(_):
-        return f"started:{services.experiment_enter(experiment=experiment, platform='prolific', external_id='twice', acceptance_id='s1').pk}"
+        return f"started:{rater_entry.experiment_enter(experiment=experiment, platform='prolific', external_id='twice', acceptance_id='s1').pk}"
 
     outcomes = _race(6, enter)
     assert len(set(outcomes)) == 1 and outcomes[0].startswith("started"), outcomes

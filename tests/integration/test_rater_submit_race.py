@@ -3,8 +3,9 @@ one rating per response and criterion, whether the answers are the same or chang
 locks the assignment row while it reads the slot (SELECT ... FOR UPDATE OF)."""
 import pytest
 
-from studies import services
 from studies.models import AssignmentItem, Rating
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.integration.concurrency import at_once
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -13,14 +14,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def submit_in_parallel(assignment, slot, values):
     def submit(value):
         answers = {c: dict.fromkeys(slot.response_order, value) for c in ("readability", "coherence")}
-        return services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     return at_once(values, submit)
 
 
 @pytest.mark.parametrize("values", [[4] * 6, [1, 2, 3, 4, 5, 6]])
 def test_parallel_submits_of_one_item_store_one_rating_each(make_study, values):
     study = make_study("likert", raters_per_item=2, items_per_assignment=2)
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="double"))
     slot = assignment.assignment_items.get(position=0)
     assert submit_in_parallel(assignment, slot, values) == [8] * len(values)
@@ -32,12 +33,11 @@ def test_parallel_submits_of_one_item_store_one_rating_each(make_study, values):
 
 
 def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(make_study):
-    """bws_tuples picks go through the same assignment lock (services.answer_slot_lock)."""
-    from studies import bws_tuples
+    """bws_tuples picks go through the same assignment lock (answering.answer_slot_lock)."""
     from studies.models import BestWorstChoice
 
     study = make_study("bws_tuples", raters_per_item=2, items_per_assignment=2)
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="double-tuple"))
     slot = assignment.assignment_items.get(position=0)
     order = slot.response_order
@@ -45,7 +45,7 @@ def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(mak
 
     def submit(pick):
         answers = {c: {"best": pick[0], "worst": pick[1]} for c in ("readability", "coherence")}
-        return bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
 
     at_once(picks, submit)
     stored = BestWorstChoice.objects.filter(assignment=assignment)
@@ -55,18 +55,17 @@ def test_parallel_best_worst_picks_of_one_tuple_store_one_pick_per_criterion(mak
 
 
 def test_parallel_pairwise_choices_of_one_item_store_one_choice_per_criterion(make_study):
-    from studies import pairwise_services
     from studies.models import Comparison
 
     study = make_study("pairwise", raters_per_item=2, items_per_assignment=2)
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="double-pair"))
     slot = assignment.assignment_items.get(position=0)
     choices = ["left", "right", "tie"] * 2
 
     def submit(choice):
         answers = {c.name: {"choice": choice, "reason": ""} for c in study.criteria.all()}
-        return pairwise_services.comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
 
     at_once(choices, submit)
     stored = Comparison.objects.filter(assignment=assignment)

@@ -15,14 +15,14 @@ pytestmark = [pytest.mark.integration]
 
 
 def corpus_of(conversations: int, user):
-    from studies import services as study_services
+    from studies.corpora import services
 
     systems = ["seq2seq", "hred", "thred", "human"]
     lines = [json.dumps({"concord": "dialogues/1", "systems": systems, "reference": "human"})]
     lines += [json.dumps({"id": f"c{i}", "turns": [f"Tell me about your day number {i}.", "It was long but good."],
                           "responses": {s: f"{s} says something about day {i} and the weather." for s in systems}})
               for i in range(conversations)]
-    return study_services.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="w.jsonl",
+    return services.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="w.jsonl",
                                            owner=user).corpus
 
 

@@ -2,7 +2,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import services
+from studies.authoring import services
 from studies.models import Experiment
 from tests.integration.concurrency import at_once
 

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from studies import services
+from studies.corpora import services
 from studies.models import Conversation, ImportJob
 from tests.conftest import small_corpus_lines
 

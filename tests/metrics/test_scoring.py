@@ -12,7 +12,7 @@ from scipy import stats
 from metrics import scoring_loop, selectors, services
 from metrics.implementations.readability import Readability
 from metrics.models import MetricScore, RunStatus
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Response, Study
 from tests.conftest import shared_file
 
@@ -88,19 +88,19 @@ def test_cancel_stops_a_run_at_the_next_batch(make_study, readability, monkeypat
 
 
 def test_bme_reference_values_come_from_the_metric_by_the_documented_mapping(user, corpus, readability):
-    from studies import services as study_services
+    from studies.authoring import services as authoring
 
-    experiment = study_services.experiment_create(owner=user, title="E")
-    study = study_services.study_create(experiment=experiment, title="B", design="bme")
-    study_services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    experiment = authoring.experiment_create(owner=user, title="E")
+    study = authoring.study_create(experiment=experiment, title="B", design="bme")
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
     mapped = services.bme_reference_values_fill(study=study, metric_model=readability)
     for item in study.items.select_related("reference_response"):
         score = textstat.flesch_reading_ease(item.reference_response.text)
         lo, hi = min(textstat.flesch_reading_ease(i.reference_response.text) for i in study.items.all()), 121.22
-        # onto the default anchor interval 50..150 (studies.designs.bme_reference_value), whole numbers
+        # onto the default anchor interval 50..150 (studies.designs.magnitude.bme_reference_value), whole numbers
         assert item.reference_value == mapped[item.pk] == round(min(150, max(50, 50 + 100 * (score - lo) / (hi - lo))))
     assert min(mapped.values()) == 50  # the lowest-scored reference: half of it (25) is still a usable number
-    assert study_services.study_publish(study=study).status == "published"
+    assert authoring.study_publish(study=study).status == "published"
 
 
 def test_human_metric_report_equals_scipy_on_the_same_pairs(readability):
@@ -138,16 +138,17 @@ def test_score_metric_command_and_grade_benchmark(make_study):
 
 def test_cached_human_metric_report_follows_new_scores(make_study, readability):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
-    from studies import services as study_services
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
 
     for i in range(2):
-        assignment = study_services.assignment_start(study=study, rater=study_services.rater_get_or_create(
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
             platform="invite", external_id=f"h{i}"))
         for slot in assignment.assignment_items.all():
-            study_services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: (slot.response_order.index(r) + i) % 6 + 1 for r in slot.response_order}
                 for c in ("readability", "coherence")})
-        study_services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
     studies = Study.objects.filter(pk=study.pk)
     services.scoring_run_execute(run=services.scoring_run_create(metric_model=readability, study=study, enqueue=False))
     before = selectors.human_metric_report(studies, readability, bootstrap=50)

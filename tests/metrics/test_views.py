@@ -8,7 +8,7 @@ import pytest
 from config.celery import app as celery_app
 from metrics import services
 from metrics.models import MetricScore, ScoringRun
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Study
 
 pytestmark = pytest.mark.django_db
@@ -33,9 +33,9 @@ def test_start_a_run_through_the_api_and_follow_it_to_done(api, make_study, eage
 
 
 def test_runs_on_someone_elses_study_are_404(api, other_user, corpus):
-    from studies import services as study_services
+    from studies.authoring import services as authoring
 
-    theirs = study_services.experiment_create(owner=other_user, title="T", conditions=[{"title": "S", "design": "likert", "slug": "theirs"}])
+    theirs = authoring.experiment_create(owner=other_user, title="T", conditions=[{"title": "S", "design": "likert", "slug": "theirs"}])
     model = services.metric_model_default(key="readability")
     assert api.post("/api/metrics/runs/", {"metric_model": "readability", "study": "theirs"}, format="json").status_code == 404
     run = services.scoring_run_create(metric_model=model, study=theirs.studies.get(), enqueue=False)
@@ -59,7 +59,8 @@ def test_human_metric_page_shows_table8_scatter_plots_and_csv(client, user, key)
         services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
     client.force_login(user)
     page = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/").content.decode()
-    assert 'id="table8"' in page and "human ceiling" in page and page.count("<img") == 8
+    assert 'id="table8"' in page and "human ceiling" in page and page.count("/scatter/") == 8
+    assert page.count("/prediction-powered/demo-") == 8  # and each condition × criterion's intervals (metrics.ppi)
     svg = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/demo-bws/coherence.svg")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
     assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/nope/coherence.svg").status_code == 404
@@ -75,12 +76,12 @@ def test_human_metric_report_on_the_imported_grade_benchmark(api, user):
     import textstat
     from scipy import stats
 
-    from studies import services as study_services
+    from studies.corpora import services as corpus_imports
     from tests.conftest import shared_file
 
     path = shared_file("grade", "dailydialog_EVAL.json")
     with path.open("rb") as stream:
-        summary = study_services.dialogues_import(stream=stream, source_name=path.name, owner=user)
+        summary = corpus_imports.dialogues_import(stream=stream, source_name=path.name, owner=user)
     model = services.metric_model_default(key="readability")
     services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=summary.benchmark_study,
                                                                  enqueue=False))
@@ -94,11 +95,11 @@ def test_human_metric_report_on_the_imported_grade_benchmark(api, user):
 
 
 def test_fill_bme_references_from_the_study_page(client, user, corpus):
-    from studies import services as study_services
+    from studies.authoring import services as authoring
 
-    experiment = study_services.experiment_create(owner=user, title="E")
-    study = study_services.study_create(experiment=experiment, title="B", design="bme", slug="b")
-    study_services.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
+    experiment = authoring.experiment_create(owner=user, title="E")
+    study = authoring.study_create(experiment=experiment, title="B", design="bme", slug="b")
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
     client.force_login(user)
     assert "BME reference values" in client.get("/studies/b/").content.decode()
     client.post("/metrics/bme/b/", {"metric_model": "readability"})
@@ -130,15 +131,16 @@ def test_human_metric_page_before_scoring_says_score_first_and_starts_a_run(clie
 
 
 def test_human_metric_page_with_a_single_rated_item_renders(client, user, make_study):
-    from studies import services as study_services
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
 
     study = make_study("likert", raters_per_item=1, items_per_assignment=1)
-    assignment = study_services.assignment_start(
-        study=study, rater=study_services.rater_get_or_create(platform="invite", external_id="x"))
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="x"))
     slot = assignment.assignment_items.get()
-    study_services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
         c: {r: j + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
-    study_services.assignment_submit(assignment=assignment)
+    answering.assignment_submit(assignment=assignment)
     model = services.metric_model_default(key="readability")
     services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
     client.force_login(user)

@@ -8,8 +8,11 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
-from studies import selectors, services
+from studies.authoring import services as authoring
 from studies.models import Conversation, Corpus
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.conftest import small_corpus_lines
 
 pytestmark = pytest.mark.django_db
@@ -29,14 +32,14 @@ def test_token_from_password(user):
     "/api/studies/{slug}/ratings/",
 ])
 def test_another_researchers_study_is_a_404(api, other_user, path):
-    theirs = services.experiment_create(owner=other_user, title="Theirs", conditions=[{"title": "T", "design": "likert"}])
+    theirs = authoring.experiment_create(owner=other_user, title="Theirs", conditions=[{"title": "T", "design": "likert"}])
     slug = theirs.studies.get().slug
     assert api.get(path.format(slug=slug)).status_code == 404
     assert api.get(path.format(slug="no-such-study")).status_code == 404
 
 
 def test_another_researchers_study_cannot_be_changed(api, other_user):
-    theirs = services.experiment_create(owner=other_user, title="Theirs", conditions=[{"title": "T", "design": "likert"}])
+    theirs = authoring.experiment_create(owner=other_user, title="Theirs", conditions=[{"title": "T", "design": "likert"}])
     study = theirs.studies.get()
     assert api.post(f"/api/studies/{study.slug}/publish/").status_code == 404
     assert api.post("/api/studies/create/", {"experiment": theirs.slug, "title": "x", "design": "rme"},
@@ -46,7 +49,7 @@ def test_another_researchers_study_cannot_be_changed(api, other_user):
 
 
 def test_collaborators_see_shared_experiments(api, user, other_user):
-    shared = services.experiment_create(owner=other_user, title="Shared", conditions=[{"title": "T", "design": "bws"}])
+    shared = authoring.experiment_create(owner=other_user, title="Shared", conditions=[{"title": "T", "design": "bws"}])
     shared.collaborators.add(user)
     assert [s["slug"] for s in api.get("/api/studies/").json()] == [shared.studies.get().slug]
 
@@ -71,7 +74,7 @@ def test_create_build_publish_and_progress_through_the_api(api, corpus):
 
 
 def test_bad_design_config_is_a_400_naming_the_field(api, user):
-    services.experiment_create(owner=user, title="E", slug="e")
+    authoring.experiment_create(owner=user, title="E", slug="e")
     response = api.post("/api/studies/create/", {"experiment": "e", "title": "x", "design": "likert",
                                                  "design_config": {"points": 40}}, format="json")
     assert response.status_code == 400
@@ -79,7 +82,7 @@ def test_bad_design_config_is_a_400_naming_the_field(api, user):
 
 
 def test_publish_without_items_is_a_400_with_the_reason(api, user):
-    experiment = services.experiment_create(owner=user, title="E", conditions=[{"title": "T", "design": "likert"}])
+    experiment = authoring.experiment_create(owner=user, title="E", conditions=[{"title": "T", "design": "likert"}])
     response = api.post(f"/api/studies/{experiment.studies.get().slug}/publish/")
     assert response.status_code == 400 and "no items" in response.json()["status"]
 
@@ -98,10 +101,10 @@ def test_import_upload_succeeds_and_bad_upload_names_line_and_writes_nothing(api
 
 def test_export_streams_tidy_csv_for_the_owner(api, make_study):
     study = make_study("likert", raters_per_item=1)
-    worker = services.rater_get_or_create(platform="prolific", external_id="p1")
-    assignment = services.assignment_start(study=study, rater=worker)
+    worker = rater_entry.rater_get_or_create(platform="prolific", external_id="p1")
+    assignment = rater_entry.assignment_start(study=study, rater=worker)
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                 answers={c: dict.fromkeys(slot.response_order, 5) for c in ("readability", "coherence")})
     response = api.get(f"/api/studies/{study.slug}/ratings/?format=csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
@@ -128,10 +131,10 @@ def test_export_command_names_raters_by_pseudonym_unless_raw_ids(make_study, tmp
     from django.core.management import call_command
 
     study = make_study("likert", raters_per_item=1)
-    worker = services.rater_get_or_create(platform="mturk", external_id="=cmd|' /C calc'!A0")
-    assignment = services.assignment_start(study=study, rater=worker)
+    worker = rater_entry.rater_get_or_create(platform="mturk", external_id="=cmd|' /C calc'!A0")
+    assignment = rater_entry.assignment_start(study=study, rater=worker)
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                 answers={c: dict.fromkeys(slot.response_order, 4) for c in ("readability", "coherence")})
     out = tmp_path / "ratings.csv"
     call_command("export_ratings", "--study", study.slug, "-o", str(out))

@@ -8,8 +8,11 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from studies import selectors, services
+from studies.authoring import services as authoring
 from studies.models import Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
 
@@ -55,7 +58,7 @@ def test_duplicate_delete_and_the_state_operations(api, make_study):
     copy = Study.objects.get(slug=response.json()["slug"])
     assert copy.title == "Second run" and copy.items.count() == study.items.count()
     assert api.post(f"/api/studies/{study.slug}/delete/").status_code == 400
-    other = services.experiment_create(owner=study.experiment.owner, title="Next year", slug="next-year")
+    other = authoring.experiment_create(owner=study.experiment.owner, title="Next year", slug="next-year")
     response = api.post(f"/api/studies/{study.slug}/duplicate/", {"experiment": "next-year"}, format="json")
     assert response.status_code == 201 and response.json()["experiment"] == "next-year"
     assert other.studies.count() == 1
@@ -67,7 +70,7 @@ def test_duplicate_delete_and_the_state_operations(api, make_study):
     assert api.get(f"/api/studies/{study.slug}/").json()["paused"] is True
     assert api.post(f"/api/studies/{study.slug}/resume/").json()["paused"] is False
     assert api.post(f"/api/studies/{study.slug}/reopen/").status_code == 400
-    services.study_close(study=study)
+    authoring.study_close(study=study)
     assert api.post(f"/api/studies/{study.slug}/reopen/").json()["status"] == "published"
 
 
@@ -77,9 +80,9 @@ def test_pay_plan_reports_rate_and_cost(api, make_study):
     plan = api.get(f"/api/studies/{study.slug}/pay-plan/").json()
     # 6 items x 2 raters / 3 per rater = 4 places; $1 for 4 minutes is $15 an hour
     assert (plan["places"], plan["hourly_rate"], plan["total_rewards"], plan["source"]) == (4, "15.00", "4.00", "estimate")
-    assignment = services.assignment_start(study=study, rater=rater("w1"))
+    assignment = rater_entry.assignment_start(study=study, rater=rater("w1"))
     answer_all(assignment)
-    services.assignment_submit(assignment=assignment, total_seconds=300)
+    answering.assignment_submit(assignment=assignment, total_seconds=300)
     plan = api.get(f"/api/studies/{study.slug}/pay-plan/").json()
     assert (plan["source"], plan["minutes"], Decimal(plan["hourly_rate"])) == ("pilot", 5.0, Decimal("12.00"))
 
@@ -102,9 +105,9 @@ def test_collaborators_by_owner_only_and_invisible_to_others(api, user, make_stu
 
 def test_browser_pages_items_with_pseudonyms_unless_raw_ids(api, make_study, other_user):
     study = make_study("likert", raters_per_item=1, items_per_assignment=6)
-    assignment = services.assignment_start(study=study, rater=rater("worker-7"))
+    assignment = rater_entry.assignment_start(study=study, rater=rater("worker-7"))
     answer_all(assignment, value=2)
-    services.assignment_submit(assignment=assignment, total_seconds=60)
+    answering.assignment_submit(assignment=assignment, total_seconds=60)
     body = api.get(f"/api/studies/{study.slug}/browse/").json()
     assert (body["count"], body["pages"], len(body["results"])) == (6, 1, 6)
     line = body["results"][0]["ratings"][0]

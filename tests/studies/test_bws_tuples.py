@@ -1,4 +1,4 @@
-"""The bws_tuples design (studies.bws_tuples): tuples built and stored at item build, best/worst
+"""The bws_tuples design (studies.designs.bws_tuples): tuples built and stored at item build, best/worst
 picks stored once, counting scores against a hand computation, and the report, export, API and
 live panel that show them."""
 import csv
@@ -13,9 +13,14 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils.html import escape
 
-from studies import bws_tuples, form_tokens, services
-from studies.bws_tuples import tuple_field
+from studies.authoring import services as authoring
+from studies.designs import bws_tuples_report
+from studies.designs.bws_tuples import tuple_field
+from studies.errors import StudyStateError
 from studies.models import Assignment, BestWorstChoice, Response, StudyItemResponse
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.rating import form_tokens, invites
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -30,7 +35,7 @@ def members(study):
 
 
 def start(study, name):
-    return services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=name))
+    return rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name))
 
 
 def test_items_are_balanced_tuples_of_single_responses_with_their_own_conversations(make_study):
@@ -46,7 +51,7 @@ def test_items_are_balanced_tuples_of_single_responses_with_their_own_conversati
     assert max(conversations_per_tuple) > 1  # members come from different conversations
     # seeded and stored: rebuilding gives the same tuples
     draft = make_study("bws_tuples", publish=False)
-    services.study_items_build(study=draft, corpus=responses.first().conversation.corpus,
+    authoring.study_items_build(study=draft, corpus=responses.first().conversation.corpus,
                                systems=["seq2seq", "hred", "thred"], reference_system="human")
     assert list(members(draft).values()) == list(tuples.values())
 
@@ -55,9 +60,9 @@ def test_items_are_balanced_tuples_of_single_responses_with_their_own_conversati
                                                ({"tuple_size": 2}, "design_config.tuple_size"),
                                                ({"factor": 0}, "design_config.factor")])
 def test_bad_tuple_settings_are_refused_naming_the_field(user, config, field):
-    experiment = services.experiment_create(owner=user, title="E")
+    experiment = authoring.experiment_create(owner=user, title="E")
     with pytest.raises(ValidationError) as error:
-        services.study_create(experiment=experiment, title="t", design="bws_tuples", design_config=config)
+        authoring.study_create(experiment=experiment, title="t", design="bws_tuples", design_config=config)
     assert field in error.value.message_dict
 
 
@@ -67,15 +72,15 @@ def test_picks_are_validated_and_a_double_submit_stores_once(make_study):
     slot = assignment.assignment_items.order_by("position").first()
     a, b, c, _ = slot.response_order
     with pytest.raises(ValidationError) as error:
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                   answers={"readability": {"best": a, "worst": a}, "coherence": {"best": a, "worst": 999999}})
     assert set(error.value.message_dict) == {"readability", tuple_field("worst", "coherence")}
     assert BestWorstChoice.objects.count() == 0
     answers = {"readability": {"best": a, "worst": b}, "coherence": {"best": c, "worst": a}}
     for _ in range(2):
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert BestWorstChoice.objects.count() == 2
-    bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                               answers={**answers, "readability": {"best": b, "worst": a}})
     assert BestWorstChoice.objects.filter(criterion__name="readability").values_list("best", "worst").get() == (b, a)
 
@@ -89,9 +94,9 @@ def test_counting_scores_and_system_means_equal_a_hand_computation(make_study):
             order = slot.response_order
             best, worst = (order[0], order[1]) if assignment is one else (order[2], order[0])
             picks.setdefault(assignment.pk, []).append((order, best, worst))
-            bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={c: {"best": best, "worst": worst} for c in CRITERIA})
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
     # by hand: appearances, best and worst per response over the four annotations
     seen, best_n, worst_n = Counter(), Counter(), Counter()
     for rows in picks.values():
@@ -100,7 +105,7 @@ def test_counting_scores_and_system_means_equal_a_hand_computation(make_study):
             best_n[best] += 1
             worst_n[worst] += 1
     expected = {r: (best_n[r] - worst_n[r]) / seen[r] for r in seen}
-    report = bws_tuples.tuples_report(type(study).objects.filter(pk=study.pk), trials=10)
+    report = bws_tuples_report.tuples_report(type(study).objects.filter(pk=study.pk), trials=10)
     entry = next(e for e in report if e["criterion"] == "readability")
     assert {r["response"]: r["score"] for r in entry["responses"]} == pytest.approx(expected, abs=1e-12)
     assert {r["response"]: r["appearances"] for r in entry["responses"]} == dict(seen)
@@ -121,9 +126,9 @@ def _rate_everything(study, raters, rng):
         for slot in assignment.assignment_items.all():
             seen = {r: quality[r] + rng.normal(0, 0.5) for r in slot.response_order}
             ordered = sorted(seen, key=seen.get)
-            bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id,
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                       answers={c: {"best": ordered[-1], "worst": ordered[0]} for c in CRITERIA})
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
 
 
 def test_report_export_api_and_live_panel_show_the_tuple_scores(client, api, user, make_study):
@@ -165,7 +170,7 @@ def test_report_export_api_and_live_panel_show_the_tuple_scores(client, api, use
 def test_rater_pages_show_each_member_with_its_context_and_refuse_the_same_pick(make_study):
     study = make_study("bws_tuples", raters_per_item=2, items_per_assignment=2)
     client = Client()
-    invite = services.invite_create(study=study)
+    invite = invites.invite_create(study=study)
     response = client.get(f"/r/{study.slug}/?invite={invite.token}")
     token = response["Location"].split("/")[3]
     page = client.get(f"/r/a/{token}/").content.decode()
@@ -193,7 +198,7 @@ def test_rater_pages_show_each_member_with_its_context_and_refuse_the_same_pick(
 
 
 def test_an_experiment_with_a_likert_and_a_tuples_condition_reports_both(client, api, user, make_study):
-    experiment = services.experiment_create(owner=user, title="Two conditions")
+    experiment = authoring.experiment_create(owner=user, title="Two conditions")
     likert = make_study("likert", raters_per_item=2, items_per_assignment=6, experiment=experiment)
     tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48, experiment=experiment)
     rng = np.random.default_rng(3)
@@ -201,9 +206,9 @@ def test_an_experiment_with_a_likert_and_a_tuples_condition_reports_both(client,
     for i in range(2):
         assignment = start(likert, f"l{i}")
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: int(rng.integers(1, 7)) for r in slot.response_order} for c in CRITERIA})
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
     report = api.get(f"/api/experiments/{experiment.slug}/report/").json()
     assert [e["condition"] for e in report["bws_tuples"]] == [tuples.slug, tuples.slug]
     cells = {(r["condition"], r["criterion"]): r for r in report["tables"]["table1"]}
@@ -231,5 +236,5 @@ def test_researcher_preview_and_mturk_preview_show_a_tuple_and_store_nothing(cli
 def test_publish_refuses_a_tuple_without_its_members(make_study):
     study = make_study("bws_tuples", publish=False)
     StudyItemResponse.objects.filter(item=study.items.first(), position=0).delete()
-    with pytest.raises(services.StudyStateError, match="1 tuple"):
-        services.study_publish(study=study)
+    with pytest.raises(StudyStateError, match="1 tuple"):
+        authoring.study_publish(study=study)

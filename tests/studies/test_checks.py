@@ -1,4 +1,4 @@
-"""Attention checks and gold items (studies.checks): definitions refused with the field named,
+"""Attention checks and gold items (studies.rating.checks): definitions refused with the field named,
 placement (set and seeded random), scoring of each rule kind at submit, exclusion from every
 analysis input, and flagged raters left out of the report's "without flagged raters" tables."""
 import io
@@ -7,9 +7,17 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import checks, export_selectors, selectors, services
 from studies.analysis.report import ReportOptions, build_report
+from studies.authoring import selectors as study_selectors
+from studies.authoring import services as authoring
+from studies.errors import StudyStateError
 from studies.models import Assignment, Study, StudyItem
+from studies.rating import answers as answering
+from studies.rating import checks
+from studies.rating import entry as rater_entry
+from studies.rating import selectors as rater_selectors
+from studies.reports import export_selectors
+from studies.reports import selectors as report_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +26,7 @@ LIKERT_TEXTS = ["This is an attention check: please choose 2 for this response."
 
 
 def rater(name):
-    return services.rater_get_or_create(platform="invite", external_id=name)
+    return rater_entry.rater_get_or_create(platform="invite", external_id=name)
 
 
 def add_check(study, rules, *, kind="instructed", texts=None, **extra):
@@ -37,9 +45,9 @@ def answer(assignment, check_answer, regular=3):
             per_response = {r: i + 1 for i, r in enumerate(slot.response_order)}
         else:
             per_response = dict.fromkeys(slot.response_order, regular)
-        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                 answers={name: per_response for name in names})
-    return services.assignment_submit(assignment=assignment)
+    return answering.assignment_submit(assignment=assignment)
 
 
 def canonical(item):
@@ -83,24 +91,24 @@ def test_check_items_survive_an_item_rebuild_and_do_not_count_as_items(draft, co
     assert check.position >= checks.CHECK_POSITION_BASE
     assert check.check_rules == [{"response": canonical(check)[0], "value": 2.0}]
     assert checks.rules_display(check) == [{"response": 1, "value": 2.0}]
-    services.study_items_build(study=draft, corpus=corpus, systems=["hred"], reference_system="human", limit=2)
+    authoring.study_items_build(study=draft, corpus=corpus, systems=["hred"], reference_system="human", limit=2)
     assert draft.items.filter(check_kind="").count() == 2
     assert StudyItem.objects.filter(pk=check.pk).exists()
 
 
 def test_a_study_with_only_check_items_cannot_be_published(user):
-    experiment = services.experiment_create(owner=user, title="E")
-    study = services.study_create(experiment=experiment, title="S", design="likert")
+    experiment = authoring.experiment_create(owner=user, title="E")
+    study = authoring.study_create(experiment=experiment, title="S", design="likert")
     add_check(study, [{"response": 1, "value": 2}])
-    with pytest.raises(services.StudyStateError, match="no items"):
-        services.study_publish(study=study)
+    with pytest.raises(StudyStateError, match="no items"):
+        authoring.study_publish(study=study)
 
 
 def test_checks_are_set_only_in_draft(make_study):
     study = make_study("likert")
-    with pytest.raises(services.StudyStateError, match="published"):
+    with pytest.raises(StudyStateError, match="published"):
         add_check(study, [{"response": 1, "value": 2}])
-    with pytest.raises(services.StudyStateError):
+    with pytest.raises(StudyStateError):
         checks.study_checks_configure(study=study, per_assignment=1)
 
 
@@ -118,8 +126,8 @@ def test_checks_at_set_positions(draft):
     for _ in range(3):
         add_check(draft, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=draft, positions="2, 5")
-    services.study_publish(study=draft)
-    assignment = services.assignment_start(study=draft, rater=rater("w1"), seed=3)
+    authoring.study_publish(study=draft)
+    assignment = rater_entry.assignment_start(study=draft, rater=rater("w1"), seed=3)
     kinds = list(assignment.assignment_items.order_by("position").values_list("item__check_kind", flat=True))
     assert len(kinds) == 4 + 2
     assert [i for i, k in enumerate(kinds) if k] == [1, 4]
@@ -141,17 +149,17 @@ def test_random_positions_are_seeded_and_vary_between_raters(draft):
 def test_checks_do_not_take_item_slots_or_room(make_study):
     study = make_study("likert", publish=False, raters_per_item=1, items_per_assignment=6)
     add_check(study, [{"response": 1, "value": 2}])
-    services.study_publish(study=study)
-    services.assignment_start(study=study, rater=rater("w1"), seed=1)
-    assert not selectors.study_has_room(study)  # the 6 regular items have their one rater
-    assert selectors.study_progress(study)["items"] == 6
+    authoring.study_publish(study=study)
+    rater_entry.assignment_start(study=study, rater=rater("w1"), seed=1)
+    assert not rater_selectors.study_has_room(study)  # the 6 regular items have their one rater
+    assert study_selectors.study_progress(study)["items"] == 6
 
 
 # --- scoring ------------------------------------------------------------------------------------------
 
 def _scored(study, check_answer):
-    services.study_publish(study=study)
-    assignment = services.assignment_start(study=study, rater=rater("w1"), seed=2)
+    authoring.study_publish(study=study)
+    assignment = rater_entry.assignment_start(study=study, rater=rater("w1"), seed=2)
     return answer(assignment, check_answer)
 
 
@@ -184,8 +192,8 @@ def test_magnitude_ordering_rule(make_study):
     assert (done.checks_shown, done.checks_passed) == (1, 1)
     study2 = make_study("rme", publish=False)
     add_check(study2, [{"greater": 1, "than": 2}], kind="gold", texts=["Leeds.", "Bananas."], reference="A town.")
-    services.study_publish(study=study2)
-    a = services.assignment_start(study=study2, rater=rater("w2"), seed=2)
+    authoring.study_publish(study=study2)
+    a = rater_entry.assignment_start(study=study2, rater=rater("w2"), seed=2)
     assert answer(a, lambda slot: _by_number(slot, [20, 150])).checks_failed
 
 
@@ -202,21 +210,21 @@ def test_pass_rate_threshold_flags_below_the_minimum(draft):
     for _ in range(4):
         add_check(draft, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=draft, per_assignment=4, min_pass_rate=0.75)
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     seen = []
 
     def three_of_four(slot):
         seen.append(slot.item_id)
         return _by_number(slot, [2 if len(seen) > 1 else 6, 3])
-    a = answer(services.assignment_start(study=draft, rater=rater("w1"), seed=2), three_of_four)
+    a = answer(rater_entry.assignment_start(study=draft, rater=rater("w1"), seed=2), three_of_four)
     assert (a.checks_shown, a.checks_passed, a.checks_failed) == (4, 3, False)
-    b = answer(services.assignment_start(study=draft, rater=rater("w2"), seed=3), lambda s: _by_number(s, [6, 3]))
+    b = answer(rater_entry.assignment_start(study=draft, rater=rater("w2"), seed=3), lambda s: _by_number(s, [6, 3]))
     assert (b.checks_passed, b.checks_failed) == (0, True)
 
 
 def test_no_check_items_no_score(make_study):
     study = make_study("likert")
-    done = answer(services.assignment_start(study=study, rater=rater("w1"), seed=1), None)
+    done = answer(rater_entry.assignment_start(study=study, rater=rater("w1"), seed=1), None)
     assert (done.checks_shown, done.checks_passed, done.checks_failed) == (None, None, False)
 
 
@@ -225,9 +233,9 @@ def test_no_check_items_no_score(make_study):
 def _three_raters(draft):
     add_check(draft, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=draft, per_assignment=1)
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     for n, check_value in enumerate((2, 2, 5)):
-        a = services.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n)
+        a = rater_entry.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n)
         answer(a, lambda slot, v=check_value: _by_number(slot, [v, v]))
     return Study.objects.filter(pk=draft.pk)
 
@@ -239,24 +247,24 @@ def answer_varied(assignment, check_answer):
     for slot in assignment.assignment_items.select_related("item"):
         per_response = (check_answer(slot) if slot.item.check_kind else
                         {r: 1 + (slot.item.position + i) % 6 for i, r in enumerate(slot.response_order)})
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={n: per_response for n in names})
-    return services.assignment_submit(assignment=assignment)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={n: per_response for n in names})
+    return answering.assignment_submit(assignment=assignment)
 
 
 def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
     add_check(draft, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=draft, per_assignment=1)
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     check = draft.items.get(check_kind="instructed")
     for n in range(3):
-        answer_varied(services.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n),
+        answer_varied(rater_entry.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n),
                       lambda slot: _by_number(slot, [2, 2]))
     studies = Study.objects.filter(pk=draft.pk)
     assert check.ratings.count() == 3 * 2 * 2  # stored like the others
-    frame = selectors.ratings_frame(studies)
+    frame = report_selectors.ratings_frame(studies)
     assert len(frame) and check.pk not in set(frame["item"])
     assert all(row["conversation"] != check.conversation.external_id for row in export_selectors.ratings_export_rows(studies))
-    from studies.live_selectors import live_frame
+    from studies.reports.live_selectors import live_frame
     live = live_frame(draft)
     assert len(live) == len(frame) and not set(live["unit"]) & set(canonical(check))
 
@@ -264,19 +272,19 @@ def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
 def test_failed_raters_are_flagged_and_left_out_of_the_without_flagged_tables(draft):
     add_check(draft, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=draft, per_assignment=1)
-    services.study_publish(study=draft)
-    assignments = [answer_varied(services.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n),
+    authoring.study_publish(study=draft)
+    assignments = [answer_varied(rater_entry.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n),
                                  lambda slot, v=v: _by_number(slot, [v, v]))
                    for n, v in enumerate((2, 2, 5))]
     failed = assignments[2]
     assert failed.checks_failed and not assignments[0].checks_failed
     studies = Study.objects.filter(pk=draft.pk)
-    frame = selectors.ratings_frame(studies)
-    full = build_report(frame, selectors.report_conditions(studies))
+    frame = report_selectors.ratings_frame(studies)
+    full = build_report(frame, report_selectors.report_conditions(studies))
     rows = {r["rater"]: r for r in full.raters}
     assert rows[failed.rater_id]["flagged"] and rows[failed.rater_id]["failed_checks"]
     assert not rows[assignments[0].rater_id]["failed_checks"]
-    without = build_report(frame, selectors.report_conditions(studies), ReportOptions(exclude_flagged=True))
+    without = build_report(frame, report_selectors.report_conditions(studies), ReportOptions(exclude_flagged=True))
     assert failed.rater_id in without.excluded_raters
     assert assignments[0].rater_id not in without.excluded_raters
 
@@ -365,7 +373,7 @@ def test_api_creates_lists_configures_and_refuses_after_publishing(api, draft):
     assert settings.json() == {"per_assignment": 1, "positions": [], "min_pass_rate": 1.0}
     listed = api.get(base).json()
     assert [i["kind"] for i in listed["items"]] == ["gold"] and listed["flagged"] == []
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     refused = api.post(base + f"{made.json()['id']}/delete/", format="json")
     assert refused.status_code == 400 and "published" in refused.json()["status"]
     assert "/api/studies/{slug}/checks/create/" in api.get("/api/schema/?format=json").content.decode()
@@ -393,7 +401,7 @@ def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(clien
     checks.study_checks_configure(study=draft, positions="2")
     draft.platform = "prolific"
     draft.save(update_fields=["platform"])
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     assignment = enter(client, draft, "PROLIFIC_PID=P1&SESSION_ID=S1")
     slots = list(assignment.assignment_items.select_related("item").order_by("position"))
     assert [s.item.check_kind for s in slots] == ["", "instructed", "", "", ""]  # 4 items + 1 check
@@ -418,7 +426,7 @@ def test_a_prolific_rater_who_fails_the_checks_gets_the_screened_out_code(make_s
     study.save(update_fields=["platform_config"])
     add_check(study, [{"response": 1, "value": 2}])
     checks.study_checks_configure(study=study, per_assignment=1)
-    services.study_publish(study=study)
-    prolific = services.rater_get_or_create(platform="prolific", external_id="p1")
-    done = answer(services.assignment_start(study=study, rater=prolific, seed=2), lambda slot: _by_number(slot, given))
+    authoring.study_publish(study=study)
+    prolific = rater_entry.rater_get_or_create(platform="prolific", external_id="p1")
+    done = answer(rater_entry.assignment_start(study=study, rater=prolific, seed=2), lambda slot: _by_number(slot, given))
     assert done.screened_out is (code == "C1SCREENED") and done.completion_code == code

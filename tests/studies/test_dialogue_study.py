@@ -17,9 +17,12 @@ from scipy import stats
 
 from metrics.models import Metric, MetricModel, MetricScore
 from metrics.selectors import compute_human_metric_report
-from studies import services
 from studies.analysis.icc import icc
+from studies.authoring import services as authoring
+from studies.corpora import services as corpus_imports
 from studies.models import AssignmentItem, Conversation, Rating, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.studies.test_import_dialogue import dump, fed_dialogue
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +48,7 @@ def fed_corpus(api):
 
 @pytest.fixture
 def dialogue_study(api, user, fed_corpus):
-    experiment = services.experiment_create(owner=user, title="Dialogue judging")
+    experiment = authoring.experiment_create(owner=user, title="Dialogue judging")
     created = api.post(
         "/api/studies/create/",
         {
@@ -73,8 +76,8 @@ def rate_everything(study: Study) -> None:
     rng = np.random.default_rng(7)  # a rater bias plus noise: a realistic, non-degenerate ICC
     for r in range(N_RATERS):
         bias = (r % 3) - 1
-        rater = services.rater_get_or_create(platform="invite", external_id=f"rater-{r}")
-        assignment = services.assignment_start(study=study, rater=rater, seed=r)
+        rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"rater-{r}")
+        assignment = rater_entry.assignment_start(study=study, rater=rater, seed=r)
         for slot in AssignmentItem.objects.filter(assignment=assignment).select_related("item"):
             assert slot.response_order == [slot.item.conversation_id]  # the dialogue itself is the target
             cid = slot.item.conversation_id
@@ -82,9 +85,9 @@ def rate_everything(study: Study) -> None:
                 c: {cid: int(min(5, max(1, round(latent(cid, c) + bias + rng.normal(0, 0.9)))))}
                 for c in ("readability", "coherence")
             }
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)  # double submit
-        services.assignment_submit(assignment=assignment)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)  # double submit
+        answering.assignment_submit(assignment=assignment)
 
 
 def exported(api, slug) -> pd.DataFrame:
@@ -168,44 +171,44 @@ def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, 
 
 
 def test_dialogue_units_refuse_bme_and_rme_needs_an_anchor(api, user, fed_corpus):
-    experiment = services.experiment_create(owner=user, title="Refusals")
+    experiment = authoring.experiment_create(owner=user, title="Refusals")
     with pytest.raises(ValidationError) as refused:
-        services.study_create(experiment=experiment, title="x", design="bme", unit="dialogue")
+        authoring.study_create(experiment=experiment, title="x", design="bme", unit="dialogue")
     assert "BME is not offered for dialogue units" in str(refused.value.message_dict["unit"])
-    rme = services.study_create(experiment=experiment, title="rme", design="rme", unit="dialogue")
+    rme = authoring.study_create(experiment=experiment, title="rme", design="rme", unit="dialogue")
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
     with pytest.raises(ValidationError) as no_anchor:
-        services.study_items_build(study=rme, corpus=corpus)
+        authoring.study_items_build(study=rme, corpus=corpus)
     assert "anchor dialogue" in str(no_anchor.value)
-    count = services.study_items_build(study=rme, corpus=corpus, reference_system="meena")
+    count = authoring.study_items_build(study=rme, corpus=corpus, reference_system="meena")
     anchor = Conversation.objects.filter(corpus=corpus, metadata__system="meena").order_by("id").first()
     assert count == N_DIALOGUES - 1 and not rme.items.filter(conversation=anchor).exists()
     assert set(rme.items.values_list("reference_conversation", "reference_value")) == {(anchor.pk, 100)}
-    services.study_publish(study=rme)
+    authoring.study_publish(study=rme)
     items = api.get(f"/api/studies/{rme.slug}/items/").json()["results"]
     assert {i["reference_conversation"] for i in items} == {anchor.external_id}
     assert all(i["responses"] == [] for i in items)
 
 
 def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus):
-    experiment = services.experiment_create(owner=user, title="RME dialogues")
-    study = services.study_create(
+    experiment = authoring.experiment_create(owner=user, title="RME dialogues")
+    study = authoring.study_create(
         experiment=experiment, title="rme", design="rme", unit="dialogue", raters_per_item=1, items_per_assignment=3
     )
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
-    services.study_items_build(study=study, corpus=corpus, reference_conversation="fed-d0", limit=3)
-    services.study_publish(study=study)
-    assignment = services.assignment_start(
-        study=study, rater=services.rater_get_or_create(platform="invite", external_id="me")
+    authoring.study_items_build(study=study, corpus=corpus, reference_conversation="fed-d0", limit=3)
+    authoring.study_publish(study=study)
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="me")
     )
     for slot in assignment.assignment_items.select_related("item"):
-        services.ratings_record(
+        answering.ratings_record(
             assignment=assignment,
             item_id=slot.item_id,
             answers={c: {slot.item.conversation_id: 200} for c in ("readability", "coherence")},
         )
-    services.assignment_submit(assignment=assignment)
-    from studies.selectors import ratings_frame
+    answering.assignment_submit(assignment=assignment)
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     assert len(frame) == 6 and np.allclose(frame["score"], np.log10(2.0))
@@ -214,7 +217,7 @@ def test_rme_dialogue_ratings_are_normalised_against_the_anchor(user, fed_corpus
 
 
 def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(client, user):
-    experiment = services.experiment_create(owner=user, title="Form", slug="form")
+    experiment = authoring.experiment_create(owner=user, title="Form", slug="form")
     client.force_login(user)
     form = {
         "title": "Dialogues",
@@ -238,9 +241,9 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
 
 
 def test_check_items_are_refused_for_dialogue_studies(user):
-    experiment = services.experiment_create(owner=user, title="Checks")
-    study = services.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
-    from studies import checks
+    experiment = authoring.experiment_create(owner=user, title="Checks")
+    study = authoring.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
+    from studies.rating import checks
 
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])
@@ -253,7 +256,7 @@ def test_human_vs_metric_on_an_imported_fed_dialogue_benchmark_equals_the_file(u
     for i, record in enumerate(records):  # vary the scores so that the correlations are not degenerate
         record["annotations"]["Overall"] = [(i * 3 + k) % 5 for k in range(3)]
     records[5]["annotations"]["Overall"] = []  # a missing value: the dialogue drops out of this quality only
-    summary = services.dialogues_import(stream=io.BytesIO(dump(records)), source_name="fed-bench.json", owner=user)
+    summary = corpus_imports.dialogues_import(stream=io.BytesIO(dump(records)), source_name="fed-bench.json", owner=user)
     study = summary.benchmark_study
     metric = Metric.objects.create(key="self-eval-bench", name="SelF-Eval", level="dialogue", kind="learned")
     model = MetricModel.objects.create(metric=metric, name="self-eval-bench")
@@ -287,8 +290,8 @@ def test_researcher_preview_of_a_dialogue_item_shows_the_whole_dialogue(client, 
 
 
 def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
-    experiment = services.experiment_create(owner=user, title="BWS dialogues")
-    study = services.study_create(
+    experiment = authoring.experiment_create(owner=user, title="BWS dialogues")
+    study = authoring.study_create(
         experiment=experiment,
         title="bws",
         design="bws",
@@ -298,31 +301,31 @@ def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
         items_per_assignment=5,
     )
     corpus = Conversation.objects.filter(corpus__slug=fed_corpus).first().corpus
-    assert services.study_items_build(study=study, corpus=corpus, seed=3) == N_DIALOGUES // 3
+    assert authoring.study_items_build(study=study, corpus=corpus, seed=3) == N_DIALOGUES // 3
     shown = [list(item.item_conversations.values_list("conversation_id", flat=True)) for item in study.items.all()]
     assert all(len(group) == 3 for group in shown)
     flat = [cid for group in shown for cid in group]
     assert len(set(flat)) == len(flat)  # each dialogue on one screen only: a rater's rating of it is unique
-    services.study_publish(study=study)
+    authoring.study_publish(study=study)
     ranks = {}
     for r in range(2):
-        rater = services.rater_get_or_create(platform="invite", external_id=f"bws-{r}")
-        assignment = services.assignment_start(study=study, rater=rater, seed=r)
+        rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"bws-{r}")
+        assignment = rater_entry.assignment_start(study=study, rater=rater, seed=r)
         for slot in assignment.assignment_items.all():
             assert sorted(slot.response_order) == sorted(dialogue_targets(slot.item_id))
             with pytest.raises(ValidationError):  # a tie is refused, nothing stored
-                services.ratings_record(
+                answering.ratings_record(
                     assignment=assignment,
                     item_id=slot.item_id,
                     answers={c: dict.fromkeys(slot.response_order, 1) for c in ("readability", "coherence")},
                 )
             given = {cid: (i + r) % 3 + 1 for i, cid in enumerate(slot.response_order)}
-            services.ratings_record(
+            answering.ratings_record(
                 assignment=assignment, item_id=slot.item_id, answers={c: given for c in ("readability", "coherence")}
             )
             ranks.update({(r, cid): rank for cid, rank in given.items()})
-        services.assignment_submit(assignment=assignment)
-    from studies.selectors import ratings_frame
+        answering.assignment_submit(assignment=assignment)
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     assert len(frame) == 2 * len(flat) * 2 and set(frame["unit"]) == set(flat)
@@ -339,7 +342,9 @@ def test_bws_ranks_disjoint_tuples_of_whole_dialogues(api, user, fed_corpus):
 
 
 def dialogue_targets(item_id: int) -> list[int]:
-    from studies.dialogue_studies import item_targets
+    from studies.designs import unit_for
+
+    item_targets = unit_for("dialogue").item_targets
 
     return item_targets([item_id])[item_id]
 

@@ -1,4 +1,4 @@
-"""The researcher's workflow services (studies.editing) and pay planning (studies.planning): what may
+"""The researcher's workflow services (studies.authoring.editing) and pay planning (studies.authoring.planning): what may
 change when, duplicate, delete, re-open, pause/resume, collaborators, hourly rate and cost."""
 from datetime import timedelta
 from decimal import Decimal
@@ -8,8 +8,12 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from studies import editing, planning, services
+from studies.authoring import editing, planning
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rating, Study, StudyItemResponse
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
 
@@ -17,9 +21,9 @@ pytestmark = pytest.mark.django_db
 
 
 def submitted(study, name, seconds):
-    assignment = services.assignment_start(study=study, rater=rater(name))
+    assignment = rater_entry.assignment_start(study=study, rater=rater(name))
     answer_all(assignment)
-    return services.assignment_submit(assignment=assignment, total_seconds=seconds)
+    return answering.assignment_submit(assignment=assignment, total_seconds=seconds)
 
 
 def test_a_draft_changes_everything_and_a_design_change_drops_its_items(make_study):
@@ -33,7 +37,7 @@ def test_a_draft_changes_everything_and_a_design_change_drops_its_items(make_stu
     study.refresh_from_db()
     assert (study.title, study.design, study.design_config) == ("Renamed", "rme", {"reference_value": 50, "min": 0, "max": 500})
     assert list(study.criteria.values_list("name", "question")) == [
-        ("fluency", "How fluent?"), ("coherence", services.DEFAULT_CRITERIA[1]["question"])]
+        ("fluency", "How fluent?"), ("coherence", authoring.DEFAULT_CRITERIA[1]["question"])]
     assert (study.reward, study.estimated_minutes, study.raters_per_item) == (Decimal("1.50"), 12, 5)
     assert study.platform_config["time_limit_minutes"] == 45 and "closes_at" in study.platform_config
     assert study.items.count() == 0 and notes and "build them again" in notes[0]
@@ -58,7 +62,7 @@ def test_after_publishing_only_text_and_limits_change_and_the_reason_is_given(ma
 
 def test_a_draft_that_a_rater_started_keeps_its_structure(make_study):
     study = make_study("likert")
-    services.assignment_start(study=study, rater=rater("w1"))
+    rater_entry.assignment_start(study=study, rater=rater("w1"))
     assert "1 rater(s) have started" not in (editing.structure_lock_reason(study) or "")  # published says that first
     Study.objects.filter(pk=study.pk).update(status="draft", published_at=None)
     study.refresh_from_db()
@@ -106,47 +110,47 @@ def test_duplicate_copies_settings_and_items_but_no_raters(make_study):
     assert [(i.conversation_id, i.reference_response_id, i.reference_value) for i in copy.items.order_by("position")] == original
     assert StudyItemResponse.objects.filter(item__study=copy).count() == StudyItemResponse.objects.filter(item__study=study).count()
     assert not copy.assignments.exists() and Rating.objects.filter(item__study=copy).count() == 0
-    assert services.study_publish(study=copy).status == "published"
+    assert authoring.study_publish(study=copy).status == "published"
 
 
 def test_only_drafts_without_raters_are_deleted(make_study):
     draft, published = make_study("likert", publish=False), make_study("bws")
     assert editing.study_delete(study=draft) == "likert study"
     assert not Study.objects.filter(pk=draft.pk).exists()
-    with pytest.raises(services.StudyStateError, match="only drafts"):
+    with pytest.raises(StudyStateError, match="only drafts"):
         editing.study_delete(study=published)
     assert Study.objects.filter(pk=published.pk).exists()
 
 
 def test_pause_refuses_new_raters_lets_started_ones_go_on_and_resume_restores(make_study):
     study = make_study("likert", raters_per_item=5, items_per_assignment=3)
-    started = services.assignment_start(study=study, rater=rater("w1"))
+    started = rater_entry.assignment_start(study=study, rater=rater("w1"))
     study = editing.study_pause(study=study)
     assert study.paused_at is not None
-    with pytest.raises(services.AssignmentRefused, match="paused") as refusal:
-        services.assignment_start(study=study, rater=rater("w2"))
-    assert refusal.value.reason == services.AssignmentRefused.CLOSED
-    assert services.assignment_start(study=study, rater=rater("w1")).pk == started.pk  # resumes
+    with pytest.raises(AssignmentRefused, match="paused") as refusal:
+        rater_entry.assignment_start(study=study, rater=rater("w2"))
+    assert refusal.value.reason == AssignmentRefused.CLOSED
+    assert rater_entry.assignment_start(study=study, rater=rater("w1")).pk == started.pk  # resumes
     answer_all(started)
-    assert services.assignment_submit(assignment=started).status == "submitted"
+    assert answering.assignment_submit(assignment=started).status == "submitted"
     editing.study_resume(study=study)
-    assert services.assignment_start(study=study, rater=rater("w2")).status == "started"
+    assert rater_entry.assignment_start(study=study, rater=rater("w2")).status == "started"
     draft = make_study("bws", publish=False)
-    with pytest.raises(services.StudyStateError, match="not published"):
+    with pytest.raises(StudyStateError, match="not published"):
         editing.study_pause(study=draft)
 
 
 def test_reopen_a_closed_study_unless_it_would_close_again(make_study):
     study = make_study("likert")
-    services.study_close(study=study)
+    authoring.study_close(study=study)
     study = editing.study_reopen(study=study)
     assert (study.status, study.closed_at) == ("published", None)
-    services.study_close(study=study)
+    authoring.study_close(study=study)
     config = {**study.platform_config, "closes_at": (timezone.now() - timedelta(hours=1)).isoformat()}
     Study.objects.filter(pk=study.pk).update(platform_config=config)
-    with pytest.raises(services.StudyStateError, match="deadline has passed"):
+    with pytest.raises(StudyStateError, match="deadline has passed"):
         editing.study_reopen(study=study)
-    with pytest.raises(services.StudyStateError, match="not closed"):
+    with pytest.raises(StudyStateError, match="not closed"):
         editing.study_reopen(study=make_study("bws"))
 
 
@@ -155,7 +159,7 @@ def test_reopen_refuses_a_study_whose_items_are_complete(make_study):
     submitted(study, "w1", 120)
     study.refresh_from_db()
     assert study.status == "closed"  # complete: closed by itself
-    with pytest.raises(services.StudyStateError, match="raise the raters per item"):
+    with pytest.raises(StudyStateError, match="raise the raters per item"):
         editing.study_reopen(study=study)
     editing.study_update(study=study, values={"raters_per_item": 2})
     assert editing.study_reopen(study=study).status == "published"
@@ -167,7 +171,7 @@ def test_collaborators_are_added_by_username_or_email_by_the_owner_only(user, ma
     experiment = study.experiment
     assert editing.experiment_collaborator_add(experiment=experiment, by=user, identifier="carol@EXAMPLE.org") == carol
     assert list(experiment.collaborators.all()) == [carol]
-    with pytest.raises(services.StudyStateError, match="only the experiment's owner"):
+    with pytest.raises(StudyStateError, match="only the experiment's owner"):
         editing.experiment_collaborator_add(experiment=experiment, by=carol, identifier="alice")
     with pytest.raises(ValidationError, match="no single active account"):
         editing.experiment_collaborator_add(experiment=experiment, by=user, identifier="nobody")
@@ -209,7 +213,7 @@ def test_a_published_studys_criterion_wording_is_fixed_too(make_study):
     with pytest.raises(ValidationError, match="published"):
         editing.study_update(study=study, values={"criteria": [{"name": "readability", "question": "Reworded?"},
                                                                "coherence"]})
-    assert study.criteria.get(name="readability").question == services.DEFAULT_CRITERIA[0]["question"]
+    assert study.criteria.get(name="readability").question == authoring.DEFAULT_CRITERIA[0]["question"]
 
 
 def test_text_of_a_study_past_its_deadline_can_still_be_edited(make_study):

@@ -5,15 +5,19 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from studies import allocation, review, services
+from studies.authoring import allocation
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rater, Study
+from studies.rating import entry as rater_entry
+from studies.rating import review
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def experiment(user):
-    return services.experiment_create(owner=user, title="Four designs")
+    return authoring.experiment_create(owner=user, title="Four designs")
 
 
 @pytest.fixture
@@ -24,7 +28,7 @@ def conditions(make_study, experiment):
 
 
 def enter(experiment, pid: str, session: str | None = None, **kwargs) -> Assignment:
-    return services.experiment_enter(experiment=experiment, platform="prolific", external_id=pid,
+    return rater_entry.experiment_enter(experiment=experiment, platform="prolific", external_id=pid,
                                      acceptance_id=session or f"s-{pid}", platform_data={"SESSION_ID": session}, **kwargs)
 
 
@@ -44,9 +48,9 @@ def test_conditions_fill_relative_to_the_places_they_need(make_study, experiment
         enter(experiment, f"p{n}", seed=n)
     counts = Counter(Assignment.objects.values_list("study_id", flat=True))
     assert counts == {small.pk: 2, large.pk: 6}
-    with pytest.raises(services.AssignmentRefused) as refused:  # both full now
+    with pytest.raises(AssignmentRefused) as refused:  # both full now
         enter(experiment, "late")
-    assert refused.value.reason == services.AssignmentRefused.FULL
+    assert refused.value.reason == AssignmentRefused.FULL
     assert Assignment.objects.count() == 8 and not Rater.objects.filter(external_id="late").exists()
 
 
@@ -72,25 +76,25 @@ def test_a_returning_rater_goes_back_to_their_condition_bound_to_their_session(e
     first = enter(experiment, "back", "sess1", seed=1)
     for seed in range(2, 6):  # whatever the balance says now
         assert enter(experiment, "back", "sess1", seed=seed).pk == first.pk
-    with pytest.raises(services.AssignmentRefused) as other_session:
+    with pytest.raises(AssignmentRefused) as other_session:
         enter(experiment, "back", "sess2")
-    assert other_session.value.reason == services.AssignmentRefused.ALREADY_DONE
-    with pytest.raises(services.AssignmentRefused) as thief:  # someone else with that session id
+    assert other_session.value.reason == AssignmentRefused.ALREADY_DONE
+    with pytest.raises(AssignmentRefused) as thief:  # someone else with that session id
         enter(experiment, "thief", "sess1")
-    assert thief.value.reason == services.AssignmentRefused.ALREADY_DONE
+    assert thief.value.reason == AssignmentRefused.ALREADY_DONE
     # the per-condition links keep working: the same rater resumes there, and another condition refuses
     study = first.study
-    assert services.assignment_enter(study=study, platform="prolific", external_id="back",
+    assert rater_entry.assignment_enter(study=study, platform="prolific", external_id="back",
                                      acceptance_id="sess1").pk == first.pk
     other = next(s for s in conditions if s.pk != study.pk)
-    with pytest.raises(services.AssignmentRefused) as elsewhere:
-        services.assignment_enter(study=other, platform="prolific", external_id="back", acceptance_id="sess1")
-    assert elsewhere.value.reason == services.AssignmentRefused.OTHER_CONDITION
+    with pytest.raises(AssignmentRefused) as elsewhere:
+        rater_entry.assignment_enter(study=other, platform="prolific", external_id="back", acceptance_id="sess1")
+    assert elsewhere.value.reason == AssignmentRefused.OTHER_CONDITION
     assert Assignment.objects.count() == 1
 
 
 def test_a_rater_who_came_by_a_condition_link_is_sent_back_there_by_the_experiment_link(experiment, conditions):
-    direct = services.assignment_enter(study=conditions[2], platform="prolific", external_id="d", acceptance_id="sd")
+    direct = rater_entry.assignment_enter(study=conditions[2], platform="prolific", external_id="d", acceptance_id="sd")
     assert enter(experiment, "d", "sd").pk == direct.pk
 
 
@@ -99,8 +103,8 @@ def test_closed_draft_and_full_conditions_are_skipped(make_study, experiment):
     draft = make_study("rme", platform="prolific", experiment=experiment, publish=False)
     full = make_study("bws", platform="prolific", experiment=experiment, raters_per_item=1)
     open_one = make_study("bme", platform="prolific", experiment=experiment, raters_per_item=20)
-    services.study_close(study=closed)
-    services.assignment_enter(study=full, platform="prolific", external_id="filler", acceptance_id="f")
+    authoring.study_close(study=closed)
+    rater_entry.assignment_enter(study=full, platform="prolific", external_id="filler", acceptance_id="f")
     for n in range(5):
         assert enter(experiment, f"p{n}", seed=n).study_id == open_one.pk
     assert not Assignment.objects.filter(study__in=[closed, draft]).exists()
@@ -111,7 +115,7 @@ def test_conditions_on_different_platforms_cannot_share_the_link_and_nothing_is_
     make_study("rme", platform="mturk", experiment=experiment)
     problem = allocation.experiment_link(experiment)["problem"]
     assert "one platform" in problem and "Prolific" in problem and "Mechanical Turk" in problem
-    with pytest.raises(services.StudyStateError, match="one platform"):
+    with pytest.raises(StudyStateError, match="one platform"):
         enter(experiment, "p1")
     assert (Rater.objects.count(), Assignment.objects.count()) == (0, 0)
     response = Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x")

@@ -9,9 +9,9 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from studies import services
-from studies.importing import reading
-from studies.importing.records import ImportFailed
+from studies.corpora import services
+from studies.corpora.importing import reading
+from studies.corpora.importing.records import ImportFailed
 from studies.models import Assignment, Conversation, Corpus, Criterion, Rating, Response, Study, System
 from tests.conftest import jsonl_bytes, shared_file, small_corpus_lines
 
@@ -324,7 +324,7 @@ def test_oversized_upload_is_refused_and_nothing_is_kept(api, uploads, settings)
 def test_size_limit_handler_stops_reading_at_the_limit():
     from django.core.files.uploadhandler import StopUpload
 
-    from studies.importing.uploads import SizeLimitUploadHandler
+    from studies.corpora.importing.uploads import SizeLimitUploadHandler
 
     handler = SizeLimitUploadHandler(limit=10_000)
     handler.new_file("file", "big.jsonl", "application/octet-stream", None)

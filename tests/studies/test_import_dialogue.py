@@ -9,9 +9,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from studies import services
-from studies.importing.formats import detect_format
-from studies.importing.records import ImportFailed
+from studies.corpora import services
+from studies.corpora.importing.formats import detect_format
+from studies.corpora.importing.records import ImportFailed
 from studies.models import Conversation, Corpus, Criterion, Rating, Response, Study, System, Unit
 
 pytestmark = pytest.mark.django_db
@@ -346,19 +346,19 @@ def test_api_imports_several_dstc9_files_into_one_study_and_names_bad_input(api)
 
 
 def test_a_dialogue_first_rated_only_in_a_later_file_keeps_its_ratings(settings):
-    from studies import services as study_services
+    from studies.corpora import services
 
     settings.DEBUG = False
     first = [dstc9_record(1, 0, **dict.fromkeys(DSTC9_QUALITIES)), dstc9_record(2, 0)]  # dialogue 1: all null here
     second = [dstc9_record(1, 1), dstc9_record(2, 1)]
-    original = study_services.IMPORT_BATCH
-    study_services.IMPORT_BATCH = 1  # the first file's records are written before the second file is read
+    original = services.IMPORT_BATCH
+    services.IMPORT_BATCH = 1  # the first file's records are written before the second file is read
     try:
         summary = services.dialogues_import(
             stream=io.BytesIO(dump(first)), source_name="a.json", more_files=[("b.json", io.BytesIO(dump(second)))]
         )
     finally:
-        study_services.IMPORT_BATCH = original
+        services.IMPORT_BATCH = original
     assert summary.conversations == 2 and summary.ratings == 3 * 11
     one = Conversation.objects.get(corpus=summary.corpus, turns__0__text="hello, I am 1")
     assert Rating.objects.filter(conversation=one).count() == 11
@@ -421,7 +421,7 @@ def test_dstc9_one_file_per_chatbot_names_the_systems_after_the_files():
 
 
 def exported_system_means(study) -> dict:
-    from studies.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame
 
     frame = ratings_frame(Study.objects.filter(pk=study.pk))
     return frame.groupby("system")["score"].mean().to_dict()

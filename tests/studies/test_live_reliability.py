@@ -7,12 +7,15 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 import pytest
+from django.core.exceptions import ValidationError
 
-from studies import export_selectors, live_selectors, live_services, services, tasks
+from studies import tasks
 from studies.analysis import live
 from studies.analysis.icc import icc
-from studies.demo import demo_load
+from studies.authoring.demo import demo_load
 from studies.models import Assignment, Rating, Study
+from studies.rating import answers as answering
+from studies.reports import export_selectors, live_selectors, live_services
 
 pytestmark = pytest.mark.django_db
 pg.options["round"] = None
@@ -133,7 +136,7 @@ def test_settings_form_saves_and_bad_input_changes_nothing(researcher_client, li
     likert.refresh_from_db()
     assert likert.live_config == {"target": 0.99, "form": "ICC(C,k)", "close_when_reached": True}
     assert likert.status == Study.Status.PUBLISHED  # .99 is not reached by five demo raters
-    with pytest.raises(services.ValidationError, match="live_config.form"):
+    with pytest.raises(ValidationError, match="live_config.form"):
         live_services.study_live_config_set(study=likert, target=0.8, form="ICC(1,1)")
 
 
@@ -163,7 +166,7 @@ def test_submit_queues_the_close_check_only_when_the_rule_is_on(likert, monkeypa
     assignment = likert.assignments.first()
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED)
     with django_capture_on_commit_callbacks(execute=True):
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
     assert queued == ([likert.pk] if rule_on else [])
     if rule_on:  # what the worker then runs
         assert tasks.study_close_if_reliable_run(likert.pk) is True
@@ -191,7 +194,7 @@ def test_the_frame_is_updated_incrementally_and_reloaded_when_kept_rows_change(l
     real = live_selectors._load
     monkeypatch.setattr(live_selectors, "_load", lambda study, ids=None: loads.append(ids) or real(study, ids))
 
-    services.assignment_submit(assignment=late)  # a fifth rater submits
+    answering.assignment_submit(assignment=late)  # a fifth rater submits
     incremental = live_selectors.live_reliability(likert)
     assert loads == [[late.pk]]  # only the new assignment's ratings were fetched
     assert incremental["criteria"][0]["n_raters"] == 5

@@ -10,10 +10,14 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from studies import form_tokens, services
-from studies.designs import design_config_clean
+from studies.authoring import services as authoring
+from studies.designs import design_for
+from studies.designs.pairwise_schedule import pair_schedule
+from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Comparison, Rating, Study, StudyItem
-from studies.pairwise_services import comparisons_record, pair_schedule
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -24,13 +28,13 @@ def pairwise(make_study, **config):
 
 
 def start(study, name, seed=None):
-    rater = services.rater_get_or_create(platform="invite", external_id=name)
-    return services.assignment_start(study=study, rater=rater, seed=seed)
+    rater = rater_entry.rater_get_or_create(platform="invite", external_id=name)
+    return rater_entry.assignment_start(study=study, rater=rater, seed=seed)
 
 
 def answer_all(assignment, choose=lambda slot, criterion: "left", reason=""):
     for slot in assignment.assignment_items.order_by("position"):
-        comparisons_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                            answers={c: {"choice": choose(slot, c), "reason": reason} for c in CRITERIA})
 
 
@@ -42,10 +46,10 @@ def system_of(response_ids):
 # --- configuration -------------------------------------------------------------------------------
 
 def test_config_defaults_and_bad_values_name_the_field():
-    assert design_config_clean("pairwise", None) == {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
+    assert design_for("pairwise").config_clean(None) == {"allow_tie": True, "reason": "optional", "reason_max_length": 300,
                                                      "pairs_per_conversation": 0, "schedule_seed": 0}
     with pytest.raises(ValidationError) as error:
-        design_config_clean("pairwise", {"allow_tie": "yes", "reason": "sometimes", "reason_max_length": 0, "x": 1})
+        design_for("pairwise").config_clean({"allow_tie": "yes", "reason": "sometimes", "reason_max_length": 0, "x": 1})
     assert set(error.value.message_dict) == {"design_config", "design_config.allow_tie", "design_config.reason",
                                              "design_config.reason_max_length"}
 
@@ -115,14 +119,14 @@ def test_choices_are_stored_once_with_the_sides_shown_and_replaced_when_changed(
     assignment = start(study, "w1", seed=1)
     slot = assignment.assignment_items.order_by("position").first()
     answers = {"readability": {"choice": "left", "reason": "  more fluent "}, "coherence": {"choice": "tie"}}
-    assert comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.5) == 2
-    assert comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=9) == 2
+    assert answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.5) == 2
+    assert answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=9) == 2
     stored = {c.criterion.name: c for c in Comparison.objects.filter(assignment=assignment)}
     assert len(stored) == 2 and stored["readability"].reason == "more fluent"
     assert [stored["readability"].left_id, stored["readability"].right_id] == slot.response_order
     assert stored["readability"].seconds == 3.5  # the repeated submit changed nothing
     answers["coherence"] = {"choice": "right"}
-    comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert Comparison.objects.get(assignment=assignment, criterion__name="coherence").choice == "right"
     assert Comparison.objects.filter(assignment=assignment).count() == 2 and not Rating.objects.exists()
     slot.refresh_from_db()
@@ -151,7 +155,7 @@ def test_bad_answers_name_the_field_and_store_nothing(make_study, config, answer
     assignment = start(study, "w1", seed=1)
     slot = assignment.assignment_items.first()
     with pytest.raises(ValidationError) as error:
-        comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     assert message in " ".join(error.value.message_dict[key])
     assert not Comparison.objects.exists()
     slot.refresh_from_db()
@@ -162,10 +166,10 @@ def test_a_finished_assignment_submits_and_takes_no_more_choices(make_study):
     study = pairwise(make_study)
     assignment = start(study, "w1", seed=1)
     answer_all(assignment)
-    services.assignment_submit(assignment=assignment)
+    answering.assignment_submit(assignment=assignment)
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED and assignment.completion_code
-    with pytest.raises(services.StudyStateError):
+    with pytest.raises(StudyStateError):
         answer_all(assignment)
 
 
@@ -173,8 +177,8 @@ def test_publishing_refuses_items_that_do_not_show_two_responses(make_study):
     study = pairwise(make_study, publish=False)
     item = study.items.first()
     item.item_responses.last().delete()
-    with pytest.raises(services.StudyStateError, match="exactly two responses"):
-        services.study_publish(study=study)
+    with pytest.raises(StudyStateError, match="exactly two responses"):
+        authoring.study_publish(study=study)
 
 
 # --- pages, report, API, export ------------------------------------------------------------------
@@ -235,7 +239,7 @@ def finished_study(make_study, n_raters=6, contrarian=False):
         assignment = start(study, f"w{i}", seed=i)
         systems = system_of({r for s in assignment.assignment_items.all() for r in s.response_order})
         answer_all(assignment, prefer_human, reason="=HYPERLINK(1)")
-        services.assignment_submit(assignment=assignment)
+        answering.assignment_submit(assignment=assignment)
     return study
 
 
@@ -284,7 +288,7 @@ def test_the_export_has_one_row_per_judgment_with_the_winner(make_study, user):
 
 
 def test_create_build_and_publish_a_pairwise_study_through_the_api(api, corpus, user):
-    services.experiment_create(owner=user, title="Pilot", slug="pilot")
+    authoring.experiment_create(owner=user, title="Pilot", slug="pilot")
     created = api.post("/api/studies/create/", {
         "experiment": "pilot", "title": "A/B", "design": "pairwise", "raters_per_item": 3, "items_per_assignment": 4,
         "design_config": {"allow_tie": False, "pairs_per_conversation": 2, "schedule_seed": 7}}, format="json")
@@ -306,7 +310,7 @@ def test_create_build_and_publish_a_pairwise_study_through_the_api(api, corpus, 
 def test_the_study_form_creates_a_pairwise_study_and_the_preview_shows_the_pair(user, corpus):
     client = Client()
     client.force_login(user)
-    experiment = services.experiment_create(owner=user, title="E", slug="e")
+    experiment = authoring.experiment_create(owner=user, title="E", slug="e")
     response = client.post("/experiments/e/studies/new/", {
         "title": "Pairs", "design": "pairwise", "criteria": "readability", "raters_per_item": 4,
         "items_per_assignment": 5, "pairwise_reason": "required", "pairwise_pairs_per_conversation": 1,
@@ -315,7 +319,7 @@ def test_the_study_form_creates_a_pairwise_study_and_the_preview_shows_the_pair(
     assert response.status_code == 302 and study.design == "pairwise"
     assert (study.design_config["allow_tie"], study.design_config["reason"], study.design_config["pairs_per_conversation"]) \
         == (False, "required", 1)  # an unticked box is "no ties"
-    services.study_items_build(study=study, corpus=corpus)
+    authoring.study_items_build(study=study, corpus=corpus)
     assert study.items.count() == 6
     detail = client.get(f"/studies/{study.slug}/")
     assert detail.status_code == 200
@@ -338,7 +342,7 @@ def test_the_report_spreadsheet_has_the_pairwise_tables(make_study, user):
 
 @pytest.mark.parametrize(("pick_gold", "passed"), [(True, True), (False, False)])
 def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study, pick_gold, passed):
-    from studies import checks
+    from studies.rating import checks
 
     study = pairwise(make_study, publish=False)
     gold = checks.check_item_create(study=study, kind="gold", context="A: Where do you live?\nB: In a town.",
@@ -348,7 +352,7 @@ def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study
     with pytest.raises(ValidationError, match="two responses per item"):
         checks.check_item_create(study=study, kind="gold", context="A: Hi", responses=["a", "b", "c"],
                                  rules=[{"greater": 1, "than": 2}])
-    services.study_publish(study=study)
+    authoring.study_publish(study=study)
     assignment = start(study, "w1", seed=3)
     good = gold.item_responses.get(position=0).response_id
 
@@ -359,9 +363,9 @@ def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study
         return "left" if gold_left == pick_gold else "right"
 
     answer_all(assignment, choose)
-    done = services.assignment_submit(assignment=assignment)
+    done = answering.assignment_submit(assignment=assignment)
     assert (done.checks_shown, done.checks_passed, done.checks_failed) == (1, int(passed), not passed)
     assert not Comparison.objects.filter(item_id=gold.pk).exclude(assignment=assignment).exists()
     # Check items never enter the analysis or the export.
-    from studies.pairwise_selectors import comparisons_frame
+    from studies.designs.pairwise_report import comparisons_frame
     assert gold.pk not in set(comparisons_frame(Study.objects.filter(pk=study.pk))["item"])

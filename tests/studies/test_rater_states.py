@@ -6,11 +6,16 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
-from studies import platforms, review, services, tasks
+from studies import tasks
+from studies.authoring import services as authoring
+from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Study
+from studies.rating import entry as rater_entry
+from studies.rating import platforms, review
 from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
 
 pytestmark = pytest.mark.django_db
@@ -105,7 +110,7 @@ def test_a_screened_out_rater_gets_the_screened_out_code_and_their_items_go_back
         assert "did not pass this study's checks" in page and "GOOD" not in page
         assert prolific_link(page) == "https://app.prolific.com/submissions/complete?cc=SCREENED"
     # the study had one slot per item: the screened-out rater's items are free again
-    other = services.assignment_enter(study=study, platform="prolific", external_id="next", acceptance_id="s2")
+    other = rater_entry.assignment_enter(study=study, platform="prolific", external_id="next", acceptance_id="s2")
     assert other.assignment_items.count() == 6
     again = review.assignment_screen_out(assignment=assignment, reason="again")
     assert again.platform_data["screen_reason"] == "failed 2 of 3 attention checks"
@@ -152,7 +157,7 @@ def test_an_assignment_past_its_time_limit_is_abandoned_on_access_and_frees_its_
     assert stored.status == Assignment.Status.ABANDONED and "time limit" in stored.platform_data["abandon_reason"]
     # every later visit says the same, and the items were free for the next rater at once
     assert "Time is up" in client.get(f"/r/a/{assignment.token}/done/").content.decode()
-    other = services.assignment_enter(study=study, platform="prolific", external_id="next", acceptance_id="s2")
+    other = rater_entry.assignment_enter(study=study, platform="prolific", external_id="next", acceptance_id="s2")
     assert set(other.assignment_items.values_list("item", flat=True)) == \
         set(assignment.assignment_items.values_list("item", flat=True))
 
@@ -160,9 +165,9 @@ def test_an_assignment_past_its_time_limit_is_abandoned_on_access_and_frees_its_
 def test_a_full_study_with_a_timed_out_assignment_takes_the_next_rater(make_study):
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
     configure(study, time_limit_minutes=10)
-    stuck = services.assignment_enter(study=study, platform="prolific", external_id="gone", acceptance_id="s1")
-    with pytest.raises(services.AssignmentRefused):  # full while the first is within its time
-        services.assignment_enter(study=study, platform="prolific", external_id="early", acceptance_id="s2")
+    stuck = rater_entry.assignment_enter(study=study, platform="prolific", external_id="gone", acceptance_id="s1")
+    with pytest.raises(AssignmentRefused):  # full while the first is within its time
+        rater_entry.assignment_enter(study=study, platform="prolific", external_id="early", acceptance_id="s2")
     Assignment.objects.filter(pk=stuck.pk).update(started_at=timezone.now() - timedelta(minutes=11))
     response = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=later&SESSION_ID=s3")
     assert response.status_code == 302
@@ -218,7 +223,7 @@ def test_the_periodic_task_closes_due_studies_and_expires_stale_assignments(sett
     later = make_study("rme", platform="prolific")
     configure(due, closes_at="2020-01-01T00:00:00+00:00")
     configure(later, closes_at="2999-01-01T00:00:00+00:00", time_limit_minutes=5)
-    stale = services.assignment_enter(study=later, platform="prolific", external_id="x", acceptance_id="s")
+    stale = rater_entry.assignment_enter(study=later, platform="prolific", external_id="x", acceptance_id="s")
     Assignment.objects.filter(pk=stale.pk).update(started_at=timezone.now() - timedelta(minutes=6))
     assert tasks.studies_close_due() == {"expired": 1, "closed": 1}
     assert dict(Study.objects.filter(pk__in=[due.pk, later.pk]).values_list("slug", "status")) == {
@@ -240,12 +245,12 @@ def test_the_study_page_shows_the_closing_time_or_why_it_is_ignored(client, user
 
 def test_returned_and_abandoned_assignments_give_their_items_back(make_study):
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=3)
-    first = services.assignment_enter(study=study, platform="prolific", external_id="a", acceptance_id="s1")
-    second = services.assignment_enter(study=study, platform="prolific", external_id="b", acceptance_id="s2")
-    with pytest.raises(services.AssignmentRefused):
-        services.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")
+    first = rater_entry.assignment_enter(study=study, platform="prolific", external_id="a", acceptance_id="s1")
+    second = rater_entry.assignment_enter(study=study, platform="prolific", external_id="b", acceptance_id="s2")
+    with pytest.raises(AssignmentRefused):
+        rater_entry.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")
     review.assignment_abandon(assignment=second, reason="the Prolific submission is RETURNED")
-    third = services.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")
+    third = rater_entry.assignment_enter(study=study, platform="prolific", external_id="c", acceptance_id="s3")
     items = lambda a: set(AssignmentItem.objects.filter(assignment=a).values_list("item", flat=True))  # noqa: E731
     assert items(third) == items(second) and not items(third) & items(first)
 
@@ -269,24 +274,24 @@ def test_an_mturk_worker_on_a_second_hit_is_told_to_return_it_and_nothing_is_pos
 
 def test_rater_settings_are_checked_field_by_field_and_a_bad_one_changes_nothing(make_study):
     study = make_study("likert", platform="prolific")
-    services.study_rater_settings_set(study=study, values={
+    authoring.study_rater_settings_set(study=study, values={
         "completion_code": "C0DE1", "screened_out_code": "OUT1", "time_limit_minutes": "45",
         "closes_at": "2999-06-01T12:00:00+00:00", "completion_url": ""})
     study.refresh_from_db()
     assert study.platform_config == {"completion_code": "C0DE1", "screened_out_code": "OUT1",
                                      "time_limit_minutes": 45, "closes_at": "2999-06-01T12:00:00+00:00"}
-    with pytest.raises(services.ValidationError) as bad:
-        services.study_rater_settings_set(study=study, values={
+    with pytest.raises(ValidationError) as bad:
+        authoring.study_rater_settings_set(study=study, values={
             "completion_code": "has space", "completion_url": "http://plain.example.org", "time_limit_minutes": "0",
             "closes_at": "2001-01-01T00:00:00+00:00", "colour": "red"})
     assert set(bad.value.message_dict) == {"completion_code", "completion_url", "time_limit_minutes", "closes_at",
                                            "colour"}
-    with pytest.raises(services.ValidationError) as same:
-        services.study_rater_settings_set(study=study, values={"screened_out_code": "C0DE1"})
+    with pytest.raises(ValidationError) as same:
+        authoring.study_rater_settings_set(study=study, values={"screened_out_code": "C0DE1"})
     assert "differ" in same.value.message_dict["screened_out_code"][0]
     study.refresh_from_db()
     assert study.platform_config["completion_code"] == "C0DE1" and study.platform_config["screened_out_code"] == "OUT1"
-    services.study_rater_settings_set(study=study, values={"screened_out_code": "", "closes_at": " "})
+    authoring.study_rater_settings_set(study=study, values={"screened_out_code": "", "closes_at": " "})
     study.refresh_from_db()
     assert "screened_out_code" not in study.platform_config and "closes_at" not in study.platform_config
 
@@ -309,10 +314,10 @@ def test_the_study_page_saves_rater_settings_and_reports_errors(client, user, ma
 
 def test_a_study_switched_to_stay_open_does_not_close_when_complete(make_study):
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
-    services.study_rater_settings_set(study=study, values={"close_when_complete": ""})
+    authoring.study_rater_settings_set(study=study, values={"close_when_complete": ""})
     client = Client()
     finish(client, enter(client, study, "PROLIFIC_PID=only&SESSION_ID=s1"))
     study.refresh_from_db()
-    assert study.status == Study.Status.PUBLISHED and services.study_close_if_done(study=study) is None
-    services.study_rater_settings_set(study=study, values={"close_when_complete": True})
-    assert services.study_close_if_done(study=study) == "every item has its 1 rater(s)"
+    assert study.status == Study.Status.PUBLISHED and authoring.study_close_if_done(study=study) is None
+    authoring.study_rater_settings_set(study=study, values={"close_when_complete": True})
+    assert authoring.study_close_if_done(study=study) == "every item has its 1 rater(s)"

@@ -6,10 +6,14 @@ import math
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies import designs, export_selectors, services
 from studies.analysis.normalise import magnitude_log_ratio
+from studies.authoring import services
+from studies.designs import design_for
+from studies.designs.magnitude import bme_reference_value
+from studies.designs.ratings import field_name
 from studies.models import AssignmentItem, Rating
-from studies.rater_views import field_name, sentence
+from studies.rating.pages import sentence
+from studies.reports import export_selectors
 from tests.studies.test_rater_views import enter, post_item
 
 pytestmark = pytest.mark.django_db
@@ -50,12 +54,12 @@ def test_start_page_of_a_bme_study_names_the_anchors_its_items_show(client, make
     ("rme", {"reference_value": 7.5, "min": 0, "max": 100}, "twice as good as the reference gets 15; one half as good gets 3.75."),
 ])
 def test_descriptions_follow_the_configuration(design, config, expected):
-    assert expected in designs.design_description(design, config)
+    assert expected in design_for(design).describe({**design_for(design).defaults, **config})
 
 
 def test_a_design_without_a_rater_description_falls_back_to_its_explanation(monkeypatch):
-    monkeypatch.setitem(designs.DESIGN_EXPLANATIONS, "pairwise", "Pick the better of two.")
-    assert designs.design_description("pairwise", {}) == "Pick the better of two."
+    monkeypatch.setattr(design_for("pairwise"), "explanation", "Pick the better of two.")
+    assert design_for("pairwise").describe({}) == "Pick the better of two."
 
 
 # --- typed values -----------------------------------------------------------------------------------
@@ -81,7 +85,7 @@ ME = {"reference_value": 100, "min": 0, "max": 999}
     ("12.5.1", None, "“12.5.1” is not a number: type digits, e.g. 40 or 12.5"),
 ])
 def test_magnitude_values_are_decimals_with_a_message_per_problem(typed, value, problem):
-    assert designs.typed_value_parse("rme", ME, typed) == (value, problem)
+    assert design_for("rme").typed_value_parse(ME, typed) == (value, problem)
 
 
 @pytest.mark.parametrize(("typed", "value", "problem"), [
@@ -92,18 +96,18 @@ def test_magnitude_values_are_decimals_with_a_message_per_problem(typed, value, 
     ("x", None, "“x” is not one of the points 1 to 5"),
 ])
 def test_likert_values_stay_whole_points(typed, value, problem):
-    assert designs.typed_value_parse("likert", {"points": 5, "labels": []}, typed) == (value, problem)
+    assert design_for("likert").typed_value_parse({"points": 5, "labels": []}, typed) == (value, problem)
 
 
 def test_a_criterions_own_scale_bounds_the_value():
-    assert designs.typed_value_parse("rme", ME, "-2.5", scale_min=-3, scale_max=3) == (-2.5, None)
-    assert designs.typed_value_parse("rme", ME, "4", scale_min=-3, scale_max=3) == (None, "use a number from -3 to 3")
+    assert design_for("rme").typed_value_parse(ME, "-2.5", scale_min=-3, scale_max=3) == (-2.5, None)
+    assert design_for("rme").typed_value_parse(ME, "4", scale_min=-3, scale_max=3) == (None, "use a number from -3 to 3")
 
 
 def test_the_service_accepts_decimal_magnitudes_and_keeps_likert_whole(make_study):
-    assert designs.value_problem("rme", ME, 12.5) is None
-    assert designs.value_problem("bme", {"min": 0, "max": 999}, 0.25) is None
-    assert designs.value_problem("likert", {"points": 5}, 2.5) == "must be a whole number from 1 to 5, got 2.5"
+    assert design_for("rme").value_problem(ME, 12.5) is None
+    assert design_for("bme").value_problem({"min": 0, "max": 999}, 0.25) is None
+    assert design_for("likert").value_problem({"points": 5}, 2.5) == "must be a whole number from 1 to 5, got 2.5"
 
 
 def test_decimals_are_stored_shown_again_and_normalised_by_the_value_shown(client, make_study):
@@ -151,14 +155,14 @@ def test_every_bad_field_is_reported_at_once_with_its_own_message(client, make_s
 ])
 def test_anchors_outside_the_rating_range_are_refused_naming_the_field(design, config, field):
     with pytest.raises(ValidationError) as caught:
-        designs.design_config_clean(design, config)
+        design_for(design).config_clean(config)
     assert field in caught.value.message_dict
 
 
 def test_bme_defaults_and_the_documented_anchor_rule():
-    assert designs.design_config_clean("bme", None) == {"min": 0, "max": 999, "anchor_min": 50, "anchor_max": 150}
+    assert design_for("bme").config_clean(None) == {"min": 0, "max": 999, "anchor_min": 50, "anchor_max": 150}
     config = {"min": 0, "max": 999, "anchor_min": 20, "anchor_max": 80}
-    rule = designs.bme_reference_value
+    rule = bme_reference_value
     assert [rule(s, lo=0.0, hi=1.0, config=config) for s in (0.0, 0.25, 0.5, 1.0, 2.0, -1.0)] == [20, 35, 50, 80, 80, 20]
     assert rule(0.3, lo=0.3, hi=0.3, config={}) == 100  # every reference scored the same: the midpoint
     assert rule(1.0, lo=0.0, hi=1.0, config={}) == 150  # config without anchors (older studies): defaults

@@ -8,9 +8,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from studies import form_tokens, services
+from studies.authoring import services as authoring
+from studies.designs.ratings import field_name
 from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
-from studies.rater_views import field_name, render_markdown
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.rating import form_tokens, invites
+from studies.rating.pages import render_markdown
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +86,7 @@ def test_rater_pages_may_be_framed_by_mturk_and_configured_origins_only(client, 
 def test_a_frame_origin_that_is_not_an_origin_is_refused(client, make_study, settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    from studies.framing import rater_policy
+    from studies.rating.framing import rater_policy
     settings.CONCORD_FRAME_ANCESTORS = ["https://ok.example; script-src *"]
     with pytest.raises(ImproperlyConfigured, match="CONCORD_FRAME_ANCESTORS"):
         rater_policy()
@@ -165,14 +169,14 @@ def test_bad_platform_parameters_are_a_400_naming_them_and_write_nothing(client,
 
 
 def test_lone_surrogates_in_a_parameter_are_refused():
-    from studies.platforms import IdentityError, identity_from
+    from studies.rating.platforms import IdentityError, identity_from
     with pytest.raises(IdentityError, match="PROLIFIC_PID contains invalid characters") as caught:
         identity_from({"PROLIFIC_PID": "p\ud800", "SESSION_ID": "s"}, "prolific")
     assert caught.value.parameter == "PROLIFIC_PID"
 
 
 def test_mturk_worker_ids_are_normalised_and_bound_to_their_assignment_id(client, make_study, user):
-    experiment = services.experiment_create(owner=user, title="Between subjects")
+    experiment = authoring.experiment_create(owner=user, title="Between subjects")
     study = make_study("likert", platform="mturk", experiment=experiment)
     other_condition = make_study("rme", platform="mturk", experiment=experiment)
     first = enter(client, study, "workerId=A1REALWORKER&assignmentId=ASG1&hitId=H1&turkSubmitTo=https://www.mturk.com")
@@ -253,7 +257,7 @@ def test_mturk_preview_shows_the_instructions_only_while_the_study_takes_workers
     enter(client, study, MTURK)  # takes every item once: the study is now full
     full = client.get(url)
     assert full.status_code == 410 and "Accept the HIT" not in full.content.decode()
-    services.study_close(study=study)
+    authoring.study_close(study=study)
     closed = client.get(url)
     assert closed.status_code == 410 and "closed" in closed.content.decode()
 
@@ -279,7 +283,7 @@ def test_a_link_without_identity_stores_nothing(client, make_study):
 def test_closed_study_refuses_newcomers_without_writing_and_lets_started_raters_finish(client, make_study):
     study = make_study("likert", items_per_assignment=1, platform="prolific")
     assignment = enter(client, study, "PROLIFIC_PID=early&SESSION_ID=e")
-    services.study_close(study=study)
+    authoring.study_close(study=study)
     refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=late&SESSION_ID=l")
     assert refused.status_code == 403 and "closed" in refused.content.decode()
     assert Rater.objects.count() == 1  # no row for the latecomer
@@ -294,7 +298,7 @@ def test_closed_study_refuses_newcomers_without_writing_and_lets_started_raters_
 
 def test_an_invite_is_single_use_bound_to_the_first_browser(client, make_study):
     study = make_study("likert")
-    invite = services.invite_create(study=study, label="ana@lab.example")
+    invite = invites.invite_create(study=study, label="ana@lab.example")
     assert timedelta(days=13, hours=23) < invite.expires_at - timezone.now() <= timedelta(days=14)
     first = client.get(f"/r/{study.slug}/?invite={invite.token}")
     assert first.status_code == 302
@@ -313,12 +317,12 @@ def test_an_invite_is_single_use_bound_to_the_first_browser(client, make_study):
 def test_invites_expire_are_per_study_and_cannot_be_minted_with_the_secret_key(client, make_study):
     from django.core import signing
     study, other = make_study("likert"), make_study("bws")
-    expired = services.invite_create(study=study, expires_in_days=1)
+    expired = invites.invite_create(study=study, expires_in_days=1)
     expired.expires_at = timezone.now() - timedelta(seconds=1)
     expired.save()
     response = client.get(f"/r/{study.slug}/?invite={expired.token}")
     assert response.status_code == 410 and "expired" in response.content.decode()
-    valid = services.invite_create(study=study)
+    valid = invites.invite_create(study=study)
     assert client.get(f"/r/{other.slug}/?invite={valid.token}").status_code == 400
     assert client.get(f"/r/{study.slug}/?invite={valid.token[:-2]}xx").status_code == 400
     minted = signing.dumps({"study": study.slug, "invitee": "mallory"}, salt="concord.invite", compress=True)
@@ -410,16 +414,16 @@ def test_non_finite_active_time_is_a_400_naming_the_field(client, make_study, ac
 def test_non_finite_rating_values_are_refused_by_the_service(make_study):
     from django.core.exceptions import ValidationError
     study = make_study("rme")
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id="x"))
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="x"))
     slot = assignment.assignment_items.get(position=0)
     for bad in (float("nan"), float("inf"), float("-inf")):
         answers = {c: {r: (bad if r == slot.response_order[0] else 50) for r in slot.response_order}
                    for c in ("readability", "coherence")}
         with pytest.raises(ValidationError, match="finite"):
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     answers = {c: {r: 50 for r in slot.response_order} for c in ("readability", "coherence")}
     with pytest.raises(ValidationError, match="active_ms"):
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=float("nan"))
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=float("nan"))
     assert Rating.objects.count() == 0
 
 
@@ -490,7 +494,7 @@ def test_instructions_markdown_is_rendered_without_scripts():
 
 
 def test_questionnaire_text_answers_with_control_characters_are_refused():
-    from studies.questionnaire import questionnaire_clean
+    from studies.rating.questionnaire import questionnaire_clean
     spec = [{"name": "comment", "kind": "text", "required": False, "question": "Anything else?"}]
     assert questionnaire_clean(spec, {"comment": "fine\x00"}) == ({}, {"comment": "this answer contains control characters (such as NUL)"})
     assert questionnaire_clean(spec, {"comment": "fine, thanks"}) == ({"comment": "fine, thanks"}, {})

@@ -9,11 +9,14 @@ import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
-from studies import exporting, services
-from studies.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
+from studies.authoring import services as authoring
 from studies.models import AssignmentItem, Rater, Response, Study, StudyItemResponse
-from studies.selectors import EXPORT_FIELDS
-from studies.xlsx_stream import text_value, write_xlsx
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import exporting
+from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, context_text, shown_letter
+from studies.reports.selectors import EXPORT_FIELDS
+from studies.reports.xlsx_stream import text_value, write_xlsx
 
 pytestmark = pytest.mark.django_db
 
@@ -21,13 +24,13 @@ HOSTILE = '=HYPERLINK("http://evil.example","x")'
 
 
 def _rate(study, worker: str, *, active: float, offset: int = 0):
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                            external_id=worker))
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, active_seconds=active + slot.position,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, active_seconds=active + slot.position,
                                 answers={c: {r: (j + offset) % 6 + 1 for j, r in enumerate(slot.response_order)}
                                          for c in ("readability", "coherence")})
-    return services.assignment_submit(assignment=assignment, total_seconds=200)
+    return answering.assignment_submit(assignment=assignment, total_seconds=200)
 
 
 @pytest.fixture
@@ -147,13 +150,13 @@ def test_command_writes_xlsx_to_a_file_only(tmp_path, rated):
 
 
 def test_an_experiment_exports_every_condition_in_one_file(client, user, other_user, make_study):
-    experiment = services.experiment_create(owner=user, title="Walk")
+    experiment = authoring.experiment_create(owner=user, title="Walk")
     studies = [make_study(d, raters_per_item=2, items_per_assignment=1, experiment=experiment) for d in ("likert", "bws")]
     for study in studies:
-        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
             platform="invite", external_id=f"w-{study.design}"))
         slot = assignment.assignment_items.get()
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
             c: {r: j + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
     client.force_login(user)
     page = client.get(f"/experiments/{experiment.slug}/report/").content.decode()
@@ -185,8 +188,8 @@ def test_the_xlsx_writer_keeps_types_and_reads_back_in_openpyxl():
 
 
 def test_report_shows_position_effects_from_the_raters_own_shuffles(client, api, user, rated):
-    from studies.export_selectors import ratings_export_rows
-    from studies.position_selectors import position_frame
+    from studies.reports.export_selectors import ratings_export_rows
+    from studies.reports.position_selectors import position_frame
 
     study, _ = rated
     studies = Study.objects.filter(pk=study.pk)

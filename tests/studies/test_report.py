@@ -10,10 +10,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies import export_selectors, selectors, services
 from studies.analysis.icc import icc
-from studies.demo import demo_load
+from studies.authoring import selectors as study_selectors
+from studies.authoring import services as authoring
+from studies.authoring.demo import demo_load
+from studies.corpora import services as corpus_imports
 from studies.models import Assignment, Rater, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import export_selectors
+from studies.reports import selectors as report_selectors
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.django_db
@@ -83,8 +89,8 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
     rng = np.random.default_rng(0)
     quality = {}
     for i in range(6):
-        rater = services.rater_get_or_create(platform="invite", external_id=f"w{i}")
-        assignment = services.assignment_start(study=study, rater=rater, seed=i)
+        rater = rater_entry.rater_get_or_create(platform="invite", external_id=f"w{i}")
+        assignment = rater_entry.assignment_start(study=study, rater=rater, seed=i)
         for slot in assignment.assignment_items.all():
             answers = {}
             for criterion in ("readability", "coherence"):
@@ -93,8 +99,8 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
                 else:
                     answers[criterion] = {r: int(np.clip(round(quality.setdefault(r, rng.uniform(1.5, 5.5))
                                                              + rng.normal(0, 0.4)), 1, 6)) for r in slot.response_order}
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
-        services.assignment_submit(assignment=assignment, total_seconds=300 + i)
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.assignment_submit(assignment=assignment, total_seconds=300 + i)
     report = api.get(f"/api/studies/{study.slug}/report/?raw_ids=1").json()
     careless = next(r for r in report["raters"] if r["name"] == "w5")
     assert careless["flagged"] and careless["straight_lining"] == 1.0
@@ -102,7 +108,7 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
     pseudonymous = api.get(f"/api/studies/{study.slug}/report/").json()
     rater = Rater.objects.get(external_id="w5")
     assert [r["name"] for r in pseudonymous["raters"] if r["flagged"]] == [
-        selectors.rater_pseudonym(study.experiment_id, rater.pk)]
+        report_selectors.rater_pseudonym(study.experiment_id, rater.pk)]
     without = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert without["tables"]["table1"][0]["n_raters"] == 5
     assert len(without["excluded_raters"]) == 1
@@ -112,15 +118,15 @@ def test_a_careless_rater_is_flagged_and_can_be_left_out(api, user, make_study):
 def test_report_follows_new_ratings_despite_the_cache(api, make_study):
     study = make_study("likert", raters_per_item=3, items_per_assignment=6)
     for i in range(3):
-        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"w{i}"))
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"w{i}"))
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: (slot.response_order.index(r) + i) % 6 + 1 for r in slot.response_order} for c in ("readability", "coherence")})
         if i < 2:
-            services.assignment_submit(assignment=assignment)
+            answering.assignment_submit(assignment=assignment)
     first = api.get(f"/api/studies/{study.slug}/report/").json()
     assert first["tables"]["table1"][0]["n_raters"] == 2
-    services.assignment_submit(assignment=assignment)
+    answering.assignment_submit(assignment=assignment)
     assert api.get(f"/api/studies/{study.slug}/report/").json()["tables"]["table1"][0]["n_raters"] == 3
 
 
@@ -128,24 +134,24 @@ def test_report_notices_changed_values_and_rejected_assignments(make_study):
     study = make_study("likert", raters_per_item=3, items_per_assignment=6)
     assignments = []
     for i in range(3):
-        assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"v{i}"))
+        assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"v{i}"))
         for slot in assignment.assignment_items.all():
-            services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
                 c: {r: (slot.response_order.index(r) * (i + 1)) % 6 + 1 for r in slot.response_order}
                 for c in ("readability", "coherence")})
-        assignments.append(services.assignment_submit(assignment=assignment))
+        assignments.append(answering.assignment_submit(assignment=assignment))
     studies = Study.objects.filter(pk=study.pk)
-    before = selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
+    before = report_selectors.reliability_report(studies).tables["table1"][0]["n_raters"]
     Assignment.objects.filter(pk=assignments[0].pk).update(status="rejected")  # a researcher rejects one
-    assert selectors.reliability_report(studies).tables["table1"][0]["n_raters"] == before - 1
+    assert report_selectors.reliability_report(studies).tables["table1"][0]["n_raters"] == before - 1
     Assignment.objects.filter(pk=assignments[0].pk).update(status="submitted")
-    cached = selectors.reliability_report(studies).tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
+    cached = report_selectors.reliability_report(studies).tables["table1"][0]["icc"]["ICC(C,k)"]["value"]
     from studies.models import Rating
     Rating.objects.filter(assignment=assignments[1], criterion__name="readability").update(value=6)  # no updated_at
-    frame = selectors.ratings_frame(studies)
+    frame = report_selectors.ratings_frame(studies)
     part = frame[frame["criterion"] == "readability"]
     fresh = icc(part["unit"], part["rater"], part["score"])["ICC(C,k)"].value
-    after = selectors.reliability_report(studies).tables["table1"][0]
+    after = report_selectors.reliability_report(studies).tables["table1"][0]
     assert after["criterion"] == "readability"
     assert after["icc"]["ICC(C,k)"]["value"] == pytest.approx(fresh, abs=1e-12)
     assert fresh != pytest.approx(cached)
@@ -154,7 +160,7 @@ def test_report_notices_changed_values_and_rejected_assignments(make_study):
 def test_grade_benchmark_report_uses_the_one_way_forms_and_keeps_every_rating(api, user):
     path = shared_file("grade", "dailydialog_EVAL.json")
     with path.open("rb") as stream:
-        summary = services.dialogues_import(stream=stream, source_name=path.name, owner=user)
+        summary = corpus_imports.dialogues_import(stream=stream, source_name=path.name, owner=user)
     report = api.get(f"/api/studies/{summary.benchmark_study.slug}/report/").json()
     assert any("only the one-way forms" in note for note in report["notes"])
     cell = report["tables"]["table1"][0]
@@ -197,12 +203,12 @@ def test_another_researchers_report_is_a_404(client, other_user, api):
 # --- every state from the first rating on ------------------------------------------------------------------
 
 def _submit(study, rater_id: str, *, slots: int | None = None, offset: int = 0) -> Assignment:
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                             external_id=rater_id))
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
             c: {r: (j + offset) % 6 + 1 for j, r in enumerate(slot.response_order)} for c in ("readability", "coherence")})
-    return services.assignment_submit(assignment=assignment, total_seconds=240)
+    return answering.assignment_submit(assignment=assignment, total_seconds=240)
 
 
 def _every_report_output(client, api, study) -> dict:
@@ -274,12 +280,12 @@ def test_exclude_flagged_on_a_healthy_experiment_renders(client, api, user, demo
 def test_exclude_flagged_that_leaves_nobody_renders_and_says_so(client, api, user, make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
     _submit(study, "good", offset=0)
-    straight = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    straight = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                          external_id="straight"))
     for slot in straight.assignment_items.all():
-        services.ratings_record(assignment=straight, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=straight, item_id=slot.item_id, answers={
             c: dict.fromkeys(slot.response_order, 3) for c in ("readability", "coherence")})
-    services.assignment_submit(assignment=straight)
+    answering.assignment_submit(assignment=straight)
     client.force_login(user)
     report = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert report["excluded_raters"] and len(report["raters"]) == 2  # the rater table still shows who was left out
@@ -308,7 +314,7 @@ def hostile_study(make_study, user):
 
 
 def test_no_export_holds_a_live_formula(client, api, user, hostile_study):
-    from studies.exporting import spreadsheet_safe
+    from studies.reports.exporting import spreadsheet_safe
 
     study = hostile_study
     client.force_login(user)
@@ -340,7 +346,7 @@ def test_no_export_holds_a_live_formula(client, api, user, hostile_study):
 def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostile_study):
     study = hostile_study
     client.force_login(user)
-    pseudonyms = {selectors.rater_pseudonym(study.experiment_id, r.pk) for r in Rater.objects.filter(external_id__in=HOSTILE)}
+    pseudonyms = {report_selectors.rater_pseudonym(study.experiment_id, r.pk) for r in Rater.objects.filter(external_id__in=HOSTILE)}
     assert all(len(p) == 10 and p.startswith("R-") for p in pseudonyms) and len(pseudonyms) == 2
     page = client.get(f"/studies/{study.slug}/report/").content.decode()
     data = api.get(f"/api/studies/{study.slug}/report/").json()
@@ -354,18 +360,18 @@ def test_raters_are_pseudonymous_by_default_everywhere(client, api, user, hostil
     assert pseudonyms <= names and all(p in page for p in pseudonyms)
     # stable, and different in another experiment
     assert {r["name"] for r in api.get(f"/api/studies/{study.slug}/report/").json()["raters"]} == pseudonyms
-    assert selectors.rater_pseudonym(study.experiment_id + 1, Rater.objects.first().pk) not in pseudonyms
+    assert report_selectors.rater_pseudonym(study.experiment_id + 1, Rater.objects.first().pk) not in pseudonyms
     for url in (f"/studies/{study.slug}/report.csv", f"/studies/{study.slug}/report.xlsx",
                 f"/studies/{study.slug}/export.csv"):
         assert "no-store" in client.get(url)["Cache-Control"].split(", ")
 
 
 def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hostile_study):
-    from studies.exporting import raw_ids_requested
+    from studies.reports.exporting import raw_ids_requested
 
     study = hostile_study
-    assert selectors.raw_ids_allowed(user, [study.experiment_id])
-    assert not selectors.raw_ids_allowed(other_user, [study.experiment_id])
+    assert study_selectors.raw_ids_allowed(user, [study.experiment_id])
+    assert not study_selectors.raw_ids_allowed(other_user, [study.experiment_id])
 
     class Request:
         GET = {"raw_ids": "1"}
@@ -399,14 +405,14 @@ def _answers(study, slot, i):
 @pytest.mark.parametrize("query", ["", "?exclude_flagged=1"])
 def test_every_design_renders_with_one_or_two_raters(client, api, user, make_study, n_raters, query):
     """Four conditions (Likert, RME, BME, BWS), sparse: every page, figure and download answers."""
-    exp = services.experiment_create(owner=user, title="Probe")
+    exp = authoring.experiment_create(owner=user, title="Probe")
     studies = [make_study(d, raters_per_item=2, items_per_assignment=2, experiment=exp) for d in ("likert", "rme", "bme", "bws")]
     for study in studies:
         for i in range(n_raters):
-            a = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite", external_id=f"{study.design}{i}"))
+            a = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"{study.design}{i}"))
             for slot in a.assignment_items.all():
-                services.ratings_record(assignment=a, item_id=slot.item_id, answers=_answers(study, slot, i))
-            services.assignment_submit(assignment=a)
+                answering.ratings_record(assignment=a, item_id=slot.item_id, answers=_answers(study, slot, i))
+            answering.assignment_submit(assignment=a)
     client.force_login(user)
     for base in [f"/experiments/{exp.slug}/report"] + [f"/studies/{s.slug}/report" for s in studies]:
         page = client.get(f"{base}/{query}")

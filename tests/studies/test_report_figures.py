@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from studies import plots
-from studies.plots import label_text
+from studies.reports import plots
+from studies.reports.plots import label_text
 
 TITLES = {
     "walk-designs-x-criteria-likert": "Walk designs × criteria: Likert 1–6 with labelled points",
@@ -190,7 +190,7 @@ def test_metric_scatter_is_titled_by_the_condition_and_survives_one_response():
 
 
 def test_live_reliability_legend_sits_outside_the_curves():
-    from studies.live_plots import reliability_curve_figure
+    from studies.reports.live_plots import reliability_curve_figure
 
     trajectory = [{"raters": k, **{form: {"value": v, "ci95": [v - 0.2, min(1.0, v + 0.1)]}
                                    for form, v in (("ICC(C,k)", 0.2 + k / 20), ("ICC(A,k)", 0.15 + k / 20))}}

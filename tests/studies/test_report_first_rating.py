@@ -8,8 +8,9 @@ import openpyxl
 import pytest
 
 from metrics import services as metric_services
-from studies import services
 from studies.models import Design, Rating
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ DESIGNS = [d.value for d in Design if d not in (Design.BWS_TUPLES, Design.PAIRWI
 def _one_rating(study):
     """A rater answers one item completely (a design may require every response), then all but one of
     the ratings are removed: the smallest state a report can meet."""
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                            external_id="first"))
     slot = assignment.assignment_items.get()
     answers = {}
@@ -31,8 +32,8 @@ def _one_rating(study):
             answers[criterion] = {r: 10.0 * (j + 1) for j, r in enumerate(slot.response_order)}
         else:
             answers[criterion] = {r: j % 6 + 1 for j, r in enumerate(slot.response_order)}
-    services.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=3.0)
-    services.assignment_submit(assignment=assignment, total_seconds=30)
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, active_seconds=3.0)
+    answering.assignment_submit(assignment=assignment, total_seconds=30)
     keep = Rating.objects.filter(assignment=assignment).order_by("id").first()
     Rating.objects.filter(assignment=assignment).exclude(pk=keep.pk).delete()
     return keep
@@ -97,23 +98,22 @@ def test_every_output_of_every_design_answers_at_zero_and_one_rating(client, api
 def test_choice_designs_answer_every_output_at_zero_and_one_judgment(client, api, user, make_study, design):
     """Best-worst tuples (BestWorstChoice rows) and pairwise (Comparison rows): the same outputs
     answer, empty and after one judgment, and the export then holds that judgment."""
-    from studies import bws_tuples, pairwise_services
 
     study = make_study(design, raters_per_item=2, items_per_assignment=1)
     client.force_login(user)
     empty = _all_outputs_answer(client, api, study, n_figures=None)
     assert empty["csv"].decode().count("\n") == 1  # the header alone
-    assignment = services.assignment_start(study=study, rater=services.rater_get_or_create(platform="invite",
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
                                                                                            external_id="first"))
     slot = assignment.assignment_items.get()
     if design == Design.BWS_TUPLES:
         answers = {c: {"best": slot.response_order[0], "worst": slot.response_order[-1]}
                    for c in ("readability", "coherence")}
-        bws_tuples.choices_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
     else:
         answers = {c.name: {"choice": "left", "reason": "clearer"} for c in study.criteria.all()}
-        pairwise_services.comparisons_record(assignment=assignment, item_id=slot.item_id, answers=answers)
-    services.assignment_submit(assignment=assignment, total_seconds=30)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    answering.assignment_submit(assignment=assignment, total_seconds=30)
     one = _all_outputs_answer(client, api, study, n_figures=None)
     rows = list(csv.DictReader(io.StringIO(one["csv"].decode())))
     expected = len(slot.response_order) * 2 if design == Design.BWS_TUPLES else study.criteria.count()

@@ -2,24 +2,27 @@
 import numpy as np
 import pytest
 
-from studies import export_selectors, selectors, services
 from studies.analysis.normalise import magnitude_log_ratio, rank_scores
-from studies.demo import demo_load
+from studies.authoring import selectors
+from studies.authoring.demo import demo_load
 from studies.models import Rating, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import export_selectors
 
 pytestmark = pytest.mark.django_db
 
 
 def test_progress_counts_submitted_work_capped_at_the_target(make_study):
     study = make_study("likert", raters_per_item=1, items_per_assignment=4)
-    worker = services.rater_get_or_create(platform="invite", external_id="w")
-    assignment = services.assignment_start(study=study, rater=worker)
+    worker = rater_entry.rater_get_or_create(platform="invite", external_id="w")
+    assignment = rater_entry.assignment_start(study=study, rater=worker)
     for slot in assignment.assignment_items.all():
-        services.ratings_record(assignment=assignment, item_id=slot.item_id,
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                                 answers={c: dict.fromkeys(slot.response_order, 2) for c in ("readability", "coherence")})
     before = selectors.study_progress(study)
     assert (before["done"], before["needed"], before["assignments"]["started"], before["ratings"]) == (0, 6, 1, 32)
-    services.assignment_submit(assignment=assignment, total_seconds=120)
+    answering.assignment_submit(assignment=assignment, total_seconds=120)
     after = selectors.study_progress(study)
     assert (after["done"], after["percent"], after["mean_seconds"], after["median_seconds"]) == (4, 66.7, 120, 120)
 

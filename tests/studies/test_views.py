@@ -3,7 +3,7 @@ report problems, upload, publish, export."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from studies.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
+from studies.authoring.demo import DEMO_EXPERIMENT, DEMO_PASSWORD, DEMO_USER, demo_load
 from studies.models import Corpus, Rating, Study
 from tests.conftest import small_corpus_lines
 
@@ -44,7 +44,7 @@ def test_demo_load_is_idempotent_and_complete():
 
 
 def test_study_form_explains_designs_and_keeps_input_on_error(researcher, user):
-    from studies import services
+    from studies.authoring import services
 
     experiment = services.experiment_create(owner=user, title="E", slug="e")
     page = researcher.get("/experiments/e/studies/new/").content.decode()
@@ -88,7 +88,7 @@ def test_upload_page_stops_an_oversized_file_and_still_checks_csrf(researcher, u
 
 
 def test_build_publish_and_export_from_the_study_page(researcher, user, corpus):
-    from studies import services
+    from studies.authoring import services
 
     experiment = services.experiment_create(owner=user, title="E", conditions=[{"title": "S", "design": "bws", "slug": "s"}])
     assert experiment.studies.get().status == "draft"
@@ -103,7 +103,7 @@ def test_build_publish_and_export_from_the_study_page(researcher, user, corpus):
 
 
 def test_someone_elses_study_page_is_a_404(client, other_user):
-    from studies import services
+    from studies.authoring import services
 
     services.experiment_create(owner=other_user, title="X", conditions=[{"title": "S", "design": "bws", "slug": "hidden"}])
     from tests.factories import UserFactory

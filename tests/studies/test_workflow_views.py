@@ -8,8 +8,12 @@ import pytest
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from studies import editing, selectors, services
+from studies.authoring import editing
+from studies.authoring import services as authoring
 from studies.models import Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.reports import selectors
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
 
@@ -79,7 +83,7 @@ def test_bad_input_on_the_edit_page_names_the_field_and_writes_nothing(researche
 
 
 def test_bws_with_four_systems_and_the_reference_builds_and_says_so_once(researcher, user, corpus):
-    experiment = services.experiment_create(owner=user, title="E", slug="e")
+    experiment = authoring.experiment_create(owner=user, title="E", slug="e")
     response = researcher.post("/experiments/e/studies/new/", {
         "title": "BWS", "design": "bws", "criteria": "readability, coherence", "raters_per_item": 3,
         "items_per_assignment": 6, "platform": "invite"})
@@ -105,14 +109,14 @@ def test_duplicate_delete_pause_resume_and_reopen_from_the_study_page(researcher
     assert "Tick the box" in response.content.decode() and Study.objects.filter(pk=copy.pk).exists()
     researcher.post(f"/studies/{copy.slug}/delete/", {"confirm": "yes"})
     assert not Study.objects.filter(pk=copy.pk).exists()
-    later = services.experiment_create(owner=draft.experiment.owner, title="Later", slug="later")
-    foreign = services.experiment_create(owner=UserFactory(username="dave"), title="Dave's", slug="daves")
+    later = authoring.experiment_create(owner=draft.experiment.owner, title="Later", slug="later")
+    foreign = authoring.experiment_create(owner=UserFactory(username="dave"), title="Dave's", slug="daves")
     researcher.post(f"/studies/{draft.slug}/duplicate/", {"experiment": "later", "title": "Rerun"})
     assert list(later.studies.values_list("title", flat=True)) == ["Rerun"]
     page = researcher.post(f"/studies/{draft.slug}/duplicate/", {"experiment": "daves"}, follow=True).content.decode()
     assert "Select a valid choice" in page and not foreign.studies.exists()
 
-    services.study_publish(study=draft)
+    authoring.study_publish(study=draft)
     response = researcher.post(f"/studies/{draft.slug}/delete/", {"confirm": "yes"}, follow=True)
     assert "only drafts can be deleted" in response.content.decode() and Study.objects.filter(pk=draft.pk).exists()
     page = researcher.post(f"/studies/{draft.slug}/state/pause/", follow=True).content.decode()
@@ -143,15 +147,15 @@ def test_sharing_adds_and_removes_a_collaborator_who_then_sees_the_study(researc
 
 def test_item_browser_shows_raters_by_pseudonym_with_flags_and_filters(researcher, client, make_study, other_user):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
-    good = services.assignment_start(study=study, rater=rater("worker-good"))
+    good = rater_entry.assignment_start(study=study, rater=rater("worker-good"))
     for slot in good.assignment_items.all():  # varied answers: no straight-lining
-        services.ratings_record(assignment=good, item_id=slot.item_id, answers={
+        answering.ratings_record(assignment=good, item_id=slot.item_id, answers={
             c: {r: 1 + (slot.position + i) % 6 for i, r in enumerate(slot.response_order)}
             for c in ("readability", "coherence")})
-    services.assignment_submit(assignment=good, total_seconds=100)
-    flagged = services.assignment_start(study=study, rater=rater("worker-bad"))
+    answering.assignment_submit(assignment=good, total_seconds=100)
+    flagged = rater_entry.assignment_start(study=study, rater=rater("worker-bad"))
     answer_all(flagged, value=5)  # the same score everywhere: straight-lining
-    services.assignment_submit(assignment=flagged, total_seconds=50)
+    answering.assignment_submit(assignment=flagged, total_seconds=50)
     flagged.checks_failed = True
     flagged.save(update_fields=["checks_failed"])
     good_name = selectors.rater_pseudonym(study.experiment_id, good.rater_id)

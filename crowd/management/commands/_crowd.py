@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from crowd.models import Platform, Publication
+from crowd.platforms import platform_of
 from studies.models import Study
 
 
@@ -17,7 +18,7 @@ def publication_for(options, *, create: bool = False) -> Publication:
     study = Study.objects.filter(slug=options["study"]).select_related("experiment").first()
     if study is None:
         raise CommandError(f"no study {options['study']!r}")
-    sandbox = options["platform"] == Platform.MTURK and not options["production"]
+    sandbox = platform_of(options["platform"]).has_sandbox and not options["production"]
     publication = Publication.objects.filter(study=study, platform=options["platform"], sandbox=sandbox).first()
     if publication is None and not create:
         where = f"{options['platform']}{' sandbox' if sandbox else ''}"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import services
+from crowd import publishing
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
-from crowd.models import Platform
+from crowd.platforms import platform_of
 
 
 class Command(BaseCommand):
@@ -44,28 +44,24 @@ class Command(BaseCommand):
             if publication is None or settings:
                 from studies.models import Study
 
-                publication = services.publication_configure(
+                publication = publishing.publication_configure(
                     study=Study.objects.get(slug=study_slug), platform=options["platform"],
                     sandbox=not options["production"], settings=settings)
-            estimate = services.publication_estimate(publication)
+            estimate = publishing.publication_estimate(publication)
             self.stdout.write(f"{publication}: {estimate.places} place(s), estimated cost {estimate.total} "
                               f"(rewards {estimate.rewards}, fees {estimate.fees}, bonuses {estimate.bonuses} "
                               f"+ {estimate.bonus_fees}); " + "; ".join(estimate.notes))
-            problems = services.publish_problems(publication, confirm_production=options["confirm_production"])
+            problems = publishing.publish_problems(publication, confirm_production=options["confirm_production"])
             if options["dry_run"]:
                 self.stdout.write("would refuse: " + "; ".join(problems) if problems else "ready to publish")
                 return
-            if publication.platform == Platform.MTURK:
-                self.stdout.write(f"balance: ${services.mturk_balance(publication=publication)}")
-                publication = services.mturk_publish(publication=publication,
-                                                     confirm_production=options["confirm_production"])
-                self.stdout.write(self.style.SUCCESS(
-                    f"published as {publication.hits.count()} HIT(s) of type {publication.external_id}"))
-            else:
-                publication = services.prolific_publish(publication=publication,
-                                                        confirm_production=options["confirm_production"],
-                                                        publish=not options["draft_only"])
-                self.stdout.write(self.style.SUCCESS(f"Prolific study {publication.external_id}: {publication.status}"))
+            platform = platform_of(publication)
+            if platform.has_balance:
+                self.stdout.write(f"balance: ${platform.balance(publication=publication)}")
+            publication = publishing.publication_publish(publication=publication,
+                                                       confirm_production=options["confirm_production"],
+                                                       draft_only=options["draft_only"])
+            self.stdout.write(self.style.SUCCESS(platform.published_summary(publication)))
         except ValidationError as error:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
                                if hasattr(error, "error_dict") else " ".join(error.messages)) from None

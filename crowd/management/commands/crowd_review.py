@@ -18,10 +18,11 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import services
+from crowd import bonuses, reviews, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.management.commands._crowd import add_target_arguments, publication_for
-from studies.review import ReviewError
+from crowd.platforms import mturk
+from studies.rating.review import ReviewError
 
 
 class Command(BaseCommand):
@@ -73,10 +74,10 @@ class Command(BaseCommand):
         for decision, ids in (("approve", options["approve"]), ("reject", options["reject"])):
             records = self._records(publication, ids) if ids else []
             if decision == "approve" and options["approve_all_submitted"]:
-                records += services.submitted_records(publication)
+                records += reviews.submitted_records(publication)
             if records:
                 did = True
-                outcome = services.assignments_review(publication=publication, records=records, decision=decision,
+                outcome = reviews.assignments_review(publication=publication, records=records, decision=decision,
                                                       feedback=options["feedback"], rejection_category=options["category"])
                 self.stdout.write(f"{decision}: {outcome}")
                 if outcome.failed:
@@ -84,7 +85,7 @@ class Command(BaseCommand):
         for flag, passed in (("approve_passed", True), ("reject_failed", False)):
             if options[flag]:
                 did = True
-                outcome = services.assignments_review_checked(publication=publication, passed=passed,
+                outcome = reviews.assignments_review_checked(publication=publication, passed=passed,
                                                               feedback=options["feedback"],
                                                               rejection_category=options["category"])
                 self.stdout.write(f"{'approve passed' if passed else 'reject failed'}: {outcome}")
@@ -98,25 +99,25 @@ class Command(BaseCommand):
             record = self._records(publication, [options["bonus"][0]])[0]
             if record.assignment is None:
                 raise CommandError(f"{record.external_id} has no Concord assignment to attach the bonus to")
-            bonus = services.bonus_create(publication=publication, assignment=record.assignment,
+            bonus = bonuses.bonus_create(publication=publication, assignment=record.assignment,
                                           amount=options["bonus"][1], reason=options["reason"])
-            services.bonuses_send(bonuses=[bonus])
+            bonuses.bonuses_send(bonuses=[bonus])
             self.stdout.write(f"bonus {bonus.amount} sent to {record.worker_id} (token {bonus.token})")
         if options["block"]:
             did = True
-            services.worker_block(worker_id=options["block"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_block(publication=publication, worker_id=options["block"], reason=options["reason"])
             self.stdout.write(f"blocked {options['block']}")
         if options["unblock"]:
             did = True
-            services.worker_unblock(worker_id=options["unblock"], reason=options["reason"], sandbox=publication.sandbox)
+            workers.worker_unblock(publication=publication, worker_id=options["unblock"], reason=options["reason"])
             self.stdout.write(f"unblocked {options['unblock']}")
         if options["extend_hits"]:
             did = True
             for hit in publication.hits.exclude(hit_status="Gone"):
-                services.hit_extend(hit=hit, hours=options["extend_hits"])
+                mturk.hit_extend(hit=hit, hours=options["extend_hits"])
             self.stdout.write(f"HITs extended by {options['extend_hits']} hour(s)")
         if options["expire_hits"]:
             did = True
-            self.stdout.write(f"{services.hits_expire(publication=publication)} HIT(s) expired")
+            self.stdout.write(f"{mturk.hits_expire(publication=publication)} HIT(s) expired")
         if not did:
             raise CommandError("nothing to do: give --list, --approve-all-submitted, --approve-passed, --approve, --reject, --bonus, ...")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from crowd import services
+from crowd import sync
 from crowd.errors import PlatformError
 from crowd.models import Platform, Publication
-from studies import review
+from studies.rating import review
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         failed = 0
         for publication in publications.select_related("study"):
             try:
-                self.stdout.write(f"{publication}: {services.publication_sync(publication=publication)}")
+                self.stdout.write(f"{publication}: {sync.publication_sync(publication=publication)}")
             except PlatformError as error:
                 failed += 1
                 self.stderr.write(f"{publication}: {error}")

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.core.management.base import BaseCommand, CommandError
 
+from crowd.platforms import PLATFORMS
 from crowd.simulation import DjangoSession, HttpSession, simulate_rater
 from studies.models import Study
 
@@ -23,7 +24,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", help="study slug (published)")
         parser.add_argument("--raters", type=int, default=5)
-        parser.add_argument("--platform", choices=("mturk", "prolific"),
+        parser.add_argument("--platform", choices=tuple(PLATFORMS),
                             help="default: the study's platform (a study accepts only its own platform's links)")
         parser.add_argument("--server", help="base URL of a running server; default: in process")
         parser.add_argument("--concurrency", type=int, default=1, help="parallel raters (with --server)")
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         if study.status != Study.Status.PUBLISHED:
             raise CommandError(f"study {study.slug} is {study.status}; publish it first")
         platform = options["platform"] or study.platform
-        if platform != study.platform or platform not in ("mturk", "prolific"):
+        if platform != study.platform or platform not in PLATFORMS:
             raise CommandError(f"study {study.slug} takes links of the kind {study.get_platform_display()!r}; simulated raters "
                                "enter by Mechanical Turk or Prolific links of the study's own platform")
         if options["raters"] < 1:
@@ -47,8 +48,9 @@ class Command(BaseCommand):
 
         def one(index: int):
             session = HttpSession(options["server"]) if options["server"] else DjangoSession()
-            return simulate_rater(session, study_slug=study.slug, platform=platform,
-                                  rater=f"{run}W{index:04d}", run=run, rng=random.Random(seed * 100003 + index))
+            rater, entry = PLATFORMS[platform].simulated_entry(run, index)
+            return simulate_rater(session, study_slug=study.slug, rater=rater, entry=entry,
+                                  rng=random.Random(seed * 100003 + index))
 
         if concurrency == 1:  # in process: stay on this thread (and its database connection)
             results = [one(i) for i in range(options["raters"])]

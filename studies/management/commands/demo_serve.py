@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from studies.demo import DEMO_PASSWORD, DEMO_USER
+from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER
 
 
 class Command(BaseCommand):

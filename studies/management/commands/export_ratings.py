@@ -4,8 +4,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.exporting import EXPORT_FORMATS, export_lines, export_xlsx
 from studies.models import Study
+from studies.reports.exporting import EXPORT_FORMATS, export_lines, export_xlsx
 
 
 class Command(BaseCommand):

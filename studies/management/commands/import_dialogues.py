@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from studies.importing.formats import FORMATS
-from studies.importing.records import ImportFailed, missing_scores_text
-from studies.services import dialogues_import
+from studies.corpora.importing.formats import FORMATS
+from studies.corpora.importing.records import ImportFailed, missing_scores_text
+from studies.corpora.services import dialogues_import
 
 
 class Command(BaseCommand):

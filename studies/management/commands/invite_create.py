@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from studies import services
 from studies.models import Study
+from studies.rating import invites
 
 
 class Command(BaseCommand):
@@ -16,8 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("study", help="study slug")
         parser.add_argument("--count", type=int, default=1, help="how many links (default 1)")
         parser.add_argument("--label", default="", help="whom they are for (numbered when --count > 1)")
-        parser.add_argument("--days", type=int, default=services.INVITE_DAYS_DEFAULT,
-                            help=f"days each link can be opened (default {services.INVITE_DAYS_DEFAULT})")
+        parser.add_argument("--days", type=int, default=invites.INVITE_DAYS_DEFAULT,
+                            help=f"days each link can be opened (default {invites.INVITE_DAYS_DEFAULT})")
         parser.add_argument("--base-url", default="", help="site address to put in front, e.g. https://concord.example.org")
 
     def handle(self, *args, **options):
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         for n in range(options["count"]):
             label = options["label"] if options["count"] == 1 or not options["label"] else f"{options['label']} {n + 1}"
             try:
-                invite = services.invite_create(study=study, label=label, expires_in_days=options["days"])
+                invite = invites.invite_create(study=study, label=label, expires_in_days=options["days"])
             except ValidationError as error:
                 raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())) from None
             self.stdout.write(f"{options['base_url'].rstrip('/')}{path}?{urlencode({'invite': invite.token})}\t"

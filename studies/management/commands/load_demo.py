@@ -1,7 +1,7 @@
 """python manage.py load_demo: the demo experiment and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
-from studies.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
+from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 
 
 class Command(BaseCommand):

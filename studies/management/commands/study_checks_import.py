@@ -1,14 +1,14 @@
 """python manage.py study_checks_import STUDY checks.csv [--per-assignment N] [--positions 5,20] [--min-pass-rate 0.75]
 
 Adds attention checks / gold items to a draft study from a CSV (columns kind, context, responses,
-rules; see studies.checks). All rows or none: a problem names the row and field."""
+rules; see studies.rating.checks). All rows or none: a problem names the row and field."""
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from studies import checks
+from studies.errors import StudyStateError
 from studies.models import Study
-from studies.services import StudyStateError
+from studies.rating import checks
 
 
 class Command(BaseCommand):

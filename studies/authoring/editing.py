@@ -1,0 +1,427 @@
+"""The researcher's workflow after ``study_create``: edit, duplicate, delete (drafts), re-open,
+pause and resume a study, and share an experiment with collaborators.
+
+What may change when: a study's *structure* (design, design configuration, criteria) is what every
+rating was given under, so it changes only while the study is a draft that no rater has started;
+otherwise a new study (``study_duplicate``) is the way to change it. Its *text and limits*
+(title, instructions, consent text, questionnaire, raters per item, items per assignment, reward,
+estimated duration, time limit, deadline) may change at any time: they touch only raters to come.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import ProtectedError, Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.text import slugify
+
+from studies.authoring import allocation
+from studies.authoring import services as authoring
+from studies.designs import design_for, unit_for
+from studies.errors import StudyStateError
+from studies.models import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
+
+STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
+TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
+               "reward", "estimated_minutes")
+RATER_SETTING_FIELDS = ("time_limit_minutes", "closes_at")
+EDITABLE_FIELDS = (*STRUCTURE_FIELDS, *TEXT_FIELDS, *RATER_SETTING_FIELDS)
+REWARD_MAX = Decimal("10000")
+QUESTION_KINDS = ("yes_no", "choice", "text")  # what studies.rating.questionnaire.questionnaire_clean reads
+
+
+def structure_lock_reason(study: Study) -> str | None:
+    """Why the design, its settings and the criteria cannot change now, or None when they can."""
+    if study.status != Study.Status.DRAFT:
+        return (f"the study is {study.get_status_display().lower()}: its design and criteria stay as they were so "
+                f"that every rating is given under the same settings (duplicate it to change them)")
+    started = study.assignments.count()
+    if started:
+        return (f"{started} rater(s) have started: changing the design or criteria would mix ratings given "
+                f"under different settings (duplicate the study to change them)")
+    return None
+
+
+def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, Any]) -> list[dict[str, str]]:
+    specs = [{"name": c} if isinstance(c, str) else dict(c) for c in raw]
+    names = [slugify(str(c.get("name", ""))) for c in specs]
+    if not specs:
+        errors["criteria"] = "a study needs at least one criterion"
+    elif not all(names):
+        errors["criteria"] = "every criterion needs a name"
+    elif len(set(names)) != len(names):
+        errors["criteria"] = "criterion names must be different"
+    return [{**spec, "name": name} for spec, name in zip(specs, names, strict=True)]
+
+
+def _criteria_replace(study: Study, specs: list[dict[str, str]]) -> None:
+    """Keep criteria by name (their ids and any check rules stay), add new ones, drop missing ones."""
+    defaults = {c["name"]: c for c in authoring.DEFAULT_CRITERIA}
+    existing = {c.name: c for c in study.criteria.all()}
+    study.criteria.exclude(name__in=[s["name"] for s in specs]).delete()
+    for position, spec in enumerate(specs):
+        name = spec["name"]
+        question = (spec.get("question") or "").strip() or defaults.get(name, {}).get("question") \
+            or f"How good is the response's {name}?"
+        help_text = (spec.get("help_text") or "").strip() or defaults.get(name, {}).get("help_text", "")
+        criterion = existing.get(name) or Criterion(study=study, name=name)
+        criterion.question, criterion.help_text, criterion.position = question[:300], help_text, position
+        criterion.save()
+
+
+def _positive_int(value: Any, field: str, errors: dict[str, Any], *, high: int = 100_000) -> int | None:
+    if isinstance(value, bool):
+        value = None
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        errors[field] = f"must be a whole number from 1 to {high}"
+        return None
+    if not 1 <= number <= high:
+        errors[field] = f"must be a whole number from 1 to {high}"
+        return None
+    return number
+
+
+def reward_clean(value: Any) -> Decimal | None:
+    """A reward per assignment: blank -> None, else a non-negative amount with at most 2 decimals."""
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        amount = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValidationError({"reward": "must be an amount such as 2.50"}) from None
+    if not amount.is_finite() or amount < 0 or amount > REWARD_MAX:
+        raise ValidationError({"reward": f"must be an amount from 0 to {REWARD_MAX}"})
+    if amount != amount.quantize(Decimal("0.01")):
+        raise ValidationError({"reward": "has at most two decimals (cents)"})
+    return amount.quantize(Decimal("0.01"))
+
+
+@transaction.atomic
+def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, list[str]]:
+    """Change the settings named in ``values`` (any of EDITABLE_FIELDS; others are refused). Returns
+    the study and notes for the researcher (e.g. items removed after a design change).
+
+    Structure (design, design_config, criteria) changes only while ``structure_lock_reason`` is None;
+    a design change drops the built items (they were chosen for the old design) but keeps check items
+    only when the design stays; so does a change of the settings the items were drawn under
+    (the design's ``config_change``: e.g. bws_tuples' tuple size, factor, tries and seed, pairwise's
+    pairs per conversation, a new tuple size in a dialogue BWS study, whose tuples of whole dialogues
+    were cut to the old size; a response BWS item's size follows its systems instead, so a size its
+    items do not show is refused). Validation names every bad field and nothing is written then."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    errors: dict[str, Any] = {}
+    notes: list[str] = []
+    unknown = sorted(set(values) - set(EDITABLE_FIELDS))
+    if unknown:
+        errors["fields"] = f"cannot change {', '.join(unknown)} here"
+    changes: dict[str, Any] = {}
+    structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
+    design = structure.get("design", study.design)
+    criteria_specs: list[dict[str, str]] | None = None
+    rebuild = False  # the settings the items were drawn under changed: they go
+    if structure:
+        same = (design == study.design
+                and ("design_config" not in structure
+                     or _config_or_none(design, structure["design_config"]) == study.design_config)
+                and ("criteria" not in structure or _criteria_unchanged(study, structure["criteria"]))
+                and structure.get("platform", study.platform) == study.platform)
+        lock = None if same else structure_lock_reason(study)
+        if lock:
+            errors["design"] = f"cannot change the design, criteria or platform: {lock}"
+        elif not same:
+            if "design" in structure or "design_config" in structure:
+                try:
+                    chosen = design_for(design)
+                    config = chosen.config_clean(structure.get(
+                        "design_config", study.design_config if design == study.design else None))
+                except ValidationError as error:
+                    errors.update(error.message_dict)
+                else:
+                    refused = chosen.unit_problem(unit_for(study))
+                    if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
+                        errors["design"] = refused
+                    if design == study.design:  # e.g. new tuples or pairs, or a BWS size its items do not show
+                        problems, stale = chosen.config_change(study, config)
+                        errors.update(problems)
+                        rebuild = rebuild or stale
+                    changes["design"], changes["design_config"] = design, config
+            if "criteria" in structure:
+                criteria_specs = _criteria_specs(structure["criteria"], errors)
+            if "platform" in structure:
+                if structure["platform"] not in Study.Platform.values or structure["platform"] == Study.Platform.BENCHMARK:
+                    errors["platform"] = f"unknown platform {structure['platform']!r}"
+                else:
+                    changes["platform"] = structure["platform"]
+    for field in ("title", "instructions", "consent_text"):
+        if field in values:
+            text = str(values[field] or "").strip() if field == "title" else str(values[field] or "")
+            if field == "title" and not text:
+                errors["title"] = "a study needs a title"
+            elif field == "title" and len(text) > 200:
+                errors["title"] = "must be at most 200 characters"
+            else:
+                changes[field] = text
+    for field in ("raters_per_item", "items_per_assignment"):
+        if field in values:
+            number = _positive_int(values[field], field, errors)
+            if number is not None:
+                changes[field] = number
+    if "estimated_minutes" in values:
+        raw = values["estimated_minutes"]
+        changes["estimated_minutes"] = None if raw in (None, "") else _positive_int(
+            raw, "estimated_minutes", errors, high=authoring.TIME_LIMIT_MAX_MINUTES)
+    if "reward" in values:
+        try:
+            changes["reward"] = reward_clean(values["reward"])
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    if "questionnaire" in values:
+        problem = questionnaire_problem(values["questionnaire"])
+        if problem:
+            errors["questionnaire"] = problem
+        else:
+            changes["questionnaire"] = list(values["questionnaire"])
+    rater_settings = {k: values[k] for k in RATER_SETTING_FIELDS if k in values}
+    if "closes_at" in rater_settings and _same_minute(allocation.study_closes_at(study), rater_settings["closes_at"]):
+        # The deadline sent back unchanged (an edit form, to the minute): not a new deadline, even if
+        # it has passed, so the study's text can still be edited after it.
+        del rater_settings["closes_at"]
+    if errors:
+        raise ValidationError(errors)
+    if rater_settings:
+        authoring.study_rater_settings_set(study=study, values=rater_settings)  # raises naming its field
+        study.refresh_from_db(fields=["platform_config"])
+    if changes.get("design", study.design) != study.design:
+        removed, _ = StudyItem.objects.filter(study=study).delete()
+        if removed:
+            notes.append("The design changed, so the items were removed: build them again for the new design.")
+    elif rebuild:
+        removed, _ = StudyItem.objects.filter(study=study).delete()
+        if removed:
+            notes.append("The settings that shape the items (tuple size, pairs per conversation, ...) changed, so the "
+                         "items were removed: build them again.")
+    for field, value in changes.items():
+        setattr(study, field, value)
+    if changes:
+        study.save(update_fields=list(changes))
+    if criteria_specs is not None:
+        _criteria_replace(study, criteria_specs)
+    return study, notes
+
+
+def _criteria_unchanged(study: Study, raw: Sequence[Mapping[str, Any] | str]) -> bool:
+    """True when ``raw`` names the study's criteria in order with their wording (a blank question or
+    help text means "as it is"): what a form that shows the locked criteria sends back."""
+    current = list(study.criteria.values_list("name", "question", "help_text"))
+    specs = _criteria_specs(raw, {})
+    return len(specs) == len(current) and all(
+        spec["name"] == name
+        and (spec.get("question") or "").strip() in ("", question)
+        and (spec.get("help_text") or "").strip() in ("", help_text)
+        for spec, (name, question, help_text) in zip(specs, current, strict=False))
+
+
+def _same_minute(current, raw: Any) -> bool:
+    if current is None or not raw:
+        return False
+    try:
+        sent = parse_datetime(str(raw).strip())
+    except ValueError:
+        return False
+    if sent is None:
+        return False
+    sent = sent if timezone.is_aware(sent) else timezone.make_aware(sent)
+    return abs((sent - current).total_seconds()) < 60 and sent.replace(second=0, microsecond=0) == \
+        current.replace(second=0, microsecond=0)
+
+
+def _config_or_none(design: str, config: Any) -> dict | None:
+    try:
+        return design_for(design).config_clean(config)
+    except ValidationError:
+        return None
+
+
+def questionnaire_problem(value: Any) -> str | None:
+    """Why ``value`` is not a questionnaire (a list of questions as ``models.default_questionnaire``)."""
+    if not isinstance(value, list):
+        return "must be a list of questions"
+    names = set()
+    for i, question in enumerate(value, start=1):
+        if not isinstance(question, Mapping):
+            return f"question {i}: must be an object with name, kind and question"
+        name, kind = question.get("name"), question.get("kind")
+        if not isinstance(name, str) or not name or slugify(name).replace("-", "_") != name:
+            return f"question {i}: name must be lower-case letters, digits and _ (got {name!r})"
+        if name in names:
+            return f"question {i}: the name {name!r} is used twice"
+        names.add(name)
+        if kind not in QUESTION_KINDS:
+            return f"question {i} ({name}): kind must be one of {', '.join(QUESTION_KINDS)}"
+        if not isinstance(question.get("question"), str) or not question["question"].strip():
+            return f"question {i} ({name}): needs the question text"
+        if kind == "choice":
+            choices = question.get("choices")
+            if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) and c for c in choices):
+                return f"question {i} ({name}): a choice question needs at least two choices"
+    return None
+
+
+@transaction.atomic
+def study_duplicate(*, study: Study, title: str | None = None, experiment: Experiment | None = None) -> Study:
+    """A new draft copy of the study: every setting (its unit of judgement too), its criteria and its
+    items (check items with their rules; a dialogue item's anchor and ranked dialogues), no raters. The copy has no deadline (the original's may have passed) and is not
+    paused. ``experiment`` defaults to the study's own (a new condition beside it)."""
+    if study.platform == Study.Platform.BENCHMARK:
+        raise StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
+    target = experiment or study.experiment
+    config = {k: v for k, v in (study.platform_config or {}).items() if k != "closes_at"}
+    copy = authoring.study_create(
+        experiment=target, title=(title or f"{study.title} (copy)")[:200], design=study.design,
+        design_config=study.design_config,
+        criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
+        raters_per_item=study.raters_per_item, items_per_assignment=study.items_per_assignment,
+        instructions=study.instructions, platform=study.platform, platform_config=config, unit=study.unit,
+    )
+    copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
+    copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
+    copy.item_draw = study.item_draw  # the same items: the same draw (studies.authoring.item_draws)
+    copy.save(update_fields=["questionnaire", "live_config", "checks_config", "consent_text", "reward",
+                             "estimated_minutes", "item_draw"])
+    # Criterion scale overrides (imported benchmarks) travel with the criteria.
+    scales = {c.name: (c.scale_min, c.scale_max) for c in study.criteria.all()}
+    for criterion in copy.criteria.all():
+        criterion.scale_min, criterion.scale_max = scales.get(criterion.name, (None, None))
+        criterion.save(update_fields=["scale_min", "scale_max"])
+    originals = list(study.items.order_by("position"))
+    items = StudyItem.objects.bulk_create([
+        StudyItem(study=copy, conversation_id=i.conversation_id, position=i.position,
+                  reference_response_id=i.reference_response_id, reference_value=i.reference_value,
+                  reference_conversation_id=i.reference_conversation_id,
+                  check_kind=i.check_kind, check_rules=i.check_rules)
+        for i in originals
+    ])
+    new_id = {old.pk: new.pk for old, new in zip(originals, items, strict=True)}
+    StudyItemResponse.objects.bulk_create([
+        StudyItemResponse(item_id=new_id[link.item_id], response_id=link.response_id, position=link.position)
+        for link in StudyItemResponse.objects.filter(item__study=study).order_by("item_id", "position")
+    ], batch_size=2000)
+    # A dialogue-unit BWS item ranks several whole dialogues (StudyItemConversation), not responses.
+    StudyItemConversation.objects.bulk_create([
+        StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)
+        for link in StudyItemConversation.objects.filter(item__study=study).order_by("item_id", "position")
+    ], batch_size=2000)
+    return copy
+
+
+@transaction.atomic
+def study_delete(*, study: Study) -> str:
+    """Delete a draft study that no rater has started (items, criteria, invites go with it); returns
+    its title. Anything else is refused: a published or closed study holds ratings and their history."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.DRAFT:
+        raise StudyStateError(f"cannot delete: the study is {study.status}; only drafts can be deleted "
+                                       f"(close it instead)")
+    if study.assignments.exists():
+        raise StudyStateError("cannot delete: raters have started it")
+    title = study.title
+    try:
+        study.delete()
+    except ProtectedError:
+        raise StudyStateError("cannot delete: other records depend on it") from None
+    return title
+
+
+@transaction.atomic
+def study_reopen(*, study: Study) -> Study:
+    """closed -> published again, for more raters. Refused (with what to change) when it would close
+    again at once: its deadline has passed, or every item has its raters and it closes when complete."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.CLOSED:
+        raise StudyStateError(f"cannot re-open: the study is {study.status}, not closed")
+    if study.platform == Study.Platform.BENCHMARK:
+        raise StudyStateError("cannot re-open: an imported benchmark takes no raters")
+    closes_at = allocation.study_closes_at(study)
+    if closes_at is not None and closes_at <= timezone.now():
+        raise StudyStateError("cannot re-open: its deadline has passed; set a later deadline (or none) first")
+    study.status = Study.Status.PUBLISHED
+    if allocation.study_close_reason(study) is not None:
+        raise StudyStateError("cannot re-open: every item already has its raters; raise the raters per "
+                                       "item or turn off closing when complete first")
+    study.closed_at, study.paused_at = None, None
+    study.save(update_fields=["status", "closed_at", "paused_at"])
+    return study
+
+
+@transaction.atomic
+def study_pause(*, study: Study) -> Study:
+    """Stop taking new raters (assignments in progress may finish); ``study_resume`` undoes it."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.PUBLISHED:
+        raise StudyStateError(f"cannot pause: the study is {study.status}, not published")
+    if study.paused_at is None:
+        study.paused_at = timezone.now()
+        study.save(update_fields=["paused_at"])
+    return study
+
+
+@transaction.atomic
+def study_resume(*, study: Study) -> Study:
+    """Take new raters again after ``study_pause`` (idempotent)."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.PUBLISHED:
+        raise StudyStateError(f"cannot resume: the study is {study.status}, not published")
+    if study.paused_at is not None:
+        study.paused_at = None
+        study.save(update_fields=["paused_at"])
+    return study
+
+
+# --- collaborators ----------------------------------------------------------------------------------
+
+def may_manage_collaborators(user, experiment: Experiment) -> bool:
+    """The experiment's owner, or staff (collaborators may work on it but not share it further)."""
+    return bool(user.is_authenticated and (user.is_staff or experiment.owner_id == user.pk))
+
+
+def _user_named(identifier: str):
+    text = (identifier or "").strip()
+    if not text:
+        raise ValidationError({"user": "give a username or an e-mail address"})
+    users = get_user_model().objects.filter(Q(username__iexact=text) | Q(email__iexact=text), is_active=True)
+    found = list(users[:2])
+    if len(found) != 1:
+        # The same words whether nobody or two accounts match: no probing for who has an account.
+        raise ValidationError({"user": f"no single active account has the username or e-mail {text!r}"})
+    return found[0]
+
+
+@transaction.atomic
+def experiment_collaborator_add(*, experiment: Experiment, by, identifier: str):
+    """Give the account named by username or e-mail access to the experiment (every condition: its
+    pages, reports, exports with raw ids). Only the owner or staff may; returns the user."""
+    if not may_manage_collaborators(by, experiment):
+        raise StudyStateError("only the experiment's owner can share it")
+    user = _user_named(identifier)
+    if user.pk == experiment.owner_id:
+        raise ValidationError({"user": f"{user.get_username()} owns this experiment already"})
+    experiment.collaborators.add(user)
+    return user
+
+
+@transaction.atomic
+def experiment_collaborator_remove(*, experiment: Experiment, by, identifier: str):
+    """Take the account's access away (idempotent); only the owner or staff may."""
+    if not may_manage_collaborators(by, experiment):
+        raise StudyStateError("only the experiment's owner can change who it is shared with")
+    user = _user_named(identifier)
+    experiment.collaborators.remove(user)
+    return user

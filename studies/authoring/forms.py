@@ -1,0 +1,232 @@
+"""Researcher forms. They only collect and type-check input; services validate and write."""
+import copy
+
+from django import forms
+
+from studies.corpora.importing.formats import FORMATS
+from studies.designs import DESIGNS, design_for
+from studies.models import Design, Study, Unit, default_questionnaire
+
+
+def design_form_fields() -> dict[str, forms.Field]:
+    """Every registered design's study-form fields, in registry order (a field two designs share is
+    declared by the first)."""
+    fields: dict[str, forms.Field] = {}
+    for design in DESIGNS.values():
+        for name, field in design.form_fields.items():
+            fields.setdefault(name, field)
+    return fields
+
+
+class ExperimentForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+
+class InviteForm(forms.Form):
+    label = forms.CharField(max_length=120, required=False, help_text="Whom it is for (only you see it).")
+    expires_in_days = forms.IntegerField(min_value=1, max_value=365, initial=14, help_text="Days the link can be opened.")
+
+
+QUESTION_KINDS = ("yes_no", "choice", "text")
+
+
+def criteria_text(criteria) -> str:
+    """Criteria as the form shows them: one per line, ``name | question | help text``."""
+    return "\n".join(" | ".join(p for p in (c.name, c.question, c.help_text) if p) for c in criteria)
+
+
+def questionnaire_text(questions) -> str:
+    """The questionnaire as the form shows it: ``name | kind | required/optional | question | choice, choice``."""
+    lines = []
+    for q in questions or []:
+        parts = [q.get("name", ""), q.get("kind", "text"), "required" if q.get("required") else "optional",
+                 q.get("question", "")]
+        if q.get("kind") == "choice":
+            parts.append(", ".join(q.get("choices", [])))
+        lines.append(" | ".join(parts))
+    return "\n".join(lines)
+
+
+class StudyForm(forms.Form):
+    """Every setting of a study, with labels a researcher reads (no field names). ``locked`` (a
+    reason) disables the design, its settings and the criteria (studies.authoring.editing explains why)."""
+
+    title = forms.CharField(max_length=200)
+    design = forms.ChoiceField(
+        choices=Design.choices, widget=forms.RadioSelect,
+        help_text=" ".join(f"{Design(k).label}: {d.explanation}" for k, d in DESIGNS.items()),
+    )
+    unit = forms.ChoiceField(
+        choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
+        help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
+                  "conversation and rate it (Likert or RME; the items are the corpus's conversations).",
+    )
+    criteria = forms.CharField(
+        initial="readability, coherence", widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Comma-separated names, or one per line as “name | question | help text”; "
+                  "each criterion gets its own question.",
+    )
+    raters_per_item = forms.IntegerField(min_value=1, initial=40, help_text="Target number of raters for every item.")
+    items_per_assignment = forms.IntegerField(label="Items per rater", min_value=1, initial=50,
+                                              help_text="Items one rater judges in one assignment.")
+    platform = forms.ChoiceField(choices=[c for c in Study.Platform.choices if c[0] != "benchmark"],
+                                 help_text="Where raters come from.")
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False,
+                                   help_text="Markdown shown to raters before the first item.")
+    consent_text = forms.CharField(label="Consent text", widget=forms.Textarea(attrs={"rows": 4}), required=False,
+                                   help_text="Markdown shown above the “I agree” box (who you are, what is stored, "
+                                             "how to withdraw).")
+    reward = forms.DecimalField(label="Reward per assignment", min_value=0, max_digits=8, decimal_places=2,
+                                required=False, help_text="In the platform's currency (USD on Mechanical Turk); "
+                                                          "crowd publications pay this.")
+    estimated_minutes = forms.IntegerField(label="Estimated minutes per assignment", min_value=1, required=False,
+                                           help_text="Replaced by the pilot's median time once raters have submitted.")
+    time_limit_minutes = forms.IntegerField(label="Time limit per rater (minutes, optional)", min_value=1,
+                                            max_value=7 * 24 * 60, required=False)
+    closes_at = forms.DateTimeField(label="Deadline (optional, UTC)", required=False,
+                                    widget=forms.DateTimeInput(attrs={"type": "datetime-local"},
+                                                               format="%Y-%m-%dT%H:%M"),
+                                    input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"],
+                                    help_text="After it, the study takes no new raters; assignments in progress "
+                                              "may finish.")
+    questionnaire = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), required=False,
+        help_text="Asked after the last item. One question per line: name | yes_no, choice or text | "
+                  "required or optional | question | choices (comma-separated, for choice). Blank: no questionnaire.")
+
+    # Settings that belong to some designs only (each design's ``form_fields``; the page shows those
+    # of the chosen design): field name -> the designs that use it, space-separated.
+    DESIGN_FIELDS = {name: " ".join(d.key for d in DESIGNS.values() if name in d.form_fields)
+                     for name in design_form_fields()}
+    STRUCTURE = ("design", "criteria", "platform", *design_form_fields())
+
+    def __init__(self, *args, locked: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The designs' own settings go right after the criteria.
+        fields = list(self.fields.items())
+        after = [name for name, _ in fields].index("criteria") + 1
+        self.fields = {**dict(fields[:after]), **{n: copy.deepcopy(f) for n, f in design_form_fields().items()},
+                       **dict(fields[after:])}
+        self.locked = locked
+        if locked:
+            for name in self.STRUCTURE:
+                self.fields[name].disabled = True
+                self.fields[name].required = False
+        if "unit" in self.initial:  # an existing study: the unit is chosen once (duplicate the study to change it)
+            self.fields["unit"].disabled = True
+            self.fields["unit"].help_text = "Chosen when the study was created."
+        if not self.is_bound and "questionnaire" not in self.initial:
+            self.initial["questionnaire"] = questionnaire_text(default_questionnaire())
+
+    def clean_unit(self) -> str:
+        return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
+
+    def design_config(self) -> dict:
+        return design_for(self.cleaned_data["design"]).config_from_form(self.cleaned_data)
+
+    def criteria_specs(self) -> list[dict[str, str]]:
+        text = self.cleaned_data["criteria"] or ""
+        if "\n" not in text.strip() and "|" not in text:
+            return [{"name": c.strip()} for c in text.split(",") if c.strip()]
+        specs = []
+        for line in text.splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if parts[0]:
+                specs.append({"name": parts[0], "question": parts[1] if len(parts) > 1 else "",
+                              "help_text": " | ".join(parts[2:])})
+        return specs
+
+    def criteria_names(self) -> list[str]:
+        return [c["name"] for c in self.criteria_specs()]
+
+    def clean_questionnaire(self) -> list[dict]:
+        questions = []
+        for number, line in enumerate((self.cleaned_data.get("questionnaire") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) < 4:
+                raise forms.ValidationError(f"line {number}: write name | kind | required or optional | question")
+            name, kind, need, question = parts[:4]
+            if kind not in QUESTION_KINDS:
+                raise forms.ValidationError(f"line {number}: the kind is one of {', '.join(QUESTION_KINDS)}, "
+                                            f"not {kind!r}")
+            if need not in ("required", "optional"):
+                raise forms.ValidationError(f"line {number}: write required or optional, not {need!r}")
+            entry = {"name": name, "kind": kind, "required": need == "required", "question": question}
+            if kind == "choice":
+                entry["choices"] = [c.strip() for c in (parts[4] if len(parts) > 4 else "").split(",") if c.strip()]
+            questions.append(entry)
+        return questions
+
+    def settings_values(self) -> dict:
+        """The text-and-limits settings as ``studies.authoring.editing.study_update`` takes them."""
+        data = self.cleaned_data
+        closes_at = data.get("closes_at")
+        return {
+            "title": data["title"], "instructions": data.get("instructions", ""),
+            "consent_text": data.get("consent_text", ""), "questionnaire": data.get("questionnaire") or [],
+            "raters_per_item": data["raters_per_item"], "items_per_assignment": data["items_per_assignment"],
+            "reward": data.get("reward"), "estimated_minutes": data.get("estimated_minutes"),
+            "time_limit_minutes": data.get("time_limit_minutes") or "",
+            "closes_at": closes_at.isoformat() if closes_at else "",
+        }
+
+    def structure_values(self) -> dict:
+        if self.locked:
+            return {}
+        return {"design": self.cleaned_data["design"], "design_config": self.design_config(),
+                "criteria": self.criteria_specs(), "platform": self.cleaned_data["platform"]}
+
+
+def study_form_initial(study: Study) -> dict:
+    """The edit form's starting values, read from the study."""
+    config, c = study.design_config or {}, study.platform_config or {}
+    initial = {
+        "title": study.title, "design": study.design, "unit": study.unit, "criteria": criteria_text(study.criteria.all()),
+        "raters_per_item": study.raters_per_item, "items_per_assignment": study.items_per_assignment,
+        "platform": study.platform, "instructions": study.instructions, "consent_text": study.consent_text,
+        "reward": study.reward, "estimated_minutes": study.estimated_minutes,
+        "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
+    }
+    from studies.authoring import allocation
+
+    initial["closes_at"] = allocation.study_closes_at(study)
+    initial.update(design_for(study).form_initial(config))
+    return initial
+
+
+class CollaboratorForm(forms.Form):
+    user = forms.CharField(label="Username or e-mail", max_length=254)
+
+
+class StudyDuplicateForm(forms.Form):
+    title = forms.CharField(max_length=200, required=False, help_text="Blank: the title with “(copy)”.")
+    experiment = forms.ChoiceField(required=False, label="Into experiment",
+                                   help_text="Blank: the same experiment (a new condition beside this one).")
+
+    def __init__(self, *args, experiments=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["experiment"].choices = [("", "the same experiment")] + [(e.slug, e.title) for e in experiments]
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="Concord JSON lines or CSV, DailyDialog++, GRADE, FED/DSTC10 (turn or dialogue "
+                                     "level) or DSTC9 interactive-evaluation JSON.")
+    format = forms.ChoiceField(choices=[("auto", "Detect"), *[(f, f) for f in FORMATS]], initial="auto")
+    corpus = forms.SlugField(required=False, help_text="Name for the imported corpus (default: the file name).")
+    systems = forms.CharField(required=False, help_text="Comma-separated system names the file may use, if "
+                                                        "it does not declare them.")
+
+
+class ItemsBuildForm(forms.Form):
+    corpus = forms.ChoiceField(choices=())
+    systems = forms.CharField(required=False, help_text="Comma-separated; empty = every system except the reference.")
+    reference_system = forms.SlugField(required=False, help_text="The human reference (anchor for RME/BME; for a "
+                                                                 "dialogue study, its first dialogue is the RME anchor).")
+    limit = forms.IntegerField(min_value=1, required=False, help_text="Sample this many conversations (seeded).")
+
+    def __init__(self, *args, corpora=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].choices = [(c.slug, c.slug) for c in corpora]

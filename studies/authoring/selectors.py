@@ -1,0 +1,111 @@
+"""Reads for the researcher's pages: what a user may see, and each study's progress.\n\nSized for 10^6 ratings: aggregation happens in the database; Python sees one row per item at most."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from statistics import median
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Q, QuerySet
+
+from studies.designs import designs_of
+from studies.designs.common import DONE
+from studies.models import (
+    Assignment,
+    AssignmentItem,
+    Experiment,
+    Invite,
+    Rating,
+    Study,
+)
+
+DONE_STATUSES = DONE  # the assignments every report and progress count (submitted, approved)
+
+
+def experiments_visible_to(user) -> QuerySet[Experiment]:
+    """Experiments the user owns or was given access to; staff see all."""
+    if not user.is_authenticated:
+        return Experiment.objects.none()
+    if user.is_staff:
+        return Experiment.objects.all()
+    return Experiment.objects.filter(Q(owner=user) | Q(collaborators=user)).distinct()
+
+
+def studies_visible_to(user) -> QuerySet[Study]:
+    return Study.objects.filter(experiment__in=experiments_visible_to(user)).select_related("experiment")
+
+
+def raw_ids_allowed(user, experiment_ids: Iterable[int]) -> bool:
+    """Whether the user may see raters' platform ids for these experiments: staff, or an owner or
+    collaborator of every one of them (exports and reports show pseudonyms otherwise)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    wanted = set(experiment_ids)
+    mine = Experiment.objects.filter(Q(owner=user) | Q(collaborators=user), pk__in=wanted).values_list("pk", flat=True)
+    return set(mine) == wanted
+
+
+def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[str, Any]]:
+    """Per study: items, target raters per item, item-ratings done vs needed (capped per item at the
+    target), assignments by status, ratings stored, and completion time (mean, median seconds)."""
+    ids = [s.pk for s in studies]
+    targets = {s.pk: s.raters_per_item for s in studies}
+    progress: dict[int, dict[str, Any]] = {
+        pk: {"items": 0, "raters_per_item": targets[pk], "done": 0, "needed": 0, "percent": 0.0,
+             "assignments": {status: 0 for status in Assignment.Status.values}, "ratings": 0,
+             "mean_seconds": None, "median_seconds": None}
+        for pk in ids
+    }
+    for pk, n in Study.objects.filter(pk__in=ids).annotate(n=Count("items", filter=Q(items__check_kind=""))).values_list("pk", "n"):
+        progress[pk]["items"] = n
+        progress[pk]["needed"] = n * targets[pk]
+    rows = np.array(
+        list(AssignmentItem.objects.filter(assignment__study_id__in=ids, answered_at__isnull=False,
+                                           assignment__status__in=DONE_STATUSES, item__check_kind="")
+             .values("assignment__study_id", "item_id").annotate(n=Count("id"))
+             .values_list("assignment__study_id", "n")),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    for pk in ids:
+        counts = rows[rows[:, 0] == pk, 1]
+        progress[pk]["done"] = int(np.minimum(counts, targets[pk]).sum())
+    for pk, status, n in (Assignment.objects.filter(study_id__in=ids).values("study_id", "status")
+                          .annotate(n=Count("id")).values_list("study_id", "status", "n")):
+        progress[pk]["assignments"][status] = n
+    for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
+                  .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
+        progress[pk]["ratings"] = n
+    for design in designs_of(list(studies)):  # judgments kept outside Rating (best-worst picks) count as ratings
+        for pk, n in design.judgments_per_study([s.pk for s in studies if s.design == design.key]).items():
+            progress[pk]["ratings"] += n
+    times: dict[int, list[float]] = {}
+    for pk, seconds in Assignment.objects.filter(study_id__in=ids, status__in=DONE_STATUSES,
+                                                 total_seconds__isnull=False).values_list("study_id", "total_seconds"):
+        times.setdefault(pk, []).append(seconds)
+    for pk, entry in progress.items():
+        if entry["needed"]:
+            entry["percent"] = round(100.0 * entry["done"] / entry["needed"], 1)
+        if times.get(pk):
+            entry["mean_seconds"] = sum(times[pk]) / len(times[pk])
+            entry["median_seconds"] = median(times[pk])
+    return progress
+
+
+def study_progress(study: Study) -> dict[str, Any]:
+    return studies_progress([study])[study.pk]
+
+
+def study_item_takes(study: Study) -> dict[int, int]:
+    """item id -> assignments holding it that still count towards its target (not abandoned or rejected)."""
+    return dict(
+        AssignmentItem.objects.filter(assignment__study=study)
+        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
+        .values("item").annotate(n=Count("id")).values_list("item", "n")
+    )
+
+
+def study_invites(study: Study, limit: int = 20) -> list[Invite]:
+    """The study's most recent invitations, newest first (the study page lists them)."""
+    return list(study.invites.order_by("-created_at", "-pk")[:limit])

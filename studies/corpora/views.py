@@ -1,0 +1,48 @@
+"""The dialogue import page: an upload streamed to disk under a size limit, read all or nothing (small files at once, large ones by a worker)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+
+from studies.authoring.forms import ImportForm
+from studies.corpora import selectors as corpus_selectors
+from studies.corpora import services as corpus_imports
+from studies.corpora.importing.records import ImportFailed, missing_scores_text
+from studies.corpora.importing.uploads import SizeLimitUploadHandler
+
+
+@login_required
+@csrf_exempt  # CSRF is checked below, once the size-limit handler is in place (Django docs, upload handlers)
+def dialogues_import(request):
+    limit = SizeLimitUploadHandler(request)
+    request.upload_handlers.insert(0, limit)
+    return _dialogues_import(request, limit)
+
+
+@csrf_protect
+def _dialogues_import(request, limit: SizeLimitUploadHandler):
+    form = ImportForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if limit.exceeded:
+        problems = [limit.message()]
+    elif request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            summary = corpus_imports.dialogues_import(
+                stream=upload.file, source_name=upload.name, source_format=form.cleaned_data["format"],
+                corpus_slug=form.cleaned_data["corpus"] or None, owner=request.user,
+                systems=[s.strip() for s in form.cleaned_data["systems"].split(",") if s.strip()],
+            )
+        except ImportFailed as failure:
+            problems = [str(p) for p in failure.problems]
+        else:
+            messages.success(request, (
+                f"Imported {summary.conversations} conversations and {summary.responses} responses "
+                f"into corpus {summary.corpus.slug}."
+                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
+                + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
+            return redirect("studies:experiment_list")
+    corpora = corpus_selectors.corpora_visible_to(request.user)[:50]
+    return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})

@@ -1,0 +1,59 @@
+"""Small pieces every design, unit and judgement kind module shares: number formatting, config field
+checks, what an item build was asked for, and a page section."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from studies.models import Assignment
+
+if TYPE_CHECKING:
+    from studies.models import Corpus
+
+Answers = Mapping[str, Any]  # criterion name -> the design's answer for it (as answers_parse returns it)
+Errors = dict[str, str]      # form field (or criterion) -> what is wrong, in the rater's words
+CheckAnswers = dict[int, dict[tuple[str, int], float]]  # item -> (criterion, response) -> value for checks
+NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)  # their items go back to the pool
+DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)  # the assignments every report counts
+
+
+def number_text(x: float) -> str:
+    """A number as raters read it (and as rater.js writes it with String()): 100, 12.5, 1000000."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.15g}"
+
+
+def int_field(config: Mapping[str, Any], key: str, errors: Errors, *, low: int, high: int) -> int | None:
+    """``config[key]`` if it is a whole number in low..high, else None with ``design_config.<key>``'s
+    problem added to ``errors``."""
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors[f"design_config.{key}"] = f"must be a whole number from {low} to {high}, got {value!r}"
+        return None
+    if not low <= value <= high:
+        errors[f"design_config.{key}"] = f"must be from {low} to {high}, got {value}"
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """What the researcher chose to build a study's items from (``study_items_build``'s arguments)."""
+
+    corpus: Corpus
+    systems: Sequence[str] | None = None
+    reference_system: str | None = None
+    reference_conversation: str | None = None
+    limit: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of a page that a design adds: a template and what it needs (``data``). ``key`` names the
+    data where a caller keeps it in a dict (the live result's ``pairwise`` rows, the API report's
+    ``pairwise`` entry); the page includes ``template`` with ``section`` = ``data``."""
+
+    key: str
+    template: str
+    data: Any

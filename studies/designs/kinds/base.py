@@ -1,0 +1,80 @@
+"""The protocol of a judgement kind: how one criterion is answered.
+
+``scale`` (``kinds.scale``, the default) is the design's own number or rank; other kinds
+(categorical, multi-label, free text) answer a criterion of a rating design with their own field,
+parsing, storage, check rule and report. A rating design (``studies.designs.ratings.RatingsDesign``)
+asks ``kind_for(criterion)`` for every criterion and calls these methods with itself as ``design``;
+so a kind works in every rating design without the design knowing it.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from studies.designs.common import Errors
+    from studies.models import Criterion
+
+
+class RatingsDesign(Protocol):
+    """What a kind may ask of the rating design it answers in (``ratings.RatingsDesign`` has it all):
+    its own scale, which the default kind (``scale``) hands every call back to."""
+
+    @property
+    def key(self) -> str: ...
+
+    def scale_parse(self, config: Mapping[str, Any], criterion: Criterion, post: Mapping[str, Any],
+                    order: Sequence[int]) -> tuple[dict[int, Any], Errors]: ...
+
+    def scale_problems(self, config: Mapping[str, Any], criterion: Criterion, answers: Mapping[int, Any],
+                       order: Sequence[int]) -> Errors: ...
+
+    def scale_fields(self, answer: Any) -> dict[str, Any]: ...
+
+    def scale_form_value(self, stored: Mapping[str, Any]) -> str: ...
+
+    def scale_check_value(self, stored: Mapping[str, Any]) -> Any: ...
+
+
+class JudgementKind:
+    """One instance per kind, registered in ``studies.designs.kinds`` (``KINDS``, ``kind_for``)."""
+
+    key: ClassVar[str]
+    label: ClassVar[str] = ""
+    template: ClassVar[str] = ""  # the criterion's partial on the rater form ("": the design's own)
+
+    def options_clean(self, options: Any) -> dict[str, Any]:
+        """The criterion's options for this kind (labels, lengths) with defaults, or ValidationError
+        naming each bad field."""
+        return {}
+
+    def row_context(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion) -> dict[str, Any]:
+        """Extra template context of the criterion's fieldset (its labels, limits, ...)."""
+        return {}
+
+    def criterion_parse(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                        post: Mapping[str, Any], order: Sequence[int]) -> tuple[dict[int, Any], Errors]:
+        """The posted answers of one criterion (target id -> answer) and the problems by form field."""
+        raise NotImplementedError
+
+    def criterion_problems(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                           answers: Mapping[int, Any], order: Sequence[int]) -> Errors:
+        """What is wrong with a criterion's answers at store time (an API may skip the form): keys are
+        ``<criterion>`` or ``<criterion>.<target id>``."""
+        raise NotImplementedError
+
+    def rating_fields(self, design: RatingsDesign, answer: Any) -> dict[str, Any]:
+        """The Rating fields an answer is stored in (``value``, ``rank``, or the kind's own)."""
+        raise NotImplementedError
+
+    def stored_fields(self) -> tuple[str, ...]:
+        """The Rating fields ``rating_fields`` writes (compared to find a changed answer)."""
+        return ("value", "rank")
+
+    def form_value(self, design: RatingsDesign, stored: Mapping[str, Any]) -> str:
+        """A stored rating (its ``stored_fields``) as the form shows it."""
+        raise NotImplementedError
+
+    def check_value(self, design: RatingsDesign, stored: Mapping[str, Any]) -> Any:
+        """A stored rating as check rules see it (``studies.checks``)."""
+        raise NotImplementedError

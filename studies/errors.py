@@ -1,0 +1,20 @@
+"""The exceptions that several parts of studies raise and catch: a study state that forbids an action, and a rater who may not start."""
+from __future__ import annotations
+
+
+class StudyStateError(Exception):
+    """An action that the study's status does not allow (e.g. editing items of a published study)."""
+
+
+class AssignmentRefused(Exception):
+    """A rater may not start this study: another condition of the experiment, blocked, full, closed,
+    a second acceptance of the same study, an invite that is invalid, expired or claimed elsewhere.
+    ``reason`` says which, so that pages can word their answer for the platform."""
+
+    OTHER_CONDITION, ALREADY_DONE, BLOCKED, CLOSED, FULL, BUSY = (
+        "other_condition", "already_done", "blocked", "closed", "full", "busy")
+    INVITE_INVALID, INVITE_EXPIRED, INVITE_CLAIMED = "invite_invalid", "invite_expired", "invite_claimed"
+
+    def __init__(self, message: str, *, reason: str = "refused"):
+        super().__init__(message)
+        self.reason = reason

@@ -1,2 +1,0 @@
-"""Reading dialogue files (Concord JSON lines and CSV; DailyDialog++, GRADE, FED/DSTC10) into
-plain records. Writing them to the database is ``studies.services.dialogues_import``."""

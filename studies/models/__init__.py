@@ -1,0 +1,15 @@
+"""The study data model: what is judged (corpora of conversations and system responses), how
+(studies and their items), and by whom (raters, assignments, ratings).
+
+Integrity lives in the database (unique and check constraints); rules that depend on a study's
+design (value ranges, config shape) are checked by the services (``studies.authoring.services``, the study's design in ``studies.designs``) before anything is written.
+
+One module per part (choices, corpora, studies, raters, answers); every model is re-exported here, so
+``from studies.models import Study`` is the one way to import them. App label and tables are unchanged."""
+from studies.models.answers import BestWorstChoice, Comparison, Rating
+from studies.models.choices import CheckKind, Design, Unit, default_questionnaire, new_token
+from studies.models.corpora import Conversation, Corpus, ImportJob, Response, System
+from studies.models.raters import Assignment, AssignmentItem, Invite, Rater, RaterBlock
+from studies.models.studies import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
+
+__all__ = ["Design", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison"]

@@ -1,0 +1,85 @@
+"""Researcher pages for attention checks and gold items (studies.rating.checks): list, add (a form or a
+CSV), remove, and the placement / pass-rate settings. Thin: the service checks everything."""
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from studies.authoring import selectors as study_selectors
+from studies.authoring.views import _errors_text
+from studies.designs import design_for
+from studies.errors import StudyStateError
+from studies.models import CheckKind, StudyItem
+from studies.pseudonyms import rater_pseudonym
+from studies.rating import checks
+
+MAX_UPLOAD = 5_000_000
+
+
+def _study(request, slug):
+    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+
+
+@login_required
+def checks_page(request, slug):
+    study = _study(request, slug)
+    summary = checks.study_checks_summary(study)
+    flagged = [{"assignment": a, "rater": rater_pseudonym(study.experiment_id, a.rater_id)}
+               for a in summary["flagged"]]
+    return render(request, "studies/checks.html", {
+        "study": study, "design": design_for(study), "items": checks.study_check_items(study), "summary": summary,
+        "flagged": flagged,
+        "kinds": CheckKind.choices, "form": request.session.pop(f"checks-form-{study.pk}", {}),
+    })
+
+
+def _do(request, study, action: str) -> str:
+    post = request.POST
+    if action == "create":
+        rules_text = post.get("rules", "").strip()
+        try:
+            rules = json.loads(rules_text) if rules_text else []
+        except json.JSONDecodeError as error:
+            raise ValidationError({"rules": f"not JSON ({error.msg}), e.g. [{{\"response\": 1, \"value\": 2}}]"}) from None
+        checks.check_item_create(study=study, kind=post.get("kind", ""), context=post.get("context", ""),
+                                 responses=post.get("responses", ""), rules=rules, reference=post.get("reference"),
+                                 reference_value=post.get("reference_value") or None)
+        return "Check item added."
+    if action == "delete":
+        item = get_object_or_404(StudyItem, study=study, pk=post.get("item") or 0)
+        checks.check_item_delete(item=item)
+        return "Check item removed."
+    if action == "configure":
+        checks.study_checks_configure(study=study, per_assignment=post.get("per_assignment"),
+                                      positions=post.get("positions", ""), min_pass_rate=post.get("min_pass_rate"))
+        return "Check settings saved."
+    if action == "import":
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": "choose a CSV file"})
+        if upload.size > MAX_UPLOAD:
+            raise ValidationError({"file": "larger than 5 MB"})
+        return f"{checks.check_items_import(study=study, stream=upload)} check item(s) imported."
+    raise ValidationError({"action": f"unknown action {action}"})
+
+
+@login_required
+@require_POST
+def checks_action(request, slug, action):
+    study = _study(request, slug)
+    try:
+        messages.success(request, _do(request, study, action))
+    except ValidationError as error:
+        for text in _errors_text(error):
+            messages.error(request, text)
+        if action == "create":  # keep what was typed
+            request.session[f"checks-form-{study.pk}"] = {k: request.POST.get(k, "") for k in (
+                "kind", "context", "responses", "rules", "reference", "reference_value")}
+    except StudyStateError as error:
+        messages.error(request, str(error))
+    return redirect("studies:study_checks", slug=study.slug)

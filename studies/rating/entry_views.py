@@ -1,0 +1,179 @@
+"""Rater entry: a study link or the experiment link (platform identity, invites, MTurk's preview), consent and instructions, then the first item.\n\nEvery page after the entry is addressed by the assignment's unguessable token."""
+from __future__ import annotations
+
+import math
+import secrets
+
+from django.conf import settings
+from django.shortcuts import redirect, render
+
+from studies.authoring import allocation
+from studies.authoring import services as authoring
+from studies.designs import design_for, unit_for
+from studies.errors import AssignmentRefused, StudyStateError
+from studies.models import Experiment, Study
+from studies.rating import answers as answering
+from studies.rating import entry as rater_entry
+from studies.rating import form_tokens, invites, platforms
+from studies.rating import selectors as rater_selectors
+from studies.rating.pages import (
+    _BROWSER_SECRET,
+    BROWSER_COOKIE,
+    NOT_FOUND,
+    _assignment,
+    _form_refused,
+    _guard,
+    _message,
+    _next_url,
+    identity_problem,
+    rater_page,
+    render_markdown,
+    sentence,
+)
+from studies.rating.views import _canonical_order, _item_context
+
+
+def _refusal_page(request, study: Study, refusal: AssignmentRefused):
+    reason, platform = refusal.reason, study.platform
+    if reason == AssignmentRefused.ALREADY_DONE:
+        if platform == Study.Platform.MTURK:
+            return _message(request, "You have already done this study",
+                            "Our records show that you have already taken part in this study with another HIT. "
+                            "Please return this HIT so that another worker can take it.", status=403)
+        return _message(request, "You have already done this study",
+                        "Our records show that you have already taken part in this study in another session. "
+                        "Please return this submission on Prolific.", status=403)
+    if reason == AssignmentRefused.INVITE_CLAIMED:
+        return _message(request, "This invitation is already in use",
+                        "This invitation link has already been opened in another browser, and each link is for one "
+                        "person. Open it in the browser you used first, or ask the researcher for a link of your "
+                        "own.", status=403)
+    if reason == AssignmentRefused.INVITE_EXPIRED:
+        return _message(request, "This invitation has expired",
+                        "Please ask the researcher for a new link.", status=410)
+    if reason == AssignmentRefused.INVITE_INVALID:
+        return _message(request, "We could not start the task", sentence(refusal), status=400)
+    hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
+    return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
+                    status=409 if reason == AssignmentRefused.BUSY else 403)
+
+
+def _mturk_preview(request, study: Study):
+    """What a worker sees before accepting the HIT: instructions and the first item; nothing stored."""
+    if study.status != Study.Status.PUBLISHED:
+        return _message(request, "This study has closed", "It takes no new workers. Thank you for your interest.",
+                        status=410)
+    if not rater_selectors.study_has_room(study):
+        return _message(request, "This study is complete", "It has all the ratings it needs. Thank you for your "
+                                                           "interest.", status=410)
+    item = study.items.order_by("position").select_related("conversation", "reference_response").first()
+    context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
+    context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
+    context["instructions"] = render_markdown(study.instructions)
+    context["instructions_open"] = True
+    return render(request, "raters/item.html", context)
+
+
+@rater_page
+def entry(request, slug: str):
+    # Anonymous visitors learn nothing from an address: an unknown slug, a draft and a benchmark
+    # study all get the same page.
+    study = Study.objects.filter(slug=slug, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
+        .exclude(platform=Study.Platform.BENCHMARK).first()
+    if study is None:
+        return _message(request, *NOT_FOUND, status=404)
+    authoring.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
+    try:
+        identity = platforms.identity_from(request.GET, study.platform)
+    except platforms.IdentityError as error:
+        return _message(request, "We could not start the task", identity_problem(error), status=400)
+    if identity.preview:
+        return _mturk_preview(request, study)
+    new_secret = None
+    try:
+        if identity.platform == Study.Platform.INVITE:
+            secret = request.COOKIES.get(BROWSER_COOKIE, "")
+            if not _BROWSER_SECRET.match(secret):
+                secret = new_secret = secrets.token_urlsafe(32)
+            assignment = invites.invite_enter(study=study, token=identity.acceptance_id, browser_secret=secret)
+        else:
+            assignment = rater_entry.assignment_enter(
+                study=study, platform=identity.platform, external_id=identity.external_id,
+                acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
+    except AssignmentRefused as refusal:
+        return _refusal_page(request, study, refusal)
+    response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
+    if new_secret:
+        # First-party and HttpOnly: binds the invite to this browser; only its hash is stored.
+        response.set_cookie(BROWSER_COOKIE, new_secret, max_age=365 * 24 * 3600, path="/r/", httponly=True,
+                            samesite="Lax", secure=settings.SESSION_COOKIE_SECURE or request.is_secure())
+    return response
+
+
+@rater_page
+def experiment_entry(request, slug: str):
+    """The experiment-level link (``/r/x/<experiment>/``, same platform parameters as a study's
+    link): a new rater is placed in the least-filled open condition, a returning one goes back to
+    theirs (rater_entry.experiment_enter)."""
+    experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
+    linked = list(experiment.studies.filter(status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED])
+                  .exclude(platform=Study.Platform.BENCHMARK).order_by("pk")) if experiment else []
+    if not linked:
+        return _message(request, *NOT_FOUND, status=404)
+    for study in linked:
+        authoring.study_close_if_done(study=study, check_items=False)
+    open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
+    if problem := allocation.experiment_platform_problem(open_ones):
+        return _message(request, "This link is not set up correctly",
+                        f"We cannot start the task: {problem}. Nothing was stored; please tell the researcher.",
+                        status=409)
+    platform = (open_ones or linked)[0].platform
+    if platform == Study.Platform.INVITE:
+        return _message(request, "We could not start the task", "This experiment takes raters by invitation: "
+                        "please open the invitation link you were given.", status=400)
+    try:
+        identity = platforms.identity_from(request.GET, platform)
+    except platforms.IdentityError as error:
+        return _message(request, "We could not start the task", identity_problem(error), status=400)
+    if identity.preview:
+        loads = allocation.condition_loads(open_ones)
+        roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if rater_selectors.study_has_room(s)]
+        return _mturk_preview(request, roomy[0] if roomy else linked[0])
+    try:
+        assignment = rater_entry.experiment_enter(
+            experiment=experiment, platform=identity.platform, external_id=identity.external_id,
+            acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
+    except AssignmentRefused as refusal:
+        return _refusal_page(request, linked[0], refusal)
+    except StudyStateError as error:
+        return _message(request, "This link is not set up correctly",
+                        f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
+                        status=409)
+    return _guard(request, assignment) or redirect("raters:start", token=assignment.token)
+
+
+@rater_page
+def start(request, token: str):
+    assignment = _assignment(token)
+    if (page := _guard(request, assignment)) is not None:
+        return page
+    error = None
+    if request.method == "POST":
+        if (refused := _form_refused(request, assignment, "consent")) is not None:
+            return refused
+        if request.POST.get("agree") == "yes":
+            answering.assignment_consent(assignment=assignment)
+            return redirect(_next_url(assignment))
+        error = "Please tick the box to say you agree before starting."
+    elif assignment.consented_at is not None:
+        return redirect(_next_url(assignment))
+    study = assignment.study
+    context = {
+        "assignment": assignment, "study": study, "error": error,
+        "instructions": render_markdown(study.instructions),
+        "design_explanation": design_for(study).description(study),
+        "screen_noun": design_for(study).screen_noun(unit_for(study)),  # what one screen shows, counted
+        "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
+        "form_token": form_tokens.form_token(assignment.token, "consent"),
+    }
+    return render(request, "raters/start.html", context, status=400 if error else 200)

@@ -1,0 +1,63 @@
+"""Which sites may show the rater pages inside a frame.
+
+Mechanical Turk shows an ExternalQuestion HIT in a cross-site iframe on its worker sites, so the
+rater pages (and only they) answer with a complete ``Content-Security-Policy: frame-ancestors ...``
+header naming MTurk's sites plus the deployment's ``CONCORD_FRAME_ANCESTORS``, and without
+``X-Frame-Options``. Every other page keeps Django's ``X-Frame-Options: DENY``. By convention a
+site-wide CSP middleware leaves a response alone when it already carries a CSP header, so the
+policy set here is the whole policy of a rater page.
+"""
+from __future__ import annotations
+
+import re
+from functools import wraps
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from studies.rating.platforms import MTURK_SUBMIT_HOSTS
+
+MTURK_FRAME_ANCESTORS = (
+    "https://worker.mturk.com",
+    "https://workersandbox.mturk.com",
+    "https://www.mturk.com",
+    "https://requester.mturk.com",
+    "https://requestersandbox.mturk.com",
+)
+# scheme://host[:port], host may start with a "*." wildcard (CSP source expression); nothing that
+# could end the directive (";", ",", spaces, quotes).
+_ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$")
+
+# Scripts and styles come from this site only (images also over https, for instructions); forms
+# post to this site or to MTurk's externalSubmit (the done page); nothing else is needed.
+_RATER_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; "
+    f"form-action 'self' {' '.join(MTURK_SUBMIT_HOSTS)}; base-uri 'none'; object-src 'none'"
+)
+
+
+def frame_ancestors() -> list[str]:
+    """'self', MTurk's sites, then the configured origins (checked, so a typo cannot widen the policy)."""
+    extra = []
+    for origin in settings.CONCORD_FRAME_ANCESTORS:
+        origin = origin.strip().rstrip("/")
+        if not _ORIGIN.match(origin):
+            raise ImproperlyConfigured(f"CONCORD_FRAME_ANCESTORS: {origin!r} is not an origin like https://host[:port]")
+        extra.append(origin)
+    return ["'self'", *MTURK_FRAME_ANCESTORS, *dict.fromkeys(extra)]
+
+
+def rater_policy() -> str:
+    return f"{_RATER_POLICY}; frame-ancestors {' '.join(frame_ancestors())}"
+
+
+def frameable_by_platforms(view):
+    """Let the platforms' sites frame this view's responses: a complete CSP with frame-ancestors, and
+    no X-Frame-Options (XFrameOptionsMiddleware skips responses marked exempt)."""
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = rater_policy()
+        response.xframe_options_exempt = True
+        return response
+    return wrapped

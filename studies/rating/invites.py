@@ -1,0 +1,78 @@
+"""Invite links: created by the researcher, claimed by one browser."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from studies.errors import AssignmentRefused
+from studies.models import (
+    Assignment,
+    Invite,
+    Study,
+)
+from studies.rating import platforms
+from studies.rating.entry import _enter, _retrying
+
+INVITE_DAYS_DEFAULT = 14
+
+
+INVITE_DAYS_MAX = 365
+
+
+def _browser_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@transaction.atomic
+def invite_create(*, study: Study, label: str = "", expires_in_days: int | float = INVITE_DAYS_DEFAULT,
+                  created_by=None) -> Invite:
+    """A single-use invitation link to the study, valid for ``expires_in_days`` (default 14)."""
+    label = (label or "").strip()
+    errors: dict[str, str] = {}
+    if len(label) > 120:
+        errors["label"] = "must be at most 120 characters"
+    elif problem := platforms.text_problem(label):
+        errors["label"] = problem
+    if isinstance(expires_in_days, bool) or not isinstance(expires_in_days, (int, float)) \
+            or not 0 < expires_in_days <= INVITE_DAYS_MAX:
+        errors["expires_in_days"] = f"must be a number of days above 0 and at most {INVITE_DAYS_MAX}"
+    if study.platform != Study.Platform.INVITE:
+        errors["study"] = f"study {study.slug} takes raters from {study.get_platform_display()}, not by invitation"
+    if errors:
+        raise ValidationError(errors)
+    return Invite.objects.create(study=study, label=label, created_by=created_by,
+                                 expires_at=timezone.now() + timedelta(days=expires_in_days))
+
+
+def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | None = None) -> Assignment:
+    """An invitee opening their link: the first browser claims the invite (its secret is stored
+    hashed) and gets an assignment; that browser may resume later, any other is refused. An
+    unclaimed invite past its expiry is refused. Nothing is written when anything is refused."""
+    if not browser_secret:
+        raise ValueError("a browser secret is required")
+    digest = _browser_hash(browser_secret)
+
+    def enter() -> Assignment:
+        invite = Invite.objects.select_for_update().filter(token=token).first()
+        if invite is None:
+            raise AssignmentRefused("this invitation link is not valid (it may have been cut or changed)",
+                                    reason=AssignmentRefused.INVITE_INVALID)
+        if invite.study_id != study.pk:
+            raise AssignmentRefused("this invitation is for another study", reason=AssignmentRefused.INVITE_INVALID)
+        if invite.claimed_at is not None:
+            if not hmac.compare_digest(invite.browser_hash, digest):
+                raise AssignmentRefused("this invitation has already been opened in another browser",
+                                        reason=AssignmentRefused.INVITE_CLAIMED)
+        elif invite.expires_at <= timezone.now():
+            raise AssignmentRefused("this invitation has expired", reason=AssignmentRefused.INVITE_EXPIRED)
+        assignment = _enter(study, platform=Study.Platform.INVITE, external_id=invite.rater_id_text, acceptance_id="",
+                            platform_data={"invite": invite.pk}, seed=seed)
+        if invite.claimed_at is None:
+            Invite.objects.filter(pk=invite.pk).update(claimed_at=timezone.now(), browser_hash=digest)
+        return assignment
+    return _retrying(enter)

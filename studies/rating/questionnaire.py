@@ -1,0 +1,39 @@
+"""Checking a rater's questionnaire answers against the study's questionnaire (Study.questionnaire:
+a list of {name, question, kind: yes_no | choice | text, required, choices})."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from studies.rating.platforms import text_problem
+
+YES, NO = "yes", "no"
+
+
+def questionnaire_clean(spec: Sequence[Mapping[str, Any]], raw: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(answers typed for storage, errors by question name). yes/no become True/False; empty
+    optional answers are left out."""
+    answers: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for question in spec:
+        name, kind = question["name"], question.get("kind", "text")
+        value = (raw.get(name) or "").strip()
+        if not value:
+            if question.get("required"):
+                errors[name] = "please answer this question"
+            continue
+        if kind == "yes_no":
+            if value not in (YES, NO):
+                errors[name] = "answer yes or no"
+                continue
+            answers[name] = value == YES
+        elif kind == "choice":
+            if value not in question.get("choices", []):
+                errors[name] = "choose one of the options"
+                continue
+            answers[name] = value
+        elif problem := text_problem(value):
+            errors[name] = f"this answer {problem}"
+        else:
+            answers[name] = value[:500]
+    return answers, errors

@@ -1,0 +1,143 @@
+"""Reads for reports and exports: ratings normalised per design, as a frame, per condition, a version of them for caches, and the reliability report."""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pandas as pd
+from django.core.cache import cache
+from django.db.models import Case, Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce
+
+from studies.authoring.selectors import DONE_STATUSES
+from studies.designs import DESIGNS, design_for, designs_of
+from studies.designs.common import Section
+from studies.models import (
+    Assignment,
+    Rating,
+    Study,
+    StudyItemResponse,
+)
+from studies.pseudonyms import rater_pseudonym
+from studies.reports import targets
+
+EXPORT_FIELDS = (
+    "experiment", "study", "design", "criterion", "conversation", "system", "response", "rater", "platform",
+    "value", "normalised_value", "normalisation", "rank", "seconds", "reference_value",
+    "prior_rating_experience", "prior_agent_experience", "questionnaire", "assignment_status", "submitted_at",
+    "tuple",  # a best-worst tuple's position (studies.designs.bws_tuples), empty for other designs
+)
+
+
+def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
+    """Ratings of the studies with ``normalised_value`` computed in the database as each design says
+    (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
+    et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
+    names which."""
+    shown = Subquery(
+        StudyItemResponse.objects.filter(item=OuterRef("item")).values("item").annotate(n=Count("id")).values("n")[:1]
+    )
+    shown = Coalesce(shown, targets.DIALOGUES_SHOWN)  # m of a dialogue-unit BWS item: the dialogues it ranks
+    ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
+    normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
+                  if (rule := design.normalised_value(shown)) is not None]
+    return ratings.annotate(  # no check items
+        normalised_value=Case(
+            *[When(Q(assignment__study__design=key) & condition, then=expression)
+              for key, _, (condition, expression) in normalised],
+            default=F("value"), output_field=FloatField(),
+        ),
+        normalisation=Case(
+            *[When(assignment__study__design=key, then=Value(label)) for key, label, _ in normalised],
+            default=Value("none"),
+        ),
+    )
+
+
+RATINGS_FRAME_COLUMNS = {
+    "study": "assignment__study__slug", "design": "assignment__study__design", "criterion": "criterion__name",
+    "unit": "target_id", "system": "target_system", "item": "item_id", "rater": "assignment__rater_id",
+    "rater_name": "assignment__rater__external_id",
+    "assignment": "assignment_id", "experiment": "assignment__study__experiment_id", "value": "value", "rank": "rank", "score": "normalised_value",
+    "seconds": "seconds", "total_seconds": "assignment__total_seconds",
+    "prior_rating_experience": "assignment__rater__prior_rating_experience",
+    "prior_agent_experience": "assignment__rater__prior_agent_experience",
+    "failed_checks": "assignment__checks_failed",
+    "target": "assignment__study__unit",  # what ``unit`` holds: a response id, or a conversation id (dialogue)
+}
+
+
+def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.DataFrame:
+    """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
+    the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
+    rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``."""
+    rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
+            .values_list(*RATINGS_FRAME_COLUMNS.values()))
+    frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
+    for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
+        extra = design.report_frame(design.studies_of(studies))
+        if extra is not None and len(extra):
+            frame = pd.concat([frame, extra], ignore_index=True) if len(frame) else extra
+    if not raw_ids and len(frame):  # one HMAC per rater, joined back without a per-row loop
+        pairs = frame[["experiment", "rater"]].drop_duplicates()
+        pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
+        frame = frame.drop(columns="rater_name").merge(pairs, on=["experiment", "rater"], how="left")
+    for column in ("value", "score", "seconds", "total_seconds"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
+    """One entry per study, with its configured criteria (so an empty report still has its table cells)
+    and what its design says about its scores (``report_facts``: Krippendorff's alpha level, ...)."""
+    return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
+             "criteria": [c.name for c in s.criteria.all()], **design_for(s).report_facts()}
+            for s in studies.order_by("id").prefetch_related("criteria")]
+
+
+def ratings_version(studies: QuerySet[Study]) -> str:
+    """Changes whenever the ratings or the assignments that reports read change: counts, latest
+    change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
+    assignments are in a status reports count (approving or rejecting one changes the report); and
+    the designs' own judgments that are not Ratings (best-worst picks, A/B choices)."""
+    rows = sorted(studies.values_list("pk", "design"))
+    ids = [pk for pk, _ in rows]
+    stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
+        n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
+    done = Assignment.objects.filter(study_id__in=ids).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
+    own = [v for design in designs_of({key for _, key in rows})
+           for v in design.judgments_stamp(ids)]
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
+
+
+def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
+    """The reliability report (studies.analysis.report) of these studies, computed once per version
+    of their ratings and kept in the cache (the page and its figures share it). Raters are named by
+    pseudonym unless ``raw_ids``."""
+    from studies.analysis.report import ReportOptions, build_report
+
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}"
+    key = "report:" + hashlib.sha256(version.encode()).hexdigest()
+    report = cache.get(key)
+    if report is None:
+        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
+                              ReportOptions(exclude_flagged=exclude_flagged))
+        cache.set(key, report, timeout=3600)
+    return report
+
+
+def design_sections(studies: QuerySet[Study], report, *, exclude_flagged: bool = False) -> list[Section]:
+    """Every registered design's own report sections for these studies (``StudyDesign.report_sections``:
+    best-worst counting scores and split-half, pairwise win rates and Bradley–Terry strengths; empty
+    data where no study is of the design), without the raters ``report`` excluded, computed once per
+    version of the ratings and kept in the cache like the report."""
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{sorted(map(str, report.excluded_raters))}"
+    key = "design-sections:" + hashlib.sha256(version.encode()).hexdigest()
+    sections = cache.get(key)
+    if sections is None:
+        sections = [section for design in DESIGNS.values()
+                    for section in design.report_sections(studies, exclude_flagged=exclude_flagged,
+                                                          excluded_raters=report.excluded_raters)]
+        cache.set(key, sections, timeout=3600)
+    return sections

@@ -1,0 +1,194 @@
+"""studies.analysis.ppi against ppi_py called directly on the same arrays (1e-9), and a seeded simulation
+of coverage and width (prediction-powered vs human-only)."""
+import numpy as np
+import pandas as pd
+import ppi_py
+import pytest
+
+from studies.analysis import ppi
+
+TOL = 1e-9
+
+
+def _sample(seed, n=120, big_n=900, rho=0.6, mean=3.0):
+    rng = np.random.default_rng(seed)
+    e = rng.normal(size=n + big_n)
+    f = rho * e + np.sqrt(1 - rho**2) * rng.normal(size=n + big_n) + 0.4  # a biased metric
+    y = mean + e
+    return y[:n], f[:n], f[n:]
+
+
+@pytest.mark.parametrize(("seed", "rho"), [(0, 0.6), (1, 0.2), (2, 0.9), (3, -0.4)])
+def test_ppi_mean_estimate_matches_ppi_py(seed, rho):
+    y, f, fu = _sample(seed, rho=rho)
+    got = ppi.mean_estimate(y, f, fu, alpha=0.05, null=3.0)
+    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)  # lambda estimated inside ppi_py (power tuning)
+    assert got.ci_low == pytest.approx(float(low[0]), abs=TOL)
+    assert got.ci_high == pytest.approx(float(high[0]), abs=TOL)
+    assert got.estimate == pytest.approx(float(ppi_py.ppi_mean_pointestimate(y, f, fu)[0]), abs=TOL)
+    assert got.p == pytest.approx(float(ppi_py.ppi_mean_pval(y, f, fu, null=3.0, lam=got.lam)[0]), abs=TOL)
+    human_low, human_high = ppi_py.classical_mean_ci(y, alpha=0.05)
+    assert (got.human_ci_low, got.human_ci_high) == pytest.approx((human_low, human_high), abs=TOL)
+    assert got.human_estimate == pytest.approx(y.mean(), abs=TOL)
+    assert 0.0 <= got.lam <= 1.0
+    assert got.n_effective == pytest.approx(len(y) * (got.human_width / got.width) ** 2, rel=TOL)
+    if rho < 0:  # lambda clipped at 0: the human-only interval
+        assert got.lam == 0.0 and got.width == pytest.approx(got.human_width, abs=TOL)
+
+
+def test_prediction_powered_lambda_is_ppi_py_power_tuning():
+    y, f, fu = _sample(7, rho=0.5)
+    lam = ppi.power_tuning(y, f, fu)
+    tuned = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
+    auto = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1)
+    assert np.allclose(np.ravel(tuned), np.ravel(auto), atol=TOL, rtol=0)
+    # and it is not the plain PPI (lambda = 1) nor the classical interval
+    assert not np.allclose(np.ravel(ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=1.0)), np.ravel(auto))
+    assert 0.05 < lam < 0.95
+
+
+def test_ppi_paired_difference_matches_ppi_py_on_differences():
+    ya, fa, fua = _sample(11)
+    yb, fb, fub = _sample(12, rho=0.4)
+    got = ppi.paired_difference(ya, yb, fa, fb, fua, fub, alpha=0.05)
+    low, high = ppi_py.ppi_mean_ci(ya - yb, fa - fb, fua - fub, alpha=0.05)
+    assert (got.ci_low, got.ci_high) == pytest.approx((low[0], high[0]), abs=TOL)
+    assert got.p == pytest.approx(float(ppi_py.ppi_mean_pval(ya - yb, fa - fb, fua - fub, null=0, lam=got.lam)[0]),
+                                  abs=TOL)
+
+
+def test_ppi_unpaired_difference_matches_ppi_ols():
+    ya, fa, fua = _sample(21, n=80, big_n=500)
+    yb, fb, fub = _sample(22, n=60, big_n=400, mean=2.5)
+    got = ppi.unpaired_difference(ya, fa, fua, yb, fb, fub, alpha=0.05)
+    x = np.column_stack([np.ones(140), np.r_[np.ones(80), np.zeros(60)]])
+    xu = np.column_stack([np.ones(900), np.r_[np.ones(500), np.zeros(400)]])
+    low, high = ppi_py.ppi_ols_ci(x, np.r_[ya, yb], np.r_[fa, fb], xu, np.r_[fua, fub], alpha=0.05, coord=1)
+    assert (got.ci_low, got.ci_high) == pytest.approx((low[1], high[1]), abs=TOL)
+    human_low, human_high = ppi_py.classical_ols_ci(x, np.r_[ya, yb], alpha=0.05)
+    assert (got.human_ci_low, got.human_ci_high) == pytest.approx((human_low[1], human_high[1]), abs=TOL)
+    assert got.human_estimate == pytest.approx(ya.mean() - yb.mean(), abs=TOL)
+    assert 0 <= got.p <= 1 and got.p < 0.05  # a true difference of 0.5 sd with 140 units
+
+
+def test_ppi_bradley_terry_matches_ppi_logistic():
+    rng = np.random.default_rng(5)
+    systems = ["a", "b", "c"]
+    strength = {"a": 0.0, "b": 0.8, "c": -0.5}
+
+    def draw(n):
+        pairs = [tuple(rng.choice(systems, 2, replace=False)) for _ in range(n)]
+        p = np.array([1 / (1 + np.exp(-(strength[a] - strength[b]))) for a, b in pairs])
+        won = (rng.random(n) < p).astype(float)
+        predicted = np.where(rng.random(n) < 0.75, won, 1 - won)  # a metric right 3 times in 4
+        return pairs, won, predicted
+
+    pairs, won, predicted = draw(150)
+    pairs_u, _, predicted_u = draw(1200)
+    got = ppi.bradley_terry(systems, pairs, won, predicted, pairs_u, predicted_u, alpha=0.05)
+
+    def design(rows):
+        x = np.zeros((len(rows), 3))
+        for r, (a, b) in enumerate(rows):
+            x[r, systems.index(a)], x[r, systems.index(b)] = 1, -1
+        return x[:, 1:]
+
+    low, high = ppi_py.ppi_logistic_ci(design(pairs), won, predicted, design(pairs_u), predicted_u, alpha=0.05)
+    human_low, human_high = ppi_py.classical_logistic_ci(design(pairs), won, alpha=0.05)
+    rows = {r["system"]: r for r in got["strengths"]}
+    for j, name in enumerate(["b", "c"]):
+        assert (rows[name]["ci_low"], rows[name]["ci_high"]) == pytest.approx((low[j], high[j]), abs=TOL)
+        assert (rows[name]["human_ci_low"], rows[name]["human_ci_high"]) == pytest.approx(
+            (human_low[j], human_high[j]), abs=TOL)
+    assert rows["a"]["reference"] and rows["b"]["strength"] > rows["c"]["strength"]
+
+
+def test_ppi_plan_matches_ppi_mean_power():
+    y, f, _ = _sample(31, n=60, rho=0.7)
+    width = 0.3
+    got = ppi.plan(y, f, target_width=width, n_now=60, frame_size=5000, alpha=0.05)
+    n0 = (2 * 1.959963984540054 * y.std() / width) ** 2
+    assert got["needed_without_metric"] == int(np.ceil(n0))
+    power = ppi_py.ppi_mean_power(y, f, cost_Y=1.0, cost_Yhat=ppi.METRIC_COST_SHARE, effective_n=n0, n_max=5000)
+    assert got["needed_with_metric"] == power["n"]
+    assert got["needed_with_metric"] < got["needed_without_metric"]
+    assert got["more_with_metric"] == power["n"] - 60 and got["reachable"]
+    # The interval a study of that size gets is (about) the target: check by simulation of one draw of the plan.
+    tight = ppi.plan(y, f, target_width=width / 20, n_now=60, frame_size=5000)
+    assert not tight["reachable"] and tight["needed_without_metric"] > 5000
+
+
+def test_ppi_plan_uncorrelated_metric_saves_nothing():
+    rng = np.random.default_rng(3)
+    y, f = rng.normal(size=80), rng.normal(size=80)
+    f = f - np.corrcoef(y, f)[0, 1] * (y - y.mean()) / y.std() * f.std() * 1.5  # make the correlation negative
+    got = ppi.plan(y, f, target_width=0.4, n_now=80, frame_size=10_000)
+    assert got["needed_with_metric"] == got["needed_without_metric"]
+
+
+def test_ppi_without_unlabelled_units_is_the_human_estimate():
+    y, f, _ = _sample(41)
+    got = ppi.mean_estimate(y, f, [], alpha=0.05)
+    assert (got.ci_low, got.ci_high) == pytest.approx(ppi_py.classical_mean_ci(y, alpha=0.05), abs=TOL)
+    assert got.note and got.lam == 0.0
+    assert ppi.mean_estimate([1.0], [1.0], [1.0, 2.0]) is None
+
+
+def test_ppi_rater_noise_against_pandas():
+    rng = np.random.default_rng(8)
+    units = np.repeat(np.arange(40), rng.integers(1, 5, size=40))
+    truth = rng.normal(size=40)
+    scores = truth[units] + rng.normal(0, 0.7, size=len(units))
+    got = ppi.rater_noise(units, scores)
+    frame = pd.DataFrame({"u": units, "s": scores})
+    groups = frame.groupby("u")["s"]
+    k, var = groups.count(), groups.var(ddof=1).fillna(0)
+    pooled = ((k - 1) * var).sum() / (k - 1).sum()
+    assert got["within_unit_variance"] == pytest.approx(pooled, rel=TOL)
+    assert got["between_unit_variance"] == pytest.approx(groups.mean().var(ddof=0), rel=TOL)
+    assert got["noise_share"] == pytest.approx((pooled / k).mean() / groups.mean().var(ddof=0), rel=TOL)
+    assert 0.1 < got["noise_share"] < 0.6  # rating noise 0.49 per rating, item variance ~1
+
+
+def test_ppi_rank_places():
+    systems = ["x", "y", "z"]
+    clear = ppi.rank_places(systems, [3.0, 2.0, 1.0], {("x", "y"): 1e-6, ("x", "z"): 1e-8, ("y", "z"): 1e-5})
+    assert [(r["system"], r["best"], r["worst"], r["sure"]) for r in clear] == [
+        ("x", 1, 1, True), ("y", 2, 2, True), ("z", 3, 3, True)]
+    # y and z cannot be told apart: they share places 2-3; x is surely first
+    close = ppi.rank_places(systems, [3.0, 1.1, 1.0], {("x", "y"): 1e-6, ("x", "z"): 1e-8, ("y", "z"): 0.4})
+    assert [(r["system"], r["best"], r["worst"]) for r in close] == [("x", 1, 1), ("y", 2, 3), ("z", 2, 3)]
+    # Holm: 0.03 alone is significant, but not as the largest of three tests with 0.02 before it
+    holm = ppi.rank_places(systems, [3.0, 2.0, 1.0], {("x", "y"): 0.03, ("x", "z"): 0.02, ("y", "z"): 0.4})
+    assert holm[0]["best"] == 1 and holm[0]["worst"] == 3
+
+
+def _simulate(rho, draws=1000, n=100, big_n=1000, mean=3.0, seed=2023):
+    """Coverage of the true mean and width ratio (prediction-powered / human-only) over seeded draws of
+    synthetic human scores (mean ``mean``) and metric scores correlated ``rho`` with them."""
+    rng = np.random.default_rng(seed)
+    covered = human_covered = 0
+    ratios = []
+    for _ in range(draws):
+        e = rng.normal(size=n + big_n)
+        y = mean + e
+        f = rho * e + np.sqrt(1 - rho**2) * rng.normal(size=n + big_n) - 1.0  # biased metric, other scale
+        est = ppi.mean_estimate(y[:n], f[:n], f[n:], alpha=0.05)
+        covered += est.ci_low <= mean <= est.ci_high
+        human_covered += est.human_ci_low <= mean <= est.human_ci_high
+        ratios.append(est.width / est.human_width)
+    return covered / draws, human_covered / draws, np.array(ratios)
+
+
+def test_prediction_powered_simulation_informative_metric():
+    coverage, human_coverage, ratios = _simulate(0.5)
+    assert coverage >= 0.93 and human_coverage >= 0.93
+    assert ratios.mean() < 0.93  # theory: sqrt(1 - rho^2 N/(N+n)) = 0.88
+    assert (ratios < 1).mean() > 0.99
+
+
+def test_prediction_powered_simulation_uninformative_metric():
+    coverage, _, ratios = _simulate(0.0, seed=7)
+    assert coverage >= 0.93
+    assert ratios.mean() <= 1.0 + 1e-3  # no wider on average (lambda ~ 0)
+    assert ratios.max() < 1.01  # and never more than 1 % wider in any draw
