@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from metrics.judgments import read_set
-from studies import services
+from studies.corpora import services
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.django_db
