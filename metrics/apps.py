@@ -7,6 +7,19 @@ class MetricsConfig(AppConfig):
     verbose_name = "Metrics"
 
     def ready(self):
+        from django.conf import settings
+        from django.core.signals import setting_changed
+
+        from ml import embedding_cache  # no torch: the web process configures the cache too
+
+        embedding_cache.configure(settings.EMBEDDING_CACHE_DIR)
+
+        def follow(setting, value, **kwargs):
+            if setting == "EMBEDDING_CACHE_DIR":
+                embedding_cache.configure(value)
+
+        setting_changed.connect(follow, weak=False)
+
         # The report page (studies) shows the human + metric estimates without studies importing metrics.
         from metrics.ppi_views import report_section
         from studies.reports import sections

@@ -1,13 +1,19 @@
-"""Metrics against public human judgments, straight from the files (no database).
+"""Metrics against public human judgments, straight from the files (no database): what
+``benchmark_metric`` prints and what a model card (``metrics.model_cards``) compares.
 
-- GRADE / FED: per quality, the human score of a response is the mean over its annotators;
-  Pearson, Spearman, Kendall (with p) between metric and human, n responses.
-- DailyDialog++: ranking accuracy between quality levels (the share of response pairs from one
-  context where the better level scores higher; ties count half) and Spearman with the level."""
+- Human scores (GRADE, FED turn and dialogue level, DSTC9): per quality, the human score of an item is the
+  mean over its annotators; Pearson, Spearman, Kendall (with p) between metric and human, n items.
+- DailyDialog++: ranking accuracy between quality levels (the share of response pairs from one context
+  where the better level scores higher; ties count half) and Spearman with the level. A dialogue-level
+  metric is benchmarked on the replacement levels instead (``metrics.dialogue_benchmarking``).
+- Several files: each file's figures, and pooled ones (every item of the files of one kind together:
+  DSTC9's eleven per-chatbot files are one evaluation).
+The paper's own figure is shown beside each quality where it gives one (``metrics.published``)."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,53 +21,51 @@ import numpy as np
 from scipy import stats
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
+from metrics.judgments import JudgedItem, JudgmentSet, expand, read_set, select
+from metrics.published import published
 from studies.analysis.correlation import correlate_all
-from studies.corpora.importing.formats import PARSERS
-from studies.corpora.importing.records import ImportProblem, ParsedConversation, ParsedHeader
-
-LEVELS = {"ddpp-random": 1, "ddpp-adversarial": 2, "ddpp-relevant": 3}
 
 
-def read_records(path: Path, file_format: str) -> list[ParsedConversation]:
-    header = ParsedHeader()
-    with path.open("rb") as stream:
-        records = list(PARSERS[file_format](stream, header))
-    problems = [r for r in records if isinstance(r, ImportProblem)]
-    if problems:
-        raise ValueError("; ".join(str(p) for p in problems[:5]))
-    return records
+def scores_dialogues(implementation: MetricImplementation) -> bool:
+    return hasattr(implementation, "score_dialogues")
 
 
-def score_records(implementation: MetricImplementation, records: list[ParsedConversation], *, batch: int = 256,
-                  on_progress: Callable[[int], None] | None = None) -> list[tuple[ParsedConversation, Any, float]]:
-    pairs = [(record, response) for record in records for response in record.responses]
+def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, batch: int = 256,
+              on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """The metric's value of every item, in order: a response given its context, or a whole dialogue."""
+    items = judgments.items
+    if judgments.level == "dialogue" and not scores_dialogues(implementation):
+        raise ValueError(f"{judgments.kind}: dialogue-level judgments, and {implementation.key} scores responses only")
     values: list[float] = []
-    for start in range(0, len(pairs), batch):
-        chunk = pairs[start:start + batch]
-        values += implementation.score([ScoringInput(turns=[t["text"] for t in r.turns], response=p.text) for r, p in chunk])
+    for start in range(0, len(items), batch):
+        chunk = items[start:start + batch]
+        if judgments.level == "dialogue":
+            values += implementation.score_dialogues([i.turns for i in chunk], [i.speakers for i in chunk])
+        else:
+            values += implementation.score([ScoringInput(turns=i.turns, response=i.response or "") for i in chunk])
         if on_progress:
             on_progress(len(values))
-    return [(r, p, v) for (r, p), v in zip(pairs, values, strict=True)]
+    return np.asarray(values, dtype=float)
 
 
-def human_correlations(scored) -> dict[str, Any]:
-    qualities = sorted({q for _, p, _ in scored for q in p.human_scores})
+def correlations(values: Sequence[float], items: Sequence[JudgedItem]) -> dict[str, Any]:
+    """Per human quality: n and Pearson/Spearman/Kendall (r, p) between the metric and the mean human score."""
+    qualities = sorted({q for item in items for q in item.human})
     table = {}
     for quality in qualities:
-        metric, human = [], []
-        for _, response, value in scored:
-            given = [s for s in response.human_scores.get(quality, []) if s is not None]
-            if given:
-                metric.append(value)
-                human.append(float(np.mean(given)))
-        table[quality] = {"n": len(metric), **{m: {"r": c.r, "p": c.p} for m, c in correlate_all(metric, human).items()}}
+        pairs = [(v, item.human[quality]) for v, item in zip(values, items, strict=True) if quality in item.human]
+        row: dict[str, Any] = {"n": len(pairs)}
+        if len(pairs) >= 3:
+            metric, human = zip(*pairs, strict=True)
+            row.update({m: {"r": c.r, "p": c.p} for m, c in correlate_all(list(metric), list(human)).items()})
+        table[quality] = row
     return table
 
 
-def ranking_accuracy(scored) -> dict[str, Any]:
+def ranking_accuracy(values: Sequence[float], items: Sequence[JudgedItem]) -> dict[str, Any]:
     by_context: dict[str, list[tuple[int, float]]] = {}
-    for record, response, value in scored:
-        by_context.setdefault(record.external_id, []).append((LEVELS[response.system], value))
+    for item, value in zip(items, values, strict=True):
+        by_context.setdefault(item.group, []).append((item.level, float(value)))
     pairs: dict[str, list[float]] = {}
     for entries in by_context.values():
         for (la, va), (lb, vb) in itertools.combinations(entries, 2):
@@ -69,10 +73,75 @@ def ranking_accuracy(scored) -> dict[str, Any]:
                 continue
             (low, lv), (high, hv) = sorted([(la, va), (lb, vb)])
             pairs.setdefault(f"level{high}>level{low}", []).append(1.0 if hv > lv else 0.5 if hv == lv else 0.0)
-    levels = [LEVELS[p.system] for _, p, _ in scored]
-    values = [v for _, _, v in scored]
-    spearman = stats.spearmanr(values, levels)
-    return {"contexts": len(by_context), "responses": len(scored),
+    spearman = stats.spearmanr(list(values), [item.level for item in items])
+    return {"contexts": len(by_context), "responses": len(items),
             "accuracy": {k: {"value": float(np.mean(v)), "pairs": len(v)} for k, v in sorted(pairs.items())},
-            "overall_accuracy": float(np.mean([x for v in pairs.values() for x in v])),
+            "overall_accuracy": float(np.mean([x for v in pairs.values() for x in v])) if pairs else None,
             "spearman_with_level": {"r": float(spearman.statistic), "p": float(spearman.pvalue)}}
+
+
+def set_figures(values: Sequence[float], judgments: JudgmentSet, *, metric: str = "") -> dict[str, Any]:
+    """A set's figures: ranking (DailyDialog++) or per-quality correlations, with the published figure."""
+    if judgments.kind == "ddpp":
+        return {"ranking": ranking_accuracy(values, judgments.items)}
+    table = correlations(values, judgments.items)
+    for quality, row in table.items():
+        row["published"] = published(metric, judgments.kind, quality, judgments.dataset)
+    return {"qualities": table}
+
+
+def held_out_only(judgments: JudgmentSet, seed: int, path: Path) -> JudgmentSet:
+    """GRADE: only the 10 % validation share of the seeded split KD fine-tuning held out."""
+    from ml.data.human_scores import read_grade, split
+
+    _, held = split(read_grade(path), seed=seed)
+    keep = {pair.id for pair in held}
+    return JudgmentSet(judgments.name, judgments.kind, [i for i in judgments.items if i.group in keep],
+                       judgments.missing, judgments.dataset)
+
+
+def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path], *, metric: str, fmt: str = "auto",
+              offset: int = 0, limit: int | None = None, held_out: int | None = None, seed: int = 71,
+              progress: Callable[[str, int], Callable[[int], None] | None] | None = None) -> dict[str, Any]:
+    """Every file's figures and, for several files of one kind, the pooled ones. ``progress(name, total)``
+    returns the callback a file's scoring reports to (a progress bar)."""
+    files, pooled_values, pooled_sets = [], {}, {}
+    for path in expand(paths):
+        try:
+            judgments = read_set(path, fmt)
+        except ValueError as error:
+            raise ValueError(f"{path.name}: {error}") from None
+        if held_out is not None:
+            if judgments.kind != "grade":
+                raise ValueError(f"{path.name}: --held-out is only for GRADE files (the KD fine-tuning split)")
+            judgments = held_out_only(judgments, held_out, path)
+        entry: dict[str, Any] = {"dataset": path.name, "format": judgments.kind, "level": judgments.level,
+                                 "missing_values": judgments.missing}
+        if judgments.kind == "ddpp" and scores_dialogues(implementation):  # replacement levels (SelF-Eval's task)
+            from metrics.dialogue_benchmarking import replacement
+
+            entry.update(replacement(implementation, path, offset=offset, limit=limit, seed=seed))
+            files.append(entry)
+            continue
+        judgments = select(judgments, offset=offset, limit=limit)
+        on_progress = progress(path.name, len(judgments.items)) if progress else None
+        values = score_set(implementation, judgments, on_progress=on_progress)
+        entry["records"] = len({i.group for i in judgments.items}) if judgments.kind == "ddpp" else len(judgments.items)
+        entry.update(set_figures(values, judgments, metric=metric))
+        files.append(entry)
+        pooled_values.setdefault(judgments.kind, []).append(values)
+        pooled_sets.setdefault(judgments.kind, []).append(judgments)
+    result: dict[str, Any] = {"files": files}
+    pooled = {}
+    for kind, sets in pooled_sets.items():
+        if len(sets) < 2:
+            continue
+        items = [dataclasses.replace(i, group=f"{k}:{i.group}") for k, s in enumerate(sets) for i in s.items]
+        merged = JudgmentSet(f"{len(sets)} files", kind, items,
+                             {q: sum(s.missing.get(q, 0) for s in sets) for q in {q for s in sets for q in s.missing}},
+                             sets[0].dataset)
+        pooled[kind] = {"files": len(sets), "records": sum(f["records"] for f in files if f["format"] == kind),
+                        **set_figures(np.concatenate(pooled_values[kind]), merged, metric=metric)}
+    if pooled:
+        result["pooled"] = pooled
+    return result

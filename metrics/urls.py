@@ -5,6 +5,8 @@ from metrics import mdd_views, ppi_views, views
 app_name = "metrics"
 urlpatterns = [
     path("metrics/", views.metric_list, name="metric_list"),
+    path("metrics/models/<slug:name>/", views.model_detail, name="model_detail"),
+    path("metrics/models/<slug:name>/card/", views.model_card_start, name="model_card_start"),
     path("metrics/runs/start/", views.run_start, name="run_start"),
     path("metrics/runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("metrics/training/start/", views.training_start, name="training_start"),

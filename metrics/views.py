@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import plots, ppi, selectors, services, training
+from metrics import ppi, registry, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
@@ -32,16 +32,18 @@ HEURISTICS = ("readability", "coherence")
 def metric_list(request):
     for key in HEURISTICS:  # the heuristic metrics are always available
         services.metric_model_default(key=key)
+    models = list(MetricModel.objects.select_related("metric"))
     context = {
-        "models": MetricModel.objects.select_related("metric"),
+        "models": models,
+        "warned": [m.name for m in models if selectors.card_warnings(m.card)],
         "studies": study_selectors.studies_visible_to(request.user).exclude(items=None).distinct(),
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
-        context["trained_models"] = MetricModel.objects.filter(  # MDD-Eval has its own form
-            metric__key__in=[k for k in training.TRAINABLE if k != "mdd_eval"]).select_related("metric")
+        context["trained_models"] = MetricModel.objects.filter(  # the metrics one ml trainer trains (not MDD-Eval's form)
+            metric__key__in=[k for k in registry.trainable_keys() if registry.trainable(k).trainer]).select_related("metric")
     return render(request, "metrics/metric_list.html", context)
 
 
@@ -72,9 +74,7 @@ def training_start(request):
         return redirect("metrics:metric_list")
     try:
         metric = request.POST.get("metric", "quantidce")
-        if metric not in training.TRAINABLE:
-            raise ValueError(f"metric: {metric!r} cannot be trained here")
-        run = training.training_run_create(metric=metric, stage=request.POST.get("stage") or training.STAGES[metric][0],
+        run = training.training_run_create(metric=metric, stage=request.POST.get("stage") or registry.trainable(metric).stages[0],
                                            model_name=request.POST.get("model_name", "").strip(),
                                            init_from=request.POST.get("init_from", ""), **given)
     except ValueError as error:
@@ -94,7 +94,32 @@ def training_cancel(request, pk):
 
 @staff_member_required
 def training_curve(request, pk):
+    from metrics import plots
+
     return HttpResponse(plots.loss_curve(get_object_or_404(TrainingRun, pk=pk)), content_type="image/svg+xml")
+
+
+@login_required
+def model_detail(request, name):
+    """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
+    model = get_object_or_404(MetricModel.objects.select_related("metric"), name=name)
+    card = model.card or {}
+    return render(request, "metrics/model_detail.html", {
+        "model": model, "card": card, "warnings": selectors.card_warnings(card),
+        "baselines": sorted({b for row in card.get("rows", []) for b in row.get("baselines", {})}),
+        "run": TrainingRun.objects.filter(result=model).order_by("-pk").first(),
+    })
+
+
+@staff_member_required
+@require_POST
+def model_card_start(request, name):
+    from metrics.tasks import model_card_build
+
+    model = get_object_or_404(MetricModel, name=name)
+    model_card_build.delay(model.pk)
+    messages.success(request, f"The card of {model.name} is queued for a worker.")
+    return redirect("metrics:model_detail", name=model.name)
 
 
 @login_required
@@ -109,10 +134,17 @@ def run_start(request):
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
         corpus = None
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    warnings = selectors.card_warnings(model.card)
+    back = request.POST.get("next", "")
+    if warnings and request.POST.get("card_acknowledged") != "on":  # say so before scoring, not after
+        messages.warning(request, f"{model.name} scores below an untrained baseline on human judgments ("
+                                  + "; ".join(warnings[:3]) + (f"; {len(warnings) - 3} more" if len(warnings) > 3 else "")
+                                  + "). Nothing was scored: tick “I have read the model card” to score anyway.")
+        return redirect(back if back and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else "metrics:metric_list")
     services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=request.POST.get("force") == "on")
     messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
                               f"the run is queued for a worker.")
-    back = request.POST.get("next", "")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
                                                 require_https=request.is_secure()):
         return redirect(back)
@@ -186,7 +218,7 @@ def human_metric_page(request, slug, model):
     return render(request, "metrics/human_metric.html", {
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
-        "rows": rows, "models": MetricModel.objects.all(),
+        "rows": rows, "models": MetricModel.objects.all(), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
@@ -213,6 +245,8 @@ def human_metric_csv(request, slug, model):
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
+    from metrics import plots
+
     experiment, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)
     if cell is None:

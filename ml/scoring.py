@@ -3,8 +3,9 @@
 Inputs are packed once, sorted by length so each batch pads little (dynamic padding to the batch's
 longest input, a multiple of 8 on CUDA), scored under ``torch.inference_mode()`` (bf16 autocast on
 CUDA), and returned in the order given. A model that embeds context and response apart (``paired``,
-``windows``: QuantiDCE) has each distinct text embedded once (``ml.data.frozen_features``): at inference the
-encoder is fixed, and a study's context recurs with every system's response."""
+``windows``: QuantiDCE; ``paired``: MDD-Eval) has each distinct text embedded once, through the on-disk cache
+(``ml.data.frozen_features``): at inference the encoder is fixed, and a study's context recurs with every
+system's response."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -32,6 +33,13 @@ def score_pairs(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase,
         with torch.inference_mode():
             return [value for start in range(0, len(features), 1024)
                     for value in model.score_features(features[start:start + 1024].to(target)).float().cpu().tolist()]
+    if getattr(model, "representation", "") == "paired" and hasattr(model, "mlm_head") and packed:  # MDD-Eval
+        from ml.data.frozen_features import paired_features
+
+        features = paired_features(model.encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size)
+        with torch.inference_mode():
+            return [value for start in range(0, len(features), 1024)
+                    for value in model(features=features[start:start + 1024].to(target)).score.float().cpu().tolist()]
     return score_packed(model, packed, tokenizer.pad_token_id, batch_size=batch_size, device=target)
 
 

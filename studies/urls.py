@@ -26,6 +26,7 @@ urlpatterns = [
     path("studies/<slug:slug>/preview/<int:position>/", rater_views.preview, name="study_preview_item"),
     path("studies/<slug:slug>/", authoring_views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/live/", authoring_views.study_live_config, name="study_live_config"),
+    path("studies/<slug:slug>/live/panel/", authoring_views.study_live_panel, name="study_live_panel"),
     path("studies/<slug:slug>/checks/", check_views.checks_page, name="study_checks"),
     path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
     path("studies/<slug:slug>/invites/new/", authoring_views.invite_create, name="invite_create"),

@@ -118,6 +118,10 @@ MEDIA_ROOT = VAR_DIR / "media"
 ARTIFACTS_DIR = env.path("CONCORD_ARTIFACTS_DIR", default=str(VAR_DIR / "artifacts"))
 # public data sets (DailyDialog++, GRADE, FED) read in place: the default training data of the learned metrics
 SHARED_DATA_DIR = env.path("CONCORD_SHARED_DATA", default=str(BASE_DIR.parent / "shared" / "data"))
+# one on-disk cache of frozen-encoder embeddings, shared by every metric, run and seed (ml.embedding_cache);
+# CONCORD_EMBEDDING_CACHE=off turns it off
+EMBEDDING_CACHE_DIR = (None if env.str("CONCORD_EMBEDDING_CACHE", default="") == "off"
+                       else env.path("CONCORD_EMBEDDING_CACHE", default=str(ARTIFACTS_DIR) + "/embeddings"))
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studies:experiment_list"

@@ -19,3 +19,5 @@ WHITENOISE_USE_FINDERS = True
 # django-axes needs the request in authenticate(); the test client's login() gives none. Tests of the
 # lockout switch it back on (settings.AXES_ENABLED = True).
 AXES_ENABLED = False
+# no disk cache of embeddings between tests unless a test sets one (settings.EMBEDDING_CACHE_DIR = tmp_path)
+EMBEDDING_CACHE_DIR = os.environ.get("CONCORD_EMBEDDING_CACHE") or None

@@ -5,6 +5,7 @@ from metrics.api import views
 app_name = "metrics-api"
 urlpatterns = [
     path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
+    path("metrics/models/<slug:name>/", views.MetricModelDetailApi.as_view(), name="model-detail"),
     path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
     path("metrics/runs/<int:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
     path("metrics/runs/<int:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),

@@ -9,7 +9,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from metrics import selectors, services, training
+from metrics import registry, selectors, services, training
 from metrics.models import MetricModel, ScoringRun, TrainingRun
 from studies.authoring import selectors as study_selectors
 
@@ -54,9 +54,29 @@ class MetricModelListApi(APIView):
         kind = serializers.CharField(source="metric.kind")
         base_encoder = serializers.CharField()
 
+        card_warnings = serializers.SerializerMethodField()
+
+        def get_card_warnings(self, model) -> list[str]:
+            return selectors.card_warnings(model.card)
+
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
         return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
+
+
+class MetricModelDetailApi(APIView):
+    """One metric model with its card: the model beside every untrained baseline on every human-judgment set
+    (``metrics.model_cards``), and the warnings where it is below one."""
+
+    class OutputSerializer(MetricModelListApi.OutputSerializer):
+        config = serializers.JSONField()
+        validation = serializers.JSONField()
+        card = serializers.JSONField()
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, name):
+        return Response(self.OutputSerializer(get_object_or_404(MetricModel.objects.select_related("metric"),
+                                                                name=name)).data)
 
 
 class ScoringRunCreateApi(APIView):
@@ -139,6 +159,7 @@ class TrainingRunOutputSerializer(WorkerRunSerializer):
     last_loss = serializers.FloatField(allow_null=True)
     best_validation = serializers.FloatField(allow_null=True)
     checkpoint_path = serializers.CharField()
+    phase = serializers.CharField()
     result = serializers.CharField(source="result.name", allow_null=True, default=None)
     config = serializers.JSONField()
 
@@ -149,8 +170,8 @@ class TrainingRunCreateApi(APIView):
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer):
-        metric = serializers.ChoiceField(choices=training.TRAINABLE, default="quantidce")
-        stage = serializers.ChoiceField(choices=("mlr", "kd", "coarse", "fine", "teacher", "augment", "student"))  # per metric: training.STAGES
+        metric = serializers.ChoiceField(choices=registry.trainable_keys(), default="quantidce")
+        stage = serializers.ChoiceField(choices=registry.all_stages())  # per metric: its Trainable's stages
         model_name = serializers.SlugField(required=False, allow_blank=True, default="")
         init_from = serializers.CharField(required=False, allow_blank=True, default="")
         encoder = serializers.CharField(required=False, allow_blank=True, default="")

@@ -1,8 +1,9 @@
 """The small interface every metric implements: what it scores and how to score a batch."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -12,6 +13,45 @@ class ScoringInput:
     turns: list[str]
     response: str
     reference: str | None = None
+
+
+@dataclass(frozen=True)
+class RecipeStep:
+    """One stage of a recipe: its settings, and what it starts from — ``init_from`` / ``dataset`` name an
+    earlier step's stage, whose model (or augmented data set) it takes."""
+
+    stage: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    init_from: str = ""
+    dataset: str = ""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A named, ordered list of stages that trains a usable model with one command (``train_metric
+    METRIC --name NAME [--recipe NAME]``); ``summary`` says what it is and how long it takes."""
+
+    steps: tuple[RecipeStep, ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class Trainable:
+    """How a learned metric is trained, declared where it is registered.
+
+    ``stages``: its stages (the first starts a new model); ``runner``: the dotted path of the module that
+    configures and executes a stage (``configure(stage=, **settings)`` -> a validated config, ``execute(run=,
+    callbacks=)`` -> the TrainingRun; imported when training, so a web process never loads torch);
+    ``recipes``: ``default`` (sized for a CPU) and ``paper`` (the paper's configuration), at least;
+    ``trainer``: the ``ml.trainers`` module whose ``build(config, callbacks)`` trains a stage, and ``data``:
+    each stage's default (training, validation) files under the shared data directory, where the runner
+    reads them (``metrics.stage_training``)."""
+
+    stages: tuple[str, ...]
+    runner: str
+    recipes: Mapping[str, Recipe] = field(default_factory=dict)
+    trainer: str = ""
+    data: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -26,6 +66,8 @@ class MetricImplementation:
     range: ClassVar[tuple[float | None, float | None]] = (None, None)
     higher_is_better: ClassVar[bool] = True
     description: ClassVar[str] = ""
+    training: ClassVar[Trainable | None] = None  # a learned metric's stages and recipes
+    baseline: ClassVar[bool] = False  # an untrained baseline every trained model's card is compared with
 
     config: dict = field(default_factory=dict)
     warnings: int = 0

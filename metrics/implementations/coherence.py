@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
 from metrics.registry import register
@@ -40,8 +39,15 @@ def dull_patterns() -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(f"(?:{p})" for p in lines) + r")(?=\W|$)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # late: the registry loads in web processes
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
 def content_words(text: str) -> int:
-    return sum(1 for w in WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS)
+    return sum(1 for w in WORD.findall(text.lower()) if w not in stop_words())
 
 
 def penalty(response: str) -> float:
@@ -49,13 +55,6 @@ def penalty(response: str) -> float:
     full = content_words(response)
     rest = content_words(dull_patterns().sub(" ", response))
     return 1.0 + math.log10((2 + full) / (2 + rest))
-
-
-@lru_cache(maxsize=4)
-def _encoder(path: str, device: str):
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(path, device=device)
 
 
 def _device(wanted: str | None) -> str:
@@ -78,10 +77,15 @@ class Coherence(MetricImplementation):
     def device(self) -> str:
         return _device(self.config.get("device"))
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        model = _encoder(self.config.get("encoder") or default_encoder_path(), self.device)
-        return model.encode(texts, batch_size=int(self.config.get("batch_size", 64)), convert_to_numpy=True,
-                            normalize_embeddings=True, show_progress_bar=False)
+    def encode(self, texts: list[str], *, max_length: int | None = None, keep_end: bool = False) -> np.ndarray:
+        """Unit-length mean-pooled embeddings, through the on-disk embedding cache (``ml.embedding``): what
+        sentence-transformers computes for the packaged MiniLM (to 1e-6), cut to ``max_length`` tokens
+        (config ``max_length``, default 256: the checkpoint's own), keeping the text's end with ``keep_end``."""
+        from ml.embedding import embed_texts
+
+        return embed_texts(texts, encoder=self.config.get("encoder") or default_encoder_path(),
+                           max_length=int(max_length or self.config.get("max_length", 256)), keep_end=keep_end,
+                           device=self.device, batch_size=int(self.config.get("batch_size", 64)))
 
     def utterance(self, item: ScoringInput) -> str:
         against = self.config.get("against", "last")

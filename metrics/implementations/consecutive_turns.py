@@ -19,6 +19,7 @@ from metrics.registry import register
 class ConsecutiveTurns(MetricImplementation):
     level = "dialogue"
     kind = "heuristic"
+    baseline = True
     penalised = False
 
     @property

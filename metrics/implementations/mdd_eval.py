@@ -10,8 +10,32 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from metrics.implementations.base import Recipe, RecipeStep, Trainable
 from metrics.implementations.learned import LearnedTurnMetric
 from metrics.registry import register
+
+_FROZEN = {"representation": "paired", "freeze_encoder": True, "cache_features": True, "floor": True,
+           "evaluate_at_start": True, "select_by": "accuracy", "batch_size": 32, "learning_rate": 1e-3,
+           "head_learning_rate": 1e-3, "lr_schedule": "constant", "validation_data": "shared:dailydialog_pp/test.json",
+           "validation_limit": 150}
+TRAINING = Trainable(
+    stages=("teacher", "augment", "student"), runner="metrics.mdd_training",
+    recipes={
+        # issue 27: frozen MiniLM pair features computed once; the relevant class starts as the untrained
+        # cosine of context and response (ml.models.floor); teacher and student are chosen on DailyDialog++
+        # validation (test contexts 0-149) by accuracy, the starting point a candidate; the student starts
+        # as its teacher (so it is kept only where it validates at least as well)
+        "default": Recipe((RecipeStep("teacher", {**_FROZEN, "epochs": 5}),
+                           RecipeStep("augment", {"per_technique": 1, "pairs_limit": 2000}),
+                           RecipeStep("student", {**_FROZEN, "epochs": 3, "student_from_teacher": True,
+                                                  "threshold": 0.5}, init_from="teacher", dataset="augment")),
+                          "frozen MiniLM pair features, a correction learned on top of the context-response cosine: "
+                          "teacher, rule-based augmentation, student"),
+        "paper": Recipe((RecipeStep("teacher"), RecipeStep("augment"),
+                         RecipeStep("student", init_from="teacher", dataset="augment")),
+                        "the paper: the cross-encoded pair's first token, encoder trained, 3 epochs a stage"),
+    },
+)
 
 
 @lru_cache(maxsize=2)
@@ -28,4 +52,5 @@ class MDDEval(LearnedTurnMetric):
     name = "MDD-Eval (teacher-student self-training, Zhang et al. 2022)"
     description = "P(relevant | context, response) from a classifier of random / adversarial / relevant responses."
 
+    training = TRAINING
     load = staticmethod(_model)

@@ -14,8 +14,29 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from metrics.implementations.base import MetricImplementation, ScoringInput
+from metrics.implementations.base import MetricImplementation, Recipe, RecipeStep, ScoringInput, Trainable
 from metrics.registry import register
+
+# issue 27: consecutive turns embedded apart by the frozen MiniLM; the head starts as cosine_turns and learns a
+# correction (ml.models.floor); the starting point is a candidate; chosen by validation replacement accuracy
+_PAIRS = {"self_eval_representation": "pairs", "freeze_encoder": True, "cache_features": True, "floor": True,
+          "evaluate_at_start": True, "select_by": "accuracy"}
+TRAINING = Trainable(
+    stages=("coarse", "fine"), runner="metrics.stage_training", trainer="ml.trainers.self_eval",
+    # dialogues = DailyDialog++ contexts + a relevant response; positives.json to train, dev to validate
+    data={"coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
+          "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json")},
+    recipes={
+        "default": Recipe((RecipeStep("coarse", {**_PAIRS, "train_limit": 1000, "validation_limit": 150, "epochs": 8,
+                                                 "batch_size": 8}),
+                           RecipeStep("fine", {**_PAIRS, "train_limit": 200, "validation_limit": 150, "epochs": 4,
+                                               "batch_size": 8}, init_from="coarse")),
+                          "consecutive turns embedded apart by the frozen MiniLM (pairs), a correction learned on top of "
+                          "their cosine, head only, coarse then fine"),
+        "paper": Recipe((RecipeStep("coarse"), RecipeStep("fine", init_from="coarse")),
+                        "the paper: [E_cls; mean pool] of the packed dialogue, encoder trained, all of positives.json"),
+    },
+)
 
 
 @lru_cache(maxsize=2)
@@ -35,6 +56,7 @@ class SelfEval(MetricImplementation):
     description = ("Learned dialogue quality in (0, 1), trained to rank dialogues by how many of their turns were "
                    "replaced; a response is scored as the dialogue context + response.")
     truncated: int = 0
+    training = TRAINING
 
     @property
     def device(self) -> str:

@@ -18,10 +18,21 @@ def add_mdd_arguments(parser) -> None:
     group.add_argument("--dataset", help="student: the augmented data set (a TrainingDataset name or a JSON-lines file)")
     group.add_argument("--sources", help="augment: dialogue files (JSON lines) and corpus:SLUG (corpus:* = all), "
                                          "comma-separated (default DailyDialog++ dev + positives)")
-    for option, kind in (("per-technique", int), ("max-context-turns", int), ("pairs-limit", int), ("threshold", float),
-                         ("label-smoothing", float), ("kl-weight", float), ("kl-temperature", float),
-                         ("mlm-weight", float), ("mlm-probability", float)):
-        group.add_argument(f"--{option}", type=kind)
+    from ml.trainers.mdd_config import MDDEvalConfig
+
+    for option, kind, text in (
+            ("per-technique", int, "augment: new responses per technique per pair"),
+            ("max-context-turns", int, "augment: context turns kept"),
+            ("pairs-limit", int, "augment: use the first N context-response pairs (0: all)"),
+            ("threshold", float, "student: keep a pseudo-labelled pair whose top class probability is at least X"),
+            ("label-smoothing", float, "student: label smoothing of the cross-entropy"),
+            ("kl-weight", float, "student: weight of the consistency KL"),
+            ("kl-temperature", float, "student: temperature of the KL target"),
+            ("mlm-weight", float, "student: weight of the masked-LM term (off with a frozen encoder)"),
+            ("mlm-probability", float, "student: share of tokens masked for the MLM term")):
+        default = getattr(MDDEvalConfig, option.replace("-", "_"))
+        group.add_argument(f"--{option}", type=kind, metavar="N" if kind is int else "X",
+                           help=f"{text} (default {default})")
     group.add_argument("--mask-model", help="augment: a Hugging Face masked LM for mask-and-fill (skipped without)")
     group.add_argument("--translate-forward", help="augment: seq2seq model translating out (e.g. en→de)")
     group.add_argument("--translate-backward", help="augment: seq2seq model translating back (e.g. de→en)")

@@ -93,6 +93,15 @@ class LabelledDataset(torch.utils.data.Dataset):
     def __getitem__(self, index: int):
         return self.items[index]
 
+    def cache_features(self, compute) -> None:
+        """Replace the packed pairs (and noised copies) by a frozen encoder's features, ``compute(packed) ->
+        (N, D)`` (``ml.data.frozen_features.paired_features``), so the epochs train the head only."""
+        if not self.items:
+            return
+        columns = [compute([item[i] for item in self.items]) for i in range(len(self.items[0])) if i != 1]
+        self.items = [(columns[0][n], item[1], *((columns[1][n],) if len(columns) > 1 else ()))
+                      for n, item in enumerate(self.items)]
+
 
 @dataclass
 class LabelledCollator:
@@ -107,6 +116,12 @@ class LabelledCollator:
     mlm_probability: float = 0.15
 
     def __call__(self, items) -> dict[str, torch.Tensor]:
+        if isinstance(items[0][0], torch.Tensor):  # features computed beforehand by a frozen encoder
+            batch = {"features": torch.stack([item[0] for item in items]),
+                     "target": torch.tensor([item[1] for item in items], dtype=torch.float32)}
+            if len(items[0]) > 2:
+                batch[NOISED + "features"] = torch.stack([item[2] for item in items])
+            return batch
         batch = collate([item[0] for item in items], self.pad_id, self.multiple_of)
         batch["target"] = torch.tensor([item[1] for item in items], dtype=torch.float32)
         if len(items[0]) > 2:

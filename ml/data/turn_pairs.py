@@ -16,30 +16,31 @@ import torch
 import torch.nn.functional as F
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ml.data.packing import single_template
 from ml.devices import pick_device
-from ml.models.quantidce import mean_pool
+from ml.embedding import embed
 
 
 def embed_turns(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], *,
-                max_length: int = 512, batch_size: int = 64, device: str | torch.device | None = None
-                ) -> tuple[dict[str, torch.Tensor], int]:
+                max_length: int = 512, batch_size: int = 64, device: str | torch.device | None = None,
+                on_progress=None) -> tuple[dict[str, torch.Tensor], int]:
     """{distinct text: its unit-norm embedding (H,) on the CPU}, and how many distinct texts were longer
-    than ``max_length`` tokens (cut, keeping their beginning). Batched by length, inference mode, bf16 on CUDA."""
+    than ``max_length`` tokens (cut, keeping their beginning). Through the on-disk embedding cache
+    (``ml.embedding``): batched by length, inference mode, bf16 on CUDA."""
     target = pick_device(device) if not isinstance(device, torch.device) else device
-    encoder = encoder.to(target).eval()
     unique = sorted(set(texts), key=len)
-    out, truncated = {}, 0
-    with torch.inference_mode(), torch.autocast(device_type=target.type, dtype=torch.bfloat16,
-                                                enabled=target.type == "cuda"):
-        for start in range(0, len(unique), batch_size):
-            chosen = unique[start:start + batch_size]
-            truncated += sum(len(ids) > max_length for ids in tokenizer(chosen)["input_ids"])
-            batch = tokenizer(chosen, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
-            batch = {k: v.to(target) for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-            hidden = encoder(**batch).last_hidden_state
-            vectors = F.normalize(mean_pool(hidden.float(), batch["attention_mask"]), dim=-1).cpu()
-            out.update(zip(chosen, vectors, strict=True))
-    return out, truncated
+    before, after = single_template(tokenizer)
+    room = max_length - len(before) - len(after)
+    tokens = [tokenizer.encode(text, add_special_tokens=False) for text in unique]
+    truncated = sum(len(ids) > room for ids in tokens)
+    packed = [{"input_ids": [*before, *ids[:room], *after]} for ids in tokens]
+    for item in packed:
+        item["attention_mask"] = [1] * len(item["input_ids"])
+        if "token_type_ids" in tokenizer.model_input_names:
+            item["token_type_ids"] = [0] * len(item["input_ids"])
+    rows = embed(encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size,
+                 progress=None if on_progress else "embedding turns", on_progress=on_progress)
+    return {text: F.normalize(row, dim=-1) for text, row in zip(unique, rows, strict=True)}, truncated
 
 
 def pad_turns(dialogues: Sequence[torch.Tensor], turns: int | None = None) -> torch.Tensor:
@@ -66,9 +67,10 @@ class TurnPairsDataset(torch.utils.data.Dataset):
     features are each sample's padded turn embeddings (count, T, H), T = the longest dialogue of the set."""
 
     def __init__(self, groups, encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, max_length: int = 512,
-                 device: str | torch.device | None = None):
+                 device: str | torch.device | None = None, on_progress=None):
         texts = [t for group in groups for sample in group.samples() for t in sample.turns]
-        vectors, self.truncated = embed_turns(encoder, tokenizer, texts, max_length=max_length, device=device)
+        vectors, self.truncated = embed_turns(encoder, tokenizer, texts, max_length=max_length, device=device,
+                                              on_progress=on_progress)
         self.distinct_turns = len(vectors)
         longest = max((len(sample.turns) for group in groups for sample in group.samples()), default=1)
         self.items = []

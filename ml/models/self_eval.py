@@ -16,7 +16,9 @@ u_k∘u_{k+1}; cos(u_k, u_{k+1})] (``ml.models.quantidce.pair_features``), a sma
 
     S_D = σ( mean_k  MLP(f_k) )
 
-so one replaced turn lowers the two pair scores around it and with them the dialogue's. Why: a pooled
+so one replaced turn lowers the two pair scores around it and with them the dialogue's. With ``floor``
+(``ml.models.floor``) each pair's logit is w·cos_k + b + MLP(f_k), the MLP starting at zero: the untrained
+model orders dialogues exactly as ``cosine_turns`` does. Why: a pooled
 vector of the whole packed dialogue hardly shows whether consecutive turns agree, which is what the
 untrained consecutive-turn baselines measure (docs/self_eval_results.md); QuantiDCE's ``paired``
 representation fixed the same problem there. Its input is ``features`` (B, T, H): the turn embeddings of
@@ -32,6 +34,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from ml.models.encoder import save_model_directory
+from ml.models.floor import head_for
 from ml.models.quantidce import mean_pool, pair_features
 
 REPRESENTATIONS = ("cls_mean", "pairs")  # cls_mean: the paper's h_D; pairs: consecutive turn pairs (above)
@@ -44,18 +47,20 @@ class SelfEvalOutput:
 
 class SelfEvalModel(nn.Module):
     def __init__(self, encoder: PreTrainedModel, *, head_dropout: float = 0.5, freeze_encoder: bool = False,
-                 representation: str = "cls_mean"):
+                 representation: str = "cls_mean", floor: bool = False):
         super().__init__()
         if representation not in REPRESENTATIONS:
             raise ValueError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
         self.encoder, self.freeze_encoder, self.head_dropout = encoder, freeze_encoder, head_dropout
-        self.representation_name = representation
+        if floor and representation != "pairs":
+            raise ValueError("floor: the head starts from the consecutive turns' cosine (representation pairs)")
+        self.representation_name, self.floor = representation, floor
         if freeze_encoder:
             encoder.requires_grad_(False)
         hidden = encoder.config.hidden_size
         width = 4 * hidden + 1 if representation == "pairs" else 2 * hidden
-        self.head = nn.Sequential(nn.Dropout(head_dropout), nn.Linear(width, hidden), nn.Tanh(),
-                                  nn.Dropout(head_dropout), nn.Linear(hidden, 1))
+        self.head = head_for(nn.Sequential(nn.Dropout(head_dropout), nn.Linear(width, hidden), nn.Tanh(),
+                                           nn.Dropout(head_dropout), nn.Linear(hidden, 1)), floor)
 
     def train(self, mode: bool = True) -> SelfEvalModel:
         super().train(mode)
@@ -93,15 +98,15 @@ class SelfEvalModel(nn.Module):
     def save(self, directory: str | Path, *, tokenizer=None, metadata: dict | None = None) -> Path:
         return save_model_directory(directory, encoder=self.encoder, head=self.head, tokenizer=tokenizer,
                                     metric_json={"metric": "self_eval", **(metadata or {}), "head_dropout": self.head_dropout,
-                                                  "representation": self.representation_name})
+                                                  "representation": self.representation_name, "floor": self.floor})
 
     @classmethod
     def from_encoder(cls, name_or_path: str | None = None, *, head_dropout: float = 0.5,
-                     freeze_encoder: bool = False, representation: str = "cls_mean") -> SelfEvalModel:
+                     freeze_encoder: bool = False, representation: str = "cls_mean", floor: bool = False) -> SelfEvalModel:
         from ml.models.encoder import load_encoder
 
         return cls(load_encoder(name_or_path), head_dropout=head_dropout, freeze_encoder=freeze_encoder,
-                   representation=representation)
+                   representation=representation, floor=floor)
 
     @classmethod
     def load(cls, directory: str | Path) -> SelfEvalModel:
@@ -114,6 +119,6 @@ class SelfEvalModel(nn.Module):
             raise FileNotFoundError(f"{directory} is not a saved SelF-Eval model (no head.pt / metric.json)")
         # models saved before the option have no "representation": the paper's cls_mean
         model = cls(load_encoder(str(directory / "encoder")), head_dropout=float(info.get("head_dropout", 0.5)),
-                    representation=info.get("representation", "cls_mean"))
+                    representation=info.get("representation", "cls_mean"), floor=bool(info.get("floor", False)))
         model.head.load_state_dict(torch.load(directory / "head.pt", map_location="cpu", weights_only=True))
         return model

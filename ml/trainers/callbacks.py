@@ -14,6 +14,7 @@ class TrainingState:
     total_steps: int = 0
     best_validation: float | None = None
     best_step: int | None = None
+    best_selection: float | None = None  # what the best model was chosen on (select_by: loss, or −accuracy)
     history: list[dict] = field(default_factory=list)  # one entry per optimizer step and per evaluation
 
 
@@ -23,6 +24,8 @@ class Callback:
     def on_evaluate(self, state: TrainingState, loss: float, parts: dict[str, float], improved: bool) -> None: ...
     def on_checkpoint(self, state: TrainingState, path: Path) -> None: ...
     def on_end(self, state: TrainingState) -> None: ...
+    def on_phase(self, phase: str, done: int, total: int) -> None:
+        """Progress of a phase besides the optimizer steps: embedding texts, validating."""
 
     def should_stop(self, state: TrainingState) -> bool:
         return False
@@ -32,7 +35,20 @@ class TqdmCallback(Callback):
     """A progress bar over optimizer steps with the running loss; evaluations printed above it."""
 
     def __init__(self, disable: bool = False):
-        self.disable, self.bar = disable, None
+        self.disable, self.bar, self.phases = disable, None, {}
+
+    def on_phase(self, phase, done, total):
+        from tqdm import tqdm
+
+        bar = self.phases.get(phase)
+        if bar is None or bar.total != total:
+            if bar is not None:
+                bar.close()
+            bar = self.phases[phase] = tqdm(total=total, desc=phase, leave=False, disable=self.disable)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+            del self.phases[phase]
 
     def on_start(self, state):
         from tqdm import tqdm
@@ -44,8 +60,20 @@ class TqdmCallback(Callback):
         self.bar.set_postfix(loss=f"{loss:.4f}", epoch=state.epoch + 1)
 
     def on_evaluate(self, state, loss, parts, improved):
-        self.bar.write(f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''} "
-                       + " ".join(f"{k}={v:.4f}" for k, v in parts.items()))
+        line = (f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''} "
+                + " ".join(f"{k}={v:.4f}" for k, v in parts.items()))
+        self.bar.write(line)
 
     def on_end(self, state):
         self.bar.close()
+        for bar in self.phases.values():
+            bar.close()
+
+
+def phase_reporter(callbacks, phase: str):
+    """``on_progress(done, total)`` for a phase, passed on to every callback (``Callback.on_phase``)."""
+    def report(done: int, total: int) -> None:
+        for callback in callbacks:
+            callback.on_phase(phase, done, total)
+
+    return report

@@ -14,6 +14,7 @@ from pathlib import Path
 REPRESENTATIONS = ("cls", "mean", "paired")  # pair representations (ml.models.quantidce, ml.models.mdd_eval)
 QUANTIDCE_REPRESENTATIONS = (*REPRESENTATIONS, "windows")  # + QuantiDCE's two context windows
 LR_SCHEDULES = ("auto", "linear", "constant")
+SELECT_BY = ("loss", "accuracy")
 STAGE_DEFAULTS = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
     # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
@@ -86,6 +87,11 @@ class TrainingConfig:
     cache_features: bool = False  # with freeze_encoder: compute the frozen encoder's features once, train the head
     # (QuantiDCE MLR: on by default; each distinct text is embedded once)
     self_eval_representation: str = "cls_mean"  # cls_mean (the paper) or pairs (ml.models.self_eval)
+    # issue 27: a head that starts as the untrained cosine and learns a correction on it (ml.models.floor),
+    # the starting point evaluated as a candidate too, and the model chosen by validation ranking accuracy
+    floor: bool = False
+    evaluate_at_start: bool = False
+    select_by: str = "loss"  # loss (the lowest validation loss) or accuracy (the highest validation accuracy)
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:
@@ -97,6 +103,8 @@ class TrainingConfig:
         values = {**STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
         if values.get("lr_schedule", cls.lr_schedule) not in LR_SCHEDULES:
             raise ValueError(f"lr_schedule: must be one of {', '.join(LR_SCHEDULES)}, not {values['lr_schedule']!r}")
+        if values.get("select_by", cls.select_by) not in SELECT_BY:
+            raise ValueError(f"select_by: must be one of {', '.join(SELECT_BY)}, not {values['select_by']!r}")
         if values.get("representation", cls.representation) not in QUANTIDCE_REPRESENTATIONS:
             raise ValueError(f"representation: must be one of {', '.join(QUANTIDCE_REPRESENTATIONS)}, "
                              f"not {values['representation']!r}")

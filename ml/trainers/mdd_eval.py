@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from transformers import set_seed
 
+from ml.data.frozen_features import paired_features
 from ml.data.mdd import (
     NOISED,
     LabelledDataset,
@@ -45,7 +46,7 @@ from ml.losses.masked_lm import masked_lm_loss
 from ml.losses.soft_cross_entropy import soft_cross_entropy
 from ml.models.encoder import load_tokenizer
 from ml.models.mdd_eval import LABELS, MDDEvalModel
-from ml.trainers.callbacks import Callback, TrainingState
+from ml.trainers.callbacks import Callback, TrainingState, phase_reporter
 from ml.trainers.loop import Trainer
 from ml.trainers.mdd_config import MDDEvalConfig
 
@@ -77,8 +78,8 @@ class StudentObjective:
         logits = model(**batch).logits.float()
         ce = soft_cross_entropy(logits, target, label_smoothing=self.config.label_smoothing)
         parts = {"ce": float(ce.detach())}
-        if not model.training:
-            return ce, parts
+        if not model.training:  # validation: the CE, and the accuracy against the targets' top class
+            return ce, {**parts, "accuracy": float((logits.argmax(-1) == target.argmax(-1)).float().mean())}
         loss = ce
         if noised and self.config.kl_weight:
             kl = consistency_kl(logits, model(**noised).logits.float(), temperature=self.config.kl_temperature)
@@ -108,6 +109,11 @@ def class_probabilities(model: MDDEvalModel, tokenizer, pairs: Sequence[tuple[Se
     model = model.to(target).eval()
     pack = pack_for(model.representation)
     packed = [pack(tokenizer, c, r, max_length=max_length, truncate=truncate) for c, r in pairs]
+    if model.representation == "paired" and packed:  # texts embedded apart: each distinct one once, cached
+        features = paired_features(model.encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size)
+        with torch.inference_mode():
+            return np.concatenate([torch.softmax(model(features=features[i:i + 1024].to(target)).logits.float(), -1)
+                                   .cpu().numpy() for i in range(0, len(features), 1024)]).astype(float)
     rows = infer_sorted(packed, tokenizer.pad_token_id, target,
                         lambda batch: torch.softmax(model(**batch).logits.float(), -1).cpu().numpy(),
                         batch_size=batch_size)
@@ -237,9 +243,17 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
     """The trainer of the teacher or the student stage, data read and packed, models loaded."""
     set_seed(config.seed)
     multiple = pad_multiple(pick_device(config.device))
-    model = MDDEvalModel.from_encoder(config.encoder or None, freeze_encoder=config.freeze_encoder,
-                                      dropout=config.dropout, representation=config.representation)
-    tokenizer = load_tokenizer(config.encoder or None)
+    if config.stage == "student" and config.student_from_teacher:  # the student starts as its teacher
+        model = MDDEvalModel.load(config.init_from, freeze_encoder=config.freeze_encoder)
+        tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
+    else:
+        model = MDDEvalModel.from_encoder(config.encoder or None, freeze_encoder=config.freeze_encoder,
+                                          dropout=config.dropout, representation=config.representation,
+                                          floor=config.floor)
+        tokenizer = load_tokenizer(config.encoder or None)
+    if model.mlm_head == "initialised" and config.stage == "student" and not config.freeze_encoder:
+        log("mlm head: new — the encoder's checkpoint has none (the packaged MiniLM is a sentence encoder); "
+            "its decoder is tied to the input embeddings and trained from the start")
     extra: dict = {}
     if config.stage == "teacher":
         pairs = read_ddpp_pairs(config.train_data, limit=config.train_limit or None, per_level=config.per_level)
@@ -266,10 +280,15 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
             raise ValueError(f"threshold: no augmented pair has a teacher probability ≥ {config.threshold}")
         pairs = [LabelledPair(r["context"], r["response"], tuple(r["target"]), r["pair"], r.get("noised", ""))
                  for r in labelled]
-        train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
-        validation = validation[: config.validation_limit] if config.validation_limit else validation
+        if config.validation_data:  # chosen on labelled DailyDialog++ pairs (the teacher's own validation)
+            train = pairs
+            validation = read_ddpp_pairs(config.validation_data, limit=config.validation_limit or None,
+                                         per_level=config.per_level)
+        else:  # the paper's: held-out pseudo-labelled pairs
+            train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
+            validation = validation[: config.validation_limit] if config.validation_limit else validation
         datasets = [LabelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
-                                    noised=True, seed=config.seed, representation=config.representation)
+                                    noised=True, seed=config.seed, representation=model.representation)
                     for d in (train, validation)]
         mlm = model.has_mlm and not config.freeze_encoder and config.mlm_weight > 0
         if config.mlm_weight and not mlm:
@@ -279,6 +298,15 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
         extra["pseudo_labels"] = counts
     else:
         raise ValueError(f"stage must be 'teacher' or 'student' here (augment: run_augment), not {config.stage!r}")
+    if config.freeze_encoder and config.cache_features:
+        if model.representation != "paired":
+            raise ValueError("cache_features: MDD-Eval caches the frozen encoder's features of the paired "
+                             "representation only")
+        device = pick_device(config.device)
+        for dataset, phase in zip(datasets, ("embedding training texts", "embedding validation texts"), strict=True):
+            report = phase_reporter(callbacks, phase)
+            dataset.cache_features(lambda packed, report=report: paired_features(
+                model.encoder, packed, tokenizer.pad_token_id, device, on_progress=report))
     validation_set = datasets[1]
 
     def save_best(trained: MDDEvalModel, directory: Path, _tokenizer=tokenizer) -> None:

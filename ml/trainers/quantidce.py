@@ -32,7 +32,7 @@ from ml.losses.distillation import distillation_loss
 from ml.losses.mlr import MultiLevelRankingLoss
 from ml.models.encoder import load_tokenizer
 from ml.models.quantidce import QuantiDCEModel
-from ml.trainers.callbacks import Callback, TrainingState
+from ml.trainers.callbacks import Callback, TrainingState, phase_reporter
 from ml.trainers.config import TrainingConfig
 from ml.trainers.loop import Trainer
 
@@ -45,7 +45,19 @@ class MLRObjective:
     def __call__(self, model, batch):
         shape = batch.pop("shape")
         scores = model(**batch).score.float().view(shape)
-        return self.loss(scores)
+        loss, parts = self.loss(scores)
+        return loss, {**parts, "accuracy": level_accuracy(scores.detach())}
+
+
+def level_accuracy(scores: torch.Tensor) -> float:
+    """(C, L, K) scores, levels by rising quality -> the share of response pairs of one context from different
+    levels ranked right (ties half): DailyDialog++ ranking accuracy, the validation figure a model is chosen on."""
+    c, levels, k = scores.shape
+    flat = scores.reshape(c, levels * k)
+    level = torch.arange(levels, device=scores.device).repeat_interleave(k)
+    higher = level[:, None] > level[None, :]
+    gap = (flat[:, :, None] - flat[:, None, :])[:, higher]
+    return float(((gap > 0).float() + 0.5 * (gap == 0).float()).mean())
 
 
 class DistillationObjective:
@@ -73,7 +85,7 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
         source = config.init_from or config.encoder or None
         model = (QuantiDCEModel.load(config.init_from) if config.init_from else
                  QuantiDCEModel.from_encoder(source, representation=config.representation,
-                                             freeze_encoder=config.freeze_encoder))
+                                             freeze_encoder=config.freeze_encoder, floor=config.floor))
         if config.init_from and config.freeze_encoder:
             model.freeze_encoder = True
             model.encoder.requires_grad_(False)
@@ -87,9 +99,10 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
                                     representation=model.representation) for d in (train, validation)]
         collator = LevelledCollator(tokenizer.pad_token_id, datasets[0].shape, multiple)
         if config.freeze_encoder and config.cache_features:  # the head trains on features computed once
-            for dataset in datasets:
+            for dataset, phase in zip(datasets, ("embedding training texts", "embedding validation texts"), strict=True):
                 dataset.cache_features(pair_features_of(model, dataset.items, tokenizer.pad_token_id,
-                                                        pick_device(config.device)))
+                                                        pick_device(config.device),
+                                                        on_progress=phase_reporter(callbacks, phase)))
         objective = MLRObjective(config)
     elif config.stage == "kd":
         if not config.init_from:

@@ -35,7 +35,7 @@ from ml.losses.rdrop import rdrop_loss
 from ml.losses.self_eval_mlr import self_eval_mlr_loss
 from ml.models.encoder import load_tokenizer
 from ml.models.self_eval import REPRESENTATIONS, SelfEvalModel
-from ml.trainers.callbacks import Callback, TrainingState
+from ml.trainers.callbacks import Callback, TrainingState, phase_reporter
 from ml.trainers.config import TrainingConfig
 from ml.trainers.loop import Trainer
 
@@ -56,8 +56,21 @@ class CoarseObjective:
         return {k: v for k, v in batch.items() if k not in ("slots", "shape")}
 
     def __call__(self, model, batch):
-        loss, separation, compactness, _, _ = self.ranking(model(**self.inputs(batch)).score, batch)
-        return loss, {"separation": float(separation.detach()), "compactness": float(compactness.detach())}
+        loss, separation, compactness, grid, mask = self.ranking(model(**self.inputs(batch)).score, batch)
+        return loss, {"separation": float(separation.detach()), "compactness": float(compactness.detach()),
+                      "accuracy": grid_accuracy(grid.detach(), mask)}
+
+
+def grid_accuracy(grid: torch.Tensor, mask: torch.Tensor) -> float:
+    """(D, L, K) scores by rising quality (fewer replaced turns), ``mask`` where a sample sits -> the share of
+    sample pairs of one dialogue from different levels ordered right (ties half)."""
+    d, levels, k = grid.shape
+    flat, present = grid.reshape(d, levels * k), mask.reshape(d, levels * k)
+    level = torch.arange(levels, device=grid.device).repeat_interleave(k)
+    higher = (level[:, None] > level[None, :]) & present[:, :, None] & present[:, None, :]
+    gap = flat[:, :, None] - flat[:, None, :]
+    right = ((gap > 0).float() + 0.5 * (gap == 0).float())[higher]
+    return float(right.mean()) if right.numel() else 0.0
 
 
 class FineObjective(CoarseObjective):
@@ -72,7 +85,8 @@ class FineObjective(CoarseObjective):
         drop = rdrop_loss(grid1, grid2, mask)
         mlr = (first + second) / 2
         return mlr + self.weight * drop, {"mlr": float(mlr.detach()), "separation": float((sep1 + sep2).detach()) / 2,
-                                          "compactness": float((com1 + com2).detach()) / 2, "rdrop": float(drop.detach())}
+                                          "compactness": float((com1 + com2).detach()) / 2, "rdrop": float(drop.detach()),
+                                          "accuracy": grid_accuracy(grid1.detach(), mask)}
 
 
 def _feature_encoder(model: SelfEvalModel, collator: ReplacementCollator, device):
@@ -114,7 +128,7 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
         tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
     else:
         model = SelfEvalModel.from_encoder(config.encoder or None, head_dropout=config.head_dropout,
-                                           representation=config.self_eval_representation)
+                                           representation=config.self_eval_representation, floor=config.floor)
         tokenizer = load_tokenizer(config.encoder or None)
     pairs = model.representation_name == "pairs"
     if pairs and not config.freeze_encoder:
@@ -129,8 +143,9 @@ def build(config: TrainingConfig, callbacks: Sequence[Callback] = ()) -> Trainer
     device = pick_device(config.device)
     collator = ReplacementCollator(tokenizer.pad_token_id, pad_multiple(device))
     if pairs:  # each distinct turn embedded once by the frozen encoder
-        datasets = [TurnPairsDataset(groups, model.encoder, tokenizer, max_length=config.max_length, device=device)
-                    for groups in (train, validation)]
+        datasets = [TurnPairsDataset(groups, model.encoder, tokenizer, max_length=config.max_length, device=device,
+                                     on_progress=phase_reporter(callbacks, phase))
+                    for groups, phase in ((train, "embedding training turns"), (validation, "embedding validation turns"))]
     else:
         datasets = [ReplacementDataset(groups, tokenizer, max_length=config.max_length)
                     for groups in (train, validation)]

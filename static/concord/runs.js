@@ -15,6 +15,8 @@
         row.querySelector(".run-attempts").textContent = run.attempts;
         const loss = row.querySelector(".run-loss");
         if (loss && run.last_loss !== null) loss.textContent = run.last_loss.toFixed(4);
+        const phase = row.querySelector(".run-phase");
+        if (phase) phase.textContent = run.phase || "";
         const validation = row.querySelector(".run-validation");
         if (validation && run.best_validation !== null) validation.textContent = run.best_validation.toFixed(4);
         row.dataset.status = run.status;

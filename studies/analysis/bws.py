@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.stats import pearsonr, spearmanr
+from scipy.stats import rankdata
 
 
 def counting_scores(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayLike) -> pd.DataFrame:
@@ -105,6 +105,18 @@ class SplitHalf:
     pearson_brown: float = float("nan")  # 2r/(1+r) of the mean Pearson
 
 
+def _row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair of ``a`` and ``b`` over the columns where both are present (NaN
+    elsewhere); NaN where a row has fewer than two such columns or no variance (as scipy.stats.pearsonr)."""
+    mask = ~np.isnan(a) & ~np.isnan(b)
+    n = mask.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        da = np.where(mask, a - np.nansum(np.where(mask, a, 0), axis=1, keepdims=True) / n[:, None], 0.0)
+        db = np.where(mask, b - np.nansum(np.where(mask, b, 0), axis=1, keepdims=True) / n[:, None], 0.0)
+        r = (da * db).sum(axis=1) / np.sqrt((da * da).sum(axis=1) * (db * db).sum(axis=1))
+    return np.where(n >= 2, np.clip(r, -1.0, 1.0), np.nan)
+
+
 def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayLike, annotation_ids: ArrayLike,
                            *, trials: int = 100, seed: int = 0) -> SplitHalf:
     """Split the annotations of every tuple into two random halves, score items in each half by
@@ -113,7 +125,8 @@ def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayL
 
     Each trial draws one uniform number per annotation (annotations in order of first appearance),
     sorts each tuple's annotations by it and alternates halves (an odd one out goes to the first
-    half). Vectorised with integer codes and ``np.bincount``: no per-trial group-by."""
+    half). Vectorised over annotations and trials at once with integer codes and ``np.bincount``; only
+    the two correlations are taken trial by trial."""
     items, ranks = np.asarray(items), np.asarray(ranks, dtype=float)
     item_code, item_names = pd.factorize(pd.Series(items), sort=False)
     ann_code, ann_names = pd.factorize(pd.Series(np.asarray(annotation_ids)), sort=False)
@@ -126,27 +139,27 @@ def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayL
     first_row[ann_code[::-1]] = np.arange(len(ann_code))[::-1]  # a row of each annotation
     _, tuple_of_ann = np.unique(np.asarray(tuple_ids)[first_row], return_inverse=True)
     rng = np.random.default_rng(seed)
-    rs, ps = [], []
-    for _ in range(trials):
-        key = rng.random(n_ann)
-        order = np.lexsort((key, tuple_of_ann))
-        sorted_tuples = tuple_of_ann[order]
-        starts = np.flatnonzero(np.r_[True, sorted_tuples[1:] != sorted_tuples[:-1]])
-        rank_in_tuple = np.arange(n_ann) - np.repeat(starts, np.diff(np.r_[starts, n_ann]))
-        half_of_ann = np.empty(n_ann, dtype=np.int64)
-        half_of_ann[order] = rank_in_tuple % 2
-        half = half_of_ann[ann_code]
-        scores = []
-        for h in (0, 1):
-            mask = half == h
-            seen = np.bincount(item_code[mask], minlength=n_items)
-            net = np.bincount(item_code[mask], weights=is_best[mask] - is_worst[mask], minlength=n_items)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                scores.append(np.where(seen > 0, net / np.maximum(seen, 1), np.nan))
-        common = ~np.isnan(scores[0]) & ~np.isnan(scores[1])
-        a, b = scores[0][common], scores[1][common]
-        rs.append(spearmanr(a, b).statistic)
-        ps.append(pearsonr(a, b).statistic)
+    keys = rng.random((trials, n_ann))  # the same draws as one ``rng.random(n_ann)`` per trial
+    # each trial's lexsort by (tuple, key): sort by key, then stably by tuple
+    by_key = np.argsort(keys, axis=1, kind="stable")
+    order = np.take_along_axis(by_key, np.argsort(tuple_of_ann[by_key], axis=1, kind="stable"), axis=1)
+    sorted_tuples = tuple_of_ann[order[0]]  # the same in every trial: only the order within a tuple differs
+    starts = np.flatnonzero(np.r_[True, sorted_tuples[1:] != sorted_tuples[:-1]])
+    rank_in_tuple = np.arange(n_ann) - np.repeat(starts, np.diff(np.r_[starts, n_ann]))
+    half_of_ann = np.empty((trials, n_ann), dtype=np.int64)
+    np.put_along_axis(half_of_ann, order, rank_in_tuple % 2, axis=1)
+    half = half_of_ann[:, ann_code]  # trials × rows
+    net_row = is_best - is_worst
+    slot = (np.arange(trials)[:, None] * 2 + half) * n_items + item_code[None, :]  # (trial, half, item)
+    seen = np.bincount(slot.ravel(), minlength=trials * 2 * n_items).reshape(trials, 2, n_items)
+    net = np.bincount(slot.ravel(), weights=np.broadcast_to(net_row, slot.shape).ravel(),
+                      minlength=trials * 2 * n_items).reshape(trials, 2, n_items)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(seen > 0, net / np.maximum(seen, 1), np.nan)
+    common = ~np.isnan(scores[:, 0]) & ~np.isnan(scores[:, 1])  # items scored in both halves, per trial
+    a, b = (np.where(common, scores[:, h], np.nan) for h in (0, 1))
+    rs = _row_pearson(rankdata(a, axis=1, nan_policy="omit"), rankdata(b, axis=1, nan_policy="omit"))  # Spearman
+    ps = _row_pearson(a, b)
     r = float(np.mean(rs))
     p = float(np.mean(ps))
     return SplitHalf(r, float(np.std(rs)), p, float(np.std(ps)), 2 * r / (1 + r), trials, 2 * p / (1 + p))

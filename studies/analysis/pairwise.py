@@ -74,11 +74,21 @@ def canonical(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def holm(p_values) -> np.ndarray:
+    """Holm's (1979) step-down adjustment: the i-th smallest of m p values times (m − i + 1), made
+    non-decreasing in that order and capped at 1; equal to ``statsmodels.stats.multitest.multipletests(p,
+    method="holm")[1]``, which runs a full garbage collection on every call (0.1 s in a web process)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    return adjusted
+
+
 def win_rates(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> list[dict[str, Any]]:
     """One row per criterion × system pair (a < b): counts, a's win rate among decisive judgments with
     its Wilson CI, the exact binomial p against 0.5 (raw and Holm-adjusted within the criterion), the
     tie share and a's score with ties as half."""
-    from statsmodels.stats.multitest import multipletests
     from statsmodels.stats.proportion import proportion_confint
 
     data = canonical(frame)
@@ -100,7 +110,7 @@ def win_rates(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> list[di
             block.append(row)
         tested = [r for r in block if r["p"] is not None]
         if tested:
-            adjusted = multipletests([r["p"] for r in tested], method="holm")[1]
+            adjusted = holm([r["p"] for r in tested])
             for r, p in zip(tested, adjusted, strict=True):
                 r["p_holm"] = float(p)
         rows += block
@@ -179,6 +189,64 @@ def _newton(wins: np.ndarray, n: np.ndarray, start: np.ndarray, *, tol: float = 
     return _mm(wins, n, tol=1e-9, max_iter=100000, start=start)
 
 
+def _exists(wins: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``_check_exists`` for a stack of count matrices (resamples × k × k): True where the MLE exists."""
+    k = wins.shape[-1]
+    reach = ((wins > 0) & (n > 0)) | np.eye(k, dtype=bool)
+    for _ in range(int(math.ceil(math.log2(k))) + 1):
+        reach = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
+    return reach.all(axis=(1, 2))
+
+
+def _newton_batch(wins: np.ndarray, n: np.ndarray, start: np.ndarray, *, tol: float = 1e-10,
+                  max_iter: int = 50) -> np.ndarray:
+    """``_newton`` on a stack of count matrices at once (one batched solve per step); a resample stops
+    stepping once its step is below ``tol``, as alone; one that does not converge is fitted by ``_newton``
+    (and its MM fallback) on its own."""
+    w = wins.sum(axis=2)
+    theta = np.tile(start - start[-1], (len(wins), 1))
+    active = np.ones(len(wins), dtype=bool)
+    done = np.zeros(len(wins), dtype=bool)
+    for _ in range(max_iter):
+        if not active.any():
+            break
+        t, nn = theta[active], n[active]
+        with np.errstate(over="ignore"):  # a diverging resample: caught as non-finite below
+            p = 1 / (1 + np.exp(t[:, None, :] - t[:, :, None]))
+        gradient = w[active] - (nn * p).sum(axis=2)
+        weight = nn * p * p.transpose(0, 2, 1)
+        laplacian = weight.sum(axis=2)[:, :, None] * np.eye(wins.shape[1]) - weight
+        try:
+            step = np.linalg.solve(laplacian[:, :-1, :-1], gradient[:, :-1, None])[..., 0]
+        except np.linalg.LinAlgError:
+            break  # a singular system in the stack: the rest go one by one
+        t[:, :-1] += step
+        theta[active] = t
+        rows = np.flatnonzero(active)
+        finite = np.isfinite(t).all(axis=1)
+        converged = finite & (np.abs(step).max(axis=1) < tol)
+        done[rows[converged]] = True
+        active[rows[converged | ~finite]] = False
+    out = theta - theta.mean(axis=1, keepdims=True)
+    for r in np.flatnonzero(~done):
+        out[r] = _newton(wins[r], n[r], start)
+    return out
+
+
+def _resampled_fits(per_cluster: np.ndarray, draws: np.ndarray, theta: np.ndarray, systems: list[str]) -> np.ndarray:
+    """θ of each resample whose MLE exists (rows of ``draws``: the clusters drawn), from its weighted sum
+    of the per-cluster win matrices."""
+    clusters = per_cluster.shape[0]
+    weights = np.zeros((len(draws), clusters))
+    np.add.at(weights, (np.repeat(np.arange(len(draws)), draws.shape[1]), draws.ravel()), 1.0)
+    wins = (weights @ per_cluster.reshape(clusters, -1)).reshape(len(draws), len(systems), len(systems))
+    n = wins + wins.transpose(0, 2, 1)
+    keep = _exists(wins, n)  # includes a system absent from the resample
+    if not keep.any():
+        return np.empty((0, len(systems)))
+    return _newton_batch(wins[keep], n[keep], theta)
+
+
 def bradley_terry_mm(frame: pd.DataFrame, *, tol: float = 1e-12, max_iter: int = 100000) -> dict[str, float]:
     """Log-strengths θ (mean 0) by Hunter's (2004) MM algorithm; ties count as half a win each.
     Raises BTError when the MLE does not exist."""
@@ -220,8 +288,9 @@ def bradley_terry_bootstrap(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, 
     itself does not exist.
 
     Each cluster's win matrix is computed once; a resample is a weighted sum of them (the weights are
-    how often each cluster was drawn), so a resample costs one tensor product and a fit: Newton's
-    method from the full-data θ (``_newton``; the same MLE as MM, checked in the tests)."""
+    how often each cluster was drawn), and all resamples are fitted together: Newton's method from the
+    full-data θ on the stack of resamples (``_newton_batch``; the same MLE as MM, and the same θ as fitting
+    each resample alone, checked in the tests)."""
     if over not in ("rater", "item"):
         raise ValueError("over must be 'rater' or 'item'")
     data = canonical(frame)
@@ -238,19 +307,10 @@ def bradley_terry_bootstrap(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, 
     np.add.at(per_cluster, (codes, a, b), score)
     np.add.at(per_cluster, (codes, b, a), 1.0 - score)
     rng = np.random.default_rng(seed)
-    draws, dropped = [], 0
-    for _ in range(resamples):
-        weights = np.bincount(rng.integers(0, len(per_cluster), size=len(per_cluster)), minlength=len(per_cluster))
-        sample_wins = np.tensordot(weights, per_cluster, axes=1)
-        sample_n = sample_wins + sample_wins.T
-        try:
-            _check_exists(sample_wins, sample_n, systems)
-        except BTError:  # includes a system absent from the resample
-            dropped += 1
-            continue
-        draws.append(_newton(sample_wins, sample_n, theta))
+    matrix = _resampled_fits(per_cluster, rng.integers(0, len(per_cluster), size=(resamples, len(per_cluster))),
+                             theta, systems)
+    dropped = resamples - len(matrix)
     tail = (1 - confidence) / 2
-    matrix = np.array(draws) if draws else np.empty((0, len(systems)))
     strengths = []
     for k, system in enumerate(systems):
         low = high = None
@@ -290,25 +350,31 @@ def side_balance(frame: pd.DataFrame) -> dict[str, Any]:
     return {"systems": rows, "min_left_share": min(shares, default=None), "max_left_share": max(shares, default=None)}
 
 
+def _binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The exact two-sided binomial test of k successes in n against 0.5, for arrays: the distribution
+    is symmetric, so ``scipy.stats.binomtest(k, n, 0.5).pvalue`` = min(1, 2·P(X ≤ min(k, n − k))) (equal to
+    it to 1e-12, tests/analysis/test_pairwise.py); NaN where n = 0."""
+    k, n = np.asarray(k), np.asarray(n)
+    with np.errstate(invalid="ignore"):
+        return np.where(n > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5)), np.nan)
+
+
 def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
     """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
     against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
     below ``level`` (a rater who mostly clicks one side; the balanced schedule keeps that from
     favouring a system, but it adds noise and may mean inattention)."""
-    from statsmodels.stats.multitest import multipletests
-
-    rows = []
-    for rater, part in frame.groupby("rater", sort=True):
-        decisive = part[part["choice"] != "tie"]
-        left = int((decisive["choice"] == "left").sum())
-        rows.append({"rater": rater, "n": len(part), "decisive": len(decisive), "left_wins": left,
-                     "left_share": left / len(decisive) if len(decisive) else None,
-                     "tie_share": (len(part) - len(decisive)) / len(part),
-                     "p": float(stats.binomtest(left, len(decisive), 0.5).pvalue) if len(decisive) else None,
-                     "p_holm": None, "side_preference": False})
+    counts = pd.crosstab(frame["rater"], frame["choice"]).reindex(columns=list(CHOICES), fill_value=0)
+    left, right, ties = (counts[c].to_numpy() for c in ("left", "right", "tie"))
+    decisive = left + right
+    p_values = _binomial_p_half(left, decisive)
+    rows = [{"rater": rater, "n": int(d + t), "decisive": int(d), "left_wins": int(k),
+             "left_share": float(k / d) if d else None, "tie_share": float(t / (d + t)),
+             "p": float(p) if d else None, "p_holm": None, "side_preference": False}
+            for rater, k, d, t, p in zip(counts.index, left, decisive, ties, p_values, strict=True)]
     tested = [r for r in rows if r["p"] is not None]
     if tested:
-        for r, p in zip(tested, multipletests([r["p"] for r in tested], method="holm")[1], strict=True):
+        for r, p in zip(tested, holm([r["p"] for r in tested]), strict=True):
             r["p_holm"], r["side_preference"] = float(p), bool(p < level)
     return rows
 

@@ -88,10 +88,20 @@ def _finite(value: float) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
+def _two_raters_on_a_unit(frame: pd.DataFrame) -> bool:
+    """Whether some unit was rated by two different raters (on integer codes: a group-by per cell is slow)."""
+    unit, _ = pd.factorize(frame["unit"])
+    rater, labels = pd.factorize(frame["rater"])
+    if not len(labels):
+        return False
+    rated = np.unique(unit.astype(np.int64) * len(labels) + rater) // len(labels)  # the unit of each (unit, rater)
+    return bool((np.bincount(rated) > 1).any())
+
+
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
     """ICCs of one condition × criterion (unit = rated response), or the reason there are none."""
     raters = int(frame["rater"].nunique())
-    if not frame.groupby("unit")["rater"].nunique().gt(1).any():
+    if not _two_raters_on_a_unit(frame):
         return {"n_raters": raters, "n_items": int(frame["unit"].nunique()), "n_ratings": len(frame),
                 "error": NEEDS_TWO_RATERS}
     try:
@@ -119,14 +129,14 @@ def _subset(frame: pd.DataFrame, split: tuple[str, Any] | None) -> pd.DataFrame:
 def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> dict[str, list[dict[str, Any]]]:
     tables = {}
     for key, (title, split) in TABLES.items():
-        part = _subset(frame, split)
+        cells = dict(iter(_subset(frame, split).groupby(["study", "criterion"], sort=False)))  # one pass, not a mask per cell
         rows = []
         for study in conditions:
             for criterion in criteria:
-                cell = part[(part["study"] == study) & (part["criterion"] == criterion)]
+                cell = cells.get((study, criterion))
                 rows.append({"table": key, "title": title, "condition": study, "criterion": criterion,
-                             **(icc_cell(cell) if len(cell) else {"n_raters": 0, "n_items": 0, "n_ratings": 0,
-                                                                   "error": "no raters in this group"})})
+                             **(icc_cell(cell) if cell is not None and len(cell) else {
+                                 "n_raters": 0, "n_items": 0, "n_ratings": 0, "error": "no raters in this group"})})
         tables[key] = rows
     return tables
 
@@ -141,9 +151,10 @@ def empty_tables(conditions: list[str], criteria: list[str], reason: str) -> dic
 def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> list[dict[str, Any]]:
     """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
     rows = []
+    every = frame.pivot_table(index=["study", "assignment", "unit"], columns="criterion", values="score", aggfunc="first")
+    present = set(every.index.get_level_values("study")) if len(every) else set()
     for study in conditions:
-        wide = frame[frame["study"] == study].pivot_table(index=["assignment", "unit"], columns="criterion",
-                                                          values="score", aggfunc="first")
+        wide = every.xs(study, level="study").dropna(axis=1, how="all") if study in present else every.iloc[:0, :0]
         for i, a in enumerate(criteria):
             for b in criteria[i + 1:]:
                 if a not in wide or b not in wide:
@@ -163,7 +174,7 @@ def alpha_cell(part: pd.DataFrame, level: str) -> dict[str, Any]:
     or None with the reason it cannot be computed yet: alpha compares values pairable within a unit, so
     it needs a unit with two raters and some variation (Krippendorff 2004, ch. 11)."""
     usable = part.assign(v=part["score"].to_numpy()).dropna(subset=["v"])
-    if not usable.groupby("unit")["rater"].nunique().gt(1).any():
+    if not _two_raters_on_a_unit(usable):
         return {"alpha": None, "note": NEEDS_TWO_RATERS}
     if usable["v"].nunique() < 2:
         return {"alpha": None, "note": "every rating has the same value: alpha is undefined without variation"}
@@ -289,7 +300,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
     options = options or ReportOptions()
     slugs = [c["slug"] for c in conditions]
     configured = [name for c in conditions for name in c.get("criteria", ())]
-    criteria = list(dict.fromkeys([*configured, *(frame["criterion"] if len(frame) else [])]))
+    criteria = list(dict.fromkeys([*configured, *(frame["criterion"].unique() if len(frame) else [])]))
     report = Report(conditions=conditions, criteria=criteria)
     if frame.empty:
         report.tables = empty_tables(slugs, criteria, NO_RATINGS)
@@ -315,10 +326,11 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
     report.completion = completion_times(frame, slugs)
     report.anova = condition_comparison(frame, criteria)
     facts = {c["slug"]: c for c in conditions}
+    cells = dict(iter(frame.groupby(["study", "criterion"], sort=False)))
     for study in slugs:
         for criterion in criteria:
-            part = frame[(frame["study"] == study) & (frame["criterion"] == criterion)]
-            if part.empty:
+            part = cells.get((study, criterion))
+            if part is None or part.empty:
                 continue
             level = facts[study].get("alpha_level", "interval")
             report.alpha.append({"condition": study, "criterion": criterion,

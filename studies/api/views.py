@@ -34,7 +34,7 @@ from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.errors import StudyStateError
-from studies.models import Design, ImportJob, Study, Unit
+from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
@@ -101,8 +101,8 @@ class StudyCreateApi(APIView):
         design = serializers.ChoiceField(choices=Design.choices)
         design_config = serializers.DictField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
-        raters_per_item = serializers.IntegerField(min_value=1, default=40)
-        items_per_assignment = serializers.IntegerField(min_value=1, default=50)
+        raters_per_item = serializers.IntegerField(min_value=1, default=DEFAULT_RATERS_PER_ITEM)
+        items_per_assignment = serializers.IntegerField(min_value=1, default=DEFAULT_ITEMS_PER_ASSIGNMENT)
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)

@@ -5,7 +5,14 @@ from django import forms
 
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
-from studies.models import Design, Study, Unit, default_questionnaire
+from studies.models import (
+    DEFAULT_ITEMS_PER_ASSIGNMENT,
+    DEFAULT_RATERS_PER_ITEM,
+    Design,
+    Study,
+    Unit,
+    default_questionnaire,
+)
 
 
 def design_form_fields() -> dict[str, forms.Field]:
@@ -57,6 +64,35 @@ def questionnaire_text(questions) -> str:
     return "\n".join(lines)
 
 
+def criteria_parse(text: str) -> list[dict[str, str]]:
+    """``a, b`` or one criterion a line, ``name | question | help text``; blank lines are skipped. A piece or
+    line without a name, no criterion at all, or a name given twice is a ValidationError naming it."""
+    if "\n" not in text.strip() and "|" not in text:
+        pieces = [c.strip() for c in text.split(",")]
+        unnamed = [n for n, piece in enumerate(pieces, start=1) if not piece]
+        if len(pieces) > 1 and unnamed:
+            raise forms.ValidationError(
+                f"criterion {unnamed[0]} of {len(pieces)} (between commas) has no name: remove the extra comma "
+                f"or name it")
+        specs = [{"name": piece} for piece in pieces if piece]
+    else:
+        specs = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = [p.strip() for p in line.split("|")]
+            if not parts[0]:
+                raise forms.ValidationError(f"line {number} has no criterion name before the first |: {line.strip()!r}")
+            specs.append({"name": parts[0], "question": parts[1] if len(parts) > 1 else "",
+                          "help_text": " | ".join(parts[2:])})
+    if not specs:
+        raise forms.ValidationError("name at least one criterion (e.g. readability, coherence)")
+    names = [spec["name"] for spec in specs]
+    if twice := sorted({name for name in names if names.count(name) > 1}):
+        raise forms.ValidationError(f"each criterion once: {', '.join(twice)} is given twice")
+    return specs
+
+
 class StudyForm(forms.Form):
     """Every setting of a study, with labels a researcher reads (no field names). ``locked`` (a
     reason) disables the design, its settings and the criteria (studies.authoring.editing explains why)."""
@@ -78,9 +114,13 @@ class StudyForm(forms.Form):
         help_text="Comma-separated names, or one per line as “name | question | help text”; "
                   "each criterion gets its own question.",
     )
-    raters_per_item = forms.IntegerField(min_value=1, initial=40, help_text="Target number of raters for every item.")
-    items_per_assignment = forms.IntegerField(label="Items per rater", min_value=1, initial=50,
-                                              help_text="Items one rater judges in one assignment.")
+    raters_per_item = forms.IntegerField(
+        min_value=1, initial=DEFAULT_RATERS_PER_ITEM,
+        help_text="Target number of raters for every item. Start with a pilot: the live panel then says how many "
+                  "raters reach your target reliability (the seed study used 40).")
+    items_per_assignment = forms.IntegerField(
+        label="Items per rater", min_value=1, initial=DEFAULT_ITEMS_PER_ASSIGNMENT,
+        help_text="Items one rater judges in one assignment (the seed study: 50 conversations, 33–43 minutes).")
     platform = forms.ChoiceField(choices=[c for c in Study.Platform.choices if c[0] != "benchmark"],
                                  help_text="Where raters come from.")
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False,
@@ -148,17 +188,17 @@ class StudyForm(forms.Form):
     def design_config(self) -> dict:
         return design_for(self.cleaned_data["design"]).config_from_form(self.cleaned_data)
 
+    def clean_criteria(self) -> str:
+        """Every criterion the researcher wrote, or an error naming the one without a name (nothing is
+        dropped silently, and an empty list is not replaced by the default criteria)."""
+        text = self.cleaned_data.get("criteria") or ""
+        if self.fields["criteria"].disabled:
+            return text
+        self._criteria = criteria_parse(text)
+        return text
+
     def criteria_specs(self) -> list[dict[str, str]]:
-        text = self.cleaned_data["criteria"] or ""
-        if "\n" not in text.strip() and "|" not in text:
-            return [{"name": c.strip()} for c in text.split(",") if c.strip()]
-        specs = []
-        for line in text.splitlines():
-            parts = [p.strip() for p in line.split("|")]
-            if parts[0]:
-                specs.append({"name": parts[0], "question": parts[1] if len(parts) > 1 else "",
-                              "help_text": " | ".join(parts[2:])})
-        return specs
+        return getattr(self, "_criteria", None) or criteria_parse(self.cleaned_data["criteria"] or "")
 
     def criteria_names(self) -> list[str]:
         return [c["name"] for c in self.criteria_specs()]

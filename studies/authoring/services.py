@@ -19,6 +19,8 @@ from studies.designs.common import ItemSpec
 from studies.designs.units import unit_problem
 from studies.errors import StudyStateError
 from studies.models import (
+    DEFAULT_ITEMS_PER_ASSIGNMENT,
+    DEFAULT_RATERS_PER_ITEM,
     Corpus,
     Criterion,
     Experiment,
@@ -53,8 +55,9 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
 
 @transaction.atomic
 def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
-                 criteria: Sequence[Mapping[str, Any] | str] | None = None, raters_per_item: int = 40,
-                 items_per_assignment: int = 50, instructions: str = "", platform: str = Study.Platform.INVITE,
+                 criteria: Sequence[Mapping[str, Any] | str] | None = None,
+                 raters_per_item: int = DEFAULT_RATERS_PER_ITEM, items_per_assignment: int = DEFAULT_ITEMS_PER_ASSIGNMENT,
+                 instructions: str = "", platform: str = Study.Platform.INVITE,
                  platform_config: Mapping | None = None, slug: str | None = None,
                  unit: str = Unit.RESPONSE, unit_config: Mapping | None = None) -> Study:
     """Create a draft study (one condition). The design configuration is validated and completed with

@@ -1,6 +1,7 @@
 """Server-rendered researcher pages: experiments, creating a study, the study page (progress, live reliability, invites, rater settings, publish/pause/close). Thin: forms in, services and selectors do the work."""
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlencode
 
 from django import forms
@@ -19,10 +20,14 @@ from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, 
 from studies.corpora import selectors as corpus_selectors
 from studies.designs import design_for
 from studies.errors import StudyStateError
-from studies.rating import checks
+from studies.models import Study
+from studies.rating import checks, platforms
 from studies.rating import invites as invite_links
 from studies.reports import live_selectors, live_services
 from studies.reports.exporting import EXPORT_FORMATS
+
+logger = logging.getLogger(__name__)
+LIVE_FORM_LABELS = [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")]
 
 
 def _errors_text(error: ValidationError) -> list[str]:
@@ -82,10 +87,14 @@ def study_create(request, experiment):
     return render(request, "studies/study_create.html", {"experiment": experiment, "form": form})
 
 
+def _prolific_code_missing(study: Study) -> bool:
+    return study.platform == Study.Platform.PROLIFIC and not platforms.prolific_completion_code(study.platform_config or {})
+
+
 @login_required
 def study_detail(request, slug):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
-    corpora = corpus_selectors.corpora_visible_to(request.user)
+    corpora = corpus_selectors.item_corpora_visible_to(request.user)
     build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
     if request.method == "POST" and build_form.is_valid():
         data = build_form.cleaned_data
@@ -124,14 +133,30 @@ def study_detail(request, slug):
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": checks.study_checks_summary(study),
-        "live": live_selectors.live_reliability(study),
-        "live_forms": [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")],
+        "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel
         "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
+        "prolific_code_missing": _prolific_code_missing(study),
         "collaborators": list(study.experiment.collaborators.order_by("username")),
         "may_share": editing.may_manage_collaborators(request.user, study.experiment),
     }
-    context["live_form"] = LiveConfigForm(initial=context["live"]["config"])
+    context["live_form"] = LiveConfigForm(initial=context["live_config"])
     return render(request, "studies/study_detail.html", context)
+
+
+@login_required
+def study_live_panel(request, slug):
+    """The live-reliability panel, computed from raters' answers in a request of its own (the study
+    page fetches it, ``?fragment=1``), so that the page holding publish, pause and close never fails
+    because of what raters answered. Should the computation still fail, the panel says so and the
+    error is logged; it is not answered with a 500."""
+    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    try:
+        live = live_selectors.live_reliability(study)
+    except Exception:  # the panel must not turn raters' answers into a server error; the log keeps the cause
+        logger.exception("live reliability of study %s could not be computed", study.slug)
+        live = {"failed": True, "config": live_selectors.live_config(study)}
+    template = "studies/_live_panel.html" if request.GET.get("fragment") == "1" else "studies/live_panel.html"
+    return render(request, template, {"study": study, "live": live, "live_forms": LIVE_FORM_LABELS})
 
 
 class LiveConfigForm(forms.Form):
@@ -212,4 +237,7 @@ def study_transition(request, slug, action):
         messages.error(request, str(error))
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
+        if action == "publish" and _prolific_code_missing(study):
+            messages.warning(request, "Published without a Prolific completion code: set it under Raters → "
+                                      "Completion and time before you publish the study on Prolific.")
     return redirect("studies:study_detail", slug=slug)

@@ -16,6 +16,15 @@ def corpora_visible_to(user) -> QuerySet[Corpus]:
     return Corpus.objects.filter(Q(owner=user) | Q(owner__isnull=True))
 
 
+CHECKS_FORMAT = "checks"  # a study's own attention-check conversations (studies.rating.checks), not a corpus to build from
+
+
+def item_corpora_visible_to(user) -> QuerySet[Corpus]:
+    """The corpora a researcher may build items from, newest first: those visible to them, without the
+    per-study corpora that hold attention-check conversations."""
+    return corpora_visible_to(user).exclude(source_format=CHECKS_FORMAT)
+
+
 def corpus_systems(corpus: Corpus) -> list[tuple[str, int]]:
     """(system name, responses) in a corpus, most frequent first."""
     return list(

@@ -44,5 +44,5 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
                 + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
                 + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
             return redirect("studies:experiment_list")
-    corpora = corpus_selectors.corpora_visible_to(request.user)[:50]
+    corpora = corpus_selectors.item_corpora_visible_to(request.user)[:50]
     return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})

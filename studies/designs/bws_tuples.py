@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 
-from studies.analysis import bws
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
 from studies.designs.bws import TUPLE_SIZE
@@ -61,6 +60,8 @@ def tuple_items_create(*, study: Study, units: Sequence[int]) -> int:
     caller holds the study row lock inside its transaction and has checked the study is a draft
     without raters. Deterministic for the same responses and ``design_config`` (its ``seed``).
     Returns the number of tuples."""
+    from studies.analysis import bws
+
     config = study.design_config
     size = config["tuple_size"]
     responses = sorted(set(units))

@@ -11,16 +11,17 @@ the mean over that rater's appearances of it of +1 (best), −1 (worst), 0 (neit
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from django.db.models import Count, Max, QuerySet, Sum
 
-from studies.analysis import bws
 from studies.designs.common import DONE
 from studies.models import BestWorstChoice, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KEY = "bws_tuples"
 SPLIT_HALF_TRIALS = 100
@@ -47,6 +48,8 @@ def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True) -> pd.D
     columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
     ``score`` (+1 best, −1 worst, 0 otherwise)."""
+    import pandas as pd
+
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=KEY)
     if done_only:
         choices = choices.filter(assignment__status__in=DONE)
@@ -71,6 +74,8 @@ def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """Rows for the seed report's frame (``selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
     response × criterion, ``score`` = that rater's mean of +1/−1/0 over their appearances of the
     response (a rater may meet one response in two tuples)."""
+    import pandas as pd
+
     frame = annotation_rows(studies)
     columns = ["study", "design", "criterion", "unit", "system", "item", "rater", "rater_name", "assignment",
                "experiment", "value", "rank", "score", "seconds", "total_seconds", "prior_rating_experience",
@@ -90,6 +95,8 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
     """Export rows (``selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
+    import pandas as pd
+
     frame = annotation_rows(studies, done_only=False)
     if frame.empty:
         return
@@ -131,6 +138,10 @@ def _finite(value: Any) -> float | None:
 
 def design_summary(studies: QuerySet[Study]) -> dict[str, dict[str, Any]]:
     """Per bws_tuples study: responses, tuples, appearances per response, pair co-occurrence."""
+    import pandas as pd
+
+    from studies.analysis import bws
+
     out: dict[str, dict[str, Any]] = {}
     for study in studies.filter(design=KEY).order_by("id"):
         rows = list(StudyItemResponse.objects.filter(item__study=study, item__check_kind="")
@@ -156,14 +167,21 @@ def design_summary(studies: QuerySet[Study]) -> dict[str, dict[str, Any]]:
 def section(frame: pd.DataFrame, *, trials: int = SPLIT_HALF_TRIALS, seed: int = SPLIT_HALF_SEED) -> dict[str, Any]:
     """Counting scores per response and per system, and split-half reliability, of one condition ×
     criterion's annotation rows (``annotations``)."""
+    from studies.analysis import bws
+
     table = bws.counting_scores(frame["unit"], frame["rank"], frame["choice"])
     system_of = frame.drop_duplicates("unit").set_index("unit")["system"]
     table = table.assign(system=system_of.reindex(table.index).to_numpy()).sort_values("score", ascending=False)
-    responses = [{"response": int(unit), "system": r.system, "appearances": int(r.appearances), "best": int(r.best),
-                  "worst": int(r.worst), "score": float(r.score)} for unit, r in table.iterrows()]
+    columns = ("system", "appearances", "best", "worst", "score")  # columns, not iterrows: a Series per row is slow
+    responses = [{"response": int(unit), "system": system, "appearances": int(appearances), "best": int(best),
+                  "worst": int(worst), "score": float(score)}
+                 for unit, system, appearances, best, worst, score in zip(table.index, *(table[c] for c in columns),
+                                                                          strict=True)]
     systems = bws.group_means_ci(table["score"], table["system"]).sort_values("mean", ascending=False)
-    system_rows = [{"system": name, "n": int(r.n), "mean": float(r["mean"]), "sd": _finite(r.sd), "low": _finite(r.low),
-                    "high": _finite(r.high)} for name, r in systems.iterrows()]
+    system_rows = [{"system": name, "n": int(n), "mean": float(mean), "sd": _finite(sd), "low": _finite(low),
+                    "high": _finite(high)}
+                   for name, n, mean, sd, low, high in zip(systems.index, *(systems[c] for c in ("n", "mean", "sd", "low", "high")),
+                                                            strict=True)]
     per_tuple = frame.drop_duplicates("choice").groupby("item").size()
     out = {"annotations": int(frame["choice"].nunique()), "raters": int(frame["rater"].nunique()),
            "annotations_per_tuple": {"mean": float(per_tuple.mean()), "min": int(per_tuple.min()),
@@ -219,6 +237,8 @@ def live_split_half(study: Study) -> list[dict[str, Any]]:
 def report_sheets(entries: Sequence[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
     """The tuple section as spreadsheet sheets (split-half, systems, responses); none when the
     report has no bws_tuples condition."""
+    import pandas as pd
+
     if not entries:
         return {}
     keys = [{"condition": e["condition"], "criterion": e["criterion"]} for e in entries]

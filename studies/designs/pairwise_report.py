@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
 from studies.designs.common import DONE
 from studies.models import Assignment, Comparison, Study
 from studies.pseudonyms import rater_pseudonym
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KEY = "pairwise"
 
@@ -44,6 +46,8 @@ def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """One row per judgment (the input of studies.analysis.pairwise), in one query."""
+    import pandas as pd
+
     rows = comparisons(studies).values_list(*FRAME_COLUMNS.values())
     return pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))
 
@@ -113,6 +117,8 @@ def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) 
 
 def pairwise_sheets_of(entries: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     """``pairwise_report`` entries as the report's spreadsheet tables (none without entries)."""
+    import pandas as pd
+
     if not entries:
         return {}
     wins, strengths, checks = [], [], []

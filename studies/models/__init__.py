@@ -8,9 +8,17 @@ One module per part (choices, corpora, studies, raters, answers, chat); every mo
 ``from studies.models import Study`` is the one way to import them. App label and tables are unchanged."""
 from studies.models.answers import BestWorstChoice, Comparison, Rating
 from studies.models.chat import Chat, ChatTurn, StudyItemSystem, SystemEndpoint
-from studies.models.choices import CheckKind, Design, Unit, default_questionnaire, new_token
+from studies.models.choices import (
+    DEFAULT_ITEMS_PER_ASSIGNMENT,
+    DEFAULT_RATERS_PER_ITEM,
+    CheckKind,
+    Design,
+    Unit,
+    default_questionnaire,
+    new_token,
+)
 from studies.models.corpora import Conversation, Corpus, ImportJob, Response, System
 from studies.models.raters import Assignment, AssignmentItem, Invite, Rater, RaterBlock
 from studies.models.studies import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
-__all__ = ["Design", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn"]
+__all__ = ["Design", "DEFAULT_RATERS_PER_ITEM", "DEFAULT_ITEMS_PER_ASSIGNMENT", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn"]

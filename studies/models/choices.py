@@ -18,6 +18,13 @@ class Design(models.TextChoices):
     PAIRWISE = "pairwise", "Pairwise comparison (A/B)"
 
 
+# A new study's size: a pilot a researcher can afford and finish in about a quarter of an hour per rater, whose
+# live panel then says (Spearman-Brown) how many raters the full study needs. The seed study (Santhanam &
+# Shaikh 2019) had 40 raters each rate 50 conversations (33-43 minutes): a replication sets those itself.
+DEFAULT_RATERS_PER_ITEM = 5
+DEFAULT_ITEMS_PER_ASSIGNMENT = 20
+
+
 class Unit(models.TextChoices):
     """What one rating judges: a response (the next turn, given the conversation so far) or a whole
     conversation (dialogue-level judgement, e.g. FED's dialogue level or DSTC9's interactive evaluation)."""

@@ -12,9 +12,8 @@ import itertools
 import json
 import tempfile
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
@@ -24,6 +23,9 @@ from studies.designs import designs_of
 from studies.models import Study
 from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows
 from studies.reports.xlsx_stream import MAX_CELL, MAX_ROWS, write_xlsx
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RAW_IDS_TRUE = ("1", "true", "yes")
 
@@ -66,6 +68,8 @@ def spreadsheet_safe(value: Any) -> Any:
 
 def spreadsheet_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``spreadsheet_safe`` on every text cell of a DataFrame (column names too)."""
+    import pandas as pd
+
     safe = frame.rename(columns=spreadsheet_safe)
     for column in safe.columns:
         if not pd.api.types.is_numeric_dtype(safe[column]):

@@ -16,7 +16,7 @@ def reliability_curve_figure(entry: dict[str, Any], *, target: float) -> Figure:
     points = entry["trajectory"]
     raters = [p["raters"] for p in points]
     figure, axis = plt.subplots(figsize=(3.6, 2.7), layout="constrained")
-    low_y = 0.0
+    bottoms = [0.0]  # the axis starts at 0 or at the lowest bound drawn, whichever is lower (never below -1)
     for colour, form in zip(COLOURS, ("ICC(C,k)", "ICC(A,k)"), strict=False):
         values = [p[form]["value"] for p in points]
         lows = [p[form]["ci95"][0] for p in points]
@@ -25,9 +25,10 @@ def reliability_curve_figure(entry: dict[str, Any], *, target: float) -> Figure:
                   color=colour, label=form)
         axis.fill_between(raters, [float("nan") if v is None else max(v, -1) for v in lows],
                           [float("nan") if v is None else v for v in highs], color=colour, alpha=0.15, linewidth=0)
-        low_y = min(low_y, *(max(v, -1) for v in lows if v is not None))
+        # degenerate data (e.g. every rater gives one answer throughout) can leave points without a bound
+        bottoms += [max(v, -1) for v in (*lows, *values) if v is not None]
     axis.axhline(target, color=COLOURS[2], linestyle="--", linewidth=1, label=f"target {target:g}")
-    axis.set_ylim(low_y, 1)
+    axis.set_ylim(min(bottoms), 1)
     axis.set_xlabel("raters so far")
     axis.set_ylabel("reliability (95% CI)")
     axis.set_title(entry["criterion"], fontsize=9)

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
-from studies.analysis import live
 from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import design_for
 from studies.models import Assignment, Rating, Study
 from studies.reports.selectors import normalised_ratings, ratings_version
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LIVE_DEFAULTS: dict[str, Any] = {"target": 0.8, "form": "ICC(A,k)", "close_when_reached": False}
 CACHE_SECONDS = 24 * 3600
@@ -38,6 +39,8 @@ CHUNK = 500  # assignment ids per query (SQLite's parameter limit)
 def _load(study: Study, assignment_ids: list[int] | None = None) -> pd.DataFrame:
     """Ratings of the study's submitted (or approved) assignments, normalised as in the report, in
     one query (or only those of ``assignment_ids``)."""
+    import pandas as pd
+
     queryset = normalised_ratings(Study.objects.filter(pk=study.pk)).filter(assignment__status__in=DONE_STATUSES)
     if assignment_ids is not None:
         queryset = queryset.filter(assignment_id__in=assignment_ids)
@@ -48,6 +51,8 @@ def _load(study: Study, assignment_ids: list[int] | None = None) -> pd.DataFrame
 
 
 def _stamp(n: int, values, ranks, last) -> tuple:
+    import pandas as pd
+
     return n, float(values or 0.0), float(ranks or 0.0), None if last is None or pd.isna(last) else pd.Timestamp(last)
 
 
@@ -70,6 +75,8 @@ def live_frame(study: Study) -> pd.DataFrame:
     those of assignments no longer submitted/approved dropped; anything else that changed the kept
     rows (see ``_unchanged``) reloads all. A submit thus costs a query for one assignment's ratings,
     not a reload of every rating."""
+    import pandas as pd
+
     key = f"live-frame:{study.pk}"
     frame = cache.get(key)
     done = set(Assignment.objects.filter(study_id=study.pk, status__in=DONE_STATUSES).values_list("pk", flat=True))
@@ -90,6 +97,7 @@ def live_frame(study: Study) -> pd.DataFrame:
 
 
 def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, Any]:
+    from studies.analysis import live
     from studies.reports.live_plots import reliability_curve  # matplotlib only when something is drawn
 
     summary = live.live_summary(live_frame(study), target=config["target"])

@@ -7,9 +7,8 @@ in pandas, so nothing loops over ratings in Python."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 from django.db.models import QuerySet
 
@@ -17,12 +16,17 @@ from studies.authoring.selectors import DONE_STATUSES
 from studies.models import AssignmentItem, Study
 from studies.reports.selectors import normalised_ratings, ratings_version
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 CACHE_SECONDS = 3600
 
 
 def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     """Columns study, criterion, rater, response, score, shown_position (None where the response was not on the
     rater's list, e.g. an imported benchmark's single-response slots)."""
+    import pandas as pd
+
     ratings = pd.DataFrame.from_records(
         list(normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES).values_list(
             "assignment__study__slug", "criterion__name", "assignment__rater_id", "normalised_value",

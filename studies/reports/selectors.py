@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
@@ -18,6 +17,10 @@ from studies.models import (
 )
 from studies.pseudonyms import rater_pseudonym
 from studies.reports import targets
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 EXPORT_FIELDS = (
     "experiment", "study", "design", "criterion", "conversation", "system", "response", "rater", "platform",
@@ -66,6 +69,8 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.Data
     """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
     the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
     rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``."""
+    import pandas as pd
+
     rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))

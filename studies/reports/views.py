@@ -2,22 +2,25 @@
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies.analysis.icc import FORMS
-from studies.analysis.report import TABLES, Report, report_rows
 from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
 from studies.models import Study
-from studies.reports import plots, position_selectors, sections
+from studies.reports import position_selectors, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from studies.analysis.report import Report
 
 HEADLINE_FORMS = (("ICC-C", "ICC(C,k)"), ("ICC-A", "ICC(A,k)"))
 
@@ -57,6 +60,8 @@ def _matrix(report: Report, key: str) -> list[dict]:
 
 
 def _all_forms(report: Report, key: str) -> list[dict]:
+    from studies.analysis.icc import FORMS
+
     return [{"condition": r["condition"], "criterion": r["criterion"], "forms": [(f, r["icc"][f]) for f in FORMS],
              "k0": r.get("k0"), "method": r.get("method"), "n_items": r.get("n_items"), "n_raters": r.get("n_raters")}
             for r in report.tables[key] if "icc" in r]
@@ -71,6 +76,8 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 
 @login_required
 def report_page(request, study=None, experiment=None):
+    from studies.analysis.report import TABLES
+
     title, studies, target = _scope(request, study=study, experiment=experiment)
     exclude = request.GET.get("exclude_flagged") == "1"
     raw_ids = _raw_ids(request, studies)
@@ -104,6 +111,8 @@ def report_page(request, study=None, experiment=None):
 @login_required
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
+    from studies.reports import plots
+
     _, studies, _ = _scope(request, study=study, experiment=experiment)
     owner, _, rest = name.partition("-")
     if owner in DESIGNS:  # <design>-...: a design's own figure (pairwise-<study pk>-<criterion>: Bradley–Terry)
@@ -147,6 +156,10 @@ def _with_titles(frame: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
 
 @login_required
 def report_download(request, export_format, study=None, experiment=None):
+    import pandas as pd
+
+    from studies.analysis.report import report_rows
+
     if export_format not in ("csv", "xlsx"):
         raise Http404("reports download as .csv or .xlsx")
     title, studies, target = _scope(request, study=study, experiment=experiment)

@@ -232,6 +232,56 @@ def test_the_bootstraps_newton_fit_is_the_mm_fit():
         assert pw._newton(scaled, scaled + scaled.T, mm) == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.parametrize(("seed", "raters", "per_rater"), [(31, 20, 25), (31, 5, 6)])  # 5 x 6: resamples without an MLE
+def test_the_batched_bootstrap_fits_each_resample_as_a_loop_of_single_fits_would(seed, raters, per_rater):
+    """All resamples are fitted in one stack; the reference draws the same clusters in the same order and
+    fits them one by one with the existence check and ``_newton``."""
+    frame = simulate(seed=seed, raters=raters, per_rater=per_rater)
+    result = pw.bradley_terry_bootstrap(frame, resamples=300, seed=7)
+    data = pw.canonical(frame)
+    systems = sorted(set(data["system_a"]) | set(data["system_b"]))
+    wins, n = pw._counts(data, systems)
+    theta = pw._mm(wins, n, tol=1e-12, max_iter=100000)
+    codes, _ = pd.factorize(data["rater"], sort=True)
+    clusters = [pw._counts(data[codes == c], systems)[0] for c in range(codes.max() + 1)]
+    rng = np.random.default_rng(7)
+    fits, dropped = [], 0
+    for _ in range(300):
+        sample = sum(clusters[c] for c in rng.integers(0, len(clusters), size=len(clusters)))
+        try:
+            pw._check_exists(sample, sample + sample.T, systems)
+        except pw.BTError:
+            dropped += 1
+            continue
+        fits.append(pw._newton(sample, sample + sample.T, theta))
+    assert result["dropped"] == dropped and (dropped > 0) == (raters == 5)
+    bounds = np.quantile(np.array(fits), [0.025, 0.975], axis=0)
+    by_system = {r["system"]: r for r in result["strengths"]}
+    for k, system in enumerate(systems):
+        assert [by_system[system]["ci_low"], by_system[system]["ci_high"]] == pytest.approx(bounds[:, k], abs=1e-9)
+
+
+def test_the_vectorised_binomial_test_equals_scipys_binomtest():
+    for n in [*range(40), 99, 100, 299, 300]:
+        k = np.arange(n + 1)
+        ours = pw._binomial_p_half(k, np.full_like(k, n))
+        if n == 0:
+            assert np.isnan(ours).all()
+            continue
+        expected = [stats.binomtest(int(x), n, 0.5).pvalue for x in k]
+        assert ours == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 7, 50):
+        p = rng.uniform(0, 0.2, m) ** 2
+        p[: m // 3] = p[0]  # ties
+        assert pw.holm(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-15)
+
+
 def test_side_balance_counts_where_each_system_was_shown():
     frame = pd.DataFrame({"criterion": "c", "item": range(4), "rater": 1, "left_system": ["a", "a", "b", "c"],
                           "right_system": ["b", "c", "a", "a"], "choice": "tie"})

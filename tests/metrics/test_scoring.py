@@ -128,12 +128,12 @@ def test_score_metric_command_and_grade_benchmark(make_study):
     path = shared_file("grade", "dailydialog_EVAL.json")
     out = io.StringIO()
     call_command("benchmark_metric", "readability", "--dataset", str(path), "--format", "grade", verbosity=0, stdout=out)
-    result = json.loads(out.getvalue())
+    (result,) = json.loads(out.getvalue())["files"]
     records = json.loads(path.read_text())
     human = [np.mean(json.loads(r["HumanScores"])) for r in records]
     metric = [textstat.flesch_reading_ease(r["Response"].strip()) for r in records]
-    assert result["qualities"]["coherence"]["n"] == 300
-    assert result["qualities"]["coherence"]["spearman"]["r"] == pytest.approx(stats.spearmanr(metric, human).statistic)
+    assert result["qualities"]["human:coherence"]["n"] == 300  # GRADE's human score, never the coherence metric
+    assert result["qualities"]["human:coherence"]["spearman"]["r"] == pytest.approx(stats.spearmanr(metric, human).statistic)
 
 
 def test_cached_human_metric_report_follows_new_scores(make_study, readability):
@@ -166,23 +166,23 @@ def test_grade_benchmark_on_the_held_out_share_and_ddpp_with_an_offset(tmp_path)
     out = io.StringIO()
     call_command("benchmark_metric", "readability", "--dataset", str(path), "--format", "grade", "--held-out", "71",
                  verbosity=0, stdout=out)
-    result = json.loads(out.getvalue())
+    (result,) = json.loads(out.getvalue())["files"]
     _, held_out = split(read_grade(path), seed=71)
     by_id = {str(r["ID"]): r for r in json.loads(path.read_text())}
     metric = [textstat.flesch_reading_ease(by_id[p.id]["Response"].strip()) for p in held_out]
-    assert result["records"] == result["qualities"]["coherence"]["n"] == 30
-    assert result["qualities"]["coherence"]["spearman"]["r"] == pytest.approx(
+    assert result["records"] == result["qualities"]["human:coherence"]["n"] == 30
+    assert result["qualities"]["human:coherence"]["spearman"]["r"] == pytest.approx(
         stats.spearmanr(metric, [p.score for p in held_out]).statistic)
     ddpp = shared_file("dailydialog_pp", "test.json")
     out = io.StringIO()
     call_command("benchmark_metric", "readability", "--dataset", str(ddpp), "--format", "ddpp", "--offset", "150",
                  "--limit", "5", verbosity=0, stdout=out)
-    result = json.loads(out.getvalue())
+    (result,) = json.loads(out.getvalue())["files"]
     assert result["records"] == result["ranking"]["contexts"] == 5
     only_those = tmp_path / "five.json"  # the same five contexts as a file of their own
     only_those.write_text("\n".join(ddpp.read_text().splitlines()[150:155]) + "\n")
     out = io.StringIO()
     call_command("benchmark_metric", "readability", "--dataset", str(only_those), "--format", "ddpp", verbosity=0, stdout=out)
-    assert json.loads(out.getvalue())["ranking"] == result["ranking"]
-    with pytest.raises(CommandError, match="--held-out: only for --format grade"):
+    assert json.loads(out.getvalue())["files"][0]["ranking"] == result["ranking"]
+    with pytest.raises(CommandError, match="--held-out is only for GRADE files"):
         call_command("benchmark_metric", "readability", "--dataset", str(ddpp), "--format", "ddpp", "--held-out", "71")

@@ -168,31 +168,34 @@ def test_benchmarks_on_hand_made_files(self_eval, tmp_path):
     fed.write_text(json.dumps([{"dialog": [{"speaker": "User", "text": f"hi {i}"}, {"speaker": "Bot", "text": "yo " * i}],
                                 "annotations": {"Coherent": [i % 3, 2], "Overall": [i]}, "dialogue_id": str(i)}
                                for i in range(6)]))
-    result = bench("self_eval", "--model", "se-toy", "--dataset", str(fed), "--format", "fed")
+    result = bench("self_eval", "--model", "se-toy", "--dataset", str(fed), "--format", "fed")["files"][0]
     assert (result["format"], result["level"], result["records"]) == ("fed-dialogue", "dialogue", 6)
-    assert result["qualities"]["Coherent"]["published"] == {"spearman": 0.436}
-    assert set(result["qualities"]["Overall"]) >= {"n", "pearson", "spearman", "kendall"}
+    assert result["qualities"]["human:coherent"]["published"] == {"spearman": 0.436}
+    assert set(result["qualities"]["human:overall"]) >= {"n", "pearson", "spearman", "kendall"}
     dstc9 = tmp_path / "dstc9.json"
-    dstc9.write_text(json.dumps([{"context": f"User: hello {i}\nSystem: hi {i}", "overall": i % 4} for i in range(8)]))
-    result = bench("self_eval", "--model", "se-toy", "--dataset", str(dstc9), "--format", "dstc9")
-    assert result["qualities"]["overall"]["n"] == 8
-    assert result["qualities"]["overall"]["published"] == {"pearson": 0.163, "spearman": 0.173}
+    dstc9.write_text(json.dumps([{"context": f"User: hello {i}\nSystem: hi {i}", "overall": i % 4,
+                                  "coherent": "N/A" if i % 3 == 0 else 1 + i % 2} for i in range(8)]))
+    result = bench("self_eval", "--model", "se-toy", "--dataset", str(dstc9))["files"][0]  # the format read off the file
+    assert result["format"] == "dstc9" and result["qualities"]["human:overall"]["n"] == 8
+    assert result["qualities"]["human:overall"]["published"] == {"pearson": 0.163, "spearman": 0.173}
+    assert result["qualities"]["human:coherent"]["n"] == 5 and result["missing_values"] == {"coherent": 3}
+    assert result["qualities"]["human:coherent"]["published"] is None  # the paper gives DSTC9's overall only
     turn = tmp_path / "fed_turn.json"
     turn.write_text(json.dumps([{"context": "User: hi\nSystem: hello", "response": f"System: ok {i}", "model": "m",
                                  "annotations": {"Relevant": [i, 2, 3]}} for i in range(5)]))
-    result = bench("self_eval", "--model", "se-toy", "--dataset", str(turn), "--format", "fed")
-    assert (result["level"], result["qualities"]["relevant"]["published"]) == ("turn", {"spearman": 0.282})  # the importer slugs names
+    result = bench("self_eval", "--model", "se-toy", "--dataset", str(turn), "--format", "fed")["files"][0]
+    assert (result["level"], result["qualities"]["human:relevant"]["published"]) == ("turn", {"spearman": 0.282})
     ddpp = tmp_path / "ddpp.json"
     ddpp.write_text("".join(json.dumps({"id": i, "context": [f"a{i}", f"b{i}"], "positive_responses": [f"c{i}"]}) + "\n"
                             for i in range(5)))
-    result = bench("self_eval", "--model", "se-toy", "--dataset", str(ddpp), "--format", "ddpp", "--limit", "4")
+    result = bench("self_eval", "--model", "se-toy", "--dataset", str(ddpp), "--format", "ddpp", "--limit", "4")["files"][0]
     assert result["replacement"]["dialogues"] == 4 and set(result["replacement"]["accuracy"]) == {
         "Rep-0", "Rep-1", "Rep-2", "overall"}
     assert result["replacement"]["published"]["overall"] == 0.928
-    with pytest.raises(CommandError, match="dstc9: dialogue-level judgments"):
+    with pytest.raises(CommandError, match="dstc9: dialogue-level judgments, and readability scores responses only"):
         bench("readability", "--dataset", str(dstc9), "--format", "dstc9")
     fed.write_text(json.dumps([{"dialog": "not a list"}]))
-    with pytest.raises(CommandError, match="fed_dialogue.json: fed_dialogue.json record 0: needs a 'dialog' list"):
+    with pytest.raises(CommandError, match="fed_dialogue.json: line 1, dialog"):
         bench("self_eval", "--model", "se-toy", "--dataset", str(fed), "--format", "fed")
 
 

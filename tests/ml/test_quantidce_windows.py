@@ -106,8 +106,8 @@ def test_cached_features_score_exactly_as_the_encoder_does(tokenizer, representa
 def test_each_distinct_text_is_embedded_once(tokenizer):
     model = QuantiDCEModel(tiny_bert(tokenizer), "windows").eval()
     calls = []
-    encode = model._encode
-    model._encode = lambda ids, *a: calls.append(ids.shape[0]) or encode(ids, *a)
+    model.encoder.register_forward_hook(lambda module, args, kwargs, out: calls.append(kwargs["input_ids"].shape[0]),
+                                        with_kwargs=True)
     items = [[pack_windows(tokenizer, ["hello", "how are you ?"], r) for r in ("fine", "ok", "fine", "bad")]]
     pair_features_of(model, items, tokenizer.pad_token_id, torch.device("cpu"))
     # distinct: the context, its last turn, and three responses ("fine" twice)
@@ -173,13 +173,12 @@ def test_scoring_embeds_each_distinct_text_once_and_gives_the_whole_model_scores
     model = QuantiDCEModel(tiny_bert(tokenizer, seed=3), representation).eval()
     pairs = [(["hello", "how are you ?"], r) for r in ("fine", "not bad at all", "fine")] + [(["x"], "y")]
     calls = []
-    encode = model._encode
-    model._encode = lambda ids, *a: calls.append(ids.shape[0]) or encode(ids, *a)
+    model.encoder.register_forward_hook(lambda module, args, kwargs, out: calls.append(kwargs["input_ids"].shape[0]),
+                                        with_kwargs=True)
     fast = score_pairs(model, tokenizer, pairs, device="cpu")
     # texts: 2 contexts, 3 distinct responses, and for windows the last turn "how are you ?" ("x" is its
     # own context: the same input, embedded once)
     assert sum(calls) == (6 if representation == "windows" else 5)
-    model._encode = encode
     packed = [pack_for(representation)(tokenizer, c, r) for c, r in pairs]
     assert fast == pytest.approx(score_packed(model, packed, tokenizer.pad_token_id, device=torch.device("cpu")),
                                  abs=1e-6)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from ml.data.dialogue_judgments import detect_format, read_dstc9, read_fed_dialogues, split_context
+from ml.data.dialogue_judgments import split_context
 from ml.data.replacement import (
     Dialogue,
     ReplacementCollator,
@@ -115,35 +115,10 @@ def test_dataset_counts_truncated_samples_and_the_grid_places_every_score(tokeni
     assert grid[0, 3, 0] == 0.0 and mask[0, 3].tolist() == [True, False] and not mask[0, 4].any()
 
 
-def test_fed_dialogue_reader(tmp_path):
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps([
-        {"dialog": [{"speaker": "User", "text": "hi"}, {"speaker": "System", "text": "hello"}],
-         "annotations": {"Coherent": [3, 2, None], "Overall": []}, "model": "m", "dialogue_id": "x1"},
-        {"dialog": [{"speaker": "User", "text": "yo"}], "annotations": {"Coherent": [1]}, "dialogue_id": "x2"}]))
-    first, second = read_fed_dialogues(path)
-    assert (first.id, first.turns, first.speakers) == ("x1", ["hi", "hello"], ["User", "System"])
-    assert first.human("Coherent") == 2.5 and first.human("Overall") is None and second.human("Coherent") == 1
-    assert detect_format(path) == "fed-dialogue"
-    path.write_text(json.dumps([{"dialog": [{"speaker": "User", "text": "hi"}], "annotations": {"Coherent": ["x"]}}]))
-    with pytest.raises(ValueError, match=r"fed.json record 0 annotations\['Coherent'\]: 'x' is not a number"):
-        read_fed_dialogues(path)
-
-
-def test_dstc9_reader_groups_ratings_of_one_dialogue(tmp_path):
-    path = tmp_path / "dstc9.json"
-    context = "User: hi there\nSystem: hello\nhow can I help?\nUser: bye"
-    path.write_text(json.dumps([{"context": context, "overall": 4, "consistent": 1},
-                                {"context": context, "overall": 2},
-                                {"context": "User: a\nSystem: b", "overall": 5}]))
-    first, second = read_dstc9(path)
-    assert first.turns == ["hi there", "hello how can I help?", "bye"] and first.speakers == ["User", "System", "User"]
-    assert first.human("overall") == 3.0 and first.human("consistent") == 1.0 and second.human("overall") == 5.0
-    assert detect_format(path) == "dstc9"
+def test_split_context_reads_speaker_prefixes_and_continuation_lines():
+    assert split_context("User: hi there\nSystem: hello\nhow can I help?\nUser: bye") == (
+        ["hi there", "hello how can I help?", "bye"], ["User", "System", "User"])
     assert split_context("no speaker here") == (["no speaker here"], [""])
-    path.write_text(json.dumps([{"overall": 3}]))
-    with pytest.raises(ValueError, match="dstc9.json record 0: needs a 'context'"):
-        read_dstc9(path)
 
 
 def test_a_limit_keeps_a_seeded_subset_in_file_order_not_the_first_lines(tmp_path):

@@ -162,8 +162,9 @@ def test_report_export_api_and_live_panel_show_the_tuple_scores(client, api, use
     header = [c.value for c in sheet[1]]
     assert sheet.cell(2, header.index("spearman_mean") + 1).value == pytest.approx(entry["split_half"]["spearman_mean"])
     assert workbook["BWS tuples responses"].max_row == 2 * 24 + 1  # criteria × responses, plus the header
-    detail = client.get(f"/studies/{study.slug}/").content.decode()
-    assert 'data-testid="live-split-half"' in detail and "Best-worst tuple of single responses" in detail
+    assert "Best-worst tuple of single responses" in client.get(f"/studies/{study.slug}/").content.decode()
+    detail = client.get(f"/studies/{study.slug}/live/panel/").content.decode()
+    assert 'data-testid="live-split-half"' in detail
     assert f"{entry['split_half']['spearman_mean']:.3f}" in detail
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from studies.corpora import services
-from studies.corpora.importing.formats import detect_format
+from studies.corpora.importing.parsers import detect_format
 from studies.corpora.importing.records import ImportFailed
 from studies.models import Conversation, Corpus, Criterion, Rating, Response, Study, System, Unit
 
@@ -202,6 +202,27 @@ def test_dstc9_extra_keys_nulls_and_missing_qualities():
         2.0,
         2.0,
     ]
+
+
+def test_dstc9_na_and_empty_scores_are_missing_values_counted_per_quality(tmp_path):
+    """DSTC9's files write "N/A" where an annotator could not judge a quality (mostly error recovery)."""
+    records = [
+        dstc9_record(1, 0, **{"error recovery": "N/A"}),
+        dstc9_record(1, 1, **{"error recovery": "n/a ", "inquisitive": ""}),
+        dstc9_record(2, 0, **{"error recovery": [], "note": ""}),
+        dstc9_record(2, 1),
+    ]
+    summary = do_import(dump(records), name="dstc9.json", source_format="dstc9")
+    assert summary.missing_scores == {"error-recovery": 3, "inquisitive": 1}
+    recovery = Rating.objects.filter(conversation__corpus=summary.corpus, criterion__name="error-recovery")
+    assert list(recovery.values_list("value", flat=True)) == [float((2 * 1) % 3 + 1)]  # the one score given
+    assert Rating.objects.filter(conversation__corpus=summary.corpus, criterion__name="inquisitive").count() == 3
+    assert not Criterion.objects.filter(name="note").exists()  # an empty text field is no quality
+    path = tmp_path / "dstc9.json"
+    path.write_bytes(dump(records))
+    out = io.StringIO()
+    call_command("import_dialogues", str(path), corpus="dstc9-na", stdout=out)
+    assert "error-recovery in 3 dialogues" in out.getvalue() and "inquisitive in 1 dialogue" in out.getvalue()
 
 
 def test_several_dstc9_files_make_one_benchmark_study(tmp_path):

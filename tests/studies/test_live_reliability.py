@@ -15,6 +15,7 @@ from studies.analysis.icc import icc
 from studies.authoring.demo import demo_load
 from studies.models import Assignment, Rating, Study
 from studies.rating import answers as answering
+from studies.rating import entry as entering
 from studies.reports import export_selectors, live_selectors, live_services
 
 pytestmark = pytest.mark.django_db
@@ -105,11 +106,11 @@ def test_second_view_does_not_recompute_and_a_rating_change_does(researcher_clie
     calls = []
     real = live.live_summary
     monkeypatch.setattr(live, "live_summary", lambda *a, **k: calls.append(1) or real(*a, **k))
-    url = f"/studies/{likert.slug}/"
+    url = f"/studies/{likert.slug}/live/panel/?fragment=1"
     first = researcher_client.get(url)
     assert first.status_code == 200 and len(calls) == 1
     page = first.content.decode()
-    assert 'id="live"' in page and "ICC-A = ICC(A,k)" in page and "raters per item so far: mean 5.0" in page
+    assert 'data-testid="live-results"' in page and "ICC-A = ICC(A,k)" in page and "raters per item so far: mean 5.0" in page
     assert researcher_client.get(url).status_code == 200 and len(calls) == 1
     with django_assert_max_num_queries(3):  # the ratings version (ids, ratings, assignments); no rating rows
         live_selectors.live_reliability(likert)
@@ -214,3 +215,67 @@ def test_the_frame_is_updated_incrementally_and_reloaded_when_kept_rows_change(l
     monkeypatch.setattr(live_selectors, "_load", real)
     for got, want in zip(_values(edited), _values(_fresh(likert)), strict=True):
         assert got[:2] == want[:2] and got[2] == pytest.approx(want[2], abs=1e-12)
+
+
+# --- the study page never depends on raters' answers (issue 26, M3) ---------------------------------------
+
+
+def _one_answer_each(study, raters=3):
+    """Every rater gives one answer throughout (rater i always i + 2): no variance between items, so the
+    course of the ICC has points without a confidence bound."""
+    criteria = list(study.criteria.values_list("name", flat=True))
+    for i in range(raters):
+        assignment = entering.assignment_start(
+            study=study, rater=entering.rater_get_or_create(platform="invite", external_id=f"same-{i}"), seed=i)
+        for slot in assignment.assignment_items.all():
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id,
+                                    answers={c: {r: i + 2 for r in slot.response_order} for c in criteria})
+        answering.assignment_submit(assignment=assignment)
+
+
+def test_raters_who_each_give_one_answer_throughout_leave_the_study_page_and_the_panel_working(client, user,
+                                                                                                make_study):
+    study = make_study("likert", raters_per_item=4)  # stays open after three raters
+    _one_answer_each(study)
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/")
+    assert page.status_code == 200
+    assert f"/studies/{study.slug}/close/" in page.content.decode()  # the close button is there
+    panel = client.get(f"/studies/{study.slug}/live/panel/?fragment=1")
+    assert panel.status_code == 200
+    text = panel.content.decode()
+    assert 'data-testid="live-failed"' not in text and text.count('<figure class="live-figure"><svg') == 2
+    entry = live_selectors.live_reliability(study)["criteria"][0]
+    assert all(p["ICC(C,k)"]["ci95"][0] is None for p in entry["trajectory"])  # the case that broke the figure
+
+
+def test_the_curve_draws_points_without_any_confidence_bound():
+    from studies.reports.live_plots import reliability_curve_figure
+
+    points = [{"raters": j, "ICC(C,k)": {"value": v, "ci95": [None, None]}, "ICC(A,k)": {"value": None, "ci95": [None, None]}}
+              for j, v in ((2, -0.4), (3, 0.2))]
+    figure = reliability_curve_figure({"criterion": "coherence", "trajectory": points}, target=0.8)
+    assert figure.axes[0].get_ylim() == pytest.approx((-0.4, 1.0))  # the lowest value drawn stays in view
+
+
+def test_the_study_page_shows_its_controls_without_computing_reliability(client, user, likert, monkeypatch, caplog):
+    def broken(study):
+        raise ZeroDivisionError("raters' answers the computation did not foresee")
+
+    monkeypatch.setattr(live_selectors, "live_reliability", broken)
+    client.force_login(user)
+    page = client.get(f"/studies/{likert.slug}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"/studies/{likert.slug}/close/" in text and f"/studies/{likert.slug}/state/pause/" in text
+    assert f'data-live-panel="/studies/{likert.slug}/live/panel/?fragment=1"' in text
+    panel = client.get(f"/studies/{likert.slug}/live/panel/?fragment=1")
+    assert panel.status_code == 200 and 'data-testid="live-failed"' in panel.content.decode()
+    assert any("could not be computed" in r.getMessage() and r.exc_info for r in caplog.records)  # kept in the log
+    alone = client.get(f"/studies/{likert.slug}/live/panel/")  # without scripts: a page of its own
+    assert alone.status_code == 200 and "Back to the study" in alone.content.decode()
+
+
+def test_the_live_panel_is_only_for_those_who_may_see_the_study(client, other_user, likert):
+    client.force_login(other_user)
+    assert client.get(f"/studies/{likert.slug}/live/panel/?fragment=1").status_code == 404

@@ -198,3 +198,36 @@ def test_live_reliability_legend_sits_outside_the_curves():
     figure = reliability_curve_figure({"criterion": "coherence", "trajectory": trajectory}, target=0.7)
     assert _legend_texts(figure) == ["ICC(C,k)", "ICC(A,k)", "target 0.7"]
     _assert_readable(figure)
+
+
+def _live_curve() -> str:
+    from studies.reports.live_plots import reliability_curve
+
+    return reliability_curve({"criterion": "coherence", "trajectory": [
+        {"raters": k, "ICC(C,k)": {"value": 0.5, "ci95": [0.2, 0.7]}, "ICC(A,k)": {"value": 0.4, "ci95": [0.1, 0.6]}}
+        for k in (2, 3)]}, target=0.8)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: plots.icc_bars(_icc_table(), TITLES), lambda: plots.system_ranking(_systems(), "coherence", TITLES),
+    lambda: plots.score_distributions(_distributions(), SLUGS, "coherence", TITLES),
+    lambda: plots.completion_histogram(_completion(), TITLES), lambda: plots.empty_figure("nothing yet"),
+    lambda: _live_curve()])
+def test_figures_carry_no_inline_style_the_sites_csp_would_block(draw, caplog):
+    """The site's CSP has no 'unsafe-inline' style: an inline ``<svg>`` (the live panel) or an SVG opened
+    as a document draws black shapes where it relies on ``style=""`` or ``<style>``. The colours must
+    survive as presentation attributes, and nothing may be dropped on the way."""
+    svg = draw()
+    assert "style=" not in svg and "<style" not in svg
+    assert 'fill="#ffffff"' in svg and ' stroke-linecap="butt"' in svg[:svg.index(">")]  # root keeps the sheet's rule
+    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+
+
+def test_presentation_attributes_keep_every_declaration():
+    text = ('<svg width="1pt"><defs><style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style></defs>'
+            '<path d="M 0 0" style="fill: #2453a6; fill-opacity: 0.15; stroke: #000000; stroke-width: 0.8"/>'
+            "<text style=\"font-size: 9px; font-family: 'DejaVu Sans', sans-serif; text-anchor: middle\">x</text></svg>")
+    assert plots.csp_safe_svg(text) == (
+        '<svg stroke-linejoin="round" stroke-linecap="butt" width="1pt"><defs></defs>'
+        '<path d="M 0 0" fill="#2453a6" fill-opacity="0.15" stroke="#000000" stroke-width="0.8"/>'
+        "<text font-size=\"9px\" font-family=\"'DejaVu Sans', sans-serif\" text-anchor=\"middle\">x</text></svg>")

@@ -238,6 +238,7 @@ def test_the_study_page_and_the_browser_render_for_each_response_design_with_jud
         rate_pairs(study)
     client.force_login(user)
     assert client.get(f"/studies/{study.slug}/").status_code == 200
+    assert client.get(f"/studies/{study.slug}/live/panel/").status_code == 200
     page = client.get(f"/studies/{study.slug}/browse/")
     assert page.status_code == 200
     plan = planning.pay_plan(study)
@@ -293,6 +294,7 @@ def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corp
     )
     client.force_login(user)
     assert client.get(f"/studies/{study.slug}/").status_code == 200
+    assert client.get(f"/studies/{study.slug}/live/panel/").status_code == 200
     page = client.get(f"/studies/{study.slug}/browse/")
     assert page.status_code == 200 and "fed-d" in page.content.decode()
     for url in ("report/", "report.csv", "report.xlsx", "export.csv", "export.xlsx"):
@@ -334,8 +336,7 @@ def test_the_live_panel_of_a_pairwise_study_shows_agreement_not_no_ratings(clien
     study = make_study("pairwise", raters_per_item=3, items_per_assignment=48)
     rate_pairs(study, raters=3)
     client.force_login(user)
-    page = client.get(f"/studies/{study.slug}/").content.decode()
-    live = page[page.index('id="live"') :]
+    live = client.get(f"/studies/{study.slug}/live/panel/?fragment=1").content.decode()
     assert "No submitted ratings yet" not in live and 'data-testid="live-pairwise"' in live
     expected = {
         c["criterion"]: c["agreement"] for c in pairwise_report(Study.objects.filter(pk=study.pk))[0]["criteria"]
@@ -388,8 +389,7 @@ def test_the_live_panel_of_a_dialogue_study_shows_iccs(client, user, fed_corpus)
     study = dialogue_study(user, fed_corpus, "likert")
     rate_likert(study, raters=2)
     client.force_login(user)
-    page = client.get(f"/studies/{study.slug}/").content.decode()
-    live = page[page.index('id="live"') :]
+    live = client.get(f"/studies/{study.slug}/live/panel/?fragment=1").content.decode()
     assert 'data-testid="live-readability"' in live and 'data-testid="live-coherence"' in live
 
 
@@ -499,6 +499,7 @@ def test_the_demo_loads_and_every_new_page_works_on_it(client):
     for study in studies:
         for url in (
             f"/studies/{study.slug}/",
+            f"/studies/{study.slug}/live/panel/",
             f"/studies/{study.slug}/edit/",
             f"/studies/{study.slug}/browse/",
             f"/studies/{study.slug}/report/",

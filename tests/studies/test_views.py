@@ -53,7 +53,7 @@ def test_study_form_explains_designs_and_keeps_input_on_error(researcher, user):
         "title": "My Likert", "design": "likert", "criteria": "fluency, fluency", "raters_per_item": 10,
         "items_per_assignment": 5, "likert_points": 5, "platform": "invite"})
     assert response.status_code == 200
-    assert "criterion names must be different" in response.content.decode()
+    assert "each criterion once: fluency is given twice" in response.content.decode()
     assert 'value="My Likert"' in response.content.decode()
     assert experiment.studies.count() == 0
     response = researcher.post("/experiments/e/studies/new/", {

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
-from studies.corpora.importing.formats import PARSERS, detect_format
+from studies.corpora.importing.parsers import PARSERS, detect_format
 from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 
 DETECT_BYTES = 1 << 16  # a DSTC9 dialogue can be longer than 4 KiB before its first quality key

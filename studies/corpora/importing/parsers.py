@@ -1,0 +1,42 @@
+"""Which parser reads a file: one per format name, and a guess of the format from the file's name and first bytes."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+from studies.corpora.importing.formats import Record, parse_csv, parse_jsonl
+from studies.corpora.importing.judgment_formats import parse_ddpp, parse_dstc9, parse_fed, parse_grade
+from studies.corpora.importing.records import (
+    ParsedHeader,
+)
+
+PARSERS: dict[str, Callable[[BinaryIO, ParsedHeader], Iterator[Record]]] = {
+    "jsonl": parse_jsonl, "csv": parse_csv, "ddpp": parse_ddpp, "grade": parse_grade, "fed": parse_fed,
+    "dstc9": parse_dstc9,
+}
+# A DSTC9 record: a quality key with a bare number at the top level (FED keeps them in "annotations").
+DSTC9_QUALITY = re.compile(r'"(coherent|consistent|diverse|likeable|understanding|flexible|informative|inquisitive|'
+                           r'error recovery|topic depth|human \(overall\))"\s*:\s*(-?\d|null)', re.IGNORECASE)
+
+
+def detect_format(name: str, head: bytes) -> str | None:
+    """Guess the format from the file name and its first bytes; None when it cannot tell."""
+    lowered = name.lower()
+    if lowered.endswith(".csv"):
+        return "csv"
+    text = head.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
+    if text.startswith("["):
+        if '"HumanScores"' in text or '"DialogModel"' in text:
+            return "grade"
+        if '"annotations"' in text or '"dialog"' in text:
+            return "fed"
+        if DSTC9_QUALITY.search(text) or ('"context"' in text and '"response"' not in text):
+            return "dstc9"
+        return None
+    if text.startswith("{"):
+        first = text.split("\n", 1)[0]
+        if '"positive_responses"' in first:
+            return "ddpp"
+        return "jsonl"
+    return None
