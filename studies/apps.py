@@ -10,3 +10,7 @@ class StudiesConfig(AppConfig):
         # Services queue tasks by name (studies.jobs); registering them here makes the names resolve in
         # every process, web and worker alike.
         from studies import tasks  # noqa: F401
+        from studies.chat.report import report_section
+        from studies.reports import sections
+
+        sections.register(report_section)  # the report's "Chats" section (chat studies only)

@@ -8,12 +8,15 @@ The simulated raters prefer the rule bot (its replies follow on from what was sa
 per-rater bias and noise, on a 5-point scale."""
 from __future__ import annotations
 
+import ipaddress
+
 import numpy as np
 from django.db import transaction
 
 from studies.authoring import services as authoring
 from studies.chat import endpoints
 from studies.chat import services as chat
+from studies.chat.addresses import address_problem
 from studies.models import Experiment, Rater, Study, System
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
@@ -30,6 +33,10 @@ RATER_LINES = [
 ]
 
 
+class ChatDemoSkipped(Exception):
+    """The chat demo cannot be loaded here; the message says why."""
+
+
 def _bot_running(port: int):
     """A local bot for the load: the demo's own if one answers on ``port``, else one started here."""
     from studies.chat.local_bot import LocalBot
@@ -41,9 +48,13 @@ def _bot_running(port: int):
 
 
 def chat_demo_load(*, owner, seed: int = 25, port: int = BOT_PORT) -> Experiment | None:
-    """Create the chat demo (idempotent: None if it is already there)."""
+    """Create the chat demo (idempotent: None if it is already there). ChatDemoSkipped when this
+    deployment does not allow its loopback bot (``CHAT_ALLOWED_NETWORKS``), as production settings do not."""
     if Experiment.objects.filter(slug=DEMO_CHAT_EXPERIMENT).exists():
         return None
+    if address_problem(ipaddress.ip_address("127.0.0.1"), endpoints.allowed_networks()):
+        raise ChatDemoSkipped("its bot answers on 127.0.0.1, which CONCORD_CHAT_ALLOWED_NETWORKS does not allow here "
+                              "(the demo settings, config.settings.local, allow it)")
     bot = _bot_running(port)
     try:
         experiment, study = _study_create(owner, port)

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Avg, Count, Max, Q, Sum
 from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
@@ -91,6 +92,32 @@ def study_chats(study: Study, *, raw_ids: bool = False) -> Iterator[dict[str, An
                "status": status, "end_reason": end_reason, "failures": failures,
                "started_at": started.isoformat(), "ended_at": ended.isoformat() if ended else None,
                "turns": turns}
+
+
+def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:
+    """Per chat study and system: chats, how they ended (by the rater, at the last turn, after the system
+    failed), failed calls, replies per chat and the system's reply time (mean and slowest, seconds,
+    retries included); aggregated in the database."""
+    ids = [s.pk for s in studies]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for slug, title, system, chats, ended, failed_end, failures in (
+            Chat.objects.filter(item__study_id__in=ids).values("item__study__slug", "item__study__title", "system__name")
+            .annotate(n=Count("id"), ended=Count("id", filter=Q(status=Chat.Status.ENDED)),
+                      failed_end=Count("id", filter=Q(end_reason=Chat.EndReason.BOT_FAILED)), failures=Sum("failures"))
+            .order_by("item__study__slug", "system__name")
+            .values_list("item__study__slug", "item__study__title", "system__name", "n", "ended", "failed_end",
+                         "failures")):
+        rows[(slug, system)] = {"study": slug, "title": title, "system": system, "chats": chats, "ended": ended,
+                                "ended_after_failure": failed_end, "failed_calls": failures or 0,
+                                "replies_per_chat": None, "reply_seconds_mean": None, "reply_seconds_max": None}
+    for slug, system, replies, mean, slowest in (
+            ChatTurn.objects.filter(chat__item__study_id__in=ids, role=ChatTurn.Role.SYSTEM)
+            .values("chat__item__study__slug", "chat__system__name")
+            .annotate(n=Count("id"), mean=Avg("seconds"), slowest=Max("seconds"))
+            .values_list("chat__item__study__slug", "chat__system__name", "n", "mean", "slowest")):
+        row = rows[(slug, system)]
+        row.update(replies_per_chat=replies / row["chats"], reply_seconds_mean=mean, reply_seconds_max=slowest)
+    return list(rows.values())
 
 
 def systems_with_endpoints() -> list[dict[str, Any]]:

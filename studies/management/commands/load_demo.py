@@ -3,7 +3,7 @@ and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
 from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
-from studies.chat.demo import BOT_PORT, chat_demo_load
+from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
 
 
 class Command(BaseCommand):
@@ -22,12 +22,16 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Loaded demo experiment {experiment.slug!r} with "
                                                  f"{experiment.studies.count()} studies."))
         port = options["chat_bot_port"]
-        chats = chat_demo_load(owner=demo_user(), port=port)
-        if chats is None:
-            self.stdout.write("The chat demo is already loaded.")
+        try:
+            chats = chat_demo_load(owner=demo_user(), port=port)
+        except ChatDemoSkipped as skipped:
+            self.stdout.write(f"The chat demo was not loaded: {skipped}.")
         else:
-            study = chats.studies.get()
-            self.stdout.write(self.style.SUCCESS(f"Loaded chat demo {chats.slug!r}: simulated raters chatted with two "
-                                                 f"bots on 127.0.0.1:{port}."))
-            self.stdout.write(f"Chat with them yourself: /r/{study.slug}/?invite={study.invites.get().token}")
+            if chats is None:
+                self.stdout.write("The chat demo is already loaded.")
+            else:
+                study = chats.studies.get()
+                self.stdout.write(self.style.SUCCESS(f"Loaded chat demo {chats.slug!r}: simulated raters chatted "
+                                                     f"with two bots on 127.0.0.1:{port}."))
+                self.stdout.write(f"Chat with them yourself: /r/{study.slug}/?invite={study.invites.get().token}")
         self.stdout.write(f"Researcher login: {DEMO_USER} / {DEMO_PASSWORD}")

@@ -44,3 +44,12 @@ def test_load_demo_command_loads_both_demos_and_prints_the_chat_link(loopback_al
     assert Experiment.objects.filter(slug__in=[DEMO_EXPERIMENT, DEMO_CHAT_EXPERIMENT]).count() == 2
     call_command("load_demo", chat_bot_port=port)
     assert "The chat demo is already loaded." in capsys.readouterr().out
+
+
+def test_chat_demo_is_skipped_with_its_reason_where_loopback_is_not_allowed(user, settings, capsys):
+    from studies.chat.demo import ChatDemoSkipped
+
+    settings.CHAT_ALLOWED_NETWORKS = []  # as in production
+    with pytest.raises(ChatDemoSkipped, match="CONCORD_CHAT_ALLOWED_NETWORKS"):
+        chat_demo_load(owner=user)
+    assert not Experiment.objects.filter(slug=DEMO_CHAT_EXPERIMENT).exists()

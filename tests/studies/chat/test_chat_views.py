@@ -212,3 +212,30 @@ def test_chat_item_browser_and_ratings_export_show_the_transcripts(client, user,
     parrot = [r for r in rows if r["system"] == "parrot-x"]
     assert all("You said:" in r["context"] and r["conversation"].startswith("a") for r in parrot)
     assert {r["rank"] for r in parrot} == {"2"} and {r["normalised_value"] for r in parrot} == {"1.0"}
+
+
+def test_chat_report_section_counts_chats_failures_and_reply_times(client, user, local_bot, loopback_allowed,
+                                                                    make_study):
+    from studies.chat import selectors as chat_selectors
+    from studies.models import ChatTurn
+    from tests.studies.chat.helpers import chat_and_rate
+
+    bot_system("sum-rule", local_bot.url("rule"))
+    bot_system("sum-flaky", local_bot.url("flaky"), retries=1)  # every reply needs a second try
+    study = chat_study(user, ["sum-rule", "sum-flaky"], raters_per_item=3, items_per_assignment=2)
+    for n in range(2):
+        chat_and_rate(study, f"summary-{n}", seed=n, good_system="sum-rule")
+    rows = {r["system"]: r for r in chat_selectors.chat_summary([study])}
+    for system in ("sum-rule", "sum-flaky"):
+        replies = ChatTurn.objects.filter(chat__system__name=system, role="system")
+        assert rows[system]["chats"] == rows[system]["ended"] == 2
+        assert rows[system]["replies_per_chat"] == replies.count() / 2
+        assert rows[system]["reply_seconds_max"] == max(replies.values_list("seconds", flat=True))
+    assert set(ChatTurn.objects.filter(chat__system__name="sum-flaky", role="system")
+               .values_list("attempts", flat=True)) == {2}  # the retry answered, the rater saw no failure
+    assert rows["sum-flaky"]["failed_calls"] == rows["sum-flaky"]["ended_after_failure"] == 0
+    client.force_login(user)
+    html = client.get(f"/studies/{study.slug}/report/").content.decode()
+    assert 'data-testid="chat-summary"' in html and "every conversation has one rater" in html
+    plain = make_study("likert")
+    assert 'data-testid="chat-summary"' not in client.get(f"/studies/{plain.slug}/report/").content.decode()
