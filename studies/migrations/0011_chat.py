@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0013_study_item_draw'),
+        ('studies', '0010_study_item_draw'),
     ]
 
     operations = [

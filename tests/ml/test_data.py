@@ -80,7 +80,7 @@ def test_a_saved_model_scores_as_before_and_describes_itself(tmp_path, tokenizer
     loaded = QuantiDCEModel.load(tmp_path / "saved")
     assert score_pairs(loaded, load_tokenizer(str(tmp_path / "saved" / "encoder")), pairs) == pytest.approx(before, abs=1e-6)
     assert json.loads((tmp_path / "saved" / "metric.json").read_text()) == {"metric": "quantidce", "stage": "mlr",
-                                                                           "representation": "cls"}
+                                                                           "representation": "cls", "floor": False}
     assert not (tmp_path / "saved.tmp").exists()
     with pytest.raises(FileNotFoundError, match="not a saved QuantiDCE model"):
         QuantiDCEModel.load(encoder)

@@ -98,4 +98,6 @@ def test_the_student_objective_has_three_terms_and_selects_on_cross_entropy(tiny
     model.eval()
     with torch.no_grad():
         loss, parts = objective(model, dict(batch))
-    assert set(parts) == {"ce"} and loss.item() == pytest.approx(parts["ce"])
+    # validation: the CE selects; the accuracy against the targets' top class is reported beside it
+    assert set(parts) == {"ce", "accuracy"} and loss.item() == pytest.approx(parts["ce"])
+    assert 0.0 <= parts["accuracy"] <= 1.0
