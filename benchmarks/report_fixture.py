@@ -65,11 +65,6 @@ def _answers(study, slot, quality, bias: float, rng) -> tuple[str, dict]:
 
 def build(*, owner, judgments: int = 10_000, seed: int = 2026):
     """The experiment (created once; an existing one is returned as it is)."""
-    import importlib.util
-
-    bws_tuples = importlib.import_module("studies.bws_tuples") if importlib.util.find_spec("studies.bws_tuples") else None
-    pairwise_services = (importlib.import_module("studies.pairwise_services")
-                         if importlib.util.find_spec("studies.pairwise_services") else None)
     from studies.authoring import services as authoring
     from studies.corpora import services as corpora
     from studies.models import Experiment, Response
@@ -107,15 +102,10 @@ def build(*, owner, judgments: int = 10_000, seed: int = 2026):
             assignment = entry.assignment_start(study=study, rater=rater, seed=number)
             bias = rng.normal(0, 0.3)
             for slot in assignment.assignment_items.select_related("item").order_by("position"):
-                kind, answers = _answers(study, slot, quality, bias, rng)
-                # one answer service for every design once studies/designs/ lands; the choice designs' own before
-                record = {"tuples": getattr(bws_tuples, "choices_record", None),
-                          "pairs": getattr(pairwise_services, "comparisons_record", None)}.get(kind)
-                if record is None:
-                    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                             seconds=float(rng.gamma(4.0, 12.0)))
-                else:
-                    record(assignment=assignment, item_id=slot.item_id, answers=answers)
+                _, answers = _answers(study, slot, quality, bias, rng)
+                # one answer service for every design (the design parses and stores its own answers)
+                answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
+                                         seconds=float(rng.gamma(4.0, 12.0)))
             answering.assignment_submit(assignment=assignment, total_seconds=float(rng.normal(30 * 60, 6 * 60)),
                                         questionnaire={"prior_rating_experience": bool(rng.random() < 0.4),
                                                        "prior_agent_experience": bool(rng.random() < 0.8)})

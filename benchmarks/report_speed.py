@@ -125,11 +125,11 @@ def reference_sides(frame):
 def statistics_against_references(experiment, repeats: int, full: bool) -> dict:
     import krippendorff
 
-    from studies import bws_tuples, pairwise_selectors
     from studies.analysis import pairwise as pw
     from studies.analysis.agreement import krippendorff_alpha, reliability_matrix
     from studies.analysis.bws import split_half_reliability
     from studies.analysis.report import ALPHA_LEVEL
+    from studies.designs import bws_tuples_report, pairwise_report
     from studies.reports import selectors
 
     studies = experiment.studies.all()
@@ -151,7 +151,7 @@ def statistics_against_references(experiment, repeats: int, full: bool) -> dict:
     out = {"krippendorff_alpha": {"cells": len(cells), "left_out": skipped, "concord": ours, "reference": theirs,
                                   "largest_difference": worst, "speedup": round(theirs["cpu_s"] / max(ours["cpu_s"], 1e-6), 1)}}
 
-    comparisons = pairwise_selectors.comparisons_frame(pairwise_selectors.pairwise_studies(studies))
+    comparisons = pairwise_report.comparisons_frame(pairwise_report.pairwise_studies(studies))
     part = comparisons[comparisons["criterion"] == comparisons["criterion"].iloc[0]].reset_index(drop=True)
     ours = timed(lambda: pw.bradley_terry_bootstrap(part, resamples=1000, seed=0), repeats)
     theirs = timed(lambda: reference_bootstrap(part, 1000, 0), 1)
@@ -162,7 +162,7 @@ def statistics_against_references(experiment, repeats: int, full: bool) -> dict:
     out["rater_side_tests"] = {"raters": int(part["rater"].nunique()), "concord": ours, "reference": theirs,
                                "speedup": round(theirs["cpu_s"] / max(ours["cpu_s"], 1e-6), 1)}
 
-    annotations = bws_tuples.annotations(studies)
+    annotations = bws_tuples_report.annotation_rows(studies)
     one = annotations[annotations["criterion"] == annotations["criterion"].iloc[0]]
     ours = timed(lambda: split_half_reliability(one["unit"], one["rank"], one["item"], one["choice"], trials=100,
                                                 seed=0), repeats)
