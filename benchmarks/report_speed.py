@@ -128,8 +128,8 @@ def statistics_against_references(experiment, repeats: int, full: bool) -> dict:
     from studies.analysis import pairwise as pw
     from studies.analysis.agreement import krippendorff_alpha, reliability_matrix
     from studies.analysis.bws import split_half_reliability
-    from studies.analysis.report import ALPHA_LEVEL
     from studies.designs import bws_tuples_report, pairwise_report
+    from studies.designs.registry import DESIGNS
     from studies.reports import selectors
 
     studies = experiment.studies.all()
@@ -137,7 +137,7 @@ def statistics_against_references(experiment, repeats: int, full: bool) -> dict:
     design = {s.slug: s.design for s in studies}
     cells, skipped = [], []
     for (study, criterion), part in frame.dropna(subset=["score"]).groupby(["study", "criterion"]):
-        level = ALPHA_LEVEL.get(design[study], "interval")
+        level = DESIGNS[design[study]].alpha_level
         if part["score"].nunique() > MAGNITUDE_LIMIT and not full:
             skipped.append(f"{study.removeprefix(experiment.slug + '-')}/{criterion} ({part['score'].nunique()} values)")
             continue
