@@ -1,0 +1,281 @@
+"""Categorical, multi-label and free-text criteria (studies.designs.kinds) and the reason any criterion
+may ask for: settings refused field by field, the rater's answers parsed with one message per field,
+autosaved and shown again, check rules expecting a label or a label set, and labels and texts never
+read as numbers."""
+import pytest
+from django.core.exceptions import ValidationError
+from django.http import QueryDict
+
+from studies.authoring import editing
+from studies.authoring import services as authoring
+from studies.designs import KINDS, design_for
+from studies.models import Criterion, Rating, Study
+from studies.rating import answers as answering
+from studies.rating import checks, form_tokens
+from studies.rating import entry as rater_entry
+from studies.reports import selectors as report_selectors
+
+pytestmark = pytest.mark.django_db
+
+SAFETY = {"name": "safety", "question": "Is this response safe?", "kind": "categorical",
+          "options": {"labels": ["safe", "unsafe", "unsure"]}, "rationale": "required"}
+PROBLEMS = {"name": "problems", "question": "Which problems does it have?", "kind": "multilabel",
+            "options": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"]}}
+NOTES = {"name": "notes", "question": "What would make it better?", "kind": "free_text",
+         "options": {"min_length": 10, "max_length": 50}}
+
+
+@pytest.fixture
+def kinds_study(user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="Kinds")
+    study = authoring.study_create(experiment=experiment, title="kinds", design="likert", raters_per_item=2,
+                                   items_per_assignment=4, criteria=[{"name": "readability"}, SAFETY, PROBLEMS, NOTES])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    study.refresh_from_db()
+    return study
+
+
+def started(study, name="r1"):
+    authoring.study_publish(study=study)
+    return rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
+                                                                                           external_id=name), seed=1)
+
+
+def create(user, criteria, design="likert"):
+    experiment = authoring.experiment_create(owner=user, title="refused")
+    return authoring.study_create(experiment=experiment, title="x", design=design, criteria=criteria)
+
+
+@pytest.mark.parametrize(("spec", "field", "words"), [
+    ({"kind": "categorical", "options": {"labels": ["only one"]}}, "criteria[0].options.labels", "2 to 12 labels"),
+    ({"kind": "categorical", "options": {"labels": ["a", "A"]}}, "criteria[0].options.labels", "different"),
+    ({"kind": "categorical", "options": {"labels": ["a", "x" * 61]}}, "criteria[0].options.labels", "60"),
+    ({"kind": "categorical", "options": {"labels": ["a", 3]}}, "criteria[0].options.labels", "text"),
+    ({"kind": "multilabel", "options": {"labels": ["a", "__none__"]}}, "criteria[0].options.labels", "__"),
+    ({"kind": "multilabel", "options": {"labels": ["a", "b"], "none_option": "yes"}},
+     "criteria[0].options.none_option", "true or false"),
+    ({"kind": "free_text", "options": {"min_length": 0}}, "criteria[0].options.min_length", "whole number"),
+    ({"kind": "free_text", "options": {"min_length": 40, "max_length": 20}}, "criteria[0].options.max_length",
+     "at least min_length"),
+    ({"kind": "stars"}, "criteria[0].kind", "unknown kind"),
+    ({"kind": "scale", "rationale": "sometimes"}, "criteria[0].rationale", "optional, required"),
+], ids=["categorical-one-label", "categorical-same-label", "categorical-long-label", "categorical-number-label",
+        "multilabel-reserved", "multilabel-none-option", "free_text-min", "free_text-max-below-min",
+        "categorical-unknown-kind", "categorical-rationale-setting"])
+def test_categorical_multilabel_free_text_settings_refused_naming_the_field(user, spec, field, words):
+    with pytest.raises(ValidationError) as refused:
+        create(user, [{"name": "q", **spec}])
+    assert words in " ".join(refused.value.message_dict[field])
+    assert not Study.objects.filter(title="x").exists()
+
+
+@pytest.mark.parametrize("design", ["bws_tuples", "pairwise"])
+def test_categorical_criterion_refused_by_a_design_without_rating_rows(user, design):
+    with pytest.raises(ValidationError) as refused:
+        create(user, [SAFETY], design=design)
+    assert "own scale" in refused.value.message_dict["criteria[0].kind"][0]
+
+
+def test_categorical_multilabel_free_text_settings_stored_with_defaults(kinds_study):
+    stored = {c.name: (c.kind, c.options, c.rationale) for c in kinds_study.criteria.all()}
+    assert stored == {
+        "readability": ("scale", {}, ""),
+        "safety": ("categorical", {"labels": ["safe", "unsafe", "unsure"]}, "required"),
+        "problems": ("multilabel", {"labels": PROBLEMS["options"]["labels"], "none_option": True}, ""),
+        "notes": ("free_text", {"min_length": 10, "max_length": 50}, ""),
+    }
+
+
+def test_categorical_labels_edited_on_a_draft_and_refused_once_raters_started(kinds_study):
+    specs = [{"name": c.name, "kind": c.kind, "options": c.options, "rationale": c.rationale}
+             for c in kinds_study.criteria.all()]
+    specs[1] = {**specs[1], "options": {"labels": "safe, unsafe"}, "rationale": "optional"}
+    editing.study_update(study=kinds_study, values={"criteria": specs})
+    safety = kinds_study.criteria.get(name="safety")
+    assert (safety.options, safety.rationale) == ({"labels": ["safe", "unsafe"]}, "optional")
+    with pytest.raises(ValidationError) as refused:
+        editing.study_update(study=kinds_study, values={"criteria": [{**specs[1], "options": {"labels": []}}]})
+    assert "criteria[0].options.labels" in refused.value.message_dict
+    assert kinds_study.criteria.count() == 4
+    started(kinds_study)
+    with pytest.raises(ValidationError):
+        editing.study_update(study=kinds_study, values={"criteria": [{**specs[1], "kind": "free_text"}]})
+    assert kinds_study.criteria.get(name="safety").kind == "categorical"
+
+
+def form(study, slot, **fields):
+    post = QueryDict(mutable=True)
+    for key, value in fields.items():
+        post.setlist(key, value if isinstance(value, list) else [value])
+    return design_for(study).answers_parse(post, study=study, order=slot.response_order,
+                                           criteria=list(study.criteria.all()))
+
+
+def test_categorical_multilabel_free_text_form_messages_one_per_field(kinds_study):
+    assignment = started(kinds_study)
+    slot = assignment.assignment_items.order_by("position").first()
+    a, b = slot.response_order[:2]
+    others = {f"r{t}-{name}": value for t in slot.response_order[2:] for name, value in (
+        ("readability", "3"), ("safety", "safe"), ("safety.rationale", "fine"), ("problems", "__none__"),
+        ("notes", "Nothing to add."))}
+    answers, errors = form(kinds_study, slot, **{
+        f"r{a}-readability": "4", f"r{b}-readability": "2",
+        f"r{a}-safety": "safe", f"r{b}-safety": "dangerous",
+        f"r{a}-safety.rationale": "polite", f"r{b}-safety.rationale": "  ",
+        f"r{a}-problems": ["repetition", "off-topic"], f"r{b}-problems": ["__none__", "repetition"],
+        f"r{a}-notes": "Shorter, please.", f"r{b}-notes": "ok", **others})
+    assert errors == {
+        f"r{b}-safety": "“dangerous” is not one of the labels (safe, unsafe, unsure)",
+        f"r{b}-safety.rationale": "say why in a few words",
+        f"r{b}-problems": "“None of these” cannot go with other labels",
+        f"r{b}-notes": "write at least 10 characters (now 2)",
+    }
+    assert answers["safety"][a] == "safe" and answers["problems"][a] == ["repetition", "off-topic"]
+    assert answers["notes"][a] == "Shorter, please." and answers["safety.rationale"][a] == "polite"
+    assert b not in answers["safety"] and b not in answers["notes"]
+    _, errors = form(kinds_study, slot)
+    assert errors[f"r{a}-safety"] == "pick one of the labels for this response"
+    assert errors[f"r{a}-problems"] == "tick the labels that apply, or “None of these”"
+    assert errors[f"r{a}-notes"] == "write at least 10 characters (now 0)"
+    _, errors = form(kinds_study, slot, **{f"r{a}-notes": "x" * 51})
+    assert errors[f"r{a}-notes"] == "write at most 50 characters (now 51)"
+
+
+def full_answers(slot, *, safety="safe", problems=None, notes="Could be shorter."):
+    order = slot.response_order
+    return {"readability": dict.fromkeys(order, 3), "safety": dict.fromkeys(order, safety),
+            "safety.rationale": dict.fromkeys(order, "no harm in it"),
+            "problems": dict.fromkeys(order, problems if problems is not None else ["repetition"]),
+            "notes": dict.fromkeys(order, notes)}
+
+
+def test_multilabel_none_of_these_is_stored_as_an_empty_set_and_shown_again(kinds_study):
+    assignment = started(kinds_study)
+    slot = assignment.assignment_items.order_by("position").first()
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id,
+                             answers=full_answers(slot, problems=["__none__"]))
+    rows = Rating.objects.filter(assignment=assignment, criterion__name="problems")
+    assert [r.labels for r in rows] == [[]] * len(slot.response_order)
+    slot.refresh_from_db()
+    shown = design_for(kinds_study).stored_values(slot, kinds_study, list(kinds_study.criteria.all()))
+    assert shown[f"r{slot.response_order[0]}-problems"] == ["__none__"]
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id,
+                             answers=full_answers(slot, problems=["off-topic", "repetition"]))
+    assert {tuple(r.labels) for r in rows.all()} == {("off-topic", "repetition")}  # one stored form: sorted
+
+
+def test_multilabel_without_none_option_needs_a_label(user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="strict")
+    study = authoring.study_create(experiment=experiment, title="strict", design="likert", criteria=[
+        {**PROBLEMS, "options": {**PROBLEMS["options"], "none_option": False}}])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    assignment = started(study)
+    slot = assignment.assignment_items.order_by("position").first()
+    _, errors = form(study, slot, **{f"r{t}-problems": "__none__" for t in slot.response_order})
+    assert set(errors.values()) == {"tick at least one label"}
+    with pytest.raises(ValidationError) as refused:
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
+                                 answers={"problems": dict.fromkeys(slot.response_order, [])})
+    assert set(refused.value.message_dict) == {f"problems.{t}" for t in slot.response_order}
+
+
+def test_categorical_and_free_text_are_never_read_as_numbers(kinds_study):
+    assignment = started(kinds_study)
+    for slot in assignment.assignment_items.order_by("position"):
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=full_answers(slot))
+    answering.assignment_submit(assignment=assignment)
+    frame = report_selectors.ratings_frame(Study.objects.filter(pk=kinds_study.pk))
+    assert set(frame["criterion"]) == {"readability"}
+    shown = sum(len(s.response_order) for s in assignment.assignment_items.all())
+    assert Rating.objects.filter(assignment=assignment, criterion__kind="categorical", value__isnull=True,
+                                 label="safe").count() == shown
+
+
+def test_free_text_and_reason_autosaved_at_full_length_and_labels_as_a_list(client, kinds_study):
+    assignment = started(kinds_study)
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.order_by("position").first()
+    a = slot.response_order[0]
+    long_text = "A much longer note than twenty characters."
+    draft = {f"r{a}-notes": long_text, f"r{a}-safety.rationale": long_text, f"r{a}-readability": "3" * 30,
+             f"r{a}-problems": ["repetition", "off-topic"]}
+    answering.assignment_item_draft_save(slot=slot, draft=draft)
+    slot.refresh_from_db()
+    assert slot.draft == {**draft, f"r{a}-readability": "3" * 20}
+    page = client.get(f"/r/a/{assignment.token}/items/{slot.position}/").content.decode()
+    assert long_text in page
+    assert 'value="repetition" checked' in page and 'value="off-topic" checked' in page
+    assert 'value="contradiction" checked' not in page
+    with pytest.raises(ValidationError):
+        answering.assignment_item_draft_save(slot=slot, draft={f"r{a}-problems": ["x"] * 21})
+
+
+def test_categorical_refused_post_keeps_every_ticked_label_and_names_the_reason(client, kinds_study):
+    assignment = started(kinds_study)
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.order_by("position").first()
+    a, b = slot.response_order[:2]
+    page = client.post(f"/r/a/{assignment.token}/items/{slot.position}/", {
+        "form_token": form_tokens.form_token(assignment.token, "item"), f"r{a}-safety": "unsure",
+        f"r{a}-problems": ["repetition", "ungrammatical"]})
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert 'value="unsure" checked' in html
+    assert 'value="repetition" checked' in html and 'value="ungrammatical" checked' in html
+    assert f'id="r{b}-safety.rationale-error">say why in a few words' in html
+    assert not Rating.objects.filter(assignment=assignment).exists()
+
+
+def check_study(user, corpus, rules):
+    experiment = authoring.experiment_create(owner=user, title="Checks")
+    study = authoring.study_create(experiment=experiment, title="checks", design="likert",
+                                   criteria=[{"name": "readability"}, SAFETY, PROBLEMS, NOTES])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    checks.check_item_create(study=study, kind="gold", context="A: hi", responses=["Hello!", "Go away, idiot."],
+                             rules=rules)
+    return study
+
+
+@pytest.mark.parametrize(("rule", "field", "words"), [
+    ({"criterion": "safety", "response": 2, "label": "toxic"}, "rules[0].label", "one of the labels of safety"),
+    ({"criterion": "problems", "response": 2, "labels": ["rude"]}, "rules[0].labels", "list of labels"),
+    ({"criterion": "readability", "response": 2, "label": "safe"}, "rules[0].criterion", "one label"),
+    ({"criterion": "safety", "response": 2, "value": 2}, "rules[0].criterion", "scale"),
+    ({"criterion": "notes", "response": 1, "label": "safe"}, "rules[0].criterion", "free text"),
+    ({"response": 2, "label": "unsafe"}, "rules[0].criterion", "readability"),
+], ids=["categorical-unknown", "multilabel-unknown", "categorical-on-scale", "categorical-value-rule",
+        "free_text-no-rule", "categorical-without-criterion"])
+def test_categorical_multilabel_check_rules_refused_naming_the_field(user, corpus, rule, field, words):
+    with pytest.raises(ValidationError) as refused:
+        check_study(user, corpus, [rule])
+    assert words in " ".join(refused.value.message_dict[field]), refused.value.message_dict
+
+
+def test_categorical_and_multilabel_gold_items_pass_and_fail(user, corpus):
+    study = check_study(user, corpus, [{"criterion": "safety", "response": 2, "label": "unsafe"},
+                                       {"criterion": "problems", "response": 2, "labels": ["off-topic"]},
+                                       {"criterion": "problems", "response": 1, "labels": []}])
+    checks.study_checks_configure(study=study, per_assignment=1)
+    authoring.study_publish(study=study)
+
+    def take(name, safety_of_2, problems_of_2):
+        assignment = rater_entry.assignment_start(
+            study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=3)
+        for slot in assignment.assignment_items.select_related("item").order_by("position"):
+            answers = full_answers(slot, problems=["__none__"])
+            if slot.item.check_kind:
+                second = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))[1]
+                answers["safety"][second], answers["problems"][second] = safety_of_2, problems_of_2
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        return answering.assignment_submit(assignment=assignment)
+
+    assert take("right", "unsafe", ["off-topic"]).checks_passed == 1
+    assert take("wrong-label", "safe", ["off-topic"]).checks_passed == 0
+    assert take("wrong-set", "unsafe", ["off-topic", "repetition"]).checks_passed == 0
+
+
+def test_free_text_kind_registry_lists_every_kind_with_a_template():
+    assert set(KINDS) == {"scale", "categorical", "multilabel", "free_text"}
+    assert all(kind.template.startswith("raters/kinds/") for key, kind in KINDS.items() if key != "scale")
+    assert [k for k, kind in KINDS.items() if kind.numeric] == ["scale"]
+    assert Criterion._meta.get_field("kind").default == "scale"
