@@ -279,3 +279,62 @@ def test_free_text_kind_registry_lists_every_kind_with_a_template():
     assert all(kind.template.startswith("raters/kinds/") for key, kind in KINDS.items() if key != "scale")
     assert [k for k, kind in KINDS.items() if kind.numeric] == ["scale"]
     assert Criterion._meta.get_field("kind").default == "scale"
+
+
+def rated_by_three(study):
+    """Three raters answer every item: labels differ by rater and system, so there is something to count."""
+    authoring.study_publish(study=study)
+    picks = {0: "safe", 1: "unsafe", 2: "unsure"}
+    for r in range(3):
+        assignment = rater_entry.assignment_start(
+            study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=f"rater{r}"), seed=r)
+        for slot in assignment.assignment_items.order_by("position"):
+            answers = full_answers(slot, notes=f"Note {r} on item {slot.item_id}.")
+            answers["safety"] = {t: picks[(t + r * (t % 2)) % 3] for t in slot.response_order}
+            answers["problems"] = {t: ["repetition"] if (t + r) % 2 else ["__none__"] for t in slot.response_order}
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+        answering.assignment_submit(assignment=assignment)
+
+
+def test_categorical_multilabel_free_text_report_section_counts_agreement_and_examples(client, user, kinds_study):
+    import pandas as pd
+
+    from studies.analysis.agreement import krippendorff_alpha
+    from studies.reports import label_selectors
+
+    rated_by_three(kinds_study)
+    entries = {e["criterion"]: e for e in label_selectors.label_report(Study.objects.filter(pk=kinds_study.pk))}
+    assert set(entries) == {"safety", "problems", "notes"}
+    ratings = pd.DataFrame(list(Rating.objects.filter(criterion__name="safety", item__check_kind="").values(
+        "response_id", "response__system__name", "assignment__rater_id", "label")))
+    safety = entries["safety"]
+    by_system = ratings.groupby("response__system__name")["label"].value_counts()
+    for row in safety["shares"]:
+        assert [e["count"] for e in row["labels"]] == [int(by_system[row["system"]].get(x, 0))
+                                                        for x in ["safe", "unsafe", "unsure"]]
+    codes = ratings["label"].map({"safe": 0, "unsafe": 1, "unsure": 2})
+    assert safety["agreement"]["alpha"] == pytest.approx(
+        krippendorff_alpha(ratings["response_id"], ratings["assignment__rater_id"], codes, level="nominal"), abs=1e-12)
+    assert safety["association"]["df"] == (ratings["response__system__name"].nunique() - 1) * 2
+    assert {r["label"] for r in entries["problems"]["per_label"]} == {"repetition", "contradiction", "off-topic",
+                                                                     "ungrammatical"}
+    repetition = next(r for r in entries["problems"]["per_label"] if r["label"] == "repetition")
+    assert repetition["present"] == Rating.objects.filter(criterion__name="problems", labels=["repetition"]).count()
+    assert all(text.startswith("Note ") for e in entries["notes"]["examples"] for text in e["texts"])
+    assert entries["safety"]["reasons"][0]["texts"][0] == "no harm in it"
+    client.force_login(user)
+    page = client.get(f"/studies/{kinds_study.slug}/report/").content.decode()
+    assert 'data-testid="label-report" data-kind="categorical"' in page and "Krippendorff's α (nominal)" in page
+    assert "Note 0 on item" in page
+    import io
+
+    import openpyxl
+    sheet = openpyxl.load_workbook(io.BytesIO(client.get(f"/studies/{kinds_study.slug}/report.xlsx").content))["Labels"]
+    header = [c.value for c in sheet[1]]
+    shares = [dict(zip(header, (c.value for c in row), strict=True)) for row in sheet.iter_rows(min_row=2)]
+    assert {r["criterion"] for r in shares} == {"safety", "problems"}  # free text is never a number
+    first = safety["shares"][0]
+    assert next(r for r in shares if r["criterion"] == "safety" and r["system"] == first["system"]
+                and r["label"] == "safe")["count"] == first["labels"][0]["count"]
+    browse = client.get(f"/studies/{kinds_study.slug}/browse/").content.decode()
+    assert "Note 1 on item" in browse and "safe (why: no harm in it)" in browse
