@@ -338,3 +338,48 @@ def test_categorical_multilabel_free_text_report_section_counts_agreement_and_ex
                 and r["label"] == "safe")["count"] == first["labels"][0]["count"]
     browse = client.get(f"/studies/{kinds_study.slug}/browse/").content.decode()
     assert "Note 1 on item" in browse and "safe (why: no harm in it)" in browse
+
+
+def test_categorical_multilabel_free_text_written_in_the_study_form_and_shown_back(client, user):
+    from studies.authoring.forms import criteria_parse, criteria_text
+
+    client.force_login(user)
+    authoring.experiment_create(owner=user, title="E", slug="e")
+    text = ("safety | Is this response safe? | | categorical: safe, unsafe, unsure | why: required\n"
+            "problems | Which problems does it have? | Tick all. | multilabel: repetition, off-topic | none: no\n"
+            "notes | What would make it better? | | free_text: 10-500 | why: optional\n"
+            "fluency | How fluent is it?")
+    base = {"title": "Kinds", "design": "likert", "raters_per_item": 3, "items_per_assignment": 5,
+            "likert_points": 5, "platform": "invite"}
+    bad = client.post("/experiments/e/studies/new/", {**base, "criteria": text.replace("safe, unsafe, unsure", "safe")})
+    assert bad.status_code == 200 and "safety: labels: give 2 to 12 labels, got 1" in bad.content.decode()
+    assert not Study.objects.filter(title="Kinds").exists()
+    response = client.post("/experiments/e/studies/new/", {**base, "criteria": text})
+    assert response.status_code == 302
+    study = Study.objects.get(title="Kinds")
+    stored = {c.name: (c.kind, c.options, c.rationale, c.help_text) for c in study.criteria.all()}
+    assert stored == {
+        "safety": ("categorical", {"labels": ["safe", "unsafe", "unsure"]}, "required", ""),
+        "problems": ("multilabel", {"labels": ["repetition", "off-topic"], "none_option": False}, "", "Tick all."),
+        "notes": ("free_text", {"min_length": 10, "max_length": 500}, "optional", ""),
+        "fluency": ("scale", {}, "", ""),
+    }
+    shown = criteria_text(study.criteria.all())
+    assert shown == text
+    assert criteria_parse(shown) == criteria_parse(text)
+    page = client.get(f"/studies/{study.slug}/edit/").content.decode()
+    assert "categorical: safe, unsafe, unsure | why: required" in page
+
+
+def test_categorical_criterion_through_the_api_and_a_bad_label_named(api, user):
+    authoring.experiment_create(owner=user, title="E", slug="e")
+    bad = api.post("/api/studies/create/", {"experiment": "e", "title": "x", "design": "likert",
+                                             "criteria": [{**SAFETY, "options": {"labels": ["safe"]}}]}, format="json")
+    assert bad.status_code == 400 and "criteria[0].options.labels" in bad.json()
+    created = api.post("/api/studies/create/", {"experiment": "e", "title": "y", "design": "likert",
+                                                 "criteria": [SAFETY, PROBLEMS]}, format="json")
+    assert created.status_code == 201, created.json()
+    criteria = created.json()["criteria"]
+    assert [(c["name"], c["kind"], c["rationale"]) for c in criteria] == [("safety", "categorical", "required"),
+                                                                         ("problems", "multilabel", "")]
+    assert criteria[0]["options"] == {"labels": ["safe", "unsafe", "unsure"]}
