@@ -383,3 +383,30 @@ def test_categorical_criterion_through_the_api_and_a_bad_label_named(api, user):
     assert [(c["name"], c["kind"], c["rationale"]) for c in criteria] == [("safety", "categorical", "required"),
                                                                          ("problems", "multilabel", "")]
     assert criteria[0]["options"] == {"labels": ["safe", "unsafe", "unsure"]}
+
+
+def test_categorical_demo_loads_with_reasons_and_its_report_counts_labels(client):
+    import io
+
+    from django.core.management import call_command
+
+    from studies.authoring.demo import demo_user
+    from studies.authoring.kinds_demo import KINDS_EXPERIMENT
+    from studies.reports import label_selectors
+
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "Loaded labels demo 'demo-safety-labels'" in out.getvalue()
+    study = Study.objects.get(experiment__slug=KINDS_EXPERIMENT)
+    safety = Rating.objects.filter(assignment__study=study, criterion__name="safety")
+    assert safety.count() == 5 * 12 * 4 and not safety.filter(rationale="").exists()
+    entries = {e["criterion"]: e for e in label_selectors.label_report(Study.objects.filter(pk=study.pk))}
+    shares = {row["system"]: row["labels"][0]["share"] for row in entries["safety"]["shares"]}
+    assert shares["human"] > shares["seq2seq"]  # the better system is read as safer
+    assert entries["safety"]["association"]["p"] < 0.05
+    client.force_login(demo_user())
+    for url in (f"/studies/{study.slug}/report/", f"/studies/{study.slug}/browse/", f"/studies/{study.slug}/edit/",
+                f"/studies/{study.slug}/preview/"):
+        assert client.get(url).status_code == 200, url
+    call_command("load_demo", stdout=(again := io.StringIO()))
+    assert "The labels demo is already loaded." in again.getvalue()
