@@ -74,3 +74,25 @@ def _examples(part, column: str) -> list[dict[str, Any]]:
     """The first few texts of each system (in the order they were given)."""
     return [{"system": system, "texts": list(group[column].head(EXAMPLES_PER_SYSTEM)), "n": len(group)}
             for system, group in part.groupby("system", sort=True)]
+
+
+def label_frame(studies: QuerySet[Study]):
+    """Every label answer of submitted assignments (no check items) as a DataFrame, one row per rating:
+    ``study`` (slug), ``criterion``, ``kind``, ``labels`` (the chosen labels: one for a categorical
+    answer), ``all_labels`` (the criterion's), ``unit`` (the rated target's id), ``target`` (the study's
+    unit, as in ``selectors.ratings_frame``), ``system``, ``rater``. What the metrics app correlates
+    with a metric's scores (point-biserial, AUC)."""
+    import pandas as pd
+
+    ratings = Rating.objects.filter(assignment__study__in=studies, item__check_kind="",
+                                    assignment__status__in=DONE_STATUSES,
+                                    criterion__kind__in=["categorical", "multilabel"])
+    rows = list(targets.with_targets(ratings).order_by("id").values_list(
+        "assignment__study__slug", "criterion__name", "criterion__kind", "label", "labels", "criterion__options",
+        "target_id", "assignment__study__unit", "target_system", "assignment__rater_id"))
+    frame = pd.DataFrame([(study, name, kind, [label] if kind == "categorical" else list(labels or []),
+                           list((options or {}).get("labels") or []), unit, target, system, rater)
+                          for study, name, kind, label, labels, options, unit, target, system, rater in rows],
+                         columns=["study", "criterion", "kind", "labels", "all_labels", "unit", "target", "system",
+                                  "rater"])
+    return frame
