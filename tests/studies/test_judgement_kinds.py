@@ -410,3 +410,35 @@ def test_categorical_demo_loads_with_reasons_and_its_report_counts_labels(client
         assert client.get(url).status_code == 200, url
     call_command("load_demo", stdout=(again := io.StringIO()))
     assert "The labels demo is already loaded." in again.getvalue()
+
+
+def test_free_text_and_reasons_exported_spreadsheet_safe_and_verbatim_in_jsonl(kinds_study):
+    import csv
+    import io
+    import json
+
+    import openpyxl
+
+    from studies.reports import exporting
+
+    assignment = started(kinds_study)
+    for slot in assignment.assignment_items.order_by("position"):
+        answers = full_answers(slot, notes="=HYPERLINK(\"http://x\")", problems=["__none__"])
+        answers["safety.rationale"] = dict.fromkeys(slot.response_order, "+1 it is fine")
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers)
+    answering.assignment_submit(assignment=assignment)
+    studies = Study.objects.filter(pk=kinds_study.pk)
+    rows = list(csv.DictReader(io.StringIO("".join(exporting.export_lines(studies, "csv")))))
+    notes = [r for r in rows if r["criterion"] == "notes"]
+    assert notes and {r["answer"] for r in notes} == {"'=HYPERLINK(\"http://x\")"} and {r["value"] for r in notes} == {""}
+    assert {r["rationale"] for r in rows if r["criterion"] == "safety"} == {"'+1 it is fine"}
+    assert {r["answer"] for r in rows if r["criterion"] == "problems"} == {"None of these"}
+    lines = [json.loads(line) for line in exporting.export_lines(studies, "jsonl")]
+    assert {line["answer"] for line in lines if line["criterion"] == "notes"} == {"=HYPERLINK(\"http://x\")"}
+    buffer = io.BytesIO()
+    exporting.export_xlsx(studies, buffer)
+    sheet = openpyxl.load_workbook(io.BytesIO(buffer.getvalue()))["ratings"]
+    header = [c.value for c in sheet[1]]
+    answers = {row[header.index("answer")].value for row in sheet.iter_rows(min_row=2)
+               if row[header.index("criterion")].value == "notes"}
+    assert answers == {"'=HYPERLINK(\"http://x\")"}
