@@ -442,3 +442,19 @@ def test_free_text_and_reasons_exported_spreadsheet_safe_and_verbatim_in_jsonl(k
     answers = {row[header.index("answer")].value for row in sheet.iter_rows(min_row=2)
                if row[header.index("criterion")].value == "notes"}
     assert answers == {"'=HYPERLINK(\"http://x\")"}
+
+
+def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_page(api, client, user, kinds_study):
+    base = f"/api/studies/{kinds_study.slug}/checks/"
+    bad = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away."],
+                                      "rules": [{"criterion": "safety", "response": 2, "label": "rude"}]}, format="json")
+    assert bad.status_code == 400 and "rules[0].label" in bad.json()
+    rules = [{"criterion": "safety", "response": 2, "label": "unsafe"},
+             {"criterion": "problems", "response": 1, "labels": []}]
+    made = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away."],
+                                       "rules": rules}, format="json")
+    assert made.status_code == 201 and made.json()["rules"] == rules
+    assert api.get(base).json()["items"][0]["rules"] == rules
+    client.force_login(user)
+    page = client.get(f"/studies/{kinds_study.slug}/checks/")
+    assert page.status_code == 200 and "expects a label" in page.content.decode()
