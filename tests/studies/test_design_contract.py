@@ -281,26 +281,35 @@ KIND_OPTIONS = {
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
 }
-KIND_RUNS = [(k, d) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds]
+# Every kind in every design that takes kinds, on every unit the design runs on whose targets come from a
+# corpus (a chat's come from the local bot: the scale contract above covers that unit).
+KIND_RUNS = [(k, d, u) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds
+             for u in UNITS if not unit_for(u).collects_dialogues and design_for(d).unit_problem(unit_for(u)) is None]
 KIND_CRITERIA = ("readability", "verdict")  # a scale criterion beside one of the kind (with a required reason)
 
 
-def build_kind(user, kind_key: str, design_key: str, *, check: bool = False) -> Study:
-    """A response-unit study of the design whose criterion ``verdict`` is of the kind (a reason
-    required), beside the scale criterion ``readability``; with ``check``, a gold item expecting what a
-    rater who sees response 1 as the best answers (a label rule; an order rule on the scale for free text)."""
+def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response", *, check: bool = False) -> Study:
+    """A study of the design on the unit whose criterion ``verdict`` is of the kind (a reason required),
+    beside the scale criterion ``readability``; with ``check``, a gold item expecting what a rater who
+    sees response 1 as the best answers (a label rule; an order rule on the scale for free text)."""
     design = design_for(design_key)
-    experiment = authoring.experiment_create(owner=user, title=f"Kind {kind_key} {design_key}")
+    experiment = authoring.experiment_create(owner=user, title=f"Kind {kind_key} {design_key} {unit_key}")
     study = authoring.study_create(
         experiment=experiment, title=f"{kind_key} in {design_key}", design=design_key, raters_per_item=3,
-        items_per_assignment=40,
+        items_per_assignment=40, unit=unit_key,
         criteria=[{"name": "readability"},
                   {"name": "verdict", "question": "Your verdict?", "kind": kind_key,
                    "options": KIND_OPTIONS[kind_key], "rationale": "required"}])
-    corpus = corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="s.jsonl",
-                                             owner=user).corpus
-    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
-                                reference_system="human")
+    if unit_for(unit_key).level == "dialogue":
+        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
+                                                 owner=user).corpus
+        authoring.study_items_build(study=study, corpus=corpus, seed=1,
+                                    reference_conversation="fed-d0" if design.anchored else None)
+    else:
+        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="s.jsonl",
+                                                 owner=user).corpus
+        authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+                                    reference_system="human")
     study.refresh_from_db()
     if design.anchor_from_metric:
         authoring.study_item_reference_values_set(
@@ -325,12 +334,14 @@ def build_kind(user, kind_key: str, design_key: str, *, check: bool = False) -> 
     return study
 
 
-def kind_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None) -> dict:
+def kind_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None, shift: float = 0.0) -> dict:
+    """Simulated answers (``simulated_answers``' shape); ``shift`` moves every quality (a changed answer
+    where an item shows one target)."""
     rng = np.random.default_rng(seed)
     if ranking is None:
         quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in KIND_CRITERIA}
     else:
-        quality = {(t, c): -3.0 * ranking.index(t) for t in slot.response_order for c in KIND_CRITERIA}
+        quality = {(t, c): -3.0 * ranking.index(t) + shift for t in slot.response_order for c in KIND_CRITERIA}
     return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
                                               reference_quality=dict.fromkeys(KIND_CRITERIA, 0.0), rng=rng,
                                               criteria=list(study.criteria.all()))
@@ -349,9 +360,10 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
     return answering.assignment_submit(assignment=assignment)
 
 
-@pytest.mark.parametrize(("kind_key", "design_key"), KIND_RUNS)
-def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_shown_again(user, kind_key, design_key):
-    study = build_kind(user, kind_key, design_key)
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_shown_again(user, kind_key, design_key,
+                                                                                       unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="twice"), seed=2)
     slot = assignment.assignment_items.order_by("position").first()
@@ -369,17 +381,18 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     best = slot.response_order[0]
     assert shown[f"r{best}-verdict.rationale"] == "Simulated reason."
     assert shown[f"r{best}-verdict"] == kind.form_value(design_for(study), {
-        f: getattr(rows.get(response_id=best), f) for f in kind.stored_fields()})
-    other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1])
+        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()})
+    other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1], shift=-3.0)
     answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
     slot.refresh_from_db()
     assert stored(assignment) == first
     assert design_for(study).stored_values(slot, study, list(study.criteria.all())) != shown
 
 
-@pytest.mark.parametrize(("kind_key", "design_key"), KIND_RUNS)
-def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field(client, user, kind_key, design_key):
-    study = build_kind(user, kind_key, design_key)
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field(client, user, kind_key, design_key,
+                                                                                 unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="bad"), seed=3)
     answering.assignment_consent(assignment=assignment)
@@ -405,18 +418,24 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
     assert stored(assignment) == 0
 
 
-@pytest.mark.parametrize(("kind_key", "design_key"), KIND_RUNS)
-def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key):
-    study = build_kind(user, kind_key, design_key, check=True)
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
+    refusal = unit_for(unit_key).checks_problem or design_for(design_key).checks_problem()
+    if refusal:  # e.g. a dialogue item has no responses for a rule to name
+        with pytest.raises((ValidationError, StudyStateError)) as refused:
+            build_kind(user, kind_key, design_key, unit_key, check=True)
+        assert refusal.split(" (")[0] in str(refused.value)
+        return
+    study = build_kind(user, kind_key, design_key, unit_key, check=True)
     good, bad = rate_kind(study, "good", seed=5), rate_kind(study, "bad", seed=6, check_right=False)
     assert (good.checks_shown, good.checks_passed, good.checks_failed) == (1, 1, False)
     assert (bad.checks_shown, bad.checks_passed, bad.checks_failed) == (1, 0, True)
 
 
-@pytest.mark.parametrize(("kind_key", "design_key"), KIND_RUNS)
-def test_kind_categorical_multilabel_free_text_exports_report_and_pages(client, user, kind_key, design_key):
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_exports_report_and_pages(client, user, kind_key, design_key, unit_key):
     client.force_login(user)
-    study = build_kind(user, kind_key, design_key)
+    study = build_kind(user, kind_key, design_key, unit_key)
     for i in range(3):
         rate_kind(study, f"rater{i}", seed=10 + i)
     studies = Study.objects.filter(pk=study.pk)
@@ -433,9 +452,10 @@ def test_kind_categorical_multilabel_free_text_exports_report_and_pages(client, 
         assert client.get(url).status_code == 200, url
 
 
-@pytest.mark.parametrize(("kind_key", "design_key"), KIND_RUNS)
-def test_kind_categorical_multilabel_free_text_duplicate_keeps_kind_options_and_reason(user, kind_key, design_key):
-    study = build_kind(user, kind_key, design_key)
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_duplicate_keeps_kind_options_and_reason(user, kind_key, design_key,
+                                                                                      unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
     copy = editing.study_duplicate(study=study)
     fields = ("name", "kind", "options", "rationale")
     assert list(copy.criteria.values_list(*fields)) == list(study.criteria.values_list(*fields))
