@@ -408,6 +408,8 @@ def test_categorical_demo_loads_with_reasons_and_its_report_counts_labels(client
     for url in (f"/studies/{study.slug}/report/", f"/studies/{study.slug}/browse/", f"/studies/{study.slug}/edit/",
                 f"/studies/{study.slug}/preview/"):
         assert client.get(url).status_code == 200, url
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert "safety (categorical: safe, unsure, unsafe), why required" in page
     call_command("load_demo", stdout=(again := io.StringIO()))
     assert "The labels demo is already loaded." in again.getvalue()
 
