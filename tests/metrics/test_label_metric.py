@@ -56,3 +56,18 @@ def test_categorical_labels_section_on_the_human_metric_page(client, labelled):
     assert "unsafe" in html and "AUC" in html
     report = selectors.human_metric_report(Study.objects.filter(pk=study.pk), readability, bootstrap=50)
     assert {c["criterion"] for c in report["cells"]} == {"readability"}  # labels never enter the correlations
+
+
+def test_categorical_label_rows_in_the_human_metric_csv(client, labelled):
+    import csv
+    import io
+
+    study, readability = labelled
+    client.force_login(demo_user())
+    text = client.get(f"/experiments/{KINDS_EXPERIMENT}/metrics/{readability.name}.csv").content.decode()
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["level"].startswith("label: ")]
+    cells = selectors.label_metric_cells(Study.objects.filter(pk=study.pk), readability)
+    assert len(rows) == 2 * len(cells)
+    unsafe = next(c for c in cells if c["criterion"] == "safety" and c["label"] == "unsafe")
+    auc = next(r for r in rows if r["criterion"] == "safety" and r["level"] == "label: unsafe" and r["method"] == "auc")
+    assert float(auc["r"]) == pytest.approx(unsafe["auc"], abs=1e-12) and int(auc["n"]) == unsafe["n"]
