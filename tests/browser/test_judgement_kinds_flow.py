@@ -148,3 +148,27 @@ def test_free_text_lengths_autosave_reload_and_back(live_server, tab, user, corp
     stored = Rating.objects.filter(assignment__rater__external_id="w-text")
     assert sorted(stored.values_list("text", flat=True)) == sorted(texts)
     assert sorted(stored.values_list("rationale", flat=True))[-1].startswith("It rambles")
+
+
+def test_categorical_labels_demo_report_and_rater_page_fit_a_390px_phone(live_server, browser):
+    from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
+    from studies.authoring.kinds_demo import KINDS_EXPERIMENT, kinds_demo_load
+    from studies.models import Corpus, Study
+    from tests.browser.conftest import log_in
+
+    demo_load()  # the demo corpus and researcher; then the labels demo on it
+    kinds_demo_load(owner=demo_user(), corpus=Corpus.objects.get(slug=DEMO_CORPUS))
+    study = Study.objects.get(experiment__slug=KINDS_EXPERIMENT)
+    context = browser.new_context(viewport=WIDTHS["phone390"], is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        log_in(page, live_server, DEMO_USER, DEMO_PASSWORD)
+        for path in (f"/studies/{study.slug}/report/", f"/studies/{study.slug}/", f"/studies/{study.slug}/preview/",
+                     f"/studies/{study.slug}/browse/"):
+            page.goto(live_server.url + path)
+            assert page.evaluate(NO_SIDEWAYS), path
+        page.goto(f"{live_server.url}/studies/{study.slug}/report/")
+        assert page.locator("[data-testid=label-report][data-kind=categorical]").is_visible()
+        assert page.locator("[data-testid=label-report][data-kind=multilabel]").is_visible()
+    finally:
+        context.close()
