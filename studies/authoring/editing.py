@@ -169,6 +169,10 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                         problems, stale = chosen.config_change(study, config)
                         errors.update(problems)
                         rebuild = rebuild or stale
+                    if (not chosen.takes_kinds and "criteria" not in structure
+                            and study.criteria.exclude(kind="scale").exists()):  # labels, text: Rating rows only
+                        errors["design"] = ("this design answers every criterion on its own scale: first make the "
+                                            "labelled or free-text criteria plain ones")
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
                 takes_kinds = design in DESIGNS and design_for(design).takes_kinds

@@ -460,3 +460,14 @@ def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_p
     client.force_login(user)
     page = client.get(f"/studies/{kinds_study.slug}/checks/")
     assert page.status_code == 200 and "expects a label" in page.content.decode()
+
+
+def test_categorical_criteria_keep_a_draft_from_switching_to_a_design_without_rating_rows(kinds_study):
+    with pytest.raises(ValidationError) as refused:
+        editing.study_update(study=kinds_study, values={"design": "pairwise"})
+    assert "own scale" in refused.value.message_dict["design"][0]
+    kinds_study.refresh_from_db()
+    assert kinds_study.design == "likert"
+    with pytest.raises(ValidationError) as refused:
+        editing.study_update(study=kinds_study, values={"design": "pairwise", "criteria": [SAFETY]})
+    assert "criteria[0].kind" in refused.value.message_dict

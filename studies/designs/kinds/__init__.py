@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from studies.designs.kinds.base import JudgementKind
 from studies.designs.kinds.categorical import CATEGORICAL
 from studies.designs.kinds.free_text import FREE_TEXT
 from studies.designs.kinds.multilabel import MULTILABEL
+from studies.designs.kinds.rationale import rationale_clean
 from studies.designs.kinds.scale import SCALE
 
 KINDS: dict[str, JudgementKind] = {
@@ -28,10 +31,6 @@ def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[
     """A criterion spec's ``kind``, ``options`` and ``rationale``, cleaned by its kind, and the problems
     keyed ``<prefix>.kind`` / ``<prefix>.options.<key>`` / ``<prefix>.rationale``. ``takes_kinds``: the
     study's design answers other kinds than its scale (``StudyDesign.takes_kinds``)."""
-    from django.core.exceptions import ValidationError
-
-    from studies.designs.kinds.rationale import rationale_clean
-
     errors: dict[str, str] = {}
     key = spec.get("kind") or DEFAULT_KIND
     if key not in KINDS:
