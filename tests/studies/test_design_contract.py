@@ -281,10 +281,10 @@ KIND_OPTIONS = {
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
 }
-# Every kind in every design that takes kinds, on every unit the design runs on whose targets come from a
-# corpus (a chat's come from the local bot: the scale contract above covers that unit).
+# Every kind in every design that takes kinds, on every unit the design runs on (a chat's raters chat with
+# the local bot first, as in the scale contract above).
 KIND_RUNS = [(k, d, u) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds
-             for u in UNITS if not unit_for(u).collects_dialogues and design_for(d).unit_problem(unit_for(u)) is None]
+             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None]
 KIND_CRITERIA = ("readability", "verdict")  # a scale criterion beside one of the kind (with a required reason)
 
 
@@ -300,7 +300,12 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
         criteria=[{"name": "readability"},
                   {"name": "verdict", "question": "Your verdict?", "kind": kind_key,
                    "options": KIND_OPTIONS[kind_key], "rationale": "required"}])
-    if unit_for(unit_key).level == "dialogue":
+    if unit_for(unit_key).collects_dialogues:  # chats: systems with endpoints on the local bot server
+        for name in CHAT_SYSTEMS:
+            system, _ = System.objects.get_or_create(name=name)
+            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+        authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
+    elif unit_for(unit_key).level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
                                                  owner=user).corpus
         authoring.study_items_build(study=study, corpus=corpus, seed=1,
@@ -350,6 +355,7 @@ def kind_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None
 def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
+    have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking = None
         if slot.item.check_kind:
@@ -366,6 +372,7 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     study = build_kind(user, kind_key, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="twice"), seed=2)
+    have_chats(study, assignment)
     slot = assignment.assignment_items.order_by("position").first()
     answers = kind_answers(study, slot, ranking=list(slot.response_order))
     first = answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.0)
@@ -395,6 +402,7 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
     study = build_kind(user, kind_key, design_key, unit_key)
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="bad"), seed=3)
+    have_chats(study, assignment)
     answering.assignment_consent(assignment=assignment)
     slot = assignment.assignment_items.order_by("position").first()
     page = client.post(f"/r/a/{assignment.token}/items/{slot.position}/",
