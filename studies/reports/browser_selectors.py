@@ -181,4 +181,6 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         for line in row.ratings:
             values = {column_of.get(target, target): value for target, value in line["values"].items()}
             line["cells"] = [values.get(r["id"]) for r in row.responses]
+            if line["choice"]:  # shown as text (a reason, a label): a number beside it reads as the rater gave it
+                line["cells"] = [number_text(v) if isinstance(v, float) else v for v in line["cells"]]
     return current, list(rows.values())

@@ -471,3 +471,21 @@ def test_categorical_criteria_keep_a_draft_from_switching_to_a_design_without_ra
     with pytest.raises(ValidationError) as refused:
         editing.study_update(study=kinds_study, values={"design": "pairwise", "criteria": [SAFETY]})
     assert "criteria[0].kind" in refused.value.message_dict
+
+
+def test_free_text_reasons_beside_numbers_in_the_item_browser(client, user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="Why")
+    study = authoring.study_create(experiment=experiment, title="why", design="likert", raters_per_item=1,
+                                   criteria=[{"name": "readability", "rationale": "optional"}])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    assignment = started(study)
+    for slot in assignment.assignment_items.order_by("position"):
+        first = slot.response_order[0]
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+            "readability": dict.fromkeys(slot.response_order, 4),
+            "readability.rationale": {first: "Short and clear."}})
+    answering.assignment_submit(assignment=assignment)
+    assert Rating.objects.filter(rationale="Short and clear.").count() == assignment.assignment_items.count()
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/browse/").content.decode()
+    assert "4 (why: Short and clear.)" in page and ">4<" in page and "4.0" not in page
