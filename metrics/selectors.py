@@ -82,7 +82,8 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
 
     frame = ratings_frame(studies)
     if frame.empty:
-        return {"metric_model": metric_model.name, "cells": [], "notes": ["No submitted ratings yet."]}
+        return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
+                "notes": ["No submitted ratings yet."]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     cells = []
@@ -102,10 +103,31 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
             "human_ceiling": _finite(np.nanmean(raters["loo_r"])) if raters["loo_r"].notna().any() else None,
             "points": per_response.reset_index()[["unit", "system", "human", "metric"]].to_dict("records"),
         })
-    return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells, "notes": [
+    return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells,
+            "label_cells": label_metric_cells(studies, metric_model), "notes": [
         "Human score of a response (or, in a dialogue study, of a whole dialogue, joined to the metric's "
         "dialogue-level scores): the mean of its normalised ratings over raters. Human ceiling: the mean "
         "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}
+
+
+def label_metric_cells(studies: QuerySet[Study], metric_model: MetricModel) -> list[dict[str, Any]]:
+    """Human labels against the metric: per condition, categorical or multi-label criterion and label,
+    the point-biserial correlation and the AUC of "this rating gave the label" against the metric's
+    score of the rated target, over ratings (``studies.analysis.labels.label_metric_association``)."""
+    from studies.analysis.labels import label_metric_association
+    from studies.reports.label_selectors import label_frame
+
+    frame = label_frame(studies)
+    if frame.empty:
+        return []
+    frame = frame.assign(metric=unit_scores(metric_model, frame))
+    cells = []
+    for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
+        for label in part["all_labels"].iloc[0]:
+            given = part["labels"].map(lambda chosen, label=label: label in chosen)
+            cells.append({"condition": study, "criterion": criterion, "kind": part["kind"].iloc[0], "label": label,
+                          **label_metric_association(given.to_numpy(), part["metric"].to_numpy())})
+    return cells
 
 
 def card_warnings(card: dict | None) -> list[str]:

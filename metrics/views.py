@@ -226,7 +226,8 @@ def human_metric_page(request, slug, model):
 
 @login_required
 def human_metric_csv(request, slug, model):
-    """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n."""
+    """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n; a
+    label of a categorical or multi-label criterion adds its point-biserial r and AUC (level "label: ...")."""
     experiment, metric_model, report, _ = _report(request, slug, model)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -238,6 +239,11 @@ def human_metric_csv(request, slug, model):
                 writer.writerow([spreadsheet_safe(v) for v in (
                     cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"], ci[0], ci[1],
                     c["n"], cell["human_ceiling"])])
+    for cell in report.get("label_cells", []):  # a label against the metric: level "label: <label>", over ratings
+        for method, value, p in (("point_biserial", cell["r_pb"], cell["p"]), ("auc", cell["auc"], None)):
+            writer.writerow([spreadsheet_safe(v) for v in (
+                cell["condition"], cell["criterion"], f"label: {cell['label']}", method, value, p, None, None,
+                cell["n"], None)])
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-human-vs-metric.csv"'
     return no_store(response)

@@ -177,6 +177,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyPlatformEnum": "studies.models.Study.Platform",
         "CrowdPlatformEnum": "crowd.models.Platform",
+        # a criterion's judgement kind (studies.designs.kinds.KINDS; settings import no app code)
+        "JudgementKindEnum": ["scale", "categorical", "multilabel", "free_text"],
+        "KindEnum": "studies.models.CheckKind",  # a check item's kind keeps the name it had before
     },
 }
 

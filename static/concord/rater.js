@@ -32,7 +32,12 @@
   function answers() {
     const data = {};
     // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
-    new FormData(form).forEach((value, key) => { if (/^(r\d+-|choice-|reason-)/.test(key)) data[key] = value; });
+    // A multi-label row's ticked boxes share one name: they are saved as a list.
+    form.querySelectorAll(".labelset-row").forEach((row) => { data[row.dataset.field] = []; });
+    new FormData(form).forEach((value, key) => {
+      if (!/^(r\d+-|choice-|reason-)/.test(key)) return;
+      if (Array.isArray(data[key])) data[key].push(value); else data[key] = value;
+    });
     return data;
   }
   let timer = null;
@@ -74,6 +79,23 @@
     return new Set(values).size !== values.length ? `ranks must be 1..${size}, each used once (no ties)` : "";
   }
 
+  // Other judgement kinds (studies.designs.kinds): the same messages as categorical.py, multilabel.py,
+  // free_text.py and rationale.py.
+  const labelMessage = (row) => (row.querySelector("input:checked") ? "" : "pick one of the labels for this response");
+  function labelSetMessage(row) {
+    const ticked = Array.from(row.querySelectorAll("input:checked")).map((i) => i.value);
+    const none = row.dataset.none;
+    if (none && ticked.includes(none) && ticked.length > 1) return "“None of these” cannot go with other labels";
+    if (ticked.length) return "";
+    return none ? "tick the labels that apply, or “None of these”" : "tick at least one label";
+  }
+  function textMessage(area) {
+    const n = area.value.trim().length, low = Number(area.dataset.min), high = Number(area.dataset.max);
+    if (area.dataset.why) return n < low ? "say why in a few words" : n > high ? `write at most ${high} characters (now ${n})` : "";
+    if (n < low) return n === 0 && low <= 1 ? "write something here" : `write at least ${low} characters (now ${n})`;
+    return n > high ? `write at most ${high} characters (now ${n})` : "";
+  }
+
   // Show (or clear) one field's message: its text, its red border, aria-invalid.
   function mark(box, invalidEl, note, message) {
     if (note) { note.textContent = message; note.hidden = !message; }
@@ -86,12 +108,18 @@
   function checkLikert(row) { return mark(row, row, noteOf(row), likertMessage(row)); }
   function checkRank(select) { return mark(select.closest("li"), select, noteOf(select), rankMessage(select)); }
   function checkRanking(list) { return mark(list, list, noteOf(list), rankingMessage(list)); }
+  function checkLabel(row) { return mark(row, row, noteOf(row), labelMessage(row)); }
+  function checkLabelSet(row) { return mark(row, row, noteOf(row), labelSetMessage(row)); }
+  function checkText(area) { return mark(area.closest(".text-row"), area, noteOf(area), textMessage(area)); }
 
   // Every field in one pass: all problems are shown at once, not the first one only.
   function checkAll() {
     const bad = [];
     form.querySelectorAll(".magnitude-row input").forEach((el) => { if (checkMagnitude(el)) bad.push(el); });
     form.querySelectorAll(".likert-row").forEach((el) => { if (checkLikert(el)) bad.push(el); });
+    form.querySelectorAll(".label-row").forEach((el) => { if (checkLabel(el)) bad.push(el); });
+    form.querySelectorAll(".labelset-row").forEach((el) => { if (checkLabelSet(el)) bad.push(el); });
+    form.querySelectorAll(".text-row textarea").forEach((el) => { if (checkText(el)) bad.push(el); });
     form.querySelectorAll("ol.ranking").forEach((list) => {
       list.querySelectorAll("select").forEach((el) => { if (checkRank(el)) bad.push(el); });
       if (checkRanking(list)) bad.push(list);
@@ -111,6 +139,12 @@
       if (target.getAttribute("aria-invalid") === "true") checkMagnitude(target);
     } else if (target.closest(".likert-row")) {
       checkLikert(target.closest(".likert-row"));
+    } else if (target.closest(".label-row")) {
+      checkLabel(target.closest(".label-row"));
+    } else if (target.closest(".labelset-row")) {
+      checkLabelSet(target.closest(".labelset-row"));
+    } else if (target.matches(".text-row textarea")) {
+      if (target.getAttribute("aria-invalid") === "true") checkText(target);
     } else if (target.closest("ol.ranking")) {
       const list = target.closest("ol.ranking");
       list.querySelectorAll("select").forEach((el) => { if (el.getAttribute("aria-invalid") === "true") checkRank(el); });
@@ -144,6 +178,32 @@
       const input = row.querySelector(`input[value="${Number(wanted)}"]`);
       event.preventDefault();
       if (input) { input.checked = true; input.focus(); input.dispatchEvent(new Event("change", {bubbles: true})); }
+    });
+  });
+
+  // --- labels: typing a label's number picks it (one label) or ticks / unticks it (a label set) ---------
+  // "None of these" is 0 and clears the other boxes; ticking a label clears "None of these".
+  function exclusiveNone(row, changed) {
+    const none = row.dataset.none;
+    if (!none || !changed.checked) return;
+    row.querySelectorAll("input[type=checkbox]").forEach((box) => {
+      if (box !== changed && (changed.value === none || box.value === none)) box.checked = false;
+    });
+  }
+  form.querySelectorAll(".labelset-row").forEach((row) => {
+    row.addEventListener("change", (event) => { if (event.target.type === "checkbox") exclusiveNone(row, event.target); });
+  });
+  form.querySelectorAll(".label-row, .labelset-row").forEach((row) => {
+    row.addEventListener("keydown", (event) => {
+      if (!/^[0-9]$/.test(event.key) || event.ctrlKey || event.metaKey || event.altKey) return;
+      const inputs = Array.from(row.querySelectorAll("input"));
+      const input = event.key === "0" ? inputs.find((i) => i.value === row.dataset.none) : inputs[Number(event.key) - 1];
+      event.preventDefault();
+      if (!input || (input.value === row.dataset.none && event.key !== "0")) return;
+      input.checked = input.type === "radio" ? true : !input.checked;
+      if (input.type === "checkbox") exclusiveNone(row, input);
+      input.focus();
+      input.dispatchEvent(new Event("change", {bubbles: true}));
     });
   });
 

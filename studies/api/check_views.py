@@ -16,7 +16,9 @@ from studies.rating import checks
 
 RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value": 2}, {"response": 1, "min": 4, '
               '"max": 6}, {"greater": 1, "than": 2} (Likert, magnitude), {"best": 1}, {"worst": 4} (BWS); '
-              'optional "criterion" (default: every criterion)')
+              'optional "criterion" (default: every criterion); a categorical criterion: {"criterion": "safety", '
+              '"response": 2, "label": "unsafe"}; a multi-label one: {"criterion": "problems", "response": 2, '
+              '"labels": ["off-topic"]} ([] for none of these)')
 
 
 class CheckItemSerializer(serializers.Serializer):

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from studies.authoring import allocation
 from studies.corpora.importing.formats import FORMATS
+from studies.designs import KINDS
 from studies.models import Design, Study, Unit
 
 
@@ -12,6 +13,13 @@ class CriterionSerializer(serializers.Serializer):
     name = serializers.SlugField()
     question = serializers.CharField(required=False, allow_blank=True)
     help_text = serializers.CharField(required=False, allow_blank=True)
+    # How it is answered (studies.designs.kinds); the kind's options are checked by the service, per field.
+    kind = serializers.ChoiceField(choices=list(KINDS), required=False, help_text="scale (default), categorical, "
+                                   "multilabel or free_text")
+    options = serializers.JSONField(required=False, help_text='categorical/multilabel: {"labels": [...]} '
+                                    '(multilabel also "none_option"); free_text: {"min_length", "max_length"}')
+    rationale = serializers.ChoiceField(choices=["", "optional", "required"], required=False, allow_blank=True,
+                                        help_text="a free-text reason beside each answer")
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -23,7 +23,8 @@ from django.utils.text import slugify
 
 from studies.authoring import allocation
 from studies.authoring import services as authoring
-from studies.designs import design_for, unit_for
+from studies.designs import DESIGNS, design_for, unit_for
+from studies.designs.kinds import criterion_kind_clean
 from studies.errors import StudyStateError
 from studies.models import (
     Criterion,
@@ -56,7 +57,8 @@ def structure_lock_reason(study: Study) -> str | None:
     return None
 
 
-def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, Any]) -> list[dict[str, str]]:
+def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, Any], *,
+                    takes_kinds: bool = True) -> list[dict[str, Any]]:
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in raw]
     names = [slugify(str(c.get("name", ""))) for c in specs]
     if not specs:
@@ -65,10 +67,15 @@ def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, An
         errors["criteria"] = "every criterion needs a name"
     elif len(set(names)) != len(names):
         errors["criteria"] = "criterion names must be different"
-    return [{**spec, "name": name} for spec, name in zip(specs, names, strict=True)]
+    cleaned = []
+    for i, (spec, name) in enumerate(zip(specs, names, strict=True)):
+        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]")
+        errors.update(problems)
+        cleaned.append({**spec, "name": name, **settings})
+    return cleaned
 
 
-def _criteria_replace(study: Study, specs: list[dict[str, str]]) -> None:
+def _criteria_replace(study: Study, specs: list[dict[str, Any]]) -> None:
     """Keep criteria by name (their ids and any check rules stay), add new ones, drop missing ones."""
     defaults = {c["name"]: c for c in authoring.DEFAULT_CRITERIA}
     existing = {c.name: c for c in study.criteria.all()}
@@ -80,6 +87,8 @@ def _criteria_replace(study: Study, specs: list[dict[str, str]]) -> None:
         help_text = (spec.get("help_text") or "").strip() or defaults.get(name, {}).get("help_text", "")
         criterion = existing.get(name) or Criterion(study=study, name=name)
         criterion.question, criterion.help_text, criterion.position = question[:300], help_text, position
+        criterion.kind, criterion.options = spec.get("kind") or "scale", spec.get("options") or {}
+        criterion.rationale = spec.get("rationale") or ""
         criterion.save()
 
 
@@ -133,7 +142,7 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     changes: dict[str, Any] = {}
     structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
     design = structure.get("design", study.design)
-    criteria_specs: list[dict[str, str]] | None = None
+    criteria_specs: list[dict[str, Any]] | None = None
     rebuild = False  # the settings the items were drawn under changed: they go
     if structure:
         same = (design == study.design
@@ -160,9 +169,14 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
                         problems, stale = chosen.config_change(study, config)
                         errors.update(problems)
                         rebuild = rebuild or stale
+                    if (not chosen.takes_kinds and "criteria" not in structure
+                            and study.criteria.exclude(kind="scale").exists()):  # labels, text: Rating rows only
+                        errors["design"] = ("this design answers every criterion on its own scale: first make the "
+                                            "labelled or free-text criteria plain ones")
                     changes["design"], changes["design_config"] = design, config
             if "criteria" in structure:
-                criteria_specs = _criteria_specs(structure["criteria"], errors)
+                takes_kinds = design in DESIGNS and design_for(design).takes_kinds
+                criteria_specs = _criteria_specs(structure["criteria"], errors, takes_kinds=takes_kinds)
             if "platform" in structure:
                 if structure["platform"] not in Study.Platform.values or structure["platform"] == Study.Platform.BENCHMARK:
                     errors["platform"] = f"unknown platform {structure['platform']!r}"
@@ -228,13 +242,14 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
 def _criteria_unchanged(study: Study, raw: Sequence[Mapping[str, Any] | str]) -> bool:
     """True when ``raw`` names the study's criteria in order with their wording (a blank question or
     help text means "as it is"): what a form that shows the locked criteria sends back."""
-    current = list(study.criteria.values_list("name", "question", "help_text"))
+    current = list(study.criteria.values_list("name", "question", "help_text", "kind", "options", "rationale"))
     specs = _criteria_specs(raw, {})
     return len(specs) == len(current) and all(
         spec["name"] == name
         and (spec.get("question") or "").strip() in ("", question)
         and (spec.get("help_text") or "").strip() in ("", help_text)
-        for spec, (name, question, help_text) in zip(specs, current, strict=False))
+        and (spec["kind"], spec["options"], spec["rationale"]) == (kind, options, rationale)
+        for spec, (name, question, help_text, kind, options, rationale) in zip(specs, current, strict=False))
 
 
 def _same_minute(current, raw: Any) -> bool:
@@ -295,7 +310,8 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     copy = authoring.study_create(
         experiment=target, title=(title or f"{study.title} (copy)")[:200], design=study.design,
         design_config=study.design_config,
-        criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text} for c in study.criteria.all()],
+        criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text, "kind": c.kind,
+                   "options": c.options, "rationale": c.rationale} for c in study.criteria.all()],
         raters_per_item=study.raters_per_item, items_per_assignment=study.items_per_assignment,
         instructions=study.instructions, platform=study.platform, platform_config=config, unit=study.unit,
         unit_config=study.unit_config,

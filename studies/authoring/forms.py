@@ -1,10 +1,13 @@
 """Researcher forms. They only collect and type-check input; services validate and write."""
 import copy
+import re
+from typing import Any
 
 from django import forms
 
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
+from studies.designs.kinds import criterion_kind_clean
 from studies.models import (
     DEFAULT_ITEMS_PER_ASSIGNMENT,
     DEFAULT_RATERS_PER_ITEM,
@@ -47,9 +50,64 @@ class InviteForm(forms.Form):
 QUESTION_KINDS = ("yes_no", "choice", "text")
 
 
+# How a criterion is answered, written after its question (studies.designs.kinds): "categorical: safe, unsafe",
+# "multilabel: a, b, c" (with "none: no" for no "None of these"), "free_text: 10-500", and "why: optional|required".
+_KIND_PART = re.compile(r"^(scale|categorical|multilabel|free_text)\s*(?::\s*(.*))?$", re.IGNORECASE)
+_WHY_PART = re.compile(r"^why\s*:\s*(\S+)$", re.IGNORECASE)
+_NONE_PART = re.compile(r"^none\s*:\s*(yes|no)$", re.IGNORECASE)
+_LENGTHS = re.compile(r"^(\d+)\s*-\s*(\d+)$")
+
+
+def _kind_text(c) -> list[str]:
+    """A criterion's kind, options and reason as the form writes them (none for a plain scale)."""
+    options = c.options or {}
+    parts = []
+    if c.kind in ("categorical", "multilabel"):
+        parts.append(f"{c.kind}: {', '.join(options.get('labels', []))}")
+        if c.kind == "multilabel" and options.get("none_option") is False:
+            parts.append("none: no")
+    elif c.kind == "free_text":
+        parts.append(f"free_text: {options.get('min_length', 1)}-{options.get('max_length', 1000)}")
+    if c.rationale:
+        parts.append(f"why: {c.rationale}")
+    return parts
+
+
 def criteria_text(criteria) -> str:
-    """Criteria as the form shows them: one per line, ``name | question | help text``."""
-    return "\n".join(" | ".join(p for p in (c.name, c.question, c.help_text) if p) for c in criteria)
+    """Criteria as the form shows them: one per line, ``name | question | help text``, then the kind
+    and the reason where a criterion is not a plain scale (``categorical: safe, unsafe | why: required``)."""
+    lines = []
+    for c in criteria:
+        kind = _kind_text(c)
+        parts = [c.name, c.question] if c.question else [c.name]
+        if c.help_text or kind:
+            parts.append(c.help_text)  # kept even when empty: the kind's part must not be read as help text
+        lines.append(" | ".join([*parts, *kind]).replace("|  |", "| |"))
+    return "\n".join(lines)
+
+
+def _kind_parse(parts: list[str], number: int) -> tuple[dict[str, Any], list[str]]:
+    """The kind, options and reason among a line's parts after the question; the other parts (help text)."""
+    spec: dict[str, Any] = {}
+    rest = []
+    for part in parts:
+        if match := _KIND_PART.match(part):
+            kind, given = match.group(1).lower(), (match.group(2) or "").strip()
+            spec["kind"] = kind
+            if kind in ("categorical", "multilabel"):
+                spec.setdefault("options", {})["labels"] = given
+            elif kind == "free_text" and given:
+                lengths = _LENGTHS.match(given)
+                if not lengths:
+                    raise forms.ValidationError(f"line {number}: write free text lengths as free_text: 10-500")
+                spec["options"] = {"min_length": int(lengths.group(1)), "max_length": int(lengths.group(2))}
+        elif match := _WHY_PART.match(part):
+            spec["rationale"] = match.group(1).lower()
+        elif match := _NONE_PART.match(part):
+            spec.setdefault("options", {})["none_option"] = match.group(1).lower() == "yes"
+        else:
+            rest.append(part)
+    return spec, rest
 
 
 def questionnaire_text(questions) -> str:
@@ -83,13 +141,20 @@ def criteria_parse(text: str) -> list[dict[str, str]]:
             parts = [p.strip() for p in line.split("|")]
             if not parts[0]:
                 raise forms.ValidationError(f"line {number} has no criterion name before the first |: {line.strip()!r}")
+            kind, rest = _kind_parse(parts[2:], number)
             specs.append({"name": parts[0], "question": parts[1] if len(parts) > 1 else "",
-                          "help_text": " | ".join(parts[2:])})
+                          "help_text": " | ".join(p for p in rest if p), **kind})
     if not specs:
         raise forms.ValidationError("name at least one criterion (e.g. readability, coherence)")
     names = [spec["name"] for spec in specs]
     if twice := sorted({name for name in names if names.count(name) > 1}):
         raise forms.ValidationError(f"each criterion once: {', '.join(twice)} is given twice")
+    problems = []
+    for spec in specs:  # each kind's settings, with the criterion named (the service checks them again)
+        _, found = criterion_kind_clean(spec, takes_kinds=True, prefix=spec["name"])
+        problems += [f"{field.replace('.options.', ': ').replace('.', ': ')}: {message}" for field, message in found.items()]
+    if problems:
+        raise forms.ValidationError(problems)
     return specs
 
 
@@ -112,7 +177,11 @@ class StudyForm(forms.Form):
     criteria = forms.CharField(
         initial="readability, coherence", widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Comma-separated names, or one per line as “name | question | help text”; "
-                  "each criterion gets its own question.",
+                  "each criterion gets its own question. A criterion answered by labels or text instead of the "
+                  "design's scale adds its kind: “safety | Is it safe? | | categorical: safe, unsafe, unsure | why: "
+                  "required”, “problems | Which problems? | | multilabel: repetition, off-topic” (add “none: no” to "
+                  "drop “None of these”), “notes | What would help? | | free_text: 10-500”; “why: optional” or "
+                  "“why: required” asks for a reason beside any criterion.",
     )
     raters_per_item = forms.IntegerField(
         min_value=1, initial=DEFAULT_RATERS_PER_ITEM,

@@ -16,6 +16,7 @@ from django.utils.text import slugify
 from studies.authoring import allocation, item_draws
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
+from studies.designs.kinds import criterion_kind_clean
 from studies.designs.units import unit_problem
 from studies.errors import StudyStateError
 from studies.models import (
@@ -102,6 +103,12 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
         errors["criteria"] = ["every criterion needs a name"]
     elif len(set(names)) != len(names):
         errors["criteria"] = ["criterion names must be different"]
+    takes_kinds = "design" not in errors and chosen.takes_kinds
+    kinds = []
+    for i, spec in enumerate(specs):  # how each is answered: the scale, labels, free text; a reason or not
+        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]")
+        kinds.append(settings)
+        errors.update({k: [v] for k, v in problems.items()})
     if errors:
         raise ValidationError(errors)
     assert judged is not None
@@ -117,8 +124,9 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
             question=spec.get("question") or judged.default_question(name)
             or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
             help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
+            **settings,
         )
-        for i, (name, spec) in enumerate(zip(names, specs, strict=True))
+        for i, (name, spec, settings) in enumerate(zip(names, specs, kinds, strict=True))
     ])
     return study
 

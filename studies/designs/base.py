@@ -53,6 +53,9 @@ class StudyDesign:
     item_shaping: ClassVar[tuple[str, ...]] = ()  # settings the items are drawn under: a change drops them
     unit_refusals: ClassVar[Mapping[str, str]] = {}  # unit level -> why this design cannot judge it
     field_prefixes: ClassVar[tuple[str, ...]] = ("r",)  # posted fields re-shown after a refused answer
+    # Whether its criteria may be of other judgement kinds than its scale (studies.designs.kinds): the
+    # designs whose answers are Rating rows, one per target and criterion.
+    takes_kinds: ClassVar[bool] = False
     free_text_prefixes: ClassVar[tuple[str, ...]] = ()  # form fields of free text (autosaved at full length)
     anchored: ClassVar[bool] = False            # items show a reference that is not judged (magnitude)
     anchor_from_metric: ClassVar[bool] = False  # the anchor's value comes from a metric, per item (BME)

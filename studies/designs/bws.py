@@ -154,9 +154,9 @@ class BWS(RatingsDesign):
     def normalised_value(self, shown: Any) -> tuple[Q, Expression] | None:
         return Q(), shown + Value(1.0) - F("rank")
 
-    def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
-                         reference_quality: Mapping[str, float], rng: Any,
-                         criteria: Sequence[Criterion]) -> dict[str, Any]:
+    def scale_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
+                       reference_quality: Mapping[str, float], rng: Any,
+                       criteria: Sequence[Criterion]) -> dict[str, Any]:
         """The targets ranked by the quality the rater sees, best first."""
         answers = {}
         for c in criteria:

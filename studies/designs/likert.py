@@ -75,8 +75,8 @@ class Likert(RatingsDesign):
         return {"points": [{"value": p, "label": labels[p - 1] if labels else ""}
                            for p in range(1, config.get("points", 6) + 1)]}
 
-    def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
-                         reference_quality: Mapping[str, float], rng: Any, criteria: Sequence[Criterion]) -> dict[str, Any]:
+    def scale_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
+                       reference_quality: Mapping[str, float], rng: Any, criteria: Sequence[Criterion]) -> dict[str, Any]:
         """A point around the scale's middle, 1.4 points per unit of quality (the demo's raters)."""
         top = self.config(study)["points"]
         middle = (1 + top) / 2

@@ -84,9 +84,9 @@ class Magnitude(RatingsDesign):
         return (Q(item__reference_value__isnull=False),
                 Log(Value(10.0), Greatest(F("value"), Value(1.0))) - Log(Value(10.0), F("item__reference_value")))
 
-    def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
-                         reference_quality: Mapping[str, float], rng: Any,
-                         criteria: Sequence[Criterion]) -> dict[str, Any]:
+    def scale_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
+                       reference_quality: Mapping[str, float], rng: Any,
+                       criteria: Sequence[Criterion]) -> dict[str, Any]:
         """The anchor times 2^(1.5·(quality − the reference's quality)), clipped to the range."""
         config = self.config(study)
         anchor = slot.item.reference_value or self.fixed_reference_value(config) or 100

@@ -25,6 +25,13 @@ from django.utils import timezone
 from studies.designs.base import StudyDesign
 from studies.designs.common import CheckAnswers, Errors, number_text
 from studies.designs.kinds import kind_for
+from studies.designs.kinds.rationale import (
+    SUFFIX,
+    rationale_field,
+    rationale_key,
+    rationale_parse,
+    rationale_problems,
+)
 from studies.designs.units import unit_for
 from studies.models import Rating
 
@@ -48,6 +55,7 @@ class RatingsDesign(StudyDesign):
     """A design whose answers are Rating rows of a number per target and criterion (see the module)."""
 
     empty_message: ClassVar[str] = "give a value for this response"
+    takes_kinds = True
 
     # --- values ----------------------------------------------------------------------------------------
 
@@ -162,14 +170,20 @@ class RatingsDesign(StudyDesign):
             rows = []
             for response in responses:
                 name = field_name(response["id"], criterion.name)
-                rows.append({**response, "field": name, "value": values.get(name, ""), "error": errors.get(name)})
+                value = values.get(name, "")
+                row = {**response, "field": name, "value": value, "error": errors.get(name),
+                       "chosen": value if isinstance(value, list) else [value]}  # a label set's ticked labels
+                if criterion.rationale:  # the criterion's "Why?" box beside each answer
+                    why = rationale_field(response["id"], criterion.name)
+                    row.update(why_field=why, why_value=values.get(why, ""), why_error=errors.get(why))
+                rows.append(row)
             if self.ranks:  # show the list in the rater's current ranking order
                 rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isdigit() else 99, r["letter"]))
             kind = kind_for(criterion)
             rows_by_criterion.append({
                 "name": criterion.name, "question": criterion.question, "help": criterion.help_text, "rows": rows,
                 "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1)),
-                "kind": kind.key, "kind_template": kind.template,
+                "kind": kind.key, "kind_template": kind.template, "rationale": criterion.rationale,
                 **self.criterion_context(config, criterion), **kind.row_context(self, config, criterion)})
         return {
             "design_partial": self.template, "whole_form": False, "design_script": self.script,
@@ -190,6 +204,9 @@ class RatingsDesign(StudyDesign):
             answers[criterion.name], problems = kind_for(criterion).criterion_parse(self, config, criterion, post,
                                                                                       order)
             errors.update(problems)
+            if criterion.rationale:
+                answers[rationale_key(criterion.name)], problems = rationale_parse(criterion, post, order)
+                errors.update(problems)
         return answers, errors
 
     def answers_store(self, *, slot: AssignmentItem, answers: Mapping[str, Any], criteria: Sequence[Criterion],
@@ -206,7 +223,15 @@ class RatingsDesign(StudyDesign):
         for name in by_name:
             if name not in answers:
                 errors[name] = "answer this question for every response"
+        reasons = {name: answers.get(rationale_key(name)) for name in by_name}
+        for name in answers:
+            if name.endswith(SUFFIX) and name.removesuffix(SUFFIX) not in by_name:
+                errors[name] = "unknown criterion"
+        for name, asked in by_name.items():
+            errors.update(rationale_problems(asked, reasons[name], shown))
         for name, per_target in answers.items():
+            if name.endswith(SUFFIX):
+                continue
             criterion = by_name.get(name)
             if criterion is None:
                 errors[name] = "unknown criterion"
@@ -218,9 +243,11 @@ class RatingsDesign(StudyDesign):
                                                                   slot.response_order))
         if errors:
             raise ValidationError(errors)
-        given = [(by_name[name], target_id, kind_for(by_name[name]).rating_fields(self, raw))
-                 for name, per_target in answers.items() for target_id, raw in per_target.items()]
-        fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()})
+        given = [(by_name[name], target_id, {**kind_for(by_name[name]).rating_fields(self, raw),
+                                             "rationale": ((reasons[name] or {}).get(target_id) or "").strip()})
+                 for name, per_target in answers.items() if not name.endswith(SUFFIX)
+                 for target_id, raw in per_target.items()]
+        fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()} | {"rationale"})
         changed = True
         if slot.answered_at is None:
             # No ratings for this item yet (ratings and answered_at are written together).
@@ -257,13 +284,36 @@ class RatingsDesign(StudyDesign):
         target = f"{unit_for(study).target_field}_id"
         kinds = {c.name: kind_for(c) for c in criteria}
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})
-        values = {}
+        values: dict[str, Any] = {}
         for row in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id).values(
-                target, "criterion__name", *fields):
+                target, "criterion__name", "rationale", *fields):
             kind = kinds.get(row["criterion__name"])
             if kind is not None:
                 values[field_name(row[target], row["criterion__name"])] = kind.form_value(self, row)
+                if row["rationale"]:
+                    values[rationale_field(row[target], row["criterion__name"])] = row["rationale"]
         return values
+
+    def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
+                         reference_quality: Mapping[str, float], rng: Any,
+                         criteria: Sequence[Criterion]) -> dict[str, Any]:
+        """The design's scale answers (``scale_simulate``) for scale criteria, each other kind's own
+        (``JudgementKind.simulate``), and a short reason where a criterion asks for one."""
+        scale = [c for c in criteria if kind_for(c).key == "scale"]
+        answers = self.scale_simulate(study=study, slot=slot, quality=quality, reference_quality=reference_quality,
+                                      rng=rng, criteria=scale) if scale else {}
+        for c in criteria:
+            if c not in scale:
+                answers[c.name] = {t: kind_for(c).simulate(c, quality[(t, c.name)], rng) for t in slot.response_order}
+            if c.rationale:
+                answers[rationale_key(c.name)] = {t: "Simulated reason." for t in slot.response_order}
+        return answers
+
+    def scale_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
+                       reference_quality: Mapping[str, float], rng: Any,
+                       criteria: Sequence[Criterion]) -> dict[str, Any]:
+        """What a simulated rater answers on the design's scale (see ``StudyDesign.answers_simulate``)."""
+        raise NotImplementedError
 
     def check_answers(self, *, assignment: Assignment, item_ids: Sequence[int]) -> CheckAnswers:
         kinds = {c.name: kind_for(c) for c in assignment.study.criteria.all()}

@@ -26,6 +26,12 @@ class Rating(models.Model):
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="ratings")
     value = models.FloatField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The answers of the other judgement kinds (studies.designs.kinds): one label (categorical), a set
+    # of labels (multi-label; [] is "none of these"), free text; and the free-text reason of any kind.
+    label = models.CharField(max_length=60, null=True, blank=True)
+    labels = models.JSONField(null=True, blank=True)
+    text = models.TextField(blank=True, default="")
+    rationale = models.TextField(blank=True, default="")
     seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -45,14 +51,16 @@ class Rating(models.Model):
                 name="rating_one_target",
             ),
             models.CheckConstraint(
-                condition=Q(value__isnull=False) | Q(rank__isnull=False), name="rating_has_value_or_rank"
+                condition=Q(value__isnull=False) | Q(rank__isnull=False) | Q(label__isnull=False)
+                | Q(labels__isnull=False) | ~Q(text=""), name="rating_has_an_answer"
             ),
             models.CheckConstraint(condition=Q(rank__isnull=True) | Q(rank__gte=1), name="rating_rank_positive"),
         ]
         indexes = [models.Index(fields=["item", "criterion"], name="rating_item_criterion")]
 
     def __str__(self) -> str:
-        return f"{self.criterion.name}={self.value if self.value is not None else self.rank}"
+        given = next((v for v in (self.value, self.rank, self.label, self.labels) if v is not None), self.text)
+        return f"{self.criterion.name}={given}"
 
     @property
     def target_id(self) -> int:

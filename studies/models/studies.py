@@ -126,6 +126,13 @@ class Criterion(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
     scale_min = models.FloatField(null=True, blank=True)
     scale_max = models.FloatField(null=True, blank=True)
+    # How the criterion is answered (``studies.designs.kinds``: the design's scale, one label, a set of
+    # labels, or free text), that kind's settings (labels, lengths), and whether a free-text reason
+    # ("Why?") is asked beside each answer.
+    kind = models.CharField(max_length=20, default="scale")
+    options = models.JSONField(default=dict, blank=True)
+    rationale = models.CharField(max_length=10, blank=True, default="",
+                                 help_text='"" (none), "optional" or "required"')
 
     class Meta:
         ordering = ["study", "position", "id"]

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from studies import jobs
 from studies.authoring.services import study_close_if_done
-from studies.designs import design_for
+from studies.designs import design_for, kind_for
 from studies.designs.rater_reads import study_criteria
 from studies.errors import StudyStateError
 from studies.models import (
@@ -53,18 +53,30 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
         raise StudyStateError(f"this assignment is already {slot.assignment.status}")
     if len(draft) > DRAFT_MAX_FIELDS:
         raise ValidationError({"draft": f"at most {DRAFT_MAX_FIELDS} fields"})
-    cleaned = {}
-    free_text = design_for(slot.assignment.study).free_text_prefixes  # e.g. a pairwise reason
+    cleaned: dict[str, Any] = {}
+    study = slot.assignment.study
+    free_text = design_for(study).free_text_prefixes  # e.g. a pairwise reason
+    # Free-text criteria (studies.designs.kinds) and any criterion's "Why?" box keep their full text.
+    long_criteria = {c.name for c in study_criteria(study) if kind_for(c).long_text}
     for key, value in draft.items():
         name = str(key)
         if len(name) > 80 or (problem := platforms.text_problem(name)):
             raise ValidationError({"draft": f"a field name {problem or 'is longer than 80 characters'}"})
+        if isinstance(value, list):  # a multi-label row's ticked labels
+            if len(value) > 20 or not all(isinstance(v, str) and len(v) <= 60 for v in value):
+                raise ValidationError({name: "a list holds at most 20 labels of at most 60 characters"})
+            if any(problem := platforms.text_problem(v) for v in value):
+                raise ValidationError({name: problem})
+            cleaned[name] = list(value)
+            continue
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise ValidationError({name: "must be text or a number"})
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError({name: "must be a finite number"})
         # A value is a number or a choice; some fields are free text (the design's ``free_text_prefixes``).
-        text = str(value)[:DRAFT_REASON_MAX if name.startswith(free_text) else 20]
+        long = name.startswith(free_text) or name.endswith(".rationale") \
+            or name.partition("-")[2] in long_criteria
+        text = str(value)[:DRAFT_REASON_MAX if long else 20]
         if problem := platforms.text_problem(text):
             raise ValidationError({name: problem})
         cleaned[name] = text

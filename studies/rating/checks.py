@@ -16,6 +16,12 @@ and stored as response ids:
 - ``{"response": 1, "min": 4, "max": 6}``    Likert / magnitude: a value in this range (either bound optional)
 - ``{"greater": 1, "than": 2}``              Likert / magnitude: response 1 scored above response 2
 - ``{"best": 1}`` / ``{"worst": 2}``         BWS: ranked first / last
+- ``{"criterion": "safety", "response": 1, "label": "unsafe"}``    a categorical criterion: this label
+- ``{"criterion": "problems", "response": 1, "labels": ["repetition"]}``  a multi-label criterion: exactly
+  this label set (``[]``: "none of these")
+
+A rule on a value, an order or a rank applies to the study's scale criteria; a label rule to the
+criteria of its kind (``JudgementKind.check_rule_key``, ``studies.designs.kinds``); free text has no rule.
 
 Each assignment gets ``checks_shown`` and ``checks_passed`` at submit; a pass rate below the study's
 ``min_pass_rate`` (default 0.75, so failing one of two or of three checks flags the rater) sets
@@ -39,7 +45,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from studies.designs import design_for, unit_for
+from studies.designs import design_for, kind_for, unit_for
 from studies.designs.rater_reads import study_criteria
 from studies.models import (
     Assignment,
@@ -62,6 +68,7 @@ MAX_TEXT = 5000
 # item positions of check items start here so that rebuilding the regular items never collides
 CHECK_POSITION_BASE = 1_000_000
 VALUE_KEYS = {"value", "min", "max"}
+LABEL_KEYS = ("label", "labels")  # the expected answer of a categorical or multi-label criterion
 
 
 class _Problems(dict):
@@ -113,7 +120,8 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
                 continue
             out["criterion"] = name
         kinds = [k for k in ("response", "greater", "best", "worst") if k in rule]
-        unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst"}
+        unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst",
+                               *LABEL_KEYS}
         if unknown:
             problems.add(key, f"unknown key(s) {', '.join(sorted(unknown))}")
             continue
@@ -128,9 +136,33 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
         if bad:
             problems.add(f"{key}.{bad[0]}", f"must be a response number from 1 to {n_responses}")
             continue
-        if kind not in allowed:
+        if kind not in allowed and not any(k in rule for k in LABEL_KEYS):  # a label rule suits every rating design
             problems.add(f"{key}.{kind}", "best/worst rules are for best-worst scaling studies"
                          if kind in ("best", "worst") else f"this study checks ranks: use {' or '.join(allowed)}")
+            continue
+        targets = [criteria[name]] if name else list(criteria.values())
+        label_key = next((k for k in LABEL_KEYS if k in rule), None)
+        expects = label_key or "value"  # what the rule's criteria must answer: a label, a label set, a number
+        wrong = [c.name for c in targets if (kind_for(c).check_rule_key or ("value" if kind_for(c).numeric
+                                                                             else None)) != expects]
+        if wrong:
+            problems.add(f"{key}.criterion", f"criterion {wrong[0]} is {kind_for(criteria[wrong[0]]).label.lower()}: "
+                         + (f"a {label_key} rule names a criterion that takes {'one label' if label_key == 'label' else 'a label set'}"
+                            if label_key else "name a criterion with a scale for this rule"))
+            continue
+        if label_key:
+            if kind != "response" or set(rule) & VALUE_KEYS:
+                problems.add(key, f"a {label_key} rule has response and {label_key} (and criterion)")
+                continue
+            expected = None
+            for criterion in targets:
+                expected, problem = kind_for(criterion).expected_clean(criterion, rule[label_key])
+                if problem:
+                    problems.add(f"{key}.{label_key}", problem)
+                    break
+            else:
+                out.update(response=rule["response"], **{label_key: expected})
+                cleaned.append(out)
             continue
         if kind == "greater":
             if rule["greater"] == rule["than"]:
@@ -148,7 +180,6 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
                 problems.add(f"{key}.{wrong[0]}", "must be a finite number")
                 continue
             if "value" in numbers:
-                targets = [criteria[name]] if name else list(criteria.values())
                 for criterion in targets:
                     problem = design_for(study).value_problem(study.design_config, numbers["value"],
                                                               scale_min=criterion.scale_min,
@@ -384,6 +415,11 @@ def check_passed(rules: Sequence[Mapping[str, Any]], answers: Mapping[tuple[str,
                 ok = given(rule["best"]) == 1
             elif "worst" in rule:
                 ok = given(rule["worst"]) == n_responses
+            elif "label" in rule:
+                ok = given(rule["response"]) == rule["label"]
+            elif "labels" in rule:  # a label set: the given tuple is sorted (MultiLabelKind.check_value)
+                v = given(rule["response"])
+                ok = v is not None and tuple(v) == tuple(sorted(rule["labels"]))
             else:
                 v = given(rule["response"])
                 ok = v is not None and (math.isclose(v, rule["value"]) if "value" in rule else

@@ -119,7 +119,11 @@ def item(request, token: str, position: int):
         except ValidationError as error:
             for key, messages in error.message_dict.items():
                 criterion, _, rid = key.partition(".")
-                errors[field_name(int(rid), criterion) if rid.isdigit() else key] = "; ".join(messages)
+                why, _, why_rid = rid.partition(".")  # a criterion's reason: <criterion>.rationale.<target>
+                field = (field_name(int(rid), criterion) if rid.isdigit() else
+                         f"{field_name(int(why_rid), criterion)}.{why}" if why == "rationale" and why_rid.isdigit()
+                         else key)
+                errors[field] = "; ".join(messages)
         else:
             following = slots.get(position + 1)
             if following is None:
@@ -128,7 +132,8 @@ def item(request, token: str, position: int):
                 return redirect(pending)
             answering.assignment_item_open(slot=following)
             return _item_page(request, following)
-    return _item_page(request, slot, values={k: v for k, v in request.POST.items()
+    # Every posted value of a field: a multi-label row's ticked boxes share one name.
+    return _item_page(request, slot, values={k: (v[0] if len(v) == 1 else v) for k, v in request.POST.lists()
                                              if k.startswith(design.field_prefixes)},
                       errors=errors)
 

@@ -20,7 +20,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q
 
 from studies.authoring import selectors as study_selectors
-from studies.designs import unit_for
+from studies.designs import KINDS, unit_for
+from studies.designs.common import number_text
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -141,12 +142,22 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
            "assignment__status", "criterion__name")
     order = ("item_id", "assignment__rater_id", "criterion__position")
     ratings = Rating.objects.filter(only, item_id__in=list(rows)).order_by(*order, "response_id", "conversation_id")
-    for *key, seconds, response_id, conversation_id, value, rank in ratings.values_list(
+    for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why in ratings.values_list(
         *who, "seconds", "response_id", "conversation_id", "value", "rank",
+        "criterion__kind", "label", "labels", "text", "rationale",
     ):
         # A dialogue-unit rating has no response: its target is the conversation.
         target = response_id if response_id is not None else conversation_id
-        line_for(*key, seconds)["values"][target] = value if value is not None else rank
+        line = line_for(*key, seconds)
+        if value is None and rank is None:  # a label, labels or free text (studies.designs.kinds): shown as text
+            line["choice"] = True
+            given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text})
+            line["values"][target] = f"{given} (why: {why})" if why else given
+        elif why:  # a number with the rater's reason beside it
+            line["choice"] = True
+            line["values"][target] = f"{number_text(value if value is not None else rank)} (why: {why})"
+        else:
+            line["values"][target] = value if value is not None else rank
     for *key, seconds, best, worst in BestWorstChoice.objects.filter(only, item_id__in=list(rows)).order_by(*order) \
             .values_list(*who, "seconds", "best_id", "worst_id"):
         line = line_for(*key, seconds)
@@ -170,4 +181,6 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         for line in row.ratings:
             values = {column_of.get(target, target): value for target, value in line["values"].items()}
             line["cells"] = [values.get(r["id"]) for r in row.responses]
+            if line["choice"]:  # shown as text (a reason, a label): a number beside it reads as the rater gave it
+                line["cells"] = [number_text(v) if isinstance(v, float) else v for v in line["cells"]]
     return current, list(rows.values())

@@ -9,7 +9,10 @@ working) and then what a position-bias or context analysis needs:
   rater saw (not the item's canonical order);
 - ``active_seconds``: the seconds the rater spent on the item's screen with the page visible (the item,
   not this one rating: every rating of one screen carries the same value);
-- ``response_text`` and ``context`` (the conversation's turns, one per line, "speaker: text").
+- ``response_text`` and ``context`` (the conversation's turns, one per line, "speaker: text");
+- ``kind``, ``answer`` and ``rationale``: how the criterion is answered (``studies.designs.kinds``), the
+  answer of a criterion that is not a number (a label, labels joined by "; ", free text; ``value`` is
+  empty then) and the rater's reason where the criterion asks for one.
 
 Texts and contexts are looked up once per response and per item (a study has far fewer of them than
 ratings), not fetched with every rating row.
@@ -23,12 +26,13 @@ from typing import Any
 from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from studies.designs import designs_of, unit_for
+from studies.designs import KINDS, designs_of, unit_for
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
-EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context")
+EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context",
+                "kind", "answer", "rationale")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
 CHUNK = 5000
 
@@ -61,7 +65,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     datetimes); raters by their per-experiment pseudonym unless ``raw_ids``."""
     slot = AssignmentItem.objects.filter(assignment=OuterRef("assignment"), item=OuterRef("item"))
     queryset = (
-        normalised_ratings(studies)
+        normalised_ratings(studies, numeric_only=False)
         .annotate(shown_order=Subquery(slot.values("response_order")[:1], output_field=JSONField()),
                   item_order=Subquery(slot.values("position")[:1]),
                   active_seconds=Subquery(slot.values("active_seconds")[:1]),
@@ -78,6 +82,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             "assignment__submitted_at", "tuple_position",
             "item_order", "shown_order", "active_seconds", "item_id",
             "assignment__study__experiment_id", "assignment__rater_id", "conversation_id",
+            "criterion__kind", "label", "labels", "text", "rationale",
         )
     )
     items = StudyItem.objects.filter(study__in=studies)
@@ -90,7 +95,8 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     width = len(EXPORT_FIELDS)
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
-        item_order, order, active, item_id, experiment_id, rater_id, conversation_id = row[width:]
+        item_order, order, active, item_id, experiment_id, rater_id, conversation_id, kind, *given = row[width:]
+        answer = KINDS[kind].export_text(dict(zip(("label", "labels", "text"), given[:3], strict=True)))
         if not raw_ids:
             key = (experiment_id, rater_id)
             entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
@@ -98,7 +104,8 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         position = order.index(response) + 1 if isinstance(order, list) and response in order else None
         entry.update(item_order=(item_order + 1) if item_order is not None else None, shown_position=position,
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
-                     context=contexts.get(item_id) or made.get(conversation_id))
+                     context=contexts.get(item_id) or made.get(conversation_id), kind=kind, answer=answer,
+                     rationale=given[3])
         yield entry
     for design in designs_of(studies):
         if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)
@@ -117,4 +124,4 @@ def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, An
     for row in rows:
         text, context = members.get(row["response"], (None, None))
         yield {**row, "item_order": None, "shown_position": None, "shown_letter": None, "active_seconds": None,
-               "response_text": text, "context": context}
+               "response_text": text, "context": context, "kind": "scale", "answer": "", "rationale": ""}

@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
 from studies.authoring.selectors import DONE_STATUSES
-from studies.designs import design_for
+from studies.designs import NUMERIC_KINDS, design_for
 from studies.models import Assignment, Rating, Study
 from studies.reports.selectors import normalised_ratings, ratings_version
 
@@ -61,7 +61,7 @@ def _unchanged(frame: pd.DataFrame, study: Study) -> bool:
     change over the done assignments; one aggregate in the database): an edited rating or
     re-opened assignment forces a full reload."""
     db = Rating.objects.filter(assignment__study_id=study.pk, assignment__status__in=DONE_STATUSES,
-                               item__check_kind="").aggregate(
+                               item__check_kind="", criterion__kind__in=NUMERIC_KINDS).aggregate(
         n=Count("id"), values=Sum("value"), ranks=Sum("rank"), last=Max("updated_at"))
     ours = _stamp(len(frame), frame["value"].sum(), frame["rank"].sum(), frame["updated_at"].max() if len(frame) else None)
     theirs = _stamp(db["n"], db["values"], db["ranks"], db["last"])

@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
 from studies.authoring.selectors import DONE_STATUSES
-from studies.designs import DESIGNS, design_for, designs_of
+from studies.designs import DESIGNS, NUMERIC_KINDS, design_for, designs_of
 from studies.designs.common import Section
 from studies.models import (
     Assignment,
@@ -30,13 +30,16 @@ EXPORT_FIELDS = (
 )
 
 
-def normalised_ratings(studies: QuerySet[Study]) -> QuerySet[Rating]:
+def normalised_ratings(studies: QuerySet[Study], *, numeric_only: bool = True) -> QuerySet[Rating]:
     """Ratings of the studies with ``normalised_value`` computed in the database as each design says
     (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
     et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
-    names which."""
+    names which. ``numeric_only``: only the criteria answered by a number (the scale analyses); the
+    export asks for every kind (labels and texts have ``value`` None)."""
     shown = targets.SHOWN  # m of an item: the responses, dialogues or chats it shows
-    ratings = targets.with_targets(Rating.objects.filter(assignment__study__in=studies, item__check_kind=""))
+    # Labels and free text (studies.designs.kinds) are never read as numbers: their own sections count them.
+    ratings = Rating.objects.filter(assignment__study__in=studies, item__check_kind="")
+    ratings = targets.with_targets(ratings.filter(criterion__kind__in=NUMERIC_KINDS) if numeric_only else ratings)
     normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
                   if (rule := design.normalised_value(shown)) is not None]
     return ratings.annotate(  # no check items

@@ -12,8 +12,9 @@ from django.urls import reverse
 from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
+from studies.designs.common import Section
 from studies.models import Study
-from studies.reports import position_selectors, sections
+from studies.reports import label_selectors, position_selectors, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -83,6 +84,10 @@ def report_page(request, study=None, experiment=None):
     raw_ids = _raw_ids(request, studies)
     report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
     own = [s for s in report_selectors.design_sections(studies, report, exclude_flagged=exclude) if s.data]
+    # Criteria answered by labels or free text (studies.designs.kinds), in any design: their own section.
+    labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if labelled:
+        own.append(Section("labels", "reports/_labels.html", labelled))
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -188,6 +193,12 @@ def report_download(request, export_format, study=None, experiment=None):
     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude):
         if section.data:  # the designs' own sections (pairwise win rates, best-worst split-half, ...)
             sheets.update(DESIGNS[section.key].report_sheets(section))
+    labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if labelled:  # label counts and shares per system (free text stays in the ratings export)
+        sheets["Labels"] = pd.DataFrame([
+            {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
+             "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
+             "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():

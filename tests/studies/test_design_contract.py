@@ -19,7 +19,7 @@ from studies.authoring import services as authoring
 from studies.chat import endpoints
 from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
-from studies.designs import DESIGNS, UNITS, design_for, unit_for
+from studies.designs import DESIGNS, KINDS, UNITS, design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
@@ -272,3 +272,199 @@ def test_a_duplicate_is_a_draft_with_the_same_settings_and_items(user, design_ke
     assert copy.status == Study.Status.DRAFT and (copy.design, copy.unit) == (study.design, study.unit)
     assert copy.design_config == study.design_config and items(copy) == items(study)
     authoring.study_publish(study=copy)  # the copy is complete: it publishes as it is
+
+
+# --- judgement kinds: every kind other than the scale, in every design that takes kinds ------------------
+
+KIND_OPTIONS = {
+    "categorical": {"labels": ["safe", "unsafe", "unsure"]},
+    "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
+    "free_text": {"min_length": 5, "max_length": 300},
+}
+# Every kind in every design that takes kinds, on every unit the design runs on (a chat's raters chat with
+# the local bot first, as in the scale contract above).
+KIND_RUNS = [(k, d, u) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds
+             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None]
+KIND_CRITERIA = ("readability", "verdict")  # a scale criterion beside one of the kind (with a required reason)
+
+
+def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response", *, check: bool = False) -> Study:
+    """A study of the design on the unit whose criterion ``verdict`` is of the kind (a reason required),
+    beside the scale criterion ``readability``; with ``check``, a gold item expecting what a rater who
+    sees response 1 as the best answers (a label rule; an order rule on the scale for free text)."""
+    design = design_for(design_key)
+    experiment = authoring.experiment_create(owner=user, title=f"Kind {kind_key} {design_key} {unit_key}")
+    study = authoring.study_create(
+        experiment=experiment, title=f"{kind_key} in {design_key}", design=design_key, raters_per_item=3,
+        items_per_assignment=40, unit=unit_key,
+        criteria=[{"name": "readability"},
+                  {"name": "verdict", "question": "Your verdict?", "kind": kind_key,
+                   "options": KIND_OPTIONS[kind_key], "rationale": "required"}])
+    if unit_for(unit_key).collects_dialogues:  # chats: systems with endpoints on the local bot server
+        for name in CHAT_SYSTEMS:
+            system, _ = System.objects.get_or_create(name=name)
+            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+        authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
+    elif unit_for(unit_key).level == "dialogue":
+        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
+                                                 owner=user).corpus
+        authoring.study_items_build(study=study, corpus=corpus, seed=1,
+                                    reference_conversation="fed-d0" if design.anchored else None)
+    else:
+        corpus = corpus_imports.dialogues_import(stream=io.BytesIO(small_corpus_lines()), source_name="s.jsonl",
+                                                 owner=user).corpus
+        authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+                                    reference_system="human")
+    study.refresh_from_db()
+    if design.anchor_from_metric:
+        authoring.study_item_reference_values_set(
+            study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
+    if check:
+        kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
+        if kind.check_rule_key:
+            expected = kind.simulate(verdict, 0.0, None)  # what a rater who sees response 1 as the best answers
+            expected = [] if expected == ["__none__"] else expected
+            rule = {"criterion": "verdict", "response": 1, kind.check_rule_key: expected}
+        else:
+            rule = ({"criterion": "readability", "best": 1} if "best" in design.check_rule_kinds
+                    else {"criterion": "readability", "greater": 1, "than": 2})
+        value, _ = design.check_reference_value(study.design_config, 100.0)
+        n = next(n for n in range(2, 11) if design.check_item_problem(study.design_config, n) is None)
+        checks.check_item_create(study=study, kind="gold", context="Are you there?",
+                                 responses=["Yes, I am here."] + [f"Banana {i}." for i in range(n - 1)], rules=[rule],
+                                 reference="I am here." if design.anchored else None, reference_value=value)
+        checks.study_checks_configure(study=study, per_assignment=1)
+    authoring.study_publish(study=study)
+    study.refresh_from_db()
+    return study
+
+
+def kind_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None, shift: float = 0.0) -> dict:
+    """Simulated answers (``simulated_answers``' shape); ``shift`` moves every quality (a changed answer
+    where an item shows one target)."""
+    rng = np.random.default_rng(seed)
+    if ranking is None:
+        quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in KIND_CRITERIA}
+    else:
+        quality = {(t, c): -3.0 * ranking.index(t) + shift for t in slot.response_order for c in KIND_CRITERIA}
+    return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
+                                              reference_quality=dict.fromkeys(KIND_CRITERIA, 0.0), rng=rng,
+                                              criteria=list(study.criteria.all()))
+
+
+def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
+    have_chats(study, assignment)
+    for slot in assignment.assignment_items.select_related("item").order_by("position"):
+        ranking = None
+        if slot.item.check_kind:
+            ranking = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
+            ranking = ranking if check_right else ranking[::-1]
+        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
+    return answering.assignment_submit(assignment=assignment)
+
+
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_shown_again(user, kind_key, design_key,
+                                                                                       unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="twice"), seed=2)
+    have_chats(study, assignment)
+    slot = assignment.assignment_items.order_by("position").first()
+    answers = kind_answers(study, slot, ranking=list(slot.response_order))
+    first = answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=3.0)
+    assert first == 2 * len(slot.response_order) == stored(assignment)
+    assert answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers) == first
+    assert stored(assignment) == first
+    kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
+    rows = Rating.objects.filter(assignment=assignment, criterion=verdict)
+    assert all(r.value is None and r.rank is None and r.rationale == "Simulated reason." for r in rows)
+    assert {kind.export_text({f: getattr(r, f) for f in ("label", "labels", "text")}) for r in rows} - {""}
+    slot.refresh_from_db()
+    shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
+    best = slot.response_order[0]
+    assert shown[f"r{best}-verdict.rationale"] == "Simulated reason."
+    assert shown[f"r{best}-verdict"] == kind.form_value(design_for(study), {
+        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()})
+    other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1], shift=-3.0)
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
+    slot.refresh_from_db()
+    assert stored(assignment) == first
+    assert design_for(study).stored_values(slot, study, list(study.criteria.all())) != shown
+
+
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field(client, user, kind_key, design_key,
+                                                                                 unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="bad"), seed=3)
+    have_chats(study, assignment)
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.order_by("position").first()
+    page = client.post(f"/r/a/{assignment.token}/items/{slot.position}/",
+                       {"form_token": form_tokens.form_token(assignment.token, "item")})
+    assert page.status_code == 400
+    html = page.content.decode()
+    for target in slot.response_order:  # the kind's field and the reason's field, each with its message
+        assert f'name="r{target}-verdict"' in html and f'name="r{target}-verdict.rationale"' in html
+    _, errors = design_for(study).answers_parse({}, study=study, order=slot.response_order,
+                                                criteria=list(study.criteria.all()))
+    assert {f"r{t}-verdict" for t in slot.response_order} <= set(errors)
+    assert {f"r{t}-verdict.rationale" for t in slot.response_order} <= set(errors)
+    assert all(message.split("“")[0] in html for message in errors.values())
+    with pytest.raises(ValidationError) as refused:
+        answering.ratings_record(assignment=assignment, item_id=slot.item_id,
+                                 answers={"readability": {t: 1 for t in slot.response_order},
+                                          "verdict": {t: 12345 for t in slot.response_order}})
+    keys = set(refused.value.message_dict)
+    assert {f"verdict.{t}" for t in slot.response_order} <= keys
+    assert {f"verdict.rationale.{t}" for t in slot.response_order} <= keys
+    assert stored(assignment) == 0
+
+
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
+    refusal = unit_for(unit_key).checks_problem or design_for(design_key).checks_problem()
+    if refusal:  # e.g. a dialogue item has no responses for a rule to name
+        with pytest.raises((ValidationError, StudyStateError)) as refused:
+            build_kind(user, kind_key, design_key, unit_key, check=True)
+        assert refusal.split(" (")[0] in str(refused.value)
+        return
+    study = build_kind(user, kind_key, design_key, unit_key, check=True)
+    good, bad = rate_kind(study, "good", seed=5), rate_kind(study, "bad", seed=6, check_right=False)
+    assert (good.checks_shown, good.checks_passed, good.checks_failed) == (1, 1, False)
+    assert (bad.checks_shown, bad.checks_passed, bad.checks_failed) == (1, 0, True)
+
+
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_exports_report_and_pages(client, user, kind_key, design_key, unit_key):
+    client.force_login(user)
+    study = build_kind(user, kind_key, design_key, unit_key)
+    for i in range(3):
+        rate_kind(study, f"rater{i}", seed=10 + i)
+    studies = Study.objects.filter(pk=study.pk)
+    rows = list(csv.DictReader(io.StringIO("".join(exporting.export_lines(studies, "csv")))))
+    verdicts = [r for r in rows if r["criterion"] == "verdict"]
+    assert verdicts and all(r["kind"] == kind_key and r["answer"] and r["value"] == "" for r in verdicts)
+    assert all(r["rationale"] == "Simulated reason." for r in verdicts)
+    jsonl = [json.loads(line) for line in exporting.export_lines(studies, "jsonl")]
+    assert len(jsonl) == len(rows) and {r["answer"] for r in jsonl if r["criterion"] == "verdict"} \
+        == {r["answer"] for r in verdicts}
+    assert exporting.export_xlsx(studies, io.BytesIO()) == len(rows)
+    for url in (f"/studies/{study.slug}/", f"/studies/{study.slug}/report/", f"/studies/{study.slug}/browse/",
+                f"/studies/{study.slug}/report.xlsx", f"/studies/{study.slug}/preview/"):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
+def test_kind_categorical_multilabel_free_text_duplicate_keeps_kind_options_and_reason(user, kind_key, design_key,
+                                                                                      unit_key):
+    study = build_kind(user, kind_key, design_key, unit_key)
+    copy = editing.study_duplicate(study=study)
+    fields = ("name", "kind", "options", "rationale")
+    assert list(copy.criteria.values_list(*fields)) == list(study.criteria.values_list(*fields))
+    assert copy.criteria.get(name="verdict").kind == kind_key

@@ -3,15 +3,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from studies.designs.kinds.base import JudgementKind
+from studies.designs.kinds.categorical import CATEGORICAL
+from studies.designs.kinds.free_text import FREE_TEXT
+from studies.designs.kinds.multilabel import MULTILABEL
+from studies.designs.kinds.rationale import rationale_clean
 from studies.designs.kinds.scale import SCALE
 
 KINDS: dict[str, JudgementKind] = {
     SCALE.key: SCALE,
+    CATEGORICAL.key: CATEGORICAL,
+    MULTILABEL.key: MULTILABEL,
+    FREE_TEXT.key: FREE_TEXT,
 }
 DEFAULT_KIND = SCALE.key
+NUMERIC_KINDS = tuple(key for key, kind in KINDS.items() if kind.numeric)  # what the scale analyses read
 
 
 def kind_for(criterion: Any) -> JudgementKind:
     """The kind of a criterion (``Criterion.kind`` where the model has it; the design's scale otherwise)."""
     return KINDS[getattr(criterion, "kind", None) or DEFAULT_KIND]
+
+
+def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """A criterion spec's ``kind``, ``options`` and ``rationale``, cleaned by its kind, and the problems
+    keyed ``<prefix>.kind`` / ``<prefix>.options.<key>`` / ``<prefix>.rationale``. ``takes_kinds``: the
+    study's design answers other kinds than its scale (``StudyDesign.takes_kinds``)."""
+    errors: dict[str, str] = {}
+    key = spec.get("kind") or DEFAULT_KIND
+    if key not in KINDS:
+        errors[f"{prefix}.kind"] = f"unknown kind {key!r}: use one of {', '.join(KINDS)}"
+        return {}, errors
+    if key != DEFAULT_KIND and not takes_kinds:
+        errors[f"{prefix}.kind"] = "this design answers every criterion on its own scale: choose a rating design " \
+                                   "(Likert, magnitude, BWS ranking) for labels or free text"
+    options: dict[str, Any] = {}
+    try:
+        options = KINDS[key].options_clean(spec.get("options") or {})
+    except ValidationError as error:
+        errors.update({f"{prefix}.{k}": "; ".join(v) for k, v in error.message_dict.items()})
+    rationale, problem = rationale_clean(spec.get("rationale"))
+    if problem:
+        errors[f"{prefix}.rationale"] = problem
+    return {"kind": key, "options": options, "rationale": rationale}, errors

@@ -78,3 +78,21 @@ class JudgementKind:
     def check_value(self, design: RatingsDesign, stored: Mapping[str, Any]) -> Any:
         """A stored rating as check rules see it (``studies.checks``)."""
         raise NotImplementedError
+
+    # --- what other kinds than the scale add (the scale kind keeps these defaults) ------------------------
+
+    check_rule_key: ClassVar[str | None] = None  # the check rule key this kind's expected answer goes in
+    numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
+    long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
+
+    def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
+        """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""
+        return None, "this criterion takes no expected answer"
+
+    def simulate(self, criterion: Criterion, quality: float, rng: Any) -> Any:
+        """What a simulated rater of latent ``quality`` (higher is better, about N(0, 1)) answers."""
+        raise NotImplementedError
+
+    def export_text(self, stored: Mapping[str, Any]) -> str:
+        """A stored answer as one export cell ("" for the scale: its number has its own columns)."""
+        return ""

@@ -2,8 +2,10 @@
 and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
-from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
+from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
+from studies.authoring.kinds_demo import kinds_demo_load
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
+from studies.models import Corpus
 
 
 class Command(BaseCommand):
@@ -21,6 +23,9 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self.style.SUCCESS(f"Loaded demo experiment {experiment.slug!r} with "
                                                  f"{experiment.studies.count()} studies."))
+        labels = kinds_demo_load(owner=demo_user(), corpus=Corpus.objects.get(slug=DEMO_CORPUS))
+        self.stdout.write("The labels demo is already loaded." if labels is None else self.style.SUCCESS(
+            f"Loaded labels demo {labels.slug!r}: a categorical criterion with reasons and a multi-label one."))
         port = options["chat_bot_port"]
         try:
             chats = chat_demo_load(owner=demo_user(), port=port)

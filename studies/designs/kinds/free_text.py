@@ -1,0 +1,116 @@
+"""Free-text judgements ("What would make this response better?"): a text per target, with a minimum
+and a maximum length in characters.
+
+The criterion's ``options``: ``{"min_length": 1, "max_length": 1000}`` (1 <= min <= max <= 5000).
+Stored in ``Rating.text``; it is exported, shown in the item browser and the report's examples, and
+never read as a number (``numeric = False``). No check rule can expect a text.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+
+from studies.designs.kinds.base import JudgementKind, RatingsDesign
+from studies.designs.kinds.categorical import field_name
+
+if TYPE_CHECKING:
+    from studies.designs.common import Errors
+    from studies.models import Criterion
+
+MAX_TEXT = 2000  # as much as autosave keeps (rating.answers.DRAFT_REASON_MAX)
+DEFAULTS = {"min_length": 1, "max_length": 1000}
+
+
+def length_problem(text: str, low: int, high: int) -> str | None:
+    """What is wrong with a text's length (in characters, surrounding spaces not counted), or None."""
+    n = len(text.strip())
+    if n < low:
+        return "write something here" if n == 0 and low <= 1 else f"write at least {low} characters (now {n})"
+    if n > high:
+        return f"write at most {high} characters (now {n})"
+    return None
+
+
+def _bounds(criterion: Criterion) -> tuple[int, int]:
+    options = {**DEFAULTS, **(criterion.options or {})}
+    return int(options["min_length"]), int(options["max_length"])
+
+
+class FreeTextKind(JudgementKind):
+    key = "free_text"
+    label = "Free text"
+    template = "raters/kinds/free_text.html"
+    numeric = False
+    long_text = True
+
+    def options_clean(self, options: Any) -> dict[str, Any]:
+        given = {**DEFAULTS, **(options if isinstance(options, Mapping) else {})}
+        errors: dict[str, str] = {}
+        cleaned: dict[str, int] = {}
+        for key in ("min_length", "max_length"):
+            value = given[key]
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TEXT:
+                errors[f"options.{key}"] = f"must be a whole number from 1 to {MAX_TEXT}, got {value!r}"
+            else:
+                cleaned[key] = value
+        if not errors and cleaned["min_length"] > cleaned["max_length"]:
+            errors["options.max_length"] = f"must be at least min_length ({cleaned['min_length']})"
+        if errors:
+            raise ValidationError(errors)
+        return cleaned
+
+    def row_context(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion) -> dict[str, Any]:
+        low, high = _bounds(criterion)
+        return {"min_length": low, "max_length": high}
+
+    def criterion_parse(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                        post: Mapping[str, Any], order: Sequence[int]) -> tuple[dict[int, Any], Errors]:
+        low, high = _bounds(criterion)
+        answers: dict[int, Any] = {}
+        errors: Errors = {}
+        for target in order:
+            name = field_name(target, criterion.name)
+            raw = post.get(name)
+            text = raw.strip() if isinstance(raw, str) else ""
+            if problem := length_problem(text, low, high):
+                errors[name] = problem
+            else:
+                answers[target] = text
+        return answers, errors
+
+    def criterion_problems(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                           answers: Mapping[int, Any], order: Sequence[int]) -> Errors:
+        low, high = _bounds(criterion)
+        errors: Errors = {}
+        for target, given in answers.items():
+            problem = "must be a text" if not isinstance(given, str) else length_problem(given, low, high)
+            if problem:
+                errors[f"{criterion.name}.{target}"] = problem
+        return errors
+
+    def rating_fields(self, design: RatingsDesign, answer: Any) -> dict[str, Any]:
+        return {"value": None, "rank": None, "text": answer.strip()}
+
+    def stored_fields(self) -> tuple[str, ...]:
+        return ("text",)
+
+    def form_value(self, design: RatingsDesign, stored: Mapping[str, Any]) -> str:
+        return stored.get("text") or ""
+
+    def check_value(self, design: RatingsDesign, stored: Mapping[str, Any]) -> Any:
+        return stored.get("text")
+
+    def simulate(self, criterion: Criterion, quality: float, rng: Any) -> Any:
+        low, high = _bounds(criterion)
+        text = "Reads well and fits the conversation." if quality >= 0 else "Hard to follow; it ignores the question."
+        return text.ljust(low, ".")[:high]
+
+    def export_text(self, stored: Mapping[str, Any]) -> str:
+        return stored.get("text") or ""
+
+
+FREE_TEXT = FreeTextKind()
