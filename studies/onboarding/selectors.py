@@ -1,0 +1,90 @@
+"""Reads for onboarding: a study's practice, whether an identity still has to pass it, and the
+report's practice figures (pass rates, items most often failed)."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q
+
+from studies.models import Onboarding, PracticeAnswer, PracticeAttempt, PracticeItem, Study
+
+PLATFORMS_WITH_PRACTICE = (Study.Platform.MTURK, Study.Platform.PROLIFIC)
+
+
+def onboarding_of(study: Study) -> Onboarding | None:
+    return Onboarding.objects.filter(study=study).first()
+
+
+def practice_items(study: Study) -> list[PracticeItem]:
+    return list(PracticeItem.objects.filter(study=study).select_related("conversation", "reference_response")
+                .order_by("position"))
+
+
+def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
+    """The study's pass mark, never more than its number of practice items (0 without practice)."""
+    n = PracticeItem.objects.filter(study=study).count() if n_items is None else n_items
+    onboarding = onboarding_of(study)
+    return min(onboarding.pass_mark, n) if onboarding is not None and n else n
+
+
+def has_practice(study: Study) -> bool:
+    return PracticeItem.objects.filter(study=study).exists()
+
+
+def passed_attempts(study: Study, platform: str, external_id: str):
+    """Passes that count for this study: in its experiment, or (where the study says so) in any
+    experiment of the same researcher; the identity compared as the entry normalised it."""
+    scope = Q(experiment_id=study.experiment_id)
+    onboarding = onboarding_of(study)
+    if onboarding is not None and onboarding.owner_wide and study.experiment.owner_id is not None:
+        scope |= Q(experiment__owner_id=study.experiment.owner_id)
+    return PracticeAttempt.objects.filter(scope, platform=platform, external_id=external_id,
+                                          status=PracticeAttempt.Status.PASSED)
+
+
+def practice_needed(study: Study, platform: str, external_id: str) -> bool:
+    """Whether this identity must pass the study's practice before it may get a slot (platform
+    links only: an invitation is already a chosen person)."""
+    if platform not in PLATFORMS_WITH_PRACTICE or not has_practice(study):
+        return False
+    return not passed_attempts(study, platform, external_id).exists()
+
+
+def attempt_next_position(attempt: PracticeAttempt) -> int | None:
+    """The first practice item (0-based) this attempt has not answered, or None."""
+    answered = set(attempt.answers.values_list("item_id", flat=True))
+    for n, item_id in enumerate(PracticeItem.objects.filter(study=attempt.study_id).order_by("position")
+                                .values_list("id", flat=True)):
+        if item_id not in answered:
+            return n
+    return None
+
+
+def practice_report(studies) -> dict[str, Any] | None:
+    """The report's Practice section: per study, attempts finished, passed and the pass rate; and
+    the practice items ordered by how often they were answered against the expected answer. None
+    when none of the studies has practice items."""
+    items = list(PracticeItem.objects.filter(study__in=studies).select_related("study").order_by("study", "position")
+                 .annotate(answered=Count("answers"), failed=Count("answers", filter=Q(answers__agreed=False))))
+    if not items:
+        return None
+    rows = []
+    for study in studies:
+        finished = PracticeAttempt.objects.filter(study=study).exclude(status=PracticeAttempt.Status.STARTED)
+        n = finished.count()
+        passed = finished.filter(status=PracticeAttempt.Status.PASSED).count()
+        if PracticeItem.objects.filter(study=study).exists():
+            rows.append({"study": study, "finished": n, "passed": passed, "failed": n - passed,
+                         "in_practice": PracticeAttempt.objects.filter(
+                             study=study, status=PracticeAttempt.Status.STARTED).count(),
+                         "pass_rate": passed / n if n else None, "pass_mark": effective_pass_mark(study)})
+    hardest = sorted(items, key=lambda i: (-(i.failed / i.answered if i.answered else 0), i.study_id, i.position))
+    return {"studies": rows, "items": [
+        {"study": i.study, "number": i.position + 1, "answered": i.answered, "failed": i.failed,
+         "fail_rate": i.failed / i.answered if i.answered else None,
+         "first_turn": (i.conversation.turns[-1]["text"] if i.conversation.turns else "")[:80]}
+        for i in hardest]}
+
+
+def answers_of(attempt: PracticeAttempt) -> dict[int, PracticeAnswer]:
+    return {a.item_id: a for a in attempt.answers.all()}
