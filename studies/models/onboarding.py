@@ -34,9 +34,9 @@ class PracticeItem(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="practice_items")
     position = models.PositiveIntegerField()
-    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     response_ids = models.JSONField(default=list)
-    reference_response = models.ForeignKey(Response, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    reference_response = models.ForeignKey(Response, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     reference_value = models.FloatField(null=True, blank=True)
     rules = models.JSONField(default=list)
     explanation = models.TextField()

@@ -64,7 +64,8 @@ def practice_report(studies) -> dict[str, Any] | None:
     """The report's Practice section: per study, attempts finished, passed and the pass rate; and
     the practice items ordered by how often they were answered against the expected answer. None
     when none of the studies has practice items."""
-    items = list(PracticeItem.objects.filter(study__in=studies).select_related("study").order_by("study", "position")
+    items = list(PracticeItem.objects.filter(study__in=studies).select_related("study", "conversation")
+                 .order_by("study", "position")
                  .annotate(answered=Count("answers"), failed=Count("answers", filter=Q(answers__agreed=False))))
     if not items:
         return None
@@ -82,9 +83,28 @@ def practice_report(studies) -> dict[str, Any] | None:
     return {"studies": rows, "items": [
         {"study": i.study, "number": i.position + 1, "answered": i.answered, "failed": i.failed,
          "fail_rate": i.failed / i.answered if i.answered else None,
-         "first_turn": (i.conversation.turns[-1]["text"] if i.conversation.turns else "")[:80]}
+         "first_turn": (i.conversation.turns[-1].get("text", "") if i.conversation.turns else "")[:80]}
         for i in hardest]}
 
 
 def answers_of(attempt: PracticeAttempt) -> dict[int, PracticeAnswer]:
     return {a.item_id: a for a in attempt.answers.all()}
+
+
+def study_practice_panel(study: Study) -> dict[str, Any]:
+    """The study page's Practice card: the items with readable rules (responses numbered 1..n), the
+    pass mark, and how raters have done so far."""
+    rows = []
+    for item in practice_items(study):
+        number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+        texts = dict(item.conversation.responses.values_list("pk", "text"))
+        rows.append({"item": item, "number": item.position + 1, "turns": item.conversation.turns,
+                     "responses": [texts.get(rid, "") for rid in item.response_ids],
+                     "rules": [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
+                                for k, v in rule.items()} for rule in item.rules]})
+    onboarding = onboarding_of(study)
+    attempts = PracticeAttempt.objects.filter(study=study)
+    return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
+            "owner_wide": bool(onboarding and onboarding.owner_wide),
+            "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
+            "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}

@@ -1,0 +1,69 @@
+"""The researcher's practice editing on the study page: a refused practice item or pass mark comes
+back with what was typed and each problem under its own field (nothing written); accepted ones show
+in the Practice card; a published study offers no editing."""
+import re
+
+import pytest
+
+from studies.models import Onboarding, PracticeItem
+
+pytestmark = pytest.mark.django_db
+
+
+def action(slug, name):
+    return f"/studies/{slug}/practice/{name}/"
+
+
+def test_practice_item_form_on_the_study_page_shows_field_level_errors(client, user, make_study):
+    study = make_study("likert", publish=False)
+    client.force_login(user)
+    typed = {"context": "A: Hi", "responses": "Hello!\nZzz", "rules": '[{"response": 1, "value": 9}]',
+             "explanation": ""}
+    page = client.post(action(study.slug, "create"), typed, follow=True)
+    html = page.content.decode()
+    assert page.status_code == 200 and not PracticeItem.objects.exists()
+    rules_error = re.search(r'data-testid="error-rules">([^<]+)<', html).group(1)
+    assert rules_error.startswith("rules[0].value: ") and "1" in rules_error
+    assert 'data-testid="error-explanation"' in html and 'data-testid="error-context"' not in html
+    assert "Zzz</textarea>" in html and "{&quot;response&quot;: 1, &quot;value&quot;: 9}" in html  # kept as typed
+    not_json = client.post(action(study.slug, "create"), {**typed, "rules": "[{", "explanation": "ok"}, follow=True)
+    assert "not JSON" in re.search(r'data-testid="error-rules">([^<]+)<', not_json.content.decode()).group(1)
+    added = client.post(action(study.slug, "create"), {**typed, "rules": '[{"response": 1, "min": 4}]',
+                                                       "explanation": "A greets back."}, follow=True)
+    html = added.content.decode()
+    assert PracticeItem.objects.filter(study=study).count() == 1 and 'data-testid="error-' not in html
+    assert 'data-testid="practice-item"' in html and "1 of 1" in html
+
+
+def test_practice_pass_mark_form_shows_its_error_and_saves(client, user, make_study):
+    study = make_study("likert", publish=False)
+    client.force_login(user)
+    for n in range(2):
+        client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "Hello!\nZzz",
+                                                   "rules": '[{"response": 1, "min": 4}]', "explanation": f"Why {n}"})
+    refused = client.post(action(study.slug, "configure"), {"pass_mark": "3"}, follow=True).content.decode()
+    assert "from 1 to 2" in re.search(r'data-testid="error-pass_mark">([^<]+)<', refused).group(1)
+    assert 'name="pass_mark" min="1" max="2" value="3"' in refused  # what was typed, marked invalid
+    assert Onboarding.objects.get(study=study).pass_mark == 1
+    saved = client.post(action(study.slug, "configure"), {"pass_mark": "2", "owner_wide": "on"}, follow=True)
+    assert Onboarding.objects.get(study=study).pass_mark == 2 and Onboarding.objects.get(study=study).owner_wide
+    assert 'data-testid="practice-pass-mark">2 of 2' in saved.content.decode()
+    item = PracticeItem.objects.filter(study=study).first()
+    client.post(action(study.slug, "delete"), {"item": item.pk})
+    assert PracticeItem.objects.filter(study=study).count() == 1 and Onboarding.objects.get(study=study).pass_mark == 1
+
+
+def test_practice_not_editable_once_published(client, user, make_study):
+    study = make_study("likert")
+    client.force_login(user)
+    page = client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "a\nb",
+                                                      "rules": '[{"response": 1, "min": 4}]', "explanation": "x"},
+                       follow=True)
+    assert "practice is set while it is a draft" in page.content.decode() and not PracticeItem.objects.exists()
+    assert "Add a practice item" not in page.content.decode()
+
+
+def test_practice_actions_need_access_to_the_study(client, other_user, make_study):
+    study = make_study("likert", publish=False)
+    client.force_login(other_user)
+    assert client.post(action(study.slug, "create"), {"context": "A: Hi"}).status_code == 404
