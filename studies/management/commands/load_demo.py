@@ -1,9 +1,11 @@
-"""python manage.py load_demo: the demo experiments (rating designs compared; chat with a bot, then rate)
+"""python manage.py load_demo: the demo experiments (rating designs compared; onboarding with practice items;
+chat with a bot, then rate)
 and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
 from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
+from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 
 
 class Command(BaseCommand):
@@ -21,6 +23,11 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self.style.SUCCESS(f"Loaded demo experiment {experiment.slug!r} with "
                                                  f"{experiment.studies.count()} studies."))
+        if onboarding_demo_load(owner=demo_user()) is None:
+            self.stdout.write("The onboarding demo is already loaded.")
+        else:
+            self.stdout.write(self.style.SUCCESS("Loaded the onboarding demo (practice items, pass mark 2 of 3)."))
+        self.stdout.write(f"Try its practice: /r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=you&STUDY_ID=demo&SESSION_ID=s1")
         port = options["chat_bot_port"]
         try:
             chats = chat_demo_load(owner=demo_user(), port=port)
