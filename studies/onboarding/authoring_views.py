@@ -1,5 +1,5 @@
 """The researcher's practice editing on the study page (its Practice card): add and remove practice
-items, set the pass mark. Thin: the services check everything; a refused form comes back to the
+items, set the pass mark, share the practice with the experiment's other conditions. Thin: the services check everything; a refused form comes back to the
 study page with what was typed and each problem under its own field."""
 from __future__ import annotations
 
@@ -61,6 +61,13 @@ def _do(request, study, action: str) -> str:
     if action == "configure":
         services.onboarding_configure(study=study, pass_mark=post.get("pass_mark"), owner_wide=post.get("owner_wide"))
         return "Practice settings saved."
+    if action == "share":
+        updated, skipped = services.practice_share(study=study)
+        text = (f"Practice shared with {len(updated)} condition(s)"
+                + (": " + ", ".join(s.title for s in updated) if updated else "") + ".")
+        if skipped:
+            text += " Not shared with " + "; ".join(f"{s.title} ({why})" for s, why in skipped) + "."
+        return text
     raise ValidationError({"action": f"unknown action {action}"})
 
 
@@ -74,6 +81,8 @@ def practice_action(request, slug: str, action: str):
         request.session[session_key(study)] = {
             "action": action, "errors": field_errors(error),
             "values": {k: request.POST.get(k, "") for k in FORM_FIELDS}}
+        if action == "share":
+            messages.error(request, "; ".join(t for texts in error.message_dict.values() for t in texts))
     except StudyStateError as error:
         messages.error(request, str(error))
     return redirect(reverse("studies:study_detail", args=[study.slug]) + "#practice")

@@ -106,5 +106,6 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
     attempts = PracticeAttempt.objects.filter(study=study)
     return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
             "owner_wide": bool(onboarding and onboarding.owner_wide),
+            "conditions": Study.objects.filter(experiment_id=study.experiment_id).count(),
             "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
             "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}

@@ -109,7 +109,8 @@ def practice_item_delete(*, item: PracticeItem) -> None:
     study = _locked_draft(item.study, "remove practice items")
     conversation = item.conversation
     item.delete()
-    conversation.delete()
+    if not PracticeItem.objects.filter(conversation=conversation).exists():  # a copy's item may share it
+        conversation.delete()
     for n, pk in enumerate(PracticeItem.objects.filter(study=study).order_by("position").values_list("pk", flat=True)):
         PracticeItem.objects.filter(pk=pk).update(position=n)
     left = PracticeItem.objects.filter(study=study).count()
@@ -137,6 +138,50 @@ def onboarding_configure(*, study: Study, pass_mark: Any, owner_wide: Any = Fals
     onboarding, _ = Onboarding.objects.update_or_create(
         study=study, defaults={"pass_mark": mark, "owner_wide": owner_wide in (True, "on", "1", "true", "yes")})
     return onboarding
+
+
+def _copy(source: Study, target: Study) -> int:
+    """Replace ``target``'s practice with ``source``'s (items share the conversations; same pass mark)."""
+    PracticeItem.objects.filter(study=target).delete()
+    items = list(PracticeItem.objects.filter(study=source).order_by("position"))
+    PracticeItem.objects.bulk_create([
+        PracticeItem(study=target, position=i.position, conversation_id=i.conversation_id, response_ids=i.response_ids,
+                     reference_response_id=i.reference_response_id, reference_value=i.reference_value, rules=i.rules,
+                     explanation=i.explanation) for i in items])
+    Onboarding.objects.filter(study=target).delete()
+    if (settings := Onboarding.objects.filter(study=source).first()) is not None and items:
+        Onboarding.objects.create(study=target, pass_mark=settings.pass_mark, owner_wide=settings.owner_wide)
+    return len(items)
+
+
+def practice_copy(*, source: Study, target: Study) -> int:
+    """Give a new copy of a study (``editing.study_duplicate``) the same practice; the caller holds
+    the transaction. Returns the number of practice items copied."""
+    return _copy(source, target)
+
+
+@transaction.atomic
+def practice_share(*, study: Study) -> tuple[list[Study], list[tuple[Study, str]]]:
+    """Use this study's practice in every other draft condition of its experiment, so that the
+    experiment's conditions share one practice (the pass is per experiment anyway). A condition of
+    another design or with other criteria cannot take the same expected answers and is skipped with
+    the reason, as is a published one. Returns (updated, [(skipped, why)])."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if not PracticeItem.objects.filter(study=study).exists():
+        raise ValidationError({"practice": "this study has no practice items to share"})
+    names = list(study.criteria.order_by("position").values_list("name", flat=True))
+    updated, skipped = [], []
+    for other in study.experiment.studies.exclude(pk=study.pk).select_for_update().order_by("pk"):
+        if other.status != Study.Status.DRAFT:
+            skipped.append((other, f"it is {other.status}"))
+        elif other.design != study.design or other.unit != study.unit:
+            skipped.append((other, "another design or unit"))
+        elif list(other.criteria.order_by("position").values_list("name", flat=True)) != names:
+            skipped.append((other, "other criteria"))
+        else:
+            _copy(study, other)
+            updated.append(other)
+    return updated, skipped
 
 
 # --- the rater's practice ---------------------------------------------------------------------------

@@ -67,3 +67,27 @@ def test_practice_actions_need_access_to_the_study(client, other_user, make_stud
     study = make_study("likert", publish=False)
     client.force_login(other_user)
     assert client.post(action(study.slug, "create"), {"context": "A: Hi"}).status_code == 404
+
+
+def test_practice_shared_with_the_experiments_draft_conditions_and_copied_with_a_duplicate(client, user, make_study):
+    from studies.authoring import editing
+
+    study = make_study("likert", publish=False)
+    twin = make_study("likert", publish=False, experiment=study.experiment)
+    other = make_study("pairwise", publish=False, experiment=study.experiment)
+    client.force_login(user)
+    client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "Hello!\nZzz",
+                                               "rules": '[{"greater": 1, "than": 2}]', "explanation": "A greets."})
+    page = client.post(action(study.slug, "share"), follow=True).content.decode()
+    assert "Practice shared with 1 condition(s): likert study." in page and "pairwise study (another design or unit)" in page
+    copied = PracticeItem.objects.get(study=twin)
+    original = PracticeItem.objects.get(study=study)
+    assert (copied.rules, copied.response_ids, copied.conversation_id) == (
+        original.rules, original.response_ids, original.conversation_id)
+    assert not PracticeItem.objects.filter(study=other).exists()
+    duplicate = editing.study_duplicate(study=study)
+    assert PracticeItem.objects.filter(study=duplicate).count() == 1
+    assert Onboarding.objects.get(study=duplicate).pass_mark == 1
+    client.post(action(study.slug, "delete"), {"item": original.pk})  # the copies keep their shared conversation
+    assert PracticeItem.objects.filter(study__in=[twin, duplicate]).count() == 2
+    assert PracticeItem.objects.get(study=twin).conversation.turns
