@@ -135,3 +135,37 @@ def test_practice_failed_on_prolific_gets_the_screened_out_code(make_study):
     result = client.get(reverse("raters:practice", args=[PracticeAttempt.objects.get().token]))
     assert b"C9SCREEN" in result.content and b"cc=C9SCREEN" in result.content
     assert not Assignment.objects.exists()
+
+
+@pytest.mark.parametrize(("design", "texts", "rules", "extra"), [
+    ("pairwise", ["Left reply here.", "Right reply here."], [{"greater": 1, "than": 2}], {}),
+    ("bws", ["First reply.", "Second reply.", "Third reply.", "Fourth reply."], [{"best": 1}], {}),
+    ("rme", ["Reply to scale.", "Another reply."], [{"greater": 1, "than": 2}], {"reference": "The anchor reply."}),
+])
+def test_practice_item_page_shows_each_designs_own_form(make_study, design, texts, rules, extra):
+    study = make_study(design, publish=False, platform="prolific")
+    onboarding.practice_item_create(study=study, context="A: Hello there", responses=texts, rules=rules,
+                                    explanation="Because.", **extra)
+    authoring.study_publish(study=study)
+    page = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=SE1", follow=True)
+    html = page.content.decode()
+    assert page.status_code == 200 and "Practice 1 of 1" in html and f'data-design="{design}"' in html
+    assert all(text in html for text in texts)
+    if extra:
+        assert extra["reference"] in html  # the anchor, as the design's page shows it
+    assert not Assignment.objects.exists()
+
+
+def test_practice_magnitude_answers_scored_by_the_rules(make_study):
+    study = make_study("rme", publish=False, platform="prolific")
+    item = onboarding.practice_item_create(study=study, context="A: Hi", responses=["Good reply.", "Bad reply."],
+                                           rules=[{"response": 1, "min": 100}], explanation="A beats the anchor.",
+                                           reference="The anchor reply.")
+    authoring.study_publish(study=study)
+    attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
+    post = {field_name(rid, c.name): v for c in study.criteria.all()
+            for rid, v in zip(item.response_ids, ("150", "40"), strict=True)}
+    answer, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post)
+    assert errors == {} and answer.agreed
+    attempt.refresh_from_db()
+    assert attempt.status == PracticeAttempt.Status.PASSED
