@@ -83,7 +83,7 @@ def practice_report(studies) -> dict[str, Any] | None:
     return {"studies": rows, "items": [
         {"study": i.study, "number": i.position + 1, "answered": i.answered, "failed": i.failed,
          "fail_rate": i.failed / i.answered if i.answered else None,
-         "first_turn": (i.conversation.turns[-1].get("text", "") if i.conversation.turns else "")[:80]}
+         "last_turn": (i.conversation.turns[-1].get("text", "") if i.conversation.turns else "")[:80]}
         for i in hardest]}
 
 
