@@ -7,7 +7,7 @@ import re
 import pytest
 
 from studies.authoring import services as authoring
-from studies.models import Assignment, PracticeAnswer, PracticeAttempt, Rater
+from studies.models import Assignment, PracticeAnswer, PracticeAttempt, Rater, Study
 from studies.onboarding import services as onboarding
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -102,5 +102,43 @@ def test_onboarding_practice_passed_in_the_browser(live_server, browser, screens
         fits(tab, viewport["width"])
         tab.goto(live_server.url + ENTRY.format(slug=practice_study.slug, worker="WPASS"))  # back: no practice again
         assert tab.url.endswith(f"/r/a/{assignment.token}/")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("screen", ["desktop", "phone"])
+def test_onboarding_researcher_practice_card_and_report_in_the_browser(live_server, browser, screenshot, screen):
+    """The study page's Practice card (a refused item shows its problems field by field) and the report's
+    Practice section of the demo study with onboarding, without sideways scrolling on a phone."""
+    from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_user
+    from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
+    from tests.browser.conftest import log_in
+
+    onboarding_demo_load(owner=demo_user())
+    from studies.authoring import editing
+
+    draft = editing.study_duplicate(study=Study.objects.get(slug=DEMO_ONBOARDING_STUDY))  # a draft keeps its practice
+    viewport = VIEWPORTS[screen]
+    context = browser.new_context(viewport=viewport, is_mobile=screen == "phone", has_touch=screen == "phone")
+    tab = context.new_page()
+    try:
+        log_in(tab, live_server, DEMO_USER, DEMO_PASSWORD)
+        tab.goto(f"{live_server.url}/studies/{draft.slug}/#practice")
+        assert tab.locator("[data-testid=practice-item]").count() == 3
+        tab.click("#practice summary:has-text('Add a practice item')")
+        tab.fill("#practice textarea[name=context]", "A: Hi")
+        tab.fill("#practice textarea[name=responses]", "Hello!\nZzz")
+        tab.fill("#practice textarea[name=rules]", '[{"response": 3, "value": 2}]')
+        tab.click("#practice button:has-text('Add the practice item')")
+        tab.wait_for_selector("[data-testid=error-rules]")
+        assert "rules[0].response" in tab.inner_text("[data-testid=error-rules]")
+        assert tab.locator("[data-testid=error-explanation]").is_visible()
+        assert tab.input_value("#practice textarea[name=responses]") == "Hello!\nZzz"  # kept as typed
+        fits(tab, viewport["width"])
+        screenshot(tab, f"practice-card-{screen}")
+        tab.goto(f"{live_server.url}/studies/{DEMO_ONBOARDING_STUDY}/report/")
+        section = tab.inner_text("[data-testid=practice-report]")
+        assert "75%" in section and "Practice items most often failed" in section
+        fits(tab, viewport["width"])
     finally:
         context.close()

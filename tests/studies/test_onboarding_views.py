@@ -169,3 +169,20 @@ def test_practice_magnitude_answers_scored_by_the_rules(make_study):
     assert errors == {} and answer.agreed
     attempt.refresh_from_db()
     assert attempt.status == PracticeAttempt.Status.PASSED
+
+
+def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_study):
+    study = practice_study(make_study)
+    client = Client()
+    page = client.get(f"/r/{study.slug}/?" + MTURK.format(w="W5", a="A5"), follow=True)
+    action = re.search(r'action="(/r/p/[^"]+)"', page.content.decode()).group(1)
+    other = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id="W6", acceptance_id="A6")
+    from studies.rating import form_tokens
+
+    foreign = form_tokens.form_token(other.token, "practice")  # another attempt's token
+    item = onboarding_selectors.practice_items(study)[0]
+    data = {"form_token": foreign, **{field_name(rid, c.name): "3" for c in study.criteria.all() for rid in item.response_ids}}
+    refused = client.post(action, data)
+    assert refused.status_code == 403 and not PracticeAnswer.objects.exists()
+    assert client.get("/r/p/not-a-token/").status_code == 404
+    assert client.get(reverse("raters:practice_item", args=[other.token, 7])).status_code == 404
