@@ -61,3 +61,12 @@ def practice_qualifications_grant(*, experiment_id: int | None = None,
             PracticeGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
             granted += 1
     return granted
+
+
+def required_practice_qualification(publication: Publication, slug: str) -> PracticeQualification | None:
+    """The practice qualification a publication's HITs require (setting ``require_practice_of``: the
+    slug of an experiment of the same researcher), in the publication's sandbox or production; None
+    when that experiment has none there yet (no MTurk worker has passed its practice)."""
+    owner_id = publication.study.experiment.owner_id
+    return PracticeQualification.objects.filter(experiment__slug=slug.strip(), experiment__owner_id=owner_id,
+                                                sandbox=publication.sandbox).first()

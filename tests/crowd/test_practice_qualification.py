@@ -84,3 +84,39 @@ def test_practice_pass_signal_queues_the_grant(mturk_study, monkeypatch, django_
     with django_capture_on_commit_callbacks(execute=True):
         practise(mturk_study, "W3FAIL", False)
     assert queued == [(mturk_study.experiment_id,)]  # a fail queues nothing
+
+
+def test_later_hits_can_require_the_practice_qualification(mturk_stub, mturk_study, make_study):
+    from botocore.stub import ANY
+
+    from crowd import publishing
+    from crowd.clients import mturk as mturk_client
+    from crowd.errors import PublishRefused
+    from crowd.platforms import mturk as mturk_platform
+
+    later = make_study("likert", raters_per_item=2)  # another experiment of the same researcher
+    settings = {"reward": "0.50", "hits": 1, "assignments_per_hit": 2,
+                "require_practice_of": mturk_study.experiment.slug}
+    publication = publishing.publication_configure(study=later, platform="mturk", sandbox=True, settings=settings)
+    with pytest.raises(PublishRefused, match="require_practice_of"):  # nobody has passed it yet: refused, nothing sent
+        mturk_platform.mturk_publish(publication=publication)
+    practise(mturk_study, "W1PASS", True)
+    mturk_practice.practice_qualifications_grant(client_for=lambda sandbox: RecordingMTurk())
+    mturk_stub.add_response("get_account_balance", {"AvailableBalance": "10000.00", "OnHoldBalance": "0.00"}, {})
+    mturk_stub.add_response("create_qualification_type", {"QualificationType": {
+        "QualificationTypeId": "3QUALLATER0000000000000000000", "Name": "x", "QualificationTypeStatus": "Active"}},
+        {"Name": ANY, "Description": ANY, "QualificationTypeStatus": "Active", "Keywords": "concord"})
+    requirements = mturk_client.qualification_requirements(
+        {"min_approval_rate": 95, "min_approved": 100, "locales": ["US"]}, sandbox=True,
+        experiment_qualification="3QUALLATER0000000000000000000", practice_qualification="3PRACTICEQUALID")
+    assert requirements[-1] == {"QualificationTypeId": "3PRACTICEQUALID", "Comparator": "Exists",
+                                "ActionsGuarded": "DiscoverPreviewAndAccept"}
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "3HITTYPELATER"}, {
+        "Title": ANY, "Description": ANY, "Reward": "0.50", "AssignmentDurationInSeconds": ANY,
+        "AutoApprovalDelayInSeconds": ANY, "Keywords": ANY, "QualificationRequirements": requirements})
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "3HITLATER", "HITTypeId": "3HITTYPELATER",
+                                                                 "MaxAssignments": 2}},
+                            {"HITTypeId": "3HITTYPELATER", "MaxAssignments": 2, "LifetimeInSeconds": ANY,
+                             "Question": ANY, "RequesterAnnotation": ANY, "UniqueRequestToken": ANY})
+    published = mturk_platform.mturk_publish(publication=publication)
+    assert published.status == Publication.Status.PUBLISHED
