@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
             name='Onboarding',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_mark', models.PositiveSmallIntegerField(default=1)),
+                ('pass_mark', models.PositiveSmallIntegerField(default=0)),
                 ('owner_wide', models.BooleanField(default=False)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='onboarding', to='studies.study')),

@@ -18,7 +18,7 @@ class Onboarding(models.Model):
     """A study's practice settings: how many practice items a rater must agree with to go on."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="onboarding")
-    pass_mark = models.PositiveSmallIntegerField(default=1)
+    pass_mark = models.PositiveSmallIntegerField(default=0)  # 0: every practice item
     # A pass on any experiment of the same researcher counts here too (same platform identity).
     owner_wide = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)

@@ -21,10 +21,11 @@ def practice_items(study: Study) -> list[PracticeItem]:
 
 
 def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
-    """The study's pass mark, never more than its number of practice items (0 without practice)."""
+    """The study's pass mark, never more than its number of practice items; every item until the
+    researcher sets one (0 without practice)."""
     n = PracticeItem.objects.filter(study=study).count() if n_items is None else n_items
     onboarding = onboarding_of(study)
-    return min(onboarding.pass_mark, n) if onboarding is not None and n else n
+    return min(onboarding.pass_mark, n) if onboarding is not None and onboarding.pass_mark else n
 
 
 def has_practice(study: Study) -> bool:

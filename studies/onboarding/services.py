@@ -98,7 +98,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         response_ids=[r.pk for r in shown], reference_response=reference_response,
         reference_value=data["reference_value"], rules=checks.resolve_rules(data["rules"], [r.pk for r in shown]),
         explanation=text)
-    Onboarding.objects.get_or_create(study=study, defaults={"pass_mark": 1})
+    Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
     return item
 
 

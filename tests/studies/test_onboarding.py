@@ -231,3 +231,13 @@ def test_practice_pairwise_choice_scored_as_ordering(make_study, choice, agreed)
     post.update({f"reason-{c.name}": "Response A answers the question asked." for c in study.criteria.all()})
     answer, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post)
     assert errors == {} and answer.agreed is agreed
+
+
+def test_practice_pass_mark_is_every_item_until_the_researcher_sets_one(make_study):
+    study = make_study("likert", publish=False, platform="mturk")
+    add_practice(study, [{"response": 1, "min": 4}])
+    add_practice(study, [{"greater": 1, "than": 2}])
+    authoring.study_publish(study=study)
+    assert onboarding_selectors.effective_pass_mark(study) == 2
+    one_wrong = answer_all(begin(study), study, [(5, 1), (1, 5)])
+    assert (one_wrong.agreed, one_wrong.pass_mark, one_wrong.status) == (1, 2, PracticeAttempt.Status.FAILED)

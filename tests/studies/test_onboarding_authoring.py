@@ -6,6 +6,7 @@ import re
 import pytest
 
 from studies.models import Onboarding, PracticeItem
+from studies.onboarding import selectors as onboarding_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +45,8 @@ def test_practice_pass_mark_form_shows_its_error_and_saves(client, user, make_st
     refused = client.post(action(study.slug, "configure"), {"pass_mark": "3"}, follow=True).content.decode()
     assert "from 1 to 2" in re.search(r'data-testid="error-pass_mark">([^<]+)<', refused).group(1)
     assert 'name="pass_mark" min="1" max="2" value="3"' in refused  # what was typed, marked invalid
-    assert Onboarding.objects.get(study=study).pass_mark == 1
+    assert Onboarding.objects.get(study=study).pass_mark == 0  # unchanged: every item until one is set
+    assert onboarding_selectors.effective_pass_mark(study) == 2
     saved = client.post(action(study.slug, "configure"), {"pass_mark": "2", "owner_wide": "on"}, follow=True)
     assert Onboarding.objects.get(study=study).pass_mark == 2 and Onboarding.objects.get(study=study).owner_wide
     assert 'data-testid="practice-pass-mark">2 of 2' in saved.content.decode()
@@ -87,7 +89,8 @@ def test_practice_shared_with_the_experiments_draft_conditions_and_copied_with_a
     assert not PracticeItem.objects.filter(study=other).exists()
     duplicate = editing.study_duplicate(study=study)
     assert PracticeItem.objects.filter(study=duplicate).count() == 1
-    assert Onboarding.objects.get(study=duplicate).pass_mark == 1
+    assert Onboarding.objects.get(study=duplicate).pass_mark == Onboarding.objects.get(study=study).pass_mark
+    assert onboarding_selectors.effective_pass_mark(duplicate) == 1
     client.post(action(study.slug, "delete"), {"item": original.pk})  # the copies keep their shared conversation
     assert PracticeItem.objects.filter(study__in=[twin, duplicate]).count() == 2
     assert PracticeItem.objects.get(study=twin).conversation.turns
