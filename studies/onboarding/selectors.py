@@ -110,3 +110,35 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
             "conditions": Study.objects.filter(experiment_id=study.experiment_id).count(),
             "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
             "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = None) -> list[str]:
+    """The expected answer in the rater's words, one line per rule: responses by the letter the rater
+    saw (A, B, ... in the item's fixed order), criteria by their question. A rule of a kind this does
+    not know (e.g. one a new judgement kind adds) is shown with its keys, never dropped."""
+    letter = {rid: f"Response {chr(ord('A') + n)}" for n, rid in enumerate(item.response_ids)}
+    lines = []
+    for rule in item.rules:
+        prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
+        if "greater" in rule:
+            text = f"{letter.get(rule['greater'], '?')} above {letter.get(rule['than'], '?')}"
+        elif "best" in rule:
+            text = f"{letter.get(rule['best'], '?')} ranked best"
+        elif "worst" in rule:
+            text = f"{letter.get(rule['worst'], '?')} ranked worst"
+        elif "response" in rule and "value" in rule:
+            text = f"{letter.get(rule['response'], '?')}: {_number(rule['value'])}"
+        elif "response" in rule and ("min" in rule or "max" in rule):
+            low, high = rule.get("min"), rule.get("max")
+            bound = (f"from {_number(low)} to {_number(high)}" if low is not None and high is not None
+                     else f"at least {_number(low)}" if low is not None else f"at most {_number(high)}")
+            text = f"{letter.get(rule['response'], '?')}: {bound}"
+        else:
+            text = ", ".join(f"{k} {letter.get(v, v) if k == 'response' else v}" for k, v in rule.items()
+                             if k != "criterion")
+        lines.append(prefix + text)
+    return lines

@@ -79,8 +79,10 @@ def _item_page(request, attempt: PracticeAttempt, item: PracticeItem, number: in
 
 def _feedback_page(request, attempt: PracticeAttempt, item: PracticeItem, answer, number: int, total: int):
     last = number >= total
+    criteria = {c.name: c.question for c in study_criteria(attempt.study)}
     return render(request, "raters/practice_feedback.html", {
         "attempt": attempt, "study": attempt.study, "agreed": answer.agreed, "number": number, "total": total,
+        "expected": selectors.expected_answer_text(item, criteria),
         "explanation": render_markdown(item.explanation), "turns": item.conversation.turns,
         "next_url": reverse("raters:practice", args=[attempt.token]) if last
         else reverse("raters:practice_item", args=[attempt.token, number]), "last": last})

@@ -241,3 +241,14 @@ def test_practice_pass_mark_is_every_item_until_the_researcher_sets_one(make_stu
     assert onboarding_selectors.effective_pass_mark(study) == 2
     one_wrong = answer_all(begin(study), study, [(5, 1), (1, 5)])
     assert (one_wrong.agreed, one_wrong.pass_mark, one_wrong.status) == (1, 2, PracticeAttempt.Status.FAILED)
+
+
+def test_practice_expected_answer_in_the_raters_words(practice_study):
+    items = onboarding_selectors.practice_items(practice_study)
+    assert [onboarding_selectors.expected_answer_text(i) for i in items] == [
+        ["Response A: 5"], ["Response B: from 1 to 2"], ["Response A above Response B"]]
+    item = items[0]
+    item.rules = [{"criterion": "readability", "response": item.response_ids[1], "min": 4.5},
+                  {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"}]
+    assert onboarding_selectors.expected_answer_text(item, {"readability": "How readable?"}) == [
+        "How readable?: Response B: at least 4.5", "Response A ranked best", "response Response A, label off-topic"]
