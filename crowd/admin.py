@@ -35,3 +35,4 @@ class WorkerBlockAdmin(admin.ModelAdmin):
 
 
 admin.site.register(models.QualificationType)
+admin.site.register(models.PracticeQualification)

@@ -102,6 +102,39 @@ class QualificationGrant(models.Model):
         return f"{self.worker_id} has {self.qualification}"
 
 
+class PracticeQualification(models.Model):
+    """The MTurk qualification "passed the practice" of an experiment (``studies.onboarding``): granted
+    to every MTurk worker who passed its practice, so that later HITs (this researcher's other
+    experiments) can require it with an ``Exists`` requirement."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="+")
+    sandbox = models.BooleanField()
+    qualification_type_id = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "sandbox"], name="practice_qualification_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.qualification_type_id
+
+
+class PracticeGrant(models.Model):
+    qualification = models.ForeignKey(PracticeQualification, on_delete=models.CASCADE, related_name="grants")
+    worker_id = models.CharField(max_length=120)
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["qualification", "worker_id"], name="practice_grant_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} passed practice ({self.qualification})"
+
+
 class WorkerAssignment(models.Model):
     """The platform's view of one rater's work: an MTurk assignment or a Prolific submission,
     reconciled with Concord's assignment (by worker id and the platform's assignment/session id)."""

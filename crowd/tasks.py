@@ -7,7 +7,7 @@ from celery import shared_task
 from crowd import sync
 from crowd.errors import PlatformError
 from crowd.models import Publication
-from crowd.platforms import mturk
+from crowd.platforms import mturk, mturk_practice
 from studies.rating import review
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,22 @@ def crowd_sync_all() -> dict:
 def crowd_qualifications_grant() -> int:
     """Every minute: the experiment's qualification for workers who just started a condition."""
     try:
-        return mturk.qualifications_grant_new()
+        granted = mturk.qualifications_grant_new()
     except PlatformError as error:
         log.warning("granting experiment qualifications failed: %s", error)
+        granted = 0
+    try:  # passes of the practice whose own task (crowd_practice_grant) did not get through
+        return granted + mturk_practice.practice_qualifications_grant()
+    except PlatformError as error:
+        log.warning("granting practice qualifications failed: %s", error)
+        return granted
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def crowd_practice_grant(experiment_id: int) -> int:
+    """A worker passed an experiment's practice: its MTurk qualification, now (the beat retries)."""
+    try:
+        return mturk_practice.practice_qualifications_grant(experiment_id=experiment_id)
+    except PlatformError as error:
+        log.warning("granting the practice qualification of experiment %s failed: %s", experiment_id, error)
         return 0

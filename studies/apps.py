@@ -11,6 +11,8 @@ class StudiesConfig(AppConfig):
         # every process, web and worker alike.
         from studies import tasks  # noqa: F401
         from studies.chat.report import report_section
+        from studies.onboarding.report import report_section as practice_section
         from studies.reports import sections
 
         sections.register(report_section)  # the report's "Chats" section (chat studies only)
+        sections.register(practice_section)  # the report's "Practice" section (studies with practice items only)

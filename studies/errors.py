@@ -18,3 +18,14 @@ class AssignmentRefused(Exception):
     def __init__(self, message: str, *, reason: str = "refused"):
         super().__init__(message)
         self.reason = reason
+
+
+class PracticeRequired(AssignmentRefused):
+    """The rater must pass ``study``'s practice (``studies.onboarding``) before they get a slot; nothing
+    was written. The entry pages answer it with the practice, not a refusal."""
+
+    PRACTICE = "practice"
+
+    def __init__(self, study):
+        super().__init__("this study starts with practice items", reason=self.PRACTICE)
+        self.study = study

@@ -3,6 +3,7 @@ from django.urls import path
 from studies.authoring import views as authoring_views
 from studies.authoring import workflow_views
 from studies.corpora import views as corpus_views
+from studies.onboarding import authoring_views as practice_views
 from studies.rating import check_views
 from studies.rating import views as rater_views
 from studies.reports import views as report_views
@@ -29,6 +30,7 @@ urlpatterns = [
     path("studies/<slug:slug>/live/panel/", authoring_views.study_live_panel, name="study_live_panel"),
     path("studies/<slug:slug>/checks/", check_views.checks_page, name="study_checks"),
     path("studies/<slug:slug>/checks/<str:action>/", check_views.checks_action, name="study_checks_action"),
+    path("studies/<slug:slug>/practice/<str:action>/", practice_views.practice_action, name="study_practice_action"),
     path("studies/<slug:slug>/invites/new/", authoring_views.invite_create, name="invite_create"),
     path("studies/<slug:slug>/rater-settings/", authoring_views.study_rater_settings, name="study_rater_settings"),
     path("experiments/<slug:experiment>/collaborators/<str:action>/", workflow_views.experiment_collaborators,

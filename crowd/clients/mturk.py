@@ -132,9 +132,11 @@ def external_question(url: str, frame_height: int = 0) -> str:
 
 
 def qualification_requirements(settings: Mapping[str, Any], *, sandbox: bool,
-                               experiment_qualification: str | None = None) -> list[dict]:
+                               experiment_qualification: str | None = None,
+                               practice_qualification: str | None = None) -> list[dict]:
     """QualificationRequirements from a publication's settings: Masters, approval rate, number of
-    approved HITs, locale; plus "has not taken part in this experiment" when given."""
+    approved HITs, locale; plus "has not taken part in this experiment" and "passed the practice of
+    that experiment" (studies.onboarding) when given."""
     requirements: list[dict] = []
     if settings.get("masters"):
         requirements.append({"QualificationTypeId": MASTERS[sandbox], "Comparator": "Exists",
@@ -153,6 +155,9 @@ def qualification_requirements(settings: Mapping[str, Any], *, sandbox: bool,
                              "ActionsGuarded": "DiscoverPreviewAndAccept"})
     if experiment_qualification:
         requirements.append({"QualificationTypeId": experiment_qualification, "Comparator": "DoesNotExist",
+                             "ActionsGuarded": "DiscoverPreviewAndAccept"})
+    if practice_qualification:
+        requirements.append({"QualificationTypeId": practice_qualification, "Comparator": "Exists",
                              "ActionsGuarded": "DiscoverPreviewAndAccept"})
     return requirements
 

@@ -21,6 +21,7 @@ from crowd import costs
 from crowd.clients.mturk import MTurk, external_question, qualification_requirements
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Platform, Publication, QualificationGrant, QualificationType, WorkerAssignment
+from crowd.platforms import mturk_practice
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id, worker_key
 from studies.models import Assignment, Study
@@ -62,6 +63,13 @@ def experiment_qualification(*, publication: Publication, client: MTurk) -> Qual
         return QualificationType.objects.get(experiment=experiment, sandbox=publication.sandbox)
 
 
+def _practice_required(publication: Publication, s: Mapping[str, Any]) -> str | None:
+    """The practice qualification id the HITs require (``require_practice_of``), or None."""
+    slug = s.get("require_practice_of")
+    found = mturk_practice.required_practice_qualification(publication, slug) if slug else None
+    return found.qualification_type_id if found else None
+
+
 def mturk_publish(*, publication: Publication, confirm_production: bool = False,
                   client: MTurk | None = None) -> Publication:
     """Publish the study as HITs: refuse locally if it cannot be (nothing sent); check the balance
@@ -83,7 +91,8 @@ def mturk_publish(*, publication: Publication, confirm_production: bool = False,
             AssignmentDurationInSeconds=int(s["duration_minutes"]) * 60,
             AutoApprovalDelayInSeconds=int(s["auto_approve_days"]) * 86400, Keywords=s["keywords"][:1000],
             QualificationRequirements=qualification_requirements(
-                s, sandbox=publication.sandbox, experiment_qualification=qualification.qualification_type_id),
+                s, sandbox=publication.sandbox, experiment_qualification=qualification.qualification_type_id,
+                practice_qualification=_practice_required(publication, s)),
         )["HITTypeId"]
         Publication.objects.filter(pk=publication.pk).update(external_id=hit_type)
         question = external_question(entry_url(publication.study, experiment=bool(s["experiment_link"])),
@@ -291,7 +300,7 @@ class MTurkPlatform(CrowdPlatform):
         "reward": "money", "planned_bonus_total": "money", "hits": "count", "assignments_per_hit": "count",
         "lifetime_hours": "count", "duration_minutes": "count", "auto_approve_days": "count0", "frame_height": "count0",
         "min_approval_rate": "count", "min_approved": "count0", "masters": "switch", "experiment_link": "switch",
-        "locales": "list", "title": "text", "description": "text", "keywords": "text",
+        "locales": "list", "title": "text", "description": "text", "keywords": "text", "require_practice_of": "text",
     }
     setting_fields = (
         ("reward", "Reward per assignment (USD)"), ("hits", "HITs"), ("assignments_per_hit", "Assignments per HIT"),
@@ -299,7 +308,8 @@ class MTurkPlatform(CrowdPlatform):
         ("auto_approve_days", "Auto-approve after (days)"), ("title", "Title"), ("description", "Description"),
         ("keywords", "Keywords"), ("masters", "Masters only"), ("min_approval_rate", "Minimum approval rate (%)"),
         ("min_approved", "Minimum approved HITs"), ("locales", "Locales (e.g. US, GB)"),
-        ("planned_bonus_total", "Planned bonuses (USD)"))
+        ("planned_bonus_total", "Planned bonuses (USD)"),
+        ("require_practice_of", "Only workers who passed the practice of experiment (its slug)"))
 
     def default_settings(self, publication: Publication, *, places: int, reward: Decimal,
                          minutes: float | None) -> dict[str, Any]:
@@ -337,6 +347,11 @@ class MTurkPlatform(CrowdPlatform):
             problems.append("no reward is set")
         if not publication.sandbox and not confirm_production:
             problems.append("this is production MTurk (real money): confirm it explicitly")
+        if (slug := s.get("require_practice_of")) and mturk_practice.required_practice_qualification(publication,
+                                                                                                   slug) is None:
+            problems.append(f"require_practice_of: experiment {slug!r} of yours has no practice qualification "
+                            f"{'in the sandbox' if publication.sandbox else 'in production'} yet (nobody has passed "
+                            "its practice on MTurk there)")
         return problems
 
     def publish(self, *, publication: Publication, confirm_production: bool = False, draft_only: bool = False,

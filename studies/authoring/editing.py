@@ -35,6 +35,7 @@ from studies.models import (
     StudyItemResponse,
     StudyItemSystem,
 )
+from studies.onboarding import services as onboarding
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -339,6 +340,7 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
         StudyItemResponse(item_id=new_id[link.item_id], response_id=link.response_id, position=link.position)
         for link in StudyItemResponse.objects.filter(item__study=study).order_by("item_id", "position")
     ], batch_size=2000)
+    onboarding.practice_copy(source=study, target=copy)  # practice items and pass mark (studies.onboarding)
     # A dialogue-unit BWS item ranks several whole dialogues (StudyItemConversation), not responses.
     StudyItemConversation.objects.bulk_create([
         StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)

@@ -21,6 +21,7 @@ from studies.corpora import selectors as corpus_selectors
 from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import Study
+from studies.onboarding import selectors as onboarding_selectors
 from studies.rating import checks, platforms
 from studies.rating import invites as invite_links
 from studies.reports import live_selectors, live_services
@@ -133,6 +134,8 @@ def study_detail(request, slug):
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": checks.study_checks_summary(study),
+        "practice": onboarding_selectors.study_practice_panel(study),
+        "practice_form": request.session.pop(f"practice-form-{study.pk}", {}),  # a refused form, field by field
         "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel
         "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
         "prolific_code_missing": _prolific_code_missing(study),

@@ -242,6 +242,14 @@ class StudyDesign:
         what ``studies.checks.check_passed`` scores (a rank in ranking designs)."""
         raise NotImplementedError
 
+    def practice_values(self, *, study: Study, answers: Mapping[str, Any], order: Sequence[int],
+                        criteria: Sequence[Criterion]) -> tuple[dict[tuple[str, int], Any], Errors]:
+        """A practice item's parsed answers (``answers_parse``) checked as ``answers_store`` would and
+        turned into what ``check_answers`` gives for one item, ``(criterion, response id) -> value``,
+        without storing anything (``studies.onboarding``: practice answers never become ratings).
+        Designs without check items (``checks_problem``) have no practice either."""
+        raise NotImplementedError
+
     # --- reports, the live panel, exports ----------------------------------------------------------------
 
     def studies_of(self, studies: QuerySet[Study]) -> QuerySet[Study]:

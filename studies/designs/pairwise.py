@@ -259,6 +259,25 @@ class Pairwise(StudyDesign):
             answers[c.name] = {"choice": choice, "reason": reason[:config["reason_max_length"]]}
         return answers
 
+    def practice_values(self, *, study: Study, answers: Mapping[str, Any], order: Sequence[int],
+                        criteria: Sequence[Criterion]) -> tuple[dict[tuple[str, int], Any], Errors]:
+        """The choices as ``check_answers`` scores them (1 chosen, 0 other, ½ each for a tie), with
+        left and right the practice item's responses in the order shown."""
+        allowed = ("left", "right", "tie") if self.config(study)["allow_tie"] else ("left", "right")
+        value = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}
+        errors: Errors = {}
+        values: dict[tuple[str, int], Any] = {}
+        if len(order) != 2:
+            return values, {"item": "this item does not show two responses to compare"}
+        for criterion in criteria:
+            choice = str((answers.get(criterion.name) or {}).get("choice") or "")
+            if choice not in allowed:
+                errors[CHOICE_PREFIX + criterion.name] = "pick the better response" + (
+                    " (or a tie)" if "tie" in allowed else "")
+                continue
+            values[(criterion.name, order[0])], values[(criterion.name, order[1])] = value[choice]
+        return values, errors
+
     def check_answers(self, *, assignment: Assignment, item_ids: Sequence[int]) -> CheckAnswers:
         """Choices as values, so "greater" rules apply: 1 for the chosen response, 0 for the other,
         ½ each for a tie; a rule "response 1 greater than response 2" passes exactly when the rater

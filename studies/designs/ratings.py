@@ -315,6 +315,28 @@ class RatingsDesign(StudyDesign):
         """What a simulated rater answers on the design's scale (see ``StudyDesign.answers_simulate``)."""
         raise NotImplementedError
 
+    def practice_values(self, *, study: Study, answers: Mapping[str, Any], order: Sequence[int],
+                        criteria: Sequence[Criterion]) -> tuple[dict[tuple[str, int], Any], Errors]:
+        """Each criterion's answers checked by its kind, then each as its kind's check value of the
+        Rating fields it would be stored in (the same path as ``check_answers``), so a new kind's
+        expected answers score in practice as they do on check items."""
+        config = study.design_config
+        errors: Errors = {}
+        values: dict[tuple[str, int], Any] = {}
+        for criterion in criteria:
+            kind = kind_for(criterion)
+            per_target = answers.get(criterion.name)
+            if not isinstance(per_target, Mapping) or set(per_target) != set(order):
+                errors[criterion.name] = "answer this question for every response"
+                continue
+            problems = kind.criterion_problems(self, config, criterion, per_target, order)
+            if problems:
+                errors.update(problems)
+                continue
+            for target_id, raw in per_target.items():
+                values[(criterion.name, target_id)] = kind.check_value(self, kind.rating_fields(self, raw))
+        return values, errors
+
     def check_answers(self, *, assignment: Assignment, item_ids: Sequence[int]) -> CheckAnswers:
         kinds = {c.name: kind_for(c) for c in assignment.study.criteria.all()}
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})

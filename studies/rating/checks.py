@@ -280,6 +280,25 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
             "reference_value": ref_value}, problems
 
 
+def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, reference: Any = None,
+                     reference_value: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A conversation, responses and rules checked exactly as a check item's (``check_item_create``),
+    for other items scored by the same rules (practice items, ``studies.onboarding``): (cleaned
+    parts, problems by field); rules keep 1-based response numbers."""
+    return _check_item_problems(study, kind=CheckKind.GOLD, context=context, responses=responses, rules=rules,
+                                reference=reference, reference_value=reference_value)
+
+
+def checks_corpus(study: Study) -> Corpus:
+    """The study's own corpus for conversations written on the study page (checks, practice)."""
+    return _checks_corpus(study)
+
+
+def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
+    """Rules with 1-based response numbers turned into these response ids."""
+    return _resolve(rules, response_ids)
+
+
 def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
     corpus = _checks_corpus(study)
     system, _ = System.objects.get_or_create(name=CHECK_SYSTEM, defaults={

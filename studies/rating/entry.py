@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from studies.authoring import allocation, selectors
 from studies.designs import design_for, unit_for
-from studies.errors import AssignmentRefused, StudyStateError
+from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -21,6 +21,7 @@ from studies.models import (
     RaterBlock,
     Study,
 )
+from studies.onboarding import selectors as onboarding
 from studies.rating import checks, review
 
 
@@ -92,6 +93,10 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     rng.shuffle(chosen)
     chosen = checks.checks_place(study, chosen, rng)
     assignment_seed = rng.randrange(2**62)
+    # Last of the refusals, so nobody practises for a study that is full or closed; a rater who has
+    # not passed the practice (studies.onboarding) gets no slot and no rater row.
+    if onboarding.practice_needed(study, rater.platform, rater.external_id):
+        raise PracticeRequired(study)
     if rater.pk is None:
         rater.save(force_insert=True)  # only now, once every check has passed (no orphan raters)
     assignment = Assignment.objects.create(

@@ -10,8 +10,9 @@ from django.shortcuts import redirect, render
 from studies.authoring import allocation
 from studies.authoring import services as authoring
 from studies.designs import design_for, unit_for
-from studies.errors import AssignmentRefused, StudyStateError
+from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import Experiment, Study
+from studies.onboarding import views as practice_views
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens, invites, platforms
@@ -100,6 +101,8 @@ def entry(request, slug: str):
             assignment = rater_entry.assignment_enter(
                 study=study, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
+    except PracticeRequired as required:  # no slot yet: the practice first (studies.onboarding)
+        return practice_views.practice_begin(request, required, identity, via_experiment=False)
     except AssignmentRefused as refusal:
         return _refusal_page(request, study, refusal)
     response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
@@ -143,6 +146,8 @@ def experiment_entry(request, slug: str):
         assignment = rater_entry.experiment_enter(
             experiment=experiment, platform=identity.platform, external_id=identity.external_id,
             acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
+    except PracticeRequired as required:
+        return practice_views.practice_begin(request, required, identity, via_experiment=True)
     except AssignmentRefused as refusal:
         return _refusal_page(request, linked[0], refusal)
     except StudyStateError as error:

@@ -1,4 +1,5 @@
-"""python manage.py load_demo: the demo experiments (rating designs compared; chat with a bot, then rate)
+"""python manage.py load_demo: the demo experiments (rating designs compared; onboarding with practice items;
+chat with a bot, then rate)
 and a researcher login. Safe to run twice."""
 from django.core.management.base import BaseCommand
 
@@ -6,6 +7,7 @@ from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_l
 from studies.authoring.kinds_demo import kinds_demo_load
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
 from studies.models import Corpus
+from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 
 
 class Command(BaseCommand):
@@ -26,6 +28,11 @@ class Command(BaseCommand):
         labels = kinds_demo_load(owner=demo_user(), corpus=Corpus.objects.get(slug=DEMO_CORPUS))
         self.stdout.write("The labels demo is already loaded." if labels is None else self.style.SUCCESS(
             f"Loaded labels demo {labels.slug!r}: a categorical criterion with reasons and a multi-label one."))
+        if onboarding_demo_load(owner=demo_user()) is None:
+            self.stdout.write("The onboarding demo is already loaded.")
+        else:
+            self.stdout.write(self.style.SUCCESS("Loaded the onboarding demo (practice items, pass mark 2 of 3)."))
+        self.stdout.write(f"Try its practice: /r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=you&STUDY_ID=demo&SESSION_ID=s1")
         port = options["chat_bot_port"]
         try:
             chats = chat_demo_load(owner=demo_user(), port=port)

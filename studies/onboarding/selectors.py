@@ -1,0 +1,144 @@
+"""Reads for onboarding: a study's practice, whether an identity still has to pass it, and the
+report's practice figures (pass rates, items most often failed)."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q
+
+from studies.models import Onboarding, PracticeAnswer, PracticeAttempt, PracticeItem, Study
+
+PLATFORMS_WITH_PRACTICE = (Study.Platform.MTURK, Study.Platform.PROLIFIC)
+
+
+def onboarding_of(study: Study) -> Onboarding | None:
+    return Onboarding.objects.filter(study=study).first()
+
+
+def practice_items(study: Study) -> list[PracticeItem]:
+    return list(PracticeItem.objects.filter(study=study).select_related("conversation", "reference_response")
+                .order_by("position"))
+
+
+def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
+    """The study's pass mark, never more than its number of practice items; every item until the
+    researcher sets one (0 without practice)."""
+    n = PracticeItem.objects.filter(study=study).count() if n_items is None else n_items
+    onboarding = onboarding_of(study)
+    return min(onboarding.pass_mark, n) if onboarding is not None and onboarding.pass_mark else n
+
+
+def has_practice(study: Study) -> bool:
+    return PracticeItem.objects.filter(study=study).exists()
+
+
+def passed_attempts(study: Study, platform: str, external_id: str):
+    """Passes that count for this study: in its experiment, or (where the study says so) in any
+    experiment of the same researcher; the identity compared as the entry normalised it."""
+    scope = Q(experiment_id=study.experiment_id)
+    onboarding = onboarding_of(study)
+    if onboarding is not None and onboarding.owner_wide and study.experiment.owner_id is not None:
+        scope |= Q(experiment__owner_id=study.experiment.owner_id)
+    return PracticeAttempt.objects.filter(scope, platform=platform, external_id=external_id,
+                                          status=PracticeAttempt.Status.PASSED)
+
+
+def practice_needed(study: Study, platform: str, external_id: str) -> bool:
+    """Whether this identity must pass the study's practice before it may get a slot (platform
+    links only: an invitation is already a chosen person)."""
+    if platform not in PLATFORMS_WITH_PRACTICE or not has_practice(study):
+        return False
+    return not passed_attempts(study, platform, external_id).exists()
+
+
+def attempt_next_position(attempt: PracticeAttempt) -> int | None:
+    """The first practice item (0-based) this attempt has not answered, or None."""
+    answered = set(attempt.answers.values_list("item_id", flat=True))
+    for n, item_id in enumerate(PracticeItem.objects.filter(study=attempt.study_id).order_by("position")
+                                .values_list("id", flat=True)):
+        if item_id not in answered:
+            return n
+    return None
+
+
+def practice_report(studies) -> dict[str, Any] | None:
+    """The report's Practice section: per study, attempts finished, passed and the pass rate; and
+    the practice items ordered by how often they were answered against the expected answer. None
+    when none of the studies has practice items."""
+    items = list(PracticeItem.objects.filter(study__in=studies).select_related("study", "conversation")
+                 .order_by("study", "position")
+                 .annotate(answered=Count("answers"), failed=Count("answers", filter=Q(answers__agreed=False))))
+    if not items:
+        return None
+    rows = []
+    for study in studies:
+        finished = PracticeAttempt.objects.filter(study=study).exclude(status=PracticeAttempt.Status.STARTED)
+        n = finished.count()
+        passed = finished.filter(status=PracticeAttempt.Status.PASSED).count()
+        if PracticeItem.objects.filter(study=study).exists():
+            rows.append({"study": study, "finished": n, "passed": passed, "failed": n - passed,
+                         "in_practice": PracticeAttempt.objects.filter(
+                             study=study, status=PracticeAttempt.Status.STARTED).count(),
+                         "pass_rate": passed / n if n else None, "pass_mark": effective_pass_mark(study)})
+    hardest = sorted(items, key=lambda i: (-(i.failed / i.answered if i.answered else 0), i.study_id, i.position))
+    return {"studies": rows, "items": [
+        {"study": i.study, "number": i.position + 1, "answered": i.answered, "failed": i.failed,
+         "fail_rate": i.failed / i.answered if i.answered else None,
+         "last_turn": (i.conversation.turns[-1].get("text", "") if i.conversation.turns else "")[:80]}
+        for i in hardest]}
+
+
+def answers_of(attempt: PracticeAttempt) -> dict[int, PracticeAnswer]:
+    return {a.item_id: a for a in attempt.answers.all()}
+
+
+def study_practice_panel(study: Study) -> dict[str, Any]:
+    """The study page's Practice card: the items with readable rules (responses numbered 1..n), the
+    pass mark, and how raters have done so far."""
+    rows = []
+    for item in practice_items(study):
+        number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+        texts = dict(item.conversation.responses.values_list("pk", "text"))
+        rows.append({"item": item, "number": item.position + 1, "turns": item.conversation.turns,
+                     "responses": [texts.get(rid, "") for rid in item.response_ids],
+                     "rules": [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
+                                for k, v in rule.items()} for rule in item.rules]})
+    onboarding = onboarding_of(study)
+    attempts = PracticeAttempt.objects.filter(study=study)
+    return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
+            "owner_wide": bool(onboarding and onboarding.owner_wide),
+            "conditions": Study.objects.filter(experiment_id=study.experiment_id).count(),
+            "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
+            "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = None) -> list[str]:
+    """The expected answer in the rater's words, one line per rule: responses by the letter the rater
+    saw (A, B, ... in the item's fixed order), criteria by their question. A rule of a kind this does
+    not know (e.g. one a new judgement kind adds) is shown with its keys, never dropped."""
+    letter = {rid: f"Response {chr(ord('A') + n)}" for n, rid in enumerate(item.response_ids)}
+    lines = []
+    for rule in item.rules:
+        prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
+        if "greater" in rule:
+            text = f"{letter.get(rule['greater'], '?')} above {letter.get(rule['than'], '?')}"
+        elif "best" in rule:
+            text = f"{letter.get(rule['best'], '?')} ranked best"
+        elif "worst" in rule:
+            text = f"{letter.get(rule['worst'], '?')} ranked worst"
+        elif "response" in rule and "value" in rule:
+            text = f"{letter.get(rule['response'], '?')}: {_number(rule['value'])}"
+        elif "response" in rule and ("min" in rule or "max" in rule):
+            low, high = rule.get("min"), rule.get("max")
+            bound = (f"from {_number(low)} to {_number(high)}" if low is not None and high is not None
+                     else f"at least {_number(low)}" if low is not None else f"at most {_number(high)}")
+            text = f"{letter.get(rule['response'], '?')}: {bound}"
+        else:
+            text = ", ".join(f"{k} {letter.get(v, v) if k == 'response' else v}" for k, v in rule.items()
+                             if k != "criterion")
+        lines.append(prefix + text)
+    return lines

@@ -1,0 +1,277 @@
+"""Writes for onboarding: the researcher's practice items and pass mark (draft studies, like check
+items), and the rater's practice: an attempt per platform identity and experiment, one answer per
+item (stored once), the pass or fail when the last item is answered, and the slot after a pass.
+
+A practice item's expected answer is a list of check rules (``studies.rating.checks``: value, range,
+ordering; best/worst for BWS; whatever rule kinds the checks learn, e.g. a label or a label set) and
+is scored by ``checks.check_passed`` on the values the study's design gives the answers
+(``StudyDesign.practice_values``: the same values ``check_answers`` reads from stored ratings), so
+practice agrees with gold items by construction. Practice answers are ``PracticeAnswer`` rows only:
+no Rating, no Assignment, so a rater who fails holds no slot and no report, export or ICC sees them.
+Training raters on examples with feedback before the task follows Mephisto's onboarding tasks and
+Potato's training phase (issue 24)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from studies.designs import design_for, unit_for
+from studies.designs.rater_reads import study_criteria
+from studies.errors import AssignmentRefused, StudyStateError
+from studies.models import (
+    Assignment,
+    Conversation,
+    Onboarding,
+    PracticeAnswer,
+    PracticeAttempt,
+    PracticeItem,
+    Response,
+    Study,
+    System,
+)
+from studies.onboarding import selectors
+from studies.onboarding.signals import practice_passed
+from studies.rating import checks, entry
+
+MAX_ITEMS = 20
+MAX_EXPLANATION = 5000
+
+
+def _locked_draft(study: Study, action: str) -> Study:
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.DRAFT:
+        raise StudyStateError(f"cannot {action}: the study is {study.status} (practice is set while it is a draft)")
+    return study
+
+
+def practice_problem(study: Study) -> str | None:
+    """Why this study cannot have practice items (the same designs and units as check items), or None."""
+    return unit_for(study).checks_problem or design_for(study).checks_problem()
+
+
+@transaction.atomic
+def practice_item_create(*, study: Study, context: Any, responses: Any, rules: Any, explanation: Any,
+                         reference: Any = None, reference_value: Any = None) -> PracticeItem:
+    """Add a practice item to a draft study: the conversation (one turn per line), the responses (one
+    per line, shown in this order), the expected answer as check rules (JSON list, responses
+    1-based), and the explanation the rater reads after answering. Every problem raises
+    ValidationError keyed by the field (``rules[0].value``, ``explanation``, ...); nothing is written."""
+    study = _locked_draft(study, "add practice items")
+    if refusal := practice_problem(study):
+        raise ValidationError({"rules": refusal.replace("attention-check items", "practice items")})
+    data, problems = checks.item_parts_clean(study, context=context, responses=responses, rules=rules,
+                                             reference=reference, reference_value=reference_value)
+    problems = dict(problems)
+    text = explanation.strip() if isinstance(explanation, str) else ""
+    if not text:
+        problems.setdefault("explanation", "say why the expected answer is right (the rater reads it after answering)")
+    elif len(text) > MAX_EXPLANATION:
+        problems.setdefault("explanation", f"at most {MAX_EXPLANATION} characters")
+    count = PracticeItem.objects.filter(study=study).count()
+    if count >= MAX_ITEMS:
+        problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
+    if problems:
+        raise ValidationError(problems)
+    corpus = checks.checks_corpus(study)
+    system, _ = System.objects.get_or_create(name=checks.CHECK_SYSTEM, defaults={
+        "description": "Responses written for attention checks and gold items"})
+    taken = set(corpus.conversations.values_list("external_id", flat=True))
+    number = count + 1
+    while f"practice-{number}" in taken:
+        number += 1
+    conversation = Conversation.objects.create(corpus=corpus, external_id=f"practice-{number}", turns=data["turns"],
+                                               metadata={"practice": True})
+    shown = [Response.objects.create(conversation=conversation, system=system, position=p, text=t)
+             for p, t in enumerate(data["texts"])]
+    reference_response = None
+    if data["reference"]:
+        reference_response = Response.objects.create(conversation=conversation, system=system, position=len(shown),
+                                                     text=data["reference"], is_reference=True)
+    last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
+    item = PracticeItem.objects.create(
+        study=study, position=0 if last is None else last + 1, conversation=conversation,
+        response_ids=[r.pk for r in shown], reference_response=reference_response,
+        reference_value=data["reference_value"], rules=checks.resolve_rules(data["rules"], [r.pk for r in shown]),
+        explanation=text)
+    Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
+    return item
+
+
+@transaction.atomic
+def practice_item_delete(*, item: PracticeItem) -> None:
+    """Remove a practice item (and its conversation) from a draft study; the others keep their
+    order, renumbered from 0, and the pass mark never exceeds what is left."""
+    study = _locked_draft(item.study, "remove practice items")
+    conversation = item.conversation
+    item.delete()
+    if not PracticeItem.objects.filter(conversation=conversation).exists():  # a copy's item may share it
+        conversation.delete()
+    for n, pk in enumerate(PracticeItem.objects.filter(study=study).order_by("position").values_list("pk", flat=True)):
+        PracticeItem.objects.filter(pk=pk).update(position=n)
+    left = PracticeItem.objects.filter(study=study).count()
+    if left:
+        Onboarding.objects.filter(study=study, pass_mark__gt=left).update(pass_mark=left)
+    else:
+        Onboarding.objects.filter(study=study).delete()
+
+
+@transaction.atomic
+def onboarding_configure(*, study: Study, pass_mark: Any, owner_wide: Any = False) -> Onboarding:
+    """Set the pass mark (how many practice items a rater must agree with, from 1 to their number)
+    and whether a pass in any of the researcher's experiments counts. ValidationError names the field."""
+    study = _locked_draft(study, "change the practice settings")
+    n = PracticeItem.objects.filter(study=study).count()
+    if n == 0:
+        raise ValidationError({"pass_mark": "add practice items first"})
+    try:
+        mark = int(str(pass_mark).strip())
+        if not 1 <= mark <= n:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValidationError({"pass_mark": f"a whole number from 1 to {n} (the study has {n} practice "
+                                            f"item{'s' if n != 1 else ''})"}) from None
+    onboarding, _ = Onboarding.objects.update_or_create(
+        study=study, defaults={"pass_mark": mark, "owner_wide": owner_wide in (True, "on", "1", "true", "yes")})
+    return onboarding
+
+
+def _copy(source: Study, target: Study) -> int:
+    """Replace ``target``'s practice with ``source``'s (items share the conversations; same pass mark)."""
+    PracticeItem.objects.filter(study=target).delete()
+    items = list(PracticeItem.objects.filter(study=source).order_by("position"))
+    PracticeItem.objects.bulk_create([
+        PracticeItem(study=target, position=i.position, conversation_id=i.conversation_id, response_ids=i.response_ids,
+                     reference_response_id=i.reference_response_id, reference_value=i.reference_value, rules=i.rules,
+                     explanation=i.explanation) for i in items])
+    Onboarding.objects.filter(study=target).delete()
+    if (settings := Onboarding.objects.filter(study=source).first()) is not None and items:
+        Onboarding.objects.create(study=target, pass_mark=settings.pass_mark, owner_wide=settings.owner_wide)
+    return len(items)
+
+
+def practice_copy(*, source: Study, target: Study) -> int:
+    """Give a new copy of a study (``editing.study_duplicate``) the same practice; the caller holds
+    the transaction. Returns the number of practice items copied."""
+    return _copy(source, target)
+
+
+@transaction.atomic
+def practice_share(*, study: Study) -> tuple[list[Study], list[tuple[Study, str]]]:
+    """Use this study's practice in every other draft condition of its experiment, so that the
+    experiment's conditions share one practice (the pass is per experiment anyway). A condition of
+    another design or with other criteria cannot take the same expected answers and is skipped with
+    the reason, as is a published one. Returns (updated, [(skipped, why)])."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if not PracticeItem.objects.filter(study=study).exists():
+        raise ValidationError({"practice": "this study has no practice items to share"})
+    names = list(study.criteria.order_by("position").values_list("name", flat=True))
+    updated, skipped = [], []
+    for other in study.experiment.studies.exclude(pk=study.pk).select_for_update().order_by("pk"):
+        if other.status != Study.Status.DRAFT:
+            skipped.append((other, f"it is {other.status}"))
+        elif other.design != study.design or other.unit != study.unit:
+            skipped.append((other, "another design or unit"))
+        elif list(other.criteria.order_by("position").values_list("name", flat=True)) != names:
+            skipped.append((other, "other criteria"))
+        else:
+            _copy(study, other)
+            updated.append(other)
+    return updated, skipped
+
+
+# --- the rater's practice ---------------------------------------------------------------------------
+
+def practice_attempt_begin(*, study: Study, platform: str, external_id: str, acceptance_id: str = "",
+                           platform_data: Mapping | None = None, via_experiment: bool = False) -> PracticeAttempt:
+    """The identity's attempt at the practice of ``study``'s experiment: the one it already has
+    (started, passed or failed: a reload or a new link of the same worker finds it), else a new one.
+
+    A worker id is a claim: an attempt is also found by the platform's per-acceptance id (MTurk
+    assignmentId, Prolific SESSION_ID), so a worker who failed and comes back with a made-up worker
+    id on the same acceptance finds their failed attempt; another worker's started or passed attempt
+    on that acceptance is refused (AssignmentRefused, ALREADY_DONE). Nothing else is written: no
+    Rater, no Assignment."""
+    external_id = external_id.strip()
+    if not external_id:
+        raise ValidationError({"external_id": "a rater needs a platform identity"})
+    mine = PracticeAttempt.objects.filter(experiment_id=study.experiment_id, platform=platform)
+    found = mine.filter(external_id=external_id).first()
+    if found is not None:
+        return found
+    if acceptance_id:
+        claimed = mine.filter(acceptance_id=acceptance_id).first()
+        if claimed is not None:
+            if claimed.status == PracticeAttempt.Status.FAILED:
+                return claimed
+            raise AssignmentRefused("this link belongs to another worker's practice",
+                                    reason=AssignmentRefused.ALREADY_DONE)
+    try:
+        with transaction.atomic():
+            return PracticeAttempt.objects.create(
+                experiment_id=study.experiment_id, study=study, via_experiment=via_experiment, platform=platform,
+                external_id=external_id, acceptance_id=acceptance_id, platform_data=dict(platform_data or {}),
+                pass_mark=selectors.effective_pass_mark(study))
+    except IntegrityError:  # a double click on the link: the first request's attempt
+        return mine.get(external_id=external_id)
+
+
+def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mapping[str, Any]
+                    ) -> tuple[PracticeAnswer | None, dict[str, str]]:
+    """Record the rater's answer to one practice item: (the answer, {}) or (None, problems by form
+    field) when the form is incomplete or wrong (nothing stored). The answer is stored once: a
+    second submit of the same item (double click, reload) returns the first, unchanged, so a rater
+    cannot try again after seeing the explanation. After the last item the attempt is scored: passed
+    when at least the pass mark agreed; a pass is announced (``practice_passed``) after the commit."""
+    study = attempt.study
+    if item.study_id != study.pk:
+        raise ValidationError({"item": "not a practice item of this study"})
+    design = design_for(study)
+    criteria = study_criteria(study)
+    parsed, errors = design.answers_parse(post, study=study, order=item.response_ids, criteria=criteria)
+    with transaction.atomic():
+        locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
+        existing = PracticeAnswer.objects.filter(attempt=locked, item=item).first()
+        if existing is not None:
+            return existing, {}
+        if locked.status != PracticeAttempt.Status.STARTED:
+            raise StudyStateError("this practice has ended")
+        values: dict = {}
+        if not errors:
+            values, errors = design.practice_values(study=study, answers=parsed, order=item.response_ids,
+                                                    criteria=criteria)
+        if errors:
+            return None, errors
+        agreed = checks.check_passed(item.rules, values, [c.name for c in criteria], len(item.response_ids))
+        form = {k: str(v)[:500] for k, v in post.items() if k not in ("form_token", "active_ms", "csrfmiddlewaretoken")}
+        answer = PracticeAnswer.objects.create(attempt=locked, item=item, values=form, agreed=agreed)
+        PracticeAttempt.objects.filter(pk=locked.pk).update(shown=F("shown") + 1, agreed=F("agreed") + int(agreed))
+        locked.refresh_from_db()
+        n = PracticeItem.objects.filter(study=study).count()
+        if locked.shown >= n:
+            locked.pass_mark = selectors.effective_pass_mark(study, n)
+            locked.status = (PracticeAttempt.Status.PASSED if locked.agreed >= locked.pass_mark
+                             else PracticeAttempt.Status.FAILED)
+            locked.finished_at = timezone.now()
+            locked.save(update_fields=["pass_mark", "status", "finished_at"])
+            if locked.status == PracticeAttempt.Status.PASSED:
+                transaction.on_commit(lambda: practice_passed.send(sender=PracticeAttempt, attempt=locked))
+    attempt.refresh_from_db()
+    return answer, {}
+
+
+def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
+    """After a pass: the slot, through the same entry the rater came by (the study link, or the
+    experiment link's choice of condition), with the identity and acceptance the practice began
+    with. Raises StudyStateError before a pass, AssignmentRefused as the entry does (e.g. full)."""
+    if attempt.status != PracticeAttempt.Status.PASSED:
+        raise StudyStateError("the practice has not been passed")
+    identity = {"platform": attempt.platform, "external_id": attempt.external_id,
+                "acceptance_id": attempt.acceptance_id, "platform_data": attempt.platform_data}
+    if attempt.via_experiment:
+        return entry.experiment_enter(experiment=attempt.experiment, **identity)
+    return entry.assignment_enter(study=attempt.study, **identity)
