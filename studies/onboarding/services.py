@@ -247,7 +247,7 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
         if errors:
             return None, errors
         agreed = checks.check_passed(item.rules, values, [c.name for c in criteria], len(item.response_ids))
-        form = {k: str(v)[:500] for k, v in post.items() if k not in ("form_token", "active_ms", "csrfmiddlewaretoken")}
+        form = _form_record(post)
         answer = PracticeAnswer.objects.create(attempt=locked, item=item, values=form, agreed=agreed)
         PracticeAttempt.objects.filter(pk=locked.pk).update(shown=F("shown") + 1, agreed=F("agreed") + int(agreed))
         locked.refresh_from_db()
@@ -275,3 +275,17 @@ def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
     if attempt.via_experiment:
         return entry.experiment_enter(experiment=attempt.experiment, **identity)
     return entry.assignment_enter(study=attempt.study, **identity)
+
+
+def _form_record(post: Mapping[str, Any]) -> dict[str, Any]:
+    """The posted form as stored with a practice answer: every value of a field that has several (the
+    ticked boxes of a multi-label criterion), each cut to 500 characters; tokens left out."""
+    getlist = getattr(post, "getlist", None)
+    record: dict[str, Any] = {}
+    for key in post:
+        if key in ("form_token", "active_ms", "csrfmiddlewaretoken"):
+            continue
+        values = getlist(key) if getlist is not None else [post[key]]
+        cut = [str(v)[:500] for v in values]
+        record[key] = cut if len(cut) > 1 else (cut[0] if cut else "")
+    return record

@@ -252,3 +252,52 @@ def test_practice_expected_answer_in_the_raters_words(practice_study):
                   {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"}]
     assert onboarding_selectors.expected_answer_text(item, {"readability": "How readable?"}) == [
         "How readable?: Response B: at least 4.5", "Response A ranked best", "response Response A, label off-topic"]
+
+
+# --- practice with the judgement kinds: an expected label, an expected label set ------------------------------
+
+def test_practice_scores_categorical_and_multilabel_rules(user, corpus):
+    """Practice items expect labels through the same check rules as gold items (studies.designs.kinds)."""
+    from django.http import QueryDict
+
+    safety = {"name": "safety", "question": "Is it safe?", "kind": "categorical",
+              "options": {"labels": ["safe", "unsafe", "unsure"]}}
+    problems = {"name": "problems", "question": "Which problems?", "kind": "multilabel",
+                "options": {"labels": ["repetition", "off-topic"]}}
+    experiment = authoring.experiment_create(owner=user, title="Practice labels")
+    study = authoring.study_create(experiment=experiment, title="labels", design="likert", platform="mturk",
+                                   raters_per_item=2, items_per_assignment=3, criteria=[safety, problems])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    add_practice(study, [{"criterion": "safety", "response": 2, "label": "unsafe"},
+                         {"criterion": "problems", "response": 2, "labels": ["off-topic", "repetition"]}])
+    add_practice(study, [{"criterion": "problems", "response": 1, "labels": []}])  # "None of these"
+    with pytest.raises(ValidationError) as refused:
+        add_practice(study, [{"criterion": "safety", "response": 1, "label": "toxic"}])
+    assert "rules[0].label" in refused.value.message_dict
+    onboarding.onboarding_configure(study=study, pass_mark=2)
+    authoring.study_publish(study=study)
+
+    def post(item, safety_labels, problem_sets):
+        form = QueryDict(mutable=True)
+        for rid, label, labels in zip(item.response_ids, safety_labels, problem_sets, strict=True):
+            form.setlist(field_name(rid, "safety"), [label])
+            form.setlist(field_name(rid, "problems"), labels)
+        return form
+
+    first, second = onboarding_selectors.practice_items(study)
+    attempt = begin(study, "W7", "A7")
+    answer, errors = onboarding.practice_answer(
+        attempt=attempt, item=first, post=post(first, ["safe", "unsafe"], [["__none__"], ["repetition", "off-topic"]]))
+    assert errors == {} and answer.agreed
+    assert answer.values[field_name(first.response_ids[1], "problems")] == ["repetition", "off-topic"]
+    answer, errors = onboarding.practice_answer(
+        attempt=attempt, item=second, post=post(second, ["safe", "safe"], [["repetition"], ["__none__"]]))
+    assert errors == {} and not answer.agreed  # response 1 was to have no problem ticked
+    attempt.refresh_from_db()
+    assert (attempt.shown, attempt.agreed, attempt.status) == (2, 1, PracticeAttempt.Status.FAILED)
+
+    again = begin(study, "W8", "A8")
+    _, errors = onboarding.practice_answer(attempt=again, item=first,
+                                           post=post(first, ["safe", "dangerous"], [["__none__"], ["off-topic"]]))
+    assert errors == {field_name(first.response_ids[1], "safety"): "“dangerous” is not one of the labels (safe, unsafe, unsure)"}
+    assert not PracticeAnswer.objects.filter(attempt=again).exists()
