@@ -122,7 +122,8 @@ class Head:
     """What a row trains: ``windows`` (QuantiDCE's MLP shared over two windows, logits averaged) and variants
     that start from the untrained cosines (``floor``)."""
 
-    def __init__(self, kind: str, width: int, hidden: int, seed: int, scale: float, bound: float):
+    def __init__(self, kind: str, width: int, hidden: int, seed: int, scale: float, bound: float,
+                 base: str = "blend"):
         import torch
 
         torch.manual_seed(seed)
@@ -134,7 +135,9 @@ class Head:
         if kind != "windows":  # the correction starts at zero: the model starts as the untrained blend
             torch.nn.init.zeros_(self.mlp[-1].weight)
             torch.nn.init.zeros_(self.mlp[-1].bias)
-            self.weights = torch.nn.Parameter(torch.tensor([scale, scale]))
+            # the untrained signal it starts from: both cosines (blend), or one window's alone
+            start = {"blend": [scale, scale], "ctx": [2 * scale, 0.0], "last": [0.0, 2 * scale]}[base]
+            self.weights = torch.nn.Parameter(torch.tensor(start))
             self.bias = torch.nn.Parameter(torch.tensor(-scale))
             self.params += [self.weights, self.bias]
 
@@ -168,7 +171,8 @@ def train_row(row: dict, dev: dict, evaluate) -> tuple[object, list[dict]]:
     per_context = np.bincount(dev["group"])
     assert (per_context == 15).all()
     x, cosines = x.view(contexts, 15, 2, -1), cosines.view(contexts, 15, 2)
-    head = Head(row.get("head", "windows"), x.shape[-1], 384, row["seed"], row.get("scale", 10.0), row.get("bound", 1.0))
+    head = Head(row.get("head", "windows"), x.shape[-1], 384, row["seed"], row.get("scale", 10.0), row.get("bound", 1.0),
+                row.get("base", "blend"))
     optimizer = torch.optim.AdamW(head.params, lr=row.get("lr", 1e-3), weight_decay=row.get("wd", 0.0))
     loss_fn = MultiLevelRankingLoss(0.3, 0.1)
     batch = 3

@@ -23,6 +23,7 @@ from django.db.models.functions import Now
 
 from metrics.models import MetricModel, RunStatus, TrainingDataset, TrainingRun
 from ml.trainers import Callback
+from ml.trainers.callbacks import best_summary
 from ml.trainers.mdd_config import MDDEvalConfig
 
 DEFAULT_TEACHER_DATA = "dailydialog_pp/dev.json"  # the DailyDialog++ training split is not public; test is the benchmark
@@ -138,8 +139,8 @@ def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> Training
     meta = json.loads((best / "metric.json").read_text())
     model.validation.update({k: meta[k] for k in ("validation_accuracy", "pseudo_labels") if meta.get(k)})
     MetricModel.objects.filter(pk=model.pk).update(validation=model.validation)
-    summary = (f"attempt {run.attempts}: {state.step} steps on {device} in {seconds:.0f} s; best validation loss "
-               f"{state.best_validation if state.best_validation is not None else 'n/a'} at step {state.best_step}")
+    summary = (f"attempt {run.attempts}: {state.step} steps on {device} in {seconds:.0f} s; "
+               f"{best_summary(state, config.select_by)}")
     if meta.get("validation_accuracy"):
         summary += "; validation accuracy " + ", ".join(f"{k} {v:.3f}" for k, v in meta["validation_accuracy"].items()
                                                         if v is not None)

@@ -15,6 +15,7 @@ from django.db.models.functions import Now
 from metrics import registry
 from metrics.models import RunStatus, TrainingRun
 from ml.trainers import Callback, TrainingConfig
+from ml.trainers.callbacks import best_summary
 
 NEEDS_INIT = {"kd": "KD fine-tuning starts from a stage-1 (MLR) model",
               "fine": "the fine stage starts from a coarse-stage SelF-Eval model"}
@@ -69,8 +70,8 @@ def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> Training
         return run
     best = Path(config.output_dir) / "best"
     model = metric_model_register_trained(metric=run.metric, name=name, directory=best, config=config, state=state)
-    log = (f"attempt {run.attempts}: {state.step} steps on {device} in {time.monotonic() - started:.0f} s; best validation "
-           f"loss {state.best_validation if state.best_validation is not None else 'n/a'} at step {state.best_step}")
+    log = (f"attempt {run.attempts}: {state.step} steps on {device} in {time.monotonic() - started:.0f} s; "
+           f"{best_summary(state, config.select_by)}")
     TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, done=state.step, total=state.total_steps,
                                                  losses=state.history, result=model, finished_at=Now(),
                                                  log=f"{run.log}\n{log}".strip())

@@ -77,3 +77,13 @@ def phase_reporter(callbacks, phase: str):
             callback.on_phase(phase, done, total)
 
     return report
+
+
+def best_summary(state: TrainingState, select_by: str) -> str:
+    """What the kept model was chosen on, for a run's log: the step of the best validation accuracy (its
+    loss beside it) or of the lowest validation loss."""
+    loss = state.best_validation if state.best_validation is not None else "n/a"
+    if select_by == "accuracy" and state.best_selection is not None:
+        return (f"kept step {state.best_step}: best validation accuracy {-state.best_selection:.4f} "
+                f"(validation loss {loss})")
+    return f"best validation loss {loss} at step {state.best_step}"

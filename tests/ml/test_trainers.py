@@ -213,3 +213,12 @@ def test_mlr_defaults_are_the_ablation_winner_and_the_paper_is_three_settings_aw
     assert (paper.representation, paper.freeze_encoder, paper.head_learning_rate) == ("cls", False, 0.0)
     assert paper.schedule() == "linear"
     assert TrainingConfig.for_stage("kd").freeze_encoder is False  # KD fine-tunes the whole model
+
+
+def test_best_summary_names_what_the_model_was_chosen_on():
+    from ml.trainers.callbacks import TrainingState, best_summary
+
+    state = TrainingState(best_validation=0.97, best_step=686, best_selection=-0.8064)
+    assert best_summary(state, "accuracy") == "kept step 686: best validation accuracy 0.8064 (validation loss 0.97)"
+    assert best_summary(TrainingState(best_validation=0.5, best_step=3, best_selection=0.5), "loss") == \
+        "best validation loss 0.5 at step 3"
