@@ -180,8 +180,8 @@ def test_raters_see_pay_and_consent_and_a_polite_refusal_while_paused(client, ma
     html = render_to_string("raters/_pay.html", {"study": study})
     assert "1.50" in html and "9 minutes" in html and "10.00 an hour" in html and "<strong>kept</strong>" in html
     editing.study_pause(study=study)
-    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1")
+    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1")
     assert response.status_code == 403 and "paused for now" in response.content.decode()
     editing.study_resume(study=study)
-    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1")
+    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1")
     assert response.status_code == 302 and "/r/a/" in response["Location"]
