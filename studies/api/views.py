@@ -101,8 +101,9 @@ class StudyCreateApi(APIView):
         design = serializers.ChoiceField(choices=Design.choices)
         design_config = serializers.DictField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
-        raters_per_item = serializers.IntegerField(min_value=1, default=DEFAULT_RATERS_PER_ITEM)
-        items_per_assignment = serializers.IntegerField(min_value=1, default=DEFAULT_ITEMS_PER_ASSIGNMENT)
+        raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_RATERS_PER_ITEM)
+        items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000,
+                                                        default=DEFAULT_ITEMS_PER_ASSIGNMENT)
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)

@@ -53,6 +53,9 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
     return experiment
 
 
+MAX_PLACES = 100_000  # raters per item, items per rater: far above any study, far below a database integer
+
+
 @transaction.atomic
 def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
                  criteria: Sequence[Mapping[str, Any] | str] | None = None,
@@ -85,10 +88,9 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
                 unit_settings = judged.config_clean(unit_config, design=chosen)
             except ValidationError as error:
                 errors.update(error.message_dict)
-    if raters_per_item < 1:
-        errors["raters_per_item"] = ["must be at least 1"]
-    if items_per_assignment < 1:
-        errors["items_per_assignment"] = ["must be at least 1"]
+    for name, given in (("raters_per_item", raters_per_item), ("items_per_assignment", items_per_assignment)):
+        if not 1 <= given <= MAX_PLACES:
+            errors[name] = [f"must be between 1 and {MAX_PLACES:,}"]
     if platform not in Study.Platform.values:
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():

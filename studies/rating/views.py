@@ -103,9 +103,9 @@ def item(request, token: str, position: int):
         active = float(request.POST.get("active_ms") or 0) / 1000 or None
     except ValueError:
         active = math.nan
-    if active is not None and not (math.isfinite(active) and active >= 0):
-        return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
-                        "milliseconds. Reload the page and try again; nothing was saved.", status=400)
+    if active is not None and not (math.isfinite(active) and 0 <= active <= answering.MAX_ITEM_SECONDS):
+        return _message(request, "We could not save this answer", "The field active_ms must be a number of "
+                        "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
     study = assignment.study
     design = design_for(study)
     answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order,

@@ -1,6 +1,7 @@
 """python manage.py load_demo: the demo experiments (rating designs compared; chat with a bot, then rate)
 and a researcher login. Safe to run twice."""
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
@@ -14,6 +15,9 @@ class Command(BaseCommand):
                             help="where the chat demo's bot answers (started here for the load if it is not up)")
 
     def handle(self, *args, **options):
+        if not getattr(settings, "DEMO_ALLOWED", False):
+            raise CommandError(f"load_demo does not run under production settings: it creates the superuser "
+                               f"{DEMO_USER!r} whose password is in the README. Use config.settings.local.")
         experiment = demo_load()
         demo_user()
         if experiment is None:
