@@ -271,7 +271,8 @@ class _CorpusWriter:
         if not missing:
             return
         # The shared row holds the name only; the file's description is the importer's own (below).
-        System.objects.bulk_create([System(name=n) for n in missing], ignore_conflicts=True)
+        System.objects.bulk_create([System(name=n, is_human=n in self.header.human_systems) for n in missing],
+                                   ignore_conflicts=True)
         self.system_ids.update(System.objects.filter(name__in=missing).values_list("name", "id"))
         self.summary.systems_created += missing
 
