@@ -125,3 +125,29 @@ def test_a_title_with_dollars_is_drawn_as_typed_in_report_figures(title):
     table = [{"condition": "c", "criterion": "fluency", "icc": {"ICC(C,k)": cell, "ICC(A,k)": cell}}]
     svg = plots.icc_bars(table, {"c": title})
     assert title in svg
+
+
+# Found by the fuzz pass (benchmarks/fuzz_api.py).
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'{"experiment": "e", "title": "T", "design": "\\ud800"}', "surrogate"),
+    (b'{"title": "a\\u0000b"}', "NUL"),
+    (b'{"\\u0000": 1}', "NUL"),
+])
+def test_json_strings_that_cannot_be_stored_are_a_400(api, body, message):
+    response = api.post("/api/studies/create/", data=body, content_type="application/json")
+    assert response.status_code == 400 and message in response.json()["detail"]
+
+
+def test_positions_and_ids_beyond_a_64_bit_integer_are_a_404(api, rater):
+    client, assignment = rater
+    huge = "9" * 20
+    assert client.get(f"/r/a/{assignment.token}/items/{huge}/").status_code == 404
+    assert client.post(f"/r/a/{assignment.token}/items/{huge}/").status_code == 404
+    assert api.get(f"/api/imports/{huge}/").status_code == 404
+    assert api.post(f"/api/crowd/publications/{huge}/sync/").status_code == 404
+
+
+def test_a_csv_header_over_the_field_limit_is_a_400(api):
+    response = _import(api, "wide.csv", b'"' + b"x" * 200_000 + b'"\n', fmt="csv")
+    assert response.status_code == 400 and "header row" in response.content.decode()
