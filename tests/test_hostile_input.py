@@ -151,3 +151,10 @@ def test_positions_and_ids_beyond_a_64_bit_integer_are_a_404(api, rater):
 def test_a_csv_header_over_the_field_limit_is_a_400(api):
     response = _import(api, "wide.csv", b'"' + b"x" * 200_000 + b'"\n', fmt="csv")
     assert response.status_code == 400 and "header row" in response.content.decode()
+
+
+def test_an_offset_beyond_a_64_bit_integer_is_answered(api, make_study):
+    study = make_study("likert")
+    response = api.get(f"/api/studies/{study.slug}/items/", {"offset": "9" * 30, "limit": "9" * 30})
+    assert response.status_code == 200 and response.json()["results"] == []
+    assert len(api.get(f"/api/studies/{study.slug}/items/", {"limit": "9" * 30}).json()["results"]) == study.items.count()

@@ -15,9 +15,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from studies.api.serializers import (
@@ -251,7 +251,8 @@ class StudyProgressApi(APIView):
 
 
 class StudyItemListApi(APIView):
-    pagination_class = LimitOffsetPagination  # also tells the schema that the list is paginated
+    # the project's (bounded limit/offset, config.pagination); also tells the schema that the list is paginated
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
