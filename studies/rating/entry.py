@@ -126,7 +126,8 @@ def _existing_for(study: Study, rater: Rater, acceptance_id: str | None) -> Assi
     if existing is None:
         return None
     if existing.study_id != study.pk:
-        raise AssignmentRefused("you have already taken part in another condition of this experiment",
+        # Says nothing of conditions: a rater must not learn that the experiment has others.
+        raise AssignmentRefused("you have already taken part in this study through another link",
                                 reason=AssignmentRefused.OTHER_CONDITION)
     if acceptance_id is not None and existing.acceptance_id != acceptance_id:
         raise AssignmentRefused("you have already done this study", reason=AssignmentRefused.ALREADY_DONE)

@@ -173,7 +173,7 @@ def test_a_second_condition_of_the_same_experiment_is_refused(live_server, page,
     bws = make_study("bws", experiment=experiment, platform="prolific")
     begin(page, live_server, likert, "w-both")
     page.goto(f"{live_server.url}/r/{bws.slug}/?PROLIFIC_PID=d4d3d158589ce28304e4aae5&STUDY_ID=ad328846aa18b32a33581637&SESSION_ID=03e0769b10886aef0ff21708")
-    assert "already taken part in another condition" in page.locator("main").inner_text()
+    assert "already taken part in this study through another link" in page.locator("main").inner_text()
     assert Assignment.objects.filter(rater__external_id=prolific_id("w-both")).count() == 1
 
 

@@ -194,7 +194,7 @@ def test_mturk_worker_ids_are_normalised_and_bound_to_their_assignment_id(client
     assert first.token not in page and "CC-" not in page
     elsewhere = Client().get(f"/r/{other_condition.slug}/?workerId=a1realworker&assignmentId=ASG3&hitId=H3"
                              f"&turkSubmitTo=https://www.mturk.com")
-    assert elsewhere.status_code == 403 and "another condition" in elsewhere.content.decode()
+    assert elsewhere.status_code == 403 and "through another link" in elsewhere.content.decode()
     # someone else presenting the first worker's assignment id is refused too
     other = Client().get(f"/r/{study.slug}/?workerId=B2&assignmentId=ASG1&hitId=H1&turkSubmitTo=https://www.mturk.com")
     assert other.status_code == 403 and first.token not in other.content.decode()
