@@ -195,6 +195,9 @@ class StudyRaterSettingsApi(APIView):
         closes_at = serializers.CharField(required=False, allow_blank=True, max_length=40,
                                           help_text="ISO 8601, in the future; blank: no closing time")
         close_when_complete = serializers.BooleanField(required=False)
+        currency = serializers.CharField(required=False, allow_blank=True, max_length=3,
+                                         help_text="ISO 4217 code the reward is paid in (Prolific, invitations; "
+                                                   "MTurk is always USD); blank: GBP on Prolific, else USD")
 
     class OutputSerializer(serializers.Serializer):
         slug = serializers.SlugField()

@@ -238,7 +238,8 @@ def studies_close_due(*, now=None) -> int:
 
 
 RATER_SETTINGS = ("completion_code", "screened_out_code", "completion_url", "time_limit_minutes", "closes_at",
-                  "close_when_complete")
+                  "close_when_complete", "currency")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 TIME_LIMIT_MAX_MINUTES = 7 * 24 * 60
@@ -251,7 +252,7 @@ _CODE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Study:
     """Set the rater-side keys of ``platform_config``: Prolific's fixed ``completion_code`` and
     optional ``screened_out_code``, ``completion_url`` (https), ``time_limit_minutes`` (1 to one
-    week), ``closes_at`` (ISO 8601, in the future) and ``close_when_complete`` (on unless switched
+    week), ``closes_at`` (ISO 8601, in the future), ``currency`` (ISO 4217 code) and ``close_when_complete`` (on unless switched
     off: "on"/"true"/"1"/"yes" or True keep it on, anything else, blank included, turns it off).
     Blank clears the other keys; unknown keys and bad values raise ValidationError naming each
     field, and nothing changes."""
@@ -280,6 +281,11 @@ def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Stud
                 errors[key] = "must be an https:// address of at most 500 characters"
             else:
                 changes[key] = text
+        elif key == "currency":  # what the reward is paid in (Prolific, invitations; MTurk is always USD)
+            if not _CURRENCY.match(text.upper()):
+                errors[key] = "must be a three-letter currency code such as GBP, USD or EUR"
+            else:
+                changes[key] = text.upper()
         elif key == "time_limit_minutes":
             if not text.isdigit() or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
                 errors[key] = f"must be a whole number of minutes from 1 to {TIME_LIMIT_MAX_MINUTES}"
