@@ -60,3 +60,16 @@ def test_every_page_links_the_favicon(conditions, page):
     link = re.search(r'<link rel="icon" href="([^"]+)"', html)
     assert link and link.group(1).endswith("favicon.svg")
     assert finders.find("concord/favicon.svg")
+
+
+@pytest.mark.parametrize(("design", "label"), [("likert", "Conversation 1 of"), ("bws_tuples", "Set of responses 1 of"),
+                                               ("pairwise", "Pair of responses 1 of")])
+def test_the_progress_line_names_what_a_screen_shows(make_study, design, label):
+    study = make_study(design, platform="prolific")
+    client = Client()
+    token = client.get(f"/r/{study.slug}/", query("p-" + design))["Location"].split("/")[3]
+    from studies.rating import form_tokens
+
+    client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_tokens.form_token(token, "consent")})
+    page = client.get(f"/r/a/{token}/items/0/").content.decode()
+    assert label in page and (design == "likert" or "Conversation 1 of" not in page)
