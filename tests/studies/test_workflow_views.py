@@ -58,7 +58,8 @@ def test_edit_page_has_readable_labels_and_saves_every_setting(researcher, make_
         {"name": "notes", "kind": "text", "required": True, "question": "Anything else?"}]
     assert study.platform_config["time_limit_minutes"] == 30 and study.platform_config["closes_at"].startswith(deadline)
     page = researcher.get(f"/studies/{study.slug}/").content.decode()
-    assert "5-point scale" in page and "$" not in page.split('data-testid="pay-plan"')[1][:200]
+    # an invitation study: its reward in US dollars unless its currency rater setting says otherwise
+    assert "5-point scale" in page and "$1.20" in page.split('data-testid="pay-plan"')[1][:400]
 
 
 def test_a_published_study_explains_why_its_design_is_fixed_and_ignores_a_forged_change(researcher, make_study):
