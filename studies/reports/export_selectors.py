@@ -9,7 +9,11 @@ working) and then what a position-bias or context analysis needs:
   rater saw (not the item's canonical order);
 - ``active_seconds``: the seconds the rater spent on the item's screen with the page visible (the item,
   not this one rating: every rating of one screen carries the same value);
-- ``response_text`` and ``context`` (the conversation's turns, one per line, "speaker: text").
+- ``response_text`` and ``context`` (the conversation's turns, one per line, "speaker: text");
+- ``checks_shown`` / ``checks_passed`` / ``failed_checks``: the rater's attention checks and gold
+  items in this assignment (set at submit; ``failed_checks`` is the flag the report's "exclude flagged
+  raters" leaves out) and ``screened_out`` (failed checks, or screened out by hand), so an analysis
+  outside Concord can drop the same raters.
 
 Texts and contexts are looked up once per response and per item (a study has far fewer of them than
 ratings), not fetched with every rating row.
@@ -28,7 +32,10 @@ from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItem
 from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
-EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context")
+EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context",
+                "checks_shown", "checks_passed", "failed_checks", "screened_out")
+_CHECK_FIELDS = ("assignment__checks_shown", "assignment__checks_passed", "assignment__checks_failed",
+                 "assignment__platform_data")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
 CHUNK = 5000
 
@@ -77,7 +84,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             "assignment__rater__prior_agent_experience", "assignment__rater__questionnaire", "assignment__status",
             "assignment__submitted_at", "tuple_position",
             "item_order", "shown_order", "active_seconds", "item_id",
-            "assignment__study__experiment_id", "assignment__rater_id", "conversation_id",
+            "assignment__study__experiment_id", "assignment__rater_id", "conversation_id", *_CHECK_FIELDS,
         )
     )
     items = StudyItem.objects.filter(study__in=studies)
@@ -90,7 +97,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     width = len(EXPORT_FIELDS)
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
-        item_order, order, active, item_id, experiment_id, rater_id, conversation_id = row[width:]
+        item_order, order, active, item_id, experiment_id, rater_id, conversation_id, *checks = row[width:]
         if not raw_ids:
             key = (experiment_id, rater_id)
             entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))
@@ -98,11 +105,16 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         position = order.index(response) + 1 if isinstance(order, list) and response in order else None
         entry.update(item_order=(item_order + 1) if item_order is not None else None, shown_position=position,
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
-                     context=contexts.get(item_id) or made.get(conversation_id))
+                     context=contexts.get(item_id) or made.get(conversation_id), **_check_columns(*checks))
         yield entry
     for design in designs_of(studies):
         if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)
             yield from _judgment_rows(design.export_rows(design.studies_of(studies), raw_ids=raw_ids))
+
+
+def _check_columns(shown: int | None, passed: int | None, failed: bool, platform_data: Any) -> dict[str, Any]:
+    screened = bool(failed) or bool((platform_data or {}).get("screened_out"))
+    return {"checks_shown": shown, "checks_passed": passed, "failed_checks": bool(failed), "screened_out": screened}
 
 
 def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -117,4 +129,6 @@ def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, An
     for row in rows:
         text, context = members.get(row["response"], (None, None))
         yield {**row, "item_order": None, "shown_position": None, "shown_letter": None, "active_seconds": None,
-               "response_text": text, "context": context}
+               "response_text": text, "context": context,
+               # the design's rows carry no assignment: its raters' checks are not joined here (yet)
+               **dict.fromkeys(("checks_shown", "checks_passed", "failed_checks", "screened_out"))}
