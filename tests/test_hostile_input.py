@@ -158,3 +158,28 @@ def test_an_offset_beyond_a_64_bit_integer_is_answered(api, make_study):
     response = api.get(f"/api/studies/{study.slug}/items/", {"offset": "9" * 30, "limit": "9" * 30})
     assert response.status_code == 200 and response.json()["results"] == []
     assert len(api.get(f"/api/studies/{study.slug}/items/", {"limit": "9" * 30}).json()["results"]) == study.items.count()
+
+
+def _plain_digits_cases():
+    return ["\u00b2", "\u0663", "9" * 5000]  # superscript two: isdigit() but int() refuses it; Arabic-Indic three; 5,000 digits
+
+
+@pytest.mark.parametrize("raw", _plain_digits_cases())
+def test_a_bws_rank_in_odd_digits_is_refused_naming_the_field(make_study, raw):
+    study = make_study("bws", platform="prolific")
+    client = Client()
+    assignment = enter(client, study, f"PROLIFIC_PID={prolific_id('ranker')}&SESSION_ID={prolific_id('r')}")
+    slot = assignment.assignment_items.get(position=0)
+    answers = {f"r{r}-{c}": str(i + 1) for i, r in enumerate(slot.response_order) for c in ("readability", "coherence")}
+    first = f"r{slot.response_order[0]}-readability"
+    response = client.post(f"/r/a/{assignment.token}/items/0/", {**answers, first: raw,
+                                                                 "form_token": form_tokens.form_token(assignment.token, "item")})
+    assert response.status_code == 400 and "is not a rank" in response.content.decode()
+
+
+@pytest.mark.parametrize("raw", _plain_digits_cases())
+def test_odd_digits_in_a_time_limit_or_a_rater_filter_are_no_500(api, make_study, raw):
+    study = make_study("likert")
+    response = api.post(f"/api/studies/{study.slug}/rater-settings/", {"time_limit_minutes": raw[:10]}, format="json")
+    assert response.status_code == 400 and "time_limit_minutes" in response.json()
+    assert api.get(f"/api/studies/{study.slug}/browse/", {"rater": raw}).status_code == 200

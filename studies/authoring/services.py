@@ -287,7 +287,7 @@ def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Stud
             else:
                 changes[key] = text.upper()
         elif key == "time_limit_minutes":
-            if not text.isdigit() or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
+            if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
                 errors[key] = f"must be a whole number of minutes from 1 to {TIME_LIMIT_MAX_MINUTES}"
             else:
                 changes[key] = int(text)
