@@ -117,6 +117,8 @@ class World:
     positions: int
     fields: list[str]
     publication: int | None = None
+    # one rater mid-way through a published study of every other design: (design, token, positions, fields)
+    others: list[tuple[str, str, int, list[str]]] = field(default_factory=list)
 
     def path_parameters(self, names: list[str]) -> dict[str, Any]:
         known = {"slug": self.study, "study": self.study, "experiment": self.experiment, "pk": self.publication or 1,
@@ -139,9 +141,10 @@ def world_build() -> World:
     from studies.rating import form_tokens
 
     user = get_user_model().objects.create_user("fuzzer", password="fuzz-pass-123")
-    header = {"concord": "dialogues/1", "systems": ["s1", "s2", "human"], "reference": "human"}
+    header = {"concord": "dialogues/1", "systems": ["s1", "s2", "s3", "human"], "reference": "human"}
     lines = [json.dumps(header)] + [json.dumps({"id": f"c{i}", "turns": [f"hello {i}"],
-                                                "responses": {"s1": f"a{i}", "s2": f"b{i}", "human": f"c{i}"}})
+                                                "responses": {"s1": f"a{i}", "s2": f"b{i}", "s3": f"d{i}",
+                                                              "human": f"c{i}"}})
                                     for i in range(4)]
     corpus = corpus_imports.dialogues_import(stream=io.BytesIO("\n".join(lines).encode()), source_name="fuzz.jsonl",
                                              owner=user).corpus
@@ -161,9 +164,44 @@ def world_build() -> World:
     slot = assignment.assignment_items.order_by("position").first()
     criteria = list(studies[0].criteria.values_list("name", flat=True))
     fields = [field_name(r, c) for r in slot.response_order for c in criteria]
-    return World(token=Token.objects.create(user=user).key, experiment=experiment.slug, study=studies[0].slug,
-                 draft=studies[1].slug, rater_token=rater_token, positions=assignment.assignment_items.count(),
-                 fields=fields)
+    world = World(token=Token.objects.create(user=user).key, experiment=experiment.slug, study=studies[0].slug,
+                  draft=studies[1].slug, rater_token=rater_token, positions=assignment.assignment_items.count(),
+                  fields=fields)
+    world.others = _other_designs(user, corpus)
+    return world
+
+
+def _other_designs(user, corpus) -> list[tuple[str, str, int, list[str]]]:
+    """A published study of each other design, each with a rater who consented; the item page's own
+    field names (whatever the design calls them)."""
+    import hashlib
+    import re
+
+    from django.test import Client
+
+    from studies.authoring import services as authoring
+    from studies.models import Assignment
+    from studies.rating import form_tokens
+
+    raters = []
+    for design in ("rme", "bme", "bws", "bws_tuples", "pairwise"):
+        experiment = authoring.experiment_create(owner=user, title=f"Fuzz {design}")
+        study = authoring.study_create(experiment=experiment, title=f"Fuzzed {design}", design=design,
+                                       raters_per_item=50, items_per_assignment=4, platform="prolific")
+        systems = ["s1", "s2"] if design == "pairwise" else ["s1", "s2", "s3"]
+        authoring.study_items_build(study=study, corpus=corpus, systems=systems, reference_system="human")
+        if design == "bme":
+            authoring.study_item_reference_values_set(
+                study=study, values={pk: 50.0 for pk in study.items.values_list("pk", flat=True)})
+        authoring.study_publish(study=study)
+        pid, session = (hashlib.sha256(f"fuzz-{design}{p}".encode()).hexdigest()[:24] for p in ("pid", "session"))
+        client = Client()
+        token = client.get(f"/r/{study.slug}/", {"PROLIFIC_PID": pid, "SESSION_ID": session})["Location"].split("/")[3]
+        client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_tokens.form_token(token, "consent")})
+        page = client.get(f"/r/a/{token}/items/0/").content.decode()
+        names = sorted(set(re.findall(r'name="([^"]+)"', page)) - {"form_token", "active_ms"})
+        raters.append((design, token, Assignment.objects.get(token=token).assignment_items.count(), names))
+    return raters
 
 
 def _schema():
@@ -282,7 +320,17 @@ def hostile_api_pass(tally: Tally, world: World, *, limit: int | None = None) ->
 
 
 def hostile_rater_pass(tally: Tally, world: World) -> None:
-    """Every rater POST (and the entry links) with hostile fields, tokens and bodies."""
+    """Every rater POST (and the entry links) with hostile fields, tokens and bodies, for the Likert
+    rater and for a rater of every other design (``World.others``)."""
+    from dataclasses import replace
+
+    _rater_pass(tally, world)
+    for design, token, positions, fields in world.others:
+        _rater_pass(tally, replace(world, rater_token=token, positions=positions, fields=fields or ["x"]),
+                    label=f" [{design}]")
+
+
+def _rater_pass(tally: Tally, world: World, label: str = "") -> None:
     from studies.rating import form_tokens
 
     client = _client()
@@ -301,23 +349,25 @@ def hostile_rater_pass(tally: Tally, world: World) -> None:
     for route, url, data in post_routes:
         for value in RATER_VALUES:
             response = client.post(url, data(value))
-            tally.note("post", route, f"field={value[:12]!r}", response.status_code)
+            tally.note("post", route + label, f"field={value[:12]!r}", response.status_code)
         response = client.post(url, {"form_token": "\x00" * 10})
-        tally.note("post", route, "form-token-nul", response.status_code)
+        tally.note("post", route + label, "form-token-nul", response.status_code)
         for kind, (body, content_type) in HOSTILE_BODIES.items():
             response = client.post(url, data=body, content_type=content_type)
-            tally.note("post", route, kind, response.status_code)
+            tally.note("post", route + label, kind, response.status_code)
     draft = f"{base}/items/0/draft/"
     header = {form_tokens.HEADER: form_tokens.form_token(token, "draft")}
     for kind, (body, _) in HOSTILE_BODIES.items():
         response = client.post(draft, data=body, content_type="application/json", headers=header)
-        tally.note("post", "/r/a/<token>/items/<position>/draft/", kind, response.status_code)
+        tally.note("post", "/r/a/<token>/items/<position>/draft/" + label, kind, response.status_code)
     for kind, value in HOSTILE_VALUES.items():
         for name in (world.fields[0], "x" * 81, "\u0000", "r1-\ud800"):
             body = "{" + json.dumps(name) + ": " + value + "}"
             response = client.post(draft, data=body.encode("utf-8", "surrogatepass"), content_type="application/json",
                                    headers=header)
-            tally.note("post", "/r/a/<token>/items/<position>/draft/", f"draft-{kind}", response.status_code)
+            tally.note("post", "/r/a/<token>/items/<position>/draft/" + label, f"draft-{kind}", response.status_code)
+    if label:  # the addresses and entry links once, with the Likert rater
+        return
     # Addresses and entry links.
     for url in ("/r/a/%00/", "/r/a/%00/items/0/", f"{base}/items/99999999999999999999/", f"{base}/items/-1/",
                 "/r/%00/", "/r/x/%00/", "/r/a/\u0661/", f"/r/{world.study}/?PROLIFIC_PID=%00&SESSION_ID=%00",
