@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: venv demo test test-integration lint migrate bench clean
+.PHONY: venv demo test test-integration lint migrate bench fuzz clean
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Concord needs $(PYTHON) on PATH (set PYTHON=...)"; exit 1; }
@@ -37,6 +37,10 @@ lint: venv
 
 bench: venv
 	$(PY) benchmarks/import_throughput.py
+
+# The fuzz pass over the API and every rater POST (issue #26): exits 1 on any answer of 500.
+fuzz: venv
+	$(PY) benchmarks/fuzz_api.py
 
 clean:
 	rm -rf $(VENV) var staticfiles test-output

@@ -13,6 +13,7 @@ baseline), in the same process on a throw-away SQLite database (or DATABASE_URL)
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import statistics
@@ -72,7 +73,8 @@ def main() -> None:
 
     def begin(worker):
         client = Client(HTTP_HOST="127.0.0.1")
-        token = client.get(f"/r/{slug}/?PROLIFIC_PID={worker}&SESSION_ID={worker}-session")["Location"].split("/")[3]
+        pid, session = (hashlib.sha256(f"{worker}{part}".encode()).hexdigest()[:24] for part in ("", "-session"))
+        token = client.get(f"/r/{slug}/?PROLIFIC_PID={pid}&SESSION_ID={session}")["Location"].split("/")[3]
         client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token(token, "consent")})
         return client, token, list(Assignment.objects.get(token=token).assignment_items.order_by("position"))
 

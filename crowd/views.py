@@ -83,7 +83,7 @@ def _publication(request, study) -> Publication:
 def _records(request, publication) -> list[WorkerAssignment]:
     if request.POST.get("all_submitted"):
         return reviews.submitted_records(publication)
-    ids = [int(i) for i in request.POST.getlist("record") if i.isdigit()]
+    ids = [int(i) for i in request.POST.getlist("record") if i.isascii() and i.isdigit() and len(i) <= 18]
     return list(publication.worker_assignments.filter(pk__in=ids).select_related("assignment"))
 
 

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from metrics import mdd_views, ppi_views, views
 
 app_name = "metrics"
@@ -8,11 +9,11 @@ urlpatterns = [
     path("metrics/models/<slug:name>/", views.model_detail, name="model_detail"),
     path("metrics/models/<slug:name>/card/", views.model_card_start, name="model_card_start"),
     path("metrics/runs/start/", views.run_start, name="run_start"),
-    path("metrics/runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
+    path("metrics/runs/<id:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("metrics/training/start/", views.training_start, name="training_start"),
     path("metrics/training/mdd-eval/start/", mdd_views.mdd_training_start, name="mdd_training_start"),
-    path("metrics/training/<int:pk>/cancel/", views.training_cancel, name="training_cancel"),
-    path("metrics/training/<int:pk>/curve.svg", views.training_curve, name="training_curve"),
+    path("metrics/training/<id:pk>/cancel/", views.training_cancel, name="training_cancel"),
+    path("metrics/training/<id:pk>/curve.svg", views.training_curve, name="training_curve"),
     path("metrics/bme/<slug:slug>/", views.bme_fill, name="bme_fill"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.human_metric_page, name="human_metric"),
     path("experiments/<slug:slug>/metrics/<slug:model>.csv", views.human_metric_csv, name="human_metric_csv"),

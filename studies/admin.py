@@ -39,6 +39,11 @@ class CorpusAdmin(admin.ModelAdmin):
     search_fields = ("slug", "source_name")
 
 
+@admin.register(models.SystemDescription)
+class SystemDescriptionAdmin(admin.ModelAdmin):
+    list_display = ("system", "owner", "is_human", "description")
+
+
 @admin.register(models.System)
 class SystemAdmin(admin.ModelAdmin):
     list_display = ("name", "is_human", "description")

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.authoring import views as authoring_views
 from studies.authoring import workflow_views
 from studies.corpora import views as corpus_views
@@ -24,7 +25,7 @@ urlpatterns = [
     path("studies/<slug:study>/report/figures/<str:name>.svg", report_views.report_figure, name="study_report_figure"),
     path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),
     path("studies/<slug:slug>/preview/", rater_views.preview, name="study_preview"),
-    path("studies/<slug:slug>/preview/<int:position>/", rater_views.preview, name="study_preview_item"),
+    path("studies/<slug:slug>/preview/<position:position>/", rater_views.preview, name="study_preview_item"),
     path("studies/<slug:slug>/", authoring_views.study_detail, name="study_detail"),
     path("studies/<slug:slug>/live/", authoring_views.study_live_config, name="study_live_config"),
     path("studies/<slug:slug>/live/panel/", authoring_views.study_live_panel, name="study_live_panel"),

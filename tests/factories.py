@@ -38,3 +38,11 @@ class CorpusFactory(factory.django.DjangoModelFactory):
     slug = factory.Sequence(lambda n: f"corpus-{n}")
     title = factory.LazyAttribute(lambda o: o.slug)
     source_format = "jsonl"
+
+
+def prolific_id(name: str) -> str:
+    """A Prolific-shaped id (24 hexadecimal digits, as the rater links require) standing for ``name``:
+    the same name always gives the same id, different names different ids."""
+    import hashlib
+
+    return hashlib.sha256(name.encode()).hexdigest()[:24]

@@ -151,8 +151,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's three, the JSON one answering a body nested too deeply with 400 instead of a RecursionError
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "config.schema.ConcordAutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.Pagination",  # LimitOffsetPagination, bounded
     "PAGE_SIZE": 100,
     # unauthenticated API calls and the token endpoint (scope "auth") are rate limited per client
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
@@ -218,3 +221,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# ``manage.py load_demo`` creates a superuser whose password is in the README: allowed here and in
+# local and test settings, never under production settings (config/settings/production.py).
+DEMO_ALLOWED = True

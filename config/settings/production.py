@@ -7,6 +7,7 @@ from config.settings.base import *  # noqa: F403
 from config.settings.base import env
 
 DEBUG = False
+DEMO_ALLOWED = False  # load_demo's superuser has the README's password
 SECRET_KEY = checked_secret_key(env.str("DJANGO_SECRET_KEY", default=""))
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])

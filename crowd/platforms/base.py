@@ -30,6 +30,7 @@ from studies.authoring import allocation, planning
 from studies.models import Assignment, Study
 from studies.rating import review
 
+DEFAULT_TITLE = "Rate the replies of chatbots"
 DESCRIPTION = "Read short conversations and rate the replies of dialogue systems."
 TRUE_WORDS = ("1", "true", "yes", "on")
 
@@ -136,7 +137,8 @@ class CrowdPlatform(ABC):
         # publication keeps its own reward only once sent (the record of what the platform was told).
         reward = study.reward if study.reward is not None else Decimal("0")
         minutes = planning.pay_plan(study)["minutes"]
-        defaults = {"title": study.title, "description": DESCRIPTION, "planned_bonus_total": "0",
+        # Not the study's title: that names the condition, which workers must not see.
+        defaults = {"title": DEFAULT_TITLE, "description": DESCRIPTION, "planned_bonus_total": "0",
                     "experiment_link": False,
                     **self.default_settings(publication, places=places, reward=reward, minutes=minutes)}
         return {**defaults, **{k: v for k, v in publication.settings.items() if v not in (None, "")}}

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from metrics.api import views
 
 app_name = "metrics-api"
@@ -7,11 +8,11 @@ urlpatterns = [
     path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
     path("metrics/models/<slug:name>/", views.MetricModelDetailApi.as_view(), name="model-detail"),
     path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
-    path("metrics/runs/<int:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
-    path("metrics/runs/<int:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
+    path("metrics/runs/<id:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
+    path("metrics/runs/<id:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
     path("metrics/training/", views.TrainingRunCreateApi.as_view(), name="training-create"),
-    path("metrics/training/<int:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),
-    path("metrics/training/<int:pk>/cancel/", views.TrainingRunCancelApi.as_view(), name="training-cancel"),
+    path("metrics/training/<id:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),
+    path("metrics/training/<id:pk>/cancel/", views.TrainingRunCancelApi.as_view(), name="training-cancel"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
     path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/", views.PredictionPoweredApi.as_view(),
          name="ppi"),

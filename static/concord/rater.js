@@ -48,7 +48,13 @@
       fetch(form.dataset.draftUrl, {
         method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
         body: JSON.stringify(answers()), credentials: "omit",
-      }).then((r) => { saveStatus.textContent = r.ok ? "Saved" : "Not saved — your answers are still on this page"; })
+      }).then((r) => {
+        // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
+        const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
+          || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
+        saveStatus.textContent = !r.ok ? "Not saved — your answers are still on this page"
+          : marked ? "Draft saved (not submitted): please fix the marked answers" : "Saved";
+      })
         .catch(() => { saveStatus.textContent = "Offline — your answers are kept on this page; they will be saved"; });
     }, 400);
   }

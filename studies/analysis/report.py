@@ -80,6 +80,15 @@ TABLES = {
 }
 
 
+def table_title(key: str, *, excluding_flagged: bool = False) -> str:
+    """A table's heading; once flagged raters are left out, it says so (Table 1 is then no longer
+    "all raters")."""
+    title = TABLES[key][0]
+    if not excluding_flagged:
+        return title
+    return "Table 1: all raters except those flagged" if key == "table1" else f"{title} (flagged raters excluded)"
+
+
 NEEDS_TWO_RATERS = "needs at least two raters on one item"
 NO_RATINGS = "no submitted ratings yet"
 

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.api import check_views, views, workflow_views
 
 app_name = "studies-api"
@@ -33,9 +34,9 @@ urlpatterns = [
     path("studies/<slug:slug>/checks/", check_views.CheckListApi.as_view(), name="study-checks"),
     path("studies/<slug:slug>/checks/create/", check_views.CheckCreateApi.as_view(), name="study-check-create"),
     path("studies/<slug:slug>/checks/settings/", check_views.ChecksSettingsApi.as_view(), name="study-checks-settings"),
-    path("studies/<slug:slug>/checks/<int:pk>/delete/", check_views.CheckDeleteApi.as_view(), name="study-check-delete"),
+    path("studies/<slug:slug>/checks/<id:pk>/delete/", check_views.CheckDeleteApi.as_view(), name="study-check-delete"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),
-    path("imports/<int:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
+    path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
 ]

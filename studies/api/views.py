@@ -15,9 +15,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from studies.api.serializers import (
@@ -101,8 +101,9 @@ class StudyCreateApi(APIView):
         design = serializers.ChoiceField(choices=Design.choices)
         design_config = serializers.DictField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
-        raters_per_item = serializers.IntegerField(min_value=1, default=DEFAULT_RATERS_PER_ITEM)
-        items_per_assignment = serializers.IntegerField(min_value=1, default=DEFAULT_ITEMS_PER_ASSIGNMENT)
+        raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_RATERS_PER_ITEM)
+        items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000,
+                                                        default=DEFAULT_ITEMS_PER_ASSIGNMENT)
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
         platform = serializers.ChoiceField(choices=Study.Platform.choices, default=Study.Platform.INVITE)
         slug = serializers.SlugField(required=False)
@@ -194,6 +195,9 @@ class StudyRaterSettingsApi(APIView):
         closes_at = serializers.CharField(required=False, allow_blank=True, max_length=40,
                                           help_text="ISO 8601, in the future; blank: no closing time")
         close_when_complete = serializers.BooleanField(required=False)
+        currency = serializers.CharField(required=False, allow_blank=True, max_length=3,
+                                         help_text="ISO 4217 code the reward is paid in (Prolific, invitations; "
+                                                   "MTurk is always USD); blank: GBP on Prolific, else USD")
 
     class OutputSerializer(serializers.Serializer):
         slug = serializers.SlugField()
@@ -250,7 +254,8 @@ class StudyProgressApi(APIView):
 
 
 class StudyItemListApi(APIView):
-    pagination_class = LimitOffsetPagination  # also tells the schema that the list is paginated
+    # the project's (bounded limit/offset, config.pagination); also tells the schema that the list is paginated
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()

@@ -281,7 +281,7 @@ class StudyBrowserApi(APIView):
         rater = request.query_params.get("rater", "")
         page_number = request.query_params.get("page", "1")
         page, rows = browser_selectors.item_page(
-            study, page=page_number, rater=int(rater) if rater.isdigit() else None,
+            study, page=page_number, rater=int(rater) if rater.isascii() and rater.isdigit() and len(rater) <= 18 else None,
             flagged_only=request.query_params.get("flagged", "").lower() in ("1", "true"), raw_ids=raw_ids)
         results = [{
             "id": row.item.pk, "position": row.item.position,

@@ -38,6 +38,26 @@ def hourly_rate(reward: Decimal | None, minutes: float | None) -> Decimal | None
     return (Decimal(reward) * Decimal(60) / Decimal(str(minutes))).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
+# The currency of a reward when the study sets none: MTurk pays in US dollars (always); Prolific
+# rewards are set in pounds unless the researcher's account says otherwise (``currency`` rater
+# setting); an invitation-link study pays however the researcher pays, US dollars unless set.
+DEFAULT_CURRENCY = {Study.Platform.MTURK: "USD", Study.Platform.PROLIFIC: "GBP"}
+SYMBOLS = {"USD": "$", "GBP": "£", "EUR": "€"}
+
+
+def currency(study: Study) -> str:
+    """The ISO 4217 code the study's rewards are in (see DEFAULT_CURRENCY)."""
+    if study.platform == Study.Platform.MTURK:
+        return "USD"
+    return str((study.platform_config or {}).get("currency") or DEFAULT_CURRENCY.get(study.platform, "USD"))
+
+
+def money(amount: Any, code: str) -> str:
+    """``$1.50``, ``£1.50``, ``€1.50``, else ``1.50 CHF``."""
+    symbol = SYMBOLS.get(code)
+    return f"{symbol}{amount}" if symbol else f"{amount} {code}".strip()
+
+
 def pay_plan(study: Study) -> dict[str, Any]:
     """What the researcher (and, in part, the rater) sees about pay and time. ``minutes`` is the
     pilot's median when there is a pilot, else the estimate; ``source`` says which."""
@@ -57,7 +77,7 @@ def pay_plan(study: Study) -> dict[str, Any]:
         "hourly_rate": hourly_rate(reward, minutes),
         "places": places,
         "total_rewards": (reward * places).quantize(CENT) if reward is not None else None,
-        "currency": "USD" if study.platform == Study.Platform.MTURK else "",
+        "currency": currency(study),
     }
 
 

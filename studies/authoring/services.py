@@ -54,6 +54,9 @@ def experiment_create(*, owner, title: str, slug: str | None = None, description
     return experiment
 
 
+MAX_PLACES = 100_000  # raters per item, items per rater: far above any study, far below a database integer
+
+
 @transaction.atomic
 def study_create(*, experiment: Experiment, title: str, design: str, design_config: Mapping | None = None,
                  criteria: Sequence[Mapping[str, Any] | str] | None = None,
@@ -86,10 +89,9 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
                 unit_settings = judged.config_clean(unit_config, design=chosen)
             except ValidationError as error:
                 errors.update(error.message_dict)
-    if raters_per_item < 1:
-        errors["raters_per_item"] = ["must be at least 1"]
-    if items_per_assignment < 1:
-        errors["items_per_assignment"] = ["must be at least 1"]
+    for name, given in (("raters_per_item", raters_per_item), ("items_per_assignment", items_per_assignment)):
+        if not 1 <= given <= MAX_PLACES:
+            errors[name] = [f"must be between 1 and {MAX_PLACES:,}"]
     if platform not in Study.Platform.values:
         errors["platform"] = [f"unknown platform {platform!r}"]
     if slug and Study.objects.filter(slug=slug).exists():
@@ -244,7 +246,8 @@ def studies_close_due(*, now=None) -> int:
 
 
 RATER_SETTINGS = ("completion_code", "screened_out_code", "completion_url", "time_limit_minutes", "closes_at",
-                  "close_when_complete")
+                  "close_when_complete", "currency")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 TIME_LIMIT_MAX_MINUTES = 7 * 24 * 60
@@ -257,7 +260,7 @@ _CODE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Study:
     """Set the rater-side keys of ``platform_config``: Prolific's fixed ``completion_code`` and
     optional ``screened_out_code``, ``completion_url`` (https), ``time_limit_minutes`` (1 to one
-    week), ``closes_at`` (ISO 8601, in the future) and ``close_when_complete`` (on unless switched
+    week), ``closes_at`` (ISO 8601, in the future), ``currency`` (ISO 4217 code) and ``close_when_complete`` (on unless switched
     off: "on"/"true"/"1"/"yes" or True keep it on, anything else, blank included, turns it off).
     Blank clears the other keys; unknown keys and bad values raise ValidationError naming each
     field, and nothing changes."""
@@ -286,8 +289,13 @@ def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Stud
                 errors[key] = "must be an https:// address of at most 500 characters"
             else:
                 changes[key] = text
+        elif key == "currency":  # what the reward is paid in (Prolific, invitations; MTurk is always USD)
+            if not _CURRENCY.match(text.upper()):
+                errors[key] = "must be a three-letter currency code such as GBP, USD or EUR"
+            else:
+                changes[key] = text.upper()
         elif key == "time_limit_minutes":
-            if not text.isdigit() or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
+            if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= TIME_LIMIT_MAX_MINUTES:
                 errors[key] = f"must be a whole number of minutes from 1 to {TIME_LIMIT_MAX_MINUTES}"
             else:
                 changes[key] = int(text)

@@ -128,7 +128,7 @@ def study_items_browser(request, slug):
     study = _study(request, slug)
     raw_ids = raw_ids_requested(request, [study.experiment_id])  # 403 for anyone else
     rater = request.GET.get("rater", "")
-    rater_id = int(rater) if rater.isdigit() else None
+    rater_id = int(rater) if rater.isascii() and rater.isdigit() and len(rater) <= 18 else None
     flagged_only = request.GET.get("flagged") == "1"
     flags = browser_selectors.rater_flags(study)
     page, rows = browser_selectors.item_page(study, page=request.GET.get("page", 1), rater=rater_id,

@@ -1,15 +1,16 @@
 """The chat unit's rater pages (included under /r/ by config.urls) and researcher pages."""
 from django.urls import path
 
+import studies.converters  # noqa: F401 - registers <token:...>
 from studies.chat import endpoint_views, views
 
 app_name = "chat"
 urlpatterns = [
-    path("r/a/<str:token>/items/<int:position>/chat/", views.chat_page, name="page"),
-    path("r/a/<str:token>/items/<int:position>/chat/turn/", views.chat_turn, name="turn"),
-    path("r/a/<str:token>/items/<int:position>/chat/retry/", views.chat_retry, name="retry"),
-    path("r/a/<str:token>/items/<int:position>/chat/end/", views.chat_end, name="end"),
-    path("r/a/<str:token>/items/<int:position>/chat/state/", views.chat_state, name="state"),
+    path("r/a/<token:token>/items/<position:position>/chat/", views.chat_page, name="page"),
+    path("r/a/<token:token>/items/<position:position>/chat/turn/", views.chat_turn, name="turn"),
+    path("r/a/<token:token>/items/<position:position>/chat/retry/", views.chat_retry, name="retry"),
+    path("r/a/<token:token>/items/<position:position>/chat/end/", views.chat_end, name="end"),
+    path("r/a/<token:token>/items/<position:position>/chat/state/", views.chat_state, name="state"),
     path("studies/<slug:slug>/chats.jsonl", views.transcripts_export, name="transcripts_export"),
     path("systems/endpoints/", endpoint_views.endpoint_list, name="endpoint_list"),
     path("systems/endpoints/new/", endpoint_views.endpoint_edit, name="endpoint_new"),

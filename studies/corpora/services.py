@@ -33,6 +33,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
     System,
+    SystemDescription,
     Unit,
 )
 from studies.rating.entry import rater_get_or_create
@@ -156,6 +157,7 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
             transaction.set_rollback(True)
             raise ImportFailed(problems)
         writer.write(batch)
+        writer.describe_systems()
         summary.missing_scores = dict(header.missing_scores)
         summary.unit = header.unit
         scored = [entry for entry in writer.scored if any(v is not None for s in entry[2].values() for v in s)]
@@ -268,13 +270,26 @@ class _CorpusWriter:
         missing = sorted(names - set(self.system_ids))
         if not missing:
             return
-        System.objects.bulk_create(
-            [System(name=n, description=self.header.systems.get(n, ""), is_human=n in self.header.human_systems)
-             for n in missing],
-            ignore_conflicts=True,
-        )
+        # The shared row holds the name only; the file's description is the importer's own (below).
+        System.objects.bulk_create([System(name=n, is_human=n in self.header.human_systems) for n in missing],
+                                   ignore_conflicts=True)
         self.system_ids.update(System.objects.filter(name__in=missing).values_list("name", "id"))
         self.summary.systems_created += missing
+
+    def describe_systems(self) -> None:
+        """The header's system descriptions (and which are human) as the corpus owner's own
+        ``SystemDescription`` rows: set or replaced for this owner, never for another researcher."""
+        owner = self.corpus.owner
+        if owner is None:
+            return
+        for name, system_id in self.system_ids.items():
+            described = name in self.header.systems and self.header.systems.get(name)
+            if not described and name not in self.header.human_systems:
+                continue
+            SystemDescription.objects.update_or_create(
+                system_id=system_id, owner=owner,
+                defaults={"description": self.header.systems.get(name) or "",
+                          "is_human": name in self.header.human_systems})
 
     def write(self, batch: list[ParsedConversation]) -> None:
         if not batch:

@@ -131,7 +131,7 @@ class BWS(RatingsDesign):
             raw = (post.get(name) or "").strip()
             if not raw:
                 errors[name] = "rank this response"
-            elif not raw.isdigit():
+            elif not (raw.isascii() and raw.isdigit()) or len(raw) > 6:  # '²'.isdigit(), yet int('²') fails
                 errors[name] = f"“{raw[:12]}” is not a rank"
             else:
                 answers[rid] = int(raw)

@@ -179,7 +179,7 @@ class BWSTuples(StudyDesign):
                 raw = str(post.get(field) or "").strip()
                 if not raw:
                     errors[field] = f"pick the {kind} response"
-                elif not raw.isdigit() or int(raw) not in order:
+                elif not (raw.isascii() and raw.isdigit()) or len(raw) > 18 or int(raw) not in order:
                     errors[field] = f"“{raw[:12]}” is not one of the responses shown"
                 else:
                     picks[kind] = int(raw)

@@ -178,7 +178,8 @@ class RatingsDesign(StudyDesign):
                     row.update(why_field=why, why_value=values.get(why, ""), why_error=errors.get(why))
                 rows.append(row)
             if self.ranks:  # show the list in the rater's current ranking order
-                rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isdigit() else 99, r["letter"]))
+                rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isascii() and str(r["value"]).isdigit()
+                                      and len(str(r["value"])) <= 6 else 99, r["letter"]))
             kind = kind_for(criterion)
             rows_by_criterion.append({
                 "name": criterion.name, "question": criterion.question, "help": criterion.help_text, "rows": rows,

@@ -17,9 +17,9 @@ from studies.models.choices import (
     default_questionnaire,
     new_token,
 )
-from studies.models.corpora import Conversation, Corpus, ImportJob, Response, System
+from studies.models.corpora import Conversation, Corpus, ImportJob, Response, System, SystemDescription
 from studies.models.onboarding import Onboarding, PracticeAnswer, PracticeAttempt, PracticeItem
 from studies.models.raters import Assignment, AssignmentItem, Invite, Rater, RaterBlock
 from studies.models.studies import Criterion, Experiment, Study, StudyItem, StudyItemConversation, StudyItemResponse
 
-__all__ = ["Design", "DEFAULT_RATERS_PER_ITEM", "DEFAULT_ITEMS_PER_ASSIGNMENT", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn", "Onboarding", "PracticeItem", "PracticeAttempt", "PracticeAnswer"]
+__all__ = ["Design", "DEFAULT_RATERS_PER_ITEM", "DEFAULT_ITEMS_PER_ASSIGNMENT", "Unit", "default_questionnaire", "new_token", "CheckKind", "Corpus", "System", "SystemDescription", "Conversation", "Response", "ImportJob", "Experiment", "Study", "Criterion", "StudyItem", "StudyItemResponse", "StudyItemConversation", "Rater", "RaterBlock", "Assignment", "Invite", "AssignmentItem", "Rating", "BestWorstChoice", "Comparison", "SystemEndpoint", "StudyItemSystem", "Chat", "ChatTurn", "Onboarding", "PracticeItem", "PracticeAttempt", "PracticeAnswer"]

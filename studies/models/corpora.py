@@ -27,7 +27,10 @@ class Corpus(models.Model):
 
 
 class System(models.Model):
-    """A dialogue system (or the human reference) whose responses are judged."""
+    """A dialogue system (or the human reference) whose responses are judged. The name is shared (it is
+    only a label: "hred" in two researchers' corpora is one row); what a researcher says about it lives
+    in their own ``SystemDescription``. ``description`` is Concord's own text (check items, the demo
+    bots), never a researcher's."""
 
     name = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
@@ -38,6 +41,23 @@ class System(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class SystemDescription(models.Model):
+    """One researcher's description of a system (from their imports' headers): another researcher's
+    import of the same system name neither shows nor overwrites it."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="descriptions")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    description = models.TextField(blank=True)
+    is_human = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["system", "owner"]
+        constraints = [models.UniqueConstraint(fields=["system", "owner"], name="system_description_one_per_owner")]
+
+    def __str__(self) -> str:
+        return f"{self.system} ({self.owner})"
 
 
 class Conversation(models.Model):

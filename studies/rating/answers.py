@@ -60,8 +60,9 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     long_criteria = {c.name for c in study_criteria(study) if kind_for(c).long_text}
     for key, value in draft.items():
         name = str(key)
-        if len(name) > 80 or (problem := platforms.text_problem(name)):
-            raise ValidationError({"draft": f"a field name {problem or 'is longer than 80 characters'}"})
+        problem = "is longer than 80 characters" if len(name) > 80 else platforms.text_problem(name)
+        if problem:
+            raise ValidationError({"draft": f"a field name {problem}"})
         if isinstance(value, list):  # a multi-label row's ticked labels
             if len(value) > 20 or not all(isinstance(v, str) and len(v) <= 60 for v in value):
                 raise ValidationError({name: "a list holds at most 20 labels of at most 60 characters"})
@@ -83,6 +84,11 @@ def assignment_item_draft_save(*, slot: AssignmentItem, draft: Mapping[str, Any]
     AssignmentItem.objects.filter(pk=slot.pk).update(draft=cleaned)
 
 
+# No item page is open for a week; a longer time is a forged field (the audit stored 9e307 ms as 9e304 s),
+# and it would swamp every mean time in the report.
+MAX_ITEM_SECONDS = 7 * 24 * 3600
+
+
 def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | None,
                      active_seconds: float | None) -> AssignmentItem:
     """The slot an answer is for, read with its assignment row locked (concurrent submits of one
@@ -93,6 +99,8 @@ def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | N
         if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                                   or (isinstance(given, float) and not math.isfinite(given)) or given < 0):
             raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
+        if name == "active_ms" and given is not None and given > MAX_ITEM_SECONDS:  # seconds: the server's clock
+            raise ValidationError({name: f"must be at most {MAX_ITEM_SECONDS // 3600} hours for one item"})
     slot = (AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study")
             .filter(assignment_id=assignment.pk, item_id=item_id).first())
     current = slot.assignment if slot else Assignment.objects.select_related("study").get(pk=assignment.pk)

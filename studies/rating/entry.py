@@ -22,11 +22,11 @@ from studies.models import (
     Study,
 )
 from studies.onboarding import selectors as onboarding
-from studies.rating import checks, review
+from studies.rating import checks, platforms, review
 
 
 def rater_get_or_create(*, platform: str, external_id: str) -> Rater:
-    external_id = external_id.strip()
+    external_id = platforms.platform_id(platform, external_id)
     if not external_id:
         raise ValidationError({"external_id": "a rater needs a platform identity"})
     try:
@@ -63,7 +63,11 @@ def rater_blocked_for(rater: Rater, study: Study) -> bool:
 
 
 def _rater_for_entry(platform: str, external_id: str) -> Rater | None:
-    return Rater.objects.filter(platform=platform, external_id=external_id).first()
+    """The rater with this (normalised) id; else one stored before ids were normalised (typed in
+    another case), so that respelling an id never makes a new rater."""
+    raters = Rater.objects.filter(platform=platform)
+    return raters.filter(external_id=external_id).first() or raters.filter(external_id__iexact=external_id) \
+        .order_by("pk").first()
 
 
 def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", platform_data: Mapping | None = None,
@@ -127,7 +131,8 @@ def _existing_for(study: Study, rater: Rater, acceptance_id: str | None) -> Assi
     if existing is None:
         return None
     if existing.study_id != study.pk:
-        raise AssignmentRefused("you have already taken part in another condition of this experiment",
+        # Says nothing of conditions: a rater must not learn that the experiment has others.
+        raise AssignmentRefused("you have already taken part in this study through another link",
                                 reason=AssignmentRefused.OTHER_CONDITION)
     if acceptance_id is not None and existing.acceptance_id != acceptance_id:
         raise AssignmentRefused("you have already done this study", reason=AssignmentRefused.ALREADY_DONE)
@@ -182,9 +187,11 @@ def assignment_enter(*, study: Study, platform: str, external_id: str, acceptanc
     SESSION_ID): a known worker presenting another one gets nothing of the first assignment
     (AssignmentRefused, reason ALREADY_DONE). The rater row is created only once every check has
     passed, in the same transaction as the assignment, so a refused or failed entry writes
-    nothing. Races (the same new worker in two conditions at once, a double click on the last slot)
+    nothing. Ids are compared normalised (``platforms.platform_id``), so a participant screened out
+    (or done) cannot come back as "new" by respelling their id's case or digits. Races (the same new worker in two conditions at once, a double click on the last slot)
     retry and then resume or refuse; they never surface as IntegrityError."""
-    external_id = external_id.strip()
+    external_id = platforms.platform_id(platform, external_id)
+    acceptance_id = platforms.platform_id(platform, acceptance_id)
     if not external_id:
         raise ValidationError({"external_id": "a rater needs a platform identity"})
     return _retrying(lambda: _enter(study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
@@ -239,7 +246,8 @@ def experiment_enter(*, experiment: Experiment, platform: str, external_id: str,
     skipped. Raises StudyStateError when the conditions are on different platforms (one link cannot
     carry two platforms' parameters), AssignmentRefused as ``assignment_enter`` does; nothing is
     written on either."""
-    external_id = external_id.strip()
+    external_id = platforms.platform_id(platform, external_id)
+    acceptance_id = platforms.platform_id(platform, acceptance_id)
     if not external_id:
         raise ValidationError({"external_id": "a rater needs a platform identity"})
     return _retrying(lambda: _enter_experiment(experiment, platform=platform, external_id=external_id,

@@ -8,8 +8,11 @@
 A study accepts only its own platform's kind of identity. A worker id is a claim: the assignment is
 bound to the platform's per-acceptance id (MTurk ``assignmentId``, Prolific ``SESSION_ID``), which
 re-entry must present again. Every parameter is checked (present, not blank, at most 120
-characters, no control characters or lone surrogates) before anything is written; MTurk worker ids
-are normalised (stripped, upper case) so that ``a1realworker`` is ``A1REALWORKER``.
+characters, no control characters or lone surrogates) before anything is written. Platform ids are
+then normalised (``platform_id``: Unicode NFKC, stripped, MTurk upper case, Prolific lower case, so a
+full-width digit or a respelt case is the same worker) and their format checked on the normalised
+value: Prolific ids are 24 hexadecimal digits (MongoDB object ids), MTurk ids ASCII letters and digits,
+at most 64 (the audit's 'ß' passed ``upper()`` as 'SS' and was stored raw).
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ PARAMETERS = {
     "invite": ("invite",),
 }
 PLATFORM_NAMES = {"mturk": "Mechanical Turk", "prolific": "Prolific", "invite": "invitation links"}
-_MTURK_ID = re.compile(r"^[A-Z0-9]+$")
+_MTURK_ID = re.compile(r"[A-Z0-9]{1,64}", re.ASCII)
+_PROLIFIC_ID = re.compile(r"[0-9a-f]{24}", re.ASCII)
 
 
 class IdentityError(ValueError):
@@ -82,11 +86,31 @@ def _parameter(params: Mapping[str, str], name: str, *, required: bool = True) -
     return raw.strip()
 
 
-def _plain_id(params: Mapping[str, str], name: str, *, upper: bool = False) -> str:
-    value = _parameter(params, name)
-    value = value.upper() if upper else value
-    if not _MTURK_ID.match(value.upper()):
-        raise IdentityError(f"{name} must be letters and digits only", name)
+def platform_id(platform: str, value: str) -> str:
+    """A platform id as stored and compared: Unicode NFKC (a full-width digit is the digit), stripped,
+    then upper case for MTurk and lower case for Prolific (the case each platform issues its ids in;
+    case carries no meaning in either). Other platforms' ids are only NFKC'd and stripped."""
+    value = unicodedata.normalize("NFKC", value or "").strip()
+    if platform == "mturk":
+        return value.upper()
+    if platform == "prolific":
+        return value.lower()
+    return value
+
+
+def _mturk_id(params: Mapping[str, str], name: str) -> str:
+    raw = _parameter(params, name)
+    value = platform_id("mturk", raw)
+    # Checked before the case mapping too: 'ß'.upper() is 'SS', which must not pass for an id.
+    if not unicodedata.normalize("NFKC", raw).isascii() or not _MTURK_ID.fullmatch(value):
+        raise IdentityError(f"{name} must be 1 to 64 ASCII letters and digits", name)
+    return value
+
+
+def _prolific_id(params: Mapping[str, str], name: str, *, required: bool = True) -> str:
+    value = platform_id("prolific", _parameter(params, name, required=required))
+    if (value or required) and not _PROLIFIC_ID.fullmatch(value):
+        raise IdentityError(f"{name} must be 24 hexadecimal digits (a Prolific id)", name)
     return value
 
 
@@ -109,18 +133,18 @@ def identity_from(params: Mapping[str, str], platform: str) -> Identity:
     if platform == "mturk":
         if params.get("assignmentId") == MTURK_PREVIEW:
             return Identity("mturk", "", preview=True)
-        worker = _plain_id(params, "workerId", upper=True)
-        acceptance = _plain_id(params, "assignmentId")
-        hit = _plain_id(params, "hitId")
+        worker = _mturk_id(params, "workerId")
+        acceptance = _mturk_id(params, "assignmentId")
+        hit = _mturk_id(params, "hitId")
         submit_to = mturk_submit_host(_parameter(params, "turkSubmitTo"))
         if submit_to is None:
             raise IdentityError(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}", "turkSubmitTo")
         data = {"assignmentId": acceptance, "hitId": hit, "turkSubmitTo": submit_to}
         return Identity("mturk", worker, acceptance, data)
     if platform == "prolific":
-        participant = _parameter(params, "PROLIFIC_PID")
-        session = _parameter(params, "SESSION_ID")
-        data = {"STUDY_ID": _parameter(params, "STUDY_ID", required=False), "SESSION_ID": session}
+        participant = _prolific_id(params, "PROLIFIC_PID")
+        session = _prolific_id(params, "SESSION_ID")
+        data = {"STUDY_ID": _prolific_id(params, "STUDY_ID", required=False), "SESSION_ID": session}
         return Identity("prolific", participant, session, data)
     return Identity("invite", "", _parameter(params, "invite"))
 

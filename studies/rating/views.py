@@ -39,6 +39,13 @@ def _canonical_order(item: StudyItem) -> list[int]:
     return unit_for(item.study).item_targets([item.pk])[item.pk]
 
 
+def screen_label(noun: str) -> str:
+    """One screen's name from the start page's plural noun: "sets of responses" -> "Set of responses",
+    "conversations" -> "Conversation" (a best-worst tuple's screen is not "Conversation 1 of 96")."""
+    first, _, rest = noun.partition(" ")
+    return " ".join(filter(None, [first.removesuffix("s").capitalize(), rest])) or "Item"
+
+
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
                   preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None,
                   total: int | None = None) -> dict:
@@ -54,6 +61,7 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
         "errors": errors, "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
+        "screen_label": screen_label(design_for(study).screen_noun(unit_for(study))),
         **design_for(study).form_context(study=study, item=item, order=order, values=values, errors=errors,
                                          criteria=study_criteria(study)),
     }
@@ -103,9 +111,9 @@ def item(request, token: str, position: int):
         active = float(request.POST.get("active_ms") or 0) / 1000 or None
     except ValueError:
         active = math.nan
-    if active is not None and not (math.isfinite(active) and active >= 0):
-        return _message(request, "We could not save this answer", "The field active_ms must be a finite number of "
-                        "milliseconds. Reload the page and try again; nothing was saved.", status=400)
+    if active is not None and not (math.isfinite(active) and 0 <= active <= answering.MAX_ITEM_SECONDS):
+        return _message(request, "We could not save this answer", "The field active_ms must be a number of "
+                        "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
     study = assignment.study
     design = design_for(study)
     answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order,

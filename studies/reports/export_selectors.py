@@ -13,6 +13,10 @@ working) and then what a position-bias or context analysis needs:
 - ``kind``, ``answer`` and ``rationale``: how the criterion is answered (``studies.designs.kinds``), the
   answer of a criterion that is not a number (a label, labels joined by "; ", free text; ``value`` is
   empty then) and the rater's reason where the criterion asks for one.
+- ``checks_shown`` / ``checks_passed`` / ``failed_checks``: the rater's attention checks and gold
+  items in this assignment (set at submit; ``failed_checks`` is the flag the report's "exclude flagged
+  raters" leaves out) and ``screened_out`` (failed checks, or screened out by hand), so an analysis
+  outside Concord can drop the same raters.
 
 Texts and contexts are looked up once per response and per item (a study has far fewer of them than
 ratings), not fetched with every rating row.
@@ -32,7 +36,9 @@ from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
 EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context",
-                "kind", "answer", "rationale")
+                "kind", "answer", "rationale", "checks_shown", "checks_passed", "failed_checks", "screened_out")
+_CHECK_FIELDS = ("assignment__checks_shown", "assignment__checks_passed", "assignment__checks_failed",
+                 "assignment__platform_data")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
 CHUNK = 5000
 
@@ -82,7 +88,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             "assignment__submitted_at", "tuple_position",
             "item_order", "shown_order", "active_seconds", "item_id",
             "assignment__study__experiment_id", "assignment__rater_id", "conversation_id",
-            "criterion__kind", "label", "labels", "text", "rationale",
+            "criterion__kind", "label", "labels", "text", "rationale", *_CHECK_FIELDS,
         )
     )
     items = StudyItem.objects.filter(study__in=studies)
@@ -95,7 +101,8 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     width = len(EXPORT_FIELDS)
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
-        item_order, order, active, item_id, experiment_id, rater_id, conversation_id, kind, *given = row[width:]
+        item_order, order, active, item_id, experiment_id, rater_id, conversation_id, kind, *rest = row[width:]
+        given, checks = rest[:4], rest[4:]
         answer = KINDS[kind].export_text(dict(zip(("label", "labels", "text"), given[:3], strict=True)))
         if not raw_ids:
             key = (experiment_id, rater_id)
@@ -105,11 +112,16 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
         entry.update(item_order=(item_order + 1) if item_order is not None else None, shown_position=position,
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
                      context=contexts.get(item_id) or made.get(conversation_id), kind=kind, answer=answer,
-                     rationale=given[3])
+                     rationale=given[3], **_check_columns(*checks))
         yield entry
     for design in designs_of(studies):
         if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)
             yield from _judgment_rows(design.export_rows(design.studies_of(studies), raw_ids=raw_ids))
+
+
+def _check_columns(shown: int | None, passed: int | None, failed: bool, platform_data: Any) -> dict[str, Any]:
+    screened = bool(failed) or bool((platform_data or {}).get("screened_out"))
+    return {"checks_shown": shown, "checks_passed": passed, "failed_checks": bool(failed), "screened_out": screened}
 
 
 def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -124,4 +136,6 @@ def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, An
     for row in rows:
         text, context = members.get(row["response"], (None, None))
         yield {**row, "item_order": None, "shown_position": None, "shown_letter": None, "active_seconds": None,
-               "response_text": text, "context": context, "kind": "scale", "answer": "", "rationale": ""}
+               "response_text": text, "context": context, "kind": "scale", "answer": "", "rationale": "",
+               # the design's rows carry no assignment: its raters' checks are not joined here (yet)
+               **dict.fromkeys(("checks_shown", "checks_passed", "failed_checks", "screened_out"))}

@@ -25,8 +25,10 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+# text.parse_math off: titles, system names and criteria are researchers' text, and "$x$" in one is a
+# price or a name, not TeX (mathtext made "$5 or $\\frac" a 500 and "$x^2$" a superscript).
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                     "figure.dpi": 96})
+                     "figure.dpi": 96, "text.parse_math": False})
 COLOURS = ["#2453a6", "#d9822b", "#3a8f5c", "#9b3d8f", "#7a7f87", "#c23b3b"]
 LABEL_WIDTH = 26  # characters per line of a wrapped label
 LABEL_LINES = 3

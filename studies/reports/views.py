@@ -77,7 +77,7 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 
 @login_required
 def report_page(request, study=None, experiment=None):
-    from studies.analysis.report import TABLES
+    from studies.analysis.report import TABLES, table_title
 
     title, studies, target = _scope(request, study=study, experiment=experiment)
     exclude = request.GET.get("exclude_flagged") == "1"
@@ -95,7 +95,7 @@ def report_page(request, study=None, experiment=None):
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
         "titles": condition_titles(report), "positions": position_selectors.position_report(studies),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
-        "tables": [{"key": key, "title": TABLES[key][0], "rows": _matrix(report, key), "all": _all_forms(report, key)}
+        "tables": [{"key": key, "title": table_title(key, excluding_flagged=exclude), "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
         "flagged": [r for r in report.raters if r["flagged"]],
         # The designs' own sections (pairwise, best-worst tuples); ICCs mean nothing where every condition's

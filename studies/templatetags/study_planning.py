@@ -14,6 +14,12 @@ def rater_pay(study):
 
 
 @register.simple_tag
+def money(amount, code):
+    """An amount with its currency: ``$1.50``, ``£1.50``, ``1.50 CHF`` (``planning.money``)."""
+    return planning.money(amount, code)
+
+
+@register.simple_tag
 def consent_html(study):
     """The study's consent text as safe HTML (Markdown, cleaned as the instructions are)."""
     from studies.rating.pages import render_markdown

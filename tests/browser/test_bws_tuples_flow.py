@@ -8,25 +8,26 @@ import pytest
 from studies.designs.bws_tuples import tuple_field
 from studies.models import Assignment, BestWorstChoice
 from tests.browser.conftest import wait_until
+from tests.factories import prolific_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CRITERIA = ("readability", "coherence")
 
 
 def begin(page, live_server, study, worker):
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/$"))
 
 
 def order_on(worker, position):
-    return Assignment.objects.get(rater__external_id=worker).assignment_items.get(position=position).response_order
+    return Assignment.objects.get(rater__external_id=prolific_id(worker)).assignment_items.get(position=position).response_order
 
 
 def stored(worker):
     """{(item position in the assignment, criterion, best|worst): response id} as stored."""
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     position = dict(assignment.assignment_items.values_list("item_id", "position"))
     return {(position[item], c, kind): rid for item, c, best, worst in BestWorstChoice.objects.filter(assignment=assignment)
             .values_list("item_id", "criterion__name", "best_id", "worst_id") for kind, rid in (("best", best), ("worst", worst))}
@@ -90,7 +91,7 @@ def test_full_assignment_by_mouse_and_keyboard_stores_exactly_the_picks(live_ser
         entered.update({(1, criterion, "best"): order[3], (1, criterion, "worst"): order[0]})
     submit(page)
     code = finish(page)
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     assert (assignment.status, assignment.completion_code) == ("submitted", code)
     assert stored(worker) == entered
     assert BestWorstChoice.objects.filter(assignment=assignment).count() == 2 * 2

@@ -10,6 +10,7 @@ import pytest
 
 from studies.models import Assignment, Chat, Conversation, Rating
 from tests.browser.conftest import wait_until
+from tests.factories import prolific_id
 from tests.studies.chat.helpers import bot_system, chat_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -31,7 +32,7 @@ def test_chat_then_rate_in_the_browser(live_server, browser, screenshot, user, l
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     page = context.new_page()
     worker = f"chatter-{viewport[0]}"
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/chat/$"))
@@ -48,7 +49,7 @@ def test_chat_then_rate_in_the_browser(live_server, browser, screenshot, user, l
     screenshot(page, f"chat-{viewport[0]}")
     page.click("[data-testid=end]")
     page.wait_for_url(re.compile(r".*/items/0/$"))
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     chat = Chat.objects.get(assignment=assignment)
     transcript = page.get_by_test_id("dialogue")
     assert transcript.locator("li.turn").count() == 4
@@ -93,7 +94,7 @@ def test_chat_side_by_side_in_the_browser(live_server, page, screenshot, user, l
     screenshot(page, "chat-side-by-side")
     page.click("[data-testid=end]")
     page.wait_for_url(re.compile(r".*/items/0/$"))
-    assignment = Assignment.objects.get(rater__external_id="side-by-side")
+    assignment = Assignment.objects.get(rater__external_id=prolific_id("side-by-side"))
     order = assignment.assignment_items.get().response_order
     assert len(order) == 2
     for letter, conversation_id in zip("AB", order, strict=True):  # the transcripts in the rater's order
@@ -130,13 +131,13 @@ def test_chat_failing_bot_in_the_browser(live_server, page, user, local_bot, loo
     wait_until(page, "!document.querySelector('[data-testid=bot-error]').hidden")
     page.click("[data-testid=end]")
     page.wait_for_url(re.compile(r".*/items/0/$"))
-    chat = Chat.objects.get(assignment__rater__external_id="unlucky")
+    chat = Chat.objects.get(assignment__rater__external_id=prolific_id("unlucky"))
     assert chat.end_reason == Chat.EndReason.BOT_FAILED and chat.failures == 2
     assert [t["text"] for t in chat.conversation.turns] == ["Anyone home?"]
 
 
 def begin_chat(page, live_server, study, worker):
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/chat/$"))

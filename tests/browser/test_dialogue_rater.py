@@ -11,6 +11,7 @@ from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
 from studies.models import Assignment, Conversation, Rating
 from tests.browser.test_rater_flow import begin
+from tests.factories import prolific_id
 from tests.studies.test_import_dialogue import dump, fed_dialogue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,7 +55,7 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
     page = context.new_page()
     worker = f"d-{design}"
     begin(page, live_server, study, worker)
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     entered = {}
     for step in range(3):
         slot = assignment.assignment_items.select_related("item__conversation").get(position=step)
@@ -99,7 +100,7 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
 def test_ranking_whole_dialogues_in_the_browser(live_server, page, screenshot, dialogue_study):
     study = dialogue_study("bws")  # 6 dialogues in 2 screens of 3
     begin(page, live_server, study, "d-bws")
-    assignment = Assignment.objects.get(rater__external_id="d-bws")
+    assignment = Assignment.objects.get(rater__external_id=prolific_id("d-bws"))
     entered = {}
     for step in range(2):
         slot = assignment.assignment_items.get(position=step)

@@ -7,6 +7,7 @@ import pytest
 from studies.authoring import services
 from studies.models import Assignment, Rating, Study
 from tests.browser.test_rater_flow import answer_item
+from tests.factories import prolific_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,7 +20,7 @@ def test_two_raters_by_the_experiment_link_fill_both_conditions(live_server, bro
     for worker in ("pa", "pb"):
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         page = context.new_page()
-        page.goto(f"{live_server.url}/r/x/{experiment.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+        page.goto(f"{live_server.url}/r/x/{experiment.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
         page.check("input[name=agree]")
         page.click("button:has-text('Start')")
         page.wait_for_url(re.compile(r".*/items/0/$"))

@@ -6,19 +6,20 @@ import re
 import pytest
 
 from studies.models import Assignment, Comparison
+from tests.factories import prolific_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def begin(page, live_server, study, worker):
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/$"))
 
 
 def stored(worker):
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     return {(c.item.position, c.criterion.name): (c.choice, c.reason, [c.left_id, c.right_id])
             for c in Comparison.objects.filter(assignment=assignment).select_related("item", "criterion")}
 
@@ -27,7 +28,7 @@ def test_full_pairwise_assignment_by_keyboard_and_click(live_server, page, scree
     study = make_study("pairwise", raters_per_item=2, items_per_assignment=3, platform="prolific", reason="required")
     worker = "w-pairwise"
     begin(page, live_server, study, worker)
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     orders = {s.item.position: s.response_order for s in assignment.assignment_items.select_related("item")}
     positions = {s.position: s.item.position for s in assignment.assignment_items.select_related("item")}
     expected = {}
@@ -70,7 +71,7 @@ def test_full_pairwise_assignment_by_keyboard_and_click(live_server, page, scree
     page.check("input[name=prior_agent_experience][value=yes]")
     page.click("button:has-text('Submit')")
     assert page.get_by_test_id("completion-code").inner_text()
-    assert Assignment.objects.get(rater__external_id=worker).status == "submitted"
+    assert Assignment.objects.get(rater__external_id=prolific_id(worker)).status == "submitted"
 
 
 def test_pairwise_on_a_phone_by_touch_and_the_report(live_server, browser, screenshot, make_study, user):

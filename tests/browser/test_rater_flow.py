@@ -7,12 +7,13 @@ import pytest
 
 from studies.authoring import services
 from studies.models import Assignment, Rater, Rating
+from tests.factories import prolific_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def begin(page, live_server, study, worker):
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(worker)}&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID={prolific_id('x-' + worker + '')}")
     page.check("input[name=agree]")
     page.click("button:has-text('Start')")
     page.wait_for_url(re.compile(r".*/items/0/$"))
@@ -48,7 +49,7 @@ def answer_item(page, design, step):
 
 
 def stored(worker):
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     return {f"r{r}-{c}": int(v if v is not None else k) for r, c, v, k in
             Rating.objects.filter(assignment=assignment).values_list("response_id", "criterion__name", "value", "rank")}
 
@@ -62,7 +63,7 @@ def test_full_assignment_stores_exactly_what_was_entered(live_server, page, scre
     for step in range(3):
         if step == 0:
             if design in ("rme", "bme"):
-                shown = Assignment.objects.get(rater__external_id=worker).assignment_items.get(position=0).item
+                shown = Assignment.objects.get(rater__external_id=prolific_id(worker)).assignment_items.get(position=0).item
                 anchor = float(page.get_by_test_id("reference-value").inner_text())
                 assert anchor == (100 if design == "rme" else shown.reference_value)
             assert page.locator("article.response").count() == (3 if design in ("rme", "bme") else 4)
@@ -78,11 +79,11 @@ def test_full_assignment_stores_exactly_what_was_entered(live_server, page, scre
     page.click("button:has-text('Submit')")
     code = page.get_by_test_id("completion-code").inner_text()
     assert page.get_by_role("link", name="Return to Prolific").get_attribute("href").endswith(f"cc={code}")
-    assignment = Assignment.objects.get(rater__external_id=worker)
+    assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
     assert (assignment.status, assignment.completion_code) == ("submitted", code)
     assert stored(worker) == entered
     assert len(entered) == 3 * 2 * (3 if design in ("rme", "bme") else 4)
-    rater = Rater.objects.get(external_id=worker)
+    rater = Rater.objects.get(external_id=prolific_id(worker))
     assert (rater.prior_rating_experience, rater.prior_agent_experience, rater.questionnaire) == (False, True, {"age_band": "25-34"})
     assert assignment.assignment_items.filter(started_at__isnull=False, answered_at__isnull=False).count() == 3
 
@@ -118,7 +119,7 @@ def test_autosave_and_resume_after_reload(live_server, page, make_study):
     row = page.locator(".likert-row").first
     row.locator("label.point:has(input[value='2'])").click()
     page.locator(".autosave:has-text('Saved')").wait_for()
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID=w-resume&STUDY_ID=s1&SESSION_ID=x-w-resume")  # reopen
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID=132917d128ccd3f6f0571f52&STUDY_ID=e8bc163c82eee18733288c7d&SESSION_ID=55f46dba3d671f916f7e9293")  # reopen
     page.wait_for_url(re.compile(r".*/items/1/$"))
     assert row.locator("input[value='2']").is_checked()  # the autosaved answer came back
     page.click("text=Back")
@@ -152,7 +153,7 @@ def test_a_submit_answers_with_the_next_item_and_reload_back_and_resubmit_are_sa
         assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
     page.click("form#item-form button[type=submit]")  # the same answers again
     page.wait_for_url(re.compile(r".*/items/1/$"))
-    assert stored("w-nav") == first and Rating.objects.filter(assignment__rater__external_id="w-nav").count() == 8
+    assert stored("w-nav") == first and Rating.objects.filter(assignment__rater__external_id=prolific_id("w-nav")).count() == 8
     second = answer_item(page, "likert", 1)
     page.click("form#item-form button[type=submit]")
     page.wait_for_url(re.compile(r".*/items/2/$"))
@@ -171,9 +172,9 @@ def test_a_second_condition_of_the_same_experiment_is_refused(live_server, page,
     likert = make_study("likert", experiment=experiment, platform="prolific")
     bws = make_study("bws", experiment=experiment, platform="prolific")
     begin(page, live_server, likert, "w-both")
-    page.goto(f"{live_server.url}/r/{bws.slug}/?PROLIFIC_PID=w-both&STUDY_ID=s2&SESSION_ID=y1")
-    assert "already taken part in another condition" in page.locator("main").inner_text()
-    assert Assignment.objects.filter(rater__external_id="w-both").count() == 1
+    page.goto(f"{live_server.url}/r/{bws.slug}/?PROLIFIC_PID=d4d3d158589ce28304e4aae5&STUDY_ID=ad328846aa18b32a33581637&SESSION_ID=03e0769b10886aef0ff21708")
+    assert "already taken part in this study through another link" in page.locator("main").inner_text()
+    assert Assignment.objects.filter(rater__external_id=prolific_id("w-both")).count() == 1
 
 
 def test_phone_sized_screen_and_mturk_hand_back(live_server, browser, screenshot, make_study):

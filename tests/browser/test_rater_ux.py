@@ -9,6 +9,7 @@ from studies.designs import design_for
 from studies.models import Assignment, Rating
 from tests.browser.conftest import wait_until
 from tests.browser.test_rater_flow import begin
+from tests.factories import prolific_id
 from tests.studies.test_rater_ux import ME
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -56,7 +57,7 @@ def test_all_problems_at_once_marks_clear_when_fixed_and_autosave_keeps_its_own_
     assert summary.is_hidden()
     page.click("form#item-form button[type=submit]")
     page.wait_for_url(re.compile(r".*/items/1/$"))
-    assignment = Assignment.objects.get(rater__external_id="w-onepass")
+    assignment = Assignment.objects.get(rater__external_id=prolific_id("w-onepass"))
     assert set(Rating.objects.filter(assignment=assignment).values_list("value", flat=True)) == {37.5}
 
 
@@ -112,7 +113,7 @@ def test_bws_ranks_by_touch_drag_on_a_375px_phone(live_server, browser, make_stu
         ranks = [s.input_value() for s in ranking.locator("select").all()]
         assert ranks == ["1", "2", "3", "4"]
         wait_until(tab, "document.querySelector('[data-testid=autosave]').textContent === 'Saved'")
-        slot = Assignment.objects.get(rater__external_id="w-touch").assignment_items.get(position=0)
+        slot = Assignment.objects.get(rater__external_id=prolific_id("w-touch")).assignment_items.get(position=0)
         assert slot.draft[before[-1]] == "1" and slot.draft[before[0]] == "2"
         screenshot(tab, "bws-touch-375")
     finally:

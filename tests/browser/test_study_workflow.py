@@ -35,7 +35,7 @@ def test_edit_duplicate_and_delete_a_draft(live_server, page, screenshot):
     page.click("text=Save settings")
     page.wait_for_url(f"{live_server.url}/studies/{study.slug}/")
     assert page.locator("h1").inner_text().startswith("BWS pilot")
-    assert page.locator("[data-testid=hourly-rate]").inner_text() == "10.00 an hour"
+    assert page.locator("[data-testid=hourly-rate]").inner_text() == "$10.00 an hour"  # an invitation study: US dollars unless its currency says otherwise
     study.refresh_from_db()
     assert (str(study.reward), study.estimated_minutes, study.consent_text) == ("1.50", 9, "I agree to take part.")
 

@@ -16,6 +16,7 @@ from crowd.clients import mturk
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Bonus, Hit, Publication, QualificationGrant, QualificationType, WorkerAssignment
 from crowd.platforms import mturk as mturk_platform
+from crowd.platforms.base import DEFAULT_TITLE
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Rater, Study
@@ -47,7 +48,7 @@ def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA",
         "QualificationTypeId": "3QUALEXPERIMENT000000000000000", "Name": "x", "QualificationTypeStatus": "Active"}},
         {"Name": ANY, "Description": ANY, "QualificationTypeStatus": "Active", "Keywords": "concord"})
     stub.add_response("create_hit_type", {"HITTypeId": "3HYRJBZ4ZBHTYPEEXAMPLE0"}, {
-        "Title": publication.study.title, "Description": ANY, "Reward": "0.80", "AssignmentDurationInSeconds": 2700,
+        "Title": DEFAULT_TITLE, "Description": ANY, "Reward": "0.80", "AssignmentDurationInSeconds": 2700,
         "AutoApprovalDelayInSeconds": 172800, "Keywords": ANY, "QualificationRequirements": [
             {"QualificationTypeId": mturk.MASTERS[True], "Comparator": "Exists", "ActionsGuarded": "DiscoverPreviewAndAccept"},
             {"QualificationTypeId": mturk.PERCENT_APPROVED, "Comparator": "GreaterThanOrEqualTo", "IntegerValues": [97],

@@ -140,4 +140,4 @@ def test_export_command_names_raters_by_pseudonym_unless_raw_ids(make_study, tmp
     call_command("export_ratings", "--study", study.slug, "-o", str(out))
     assert {r["rater"] for r in csv.DictReader(out.open())} == {selectors.rater_pseudonym(study.experiment_id, worker.pk)}
     call_command("export_ratings", "--study", study.slug, "-o", str(out), "--raw-ids")
-    assert {r["rater"] for r in csv.DictReader(out.open())} == {"'=cmd|' /C calc'!A0"}
+    assert {r["rater"] for r in csv.DictReader(out.open())} == {"'=CMD|' /C CALC'!A0"}  # MTurk ids are stored upper case

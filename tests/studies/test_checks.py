@@ -402,7 +402,7 @@ def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(clien
     draft.platform = "prolific"
     draft.save(update_fields=["platform"])
     authoring.study_publish(study=draft)
-    assignment = enter(client, draft, "PROLIFIC_PID=P1&SESSION_ID=S1")
+    assignment = enter(client, draft, "PROLIFIC_PID=fbeae7c18667b6987518f3ae&SESSION_ID=3696ad59777e09d5f2daacb5")
     slots = list(assignment.assignment_items.select_related("item").order_by("position"))
     assert [s.item.check_kind for s in slots] == ["", "instructed", "", "", ""]  # 4 items + 1 check
     check_page = client.get(f"/r/a/{assignment.token}/items/1/").content.decode()

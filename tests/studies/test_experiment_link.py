@@ -118,7 +118,7 @@ def test_conditions_on_different_platforms_cannot_share_the_link_and_nothing_is_
     with pytest.raises(StudyStateError, match="one platform"):
         enter(experiment, "p1")
     assert (Rater.objects.count(), Assignment.objects.count()) == (0, 0)
-    response = Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x")
+    response = Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=f64551fcd6f07823cb87971c&STUDY_ID=043a718774c572bd8a25adbe&SESSION_ID=2d711642b726b04401627ca9")
     page = response.content.decode()
     assert response.status_code == 409 and "one platform" in page and "tell the researcher" in page
     assert (Rater.objects.count(), Assignment.objects.count()) == (0, 0)
@@ -126,22 +126,24 @@ def test_conditions_on_different_platforms_cannot_share_the_link_and_nothing_is_
 
 def test_the_link_over_http_starts_resumes_and_refuses_bad_parameters(experiment, conditions):
     url = f"/r/x/{experiment.slug}/"
-    started = Client().get(f"{url}?PROLIFIC_PID=h1&STUDY_ID=S&SESSION_ID=x1")
+    started = Client().get(f"{url}?PROLIFIC_PID=33112ee14ee469c3eb52fe90&STUDY_ID=8de0b3c47f112c59745f717a&SESSION_ID=ec31682fde561917952ff78a")
     assert started.status_code == 302
-    assignment = Assignment.objects.get(rater__external_id="h1")
+    assignment = Assignment.objects.get(rater__external_id="33112ee14ee469c3eb52fe90")
     assert started["Location"] == f"/r/a/{assignment.token}/"
-    assert assignment.platform_data == {"STUDY_ID": "S", "SESSION_ID": "x1"} and assignment.acceptance_id == "x1"
-    assert Client().get(f"{url}?PROLIFIC_PID=h1&STUDY_ID=S&SESSION_ID=x1")["Location"] == started["Location"]
+    session = "ec31682fde561917952ff78a"
+    assert assignment.platform_data == {"STUDY_ID": "8de0b3c47f112c59745f717a", "SESSION_ID": session}
+    assert assignment.acceptance_id == session
+    assert Client().get(f"{url}?PROLIFIC_PID=33112ee14ee469c3eb52fe90&STUDY_ID=8de0b3c47f112c59745f717a&SESSION_ID=ec31682fde561917952ff78a")["Location"] == started["Location"]
     mturk_style = Client().get(f"{url}?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com")
     assert mturk_style.status_code == 400 and "workerId is not accepted" in mturk_style.content.decode()
-    missing = Client().get(f"{url}?STUDY_ID=S&SESSION_ID=x2")
+    missing = Client().get(f"{url}?STUDY_ID=8de0b3c47f112c59745f717a&SESSION_ID=844ecc08164e2eab27634a9a")
     assert missing.status_code == 400 and "PROLIFIC_PID" in missing.content.decode()
-    assert Client().get("/r/x/no-such-experiment/?PROLIFIC_PID=a&SESSION_ID=b").status_code == 404
+    assert Client().get("/r/x/no-such-experiment/?PROLIFIC_PID=ca978112ca1bbdcafac231b3&SESSION_ID=3e23e8160039594a33894f65").status_code == 404
     assert Assignment.objects.count() == 1
 
 
 def test_an_experiment_without_published_conditions_has_no_link(experiment):
-    assert Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=a&SESSION_ID=b").status_code == 404
+    assert Client().get(f"/r/x/{experiment.slug}/?PROLIFIC_PID=ca978112ca1bbdcafac231b3&SESSION_ID=3e23e8160039594a33894f65").status_code == 404
 
 
 def test_mturk_preview_by_the_experiment_link_stores_nothing_and_stops_when_all_are_full(make_study, experiment):

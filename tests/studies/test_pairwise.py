@@ -188,7 +188,7 @@ def form_token_in(page: str) -> str:
 
 
 def enter(client, study):
-    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1")
+    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1")
     token = response["Location"].split("/")[3]
     page = client.get(f"/r/a/{token}/").content.decode()
     client.post(f"/r/a/{token}/", {"agree": "yes", "form_token": form_token_in(page)})

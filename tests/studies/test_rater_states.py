@@ -16,6 +16,7 @@ from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import entry as rater_entry
 from studies.rating import platforms, review
+from tests.factories import prolific_id
 from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,7 @@ def test_prolific_raters_get_the_studys_fixed_code_and_a_link_with_one_cc(make_s
     pages = []
     for pid in ("p1", "p2"):
         client = Client()
-        assignment = finish(client, enter(client, study, f"PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=s-{pid}"))
+        assignment = finish(client, enter(client, study, f"PROLIFIC_PID={prolific_id(pid)}&STUDY_ID=8de0b3c47f112c59745f717a&SESSION_ID={prolific_id('s-' + pid + '')}"))
         assert assignment.completion_code == "C1OSED42"
         pages.append(client.get(f"/r/a/{assignment.token}/done/").content.decode())
     for page in pages:
@@ -78,7 +79,7 @@ def test_the_code_is_read_from_a_pasted_completion_url_when_no_code_is_set(make_
     study = make_study("likert", platform="prolific", items_per_assignment=1)
     configure(study, completion_url="https://app.prolific.com/submissions/complete?cc=FROMURL")
     client = Client()
-    assert finish(client, enter(client, study, "PROLIFIC_PID=p&SESSION_ID=s")).completion_code == "FROMURL"
+    assert finish(client, enter(client, study, "PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=043a718774c572bd8a25adbe")).completion_code == "FROMURL"
 
 
 def test_mturk_and_invite_raters_keep_a_code_of_their_own(make_study):
@@ -98,14 +99,14 @@ def test_a_screened_out_rater_gets_the_screened_out_code_and_their_items_go_back
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
     configure(study, completion_code="GOOD", screened_out_code="SCREENED")
     client = Client()
-    assignment = enter(client, study, "PROLIFIC_PID=inattentive&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=2149fac79658885917e81e64&SESSION_ID=e8bc163c82eee18733288c7d")
     with pytest.raises(review.ReviewError, match="reason"):
         review.assignment_screen_out(assignment=assignment, reason=" ")
     screened = review.assignment_screen_out(assignment=assignment, reason="failed 2 of 3 attention checks")
     assert screened.screened_out and screened.status == Assignment.Status.ABANDONED
     assert screened.completion_code == "SCREENED"
     for url in (f"/r/a/{assignment.token}/done/", f"/r/a/{assignment.token}/items/0/",
-                f"/r/{study.slug}/?PROLIFIC_PID=inattentive&SESSION_ID=s1"):
+                f"/r/{study.slug}/?PROLIFIC_PID=2149fac79658885917e81e64&SESSION_ID=e8bc163c82eee18733288c7d"):
         page = client.get(url).content.decode()
         assert "did not pass this study's checks" in page and "GOOD" not in page
         assert prolific_link(page) == "https://app.prolific.com/submissions/complete?cc=SCREENED"
@@ -120,7 +121,7 @@ def test_without_a_screened_out_code_the_rater_is_asked_to_return_and_sees_no_co
     study = make_study("likert", platform="prolific")
     configure(study, completion_code="GOOD")
     client = Client()
-    assignment = enter(client, study, "PROLIFIC_PID=p&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=e8bc163c82eee18733288c7d")
     review.assignment_screen_out(assignment=assignment, reason="failed the instructed-response item")
     page = client.get(f"/r/a/{assignment.token}/done/").content.decode()
     assert "return your submission on Prolific" in page and "GOOD" not in page and "cc=" not in page
@@ -130,13 +131,13 @@ def test_a_submitted_assignment_screened_out_stays_submitted_with_the_screened_o
     study = make_study("likert", platform="prolific", items_per_assignment=1)
     configure(study, completion_code="GOOD", screened_out_code="SCREENED")
     client = Client()
-    assignment = finish(client, enter(client, study, "PROLIFIC_PID=p&SESSION_ID=s1"))
+    assignment = finish(client, enter(client, study, "PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=e8bc163c82eee18733288c7d"))
     assert assignment.completion_code == "GOOD"
     screened = review.assignment_screen_out(assignment=assignment, reason="gold items wrong")
     assert screened.status == Assignment.Status.SUBMITTED and screened.completion_code == "SCREENED"
     other_client = Client()
     approved = review.assignment_approve(
-        assignment=finish(other_client, enter(other_client, study, "PROLIFIC_PID=q&SESSION_ID=s2")))
+        assignment=finish(other_client, enter(other_client, study, "PROLIFIC_PID=8e35c2cd3bf6641bdb0e2050&SESSION_ID=ad328846aa18b32a33581637")))
     with pytest.raises(review.ReviewError, match="approved"):  # a reviewed assignment is not changed
         review.assignment_screen_out(assignment=approved, reason="late")
     assert Assignment.objects.get(pk=approved.pk).completion_code == "GOOD"
@@ -148,7 +149,7 @@ def test_an_assignment_past_its_time_limit_is_abandoned_on_access_and_frees_its_
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
     configure(study, time_limit_minutes=30)
     client = Client()
-    assignment = enter(client, study, "PROLIFIC_PID=slow&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=5e0cf7bd1dfa3831788b0cf6&SESSION_ID=e8bc163c82eee18733288c7d")
     Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=31))
     page = client.get(f"/r/a/{assignment.token}/items/0/")
     assert page.status_code == 410 and "Time is up" in page.content.decode()
@@ -169,7 +170,7 @@ def test_a_full_study_with_a_timed_out_assignment_takes_the_next_rater(make_stud
     with pytest.raises(AssignmentRefused):  # full while the first is within its time
         rater_entry.assignment_enter(study=study, platform="prolific", external_id="early", acceptance_id="s2")
     Assignment.objects.filter(pk=stuck.pk).update(started_at=timezone.now() - timedelta(minutes=11))
-    response = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=later&SESSION_ID=s3")
+    response = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=1d9283d848ea941ace1fe0d2&SESSION_ID=41242b9fae56fad4e6e77dfe")
     assert response.status_code == 302
     assert Assignment.objects.get(pk=stuck.pk).status == Assignment.Status.ABANDONED
 
@@ -178,7 +179,7 @@ def test_within_the_time_limit_nothing_is_abandoned(make_study):
     study = make_study("likert", platform="prolific")
     configure(study, time_limit_minutes=30)
     client = Client()
-    assignment = enter(client, study, "PROLIFIC_PID=quick&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=22c72aa82ce77c82e2ca65a7&SESSION_ID=e8bc163c82eee18733288c7d")
     assert client.get(f"/r/a/{assignment.token}/items/0/").status_code == 200
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.STARTED
 
@@ -190,14 +191,14 @@ def test_the_study_closes_itself_when_every_item_has_its_raters(client, user, ma
     raters = []
     for pid in ("a", "b"):
         rater_client = Client()
-        raters.append((rater_client, enter(rater_client, study, f"PROLIFIC_PID={pid}&SESSION_ID=s-{pid}")))
+        raters.append((rater_client, enter(rater_client, study, f"PROLIFIC_PID={prolific_id(pid)}&SESSION_ID={prolific_id('s-' + pid + '')}")))
     finish(*raters[0])
     study.refresh_from_db()
     assert study.status == Study.Status.PUBLISHED  # one of two raters per item so far
     finish(*raters[1])
     study.refresh_from_db()
     assert study.status == Study.Status.CLOSED and study.closed_at is not None
-    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=c&SESSION_ID=s-c")
+    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=2e7d2c03a9507ae265ecf5b5&SESSION_ID=3af3c8de9fba8381f875a644")
     assert refused.status_code == 403 and "closed" in refused.content.decode()
     client.force_login(user)
     page = client.get(f"/studies/{study.slug}/").content.decode()
@@ -208,9 +209,9 @@ def test_the_study_closes_at_its_closing_time_on_access_and_started_raters_may_f
     study = make_study("likert", platform="prolific", items_per_assignment=1)
     configure(study, closes_at=(timezone.now() + timedelta(hours=1)).isoformat())
     client = Client()
-    started = enter(client, study, "PROLIFIC_PID=early&SESSION_ID=s1")
+    started = enter(client, study, "PROLIFIC_PID=f408830bcc7fab3708191722&SESSION_ID=e8bc163c82eee18733288c7d")
     configure(study, closes_at=(timezone.now() - timedelta(minutes=1)).isoformat())
-    late = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=late&SESSION_ID=s2")
+    late = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=089001a35679a33ef3db0ca3&SESSION_ID=ad328846aa18b32a33581637")
     assert late.status_code == 403 and "closed" in late.content.decode()
     study.refresh_from_db()
     assert study.status == Study.Status.CLOSED and not Assignment.objects.filter(rater__external_id="late").exists()
@@ -240,7 +241,7 @@ def test_the_study_page_shows_the_closing_time_or_why_it_is_ignored(client, user
     configure(study, closes_at="next tuesday")
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert "closes_at is not a date and time" in page
-    assert Client().get(f"/r/{study.slug}/?PROLIFIC_PID=p&SESSION_ID=s").status_code == 302  # ignored, still open
+    assert Client().get(f"/r/{study.slug}/?PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=043a718774c572bd8a25adbe").status_code == 302  # ignored, still open
 
 
 def test_returned_and_abandoned_assignments_give_their_items_back(make_study):
@@ -316,7 +317,7 @@ def test_a_study_switched_to_stay_open_does_not_close_when_complete(make_study):
     study = make_study("likert", platform="prolific", raters_per_item=1, items_per_assignment=6)
     authoring.study_rater_settings_set(study=study, values={"close_when_complete": ""})
     client = Client()
-    finish(client, enter(client, study, "PROLIFIC_PID=only&SESSION_ID=s1"))
+    finish(client, enter(client, study, "PROLIFIC_PID=f905b19542ed08c9a9c26543&SESSION_ID=e8bc163c82eee18733288c7d"))
     study.refresh_from_db()
     assert study.status == Study.Status.PUBLISHED and authoring.study_close_if_done(study=study) is None
     authoring.study_rater_settings_set(study=study, values={"close_when_complete": True})

@@ -26,14 +26,14 @@ def start_page(client, study, query):
 
 def test_start_page_describes_a_five_point_likert_study(client, make_study):
     study = make_study("likert", platform="prolific", points=5)
-    page = start_page(client, study, "PROLIFIC_PID=l5&SESSION_ID=1")
+    page = start_page(client, study, "PROLIFIC_PID=a99e27f8d40e114ff48dc9c4&SESSION_ID=6b86b273ff34fce19d6b804e")
     assert "For each response you pick one point on a 5-point scale, from 1 (lowest) to 5 (highest)." in page
     assert "P-point" not in page and "default 6" not in page
 
 
 def test_start_page_describes_an_rme_study_with_its_own_reference_and_range(client, make_study):
     study = make_study("rme", platform="prolific", reference_value=50, min=0, max=500)
-    page = start_page(client, study, "PROLIFIC_PID=r50&SESSION_ID=1")
+    page = start_page(client, study, "PROLIFIC_PID=53b23bd1d9b2f0fdae6580fc&SESSION_ID=6b86b273ff34fce19d6b804e")
     assert ("Each conversation comes with a reference response worth 50. Give every response a number from 0 to "
             "500 that says how good it is compared with the reference; decimals such as 12.5 are fine. A response "
             "twice as good as the reference gets 100; one half as good gets 25.") in page
@@ -43,7 +43,7 @@ def test_start_page_describes_an_rme_study_with_its_own_reference_and_range(clie
 def test_start_page_of_a_bme_study_names_the_anchors_its_items_show(client, make_study):
     study = make_study("bme", platform="prolific")  # the fixture sets anchors 50 + pk % 7
     shown = sorted(study.items.values_list("reference_value", flat=True))
-    page = start_page(client, study, "PROLIFIC_PID=b&SESSION_ID=1")
+    page = start_page(client, study, "PROLIFIC_PID=3e23e8160039594a33894f65&SESSION_ID=6b86b273ff34fce19d6b804e")
     assert f"with its own value (from {shown[0]:g} to {shown[-1]:g}; it changes from one conversation" in page
 
 
@@ -112,7 +112,7 @@ def test_the_service_accepts_decimal_magnitudes_and_keeps_likert_whole(make_stud
 
 def test_decimals_are_stored_shown_again_and_normalised_by_the_value_shown(client, make_study):
     study = make_study("bme", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=dec&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=e7502c799b8f76fbed077ff2&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     data = {field_name(r, c): "12.5" for r in slot.response_order for c in ("readability", "coherence")}
     assert post_item(client, assignment, 0, data).status_code == 200
@@ -128,7 +128,7 @@ def test_decimals_are_stored_shown_again_and_normalised_by_the_value_shown(clien
 
 def test_every_bad_field_is_reported_at_once_with_its_own_message(client, make_study):
     study = make_study("rme", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=all&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=5ef5ef0364b6939c4ca61f34&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     first, second, third = slot.response_order[:3]
     data = {field_name(r, c): "50" for r in slot.response_order for c in ("readability", "coherence")}

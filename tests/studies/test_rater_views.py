@@ -54,7 +54,9 @@ def rows():
 
 @pytest.mark.parametrize(("query", "platform", "worker", "acceptance", "data"), [
     (MTURK, "mturk", "W1", "A1", {"assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://www.mturk.com"}),
-    ("PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", "prolific", "P1", "X1", {"STUDY_ID": "S1", "SESSION_ID": "X1"}),
+    ("PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1", "prolific",
+     "fbeae7c18667b6987518f3ae", "ad667b78ba8ed0275868fcc1",
+     {"STUDY_ID": "3696ad59777e09d5f2daacb5", "SESSION_ID": "ad667b78ba8ed0275868fcc1"}),
 ])
 def test_platform_identities_are_stored_with_the_assignment(client, make_study, query, platform, worker, acceptance,
                                                              data):
@@ -97,7 +99,7 @@ def test_a_frame_origin_that_is_not_an_origin_is_refused(client, make_study, set
 def test_rater_posts_need_the_form_token_and_no_cookie(make_study):
     study = make_study("likert", platform="prolific", items_per_assignment=1)
     strict = Client(enforce_csrf_checks=True)
-    token = strict.get(f"/r/{study.slug}/?PROLIFIC_PID=csrf&SESSION_ID=s")["Location"].split("/")[3]
+    token = strict.get(f"/r/{study.slug}/?PROLIFIC_PID=7ce12ba8782a32f74357cefb&SESSION_ID=043a718774c572bd8a25adbe")["Location"].split("/")[3]
     assignment = Assignment.objects.get(token=token)
     other = Assignment.objects.create(study=study, rater=Rater.objects.create(platform="prolific", external_id="o"),
                                       experiment=study.experiment, seed=1, started_at=timezone.now())
@@ -132,9 +134,9 @@ def test_researcher_pages_keep_django_csrf(user, make_study):
 # --- identity ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("platform", "query", "named"), [
-    ("invite", "PROLIFIC_PID=anyone&SESSION_ID=s", "PROLIFIC_PID"),
+    ("invite", "PROLIFIC_PID=12ed8d14a55fdb4701ee8219&SESSION_ID=043a718774c572bd8a25adbe", "PROLIFIC_PID"),
     ("invite", MTURK, "workerId"),
-    ("mturk", "PROLIFIC_PID=anyone&SESSION_ID=s", "PROLIFIC_PID"),
+    ("mturk", "PROLIFIC_PID=12ed8d14a55fdb4701ee8219&SESSION_ID=043a718774c572bd8a25adbe", "PROLIFIC_PID"),
     ("prolific", MTURK, "workerId"),
     ("prolific", "invite=whatever", "invite"),
 ])
@@ -155,10 +157,10 @@ def test_only_the_studys_own_platform_identity_is_accepted(client, make_study, p
     ("mturk", "workerId=A1&assignmentId=A1&hitId=H1", "The link lacks turkSubmitTo."),
     ("mturk", "workerId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "The link lacks assignmentId."),
     ("mturk", "workerId=A1-B&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "letters and digits"),
-    ("prolific", "PROLIFIC_PID=%20%20&SESSION_ID=s", "The link parameter PROLIFIC_PID is blank."),
-    ("prolific", f"PROLIFIC_PID={'p' * 121}&SESSION_ID=s", "The link parameter PROLIFIC_PID is longer than 120"),
-    ("prolific", "PROLIFIC_PID=p%00&SESSION_ID=s", "The link parameter PROLIFIC_PID contains control"),
-    ("prolific", "PROLIFIC_PID=p", "The link lacks SESSION_ID."),
+    ("prolific", "PROLIFIC_PID=%20%20&SESSION_ID=043a718774c572bd8a25adbe", "The link parameter PROLIFIC_PID is blank."),
+    ("prolific", f"PROLIFIC_PID={'p' * 121}&SESSION_ID=043a718774c572bd8a25adbe", "The link parameter PROLIFIC_PID is longer than 120"),
+    ("prolific", "PROLIFIC_PID=p%00&SESSION_ID=043a718774c572bd8a25adbe", "The link parameter PROLIFIC_PID contains control"),
+    ("prolific", "PROLIFIC_PID=148de9c5a7a44d19e56cd9ae", "The link lacks SESSION_ID."),
     ("invite", "invite=%00", "The link parameter invite contains control"),
 ])
 def test_bad_platform_parameters_are_a_400_naming_them_and_write_nothing(client, make_study, platform, query, message):
@@ -192,7 +194,7 @@ def test_mturk_worker_ids_are_normalised_and_bound_to_their_assignment_id(client
     assert first.token not in page and "CC-" not in page
     elsewhere = Client().get(f"/r/{other_condition.slug}/?workerId=a1realworker&assignmentId=ASG3&hitId=H3"
                              f"&turkSubmitTo=https://www.mturk.com")
-    assert elsewhere.status_code == 403 and "another condition" in elsewhere.content.decode()
+    assert elsewhere.status_code == 403 and "through another link" in elsewhere.content.decode()
     # someone else presenting the first worker's assignment id is refused too
     other = Client().get(f"/r/{study.slug}/?workerId=B2&assignmentId=ASG1&hitId=H1&turkSubmitTo=https://www.mturk.com")
     assert other.status_code == 403 and first.token not in other.content.decode()
@@ -201,9 +203,9 @@ def test_mturk_worker_ids_are_normalised_and_bound_to_their_assignment_id(client
 
 def test_prolific_sessions_bind_the_assignment(client, make_study):
     study = make_study("likert", platform="prolific")
-    first = enter(client, study, "PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess1")
-    assert Client().get(f"/r/{study.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess1")["Location"] == f"/r/a/{first.token}/"
-    other = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=sess2")
+    first = enter(client, study, "PROLIFIC_PID=f64551fcd6f07823cb87971c&STUDY_ID=043a718774c572bd8a25adbe&SESSION_ID=7b49643cd7a067223da175a1")
+    assert Client().get(f"/r/{study.slug}/?PROLIFIC_PID=f64551fcd6f07823cb87971c&STUDY_ID=043a718774c572bd8a25adbe&SESSION_ID=7b49643cd7a067223da175a1")["Location"] == f"/r/a/{first.token}/"
+    other = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=f64551fcd6f07823cb87971c&STUDY_ID=043a718774c572bd8a25adbe&SESSION_ID=c3da66551fe79d707fc5dfa8")
     assert other.status_code == 403 and "return this submission on Prolific" in other.content.decode()
     assert first.token not in other.content.decode() and Assignment.objects.count() == 1
 
@@ -227,9 +229,9 @@ def test_the_done_page_posts_only_the_bound_assignment_to_mturk(client, make_stu
                                                ("rejected", "This work was not accepted")])
 def test_a_returning_worker_whose_work_ended_is_told_so(client, make_study, status, shown):
     study = make_study("likert", platform="prolific", items_per_assignment=1)
-    assignment = enter(client, study, "PROLIFIC_PID=back&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=3c482346f375027677fa8a0d&SESSION_ID=e8bc163c82eee18733288c7d")
     Assignment.objects.filter(pk=assignment.pk).update(status=status, completion_code="CC-OLD")
-    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=back&SESSION_ID=s1"),
+    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=3c482346f375027677fa8a0d&SESSION_ID=e8bc163c82eee18733288c7d"),
                      client.get(f"/r/a/{assignment.token}/done/"), client.get(f"/r/a/{assignment.token}/items/0/")):
         page = response.content.decode()
         assert response.status_code == 410 and shown in page
@@ -239,9 +241,9 @@ def test_a_returning_worker_whose_work_ended_is_told_so(client, make_study, stat
 def test_a_returning_worker_whose_time_ran_out_is_told_so(client, make_study):
     study = make_study("likert", platform="prolific", items_per_assignment=1)
     Study.objects.filter(pk=study.pk).update(platform_config={"time_limit_minutes": 30})
-    assignment = enter(client, study, "PROLIFIC_PID=slow&SESSION_ID=s1")
+    assignment = enter(client, study, "PROLIFIC_PID=5e0cf7bd1dfa3831788b0cf6&SESSION_ID=e8bc163c82eee18733288c7d")
     Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=31))
-    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=slow&SESSION_ID=s1"),
+    for response in (client.get(f"/r/{study.slug}/?PROLIFIC_PID=5e0cf7bd1dfa3831788b0cf6&SESSION_ID=e8bc163c82eee18733288c7d"),
                      client.get(f"/r/a/{assignment.token}/done/")):
         assert response.status_code == 410 and "Time is up" in response.content.decode()
 
@@ -264,7 +266,7 @@ def test_mturk_preview_shows_the_instructions_only_while_the_study_takes_workers
 
 def test_anonymous_visitors_cannot_tell_a_draft_study_from_an_unknown_slug(client, make_study):
     draft = make_study("likert", publish=False, platform="prolific")
-    query = "?PROLIFIC_PID=p&SESSION_ID=s"
+    query = "?PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=043a718774c572bd8a25adbe"
     unknown = client.get(f"/r/no-such-study/{query}")
     hidden = client.get(f"/r/{draft.slug}/{query}")
     preview = client.get(f"/r/{draft.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
@@ -282,12 +284,12 @@ def test_a_link_without_identity_stores_nothing(client, make_study):
 
 def test_closed_study_refuses_newcomers_without_writing_and_lets_started_raters_finish(client, make_study):
     study = make_study("likert", items_per_assignment=1, platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=early&SESSION_ID=e")
+    assignment = enter(client, study, "PROLIFIC_PID=f408830bcc7fab3708191722&SESSION_ID=3f79bb7b435b05321651daef")
     authoring.study_close(study=study)
-    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=late&SESSION_ID=l")
+    refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=089001a35679a33ef3db0ca3&SESSION_ID=acac86c0e609ca906f632b0e")
     assert refused.status_code == 403 and "closed" in refused.content.decode()
     assert Rater.objects.count() == 1  # no row for the latecomer
-    assert client.get(f"/r/{study.slug}/?PROLIFIC_PID=early&SESSION_ID=e")["Location"] == f"/r/a/{assignment.token}/"
+    assert client.get(f"/r/{study.slug}/?PROLIFIC_PID=f408830bcc7fab3708191722&SESSION_ID=3f79bb7b435b05321651daef")["Location"] == f"/r/a/{assignment.token}/"
     post_item(client, assignment, 0, likert_answers(assignment.assignment_items.get()))
     done = post_questionnaire(client, assignment, {"prior_rating_experience": "yes", "prior_agent_experience": "no"})
     assert done.status_code == 302
@@ -356,8 +358,8 @@ def test_invites_are_made_on_the_study_page_the_api_and_the_command(client, user
 
 def test_tokens_are_unguessable_and_scoped_to_one_assignment(client, make_study):
     study = make_study("likert", platform="prolific")
-    mine = enter(client, study, "PROLIFIC_PID=me&SESSION_ID=1")
-    theirs = enter(Client(), study, "PROLIFIC_PID=them&SESSION_ID=2")
+    mine = enter(client, study, "PROLIFIC_PID=2744ccd10c7533bd736ad890&SESSION_ID=6b86b273ff34fce19d6b804e")
+    theirs = enter(Client(), study, "PROLIFIC_PID=c9a8dc336964db7fd6c764f1&SESSION_ID=d4735e3a265e16eee03f5971")
     assert len(mine.token) >= 32 and mine.token != theirs.token
     assert client.get("/r/a/00000000000000000000000000000000/items/0/").status_code == 404
     post_item(client, mine, 0, likert_answers(mine.assignment_items.get(position=0)))
@@ -370,7 +372,7 @@ def test_tokens_are_unguessable_and_scoped_to_one_assignment(client, make_study)
 
 def test_double_submit_stores_once_and_moves_on(client, make_study):
     study = make_study("likert", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=twice&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=dc8ffdbf2736dbdf39508017&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     first = post_item(client, assignment, 0, likert_answers(slot))
     second = post_item(client, assignment, 0, likert_answers(slot))
@@ -388,7 +390,7 @@ def test_double_submit_stores_once_and_moves_on(client, make_study):
 
 def test_non_numbers_are_explained_and_kept(client, make_study):
     study = make_study("rme", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=typo&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=a1974688cdc37e17be7363cc&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     data = {field_name(r, c): "120" for r in slot.response_order for c in ("readability", "coherence")}
     bad = field_name(slot.response_order[0], "coherence")
@@ -404,7 +406,7 @@ def test_non_numbers_are_explained_and_kept(client, make_study):
 @pytest.mark.parametrize("active_ms", ["NaN", "Infinity", "-Infinity", "1e400", "-5", "soon"])
 def test_non_finite_active_time_is_a_400_naming_the_field(client, make_study, active_ms):
     study = make_study("likert", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=t&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=e3b98a4da31a127d4bde6e43&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     response = post_item(client, assignment, 0, {**likert_answers(slot), "active_ms": active_ms})
     assert response.status_code == 400 and "active_ms" in response.content.decode()
@@ -429,7 +431,7 @@ def test_non_finite_rating_values_are_refused_by_the_service(make_study):
 
 def test_autosave_keeps_a_draft_and_refuses_bad_bodies(client, make_study):
     study = make_study("likert", platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=draft&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=7743ce348d9284d677a185f3&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     name = field_name(slot.response_order[0], "coherence")
     url = f"/r/a/{assignment.token}/items/0/draft/"
@@ -460,7 +462,7 @@ def test_autosave_keeps_a_draft_and_refuses_bad_bodies(client, make_study):
 
 def test_questionnaire_requires_the_two_seed_questions(client, make_study):
     study = make_study("likert", items_per_assignment=1, platform="prolific")
-    assignment = enter(client, study, "PROLIFIC_PID=q&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=8e35c2cd3bf6641bdb0e2050&SESSION_ID=6b86b273ff34fce19d6b804e")
     assert client.get(f"/r/a/{assignment.token}/questionnaire/")["Location"].endswith("/items/0/")
     post_item(client, assignment, 0, likert_answers(assignment.assignment_items.get()))
     response = post_questionnaire(client, assignment, {"prior_agent_experience": "yes", "age_band": "25-34"})
@@ -472,7 +474,7 @@ def test_questionnaire_requires_the_two_seed_questions(client, make_study):
 def test_an_expired_assignment_says_so(client, make_study):
     study = make_study("likert", platform="prolific")
     Study.objects.filter(pk=study.pk).update(platform_config={"time_limit_minutes": 30})
-    assignment = enter(client, study, "PROLIFIC_PID=slow&SESSION_ID=1")
+    assignment = enter(client, study, "PROLIFIC_PID=5e0cf7bd1dfa3831788b0cf6&SESSION_ID=6b86b273ff34fce19d6b804e")
     Assignment.objects.filter(pk=assignment.pk).update(started_at=timezone.now() - timedelta(minutes=31))
     response = client.get(f"/r/a/{assignment.token}/items/0/")
     assert response.status_code == 410 and "time allowed" in response.content.decode()
@@ -509,10 +511,10 @@ def test_an_item_costs_a_fixed_small_number_of_queries(client, make_study, djang
     answers with the next item's page (noting when it was first shown). Under the test's outer
     transaction the service's atomic block adds a SAVEPOINT and a RELEASE."""
     study = make_study("likert", platform="prolific")
-    warm = enter(client, study, "PROLIFIC_PID=warm&SESSION_ID=0")
+    warm = enter(client, study, "PROLIFIC_PID=0f0aa408c1832abefd06bced&SESSION_ID=5feceb66ffc86f38d952786c")
     for slot in warm.assignment_items.all():
         assert client.get(f"/r/a/{warm.token}/items/{slot.position}/").status_code == 200
-    assignment = enter(Client(), study, "PROLIFIC_PID=cost&SESSION_ID=1")
+    assignment = enter(Client(), study, "PROLIFIC_PID=9f82f7b375f4aa1bd7d50abe&SESSION_ID=6b86b273ff34fce19d6b804e")
     slots = list(assignment.assignment_items.order_by("position"))
     assert len(slots) >= 3
     with django_assert_max_num_queries(2):  # slot with everything, started_at

@@ -613,7 +613,7 @@ def test_the_rater_start_page_of_a_dialogue_study_explains_the_task_in_dialogues
     )
     Study.objects.filter(pk=study.pk).update(platform="prolific")
     authoring.study_publish(study=Study.objects.get(pk=study.pk))
-    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
+    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1", follow=True).content.decode()
     explanation = re.search(r"<p>([^<]*)</p>", page[page.index("<main") :]).group(1)
     assert says in html.unescape(explanation), explanation
     assert "response" not in explanation
@@ -661,7 +661,7 @@ def test_a_new_draft_without_items_renders_its_pages(client, user, design, unit)
 )
 def test_the_rater_start_page_counts_what_each_screen_shows(client, make_study, design, noun):
     study = make_study(design, platform="prolific")
-    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1", follow=True).content.decode()
+    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1", follow=True).content.decode()
     count = re.search(r'data-testid="item-count">(.*?)</p>', page, re.S).group(1)
     assert noun in count
 

@@ -137,7 +137,7 @@ def test_a_worker_takes_part_in_one_condition_only(make_study, user):
     rme = make_study("rme", experiment=experiment)
     worker = rater("w1")
     rater_entry.assignment_start(study=likert, rater=worker)
-    with pytest.raises(AssignmentRefused, match="another condition"):
+    with pytest.raises(AssignmentRefused, match="through another link"):
         rater_entry.assignment_start(study=rme, rater=worker)
     elsewhere = make_study("rme")
     assert rater_entry.assignment_start(study=elsewhere, rater=worker).study == elsewhere

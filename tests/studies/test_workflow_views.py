@@ -58,7 +58,8 @@ def test_edit_page_has_readable_labels_and_saves_every_setting(researcher, make_
         {"name": "notes", "kind": "text", "required": True, "question": "Anything else?"}]
     assert study.platform_config["time_limit_minutes"] == 30 and study.platform_config["closes_at"].startswith(deadline)
     page = researcher.get(f"/studies/{study.slug}/").content.decode()
-    assert "5-point scale" in page and "$" not in page.split('data-testid="pay-plan"')[1][:200]
+    # an invitation study: its reward in US dollars unless its currency rater setting says otherwise
+    assert "5-point scale" in page and "$1.20" in page.split('data-testid="pay-plan"')[1][:400]
 
 
 def test_a_published_study_explains_why_its_design_is_fixed_and_ignores_a_forged_change(researcher, make_study):
@@ -180,8 +181,8 @@ def test_raters_see_pay_and_consent_and_a_polite_refusal_while_paused(client, ma
     html = render_to_string("raters/_pay.html", {"study": study})
     assert "1.50" in html and "9 minutes" in html and "10.00 an hour" in html and "<strong>kept</strong>" in html
     editing.study_pause(study=study)
-    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1")
+    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1")
     assert response.status_code == 403 and "paused for now" in response.content.decode()
     editing.study_resume(study=study)
-    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1")
+    response = client.get(f"/r/{study.slug}/?PROLIFIC_PID=fbeae7c18667b6987518f3ae&STUDY_ID=3696ad59777e09d5f2daacb5&SESSION_ID=ad667b78ba8ed0275868fcc1")
     assert response.status_code == 302 and "/r/a/" in response["Location"]

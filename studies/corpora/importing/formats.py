@@ -272,7 +272,10 @@ def parse_csv(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             yield text + "\n"
 
     reader = csv.DictReader(texts())
-    columns = reader.fieldnames or []
+    try:
+        columns = reader.fieldnames or []
+    except csv.Error as error:  # the header row itself is malformed (e.g. a field over csv's limit)
+        raise ImportFailed([ImportProblem(1, "", f"malformed CSV header row: {error}")]) from None
     missing = [c for c in CSV_REQUIRED if c not in columns]
     if missing:
         raise ImportFailed([ImportProblem(1, c, "column is missing from the header row") for c in missing])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -107,6 +108,14 @@ def parse_grade(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
         )
 
 
+def _as_float(value: int | float) -> float:
+    """``float(value)``, infinity for an integer too large for a float (``number_problem`` says so)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def _scores(value: Any, line: int, field: str, *, allow_empty: bool = False) -> list[float | None] | ImportProblem:
     """One score per annotator position (None where one gave none). A bare number is one rating (files
     with one rating per record); ``allow_empty``: an empty list is a missing value, not a problem."""
@@ -124,11 +133,11 @@ def _scores(value: Any, line: int, field: str, *, allow_empty: bool = False) -> 
     for i, v in enumerate(value):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             return ImportProblem(line, f"{field}[{i}]", f"must be a number, got {type(v).__name__}")
-        if v is not None and (message := number_problem(float(v))):
+        if v is not None and (message := number_problem(_as_float(v))):
             return ImportProblem(line, f"{field}[{i}]", message)
     if all(v is None for v in value):
         return ImportProblem(line, field, "holds no score (only null); leave the quality out or give a number")
-    return [None if v is None else float(v) for v in value]
+    return [None if v is None else _as_float(v) for v in value]
 
 
 # --- FED / DSTC10 --------------------------------------------------------------------------------

@@ -38,9 +38,19 @@ def _constant(name: str) -> NonFinite:
     return value
 
 
+def _integer(text: str) -> int | float:
+    """A JSON integer; one with more digits than any float holds (beyond 1e308) is infinity, which
+    ``number_problem`` refuses as "too large". Python refuses to convert more than 4,300 digits at all
+    (``ValueError``, CVE-2020-10735), which escaped the readers as a 500."""
+    if len(text.lstrip("-")) > 308:
+        return -math.inf if text.startswith("-") else math.inf
+    return int(text)
+
+
 def json_loads(text: str) -> Any:
-    """``json.loads`` that marks non-finite literals (see ``value_problem``)."""
-    return json.loads(text, parse_constant=_constant)
+    """``json.loads`` that marks non-finite literals (see ``value_problem``) and reads over-long
+    integers as infinity (``_integer``)."""
+    return json.loads(text, parse_constant=_constant, parse_int=_integer)
 
 
 def text_problem(value: str) -> str | None:
@@ -158,7 +168,7 @@ def _decoded_chunks(stream: BinaryIO) -> Iterator[str]:
 
 def json_array_records(stream: BinaryIO) -> Iterator[tuple[int, object]]:
     """Yield (line where the element starts, element) for each element of a top-level JSON array."""
-    decoder = json.JSONDecoder(parse_constant=_constant)
+    decoder = json.JSONDecoder(parse_constant=_constant, parse_int=_integer)
     chunks = _decoded_chunks(stream)
     buf, pos, line_offset, at_eof = "", 0, 0, False
 

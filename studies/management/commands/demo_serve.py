@@ -1,6 +1,9 @@
 """python manage.py demo_serve: one Celery worker (queues default and gpu) and the chat demo's small
 rule-based bot (studies.chat.local_bot, on 127.0.0.1:8765) beside the web server, on the embedded
-defaults. Prints the URLs and the login; Ctrl-C stops them all."""
+defaults. Prints the URLs and the login; Ctrl-C or SIGTERM stops them all (and on Linux the worker and
+the bot also stop when this process dies any other way: PR_SET_PDEATHSIG)."""
+import ctypes
+import signal
 import subprocess
 import sys
 
@@ -10,6 +13,18 @@ from django.core.management.base import BaseCommand
 
 from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER
 from studies.chat.demo import BOT_PORT
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it when the parent dies (Linux), so a SIGKILLed demo leaves no worker."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds through runserver, so the finally below stops the children
 
 
 class Command(BaseCommand):
@@ -22,16 +37,19 @@ class Command(BaseCommand):
         parser.add_argument("--no-bot", action="store_true", help="do not start the chat demo's bot")
 
     def handle(self, *args, **options):
+        # SIGTERM (make demo stopped by a process manager, `kill`) used to end this process at once,
+        # leaving the Celery worker running; it now unwinds like Ctrl-C.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         worker = None
         if not options["no_worker"]:
             worker = subprocess.Popen([
                 sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,gpu",
                 "--concurrency=1", "--pool=solo", "--loglevel=WARNING", "-n", "demo@%h",
-            ])
+            ], preexec_fn=_die_with_parent)
         bot = None
         if not options["no_bot"]:
             bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(BOT_PORT)],
-                                   stdout=subprocess.DEVNULL)
+                                   stdout=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(self.style.SUCCESS("\nConcord is running on the embedded defaults."))
         self.stdout.write(f"  Researcher pages: {base}/   (login {DEMO_USER} / {DEMO_PASSWORD})")
@@ -50,4 +68,7 @@ class Command(BaseCommand):
             for process in (worker, bot):
                 if process is not None:
                     process.terminate()
-                    process.wait(timeout=20)
+                    try:
+                        process.wait(timeout=20)
+                    except subprocess.TimeoutExpired:
+                        process.kill()

@@ -1,7 +1,8 @@
 """python manage.py load_demo: the demo experiments (rating designs compared; onboarding with practice items;
 chat with a bot, then rate)
 and a researcher login. Safe to run twice."""
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.authoring.kinds_demo import kinds_demo_load
@@ -18,6 +19,9 @@ class Command(BaseCommand):
                             help="where the chat demo's bot answers (started here for the load if it is not up)")
 
     def handle(self, *args, **options):
+        if not getattr(settings, "DEMO_ALLOWED", False):
+            raise CommandError(f"load_demo does not run under production settings: it creates the superuser "
+                               f"{DEMO_USER!r} whose password is in the README. Use config.settings.local.")
         experiment = demo_load()
         demo_user()
         if experiment is None:
