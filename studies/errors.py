@@ -26,6 +26,9 @@ class PracticeRequired(AssignmentRefused):
 
     PRACTICE = "practice"
 
-    def __init__(self, study):
+    def __init__(self, study, identity=None):
         super().__init__("this study starts with practice items", reason=self.PRACTICE)
         self.study = study
+        # Set where the link's own parameters are not the practice's identity (an invitation: the
+        # invite's rater, ``studies.rating.invites.invite_enter``); None: the link's identity.
+        self.identity = identity

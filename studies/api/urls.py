@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, views, workflow_views
+from studies.api import check_views, practice_views, views, workflow_views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -35,6 +35,9 @@ urlpatterns = [
     path("studies/<slug:slug>/checks/create/", check_views.CheckCreateApi.as_view(), name="study-check-create"),
     path("studies/<slug:slug>/checks/settings/", check_views.ChecksSettingsApi.as_view(), name="study-checks-settings"),
     path("studies/<slug:slug>/checks/<id:pk>/delete/", check_views.CheckDeleteApi.as_view(), name="study-check-delete"),
+    path("studies/<slug:slug>/practice/", practice_views.PracticeListApi.as_view(), name="study-practice"),
+    path("studies/<slug:slug>/practice/results/", practice_views.PracticeResultsApi.as_view(),
+         name="study-practice-results"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),

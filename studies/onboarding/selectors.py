@@ -8,7 +8,8 @@ from django.db.models import Count, Q
 
 from studies.models import Onboarding, PracticeAnswer, PracticeAttempt, PracticeItem, Study
 
-PLATFORMS_WITH_PRACTICE = (Study.Platform.MTURK, Study.Platform.PROLIFIC)
+# Every link a rater arrives by: an invitation is a chosen person, but the practice also trains them.
+PLATFORMS_WITH_PRACTICE = (Study.Platform.MTURK, Study.Platform.PROLIFIC, Study.Platform.INVITE)
 
 
 def onboarding_of(study: Study) -> Onboarding | None:
@@ -44,8 +45,8 @@ def passed_attempts(study: Study, platform: str, external_id: str):
 
 
 def practice_needed(study: Study, platform: str, external_id: str) -> bool:
-    """Whether this identity must pass the study's practice before it may get a slot (platform
-    links only: an invitation is already a chosen person)."""
+    """Whether this identity must pass the study's practice before it may get a slot: on every
+    platform, invitations included (the invite's rater, ``Invite.rater_id_text``)."""
     if platform not in PLATFORMS_WITH_PRACTICE or not has_practice(study):
         return False
     return not passed_attempts(study, platform, external_id).exists()

@@ -18,7 +18,9 @@ from studies.rating.pages import _message, rater_page, render_markdown
 
 
 def practice_begin(request, refusal: PracticeRequired, identity: platforms.Identity, *, via_experiment: bool):
-    """The entry's answer to PracticeRequired: the identity's attempt (new or remembered), then its page."""
+    """The entry's answer to PracticeRequired: the identity's attempt (new or remembered), then its page.
+    An invitation's identity is the invite's rater, which the refusal carries (the link has only a token)."""
+    identity = refusal.identity or identity
     attempt = services.practice_attempt_begin(
         study=refusal.study, platform=identity.platform, external_id=identity.external_id,
         acceptance_id=identity.acceptance_id, platform_data=identity.platform_data, via_experiment=via_experiment)

@@ -102,11 +102,12 @@ def entry(request, slug: str):
                 study=study, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
     except PracticeRequired as required:  # no slot yet: the practice first (studies.onboarding)
-        return practice_views.practice_begin(request, required, identity, via_experiment=False)
+        response = practice_views.practice_begin(request, required, identity, via_experiment=False)
     except AssignmentRefused as refusal:
         return _refusal_page(request, study, refusal)
-    response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
-    if new_secret:
+    else:
+        response = _guard(request, assignment) or redirect("raters:start", token=assignment.token)
+    if new_secret:  # also on the way to the practice: the invite is claimed by this browser either way
         # First-party and HttpOnly: binds the invite to this browser; only its hash is stored.
         response.set_cookie(BROWSER_COOKIE, new_secret, max_age=365 * 24 * 3600, path="/r/", httponly=True,
                             samesite="Lax", secure=settings.SESSION_COOKIE_SECURE or request.is_secure())

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from studies.errors import AssignmentRefused
+from studies.errors import AssignmentRefused, PracticeRequired
 from studies.models import (
     Assignment,
     Invite,
@@ -49,15 +49,28 @@ def invite_create(*, study: Study, label: str = "", expires_in_days: int | float
                                  expires_at=timezone.now() + timedelta(days=expires_in_days))
 
 
+def invite_identity(invite: Invite) -> platforms.Identity:
+    """The rater identity an invite stands for, as the practice and the slot use it: no acceptance id
+    (the invite's browser binding does that job), so the assignment after a pass is the one the
+    invitation link resumes."""
+    return platforms.Identity(Study.Platform.INVITE, invite.rater_id_text, "", {"invite": invite.pk})
+
+
 def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | None = None) -> Assignment:
     """An invitee opening their link: the first browser claims the invite (its secret is stored
     hashed) and gets an assignment; that browser may resume later, any other is refused. An
-    unclaimed invite past its expiry is refused. Nothing is written when anything is refused."""
+    unclaimed invite past its expiry is refused. Nothing is written when anything is refused.
+
+    A study with practice items (``studies.onboarding``) gates invitees as it gates platform
+    workers: until the invite's rater has passed, PracticeRequired is raised carrying that identity
+    (``invite_identity``), and the invite is claimed by this browser all the same, so the practice
+    cannot be taken over by another browser and a failed invitee, who holds no slot, finds the same
+    failed attempt on every reload."""
     if not browser_secret:
         raise ValueError("a browser secret is required")
     digest = _browser_hash(browser_secret)
 
-    def enter() -> Assignment:
+    def enter() -> Assignment | PracticeRequired:
         invite = Invite.objects.select_for_update().filter(token=token).first()
         if invite is None:
             raise AssignmentRefused("this invitation link is not valid (it may have been cut or changed)",
@@ -70,9 +83,19 @@ def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | N
                                         reason=AssignmentRefused.INVITE_CLAIMED)
         elif invite.expires_at <= timezone.now():
             raise AssignmentRefused("this invitation has expired", reason=AssignmentRefused.INVITE_EXPIRED)
-        assignment = _enter(study, platform=Study.Platform.INVITE, external_id=invite.rater_id_text, acceptance_id="",
-                            platform_data={"invite": invite.pk}, seed=seed)
+        identity = invite_identity(invite)
+        result: Assignment | PracticeRequired
+        try:
+            result = _enter(study, platform=identity.platform, external_id=identity.external_id, acceptance_id="",
+                            platform_data=identity.platform_data, seed=seed)
+        except PracticeRequired as required:
+            # Returned, not raised, so that the claim below commits (a raise would roll it back).
+            required.identity = identity
+            result = required
         if invite.claimed_at is None:
             Invite.objects.filter(pk=invite.pk).update(claimed_at=timezone.now(), browser_hash=digest)
-        return assignment
-    return _retrying(enter)
+        return result
+    outcome = _retrying(enter)
+    if isinstance(outcome, PracticeRequired):
+        raise outcome
+    return outcome

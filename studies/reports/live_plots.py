@@ -39,3 +39,27 @@ def reliability_curve_figure(entry: dict[str, Any], *, target: float) -> Figure:
 
 def reliability_curve(entry: dict[str, Any], *, target: float) -> str:
     return _svg(reliability_curve_figure(entry, target=target))
+
+
+def label_shares_figure_object(entry: dict[str, Any]) -> Figure:
+    """One label criterion's shares so far: per system (rows) one horizontal bar per label, share of the
+    system's answers (0 to 1; a multi-label answer may count for several labels), legend below."""
+    systems = [row["system"] for row in entry["shares"]]
+    labels = entry["labels"]
+    height = 0.8 / max(len(labels), 1)
+    figure, axis = plt.subplots(figsize=(4.2, 1.2 + 0.22 * len(systems) * len(labels)), layout="constrained")
+    for j, label in enumerate(labels):
+        shares = [row["labels"][j]["share"] for row in entry["shares"]]
+        axis.barh([i - 0.4 + height * (j + 0.5) for i in range(len(systems))], shares, height=height,
+                  color=COLOURS[j % len(COLOURS)], label=label)
+    axis.set_yticks(range(len(systems)), systems, fontsize=8)
+    axis.invert_yaxis()  # first system on top, as in the table
+    axis.set_xlim(0, 1)
+    axis.set_xlabel("share of answers so far")
+    axis.set_title(entry["criterion"], fontsize=9)
+    figure.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=min(len(labels), 4))
+    return figure
+
+
+def label_shares_figure(entry: dict[str, Any]) -> str:
+    return _svg(label_shares_figure_object(entry))

@@ -15,7 +15,9 @@ from django.db.models import Count, Max, Sum
 
 from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import NUMERIC_KINDS, design_for
+from studies.designs.common import Section
 from studies.models import Assignment, Rating, Study
+from studies.reports.live_labels import live_labels
 from studies.reports.selectors import normalised_ratings, ratings_version
 
 if TYPE_CHECKING:
@@ -107,7 +109,8 @@ def _compute(study: Study, config: dict[str, Any], version: str) -> dict[str, An
               "reached": live.target_reached(summary, form=config["form"], target=config["target"])}
     # Judgments that are not Ratings have their own panels (best-worst split-half, A/B agreement): each
     # panel's rows under its key, and ``panels`` (template and key) for the study page to include.
-    panels = design_for(study).live_panels(study)
+    # Label criteria (any rating design may have them) get their own panel: label shares, nominal α.
+    panels = [*design_for(study).live_panels(study), Section("labels", "studies/_live_labels.html", live_labels(study))]
     result.update({panel.key: panel.data for panel in panels})
     result["panels"] = [{"template": panel.template, "key": panel.key} for panel in panels]
     result["panels_shown"] = any(panel.data for panel in panels)

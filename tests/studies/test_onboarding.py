@@ -202,7 +202,7 @@ def test_practice_pass_counts_per_experiment_and_per_researcher_when_asked(pract
     onboarding.onboarding_configure(study=other, pass_mark=1, owner_wide=True)
     assert not onboarding_selectors.practice_needed(other, "mturk", "W1")
     assert onboarding_selectors.practice_needed(other, "mturk", "W2")
-    assert not onboarding_selectors.practice_needed(other, "invite", "W2")  # invitations skip practice
+    assert onboarding_selectors.practice_needed(other, "invite", "invite-7")  # invitations are gated too
 
 
 def test_practice_best_worst_rules_on_bws(make_study):
