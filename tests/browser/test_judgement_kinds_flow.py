@@ -8,6 +8,7 @@ import pytest
 from studies.authoring import services as authoring
 from studies.models import AssignmentItem, Rating
 from tests.browser.test_rater_flow import begin
+from tests.factories import prolific_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -39,7 +40,7 @@ def saved(tab):
 
 
 def draft(worker):
-    return AssignmentItem.objects.get(assignment__rater__external_id=worker, position=0).draft
+    return AssignmentItem.objects.get(assignment__rater__external_id=prolific_id(worker), position=0).draft
 
 
 def submit(tab):
@@ -77,7 +78,7 @@ def test_categorical_keys_reason_autosave_reload_and_back(live_server, tab, user
     # the rater's order of the responses is kept, so each row shows its own stored label
     assert [r.locator("input:checked").get_attribute("value") for r in rows.all()] == ["safe", "unsafe", "unsure"]
     assert tab.locator(".why-row textarea").first.input_value() == "Because of reason 0."
-    stored = Rating.objects.filter(assignment__rater__external_id="w-cat")
+    stored = Rating.objects.filter(assignment__rater__external_id=prolific_id("w-cat"))
     assert sorted(stored.values_list("label", flat=True)) == ["safe", "unsafe", "unsure"]
     assert sorted(stored.values_list("rationale", flat=True)) == [f"Because of reason {i}." for i in range(3)]
 
@@ -113,7 +114,7 @@ def test_multilabel_keys_none_of_these_autosave_reload_and_back(live_server, tab
     tab.wait_for_url(re.compile(r".*/items/0/$"))
     tab.reload()
     assert [b.get_attribute("value") for b in rows.nth(2).locator("input:checked").all()] == ["__none__"]
-    stored = dict(Rating.objects.filter(assignment__rater__external_id="w-multi")
+    stored = dict(Rating.objects.filter(assignment__rater__external_id=prolific_id("w-multi"))
                   .values_list("response_id", "labels"))
     assert sorted(map(tuple, stored.values())) == [(), ("contradiction",), ("off-topic", "repetition")]
 
@@ -145,7 +146,7 @@ def test_free_text_lengths_autosave_reload_and_back(live_server, tab, user, corp
     tab.click("a:has-text('Back')")
     tab.wait_for_url(re.compile(r".*/items/0/$"))
     assert sorted(b.input_value() for b in boxes.all()) == sorted(texts)
-    stored = Rating.objects.filter(assignment__rater__external_id="w-text")
+    stored = Rating.objects.filter(assignment__rater__external_id=prolific_id("w-text"))
     assert sorted(stored.values_list("text", flat=True)) == sorted(texts)
     assert sorted(stored.values_list("rationale", flat=True))[-1].startswith("It rambles")
 

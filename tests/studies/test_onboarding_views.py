@@ -14,6 +14,7 @@ from studies.designs.ratings import field_name
 from studies.models import Assignment, PracticeAnswer, PracticeAttempt, Rater
 from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
+from tests.factories import prolific_id
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +132,7 @@ def test_practice_failed_on_prolific_gets_the_screened_out_code(make_study):
                                     rules=[{"response": 1, "min": 4}], explanation="A greets back.")
     authoring.study_publish(study=study)
     client = Client()
-    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=SE1", follow=True)
+    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True)
     post_item(client, page, study, (1, 1))
     result = client.get(reverse("raters:practice", args=[PracticeAttempt.objects.get().token]))
     assert b"C9SCREEN" in result.content and b"cc=C9SCREEN" in result.content
@@ -148,7 +149,7 @@ def test_practice_item_page_shows_each_designs_own_form(make_study, design, text
     onboarding.practice_item_create(study=study, context="A: Hello there", responses=texts, rules=rules,
                                     explanation="Because.", **extra)
     authoring.study_publish(study=study)
-    page = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=SE1", follow=True)
+    page = Client().get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True)
     html = page.content.decode()
     assert page.status_code == 200 and "Practice 1 of 1" in html and f'data-design="{design}"' in html
     assert all(text in html for text in texts)

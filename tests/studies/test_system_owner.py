@@ -45,7 +45,7 @@ def test_the_migration_moves_a_shared_description_to_its_first_importer(user, ot
     System.objects.filter(name="shared-bot").update(description="first importer's text")
     Corpus.objects.filter(pk=later.corpus.pk).update(owner=other_user)
     assert Response.objects.filter(system__name="shared-bot").count() == 2
-    migration = importlib.import_module("studies.migrations.0013_system_owner")
+    migration = importlib.import_module("studies.migrations.0014_system_owner")
     migration.descriptions_to_owners(django_apps, None)
     assert System.objects.get(name="shared-bot").description == ""
     moved = SystemDescription.objects.get(system__name="shared-bot")

@@ -36,7 +36,7 @@ class Command(BaseCommand):
             self.stdout.write("The onboarding demo is already loaded.")
         else:
             self.stdout.write(self.style.SUCCESS("Loaded the onboarding demo (practice items, pass mark 2 of 3)."))
-        self.stdout.write(f"Try its practice: /r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=you&STUDY_ID=demo&SESSION_ID=s1")
+        self.stdout.write(f"Try its practice: /r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=00000000000000000000abcd&STUDY_ID=000000000000000000000001&SESSION_ID=000000000000000000000001")
         port = options["chat_bot_port"]
         try:
             chats = chat_demo_load(owner=demo_user(), port=port)
