@@ -102,6 +102,9 @@ class BWSTuples(StudyDesign):
                    "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
                    "split-half reliability are in their own section.")
     screen_nouns = {"response": "sets of responses"}
+    live_icc = False
+    live_icc_absent = ("a best-worst tuple study has no live ICCs (its live reliability is split-half), "
+                       "so an ICC target and a close rule would do nothing here")
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         int_field(config, "tuple_size", errors, low=3, high=5)
