@@ -258,4 +258,5 @@ def human_metric_scatter(request, slug, model, condition, criterion):
     if cell is None:
         raise Http404("no such cell")
     title = experiment.studies.filter(slug=condition).values_list("title", flat=True).first()  # not the slug
-    return HttpResponse(plots.scatter(cell, metric_model.name, title), content_type="image/svg+xml")
+    colours = plots.system_colours(report["cells"])  # the whole report's systems: one colour each in every panel
+    return HttpResponse(plots.scatter(cell, metric_model.name, title, colours=colours), content_type="image/svg+xml")
