@@ -6,18 +6,31 @@ from matplotlib.figure import Figure
 
 from studies.reports.plots import COLOURS, _svg, label_text, plt
 
+# Colours of systems: the report palette, then four more distinct ones, before any repeats.
+SYSTEM_COLOURS = [*COLOURS, "#1a9bb0", "#b8860b", "#6b4fbb", "#e377c2"]
 
-def scatter_figure(cell: dict, metric_name: str, title: str | None = None) -> Figure:
-    """Human (mean normalised score) against the metric per response, coloured by system, with the
-    least-squares line; titled by the condition's title (not its slug), the criterion and Spearman's ρ
-    when it exists (it needs three responses with some variation)."""
+
+def system_colours(cells: list[dict]) -> dict[str, str]:
+    """One colour per system for every panel of a report: the report's systems (all its cells) sorted by
+    name, taking the palette in turn. A panel's own systems would shift colours whenever one lacks a system."""
+    systems = sorted({str(p["system"]) for cell in cells for p in cell["points"]})
+    return {system: SYSTEM_COLOURS[i % len(SYSTEM_COLOURS)] for i, system in enumerate(systems)}
+
+
+def scatter_figure(cell: dict, metric_name: str, title: str | None = None, *,
+                   colours: dict[str, str] | None = None) -> Figure:
+    """Human (mean normalised score) against the metric per response, coloured by system (``colours``:
+    the report's ``system_colours``, so a system has one colour in every panel; default: this cell's),
+    with the least-squares line; titled by the condition's title (not its slug), the criterion and
+    Spearman's ρ when it exists (it needs three responses with some variation)."""
     points = cell["points"]
+    colours = colours or system_colours([cell])
     figure, axis = plt.subplots(figsize=(3.8, 3.4), layout="constrained")
-    systems = sorted({p["system"] for p in points}, key=str)
-    for i, system in enumerate(systems):
-        mine = [p for p in points if p["system"] == system]
+    systems = sorted({str(p["system"]) for p in points})
+    for system in systems:
+        mine = [p for p in points if str(p["system"]) == system]
         axis.scatter([p["metric"] for p in mine], [p["human"] for p in mine], s=12, alpha=0.75,
-                     color=COLOURS[i % len(COLOURS)], label=label_text(system, 22, 2))
+                     color=colours.get(system, "#555555"), label=label_text(system, 22, 2))
     x = np.array([p["metric"] for p in points], dtype=float)
     y = np.array([p["human"] for p in points], dtype=float)
     if len(points) > 2 and np.ptp(x) > 0:
@@ -35,8 +48,8 @@ def scatter_figure(cell: dict, metric_name: str, title: str | None = None) -> Fi
     return figure
 
 
-def scatter(cell: dict, metric_name: str, title: str | None = None) -> str:
-    return _svg(scatter_figure(cell, metric_name, title))
+def scatter(cell: dict, metric_name: str, title: str | None = None, *, colours: dict[str, str] | None = None) -> str:
+    return _svg(scatter_figure(cell, metric_name, title, colours=colours))
 
 
 def loss_curve(run) -> str:

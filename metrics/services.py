@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce, Now
@@ -17,6 +18,7 @@ from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
 from studies.authoring import services as study_services
+from studies.designs import unit_for
 from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
 
@@ -55,6 +57,17 @@ def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:
 @transaction.atomic
 def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None, corpus=None,
                        force: bool = False, enqueue: bool = True) -> ScoringRun:
+    """Queue a scoring run of a study's targets (or a corpus's, or all). A turn-level metric on a study
+    whose raters judge whole dialogues is refused here (field ``metric_model``): such a study shows no
+    response to score, so the run would finish "0/0", and a mean of turn scores would be a dialogue
+    metric of our own making, not the one named."""
+    if study is not None and unit_for(study).level == "dialogue":
+        implementation = registry.implementation(metric_model.metric.key, metric_model.config)
+        if not getattr(implementation, "scores_conversations", False):
+            raise ValidationError({"metric_model": (
+                f"{metric_model.name} is a turn-level metric (it scores a response given its context), and "
+                f"“{study.title}” has raters judge whole dialogues, so it has no responses to score; nothing "
+                "was queued. Choose a dialogue-level metric (SelF-Eval, or a consecutive-turns baseline).")})
     run = ScoringRun.objects.create(metric_model=metric_model, study=study, corpus=corpus, force=force)
     if enqueue:
         from metrics.tasks import scoring_run_execute  # late: tasks import services

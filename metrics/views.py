@@ -142,7 +142,14 @@ def run_start(request):
                                   + "). Nothing was scored: tick “I have read the model card” to score anyway.")
         return redirect(back if back and url_has_allowed_host_and_scheme(
             back, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else "metrics:metric_list")
-    services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=request.POST.get("force") == "on")
+    try:
+        services.scoring_run_create(metric_model=model, study=study, corpus=corpus,
+                                    force=request.POST.get("force") == "on")
+    except ValidationError as error:  # refused up front (a turn-level metric on a dialogue study): say why
+        for field, problems in error.message_dict.items():
+            messages.error(request, f"{field}: {'; '.join(problems)}")
+        return redirect(back if back and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else "metrics:metric_list")
     messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
                               f"the run is queued for a worker.")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
@@ -258,4 +265,5 @@ def human_metric_scatter(request, slug, model, condition, criterion):
     if cell is None:
         raise Http404("no such cell")
     title = experiment.studies.filter(slug=condition).values_list("title", flat=True).first()  # not the slug
-    return HttpResponse(plots.scatter(cell, metric_model.name, title), content_type="image/svg+xml")
+    colours = plots.system_colours(report["cells"])  # the whole report's systems: one colour each in every panel
+    return HttpResponse(plots.scatter(cell, metric_model.name, title, colours=colours), content_type="image/svg+xml")

@@ -1,6 +1,7 @@
 """Metrics API: models, scoring and training runs (start, progress, cancel) and human-vs-metric reports."""
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -91,7 +92,10 @@ class ScoringRunCreateApi(APIView):
         data.is_valid(raise_exception=True)
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
         model = get_object_or_404(MetricModel, name=data.validated_data["metric_model"])
-        run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
+        try:
+            run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
+        except DjangoValidationError as error:  # e.g. a turn-level metric on a dialogue study: 400, field named
+            raise serializers.ValidationError(error.message_dict) from None
         return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

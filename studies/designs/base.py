@@ -66,6 +66,10 @@ class StudyDesign:
     alpha_level: ClassVar[str] = "interval"     # Krippendorff's alpha level of the normalised scores
     alpha_values: ClassVar[str] = "normalised score"  # what alpha reads, in the report's words
     report_note: ClassVar[str] = ""             # a note the report adds when a condition is of this design
+    # The live panel has ICCs (Rating rows scored per target): only then do the ICC target and the close
+    # rule act, so only then does the study page offer them. Otherwise: why not, in the researcher's words.
+    live_icc: ClassVar[bool] = True
+    live_icc_absent: ClassVar[str] = ""
     screen_nouns: ClassVar[Mapping[str, str]] = {"response": "conversations", "dialogue": "dialogues"}
     items_hint: ClassVar[str] = ""              # a note beside the researcher's item build form
 

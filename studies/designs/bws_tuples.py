@@ -38,6 +38,7 @@ from studies.designs.bws import TUPLE_SIZE
 from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.response import RESPONSE
+from studies.designs.units.sides import context_sides
 from studies.models import BestWorstChoice, Response, Study, StudyItem, StudyItemResponse
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ class BWSTuples(StudyDesign):
                    "−1 (worst), 0 (neither) over their appearances of it; the counting scores and "
                    "split-half reliability are in their own section.")
     screen_nouns = {"response": "sets of responses"}
+    live_icc = False
+    live_icc_absent = ("a best-worst tuple study has no live ICCs (its live reliability is split-half), "
+                       "so an ICC target and a close rule would do nothing here")
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         int_field(config, "tuple_size", errors, low=3, high=5)
@@ -153,7 +157,7 @@ class BWSTuples(StudyDesign):
         and worst fields with the current picks (raters/_bws_tuple.html)."""
         members = {r.pk: r for r in Response.objects.filter(pk__in=list(order)).select_related("conversation")}
         shown = [{"id": rid, "letter": string.ascii_uppercase[i], "number": i + 1, "text": members[rid].text,
-                  "turns": members[rid].conversation.turns} for i, rid in enumerate(order)]
+                  "turns": context_sides(members[rid].conversation.turns)} for i, rid in enumerate(order)]
         rows = []
         for criterion in criteria:
             best_field, worst_field = tuple_field("best", criterion.name), tuple_field("worst", criterion.name)

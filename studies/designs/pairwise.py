@@ -95,6 +95,9 @@ class Pairwise(StudyDesign):
     free_text_prefixes = (REASON_PREFIX,)
     compares_pairs = True
     screen_nouns = {"response": "pairs of responses"}
+    live_icc = False
+    live_icc_absent = ("a pairwise study has no ICCs (its live reliability is Krippendorff's α over the choices), "
+                       "so an ICC target and a close rule would do nothing here")
 
     def config_problems(self, config: dict[str, Any], errors: Errors) -> None:
         if not isinstance(config.get("allow_tie"), bool):

@@ -15,7 +15,7 @@ from studies.models import Experiment, Study
 from studies.onboarding import views as practice_views
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
-from studies.rating import form_tokens, invites, platforms
+from studies.rating import form_tokens, framing, invites, platforms
 from studies.rating import selectors as rater_selectors
 from studies.rating.pages import (
     _BROWSER_SECRET,
@@ -59,6 +59,17 @@ def _refusal_page(request, study: Study, refusal: AssignmentRefused):
                     status=409 if reason == AssignmentRefused.BUSY else 403)
 
 
+def _framed_refusal(request):
+    """The page for a load framed by a site the rater pages may not be framed by, or None. Checked
+    before any assignment is made: the browser will not show the page, so a "working" assignment
+    made now would hold places until its time limit (issue #26)."""
+    if (framer := framing.refused_framer(request)) is None:
+        return None
+    return _message(request, "This task cannot be shown inside this page",
+                    f"The task was opened in a frame of {framer}, which may not show it. Nothing was stored: "
+                    "open the task from Mechanical Turk, Prolific or your invitation link.", status=403)
+
+
 def _mturk_preview(request, study: Study):
     """What a worker sees before accepting the HIT: instructions and the first item; nothing stored."""
     if study.status != Study.Status.PUBLISHED:
@@ -90,6 +101,8 @@ def entry(request, slug: str):
         return _message(request, "We could not start the task", identity_problem(error), status=400)
     if identity.preview:
         return _mturk_preview(request, study)
+    if (page := _framed_refusal(request)) is not None:
+        return page
     new_secret = None
     try:
         if identity.platform == Study.Platform.INVITE:
@@ -143,6 +156,8 @@ def experiment_entry(request, slug: str):
         loads = allocation.condition_loads(open_ones)
         roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if rater_selectors.study_has_room(s)]
         return _mturk_preview(request, roomy[0] if roomy else linked[0])
+    if (page := _framed_refusal(request)) is not None:
+        return page
     try:
         assignment = rater_entry.experiment_enter(
             experiment=experiment, platform=identity.platform, external_id=identity.external_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import wraps
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -45,6 +46,40 @@ def frame_ancestors() -> list[str]:
             raise ImproperlyConfigured(f"CONCORD_FRAME_ANCESTORS: {origin!r} is not an origin like https://host[:port]")
         extra.append(origin)
     return ["'self'", *MTURK_FRAME_ANCESTORS, *dict.fromkeys(extra)]
+
+
+def _origin_allowed(origin: str, source: str) -> bool:
+    """Whether ``origin`` (scheme://host[:port]) matches a CSP host source (a "*." wildcard matches
+    subdomains only, as in CSP Level 3 §6.7.2.5)."""
+    if source.startswith("'"):
+        return False  # 'self' is checked by the caller (a same-origin load)
+    scheme, _, rest = source.partition("://")
+    o_scheme, _, o_rest = origin.partition("://")
+    if scheme != o_scheme:
+        return False
+    if rest.startswith("*."):
+        return o_rest.endswith(rest[1:]) and len(o_rest) > len(rest) - 1
+    return o_rest == rest
+
+
+def refused_framer(request) -> str | None:
+    """The origin of a cross-site frame that the rater pages' frame-ancestors forbids, or None.
+
+    The browser says it loads the page into a frame (``Sec-Fetch-Dest: iframe``, Fetch Metadata) for
+    another site (``Sec-Fetch-Site``) and, in the Referer, which page frames it (the origin at least,
+    under the default strict-origin-when-cross-origin policy). Such a load will not be shown, so the
+    entry must store nothing for it. Without a Referer the framer is unknown: not refused on a guess."""
+    meta = request.META
+    if meta.get("HTTP_SEC_FETCH_DEST") not in ("iframe", "frame") or meta.get("HTTP_SEC_FETCH_SITE") in (
+            None, "same-origin", "none"):
+        return None
+    parts = urlsplit(meta.get("HTTP_REFERER", ""))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
+    if any(_origin_allowed(origin, source.lower()) for source in frame_ancestors()):
+        return None
+    return origin
 
 
 def rater_policy() -> str:

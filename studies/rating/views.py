@@ -17,6 +17,7 @@ from studies.authoring import selectors as study_selectors
 from studies.designs import design_for, unit_for
 from studies.designs.rater_reads import study_criteria
 from studies.designs.ratings import field_name
+from studies.designs.units.sides import context_sides
 from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study, StudyItem
 from studies.rating import answers as answering
@@ -58,7 +59,8 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         total = assignment.assignment_items.count() if assignment else study.items.count()
     return {
         "study": study, "item": item, "assignment": assignment, "slot": slot, "preview": preview,
-        "turns": item.conversation.turns if item.conversation_id else [],  # a best-worst tuple has none
+        # sides by who replies, not by who opens; a best-worst tuple has no conversation of its own
+        "turns": context_sides(item.conversation.turns) if item.conversation_id else [],
         "errors": errors, "position": position, "number": position + 1, "total": total,
         "progress": round(100 * position / total) if total else 0,
         "screen_label": screen_label(design_for(study).screen_noun(unit_for(study))),

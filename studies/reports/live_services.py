@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from studies.authoring.services import study_close
+from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports.live_selectors import live_config, live_reliability
@@ -19,6 +20,9 @@ def study_live_config_set(*, study: Study, target: float, form: str = "ICC(A,k)"
                           close_when_reached: bool = False) -> Study:
     """Live-reliability settings: the target reliability, the ICC it applies to, and the rule
     "close the study when the lower 95% bound reaches the target" (off unless switched on)."""
+    design = design_for(study)
+    if not design.live_icc:
+        raise ValidationError({"live_config": f"does not apply: {design.live_icc_absent}"})
     errors = {}
     if isinstance(target, bool) or not isinstance(target, int | float) or not 0 < target < 1:
         errors["live_config.target"] = f"must be a number between 0 and 1 (exclusive), got {target!r}"

@@ -9,6 +9,7 @@ import pytest
 
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
+from studies.designs.units.dialogue import speaker_turns
 from studies.models import Assignment, Conversation, Rating
 from tests.browser.test_rater_flow import begin
 from tests.factories import prolific_id
@@ -65,8 +66,9 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
         assert turns.count() == len(conversation.turns)  # the whole conversation, its last turn too
         assert turns.last.inner_text().endswith(conversation.turns[-1]["text"])
         sides = [("side-a" in (turns.nth(i).get_attribute("class") or "")) for i in range(turns.count())]
-        first = conversation.turns[0]["speaker"]
-        assert sides == [t["speaker"] == first for t in conversation.turns]  # sides follow the speaker
+        # sides follow the speaker, the system's on side-a whoever opens (issue #26)
+        assert sides == [t["side"] == "side-a" for t in speaker_turns(conversation.turns)]
+        assert {t["speaker"] for t, a in zip(conversation.turns, sides, strict=True) if a} <= {"model", "system"}
         assert page.locator("article.response").count() == 0
         if design == "rme":
             assert float(page.get_by_test_id("reference-value").inner_text()) == 100

@@ -129,3 +129,24 @@ def test_researcher_pages_refuse_to_be_framed(live_server, worker_site, no_third
         else:
             assert headers["x-frame-options"] == "DENY"
         page.close()
+
+
+def test_a_frame_the_rater_pages_may_not_be_shown_in_makes_no_assignment(live_server, worker_site,
+                                                                          no_third_party_cookies, settings, make_study):
+    """Issue #26: a worker site that frame-ancestors does not name frames the HIT: Chromium refuses to
+    show it, and the entry (told by Sec-Fetch-Dest and the Referer who frames it) stores nothing, so no
+    "working" assignment holds a place until its time limit."""
+    settings.CONCORD_FRAME_ANCESTORS = []
+    study = make_study("likert", platform="mturk", raters_per_item=1, items_per_assignment=2)
+    entry = (f"{framed_url(live_server)}/r/{study.slug}/?workerId=a1refusedworker&assignmentId=ASGREFUSED1&hitId=HITF"
+             f"&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com")
+    page = no_third_party_cookies.new_page()
+    statuses = []
+    page.on("response", lambda r: statuses.append(r.status) if r.url.startswith(framed_url(live_server)) else None)
+    page.goto(f"{worker_site}/?src={quote(entry)}")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(500)
+    assert statuses and statuses[0] == 403, statuses
+    assert page.frame_locator("#task").locator("main, form").count() == 0  # the browser did not show it
+    assert not Assignment.objects.exists()
+    page.close()

@@ -231,3 +231,27 @@ def test_presentation_attributes_keep_every_declaration():
         '<svg stroke-linejoin="round" stroke-linecap="butt" width="1pt"><defs></defs>'
         '<path d="M 0 0" fill="#2453a6" fill-opacity="0.15" stroke="#000000" stroke-width="0.8"/>'
         "<text font-size=\"9px\" font-family=\"'DejaVu Sans', sans-serif\" text-anchor=\"middle\">x</text></svg>")
+
+
+def test_a_system_keeps_its_colour_in_every_scatter_panel_of_a_report():
+    """Issue #26: a panel lacking a system shifted the others' colours (the colour came from the
+    system's place among that panel's own systems). The report's sorted systems now fix one colour each."""
+    from matplotlib.colors import to_hex
+
+    from metrics.plots import scatter_figure, system_colours
+
+    def cell(condition, systems):
+        points = [{"unit": i, "system": s, "human": float(i), "metric": i / 3} for i, s in enumerate(systems * 2)]
+        return {"condition": condition, "criterion": "coherence", "points": points, "response_level": {}}
+
+    cells = [cell(SLUGS[0], SYSTEMS), cell(SLUGS[1], SYSTEMS[1:]), cell(SLUGS[2], [SYSTEMS[3], SYSTEMS[2]])]
+    colours = system_colours(cells)
+    assert list(colours) == sorted(SYSTEMS) and len(set(colours.values())) == len(SYSTEMS)
+    seen: dict[str, set[str]] = {}
+    for c in cells:
+        figure = scatter_figure(c, "metric", colours=colours)
+        for collection in figure.axes[0].collections:
+            system = next(s for s in SYSTEMS if label_text(s, 22, 2) == collection.get_label())
+            seen.setdefault(system, set()).add(to_hex(collection.get_facecolor()[0], keep_alpha=False))
+    assert {s: next(iter(v)) for s, v in seen.items()} == colours
+    assert all(len(v) == 1 for v in seen.values())

@@ -1,6 +1,7 @@
 """python manage.py score_metric METRIC [--model NAME] [--study SLUG | --corpus SLUG | --all] [--force]
 
 The same code path as the Celery task (services.scoring_run_execute), run here with a progress bar."""
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -35,8 +36,11 @@ class Command(BaseCommand):
             study = Study.objects.filter(slug=options["study"]).first() or self._missing("study", options["study"])
         if options["corpus"]:
             corpus = Corpus.objects.filter(slug=options["corpus"]).first() or self._missing("corpus", options["corpus"])
-        run = services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=options["force"],
-                                          enqueue=False)
+        try:
+            run = services.scoring_run_create(metric_model=model, study=study, corpus=corpus, force=options["force"],
+                                              enqueue=False)
+        except ValidationError as error:  # a turn-level metric on a dialogue study
+            raise CommandError("; ".join(f"--metric: {m}" for m in error.messages)) from None
         with tqdm(unit=" responses", disable=options["verbosity"] < 1) as bar:
             def progress(done, total):
                 bar.total = total

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 
 from studies.designs.units.base import ItemShape, StudyUnit
+from studies.designs.units.sides import dialogue_sides
 from studies.models import Conversation, StudyItem, StudyItemConversation
 
 if TYPE_CHECKING:
@@ -41,10 +42,9 @@ DIALOGUE_HELP = {
 
 
 def speaker_turns(turns: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Turns with a ``side`` by speaker, not by position: the first speaker on one side, every other on
-    the other (a dialogue may have two turns in a row by one speaker), so who said what stays visible."""
-    first = turns[0]["speaker"] if turns else ""
-    return [{**turn, "side": "side-a" if turn["speaker"] == first else "side-b"} for turn in turns]
+    """Turns with a ``side`` by speaker, not by position (a dialogue may have two turns in a row by one
+    speaker), and not by who opens: the system on side-a in every dialogue (``sides.dialogue_sides``)."""
+    return dialogue_sides(turns)
 
 
 class DialogueUnit(StudyUnit):
