@@ -58,7 +58,7 @@ def onboarding_demo_load(*, owner, seed: int = 24) -> Experiment | None:
         description="Raters answer three practice items with feedback; 2 of 3 to go on (issue 24).")
     study = authoring.study_create(
         experiment=experiment, title="Demo Likert with practice", design="likert", slug=DEMO_ONBOARDING_STUDY,
-        raters_per_item=3, items_per_assignment=6, platform=Study.Platform.PROLIFIC,
+        raters_per_item=10, items_per_assignment=6, platform=Study.Platform.PROLIFIC,
         instructions="Read each conversation, then judge the responses that could come next. You start with three "
                      "practice items and see after each how we would have answered.",
         platform_config={"close_when_complete": False, "completion_code": "CDEMO24", "screened_out_code": "CSCREEN24"})
