@@ -10,6 +10,11 @@ from django.core.exceptions import ValidationError
 
 from studies.models import Assignment
 
+
+def field_name(target_id: int, criterion: str) -> str:
+    """The form field of one target's answer to one criterion (rating designs and judgement kinds)."""
+    return f"r{target_id}-{criterion}"
+
 if TYPE_CHECKING:
     from studies.models import Corpus
 

@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from studies.designs.base import StudyDesign
-from studies.designs.common import CheckAnswers, Errors, number_text
+from studies.designs.common import CheckAnswers, Errors, field_name, number_text
 from studies.designs.kinds import kind_for
 from studies.designs.kinds.rationale import (
     SUFFIX,
@@ -44,11 +44,6 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 _THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")  # 1,000: a thousands separator or a decimal comma
 _INTEGER = re.compile(r"[+-]?\d+")
-
-
-def field_name(target_id: int, criterion: str) -> str:
-    """The form field of one target's answer to one criterion."""
-    return f"r{target_id}-{criterion}"
 
 
 class RatingsDesign(StudyDesign):

@@ -25,14 +25,11 @@ from studies.designs.rater_reads import study_criteria
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import (
     Assignment,
-    Conversation,
     Onboarding,
     PracticeAnswer,
     PracticeAttempt,
     PracticeItem,
-    Response,
     Study,
-    System,
 )
 from studies.onboarding import selectors
 from studies.onboarding.signals import practice_passed
@@ -77,21 +74,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
     if problems:
         raise ValidationError(problems)
-    corpus = checks.checks_corpus(study)
-    system, _ = System.objects.get_or_create(name=checks.CHECK_SYSTEM, defaults={
-        "description": "Responses written for attention checks and gold items"})
-    taken = set(corpus.conversations.values_list("external_id", flat=True))
-    number = count + 1
-    while f"practice-{number}" in taken:
-        number += 1
-    conversation = Conversation.objects.create(corpus=corpus, external_id=f"practice-{number}", turns=data["turns"],
-                                               metadata={"practice": True})
-    shown = [Response.objects.create(conversation=conversation, system=system, position=p, text=t)
-             for p, t in enumerate(data["texts"])]
-    reference_response = None
-    if data["reference"]:
-        reference_response = Response.objects.create(conversation=conversation, system=system, position=len(shown),
-                                                     text=data["reference"], is_reference=True)
+    conversation, shown, reference_response = checks.written_conversation_create(study, "practice", count + 1, data)
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,

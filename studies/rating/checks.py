@@ -289,33 +289,36 @@ def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, 
                                 reference=reference, reference_value=reference_value)
 
 
-def checks_corpus(study: Study) -> Corpus:
-    """The study's own corpus for conversations written on the study page (checks, practice)."""
-    return _checks_corpus(study)
-
-
 def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
     """Rules with 1-based response numbers turned into these response ids."""
     return _resolve(rules, response_ids)
 
 
-def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
+def written_conversation_create(study: Study, prefix: str, number: int, data: dict[str, Any]
+                                ) -> tuple[Conversation, list[Response], Response | None]:
+    """A conversation written on the study page (``item_parts_clean``'s ``data``) in the study's checks
+    corpus, as ``<prefix>-<n>`` (the first free n from ``number``, metadata ``{prefix: True}``): its
+    responses to judge and, for magnitude designs, its reference response. Check and practice items
+    both store theirs this way."""
     corpus = _checks_corpus(study)
     system, _ = System.objects.get_or_create(name=CHECK_SYSTEM, defaults={
         "description": "Responses written for attention checks and gold items"})
     taken = set(corpus.conversations.values_list("external_id", flat=True))
-    external_id = f"check-{number}"
-    while external_id in taken:
+    while f"{prefix}-{number}" in taken:
         number += 1
-        external_id = f"check-{number}"
-    conversation = Conversation.objects.create(corpus=corpus, external_id=external_id, turns=data["turns"],
-                                               metadata={"check": True})
+    conversation = Conversation.objects.create(corpus=corpus, external_id=f"{prefix}-{number}", turns=data["turns"],
+                                               metadata={prefix: True})
     responses = [Response.objects.create(conversation=conversation, system=system, position=p, text=t)
                  for p, t in enumerate(data["texts"])]
     reference = None
     if data["reference"]:
         reference = Response.objects.create(conversation=conversation, system=system, position=len(responses),
                                             text=data["reference"], is_reference=True)
+    return conversation, responses, reference
+
+
+def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
+    conversation, responses, reference = written_conversation_create(study, "check", number, data)
     last = study.items.filter(check_kind__gt="").aggregate(m=Max("position"))["m"]
     item = StudyItem.objects.create(
         study=study, conversation=conversation, position=CHECK_POSITION_BASE if last is None else last + 1,

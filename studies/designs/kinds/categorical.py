@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
+from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
 
 if TYPE_CHECKING:
@@ -20,11 +21,6 @@ if TYPE_CHECKING:
 
 MIN_LABELS, MAX_LABELS, MAX_LABEL = 2, 12, 60
 NONE_VALUE = "__none__"  # the form value of multi-label's "None of these" (no label may start with "__")
-
-
-def field_name(target_id: int, criterion: str) -> str:
-    """The form field of one target's answer (``ratings.field_name``; repeated to keep kinds below ratings)."""
-    return f"r{target_id}-{criterion}"
 
 
 def labels_clean(options: Any, errors: dict[str, str], *, key: str = "options.labels") -> list[str]:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
+from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
-from studies.designs.kinds.categorical import field_name
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors

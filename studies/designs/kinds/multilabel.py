@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
+from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
-from studies.designs.kinds.categorical import NONE_VALUE, field_name, labels_clean, posted
+from studies.designs.kinds.categorical import NONE_VALUE, labels_clean, posted
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors

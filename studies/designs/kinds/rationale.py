@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from studies.designs.kinds.categorical import field_name
+from studies.designs.common import field_name
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
