@@ -29,17 +29,9 @@ def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
                     .select_related("study").order_by("study_id", "position"))
     if not criteria:
         return []
-    ratings = Rating.objects.filter(criterion__in=criteria, item__check_kind="", assignment__status__in=DONE_STATUSES)
-    if exclude_flagged:
-        ratings = ratings.exclude(assignment__checks_failed=True)
-    rows = list(targets.with_targets(ratings).order_by("id").values_list(
-        "criterion_id", "id", "target_id", "target_system", "assignment__rater_id", "label", "labels", "text",
-        "rationale"))
-    frame = pd.DataFrame(rows, columns=["criterion", "answer", "unit", "system", "rater", "label", "labels", "text",
-                                        "rationale"])
+    frame = answers_frame(criteria, exclude_flagged=exclude_flagged)
     if excluded_raters:
         frame = frame[~frame["rater"].isin(list(excluded_raters))]
-    frame["system"] = frame["system"].fillna("(unknown)")
     out = []
     for criterion in criteria:
         part = frame[frame["criterion"] == criterion.pk]
@@ -53,9 +45,7 @@ def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
             table = pd.crosstab(part["system"], part["label"]).reindex(columns=labels, fill_value=0)
             entry["association"] = stats.system_association(table.to_numpy()) if len(part) else None
         elif criterion.kind == "multilabel":
-            chosen = part.assign(labels=part["labels"].map(lambda given: list(given or [])))
-            # one row per answer and chosen label; an answer with none ("none of these") keeps one empty row
-            long = chosen.drop(columns="label").explode("labels").rename(columns={"labels": "label"})
+            chosen, long = multilabel_rows(part)
             entry["shares"] = stats.label_shares(long[["system", "answer", "label"]], labels)
             entry["per_label"] = []  # one binary agreement and one system test per label
             for agreement in stats.multilabel_agreement(chosen[["unit", "rater", "labels"]], labels):
@@ -68,6 +58,34 @@ def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
             entry["reasons"] = _examples(part[part["rationale"] != ""], "rationale")
         out.append(entry)
     return out
+
+
+def answers_frame(criteria: list[Criterion], *, exclude_flagged: bool = False):
+    """The answers to these criteria of submitted and approved assignments (check items left out), one
+    row per rating: ``criterion`` (id), ``answer`` (the rating's id), ``unit`` (the rated target),
+    ``system`` ("(unknown)" where none), ``rater``, ``label``, ``labels``, ``text``, ``rationale``. The
+    report's section and the live panel read the same rows."""
+    import pandas as pd
+
+    ratings = Rating.objects.filter(criterion__in=criteria, item__check_kind="", assignment__status__in=DONE_STATUSES)
+    if exclude_flagged:
+        ratings = ratings.exclude(assignment__checks_failed=True)
+    rows = list(targets.with_targets(ratings).order_by("id").values_list(
+        "criterion_id", "id", "target_id", "target_system", "assignment__rater_id", "label", "labels", "text",
+        "rationale"))
+    frame = pd.DataFrame(rows, columns=["criterion", "answer", "unit", "system", "rater", "label", "labels", "text",
+                                        "rationale"])
+    frame["system"] = frame["system"].fillna("(unknown)")
+    return frame
+
+
+def multilabel_rows(part):
+    """A multi-label criterion's answers twice: ``chosen`` (one row per answer, ``labels`` a list) and
+    ``long`` (one row per answer and chosen label in ``label``; an answer with none, "none of these",
+    keeps one empty row)."""
+    chosen = part.assign(labels=part["labels"].map(lambda given: list(given or [])))
+    long = chosen.drop(columns="label").explode("labels").rename(columns={"labels": "label"})
+    return chosen, long
 
 
 def _examples(part, column: str) -> list[dict[str, Any]]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies.authoring.selectors import DONE_STATUSES
-from studies.models import Criterion, Rating, Study
-from studies.reports import targets
+from studies.models import Criterion, Study
+from studies.reports.label_selectors import answers_frame, multilabel_rows
 
 LABEL_KINDS = ("categorical", "multilabel")
 # α from a handful of doubly rated targets swings from one answer to the next; the panel waits for this many.
@@ -25,16 +24,10 @@ def live_labels(study: Study) -> list[dict[str, Any]]:
     criteria = list(Criterion.objects.filter(study=study, kind__in=LABEL_KINDS).order_by("position"))
     if not criteria:
         return []
-    import pandas as pd
-
     from studies.analysis import labels as stats
     from studies.reports.live_plots import label_shares_figure  # matplotlib only when something is drawn
 
-    ratings = Rating.objects.filter(criterion__in=criteria, item__check_kind="", assignment__status__in=DONE_STATUSES)
-    rows = list(targets.with_targets(ratings).order_by("id").values_list(
-        "criterion_id", "id", "target_id", "target_system", "assignment__rater_id", "label", "labels"))
-    frame = pd.DataFrame(rows, columns=["criterion", "answer", "unit", "system", "rater", "label", "labels"])
-    frame["system"] = frame["system"].fillna("(unknown)")
+    frame = answers_frame(criteria)
     out = []
     for criterion in criteria:
         part = frame[frame["criterion"] == criterion.pk]
@@ -50,9 +43,7 @@ def live_labels(study: Study) -> list[dict[str, Any]]:
             entry["alpha"] = (stats.categorical_agreement(part[["unit", "rater", "label"]], labels)["alpha"]
                               if entry["enough"] else None)
         else:
-            chosen = part.assign(labels=part["labels"].map(lambda given: list(given or [])))
-            # one row per answer and chosen label; an answer with none ("none of these") keeps one empty row
-            long = chosen.drop(columns="label").explode("labels").rename(columns={"labels": "label"})
+            chosen, long = multilabel_rows(part)
             entry["shares"] = stats.label_shares(long[["system", "answer", "label"]], labels)
             entry["per_label"] = ([{"label": r["label"], "alpha": r["alpha"]} for r in
                                    stats.multilabel_agreement(chosen[["unit", "rater", "labels"]], labels)]
