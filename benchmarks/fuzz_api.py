@@ -163,7 +163,7 @@ def world_build() -> World:
     assignment = Assignment.objects.get(token=rater_token)
     slot = assignment.assignment_items.order_by("position").first()
     criteria = list(studies[0].criteria.values_list("name", flat=True))
-    fields = [field_name(r, c) for r in slot.response_order for c in criteria]
+    fields = [field_name(r, c, slot.response_order) for r in slot.response_order for c in criteria]
     world = World(token=Token.objects.create(user=user).key, experiment=experiment.slug, study=studies[0].slug,
                   draft=studies[1].slug, rater_token=rater_token, positions=assignment.assignment_items.count(),
                   fields=fields)

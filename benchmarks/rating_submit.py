@@ -95,7 +95,7 @@ def main() -> None:
     for slot in slots:
         url = f"/r/a/{token}/items/{slot.position}/"
         responses_per_item = len(slot.response_order)
-        form = {field_name(r, c): v for c, per in answers(slot).items() for r, v in per.items()}
+        form = {field_name(r, c, slot.response_order): v for c, per in answers(slot).items() for r, v in per.items()}
         form["form_token"] = form_token(token, "item")
         answer, ms, queries = timed(lambda: client.post(url, form))  # noqa: B023
         assert answer.status_code in (200, 302, 303), answer.status_code

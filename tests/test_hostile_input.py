@@ -7,10 +7,17 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from studies.designs.common import target_key
 from studies.models import AssignmentItem, Study
 from studies.rating import form_tokens
 from tests.factories import prolific_id
 from tests.studies.test_rater_views import enter
+
+
+def key(slot, target):
+    """The letter a rater page names ``target`` by on ``slot``'s screen (its fields never carry an id)."""
+    return target_key(slot.response_order, target)
+
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +64,7 @@ def test_deeply_nested_json_to_the_api_is_a_400(api, path):
 def test_an_active_time_beyond_a_day_is_refused(rater):
     client, assignment = rater
     slot = assignment.assignment_items.get(position=0)
-    answers = {f"r{r}-{c}": 4 for r in slot.response_order for c in ("readability", "coherence")}
+    answers = {f"r{key(slot, r)}-{c}": 4 for r in slot.response_order for c in ("readability", "coherence")}
     response = client.post(f"/r/a/{assignment.token}/items/0/",
                            {**answers, "active_ms": "9e307", "form_token": form_tokens.form_token(assignment.token, "item")})
     assert response.status_code == 400 and "active_ms" in response.content.decode()
@@ -170,8 +177,8 @@ def test_a_bws_rank_in_odd_digits_is_refused_naming_the_field(make_study, raw):
     client = Client()
     assignment = enter(client, study, f"PROLIFIC_PID={prolific_id('ranker')}&SESSION_ID={prolific_id('r')}")
     slot = assignment.assignment_items.get(position=0)
-    answers = {f"r{r}-{c}": str(i + 1) for i, r in enumerate(slot.response_order) for c in ("readability", "coherence")}
-    first = f"r{slot.response_order[0]}-readability"
+    answers = {f"r{key(slot, r)}-{c}": str(i + 1) for i, r in enumerate(slot.response_order) for c in ("readability", "coherence")}
+    first = f"r{key(slot, slot.response_order[0])}-readability"
     response = client.post(f"/r/a/{assignment.token}/items/0/", {**answers, first: raw,
                                                                  "form_token": form_tokens.form_token(assignment.token, "item")})
     assert response.status_code == 400 and "is not a rank" in response.content.decode()

@@ -127,7 +127,7 @@ class BWS(RatingsDesign):
         answers: dict[int, Any] = {}
         errors: Errors = {}
         for rid in order:
-            name = field_name(rid, criterion.name)
+            name = field_name(rid, criterion.name, order)
             raw = (post.get(name) or "").strip()
             if not raw:
                 errors[name] = "rank this response"

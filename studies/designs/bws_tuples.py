@@ -25,7 +25,6 @@ templates/raters/_bws_tuple.html with static/concord/rater_bws_tuples.js.
 """
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ from django.db.models import Count, QuerySet
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
 from studies.designs.bws import TUPLE_SIZE
-from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field
+from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field, target_key, target_of
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.response import RESPONSE
 from studies.designs.units.sides import context_sides
@@ -156,7 +155,7 @@ class BWSTuples(StudyDesign):
         """The members (letter, text, own context) in the rater's order and, per criterion, the best
         and worst fields with the current picks (raters/_bws_tuple.html)."""
         members = {r.pk: r for r in Response.objects.filter(pk__in=list(order)).select_related("conversation")}
-        shown = [{"id": rid, "letter": string.ascii_uppercase[i], "number": i + 1, "text": members[rid].text,
+        shown = [{"id": rid, "letter": target_key(order, rid), "number": i + 1, "text": members[rid].text,
                   "turns": context_sides(members[rid].conversation.turns)} for i, rid in enumerate(order)]
         rows = []
         for criterion in criteria:
@@ -165,7 +164,7 @@ class BWSTuples(StudyDesign):
             rows.append({"name": criterion.name, "question": criterion.question, "help": criterion.help_text,
                          "error": errors.get(criterion.name), "best_field": best_field, "worst_field": worst_field,
                          "best_error": errors.get(best_field), "worst_error": errors.get(worst_field),
-                         "options": [{**m, "best": best == str(m["id"]), "worst": worst == str(m["id"])}
+                         "options": [{**m, "best": best == m["letter"], "worst": worst == m["letter"]}
                                      for m in shown]})
         return {"design_partial": self.template, "whole_form": True, "design_script": self.script,
                 "unit_name": "Response", "tuple_members": shown, "tuple_criteria": rows}
@@ -183,10 +182,10 @@ class BWSTuples(StudyDesign):
                 raw = str(post.get(field) or "").strip()
                 if not raw:
                     errors[field] = f"pick the {kind} response"
-                elif not (raw.isascii() and raw.isdigit()) or len(raw) > 18 or int(raw) not in order:
+                elif (target := target_of(order, raw)) is None:
                     errors[field] = f"“{raw[:12]}” is not one of the responses shown"
                 else:
-                    picks[kind] = int(raw)
+                    picks[kind] = target
             if len(picks) == 2 and picks["best"] == picks["worst"]:
                 errors[name] = "the best and the worst response must be different"
             answers[name] = picks
@@ -234,7 +233,9 @@ class BWSTuples(StudyDesign):
         for name, best, worst in BestWorstChoice.objects.filter(
                 assignment_id=slot.assignment_id, item_id=slot.item_id).values_list("criterion__name", "best_id",
                                                                                     "worst_id"):
-            values[tuple_field("best", name)], values[tuple_field("worst", name)] = str(best), str(worst)
+            if best in slot.response_order and worst in slot.response_order:  # the letters the rater saw
+                values[tuple_field("best", name)] = target_key(slot.response_order, best)
+                values[tuple_field("worst", name)] = target_key(slot.response_order, worst)
         return values
 
     def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],

@@ -2,6 +2,7 @@
 checks, what an item build was asked for, and a page section."""
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -11,9 +12,26 @@ from django.core.exceptions import ValidationError
 from studies.models import Assignment
 
 
-def field_name(target_id: int, criterion: str) -> str:
-    """The form field of one target's answer to one criterion (rating designs and judgement kinds)."""
-    return f"r{target_id}-{criterion}"
+def target_key(order: Sequence[int], target_id: int) -> str:
+    """The name a rater's page gives one of the targets it shows: its letter in the rater's order (A, B,
+    ..., then A27, A28, ...), never its database id. Check items are written after the regular items, so
+    their ids are the newest; an id in a field name, a data attribute or a radio value would tell them
+    apart in the page source (issue 26)."""
+    i = list(order).index(target_id)
+    return string.ascii_uppercase[i] if i < 26 else f"A{i + 1}"
+
+
+def target_of(order: Sequence[int], key: str) -> int | None:
+    """The target a posted key names among those shown in ``order`` (``target_key``'s inverse); None for
+    a key that names none of them (a forged or another item's)."""
+    keys = {target_key(order, t): t for t in order}
+    return keys.get(key)
+
+
+def field_name(target_id: int, criterion: str, order: Sequence[int]) -> str:
+    """The form field of one target's answer to one criterion (rating designs and judgement kinds):
+    ``r<letter>-<criterion>``, the letter the rater sees (``target_key``)."""
+    return f"r{target_key(order, target_id)}-{criterion}"
 
 if TYPE_CHECKING:
     from studies.models import Corpus

@@ -111,7 +111,7 @@ class RatingsDesign(StudyDesign):
         answers: dict[int, Any] = {}
         errors: Errors = {}
         for rid in order:
-            name = field_name(rid, criterion.name)
+            name = field_name(rid, criterion.name, order)
             value, problem = self.typed_value_parse(config, post.get(name) or "", scale_min=criterion.scale_min,
                                                     scale_max=criterion.scale_max)
             if problem:
@@ -164,12 +164,12 @@ class RatingsDesign(StudyDesign):
         for criterion in criteria:
             rows = []
             for response in responses:
-                name = field_name(response["id"], criterion.name)
+                name = field_name(response["id"], criterion.name, order)
                 value = values.get(name, "")
                 row = {**response, "field": name, "value": value, "error": errors.get(name),
                        "chosen": value if isinstance(value, list) else [value]}  # a label set's ticked labels
                 if criterion.rationale:  # the criterion's "Why?" box beside each answer
-                    why = rationale_field(response["id"], criterion.name)
+                    why = rationale_field(response["id"], criterion.name, order)
                     row.update(why_field=why, why_value=values.get(why, ""), why_error=errors.get(why))
                 rows.append(row)
             if self.ranks:  # show the list in the rater's current ranking order
@@ -285,9 +285,9 @@ class RatingsDesign(StudyDesign):
                 target, "criterion__name", "rationale", *fields):
             kind = kinds.get(row["criterion__name"])
             if kind is not None:
-                values[field_name(row[target], row["criterion__name"])] = kind.form_value(self, row)
+                values[field_name(row[target], row["criterion__name"], slot.response_order)] = kind.form_value(self, row)
                 if row["rationale"]:
-                    values[rationale_field(row[target], row["criterion__name"])] = row["rationale"]
+                    values[rationale_field(row[target], row["criterion__name"], slot.response_order)] = row["rationale"]
         return values
 
     def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],

@@ -79,7 +79,8 @@ def _simulate(study: Study, rng) -> None:
         attempt = services.practice_attempt_begin(study=study, platform=Study.Platform.PROLIFIC,
                                                   external_id=f"demo-participant-{n:02d}", acceptance_id=f"demo-session-{n:02d}")
         for item, pair in zip(items, answers, strict=True):
-            post = {field_name(rid, c.name): str(v) for c in criteria for rid, v in zip(item.response_ids, pair, strict=True)}
+            post = {field_name(rid, c.name, item.response_ids): str(v)
+                    for c in criteria for rid, v in zip(item.response_ids, pair, strict=True)}
             services.practice_answer(attempt=attempt, item=item, post=post)
         attempt.refresh_from_db()
         if attempt.status != PracticeAttempt.Status.PASSED:

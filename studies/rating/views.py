@@ -130,9 +130,10 @@ def item(request, token: str, position: int):
             for key, messages in error.message_dict.items():
                 criterion, _, rid = key.partition(".")
                 why, _, why_rid = rid.partition(".")  # a criterion's reason: <criterion>.rationale.<target>
-                field = (field_name(int(rid), criterion) if rid.isdigit() else
-                         f"{field_name(int(why_rid), criterion)}.{why}" if why == "rationale" and why_rid.isdigit()
-                         else key)
+                order = slot.response_order
+                field = (field_name(int(rid), criterion, order) if rid.isdigit() and int(rid) in order else
+                         f"{field_name(int(why_rid), criterion, order)}.{why}"
+                         if why == "rationale" and why_rid.isdigit() and int(why_rid) in order else key)
                 errors[field] = "; ".join(messages)
         else:
             following = slots.get(position + 1)

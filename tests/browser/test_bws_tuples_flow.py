@@ -10,6 +10,8 @@ from studies.models import Assignment, BestWorstChoice
 from tests.browser.conftest import wait_until
 from tests.factories import prolific_id
 
+LETTERS = "ABCDEFGH"  # a screen names its members by letter, never by id
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CRITERIA = ("readability", "coherence")
 
@@ -59,17 +61,17 @@ def test_full_assignment_by_mouse_and_keyboard_stores_exactly_the_picks(live_ser
     assert "human" not in page.locator("section.tuple-members").inner_text().lower()
     screenshot(page, "item-bws_tuples")
     first = page.locator(f"fieldset[data-criterion={CRITERIA[0]}]")
-    first.locator(f"input[name='{tuple_field('best', CRITERIA[0])}'][value='{order[1]}']").locator("..").click()
+    first.locator(f"input[name='{tuple_field('best', CRITERIA[0])}'][value='{LETTERS[1]}']").locator("..").click()
     # the response picked as best cannot be worst too
-    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[1]}']").is_disabled()
-    first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[3]}']").locator("..").click()
+    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{LETTERS[1]}']").is_disabled()
+    first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{LETTERS[3]}']").locator("..").click()
     entered.update({(0, CRITERIA[0], "best"): order[1], (0, CRITERIA[0], "worst"): order[3]})
     # autosaved: a reload shows the picks again
     wait_until(page, "document.querySelector('.autosave').textContent === 'Saved'")
     page.reload()
-    assert first.locator(f"input[name='{tuple_field('best', CRITERIA[0])}'][value='{order[1]}']").is_checked()
-    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[3]}']").is_checked()
-    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{order[1]}']").is_disabled()
+    assert first.locator(f"input[name='{tuple_field('best', CRITERIA[0])}'][value='{LETTERS[1]}']").is_checked()
+    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{LETTERS[3]}']").is_checked()
+    assert first.locator(f"input[name='{tuple_field('worst', CRITERIA[0])}'][value='{LETTERS[1]}']").is_disabled()
     # the second question is still open: the page says so and does not leave
     page.click("form#item-form button[type=submit]")
     assert page.url.endswith("/items/0/")
@@ -112,8 +114,8 @@ def test_phone_sized_screen_by_touch_with_44px_targets(live_server, browser, scr
     order = order_on(worker, 0)
     for criterion, (best, worst) in zip(CRITERIA, ((0, 2), (3, 1)), strict=True):
         fieldset = page.locator(f"fieldset[data-criterion={criterion}]")
-        fieldset.locator(f"input[name='{tuple_field('best', criterion)}'][value='{order[best]}']").locator("..").tap()
-        fieldset.locator(f"input[name='{tuple_field('worst', criterion)}'][value='{order[worst]}']").locator("..").tap()
+        fieldset.locator(f"input[name='{tuple_field('best', criterion)}'][value='{LETTERS[best]}']").locator("..").tap()
+        fieldset.locator(f"input[name='{tuple_field('worst', criterion)}'][value='{LETTERS[worst]}']").locator("..").tap()
     screenshot(page, "item-bws_tuples-phone")
     submit(page)
     finish(page)

@@ -9,6 +9,7 @@ import pytest
 
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
+from studies.designs.common import field_name
 from studies.designs.units.dialogue import speaker_turns
 from studies.models import Assignment, Conversation, Rating
 from tests.browser.test_rater_flow import begin
@@ -79,7 +80,7 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
             assert width <= viewport[0]  # nothing runs off a phone's screen
             screenshot(page, f"dialogue-{design}")
         for i, criterion in enumerate(("readability", "coherence")):
-            field = f"r{conversation.pk}-{criterion}"
+            field = field_name(conversation.pk, criterion, slot.response_order)
             value = (step + i) % 5 + 1 if design == "likert" else 60 + 30 * i + step
             if design == "likert":
                 page.locator(f".likert-row[data-field='{field}'] label.point:has(input[value='{value}'])").click()

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from studies.authoring import services
+from studies.designs.common import field_name
 from studies.models import Assignment, Rater, Rating
 from tests.factories import prolific_id
 
@@ -20,18 +21,20 @@ def begin(page, live_server, study, worker):
 
 
 def answer_item(page, design, step):
-    """Fill one item screen; return {field name: value entered}."""
+    """Fill one item screen; return {(item position, field name): value entered} (every screen names its
+    responses A, B, ...: the position tells the screens apart)."""
+    position = int(page.url.rstrip("/").rsplit("/", 1)[1])
     given = {}
     if design == "likert":
         for i, row in enumerate(page.locator(".likert-row").all()):
             value = (i + step) % 6 + 1
             row.locator(f"label.point:has(input[value='{value}'])").click()
-            given[row.get_attribute("data-field")] = value
+            given[position, row.get_attribute("data-field")] = value
     elif design in ("rme", "bme"):
         for i, box in enumerate(page.locator(".magnitude-row input").all()):
             value = 40 + 35 * i + step
             box.fill(str(value))
-            given[box.get_attribute("name")] = value
+            given[position, box.get_attribute("name")] = value
     else:
         lists = page.locator("ol.ranking").all()
         # first criterion: drag the last response to the top; second: rank with the selects
@@ -44,14 +47,17 @@ def answer_item(page, design, step):
             for rank, select in zip([3, 1, 4, 2], selects, strict=True):
                 select.select_option(str(rank))
         for select in page.locator("ol.ranking select").all():
-            given[select.get_attribute("name")] = int(select.input_value())
+            given[position, select.get_attribute("name")] = int(select.input_value())
     return given
 
 
 def stored(worker):
+    """{(item position, field name): value} of the worker's stored ratings, as answer_item gives them."""
     assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
-    return {f"r{r}-{c}": int(v if v is not None else k) for r, c, v, k in
-            Rating.objects.filter(assignment=assignment).values_list("response_id", "criterion__name", "value", "rank")}
+    slots = {s.item_id: s for s in assignment.assignment_items.all()}
+    return {(slots[i].position, field_name(r, c, slots[i].response_order)): int(v if v is not None else k)
+            for i, r, c, v, k in Rating.objects.filter(assignment=assignment).values_list(
+                "item_id", "response_id", "criterion__name", "value", "rank")}
 
 
 @pytest.mark.parametrize("design", ["likert", "rme", "bme", "bws"])
@@ -123,7 +129,7 @@ def test_autosave_and_resume_after_reload(live_server, page, make_study):
     page.wait_for_url(re.compile(r".*/items/1/$"))
     assert row.locator("input[value='2']").is_checked()  # the autosaved answer came back
     page.click("text=Back")
-    for field, value in first.items():
+    for (_, field), value in first.items():
         assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
     assert stored("w-resume") == first
 
@@ -149,7 +155,7 @@ def test_a_submit_answers_with_the_next_item_and_reload_back_and_resubmit_are_sa
     assert [method for method, _ in documents] == ["GET"]  # the reload re-sent nothing
     page.go_back()
     page.wait_for_url(re.compile(r".*/items/0/$"))
-    for field, value in first.items():
+    for (_, field), value in first.items():
         assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
     page.click("form#item-form button[type=submit]")  # the same answers again
     page.wait_for_url(re.compile(r".*/items/1/$"))
@@ -162,7 +168,7 @@ def test_a_submit_answers_with_the_next_item_and_reload_back_and_resubmit_are_sa
     page.wait_for_url(re.compile(r".*/items/1/$"))
     assert "Conversation 2 of 3" in page.locator("main").inner_text()
     assert "POST" not in [method for method, _ in documents]
-    for field, value in second.items():
+    for (_, field), value in second.items():
         assert page.locator(f"input[name='{field}'][value='{value}']").is_checked()
     assert stored("w-nav") == {**first, **second}
 

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
+from studies.designs.common import field_name
 from studies.models import Assignment, Rating
 from tests.browser.conftest import CHROMIUM
 
@@ -100,7 +101,8 @@ def test_the_rater_flow_works_in_a_cross_site_frame_without_cookies(live_server,
     assignment = Assignment.objects.get()
     assert (assignment.rater.external_id, assignment.acceptance_id) == ("A1FRAMEDWORKER", "ASGFRAME1")
     assert assignment.consented_at is not None
-    stored = {f"r{r}-{c}": int(v) for r, c, v in
+    order = assignment.assignment_items.get(position=0).response_order
+    stored = {field_name(r, c, order): int(v) for r, c, v in
               Rating.objects.filter(assignment=assignment).values_list("response_id", "criterion__name", "value")}
     assert stored == given and len(stored) == 8
     # consent, autosave and item: three kinds of POST, none carried a cookie

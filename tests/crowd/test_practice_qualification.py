@@ -34,7 +34,7 @@ def practise(study, worker, good):
                                                 acceptance_id=f"A{worker}")
     item = onboarding_selectors.practice_items(study)[0]
     values = (5, 1) if good else (1, 5)
-    post = {field_name(rid, c.name): str(v) for c in study.criteria.all()
+    post = {field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()
             for rid, v in zip(item.response_ids, values, strict=True)}
     onboarding.practice_answer(attempt=attempt, item=item, post=post)
     attempt.refresh_from_db()

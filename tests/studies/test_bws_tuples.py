@@ -186,16 +186,16 @@ def test_rater_pages_show_each_member_with_its_context_and_refuse_the_same_pick(
     assert page.count('type="radio"') == 4 * 2 * 2  # best + worst per member per criterion
     a, b = slot.response_order[:2]
     item_token = form_tokens.form_token(token, "item")
-    same = {tuple_field("best", c): a for c in CRITERIA} | {tuple_field("worst", c): a for c in CRITERIA}
+    same = {tuple_field("best", c): "A" for c in CRITERIA} | {tuple_field("worst", c): "A" for c in CRITERIA}
     refused = client.post(f"/r/a/{token}/items/0/", {**same, "form_token": item_token})
     assert refused.status_code == 400 and "must be different" in refused.content.decode()
     assert BestWorstChoice.objects.count() == 0
-    good = {tuple_field("best", c): a for c in CRITERIA} | {tuple_field("worst", c): b for c in CRITERIA}
+    good = {tuple_field("best", c): "A" for c in CRITERIA} | {tuple_field("worst", c): "B" for c in CRITERIA}
     for _ in range(2):  # a double submit stores once
         client.post(f"/r/a/{token}/items/0/", {**good, "form_token": item_token})
     assert BestWorstChoice.objects.filter(assignment=assignment).count() == 2
     back = client.get(f"/r/a/{token}/items/0/").content.decode()
-    assert re.search(rf'name="{tuple_field("best", "readability")}" value="{a}" checked', back)
+    assert re.search(rf'name="{tuple_field("best", "readability")}" value="A" checked', back)
 
 
 def test_an_experiment_with_a_likert_and_a_tuples_condition_reports_both(client, api, user, make_study):

@@ -20,6 +20,7 @@ from studies.chat import endpoints
 from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
 from studies.designs import DESIGNS, KINDS, UNITS, design_for, unit_for
+from studies.designs.common import target_key
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
@@ -28,6 +29,12 @@ from studies.rating import entry as rater_entry
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
 from tests.studies.test_import_dialogue import dump, fed_dialogue
+
+
+def key(slot, target):
+    """The letter a rater page names ``target`` by on ``slot``'s screen (its fields never carry an id)."""
+    return target_key(slot.response_order, target)
+
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -386,8 +393,8 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     slot.refresh_from_db()
     shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
     best = slot.response_order[0]
-    assert shown[f"r{best}-verdict.rationale"] == "Simulated reason."
-    assert shown[f"r{best}-verdict"] == kind.form_value(design_for(study), {
+    assert shown[f"r{key(slot, best)}-verdict.rationale"] == "Simulated reason."
+    assert shown[f"r{key(slot, best)}-verdict"] == kind.form_value(design_for(study), {
         f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()})
     other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1], shift=-3.0)
     answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
@@ -410,11 +417,11 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
     assert page.status_code == 400
     html = page.content.decode()
     for target in slot.response_order:  # the kind's field and the reason's field, each with its message
-        assert f'name="r{target}-verdict"' in html and f'name="r{target}-verdict.rationale"' in html
+        assert f'name="r{key(slot, target)}-verdict"' in html and f'name="r{key(slot, target)}-verdict.rationale"' in html
     _, errors = design_for(study).answers_parse({}, study=study, order=slot.response_order,
                                                 criteria=list(study.criteria.all()))
-    assert {f"r{t}-verdict" for t in slot.response_order} <= set(errors)
-    assert {f"r{t}-verdict.rationale" for t in slot.response_order} <= set(errors)
+    assert {f"r{key(slot, t)}-verdict" for t in slot.response_order} <= set(errors)
+    assert {f"r{key(slot, t)}-verdict.rationale" for t in slot.response_order} <= set(errors)
     assert all(message.split("“")[0] in html for message in errors.values())
     with pytest.raises(ValidationError) as refused:
         answering.ratings_record(assignment=assignment, item_id=slot.item_id,

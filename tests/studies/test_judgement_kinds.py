@@ -9,11 +9,18 @@ from django.http import QueryDict
 from studies.authoring import editing
 from studies.authoring import services as authoring
 from studies.designs import KINDS, design_for
+from studies.designs.common import target_key
 from studies.models import Criterion, Rating, Study
 from studies.rating import answers as answering
 from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
 from studies.reports import selectors as report_selectors
+
+
+def key(slot, target):
+    """The letter a rater page names ``target`` by on ``slot``'s screen (its fields never carry an id)."""
+    return target_key(slot.response_order, target)
+
 
 pytestmark = pytest.mark.django_db
 
@@ -115,30 +122,30 @@ def test_categorical_multilabel_free_text_form_messages_one_per_field(kinds_stud
     assignment = started(kinds_study)
     slot = assignment.assignment_items.order_by("position").first()
     a, b = slot.response_order[:2]
-    others = {f"r{t}-{name}": value for t in slot.response_order[2:] for name, value in (
+    others = {f"r{key(slot, t)}-{name}": value for t in slot.response_order[2:] for name, value in (
         ("readability", "3"), ("safety", "safe"), ("safety.rationale", "fine"), ("problems", "__none__"),
         ("notes", "Nothing to add."))}
     answers, errors = form(kinds_study, slot, **{
-        f"r{a}-readability": "4", f"r{b}-readability": "2",
-        f"r{a}-safety": "safe", f"r{b}-safety": "dangerous",
-        f"r{a}-safety.rationale": "polite", f"r{b}-safety.rationale": "  ",
-        f"r{a}-problems": ["repetition", "off-topic"], f"r{b}-problems": ["__none__", "repetition"],
-        f"r{a}-notes": "Shorter, please.", f"r{b}-notes": "ok", **others})
+        f"r{key(slot, a)}-readability": "4", f"r{key(slot, b)}-readability": "2",
+        f"r{key(slot, a)}-safety": "safe", f"r{key(slot, b)}-safety": "dangerous",
+        f"r{key(slot, a)}-safety.rationale": "polite", f"r{key(slot, b)}-safety.rationale": "  ",
+        f"r{key(slot, a)}-problems": ["repetition", "off-topic"], f"r{key(slot, b)}-problems": ["__none__", "repetition"],
+        f"r{key(slot, a)}-notes": "Shorter, please.", f"r{key(slot, b)}-notes": "ok", **others})
     assert errors == {
-        f"r{b}-safety": "“dangerous” is not one of the labels (safe, unsafe, unsure)",
-        f"r{b}-safety.rationale": "say why in a few words",
-        f"r{b}-problems": "“None of these” cannot go with other labels",
-        f"r{b}-notes": "write at least 10 characters (now 2)",
+        f"r{key(slot, b)}-safety": "“dangerous” is not one of the labels (safe, unsafe, unsure)",
+        f"r{key(slot, b)}-safety.rationale": "say why in a few words",
+        f"r{key(slot, b)}-problems": "“None of these” cannot go with other labels",
+        f"r{key(slot, b)}-notes": "write at least 10 characters (now 2)",
     }
     assert answers["safety"][a] == "safe" and answers["problems"][a] == ["repetition", "off-topic"]
     assert answers["notes"][a] == "Shorter, please." and answers["safety.rationale"][a] == "polite"
     assert b not in answers["safety"] and b not in answers["notes"]
     _, errors = form(kinds_study, slot)
-    assert errors[f"r{a}-safety"] == "pick one of the labels for this response"
-    assert errors[f"r{a}-problems"] == "tick the labels that apply, or “None of these”"
-    assert errors[f"r{a}-notes"] == "write at least 10 characters (now 0)"
-    _, errors = form(kinds_study, slot, **{f"r{a}-notes": "x" * 51})
-    assert errors[f"r{a}-notes"] == "write at most 50 characters (now 51)"
+    assert errors[f"r{key(slot, a)}-safety"] == "pick one of the labels for this response"
+    assert errors[f"r{key(slot, a)}-problems"] == "tick the labels that apply, or “None of these”"
+    assert errors[f"r{key(slot, a)}-notes"] == "write at least 10 characters (now 0)"
+    _, errors = form(kinds_study, slot, **{f"r{key(slot, a)}-notes": "x" * 51})
+    assert errors[f"r{key(slot, a)}-notes"] == "write at most 50 characters (now 51)"
 
 
 def full_answers(slot, *, safety="safe", problems=None, notes="Could be shorter."):
@@ -158,7 +165,7 @@ def test_multilabel_none_of_these_is_stored_as_an_empty_set_and_shown_again(kind
     assert [r.labels for r in rows] == [[]] * len(slot.response_order)
     slot.refresh_from_db()
     shown = design_for(kinds_study).stored_values(slot, kinds_study, list(kinds_study.criteria.all()))
-    assert shown[f"r{slot.response_order[0]}-problems"] == ["__none__"]
+    assert shown[f"r{key(slot, slot.response_order[0])}-problems"] == ["__none__"]
     answering.ratings_record(assignment=assignment, item_id=slot.item_id,
                              answers=full_answers(slot, problems=["off-topic", "repetition"]))
     assert {tuple(r.labels) for r in rows.all()} == {("off-topic", "repetition")}  # one stored form: sorted
@@ -171,7 +178,7 @@ def test_multilabel_without_none_option_needs_a_label(user, corpus):
     authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
     assignment = started(study)
     slot = assignment.assignment_items.order_by("position").first()
-    _, errors = form(study, slot, **{f"r{t}-problems": "__none__" for t in slot.response_order})
+    _, errors = form(study, slot, **{f"r{key(slot, t)}-problems": "__none__" for t in slot.response_order})
     assert set(errors.values()) == {"tick at least one label"}
     with pytest.raises(ValidationError) as refused:
         answering.ratings_record(assignment=assignment, item_id=slot.item_id,
@@ -197,17 +204,17 @@ def test_free_text_and_reason_autosaved_at_full_length_and_labels_as_a_list(clie
     slot = assignment.assignment_items.order_by("position").first()
     a = slot.response_order[0]
     long_text = "A much longer note than twenty characters."
-    draft = {f"r{a}-notes": long_text, f"r{a}-safety.rationale": long_text, f"r{a}-readability": "3" * 30,
-             f"r{a}-problems": ["repetition", "off-topic"]}
+    draft = {f"r{key(slot, a)}-notes": long_text, f"r{key(slot, a)}-safety.rationale": long_text, f"r{key(slot, a)}-readability": "3" * 30,
+             f"r{key(slot, a)}-problems": ["repetition", "off-topic"]}
     answering.assignment_item_draft_save(slot=slot, draft=draft)
     slot.refresh_from_db()
-    assert slot.draft == {**draft, f"r{a}-readability": "3" * 20}
+    assert slot.draft == {**draft, f"r{key(slot, a)}-readability": "3" * 20}
     page = client.get(f"/r/a/{assignment.token}/items/{slot.position}/").content.decode()
     assert long_text in page
     assert 'value="repetition" checked' in page and 'value="off-topic" checked' in page
     assert 'value="contradiction" checked' not in page
     with pytest.raises(ValidationError):
-        answering.assignment_item_draft_save(slot=slot, draft={f"r{a}-problems": ["x"] * 21})
+        answering.assignment_item_draft_save(slot=slot, draft={f"r{key(slot, a)}-problems": ["x"] * 21})
 
 
 def test_categorical_refused_post_keeps_every_ticked_label_and_names_the_reason(client, kinds_study):
@@ -216,13 +223,13 @@ def test_categorical_refused_post_keeps_every_ticked_label_and_names_the_reason(
     slot = assignment.assignment_items.order_by("position").first()
     a, b = slot.response_order[:2]
     page = client.post(f"/r/a/{assignment.token}/items/{slot.position}/", {
-        "form_token": form_tokens.form_token(assignment.token, "item"), f"r{a}-safety": "unsure",
-        f"r{a}-problems": ["repetition", "ungrammatical"]})
+        "form_token": form_tokens.form_token(assignment.token, "item"), f"r{key(slot, a)}-safety": "unsure",
+        f"r{key(slot, a)}-problems": ["repetition", "ungrammatical"]})
     html = page.content.decode()
     assert page.status_code == 400
     assert 'value="unsure" checked' in html
     assert 'value="repetition" checked' in html and 'value="ungrammatical" checked' in html
-    assert f'id="r{b}-safety.rationale-error">say why in a few words' in html
+    assert f'id="r{key(slot, b)}-safety.rationale-error">say why in a few words' in html
     assert not Rating.objects.filter(assignment=assignment).exists()
 
 

@@ -28,7 +28,7 @@ def add_practice(study, rules, *, texts=None, explanation="Response A answers; B
 
 def likert_post(item, study, values):
     """A practice form as the rater's browser posts it: one value per response and criterion."""
-    return {field_name(rid, c.name): str(v) for c in study.criteria.all()
+    return {field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()
             for rid, v in zip(item.response_ids, values, strict=True)}
 
 
@@ -212,7 +212,7 @@ def test_practice_best_worst_rules_on_bws(make_study):
     authoring.study_publish(study=study)
     attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
     item = onboarding_selectors.practice_items(study)[0]
-    post = {field_name(rid, c.name): str(rank) for c in study.criteria.all()
+    post = {field_name(rid, c.name, item.response_ids): str(rank) for c in study.criteria.all()
             for rid, rank in zip(item.response_ids, (1, 2, 3, 4), strict=True)}
     answer, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post)
     assert errors == {} and answer.agreed
@@ -280,8 +280,8 @@ def test_practice_scores_categorical_and_multilabel_rules(user, corpus):
     def post(item, safety_labels, problem_sets):
         form = QueryDict(mutable=True)
         for rid, label, labels in zip(item.response_ids, safety_labels, problem_sets, strict=True):
-            form.setlist(field_name(rid, "safety"), [label])
-            form.setlist(field_name(rid, "problems"), labels)
+            form.setlist(field_name(rid, "safety", item.response_ids), [label])
+            form.setlist(field_name(rid, "problems", item.response_ids), labels)
         return form
 
     first, second = onboarding_selectors.practice_items(study)
@@ -289,7 +289,7 @@ def test_practice_scores_categorical_and_multilabel_rules(user, corpus):
     answer, errors = onboarding.practice_answer(
         attempt=attempt, item=first, post=post(first, ["safe", "unsafe"], [["__none__"], ["repetition", "off-topic"]]))
     assert errors == {} and answer.agreed
-    assert answer.values[field_name(first.response_ids[1], "problems")] == ["repetition", "off-topic"]
+    assert answer.values[field_name(first.response_ids[1], "problems", first.response_ids)] == ["repetition", "off-topic"]
     answer, errors = onboarding.practice_answer(
         attempt=attempt, item=second, post=post(second, ["safe", "safe"], [["repetition"], ["__none__"]]))
     assert errors == {} and not answer.agreed  # response 1 was to have no problem ticked
@@ -299,5 +299,5 @@ def test_practice_scores_categorical_and_multilabel_rules(user, corpus):
     again = begin(study, "W8", "A8")
     _, errors = onboarding.practice_answer(attempt=again, item=first,
                                            post=post(first, ["safe", "dangerous"], [["__none__"], ["off-topic"]]))
-    assert errors == {field_name(first.response_ids[1], "safety"): "“dangerous” is not one of the labels (safe, unsafe, unsure)"}
+    assert errors == {field_name(first.response_ids[1], "safety", first.response_ids): "“dangerous” is not one of the labels (safe, unsafe, unsure)"}
     assert not PracticeAnswer.objects.filter(attempt=again).exists()

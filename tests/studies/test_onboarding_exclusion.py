@@ -26,7 +26,7 @@ def practise(study, worker, values):
     attempt = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id=worker,
                                                 acceptance_id=f"A-{worker}")
     for item, pair in zip(onboarding_selectors.practice_items(study), values, strict=True):
-        post = {field_name(rid, c.name): str(v) for c in study.criteria.all()
+        post = {field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()
                 for rid, v in zip(item.response_ids, pair, strict=True)}
         onboarding.practice_answer(attempt=attempt, item=item, post=post)
     attempt.refresh_from_db()

@@ -36,7 +36,7 @@ def practice_study(make_study):
 
 
 def post(study, item, values):
-    return {field_name(rid, c.name): str(v) for c in study.criteria.all()
+    return {field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()
             for rid, v in zip(item.response_ids, values, strict=True)}
 
 

@@ -47,7 +47,7 @@ def post_item(client, response, study, values):
     position = int(action.rstrip("/").rsplit("/", 1)[1])
     item = items[position]
     data = {"form_token": token, "active_ms": "900"}
-    data.update({field_name(rid, c.name): str(v) for c in study.criteria.all()
+    data.update({field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()
                  for rid, v in zip(item.response_ids, values, strict=True)})
     assert attempt.status == PracticeAttempt.Status.STARTED
     return client.post(action, data), action, data
@@ -165,7 +165,7 @@ def test_practice_magnitude_answers_scored_by_the_rules(make_study):
                                            reference="The anchor reply.")
     authoring.study_publish(study=study)
     attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
-    post = {field_name(rid, c.name): v for c in study.criteria.all()
+    post = {field_name(rid, c.name, item.response_ids): v for c in study.criteria.all()
             for rid, v in zip(item.response_ids, ("150", "40"), strict=True)}
     answer, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post)
     assert errors == {} and answer.agreed
@@ -183,7 +183,7 @@ def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_
 
     foreign = form_tokens.form_token(other.token, "practice")  # another attempt's token
     item = onboarding_selectors.practice_items(study)[0]
-    data = {"form_token": foreign, **{field_name(rid, c.name): "3" for c in study.criteria.all() for rid in item.response_ids}}
+    data = {"form_token": foreign, **{field_name(rid, c.name, item.response_ids): "3" for c in study.criteria.all() for rid in item.response_ids}}
     refused = client.post(action, data)
     assert refused.status_code == 403 and not PracticeAnswer.objects.exists()
     assert client.get("/r/p/not-a-token/").status_code == 404

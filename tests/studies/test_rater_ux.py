@@ -114,7 +114,7 @@ def test_decimals_are_stored_shown_again_and_normalised_by_the_value_shown(clien
     study = make_study("bme", platform="prolific")
     assignment = enter(client, study, "PROLIFIC_PID=e7502c799b8f76fbed077ff2&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
-    data = {field_name(r, c): "12.5" for r in slot.response_order for c in ("readability", "coherence")}
+    data = {field_name(r, c, slot.response_order): "12.5" for r in slot.response_order for c in ("readability", "coherence")}
     assert post_item(client, assignment, 0, data).status_code == 200
     assert set(Rating.objects.filter(assignment=assignment).values_list("value", flat=True)) == {12.5}
     again = client.get(f"/r/a/{assignment.token}/items/0/").content.decode()
@@ -131,9 +131,9 @@ def test_every_bad_field_is_reported_at_once_with_its_own_message(client, make_s
     assignment = enter(client, study, "PROLIFIC_PID=5ef5ef0364b6939c4ca61f34&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
     first, second, third = slot.response_order[:3]
-    data = {field_name(r, c): "50" for r in slot.response_order for c in ("readability", "coherence")}
-    data |= {field_name(first, "readability"): "-40", field_name(second, "readability"): "12,5",
-             field_name(third, "coherence"): ""}
+    data = {field_name(r, c, slot.response_order): "50" for r in slot.response_order for c in ("readability", "coherence")}
+    data |= {field_name(first, "readability", slot.response_order): "-40", field_name(second, "readability", slot.response_order): "12,5",
+             field_name(third, "coherence", slot.response_order): ""}
     response = post_item(client, assignment, 0, data)
     page = response.content.decode()
     assert response.status_code == 400

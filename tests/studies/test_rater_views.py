@@ -45,7 +45,7 @@ def post_questionnaire(client, assignment, data):
 
 
 def likert_answers(slot, value=4):
-    return {field_name(r, c): value for r in slot.response_order for c in ("readability", "coherence")}
+    return {field_name(r, c, slot.response_order): value for r in slot.response_order for c in ("readability", "coherence")}
 
 
 def rows():
@@ -364,10 +364,13 @@ def test_tokens_are_unguessable_and_scoped_to_one_assignment(client, make_study)
     assert client.get("/r/a/00000000000000000000000000000000/items/0/").status_code == 404
     post_item(client, mine, 0, likert_answers(mine.assignment_items.get(position=0)))
     assert not Rating.objects.filter(assignment=theirs).exists()
-    # answers naming the responses of another item are not accepted on mine
+    # a page names its responses by letter: answers naming responses by database id (this item's or
+    # another's) name no field and are refused; nothing is stored
     my_second = mine.assignment_items.get(position=1)
     slot = theirs.assignment_items.exclude(item_id=my_second.item_id).first()
-    assert post_item(client, mine, 1, likert_answers(slot)).status_code == 400
+    by_id = {f"r{r}-{c}": 4 for s in (slot, my_second) for r in s.response_order for c in ("readability", "coherence")}
+    assert post_item(client, mine, 1, by_id).status_code == 400
+    assert not Rating.objects.filter(assignment=mine, item_id=my_second.item_id).exists()
 
 
 def test_double_submit_stores_once_and_moves_on(client, make_study):
@@ -392,8 +395,8 @@ def test_non_numbers_are_explained_and_kept(client, make_study):
     study = make_study("rme", platform="prolific")
     assignment = enter(client, study, "PROLIFIC_PID=a1974688cdc37e17be7363cc&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
-    data = {field_name(r, c): "120" for r in slot.response_order for c in ("readability", "coherence")}
-    bad = field_name(slot.response_order[0], "coherence")
+    data = {field_name(r, c, slot.response_order): "120" for r in slot.response_order for c in ("readability", "coherence")}
+    bad = field_name(slot.response_order[0], "coherence", slot.response_order)
     for typed in ("ten", "NaN", "Infinity"):
         data[bad] = typed
         response = post_item(client, assignment, 0, data)
@@ -433,7 +436,7 @@ def test_autosave_keeps_a_draft_and_refuses_bad_bodies(client, make_study):
     study = make_study("likert", platform="prolific")
     assignment = enter(client, study, "PROLIFIC_PID=7743ce348d9284d677a185f3&SESSION_ID=6b86b273ff34fce19d6b804e")
     slot = assignment.assignment_items.get(position=0)
-    name = field_name(slot.response_order[0], "coherence")
+    name = field_name(slot.response_order[0], "coherence", slot.response_order)
     url = f"/r/a/{assignment.token}/items/0/draft/"
     header = {"HTTP_X_CONCORD_FORM_TOKEN": form_tokens.form_token(assignment.token, "draft")}
 

@@ -96,7 +96,7 @@ class CategoricalKind(JudgementKind):
         answers: dict[int, Any] = {}
         errors: Errors = {}
         for target in order:
-            name = field_name(target, criterion.name)
+            name = field_name(target, criterion.name, order)
             values = posted(post, name)
             given = values[-1] if values else ""
             if problem := self._problem(criterion, given):

@@ -73,7 +73,7 @@ class FreeTextKind(JudgementKind):
         answers: dict[int, Any] = {}
         errors: Errors = {}
         for target in order:
-            name = field_name(target, criterion.name)
+            name = field_name(target, criterion.name, order)
             raw = post.get(name)
             text = raw.strip() if isinstance(raw, str) else ""
             if problem := length_problem(text, low, high):

@@ -76,7 +76,7 @@ class MultiLabelKind(JudgementKind):
         answers: dict[int, Any] = {}
         errors: Errors = {}
         for target in order:
-            name = field_name(target, criterion.name)
+            name = field_name(target, criterion.name, order)
             chosen, problem = self._answer(criterion, posted(post, name))
             if problem:
                 errors[name] = problem

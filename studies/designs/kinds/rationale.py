@@ -1,6 +1,6 @@
 """The free-text reason ("Why?") any criterion may ask for beside its answer, optional or required.
 
-It is a second field per target, ``r<target>-<criterion>.rationale`` (slugs have no dot, so it never
+It is a second field per target, ``r<letter>-<criterion>.rationale`` (slugs have no dot, so it never
 collides with a criterion's own field); answers carry it under ``<criterion>.rationale`` (target id ->
 text) beside the criterion's own answers, and it is stored in ``Rating.rationale``.
 """
@@ -20,8 +20,8 @@ CHOICES = ("", "optional", "required")
 MAX_RATIONALE = 2000
 
 
-def rationale_field(target_id: int, criterion: str) -> str:
-    return field_name(target_id, criterion) + SUFFIX
+def rationale_field(target_id: int, criterion: str, order: Sequence[int]) -> str:
+    return field_name(target_id, criterion, order) + SUFFIX
 
 
 def rationale_key(criterion: str) -> str:
@@ -59,7 +59,7 @@ def rationale_parse(criterion: Criterion, post: Mapping[str, Any], order: Sequen
     reasons: dict[int, str] = {}
     errors: Errors = {}
     for target in order:
-        name = rationale_field(target, criterion.name)
+        name = rationale_field(target, criterion.name, order)
         raw = post.get(name)
         text = raw.strip() if isinstance(raw, str) else ""
         if problem := _problem(criterion, text):
