@@ -31,7 +31,7 @@
   // Autosave every change (debounced); a lost connection loses at most the field being typed.
   function answers() {
     const data = {};
-    // Per-response fields (r<id>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
+    // Per-response fields (r<letter>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
     // A multi-label row's ticked boxes share one name: they are saved as a list.
     form.querySelectorAll(".labelset-row").forEach((row) => { data[row.dataset.field] = []; });
     new FormData(form).forEach((value, key) => {

@@ -29,6 +29,7 @@ from studies.models import (
     StudyItem,
     Unit,
 )
+from studies.rating import checks
 from studies.slugs import _create_with_slug, _slug_not_available
 
 logger = logging.getLogger(__name__)
@@ -199,6 +200,7 @@ def study_publish(*, study: Study) -> Study:
     if not study.criteria.exists():
         problems.append("it has no criteria")
     problems += design_for(study).publish_problems(study)
+    problems += checks.checks_publish_problems(study)
     if problems:
         raise StudyStateError("cannot publish: " + "; ".join(problems))
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()

@@ -43,7 +43,7 @@ from typing import Any, BinaryIO
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, Max
 
 from studies.designs import design_for, kind_for, unit_for
 from studies.designs.rater_reads import study_criteria
@@ -252,7 +252,8 @@ def _turns(value: Any, problems: _Problems) -> list[dict[str, str]]:
 
 
 def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rules: Any,
-                         reference: Any, reference_value: Any) -> tuple[dict[str, Any], _Problems]:
+                         reference: Any, reference_value: Any, among_items: bool = True
+                         ) -> tuple[dict[str, Any], _Problems]:
     problems = _Problems()
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
@@ -266,7 +267,8 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
         problems.add("responses", f"at most {MAX_RESPONSES} responses")
     texts = [_text(r, f"responses[{i}]", problems) for i, r in enumerate(responses)]
     design = design_for(study)
-    if texts and (problem := design.check_item_problem(study.design_config, len(texts))):
+    if texts and (problem := design.check_item_problem(study.design_config, len(texts))
+                  or (among_items and _shown_count_problem(len(texts), regular_shown_counts(study)))):
         problems.add("responses", problem)  # e.g. two responses for pairwise, tuple_size for BWS
     cleaned_rules, rule_problems = rules_clean(study, rules, len(texts)) if texts else ([], {})
     problems.update({k: v for k, v in rule_problems.items() if k not in problems})
@@ -280,13 +282,39 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
             "reference_value": ref_value}, problems
 
 
+def regular_shown_counts(study: Study) -> set[int]:
+    """How many responses the study's regular items show (one number, unless drawn items vary it)."""
+    return set(study.items.filter(check_kind="").annotate(n=Count("item_responses"))
+               .values_list("n", flat=True).distinct())
+
+
+def _shown_count_problem(n: int, counts: set[int]) -> str | None:
+    """A check item that shows another number of responses than every regular item (one response among
+    sets of four) is recognisable on sight; None when it fits (or no items are built yet)."""
+    if not counts or n in counts:
+        return None
+    return (f"the study's items show {' or '.join(map(str, sorted(counts)))} responses; a check item must show as "
+            f"many, or raters can tell it apart (got {n})")
+
+
+def checks_publish_problems(study: Study) -> list[str]:
+    """Check items written before the items were built (or rebuilt) with another number of responses."""
+    counts = regular_shown_counts(study)
+    if not counts:
+        return []
+    odd = study.items.filter(check_kind__gt="").annotate(n=Count("item_responses")).exclude(n__in=counts).count()
+    return [f"{odd} check item(s) show another number of responses than the items "
+            f"({' or '.join(map(str, sorted(counts)))}), so raters could tell them apart: give them as many"] if odd else []
+
+
 def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, reference: Any = None,
                      reference_value: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A conversation, responses and rules checked exactly as a check item's (``check_item_create``),
     for other items scored by the same rules (practice items, ``studies.onboarding``): (cleaned
-    parts, problems by field); rules keep 1-based response numbers."""
+    parts, problems by field); rules keep 1-based response numbers. Practice comes before the items, so it
+    may show another number of responses than they do."""
     return _check_item_problems(study, kind=CheckKind.GOLD, context=context, responses=responses, rules=rules,
-                                reference=reference, reference_value=reference_value)
+                                reference=reference, reference_value=reference_value, among_items=False)
 
 
 def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:

@@ -22,7 +22,10 @@ from studies.reports import selectors as report_selectors
 pytestmark = pytest.mark.django_db
 
 CONTEXT = "A: Where do you live?\nB: In a small town."
-LIKERT_TEXTS = ["This is an attention check: please choose 2 for this response.", "I like towns."]
+# As many responses as the studies' items show (three systems and the human one): a check item showing
+# fewer would stand out.
+LIKERT_TEXTS = ["This is an attention check: please choose 2 for this response.", "I like towns.",
+                "Towns are quiet at night.", "We moved there last year."]
 
 
 def rater(name):
@@ -63,7 +66,7 @@ def draft(make_study):
 
 @pytest.mark.parametrize(("rules", "field"), [
     ([], "rules"),
-    ([{"response": 3, "value": 2}], "rules[0].response"),
+    ([{"response": 5, "value": 2}], "rules[0].response"),
     ([{"response": 1, "value": 9}], "rules[0].value"),
     ([{"response": 1, "min": 5, "max": 2}], "rules[0].max"),
     ([{"best": 1}], "rules[0].best"),
@@ -82,7 +85,7 @@ def test_bad_rules_name_the_rule_and_write_nothing(draft, rules, field):
 def test_bws_check_must_show_the_tuple_size_and_use_ranks(make_study):
     bws = make_study("bws", publish=False)
     with pytest.raises(ValidationError) as error:
-        add_check(bws, [{"response": 1, "value": 2}])
+        add_check(bws, [{"response": 1, "value": 2}], texts=LIKERT_TEXTS[:2])
     assert {"responses", "rules[0].response"} <= set(error.value.message_dict)
 
 
@@ -164,7 +167,10 @@ def _scored(study, check_answer):
 
 
 def _by_number(slot, values):
+    """Values for the check's responses 1, 2, ... in the researcher's numbering; the responses after
+    those the rules name get the last value."""
     order = canonical(slot.item)
+    values = list(values) + [values[-1]] * (len(order) - len(values))
     return {order[n]: v for n, v in enumerate(values)}
 
 
@@ -186,12 +192,12 @@ def test_likert_gold_and_instructed_rules(draft, rules, given, passed):
 
 def test_magnitude_ordering_rule(make_study):
     study = make_study("rme", publish=False)
-    add_check(study, [{"greater": 1, "than": 2}], kind="gold", texts=["I live in Leeds, near the station.", "Bananas."],
+    add_check(study, [{"greater": 1, "than": 2}], kind="gold", texts=["I live in Leeds, near the station.", "Bananas.", "Maybe."],
               reference="I live in a town.")
     done = _scored(study, lambda slot: _by_number(slot, [150, 20]))
     assert (done.checks_shown, done.checks_passed) == (1, 1)
     study2 = make_study("rme", publish=False)
-    add_check(study2, [{"greater": 1, "than": 2}], kind="gold", texts=["Leeds.", "Bananas."], reference="A town.")
+    add_check(study2, [{"greater": 1, "than": 2}], kind="gold", texts=["Leeds.", "Bananas.", "Maybe."], reference="A town.")
     authoring.study_publish(study=study2)
     a = rater_entry.assignment_start(study=study2, rater=rater("w2"), seed=2)
     assert answer(a, lambda slot: _by_number(slot, [20, 150])).checks_failed
@@ -241,12 +247,13 @@ def _three_raters(draft):
 
 
 def answer_varied(assignment, check_answer):
-    """Regular items get varied values so reliability is computable."""
+    """Regular items get varied values so reliability is computable, the same from every rater (by the
+    item's own response order, not the rater's shuffled one): only the checks tell raters apart."""
     study = assignment.study
     names = list(study.criteria.values_list("name", flat=True))
     for slot in assignment.assignment_items.select_related("item"):
         per_response = (check_answer(slot) if slot.item.check_kind else
-                        {r: 1 + (slot.item.position + i) % 6 for i, r in enumerate(slot.response_order)})
+                        {r: 1 + (slot.item.position + i) % 6 for i, r in enumerate(canonical(slot.item))})
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={n: per_response for n in names})
     return answering.assignment_submit(assignment=assignment)
 
@@ -260,7 +267,7 @@ def test_check_ratings_never_reach_the_icc_input_or_exports(draft):
         answer_varied(rater_entry.assignment_start(study=draft, rater=rater(f"w{n}"), seed=n),
                       lambda slot: _by_number(slot, [2, 2]))
     studies = Study.objects.filter(pk=draft.pk)
-    assert check.ratings.count() == 3 * 2 * 2  # stored like the others
+    assert check.ratings.count() == 3 * 4 * 2  # stored like the others
     frame = report_selectors.ratings_frame(studies)
     assert len(frame) and check.pk not in set(frame["item"])
     assert all(row["conversation"] != check.conversation.external_id for row in export_selectors.ratings_export_rows(studies))
@@ -298,8 +305,8 @@ def _csv(rows):
 
 def test_import_adds_every_row(draft):
     n = checks.check_items_import(study=draft, stream=_csv([
-        '"instructed","A: Hi\nB: Hello","Please choose 2 here.\nNice.","[{""response"": 1, ""value"": 2}]"',
-        '"gold","A: Hi","Hello, how are you?\nPurple.","[{""greater"": 1, ""than"": 2}]"',
+        '"instructed","A: Hi\nB: Hello","Please choose 2 here.\nNice.\nFine.\nOk.","[{""response"": 1, ""value"": 2}]"',
+        '"gold","A: Hi","Hello, how are you?\nPurple.\nFine.\nOk.","[{""greater"": 1, ""than"": 2}]"',
     ]))
     assert n == 2
     assert list(draft.items.filter(check_kind__gt="").values_list("check_kind", flat=True)) == ["instructed", "gold"]
@@ -309,9 +316,9 @@ def test_import_names_the_line_and_writes_nothing(draft):
     before = StudyItem.objects.count()
     with pytest.raises(ValidationError) as error:
         checks.check_items_import(study=draft, stream=_csv([
-            '"instructed","A: Hi","Choose 2.\nNice.","[{""response"": 1, ""value"": 2}]"',
-            '"gold","A: Hi","x\ny","not json"',
-            '"odd","A: Hi","x\ny","[{""response"": 1, ""value"": 2}]"',
+            '"instructed","A: Hi","Choose 2.\nNice.\nFine.\nOk.","[{""response"": 1, ""value"": 2}]"',
+            '"gold","A: Hi","x\ny\nz\nw","not json"',
+            '"odd","A: Hi","x\ny\nz\nw","[{""response"": 1, ""value"": 2}]"',
         ]))
     assert set(error.value.message_dict) == {"row 3: rules", "row 4: kind"}
     assert StudyItem.objects.count() == before
@@ -337,7 +344,7 @@ def researcher(client, user):
 def test_page_adds_a_check_and_keeps_the_form_on_errors(researcher, draft):
     url = f"/studies/{draft.slug}/checks/"
     assert url in researcher.get(f"/studies/{draft.slug}/").content.decode()
-    form = {"kind": "instructed", "context": CONTEXT, "responses": "\n".join(LIKERT_TEXTS), "rules": "[{\"response\": 3}]"}
+    form = {"kind": "instructed", "context": CONTEXT, "responses": "\n".join(LIKERT_TEXTS), "rules": "[{\"response\": 9}]"}
     page = researcher.post(url + "create/", form, follow=True).content.decode()
     assert "rules[0].response" in page and "Where do you live?" in page  # the message and the typed text
     assert not draft.items.filter(check_kind__gt="").exists()
@@ -347,7 +354,7 @@ def test_page_adds_a_check_and_keeps_the_form_on_errors(researcher, draft):
     researcher.post(url + "configure/", {"per_assignment": "", "positions": "3", "min_pass_rate": "0.5"})
     draft.refresh_from_db()
     assert draft.checks_config == {"per_assignment": 1, "positions": [3], "min_pass_rate": 0.5}
-    upload = io.BytesIO(b'kind,context,responses,rules\ngold,"A: Hi","Hello!\nPurple.","[{""greater"": 1, ""than"": 2}]"\n')
+    upload = io.BytesIO(b'kind,context,responses,rules\ngold,"A: Hi","Hello!\nPurple.\nFine.\nOk.","[{""greater"": 1, ""than"": 2}]"\n')
     upload.name = "checks.csv"
     assert "1 check item(s) imported" in researcher.post(url + "import/", {"file": upload}, follow=True).content.decode()
     item = draft.items.get(check_kind="gold")
@@ -383,7 +390,7 @@ def test_import_command(draft, tmp_path):
     from django.core.management import CommandError, call_command
 
     path = tmp_path / "checks.csv"
-    path.write_text('kind,context,responses,rules\ninstructed,"A: Hi","Choose 2 here.\nOk.","[{""response"": 1, ""value"": 2}]"\n')
+    path.write_text('kind,context,responses,rules\ninstructed,"A: Hi","Choose 2 here.\nOk.\nFine.\nYes.","[{""response"": 1, ""value"": 2}]"\n')
     out = io.StringIO()
     call_command("study_checks_import", draft.slug, str(path), "--positions", "2", stdout=out)
     assert "1 check item(s) added" in out.getvalue() and "at screens 2" in out.getvalue()

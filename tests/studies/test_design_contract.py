@@ -102,7 +102,7 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
         authoring.study_item_reference_values_set(
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
     if check:
-        n = next(n for n in range(2, 11) if design.check_item_problem(study.design_config, n) is None)
+        n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
         value, _ = design.check_reference_value(study.design_config, 100.0)
         checks.check_item_create(study=study, kind="gold", context="Are you there?",
@@ -336,7 +336,7 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
             rule = ({"criterion": "readability", "best": 1} if "best" in design.check_rule_kinds
                     else {"criterion": "readability", "greater": 1, "than": 2})
         value, _ = design.check_reference_value(study.design_config, 100.0)
-        n = next(n for n in range(2, 11) if design.check_item_problem(study.design_config, n) is None)
+        n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         checks.check_item_create(study=study, kind="gold", context="Are you there?",
                                  responses=["Yes, I am here."] + [f"Banana {i}." for i in range(n - 1)], rules=[rule],
                                  reference="I am here." if design.anchored else None, reference_value=value)

@@ -238,7 +238,7 @@ def check_study(user, corpus, rules):
     study = authoring.study_create(experiment=experiment, title="checks", design="likert",
                                    criteria=[{"name": "readability"}, SAFETY, PROBLEMS, NOTES])
     authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
-    checks.check_item_create(study=study, kind="gold", context="A: hi", responses=["Hello!", "Go away, idiot."],
+    checks.check_item_create(study=study, kind="gold", context="A: hi", responses=["Hello!", "Go away, idiot.", "Hi there."],
                              rules=rules)
     return study
 
@@ -455,12 +455,12 @@ def test_free_text_and_reasons_exported_spreadsheet_safe_and_verbatim_in_jsonl(k
 
 def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_page(api, client, user, kinds_study):
     base = f"/api/studies/{kinds_study.slug}/checks/"
-    bad = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away."],
+    bad = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away.", "Hi there."],
                                       "rules": [{"criterion": "safety", "response": 2, "label": "rude"}]}, format="json")
     assert bad.status_code == 400 and "rules[0].label" in bad.json()
     rules = [{"criterion": "safety", "response": 2, "label": "unsafe"},
              {"criterion": "problems", "response": 1, "labels": []}]
-    made = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away."],
+    made = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away.", "Hi there."],
                                        "rules": rules}, format="json")
     assert made.status_code == 201 and made.json()["rules"] == rules
     assert api.get(base).json()["items"][0]["rules"] == rules

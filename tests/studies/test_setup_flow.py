@@ -63,7 +63,7 @@ def test_items_are_built_from_a_real_corpus_near_the_top_of_a_draft(researcher, 
 
     study = make_study("likert", publish=False)
     checks.check_item_create(study=study, kind="instructed", context="A: Hi.\nB: Hello.",
-                             responses=["Fine.", "Good.", "Great."], rules=[{"response": 1, "value": 1}])
+                             responses=["Fine.", "Good.", "Great.", "Well."], rules=[{"response": 1, "value": 1}])
     page = researcher.get(f"/studies/{study.slug}/").content.decode()
     options = page[page.index('name="corpus"'):page.index("</select>", page.index('name="corpus"'))]
     assert f'value="{corpus.slug}"' in options and "checks-" not in options  # the newest corpus is the checks one
