@@ -65,6 +65,8 @@ def _framed_refusal(request):
     made now would hold places until its time limit (issue #26)."""
     if (framer := framing.refused_framer(request)) is None:
         return None
+    if framer == framing.UNKNOWN_FRAMER:
+        return render(request, "raters/framed_start.html", {"start_url": request.get_full_path()})
     return _message(request, "This task cannot be shown inside this page",
                     f"The task was opened in a frame of {framer}, which may not show it. Nothing was stored: "
                     "open the task from Mechanical Turk, Prolific or your invitation link.", status=403)

@@ -62,20 +62,33 @@ def _origin_allowed(origin: str, source: str) -> bool:
     return o_rest == rest
 
 
-def refused_framer(request) -> str | None:
-    """The origin of a cross-site frame that the rater pages' frame-ancestors forbids, or None.
+UNKNOWN_FRAMER = "an unknown site"
 
-    The browser says it loads the page into a frame (``Sec-Fetch-Dest: iframe``, Fetch Metadata) for
-    another site (``Sec-Fetch-Site``) and, in the Referer, which page frames it (the origin at least,
-    under the default strict-origin-when-cross-origin policy). Such a load will not be shown, so the
-    entry must store nothing for it. Without a Referer the framer is unknown: not refused on a guess."""
+
+def _framed_by_another_site(request) -> bool:
+    """The browser says it loads the page into a frame (``Sec-Fetch-Dest: iframe``, Fetch Metadata) on
+    behalf of another site (``Sec-Fetch-Site``). A navigation the page itself starts inside the frame (a
+    link on it) is same-origin."""
     meta = request.META
-    if meta.get("HTTP_SEC_FETCH_DEST") not in ("iframe", "frame") or meta.get("HTTP_SEC_FETCH_SITE") in (
-            None, "same-origin", "none"):
+    return meta.get("HTTP_SEC_FETCH_DEST") in ("iframe", "frame") and meta.get("HTTP_SEC_FETCH_SITE") not in (
+        None, "same-origin", "none")
+
+
+def refused_framer(request) -> str | None:
+    """The origin of a cross-site frame that the rater pages' frame-ancestors forbids,
+    ``UNKNOWN_FRAMER`` for a cross-site frame that sent no Referer, or None.
+
+    The Referer says which page frames it (the origin at least, under the default
+    strict-origin-when-cross-origin policy). A forbidden framer's load will not be shown, so the entry
+    must store nothing for it. A framer with ``Referrer-Policy: no-referrer`` hides itself: it may be one
+    the policy allows or not, so the entry stores nothing either and answers with a page that starts the
+    task from a link (``raters/framed_start.html``); the browser shows that page only where
+    frame-ancestors allows it, and the link's load is same-origin."""
+    if not _framed_by_another_site(request):
         return None
-    parts = urlsplit(meta.get("HTTP_REFERER", ""))
+    parts = urlsplit(request.META.get("HTTP_REFERER", ""))
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
+        return UNKNOWN_FRAMER
     origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
     if any(_origin_allowed(origin, source.lower()) for source in frame_ancestors()):
         return None

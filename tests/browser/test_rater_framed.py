@@ -35,9 +35,12 @@ def worker_site():
     real server on the loopback address, so Chromium's local-network checks treat it as local."""
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            src = parse_qs(urlsplit(self.path).query).get("src", [""])[0]
+            query = parse_qs(urlsplit(self.path).query)
+            src = query.get("src", [""])[0]
+            # ?policy=no-referrer: a framer that hides itself (no Referer on the frame's load)
+            policy = ' referrerpolicy="no-referrer"' if query.get("policy") == ["no-referrer"] else ""
             body = (f'<!doctype html><title>Worker site</title><h1>Worker site</h1>'
-                    f'<iframe id="task" src="{html.escape(src)}" width="1150" height="900"></iframe>').encode()
+                    f'<iframe id="task" src="{html.escape(src)}"{policy} width="1150" height="900"></iframe>').encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -133,11 +136,13 @@ def test_researcher_pages_refuse_to_be_framed(live_server, worker_site, no_third
         page.close()
 
 
-def test_a_frame_the_rater_pages_may_not_be_shown_in_makes_no_assignment(live_server, worker_site,
+@pytest.mark.parametrize("policy", ["default", "no-referrer"])
+def test_a_frame_the_rater_pages_may_not_be_shown_in_makes_no_assignment(live_server, worker_site, policy,
                                                                           no_third_party_cookies, settings, make_study):
     """Issue #26: a worker site that frame-ancestors does not name frames the HIT: Chromium refuses to
     show it, and the entry (told by Sec-Fetch-Dest and the Referer who frames it) stores nothing, so no
-    "working" assignment holds a place until its time limit."""
+    "working" assignment holds a place until its time limit. A framer that sends no Referer is not
+    known: the entry stores nothing either and answers with a start link the browser does not show."""
     settings.CONCORD_FRAME_ANCESTORS = []
     study = make_study("likert", platform="mturk", raters_per_item=1, items_per_assignment=2)
     entry = (f"{framed_url(live_server)}/r/{study.slug}/?workerId=a1refusedworker&assignmentId=ASGREFUSED1&hitId=HITF"
@@ -145,10 +150,29 @@ def test_a_frame_the_rater_pages_may_not_be_shown_in_makes_no_assignment(live_se
     page = no_third_party_cookies.new_page()
     statuses = []
     page.on("response", lambda r: statuses.append(r.status) if r.url.startswith(framed_url(live_server)) else None)
-    page.goto(f"{worker_site}/?src={quote(entry)}")
+    page.goto(f"{worker_site}/?src={quote(entry)}&policy={policy}")
     page.wait_for_load_state("load")
     page.wait_for_timeout(500)
-    assert statuses and statuses[0] == 403, statuses
+    assert statuses and statuses[0] == (403 if policy == "default" else 200), statuses
     assert page.frame_locator("#task").locator("main, form").count() == 0  # the browser did not show it
     assert not Assignment.objects.exists()
+    page.close()
+
+
+def test_an_allowed_framer_that_sends_no_referer_starts_from_a_link(live_server, worker_site, no_third_party_cookies,
+                                                                     settings, make_study):
+    """A framer the policy allows but that hides itself (``referrerpolicy="no-referrer"``): nothing is
+    stored on the framed load; the page it is shown offers the start, and the start makes the assignment."""
+    settings.CONCORD_FRAME_ANCESTORS = [worker_site]
+    study = make_study("likert", platform="mturk", raters_per_item=1, items_per_assignment=2)
+    entry = (f"{framed_url(live_server)}/r/{study.slug}/?workerId=a1hiddenworker&assignmentId=ASGHIDDEN1&hitId=HITF"
+             f"&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com")
+    page = no_third_party_cookies.new_page()
+    page.goto(f"{worker_site}/?src={quote(entry)}&policy=no-referrer")
+    frame = page.frame_locator("#task")
+    frame.get_by_test_id("framed-start").wait_for()
+    assert not Assignment.objects.exists()
+    frame.get_by_test_id("framed-start").click()
+    frame.locator("input[name=agree]").wait_for()
+    assert Assignment.objects.get().acceptance_id == "ASGHIDDEN1"
     page.close()

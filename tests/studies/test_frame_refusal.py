@@ -41,9 +41,23 @@ def test_configured_origins_unknown_framers_and_top_level_loads_still_enter(make
     study = make_study("likert", platform="mturk", raters_per_item=3)
     url = f"/r/{study.slug}/?{MTURK.format(n=1)}"
     assert _framed(url, "https://hits.lab.example/").status_code == 302
-    # no Referer (a no-referrer policy): the framer is unknown, so the load is not refused on a guess
-    assert _framed(f"/r/{study.slug}/?{MTURK.format(n=2)}", None).status_code == 302
     top = Client().get(f"/r/{study.slug}/?{MTURK.format(n=3)}", HTTP_SEC_FETCH_DEST="document",
                        HTTP_SEC_FETCH_SITE="cross-site", HTTP_REFERER="https://evil.example/")
     assert top.status_code == 302
-    assert Assignment.objects.count() == 3
+    assert Assignment.objects.count() == 2
+
+
+@pytest.mark.parametrize("link", ["study", "experiment"])
+def test_a_framer_that_sends_no_referer_gets_a_start_link_and_nothing_is_stored(make_study, link):
+    """A no-referrer framer may be allowed or not: nothing is stored on its load; the answer is a page
+    (with the rater pages' frame-ancestors, so the browser shows it only to an allowed framer) whose link
+    starts the task with a same-origin load."""
+    study = make_study("likert", platform="mturk", raters_per_item=1)
+    base = f"/r/{study.slug}/" if link == "study" else f"/r/x/{study.experiment.slug}/"
+    url = f"{base}?{MTURK.format(n=1)}"
+    hidden = _framed(url, None)
+    assert hidden.status_code == 200 and 'data-testid="framed-start"' in hidden.content.decode()
+    assert "frame-ancestors 'self' https://worker.mturk.com" in hidden["Content-Security-Policy"]
+    assert (Assignment.objects.count(), Rater.objects.count()) == (0, 0)
+    started = Client().get(url, HTTP_SEC_FETCH_DEST="iframe", HTTP_SEC_FETCH_SITE="same-origin")
+    assert started.status_code == 302 and Assignment.objects.count() == 1
