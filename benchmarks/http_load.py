@@ -314,22 +314,29 @@ def mturk_id(rng: random.Random, length: int, first: str = "") -> str:
 
 
 def concord_verify(study_pk: int, stats: Stats) -> dict:
-    """Acknowledged ratings against the stored ones (assignment token, response, criterion, value)."""
+    """Acknowledged ratings against the stored ones (assignment token, screen, response letter, criterion,
+    value): a page names its responses by the letter the rater sees (``studies.designs.common.target_key``)."""
     from django.db.models import Count
 
+    from studies.designs.common import target_key
     from studies.models import Assignment, AssignmentItem, Rating
 
     acknowledged: dict[tuple, float] = {}
     for ack in stats.acknowledged:
         token = next((m.group(1) for u in [ack["action"], *reversed(ack["urls"])]
                       if (m := re.search(r"/r/a/([^/]+)/", u))), None)
+        position = next((int(m.group(1)) for u in [ack["action"], *reversed(ack["urls"])]
+                         if (m := re.search(r"/items/(\d+)/", u))), None)
         for name, value in ack["fields"]:
-            if m := re.fullmatch(r"r(\d+)-(.+)", name):
-                acknowledged[(token, int(m.group(1)), m.group(2))] = float(value)
+            if m := re.fullmatch(r"r([A-Z]\d*)-(.+)", name):
+                acknowledged[(token, position, m.group(1), m.group(2))] = float(value)
+    shown = {(s.assignment_id, s.item_id): s for s in AssignmentItem.objects.filter(assignment__study_id=study_pk)}
     stored: dict[tuple, list[float]] = {}
-    for token, rid, criterion, value in Rating.objects.filter(assignment__study_id=study_pk).values_list(
-            "assignment__token", "response_id", "criterion__name", "value"):
-        stored.setdefault((token, rid, criterion), []).append(value)
+    for token, assignment, item, rid, criterion, value in Rating.objects.filter(
+            assignment__study_id=study_pk).values_list("assignment__token", "assignment_id", "item_id", "response_id",
+                                                       "criterion__name", "value"):
+        slot = shown[(assignment, item)]
+        stored.setdefault((token, slot.position, target_key(slot.response_order, rid), criterion), []).append(value)
     missing = [k for k in acknowledged if k not in stored]
     other = [k for k, v in acknowledged.items() if k in stored and v not in stored[k]]
     slots = AssignmentItem.objects.filter(assignment__study_id=study_pk).values("assignment", "item") \

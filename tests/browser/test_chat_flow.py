@@ -59,7 +59,7 @@ def test_chat_then_rate_in_the_browser(live_server, browser, screenshot, user, l
     entered = {}
     for i, criterion in enumerate(study.criteria.values_list("name", flat=True)):
         value = i % 5 + 3
-        page.locator(f".likert-row[data-field='r{chat.conversation_id}-{criterion}'] "
+        page.locator(f".likert-row[data-field='rA-{criterion}'] "  # the one transcript, named by letter
                      f"label.point:has(input[value='{value}'])").click()
         entered[criterion] = value
     page.click("form#item-form button[type=submit]")
@@ -105,8 +105,8 @@ def test_chat_side_by_side_in_the_browser(live_server, page, screenshot, user, l
     for ranking in page.locator("ol.ranking").all():
         criterion = ranking.get_attribute("data-criterion") or ranking.locator("select").first.get_attribute("name") \
             .split("-", 1)[1]
-        for conversation_id, rank in zip(order, (2, 1), strict=True):
-            ranking.locator(f"select[name='r{conversation_id}-{criterion}']").select_option(str(rank))
+        for letter, conversation_id, rank in zip("AB", order, (2, 1), strict=True):
+            ranking.locator(f"select[name='r{letter}-{criterion}']").select_option(str(rank))
             entered[(conversation_id, criterion)] = rank
     page.click("form#item-form button[type=submit]")
     page.wait_for_load_state("networkidle")

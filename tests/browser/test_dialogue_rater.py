@@ -119,7 +119,7 @@ def test_ranking_whole_dialogues_in_the_browser(live_server, page, screenshot, d
         for ranking, criterion in zip(lists, ("readability", "coherence"), strict=True):
             ranks = [2, 3, 1] if criterion == "readability" else [1, 3, 2]
             for cid, rank in zip(slot.response_order, ranks, strict=True):
-                ranking.locator(f"select[name='r{cid}-{criterion}']").select_option(str(rank))
+                ranking.locator(f"select[name='{field_name(cid, criterion, slot.response_order)}']").select_option(str(rank))
                 entered[(cid, criterion)] = rank
         page.click("form#item-form button[type=submit]")
         page.wait_for_load_state("networkidle")
