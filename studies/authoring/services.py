@@ -294,6 +294,8 @@ def study_rater_settings_set(*, study: Study, values: Mapping[str, Any]) -> Stud
         elif key == "currency":  # what the reward is paid in (Prolific, invitations; MTurk is always USD)
             if not _CURRENCY.match(text.upper()):
                 errors[key] = "must be a three-letter currency code such as GBP, USD or EUR"
+            elif study.platform == Study.Platform.MTURK and text.upper() != "USD":
+                errors[key] = "Mechanical Turk pays rewards in USD: leave it blank or write USD"
             else:
                 changes[key] = text.upper()
         elif key == "time_limit_minutes":

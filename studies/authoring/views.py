@@ -214,7 +214,7 @@ def invite_create(request, slug):
 @login_required
 @require_POST
 def study_rater_settings(request, slug):
-    """Prolific codes, completion address, time limit and closing time (platform_config)."""
+    """Prolific codes, completion address, reward currency, time limit and closing time (platform_config)."""
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     try:
         authoring.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")

@@ -58,3 +58,39 @@ def test_a_currency_must_be_a_three_letter_code(make_study):
     with pytest.raises(ValidationError) as caught:
         authoring.study_rater_settings_set(study=study, values={"currency": "pounds"})
     assert "currency" in caught.value.message_dict
+
+
+@pytest.fixture
+def researcher(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_the_researchers_rater_settings_form_sets_and_keeps_the_currency(researcher, make_study):
+    """Issue 26: the currency was settable by the API only, and saving the study page's rater settings
+    (which had no currency field) cleared it."""
+    study = make_study("likert", platform="prolific")
+    Study.objects.filter(pk=study.pk).update(reward=Decimal("1.50"), estimated_minutes=6)
+    url = f"/studies/{study.slug}/rater-settings/"
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    assert 'name="currency"' in page and "GBP, Prolific's default" in page
+    researcher.post(url, {"currency": "eur", "completion_code": "C0DE1", "close_when_complete": "on"})
+    study.refresh_from_db()
+    assert study.platform_config["currency"] == "EUR" and "€1.50" in start_page(study)
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    assert 'value="EUR" data-testid="currency"' in page  # shown again, so saving other settings keeps it
+    refused = researcher.post(url, {"currency": "EURO", "completion_code": "OTHER", "close_when_complete": "on"},
+                              follow=True).content.decode()
+    assert "currency" in refused and "three-letter currency code" in refused and "nothing was changed" in refused
+    study.refresh_from_db()
+    assert (study.platform_config["currency"], study.platform_config["completion_code"]) == ("EUR", "C0DE1")
+
+
+def test_mturk_rewards_stay_in_dollars_on_the_form(researcher, make_study):
+    study = make_study("likert", platform="mturk")
+    page = researcher.get(f"/studies/{study.slug}/").content.decode()
+    assert 'data-testid="currency-mturk"' in page and 'data-testid="currency"' not in page
+    with pytest.raises(ValidationError) as caught:
+        authoring.study_rater_settings_set(study=study, values={"currency": "EUR"})
+    assert "USD" in caught.value.message_dict["currency"][0]
+    authoring.study_rater_settings_set(study=study, values={"currency": "usd"})
