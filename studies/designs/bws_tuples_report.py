@@ -94,7 +94,8 @@ def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
 def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
     """Export rows (``selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
-    −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise)."""
+    −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise); ``assignment`` (its id)
+    is for the export's check columns and is not a column itself."""
     import pandas as pd
 
     frame = annotation_rows(studies, done_only=False)
@@ -115,7 +116,7 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
                "prior_rating_experience": row.prior_rating_experience,
                "prior_agent_experience": row.prior_agent_experience, "questionnaire": row.questionnaire,
                "assignment_status": row.assignment_status, "submitted_at": row.submitted_at,
-               "tuple": positions.get(row.item)}
+               "tuple": positions.get(row.item), "assignment": int(row.assignment)}
 
 
 def choices_per_study(study_ids: Iterable[int]) -> dict[int, int]:

@@ -31,7 +31,7 @@ from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subque
 from django.db.models.functions import Coalesce
 
 from studies.designs import KINDS, designs_of, unit_for
-from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
+from studies.models import Assignment, AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
@@ -133,9 +133,11 @@ def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, An
         return
     members = {pk: (text, context_text(turns)) for pk, text, turns in Response.objects.filter(
         pk__in={row["response"] for row in rows}).values_list("pk", "text", "conversation__turns")}
+    checks = {pk: rest for pk, *rest in Assignment.objects.filter(pk__in={row["assignment"] for row in rows})
+              .values_list("pk", *(f.removeprefix("assignment__") for f in _CHECK_FIELDS))}
     for row in rows:
         text, context = members.get(row["response"], (None, None))
+        assignment = row.pop("assignment")
         yield {**row, "item_order": None, "shown_position": None, "shown_letter": None, "active_seconds": None,
                "response_text": text, "context": context, "kind": "scale", "answer": "", "rationale": "",
-               # the design's rows carry no assignment: its raters' checks are not joined here (yet)
-               **dict.fromkeys(("checks_shown", "checks_passed", "failed_checks", "screened_out"))}
+               **_check_columns(*checks[assignment])}
