@@ -11,6 +11,7 @@ from crowd import conf
 from crowd.models import Publication
 from studies.authoring import allocation
 from studies.models import Assignment, Study
+from studies.rating.links import study_entry_path
 
 
 def worker_key(worker_id: str) -> str:
@@ -44,7 +45,7 @@ def entry_url(study: Study, *, experiment: bool = False, query: str = "") -> str
     """The address workers open: the study's link, or (``experiment``) its experiment's link, with
     the platform's ``query`` parameters when it has any."""
     path = reverse("raters:experiment_entry", args=[study.experiment.slug]) if experiment \
-        else reverse("raters:entry", args=[study.slug])
+        else study_entry_path(study)
     url = conf.public_base_url() + path
     return f"{url}?{query}" if query else url
 

@@ -35,7 +35,7 @@
     // A multi-label row's ticked boxes share one name: they are saved as a list.
     form.querySelectorAll(".labelset-row").forEach((row) => { data[row.dataset.field] = []; });
     new FormData(form).forEach((value, key) => {
-      if (!/^(r[A-Z]\d*-|choice-|reason-)/.test(key)) return;
+      if (!/^(r[A-Z]\d*-|r0-(best|worst)-|choice-|reason-)/.test(key)) return;  // r0-: a tuple pick
       if (Array.isArray(data[key])) data[key].push(value); else data[key] = value;
     });
     return data;

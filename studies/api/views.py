@@ -36,6 +36,7 @@ from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
+from studies.rating.links import study_entry_path
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -177,7 +178,7 @@ class InviteCreateApi(APIView):
             invite = invites.invite_create(study=study, created_by=request.user, **data.validated_data)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        url = request.build_absolute_uri(f"{reverse('raters:entry', args=[study.slug])}?{urlencode({'invite': invite.token})}")
+        url = request.build_absolute_uri(f"{study_entry_path(study)}?{urlencode({'invite': invite.token})}")
         output = {"id": invite.pk, "label": invite.label, "url": url, "expires_at": invite.expires_at}
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 

@@ -24,6 +24,7 @@ from studies.models import Study
 from studies.onboarding import selectors as onboarding_selectors
 from studies.rating import checks, platforms
 from studies.rating import invites as invite_links
+from studies.rating.links import study_entry_path
 from studies.reports import live_selectors, live_services
 from studies.reports.exporting import EXPORT_FORMATS
 
@@ -114,7 +115,7 @@ def study_detail(request, slug):
         else:
             messages.success(request, f"{count} items built" + (f" from {corpus.slug}." if corpus else "."))
             return redirect("studies:study_detail", slug=study.slug)
-    base = request.build_absolute_uri(reverse("raters:entry", args=[study.slug]))
+    base = request.build_absolute_uri(study_entry_path(study))
     invites = [{"invite": invite, "url": f"{base}?{urlencode({'invite': invite.token})}"}
                for invite in study_selectors.study_invites(study)]
     prolific_parameters = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"

@@ -50,8 +50,8 @@ KINDS = ("best", "worst")
 
 def tuple_field(kind: str, criterion: str) -> str:
     """The form field of a tuple's best or worst pick for a criterion. The ``r0-`` prefix puts it
-    among the fields the shared item page autosaves and re-displays (``r<digits>-…``); response
-    ids start at 1, so it never clashes with a response's field."""
+    among the fields the shared item page autosaves and re-displays (rater.js names it beside the
+    responses' ``r<letter>-…``); a letter is never 0, so it never clashes with a response's field."""
     return f"r0-{kind}-{criterion}"
 
 

@@ -1,6 +1,8 @@
 """How it is judged: experiments, studies, their criteria and items."""
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -34,6 +36,11 @@ class Experiment(models.Model):
         return self.title
 
 
+def new_rater_key() -> str:
+    """12 random URL-safe characters (72 bits): a study's link for raters."""
+    return secrets.token_urlsafe(9)
+
+
 class Study(models.Model):
     """One condition of an experiment: a design, its configuration, criteria and items."""
 
@@ -50,6 +57,9 @@ class Study(models.Model):
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="studies")
     slug = models.SlugField(max_length=80, unique=True)
+    # What a rater's link names instead of the slug (``/r/c/<rater_key>/``): the slug carries the
+    # condition's title, which a rater of a between-subjects experiment must not see (issue 26).
+    rater_key = models.CharField(max_length=16, unique=True, default=new_rater_key, editable=False)
     title = models.CharField(max_length=200)
     design = models.CharField(max_length=10, choices=Design.choices)
     unit = models.CharField(

@@ -88,12 +88,26 @@ def _mturk_preview(request, study: Study):
     return render(request, "raters/item.html", context)
 
 
+def _enterable(**lookup) -> Study | None:
+    # Anonymous visitors learn nothing from an address: an unknown one, a draft and a benchmark
+    # study all get the same page.
+    return Study.objects.filter(**lookup, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
+        .exclude(platform=Study.Platform.BENCHMARK).first()
+
+
 @rater_page
 def entry(request, slug: str):
-    # Anonymous visitors learn nothing from an address: an unknown slug, a draft and a benchmark
-    # study all get the same page.
-    study = Study.objects.filter(slug=slug, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
-        .exclude(platform=Study.Platform.BENCHMARK).first()
+    """A study's link by its slug (``/r/<slug>/``): links handed out before the opaque key; still open."""
+    return _enter(request, _enterable(slug=slug))
+
+
+@rater_page
+def condition_entry(request, key: str):
+    """A study's link (``/r/c/<rater_key>/``, ``studies.rating.links``): it names no condition."""
+    return _enter(request, _enterable(rater_key=key))
+
+
+def _enter(request, study: Study | None):
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
     authoring.study_close_if_done(study=study, check_items=False)  # on access: past its closing time

@@ -16,5 +16,6 @@ urlpatterns = [
     path("p/<token:token>/items/<position:position>/", practice_views.practice_item, name="practice_item"),
     path("p/<token:token>/continue/", practice_views.practice_continue, name="practice_continue"),
     path("x/<slug:slug>/", entry_views.experiment_entry, name="experiment_entry"),
+    path("c/<token:key>/", entry_views.condition_entry, name="condition_entry"),
     path("<slug:slug>/", entry_views.entry, name="entry"),
 ]

@@ -39,7 +39,7 @@ def answer(assignment, check_value):
 def checked_study(make_study):
     study = make_study("likert", publish=False, raters_per_item=4)
     checks.check_item_create(study=study, kind="instructed", context="A: Hello\nB: Hi",
-                             responses=["Attention check: choose 2 for this reply.", "Hi!"],
+                             responses=["Attention check: choose 2 for this reply.", "Hi!", "Hello.", "Hey."],
                              rules=[{"response": 1, "value": 2}])
     checks.study_checks_configure(study=study, per_assignment=1)
     authoring.study_publish(study=study)

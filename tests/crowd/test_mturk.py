@@ -64,7 +64,7 @@ def expect_publish(stub, publication, *, hits=("3HITAAAAAAAAAAAAAAAAAAAAAAAAAA",
             "HITId": hit_id, "HITTypeId": "3HYRJBZ4ZBHTYPEEXAMPLE0", "MaxAssignments": 2, "HITStatus": "Assignable",
             "Expiration": datetime(2026, 11, 25, 12, 0, tzinfo=UTC)}}, {
             "HITTypeId": "3HYRJBZ4ZBHTYPEEXAMPLE0", "MaxAssignments": 2, "LifetimeInSeconds": 172800,
-            "Question": mturk.external_question(f"{PUBLIC_URL}/r/{publication.study.slug}/"),
+            "Question": mturk.external_question(f"{PUBLIC_URL}/r/c/{publication.study.rater_key}/"),
             "RequesterAnnotation": f"concord:{publication.study.slug}",
             "UniqueRequestToken": f"concord-{publication.pk}-hit-{index}"})
 

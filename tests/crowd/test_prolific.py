@@ -37,7 +37,7 @@ def test_prolific_draft_study_carries_the_url_parameters_codes_and_blocklist(pro
     publication.refresh_from_db()
     body = prolific_platform.prolific_study_body(publication)
     assert body["external_study_url"] == (
-        f"{PUBLIC_URL}/r/{publication.study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        f"{PUBLIC_URL}/r/c/{publication.study.rater_key}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
         "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
     assert body["completion_codes"] == [
         {"code": "C1RATED", "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]},

@@ -37,7 +37,7 @@ def test_load_demo_command_loads_the_onboarding_demo_and_prints_its_practice_lin
     settings.CHAT_ALLOWED_NETWORKS = []  # the chat demo is skipped (its own tests cover it)
     call_command("load_demo")
     out = capsys.readouterr().out
-    assert "Loaded the onboarding demo" in out and f"/r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=" in out
+    assert "Loaded the onboarding demo" in out and f"/r/c/{Study.objects.get(slug=DEMO_ONBOARDING_STUDY).rater_key}/?PROLIFIC_PID=" in out
     assert PracticeItem.objects.filter(study__slug=DEMO_ONBOARDING_STUDY).count() == 3
     call_command("load_demo")
     assert "The onboarding demo is already loaded." in capsys.readouterr().out

@@ -341,14 +341,14 @@ def test_invites_are_made_on_the_study_page_the_api_and_the_command(client, user
     client.post(f"/studies/{study.slug}/invites/new/", {"label": "ana", "expires_in_days": "3"})
     made = study.invites.get()
     assert made.label == "ana" and timedelta(days=2, hours=23) < made.expires_at - timezone.now() <= timedelta(days=3)
-    assert f"/r/{study.slug}/?invite={made.token}" in client.get(f"/studies/{study.slug}/").content.decode()
+    assert f"/r/c/{study.rater_key}/?invite={made.token}" in client.get(f"/studies/{study.slug}/").content.decode()
     response = api.post(f"/api/studies/{study.slug}/invites/", {"label": "bo"}, format="json")
     assert response.status_code == 201 and response.json()["url"].endswith(study.invites.get(label="bo").token)
     assert api.post(f"/api/studies/{study.slug}/invites/", {"expires_in_days": 0}, format="json").status_code == 400
     out = StringIO()
     call_command("invite_create", study.slug, "--count", "2", "--label", "group", "--base-url", "https://h.example", stdout=out)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 2 and lines[0].startswith(f"https://h.example/r/{study.slug}/?invite=")
+    assert len(lines) == 2 and lines[0].startswith(f"https://h.example/r/c/{study.rater_key}/?invite=")
     assert study.invites.count() == 4
     prolific = make_study("likert", platform="prolific")
     assert api.post(f"/api/studies/{prolific.slug}/invites/", {}, format="json").status_code == 400

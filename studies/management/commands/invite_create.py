@@ -3,10 +3,10 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.urls import reverse
 
 from studies.models import Study
 from studies.rating import invites
+from studies.rating.links import study_entry_path
 
 
 class Command(BaseCommand):
@@ -26,7 +26,7 @@ class Command(BaseCommand):
             raise CommandError(f"study: no study {options['study']!r}")
         if not 1 <= options["count"] <= 10000:
             raise CommandError("--count: must be from 1 to 10000")
-        path = reverse("raters:entry", args=[study.slug])
+        path = study_entry_path(study)
         for n in range(options["count"]):
             label = options["label"] if options["count"] == 1 or not options["label"] else f"{options['label']} {n + 1}"
             try:

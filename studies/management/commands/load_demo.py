@@ -7,8 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.authoring.kinds_demo import kinds_demo_load
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
-from studies.models import Corpus
+from studies.models import Corpus, Study
 from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
+from studies.rating.links import study_entry_path
 
 
 class Command(BaseCommand):
@@ -36,7 +37,8 @@ class Command(BaseCommand):
             self.stdout.write("The onboarding demo is already loaded.")
         else:
             self.stdout.write(self.style.SUCCESS("Loaded the onboarding demo (practice items, pass mark 2 of 3)."))
-        self.stdout.write(f"Try its practice: /r/{DEMO_ONBOARDING_STUDY}/?PROLIFIC_PID=00000000000000000000abcd&STUDY_ID=000000000000000000000001&SESSION_ID=000000000000000000000001")
+        practice = Study.objects.get(slug=DEMO_ONBOARDING_STUDY)
+        self.stdout.write(f"Try its practice: {study_entry_path(practice)}?PROLIFIC_PID=00000000000000000000abcd&STUDY_ID=000000000000000000000001&SESSION_ID=000000000000000000000001")
         port = options["chat_bot_port"]
         try:
             chats = chat_demo_load(owner=demo_user(), port=port)
@@ -49,5 +51,5 @@ class Command(BaseCommand):
                 study = chats.studies.get()
                 self.stdout.write(self.style.SUCCESS(f"Loaded chat demo {chats.slug!r}: simulated raters chatted "
                                                      f"with two bots on 127.0.0.1:{port}."))
-                self.stdout.write(f"Chat with them yourself: /r/{study.slug}/?invite={study.invites.get().token}")
+                self.stdout.write(f"Chat with them yourself: {study_entry_path(study)}?invite={study.invites.get().token}")
         self.stdout.write(f"Researcher login: {DEMO_USER} / {DEMO_PASSWORD}")

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from studies.chat.demo import DEMO_CHAT_EXPERIMENT, SIMULATED_RATERS, chat_demo_load
 from studies.chat.local_bot import LocalBot
-from studies.models import Assignment, Chat, Experiment, Rating
+from studies.models import Assignment, Chat, Experiment, Rating, Study
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_load_demo_command_loads_both_demos_and_prints_the_chat_link(loopback_al
         port = probe.port
     call_command("load_demo", chat_bot_port=port)
     out = capsys.readouterr().out
-    assert "Chat with them yourself: /r/demo-chat/?invite=" in out
+    assert f"Chat with them yourself: /r/c/{Study.objects.get(slug='demo-chat').rater_key}/?invite=" in out
     assert Experiment.objects.filter(slug__in=[DEMO_EXPERIMENT, DEMO_CHAT_EXPERIMENT]).count() == 2
     call_command("load_demo", chat_bot_port=port)
     assert "The chat demo is already loaded." in capsys.readouterr().out
