@@ -87,7 +87,7 @@ class LogProgress(Callback):
         if not (first or done >= total or now - self.last[phase] >= self.every_s):
             return
         self.last[phase] = now
-        share = f" ({100 * done / total:.0f} %)" if total else ""
+        share = f" ({100 * done // total} %)" if total else ""  # floor: 100 % only when done
         self.log(f"{phase}: {done:,}/{total:,}{share}")
         if done >= total:
             del self.last[phase]

@@ -57,7 +57,7 @@ class Trainer:
                  collator: Callable[[list], dict], config: TrainingConfig, *,
                  save_best: Callable[[torch.nn.Module, Path], None], callbacks: Sequence[Callback] = (),
                  validation_extra: Callable[[torch.nn.Module], dict[str, float]] | None = None):
-        if not len(train_set):
+        if not len(train_set) and config.epochs:  # epochs 0: the starting model evaluated and saved, no step
             raise ValueError("the training set is empty")
         self.model, self.objective, self.collator, self.config = model, objective, collator, config
         self.train_set, self.validation_set = train_set, validation_set

@@ -16,6 +16,7 @@
 Scoring is P(relevant | context, response) with unmasked inputs (``ml.scoring.score_pairs``)."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -304,7 +305,13 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
         teacher_tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
         labelled, counts = pseudo_label(config, teacher, teacher_tokenizer, log=log, callbacks=callbacks)
         del teacher
-        if not labelled:
+        if not labelled and config.student_from_teacher and config.evaluate_at_start and config.validation_data:
+            # the teacher kept may be its untrained start (chosen by ranking accuracy), whose 3-way softmax is
+            # never confident: nothing to learn from, so the student is its teacher, evaluated and saved as is
+            log(f"pseudo-labels: no augmented pair has a teacher probability ≥ {config.threshold}; the student "
+                "is its teacher, unchanged (no training step)")
+            config = dataclasses.replace(config, epochs=0)
+        elif not labelled:
             raise ValueError(f"threshold: no augmented pair has a teacher probability ≥ {config.threshold}")
         pairs = [LabelledPair(r["context"], r["response"], tuple(r["target"]), r["pair"], r.get("noised", ""))
                  for r in labelled]
