@@ -10,8 +10,7 @@ import torch
 from ml.data.levels import level_accuracy
 from ml.models import load_tokenizer
 from ml.models.mdd_eval import MDDEvalModel
-from ml.trainers import Callback, LogProgress, TrainingConfig
-from ml.trainers import mdd_eval
+from ml.trainers import Callback, LogProgress, TrainingConfig, mdd_eval
 from ml.trainers.loop import Trainer
 from ml.trainers.mdd_config import MDDEvalConfig
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
