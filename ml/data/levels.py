@@ -44,6 +44,18 @@ def read_ddpp(path: str | Path, *, per_level: int = 5, limit: int | None = None,
     return out
 
 
+def level_accuracy(scores: torch.Tensor) -> float:
+    """(C, L, K) scores, levels by rising quality -> the share of response pairs of one context from different
+    levels ranked right (ties half): DailyDialog++ ranking accuracy, the validation figure a model is chosen on
+    (QuantiDCE's MLR, MDD-Eval's ``select_by="ranking"``)."""
+    c, levels, k = scores.shape
+    flat = scores.reshape(c, levels * k)
+    level = torch.arange(levels, device=scores.device).repeat_interleave(k)
+    higher = level[:, None] > level[None, :]
+    gap = (flat[:, :, None] - flat[:, None, :])[:, higher]
+    return float(((gap > 0).float() + 0.5 * (gap == 0).float()).mean())
+
+
 class LevelledDataset(torch.utils.data.Dataset):
     """Packed once: item i is the L·K packed inputs of context i, levels in order."""
 

@@ -4,10 +4,10 @@ configuration (``config``), callbacks, and each metric's objectives and stages.
 ``config`` and ``callbacks`` import no torch, so Django code can validate a configuration and
 define a progress callback without loading torch/transformers into a web process; the loop (torch)
 is imported on first use of ``Trainer`` / ``latest_checkpoint`` (PEP 562)."""
-from ml.trainers.callbacks import Callback, TqdmCallback, TrainingState
+from ml.trainers.callbacks import Callback, LogProgress, TqdmCallback, TrainingState
 from ml.trainers.config import TrainingConfig
 
-__all__ = ["Callback", "TqdmCallback", "Trainer", "TrainingConfig", "TrainingState", "latest_checkpoint"]
+__all__ = ["Callback", "LogProgress", "TqdmCallback", "Trainer", "TrainingConfig", "TrainingState", "latest_checkpoint"]
 
 
 def __getattr__(name: str):

@@ -70,6 +70,29 @@ class TqdmCallback(Callback):
             bar.close()
 
 
+class LogProgress(Callback):
+    """A phase's progress (embedding texts, pseudo-labelling, validating) as plain lines through ``log``:
+    its first report, then at most one every ``every_s`` seconds, and its end — so output redirected to a
+    file (where tqdm's bars are not) shows a long phase moving. ``clock`` is for tests."""
+
+    def __init__(self, log, *, every_s: float = 10.0, clock=None):
+        import time
+
+        self.log, self.every_s, self.clock = log, every_s, clock or time.monotonic
+        self.last: dict[str, float] = {}
+
+    def on_phase(self, phase, done, total):
+        now = self.clock()
+        first = phase not in self.last
+        if not (first or done >= total or now - self.last[phase] >= self.every_s):
+            return
+        self.last[phase] = now
+        share = f" ({100 * done // total} %)" if total else ""  # floor: 100 % only when done
+        self.log(f"{phase}: {done:,}/{total:,}{share}")
+        if done >= total:
+            del self.last[phase]
+
+
 def phase_reporter(callbacks, phase: str):
     """``on_progress(done, total)`` for a phase, passed on to every callback (``Callback.on_phase``)."""
     def report(done: int, total: int) -> None:
@@ -83,7 +106,8 @@ def best_summary(state: TrainingState, select_by: str) -> str:
     """What the kept model was chosen on, for a run's log: the step of the best validation accuracy (its
     loss beside it) or of the lowest validation loss."""
     loss = state.best_validation if state.best_validation is not None else "n/a"
-    if select_by == "accuracy" and state.best_selection is not None:
-        return (f"kept step {state.best_step}: best validation accuracy {-state.best_selection:.4f} "
+    if select_by in ("accuracy", "ranking") and state.best_selection is not None:
+        figure = "ranking accuracy" if select_by == "ranking" else "accuracy"
+        return (f"kept step {state.best_step}: best validation {figure} {-state.best_selection:.4f} "
                 f"(validation loss {loss})")
     return f"best validation loss {loss} at step {state.best_step}"

@@ -14,7 +14,7 @@ from pathlib import Path
 REPRESENTATIONS = ("cls", "mean", "paired")  # pair representations (ml.models.quantidce, ml.models.mdd_eval)
 QUANTIDCE_REPRESENTATIONS = (*REPRESENTATIONS, "windows")  # + QuantiDCE's two context windows
 LR_SCHEDULES = ("auto", "linear", "constant")
-SELECT_BY = ("loss", "accuracy")
+SELECT_BY = ("loss", "accuracy", "ranking")
 STAGE_DEFAULTS = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
     # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
@@ -91,7 +91,8 @@ class TrainingConfig:
     # the starting point evaluated as a candidate too, and the model chosen by validation ranking accuracy
     floor: bool = False
     evaluate_at_start: bool = False
-    select_by: str = "loss"  # loss (the lowest validation loss) or accuracy (the highest validation accuracy)
+    select_by: str = "loss"  # loss (the lowest validation loss), accuracy (the highest validation accuracy) or
+    # ranking (the highest DailyDialog++ ranking accuracy a trainer's validation_extra reports: MDD-Eval)
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:

@@ -10,7 +10,9 @@
   loss equals the one an uninterrupted run computes);
 - evaluation on the validation set each epoch (or every ``eval_every`` steps), and before the first step
   with ``evaluate_at_start``; the model with the lowest validation loss (``select_by="accuracy"``: the
-  highest validation accuracy the objective reports) is saved to ``<output_dir>/best`` with ``save_best``;
+  highest validation accuracy the objective reports; ``"ranking"``: the highest ``ranking_accuracy`` the
+  trainer's ``validation_extra(model)`` adds to the validation figures) is saved to ``<output_dir>/best``
+  with ``save_best``;
 - the data order of epoch e is a permutation seeded by (seed, e), so it does not depend on history.
 
 The ``objective`` maps (model, batch) to (loss, parts); it is where each metric's losses live."""
@@ -36,6 +38,8 @@ CHECKPOINT = re.compile(r"step-(\d+)$")
 # gain from more, and on a shared machine the threads wait on each other (measured on the 2-core CI
 # machine under load: 1.1 steps/s on two threads, ~16 on one, for QuantiDCE's windows head)
 SMALL = 5_000_000
+# select_by -> the validation figure chosen on, higher is better ("loss": the validation loss, lower is better)
+SELECTED = {"accuracy": "accuracy", "ranking": "ranking_accuracy"}
 
 
 def to_device(batch: dict, device: torch.device) -> dict:
@@ -51,12 +55,14 @@ def latest_checkpoint(output_dir: str | Path) -> Path | None:
 class Trainer:
     def __init__(self, model: torch.nn.Module, objective: Objective, train_set: Sequence, validation_set: Sequence,
                  collator: Callable[[list], dict], config: TrainingConfig, *,
-                 save_best: Callable[[torch.nn.Module, Path], None], callbacks: Sequence[Callback] = ()):
-        if not len(train_set):
+                 save_best: Callable[[torch.nn.Module, Path], None], callbacks: Sequence[Callback] = (),
+                 validation_extra: Callable[[torch.nn.Module], dict[str, float]] | None = None):
+        if not len(train_set) and config.epochs:  # epochs 0: the starting model evaluated and saved, no step
             raise ValueError("the training set is empty")
         self.model, self.objective, self.collator, self.config = model, objective, collator, config
         self.train_set, self.validation_set = train_set, validation_set
         self.save_best, self.callbacks = save_best, list(callbacks)
+        self.validation_extra = validation_extra  # more validation figures of the model (eval mode), e.g. ranking
         self.device = pick_device(config.device)
         self.output_dir = Path(config.output_dir)
         self.batches_per_epoch = math.ceil(len(train_set) / config.batch_size)
@@ -151,9 +157,16 @@ class Trainer:
         if not len(self.validation_set):
             return
         loss, parts = self.evaluate()
-        if self.config.select_by == "accuracy" and "accuracy" not in parts:
-            raise ValueError("select_by: accuracy needs an objective that reports a validation accuracy")
-        selection = -parts["accuracy"] if self.config.select_by == "accuracy" else loss
+        if self.validation_extra is not None:
+            self.model.eval()
+            with torch.inference_mode(), self.autocast():
+                parts = {**parts, **self.validation_extra(self.model)}
+            self.model.train()
+        key = SELECTED.get(self.config.select_by)
+        if key is not None and key not in parts:
+            raise ValueError(f"select_by: {self.config.select_by} needs a validation {key.replace('_', ' ')} "
+                             "(the objective's, or the trainer's validation_extra)")
+        selection = -parts[key] if key is not None else loss
         improved = self.state.best_selection is None or selection < self.state.best_selection
         if improved:
             self.state.best_selection = selection

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ml.trainers.config import REPRESENTATIONS, TrainingConfig
+from ml.trainers.config import REPRESENTATIONS, SELECT_BY, TrainingConfig
 
 MDD_STAGES = ("teacher", "augment", "student")
 MDD_STAGE_DEFAULTS = {
@@ -58,6 +58,8 @@ class MDDEvalConfig(TrainingConfig):
         if values.get("representation", cls.representation) not in REPRESENTATIONS:
             raise ValueError(f"representation: must be one of {', '.join(REPRESENTATIONS)}, "
                              f"not {values['representation']!r}")
+        if values.get("select_by", cls.select_by) not in SELECT_BY:
+            raise ValueError(f"select_by: must be one of {', '.join(SELECT_BY)}, not {values['select_by']!r}")
         if not 0 < values.get("threshold", cls.threshold) <= 1:
             raise ValueError(f"threshold: must be in (0, 1], not {values['threshold']}")
         if values.get("per_technique", cls.per_technique) < 1:

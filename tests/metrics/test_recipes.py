@@ -123,6 +123,15 @@ def test_mdd_eval_recipe_teacher_augment_student_the_student_starting_as_its_tea
         next(h["accuracy"] for h in teacher_best if h["step"] == teacher_run.result.validation["best_step"]))
     assert student.validation["pseudo_labels"]["pairs_after"] > 0
     assert MDDEvalModel.load(student.artifact_path).floor
+    # issue 27: both stages chosen by DailyDialog++ validation ranking accuracy of P(relevant), the start a candidate
+    for stage_run in (teacher_run, run):
+        assert (stage_run.config["select_by"], stage_run.config["evaluate_at_start"]) == ("ranking", True)
+        evaluations = [h for h in stage_run.losses if "validation" in h]
+        assert evaluations[0]["step"] == 0 and all({"ranking_accuracy", "accuracy"} <= set(h) for h in evaluations)
+        best = max(evaluations, key=lambda h: h["ranking_accuracy"])  # the first of equals: ties keep the earlier
+        assert stage_run.result.validation["best_step"] == best["step"]
+    # the phases' progress as plain lines (a log file shows them, not only a terminal's bar)
+    assert "pseudo-labelling: embedding texts: " in out and "embedding training texts: " in out
 
 
 def test_the_paper_recipe_says_how_long_it_takes_first_and_a_bad_recipe_is_named(shared):

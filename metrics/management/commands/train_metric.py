@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from metrics import recipes, registry, training
 from metrics.management.mdd_arguments import MDD_OPTIONS, add_mdd_arguments
 from metrics.models import MetricModel, RunStatus, TrainingRun
-from ml.trainers import TqdmCallback
+from ml.trainers import LogProgress, TqdmCallback
 
 OPTIONS = {  # command option -> TrainingConfig field
     "encoder": "encoder", "init_from": "init_from", "train": "train_data", "validation": "validation_data",
@@ -190,8 +190,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Recipe queued for a worker (queue gpu); it registers {name}.")
             return
         try:
+            # LogProgress: phases (embedding, pseudo-labelling) as lines too, for output redirected to a file
             recipes.recipe_run(metric=metric, name=name, recipe=recipe, overrides=given,
-                               callbacks=[TqdmCallback(disable=options["verbosity"] < 1)],
+                               callbacks=[TqdmCallback(disable=options["verbosity"] < 1),
+                                          LogProgress(lambda line: self.stdout.write(line))],
                                log=lambda line: self.stdout.write(line))
         except ValueError as error:
             raise CommandError(str(error)) from None
