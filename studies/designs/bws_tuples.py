@@ -34,7 +34,7 @@ from django.db.models import Count, QuerySet
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
 from studies.designs.bws import TUPLE_SIZE
-from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field, target_key, target_of
+from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field, letter, target_key, target_of
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.response import RESPONSE
 from studies.designs.units.sides import context_sides
@@ -155,7 +155,7 @@ class BWSTuples(StudyDesign):
         """The members (letter, text, own context) in the rater's order and, per criterion, the best
         and worst fields with the current picks (raters/_bws_tuple.html)."""
         members = {r.pk: r for r in Response.objects.filter(pk__in=list(order)).select_related("conversation")}
-        shown = [{"id": rid, "letter": target_key(order, rid), "number": i + 1, "text": members[rid].text,
+        shown = [{"id": rid, "letter": letter(i), "number": i + 1, "text": members[rid].text,
                   "turns": context_sides(members[rid].conversation.turns)} for i, rid in enumerate(order)]
         rows = []
         for criterion in criteria:
@@ -233,9 +233,9 @@ class BWSTuples(StudyDesign):
         for name, best, worst in BestWorstChoice.objects.filter(
                 assignment_id=slot.assignment_id, item_id=slot.item_id).values_list("criterion__name", "best_id",
                                                                                     "worst_id"):
-            if best in slot.response_order and worst in slot.response_order:  # the letters the rater saw
-                values[tuple_field("best", name)] = target_key(slot.response_order, best)
-                values[tuple_field("worst", name)] = target_key(slot.response_order, worst)
+            # picks are stored only among the members shown (answers_store): the letters the rater saw
+            values[tuple_field("best", name)] = target_key(slot.response_order, best)
+            values[tuple_field("worst", name)] = target_key(slot.response_order, worst)
         return values
 
     def answers_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],

@@ -12,20 +12,22 @@ from django.core.exceptions import ValidationError
 from studies.models import Assignment
 
 
+def letter(position: int) -> str:
+    """The letter of the target at 0-based ``position`` on a rater's screen: A, B, ..., then A27, A28, ..."""
+    return string.ascii_uppercase[position] if position < 26 else f"A{position + 1}"
+
+
 def target_key(order: Sequence[int], target_id: int) -> str:
-    """The name a rater's page gives one of the targets it shows: its letter in the rater's order (A, B,
-    ..., then A27, A28, ...), never its database id. Check items are written after the regular items, so
-    their ids are the newest; an id in a field name, a data attribute or a radio value would tell them
-    apart in the page source (issue 26)."""
-    i = list(order).index(target_id)
-    return string.ascii_uppercase[i] if i < 26 else f"A{i + 1}"
+    """The name a rater's page gives one of the targets it shows: its letter in the rater's order, never its
+    database id. Check items are written after the regular items, so their ids are the newest; an id in a
+    field name, a data attribute or a radio value would tell them apart in the page source (issue 26)."""
+    return letter(list(order).index(target_id))
 
 
 def target_of(order: Sequence[int], key: str) -> int | None:
     """The target a posted key names among those shown in ``order`` (``target_key``'s inverse); None for
     a key that names none of them (a forged or another item's)."""
-    keys = {target_key(order, t): t for t in order}
-    return keys.get(key)
+    return next((t for i, t in enumerate(order) if letter(i) == key), None)
 
 
 def field_name(target_id: int, criterion: str, order: Sequence[int]) -> str:

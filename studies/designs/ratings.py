@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,7 +22,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from studies.designs.base import StudyDesign
-from studies.designs.common import CheckAnswers, Errors, field_name, number_text
+from studies.designs.common import CheckAnswers, Errors, field_name, letter, number_text
 from studies.designs.kinds import kind_for
 from studies.designs.kinds.rationale import (
     SUFFIX,
@@ -156,8 +155,7 @@ class RatingsDesign(StudyDesign):
         (included once per criterion), the unit's own part (a whole dialogue, ...)."""
         unit = unit_for(study)
         texts = unit.target_texts(study, item, order, ranked=self.ranks)
-        letters = string.ascii_uppercase
-        responses: list[dict[str, Any]] = [{"id": rid, "letter": letters[i], "text": texts[rid]}
+        responses: list[dict[str, Any]] = [{"id": rid, "letter": letter(i), "text": texts[rid]}
                                            for i, rid in enumerate(order)]
         config = study.design_config
         rows_by_criterion = []

@@ -252,8 +252,10 @@ def _turns(value: Any, problems: _Problems) -> list[dict[str, str]]:
 
 
 def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rules: Any,
-                         reference: Any, reference_value: Any, among_items: bool = True
+                         reference: Any, reference_value: Any, shown_counts: set[int] | None
                          ) -> tuple[dict[str, Any], _Problems]:
+    """``shown_counts``: how many responses the study's items show (``regular_shown_counts``), which a check
+    item must match; None for practice items, which come before the items."""
     problems = _Problems()
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
@@ -268,7 +270,7 @@ def _check_item_problems(study: Study, *, kind: Any, context: Any, responses: An
     texts = [_text(r, f"responses[{i}]", problems) for i, r in enumerate(responses)]
     design = design_for(study)
     if texts and (problem := design.check_item_problem(study.design_config, len(texts))
-                  or (among_items and _shown_count_problem(len(texts), regular_shown_counts(study)))):
+                  or (shown_counts is not None and _shown_count_problem(len(texts), shown_counts))):
         problems.add("responses", problem)  # e.g. two responses for pairwise, tuple_size for BWS
     cleaned_rules, rule_problems = rules_clean(study, rules, len(texts)) if texts else ([], {})
     problems.update({k: v for k, v in rule_problems.items() if k not in problems})
@@ -288,12 +290,16 @@ def regular_shown_counts(study: Study) -> set[int]:
                .values_list("n", flat=True).distinct())
 
 
+def _counts_text(counts: set[int]) -> str:
+    return " or ".join(map(str, sorted(counts)))
+
+
 def _shown_count_problem(n: int, counts: set[int]) -> str | None:
     """A check item that shows another number of responses than every regular item (one response among
     sets of four) is recognisable on sight; None when it fits (or no items are built yet)."""
     if not counts or n in counts:
         return None
-    return (f"the study's items show {' or '.join(map(str, sorted(counts)))} responses; a check item must show as "
+    return (f"the study's items show {_counts_text(counts)} responses; a check item must show as "
             f"many, or raters can tell it apart (got {n})")
 
 
@@ -304,7 +310,7 @@ def checks_publish_problems(study: Study) -> list[str]:
         return []
     odd = study.items.filter(check_kind__gt="").annotate(n=Count("item_responses")).exclude(n__in=counts).count()
     return [f"{odd} check item(s) show another number of responses than the items "
-            f"({' or '.join(map(str, sorted(counts)))}), so raters could tell them apart: give them as many"] if odd else []
+            f"({_counts_text(counts)}), so raters could tell them apart: give them as many"] if odd else []
 
 
 def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, reference: Any = None,
@@ -314,7 +320,7 @@ def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, 
     parts, problems by field); rules keep 1-based response numbers. Practice comes before the items, so it
     may show another number of responses than they do."""
     return _check_item_problems(study, kind=CheckKind.GOLD, context=context, responses=responses, rules=rules,
-                                reference=reference, reference_value=reference_value, among_items=False)
+                                reference=reference, reference_value=reference_value, shown_counts=None)
 
 
 def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
@@ -369,7 +375,8 @@ def check_item_create(*, study: Study, kind: str, context: Any, responses: Any, 
     if refusal := unit_for(study).checks_problem:  # check rules name responses; a dialogue item has none
         raise ValidationError({"kind": refusal})
     data, problems = _check_item_problems(study, kind=kind, context=context, responses=responses, rules=rules,
-                                          reference=reference, reference_value=reference_value)
+                                          reference=reference, reference_value=reference_value,
+                                          shown_counts=regular_shown_counts(study))
     if problems:
         raise ValidationError(dict(problems))
     return _check_item_write(study, kind, data, study.items.filter(check_kind__gt="").count() + 1)
@@ -526,6 +533,7 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     if missing:
         raise ValidationError({"file": f"missing column(s): {', '.join(missing)} (need {', '.join(IMPORT_COLUMNS)})"})
     parsed, problems = [], {}
+    shown_counts = regular_shown_counts(study)  # once for the file, not per row
     try:
         for line, row in enumerate(reader, start=2):  # rows as a spreadsheet numbers them (header: 1)
             if len(parsed) >= IMPORT_MAX_ROWS:
@@ -538,7 +546,7 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
             data, row_problems = _check_item_problems(
                 study, kind=(row.get("kind") or "").strip(), context=row.get("context") or "",
                 responses=row.get("responses") or "", rules=rules, reference=row.get("reference"),
-                reference_value=_float_or_text(row.get("reference_value")))
+                reference_value=_float_or_text(row.get("reference_value")), shown_counts=shown_counts)
             problems.update({f"row {line}: {k}": v for k, v in row_problems.items()})
             parsed.append((row["kind"].strip(), data))
     except csv.Error as error:
