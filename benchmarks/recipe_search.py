@@ -11,7 +11,14 @@ run reads them all back) and writes unit-length vectors of context, last turn an
 
 ``search`` trains heads on DD++ dev and prints one JSON line per row and seed: DD++ validation accuracy
 (test contexts 0–149: **the only column a choice may be made on**), DD++ test accuracy (150–), GRADE and
-FED Overall Spearman, and the paired-bootstrap interval of Δρ against each untrained baseline."""
+FED Overall Spearman, and the paired-bootstrap interval of Δρ against each untrained baseline.
+
+``frontier`` asks whether *any* point a choice on DD++ validation could reach lies above both untrained
+cosines at once (GRADE above ``cosine_last``, FED above ``cosine_context``): it prints the untrained blends
+a·cos(context) + (1 − a)·cos(last turn), then follows each training run step by step (``--every``) —
+QuantiDCE's MLR and MDD-Eval's 3-way cross-entropy, each through the real floor head
+(``ml.models.floor.FloorHead``) from the whole-context cosine or from both windows, and MDD-Eval on random
+and relevant responses only — and, with ``--plot``, draws every point as GRADE ρ against FED ρ."""
 from __future__ import annotations
 
 import argparse
@@ -306,6 +313,143 @@ def search(args) -> None:
             print(json.dumps(result), flush=True)
 
 
+# -- frontier ----------------------------------------------------------------------------------------
+FRONTIER_RUNS = (  # (label, loss, windows, levels trained on)
+    ("QuantiDCE MLR, both windows", "mlr", 2, (1, 2, 3)),
+    ("QuantiDCE MLR, whole context", "mlr", 1, (1, 2, 3)),
+    ("MDD-Eval CE, both windows", "ce", 2, (1, 2, 3)),
+    ("MDD-Eval CE, whole context", "ce", 1, (1, 2, 3)),
+    ("MDD-Eval CE, random vs relevant only", "ce", 2, (1, 3)),
+)
+
+
+def floor_head(loss: str, width: int, seed: int):
+    """The recipes' heads, wrapped in the real floor (``ml.models.floor``): QuantiDCE's MLP (one output) or
+    MDD-Eval's (three classes, the floor on "relevant")."""
+    import torch
+    from torch import nn
+
+    from ml.models.floor import FloorHead
+
+    torch.manual_seed(seed)
+    hidden = 384
+    if loss == "mlr":
+        return FloorHead(nn.Sequential(nn.Linear(width, hidden // 2), nn.ELU(), nn.Linear(hidden // 2, hidden // 4),
+                                       nn.ELU(), nn.Linear(hidden // 4, 1)))
+    return FloorHead(nn.Sequential(nn.Dropout(0.1), nn.Linear(width, hidden), nn.Tanh(), nn.Dropout(0.1),
+                                   nn.Linear(hidden, 3)), column=2)
+
+
+def frontier(args) -> None:
+    import torch
+
+    from ml.losses.mlr import MultiLevelRankingLoss
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    sets = {name: load(out, name) for name in ("dev", "test", "grade", "fed")}
+    val, held = split_test(sets["test"])
+    prepared = {name: prepare(data)[0] for name, data in sets.items()}
+    human = {"grade": sets["grade"]["human:coherence"], "fed": sets["fed"]["human:overall"]}
+
+    def measure(scores: dict) -> dict:
+        t = sets["test"]
+        return {"ddpp_val": round(ranking_accuracy(scores["test"][val], t["level"][val], t["group"][val]), 4),
+                "grade": round(spearman(scores["grade"], human["grade"]), 4),
+                "fed": round(spearman(scores["fed"], human["fed"]), 4)}
+
+    points = []
+    for a in np.linspace(0, 1, 11):
+        scores = {n: a * np.sum(sets[n]["ctx"] * sets[n]["resp"], 1) + (1 - a) * np.sum(sets[n]["last"] * sets[n]["resp"], 1)
+                  for n in ("test", "grade", "fed")}
+        points.append({"run": "untrained blend", "a": round(float(a), 1), **measure(scores)})
+        print(json.dumps(points[-1]), flush=True)
+
+    for label, loss, windows, levels in FRONTIER_RUNS:
+        for seed in args.seeds:
+            head = floor_head(loss, prepared["dev"].shape[-1], seed)
+
+            def score(x, head=head, loss=loss, windows=windows):
+                logits = head(x[:, :windows]).mean(1)  # one shared head per window, averaged (QuantiDCE's windows)
+                return logits[:, 0] if loss == "mlr" else torch.softmax(logits, -1)[:, 2]
+
+            def evaluate(step, head=head, score=score, label=label, seed=seed):
+                head.eval()
+                with torch.no_grad():
+                    scores = {n: score(prepared[n]).numpy().astype(np.float64) for n in ("test", "grade", "fed")}
+                head.train()
+                return {"run": label, "seed": seed, "step": step, **measure(scores)}
+
+            dev_x, level = prepared["dev"], torch.from_numpy(sets["dev"]["level"])
+            optimizer = torch.optim.AdamW(head.parameters(), lr=args.lr)
+            history, step = [evaluate(0)], 0
+            if loss == "mlr":  # a batch of 3 contexts × (3 levels × 5 responses), as QuantiDCE trains
+                by_context = dev_x.view(-1, 15, *dev_x.shape[1:])
+                loss_fn = MultiLevelRankingLoss(0.3, 0.1)
+                batches = [(by_context[i:i + 3],) for i in range(0, len(by_context), 3)]
+            else:  # MDD-Eval: labelled pairs, 32 a batch
+                keep = torch.isin(level, torch.tensor(levels))
+                x, y = dev_x[keep], level[keep] - 1
+                batches = [(x[i:i + 32], y[i:i + 32]) for i in range(0, len(y), 32)]
+            for epoch in range(args.epochs):
+                order = torch.randperm(len(batches), generator=torch.Generator().manual_seed(seed * 1000 + epoch))
+                for b in order.tolist():
+                    if loss == "mlr":
+                        (chunk,) = batches[b]
+                        s = torch.sigmoid(score(chunk.reshape(-1, *chunk.shape[2:])))
+                        value, _ = loss_fn(s.view(len(chunk), 3, 5))
+                    else:
+                        xb, yb = batches[b]
+                        value = torch.nn.functional.cross_entropy(head(xb[:, :windows]).mean(1), yb)
+                    optimizer.zero_grad()
+                    value.backward()
+                    optimizer.step()
+                    step += 1
+                    if step % args.every == 0:
+                        history.append(evaluate(step))
+            best = max(history, key=lambda h: h["ddpp_val"])
+            for h in history:
+                points.append({**h, "chosen": h is best})
+                print(json.dumps(points[-1]), flush=True)
+    if args.plot:
+        plot_frontier(points, Path(args.plot))
+
+
+def plot_frontier(points: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    blend = [p for p in points if p["run"] == "untrained blend"]
+    last, ctx = blend[0], blend[-1]
+    above = sum(p["fed"] > ctx["fed"] and p["grade"] > last["grade"] for p in points)
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    ax.fill_between([ctx["fed"], 0.45], last["grade"], 0.45, color="#2ca02c", alpha=0.08,
+                    label=f"above both untrained cosines: {above} of {len(points)} points")
+    ax.axvline(ctx["fed"], color="#555", lw=0.8, ls="--")
+    ax.axhline(last["grade"], color="#555", lw=0.8, ls="--")
+    ax.plot([p["fed"] for p in blend], [p["grade"] for p in blend], "k.-", label="untrained a·cos(context) + (1−a)·cos(last)")
+    ax.annotate("cosine_context", (ctx["fed"], ctx["grade"]), textcoords="offset points", xytext=(-70, -12), fontsize=8)
+    ax.annotate("cosine_last", (last["fed"], last["grade"]), textcoords="offset points", xytext=(-62, -4), fontsize=8)
+    runs = [r for r in dict.fromkeys(p["run"] for p in points) if r != "untrained blend"]
+    colours = plt.get_cmap("tab10")
+    for i, run in enumerate(runs):
+        mine = [p for p in points if p["run"] == run]
+        ax.scatter([p["fed"] for p in mine], [p["grade"] for p in mine], s=10, color=colours(i), alpha=0.5, label=run)
+        chosen = [p for p in mine if p.get("chosen")]
+        ax.scatter([p["fed"] for p in chosen], [p["grade"] for p in chosen], s=60, marker="*", color=colours(i),
+                   edgecolors="k", linewidths=0.5)
+    ax.set_xlabel("FED turn level, Spearman ρ with Overall (375)")
+    ax.set_ylabel("GRADE DailyDialog, Spearman ρ with the mean score (300)")
+    ax.set_title("Every step of every run (seeds pooled); ★ = the point DD++ validation chooses", fontsize=9)
+    ax.set_xlim(min(p["fed"] for p in points) - 0.02, 0.45)
+    ax.set_ylim(min(p["grade"] for p in points) - 0.02, 0.45)
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -322,8 +466,16 @@ def main() -> None:
     s.add_argument("--heuristic", action="store_true", help="also the coherence heuristic (reads the texts)")
     s.add_argument("--intervals", action="store_true", help="paired bootstrap against the two cosines")
     s.add_argument("--ensemble", action="store_true", help="also z-score ensembles with the cosines")
+    fr = sub.add_parser("frontier")
+    fr.add_argument("--out", default="/tmp/recipe_features")
+    fr.add_argument("--seeds", type=int, nargs="+", default=[71, 13, 42])
+    fr.add_argument("--epochs", type=int, default=5, help="as the default recipes' teacher and MLR (default 5)")
+    fr.add_argument("--every", type=int, default=60, help="evaluate every N optimizer steps (default 60)")
+    fr.add_argument("--lr", type=float, default=1e-3, help="the default recipes' head learning rate (default 1e-3)")
+    fr.add_argument("--threads", type=int, default=2)
+    fr.add_argument("--plot", default="", help="draw GRADE ρ against FED ρ into this PNG")
     args = parser.parse_args()
-    {"features": features, "search": search}[args.command](args)
+    {"features": features, "search": search, "frontier": frontier}[args.command](args)
 
 
 if __name__ == "__main__":
