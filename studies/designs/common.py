@@ -2,6 +2,7 @@
 checks, what an item build was asked for, and a page section."""
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,27 @@ def field_name(target_id: int, criterion: str, order: Sequence[int]) -> str:
     """The form field of one target's answer to one criterion (rating designs and judgement kinds):
     ``r<letter>-<criterion>``, the letter the rater sees (``target_key``)."""
     return f"r{target_key(order, target_id)}-{criterion}"
+
+
+_ID_FIELD = re.compile(r"r(\d+)(-.+)")
+_PICK_FIELD = ("r0-best-", "r0-worst-")  # a best-worst tuple's picks (studies.designs.bws_tuples.tuple_field)
+
+
+def draft_in_letters(draft: Mapping[str, Any], order: Sequence[int]) -> dict[str, Any]:
+    """A draft autosaved before pages named targets by letter (issue 26), read with today's names: a
+    ``r<id>-…`` key and a tuple pick's id become that target's letter in ``order``, so a rater who was typing
+    while the new version was deployed finds the answers again. What names no target shown stays as it is."""
+    def named(key: str) -> str:
+        found = _ID_FIELD.fullmatch(key)
+        if found and int(found[1]) in order:
+            return f"r{target_key(order, int(found[1]))}{found[2]}"
+        return key
+
+    def picked(key: str, value: Any) -> Any:
+        if key.startswith(_PICK_FIELD) and isinstance(value, str) and value.isdigit() and int(value) in order:
+            return target_key(order, int(value))
+        return value
+    return {named(k): picked(k, v) for k, v in draft.items()}
 
 if TYPE_CHECKING:
     from studies.models import Corpus

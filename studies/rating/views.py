@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from studies.authoring import selectors as study_selectors
 from studies.designs import design_for, unit_for
+from studies.designs.common import draft_in_letters
 from studies.designs.rater_reads import study_criteria
 from studies.designs.ratings import field_name
 from studies.designs.units.sides import context_sides
@@ -154,7 +155,8 @@ def _item_page(request, slot: AssignmentItem, values: dict | None = None, errors
     typed when ``values`` is given (a refused answer), else the stored answers or the draft."""
     assignment, study, token, position = slot.assignment, slot.assignment.study, slot.assignment.token, slot.position
     if values is None:
-        values = design_for(study).stored_values(slot, study, study_criteria(study)) or dict(slot.draft.items())
+        values = (design_for(study).stored_values(slot, study, study_criteria(study))
+                  or draft_in_letters(slot.draft, slot.response_order))
     errors = errors or {}
     context = _item_context(study, slot.item, slot.response_order, values, errors, assignment=assignment, slot=slot,
                             total=slot.total)

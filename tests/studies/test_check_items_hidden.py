@@ -95,3 +95,32 @@ def test_a_check_item_must_show_as_many_responses_as_the_items(make_study, corpu
         authoring.study_publish(study=study)
     study.refresh_from_db()
     assert study.status == "draft" and not Assignment.objects.filter(study=study).exists()
+
+
+def test_a_draft_saved_with_id_names_before_letters_is_restored(client, make_study):
+    """A rater typing while the letter names were deployed: the draft was autosaved under ``r<id>-…`` names
+    (and a tuple pick's value was a member id). The page shows those answers under today's letters."""
+    study = make_study("likert", raters_per_item=2, items_per_assignment=2)
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="deploy"), seed=2)
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.get(position=0)
+    first, second = slot.response_order[0], slot.response_order[1]
+    slot.draft = {f"r{second}-coherence": "4", f"r{first}-coherence": "2", f"r{first}-coherence.rationale": "Off topic",
+                  "r999999-coherence": "5"}  # an id this screen does not show stays unnamed
+    slot.save(update_fields=["draft"])
+    page = page_of(client, assignment, 0)
+    assert 'name="rB-coherence" value="4" checked' in page and 'name="rA-coherence" value="2" checked' in page
+    assert not re.search(r'name="r\d+-', page)
+
+    tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=48)
+    assignment = rater_entry.assignment_start(
+        study=tuples, rater=rater_entry.rater_get_or_create(platform="invite", external_id="deploy-t"), seed=2)
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.get(position=0)
+    criterion = tuples.criteria.first().name
+    slot.draft = {f"r0-best-{criterion}": str(slot.response_order[2]), f"r0-worst-{criterion}": str(slot.response_order[0])}
+    slot.save(update_fields=["draft"])
+    page = page_of(client, assignment, 0)
+    assert re.search(rf'name="r0-best-{criterion}" value="C" checked', page)
+    assert re.search(rf'name="r0-worst-{criterion}" value="A" checked', page)
