@@ -349,7 +349,10 @@ def frontier(args) -> None:
     out = Path(args.out)
     sets = {name: load(out, name) for name in ("dev", "test", "grade", "fed")}
     val, held = split_test(sets["test"])
-    prepared = {name: prepare(data)[0] for name, data in sets.items()}
+    prepared, cosines = {}, {}
+    for name, data in sets.items():
+        prepared[name], cos = prepare(data)  # windows features; (cos context, cos last turn) per pair
+        cosines[name] = cos.numpy()
     human = {"grade": sets["grade"]["human:coherence"], "fed": sets["fed"]["human:overall"]}
 
     def measure(scores: dict) -> dict:
@@ -360,8 +363,7 @@ def frontier(args) -> None:
 
     points = []
     for a in np.linspace(0, 1, 11):
-        scores = {n: a * np.sum(sets[n]["ctx"] * sets[n]["resp"], 1) + (1 - a) * np.sum(sets[n]["last"] * sets[n]["resp"], 1)
-                  for n in ("test", "grade", "fed")}
+        scores = {n: a * cosines[n][:, 0] + (1 - a) * cosines[n][:, 1] for n in ("test", "grade", "fed")}
         points.append({"run": "untrained blend", "a": round(float(a), 1), **measure(scores)})
         print(json.dumps(points[-1]), flush=True)
 
@@ -369,9 +371,11 @@ def frontier(args) -> None:
         for seed in args.seeds:
             head = floor_head(loss, prepared["dev"].shape[-1], seed)
 
-            def score(x, head=head, loss=loss, windows=windows):
-                logits = head(x[:, :windows]).mean(1)  # one shared head per window, averaged (QuantiDCE's windows)
-                return logits[:, 0] if loss == "mlr" else torch.softmax(logits, -1)[:, 2]
+            def logits(x, head=head, windows=windows):
+                return head(x[:, :windows]).mean(1)  # one shared head per window, averaged (QuantiDCE's windows)
+
+            def score(x, logits=logits, loss=loss):
+                return logits(x)[:, 0] if loss == "mlr" else torch.softmax(logits(x), -1)[:, 2]
 
             def evaluate(step, head=head, score=score, label=label, seed=seed):
                 head.eval()
@@ -400,7 +404,7 @@ def frontier(args) -> None:
                         value, _ = loss_fn(s.view(len(chunk), 3, 5))
                     else:
                         xb, yb = batches[b]
-                        value = torch.nn.functional.cross_entropy(head(xb[:, :windows]).mean(1), yb)
+                        value = torch.nn.functional.cross_entropy(logits(xb), yb)
                     optimizer.zero_grad()
                     value.backward()
                     optimizer.step()

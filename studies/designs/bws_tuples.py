@@ -34,7 +34,17 @@ from django.db.models import Count, QuerySet
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
 from studies.designs.bws import TUPLE_SIZE
-from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field, letter, target_key, target_of
+from studies.designs.common import (
+    CheckAnswers,
+    Errors,
+    ItemSpec,
+    Section,
+    int_field,
+    letter,
+    target_key,
+    target_of,
+    tuple_field,
+)
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.response import RESPONSE
 from studies.designs.units.sides import context_sides
@@ -46,13 +56,6 @@ if TYPE_CHECKING:
     from studies.models import Assignment, AssignmentItem, Criterion
 
 KINDS = ("best", "worst")
-
-
-def tuple_field(kind: str, criterion: str) -> str:
-    """The form field of a tuple's best or worst pick for a criterion. The ``r0-`` prefix puts it
-    among the fields the shared item page autosaves and re-displays (rater.js names it beside the
-    responses' ``r<letter>-…``); a letter is never 0, so it never clashes with a response's field."""
-    return f"r0-{kind}-{criterion}"
 
 
 def tuple_items_create(*, study: Study, units: Sequence[int]) -> int:

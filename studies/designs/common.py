@@ -37,8 +37,15 @@ def field_name(target_id: int, criterion: str, order: Sequence[int]) -> str:
     return f"r{target_key(order, target_id)}-{criterion}"
 
 
+def tuple_field(kind: str, criterion: str) -> str:
+    """The form field of a tuple's best or worst pick for a criterion. The ``r0-`` prefix puts it
+    among the fields the shared item page autosaves and re-displays (rater.js names it beside the
+    responses' ``r<letter>-…``); a letter is never 0, so it never clashes with a response's field."""
+    return f"r0-{kind}-{criterion}"
+
+
 _ID_FIELD = re.compile(r"r(\d+)(-.+)")
-_PICK_FIELD = ("r0-best-", "r0-worst-")  # a best-worst tuple's picks (studies.designs.bws_tuples.tuple_field)
+_PICK_FIELDS = (tuple_field("best", ""), tuple_field("worst", ""))
 
 
 def draft_in_letters(draft: Mapping[str, Any], order: Sequence[int]) -> dict[str, Any]:
@@ -52,10 +59,11 @@ def draft_in_letters(draft: Mapping[str, Any], order: Sequence[int]) -> dict[str
         return key
 
     def picked(key: str, value: Any) -> Any:
-        if key.startswith(_PICK_FIELD) and isinstance(value, str) and value.isdigit() and int(value) in order:
+        if key.startswith(_PICK_FIELDS) and isinstance(value, str) and value.isdigit() and int(value) in order:
             return target_key(order, int(value))
         return value
     return {named(k): picked(k, v) for k, v in draft.items()}
+
 
 if TYPE_CHECKING:
     from studies.models import Corpus
