@@ -137,9 +137,11 @@ def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path],
         if len(sets) < 2:
             continue
         items = [dataclasses.replace(i, group=f"{k}:{i.group}") for k, s in enumerate(sets) for i in s.items]
+        # a paper's figure belongs to one data set: files of several (GRADE's ConvAI2 + Empathetic) pool to none
+        datasets = {s.dataset for s in sets}
         merged = JudgmentSet(f"{len(sets)} files", kind, items,
                              {q: sum(s.missing.get(q, 0) for s in sets) for q in {q for s in sets for q in s.missing}},
-                             sets[0].dataset)
+                             datasets.pop() if len(datasets) == 1 else "")
         pooled[kind] = {"files": len(sets), "records": sum(f["records"] for f in files if f["format"] == kind),
                         **set_figures(np.concatenate(pooled_values[kind]), merged, metric=metric)}
     if pooled:

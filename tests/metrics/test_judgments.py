@@ -118,3 +118,23 @@ def test_help_names_the_metrics_and_bad_paths_are_named():
     assert all(key in text for key in ("quantidce", "cosine_last", "cosine_context", "self_eval", "cosine_turns"))
     with pytest.raises(CommandError, match="nowhere.json: no such file or folder"):
         bench("cosine_last", "--dataset", "nowhere.json")
+
+
+def test_pooled_grade_files_of_two_data_sets_carry_no_paper_figure(tmp_path):
+    """A pooled GRADE figure carried the first file's paper number (issue 37); each file keeps its own,
+    and MDD-Eval's Empathetic-Eval figure (Table 5, .374) is there."""
+    from metrics import registry
+    from metrics.benchmarking import benchmark
+
+    records = json.loads(shared_file("grade", "dailydialog_EVAL.json").read_text())[:12]
+    paths = []
+    for name in ("convai2", "empatheticdialogues"):
+        path = tmp_path / f"{name}_EVAL.json"
+        path.write_text(json.dumps([{**r, "Dataset": f"{name}_EVAL"} for r in records]))
+        paths.append(path)
+    result = benchmark(registry.implementation("cosine_last"), paths, metric="mdd_eval")
+    by_file = {f["dataset"]: f["qualities"]["human:coherence"]["published"] for f in result["files"]}
+    assert by_file == {"convai2_EVAL.json": None, "empatheticdialogues_EVAL.json": {"spearman": 0.374}}
+    assert result["pooled"]["grade"]["qualities"]["human:coherence"]["published"] is None
+    same = benchmark(registry.implementation("cosine_last"), [paths[1], paths[1]], metric="mdd_eval")
+    assert same["pooled"]["grade"]["qualities"]["human:coherence"]["published"] == {"spearman": 0.374}
