@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics import ppi
+from metrics import selectors as metric_selectors
 from metrics.models import MetricModel, MetricScore
 from studies.authoring import selectors as study_selectors
 from studies.authoring.item_draws import study_items_extend
@@ -73,7 +74,7 @@ def report_section(request, studies, target):
 
 def _scope(request, slug, model):
     experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-    metric_model = get_object_or_404(MetricModel, name=model)
+    metric_model = get_object_or_404(metric_selectors.metric_models_usable_by(request.user), name=model)
     studies = experiment.studies.all()
     if request.GET.get("study"):
         studies = studies.filter(slug=request.GET["study"])

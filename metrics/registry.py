@@ -62,6 +62,7 @@ def _load() -> None:
         coherence,
         consecutive_turns,
         cosine,
+        llm_judge,
         mdd_eval,
         quantidce,
         readability,

@@ -135,3 +135,14 @@ def card_warnings(card: dict | None) -> list[str]:
     below it (clearly: the whole interval of the difference below 0)."""
     return [f"{'clearly ' if b.get('clearly_below') else ''}below {b['baseline']} on {b['set']} ({b['quality']}): "
             f"Δ {b['delta']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}]" for b in (card or {}).get("below", [])]
+
+
+def metric_models_usable_by(user) -> QuerySet[MetricModel]:
+    """The metric models ``user`` may see, run and read reports of: everyone's (no owner) and their own
+    (an LLM judge calls its owner's endpoint with its owner's key); staff see all."""
+    from django.db.models import Q
+
+    models = MetricModel.objects.all()
+    if getattr(user, "is_superuser", False):
+        return models
+    return models.filter(Q(owner__isnull=True) | Q(owner=user)) if getattr(user, "pk", None) else models.filter(owner__isnull=True)

@@ -99,16 +99,18 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
     def scores_of(ids: list[int]) -> list[MetricScore]:
         responses = list(Response.objects.filter(pk__in=ids).select_related("conversation").order_by("pk"))
         values = implementation.score(scoring_inputs(responses))
+        # None: no score (an LLM judge's refusal or unparseable answer), stored as nothing, never as 0
         return [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run)
-                for r, v in zip(responses, values, strict=True)]
+                for r, v in zip(responses, values, strict=True) if v is not None]
 
     def notes() -> str:
         warned = implementation.warnings
-        return f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
+        text = f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
+        return text + (implementation.run_notes() if hasattr(implementation, "run_notes") else "")
 
     return scoring_run_batches(run=run, device=implementation.device, targets=selectors.run_responses(run),
-                               unscored=selectors.unscored(run), scores_of=scores_of, batch=BATCH, notes=notes,
-                               on_progress=on_progress)
+                               unscored=selectors.unscored(run), scores_of=scores_of,
+                               batch=getattr(implementation, "batch_size", BATCH), notes=notes, on_progress=on_progress)
 
 
 def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:

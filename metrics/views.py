@@ -32,7 +32,7 @@ HEURISTICS = ("readability", "coherence")
 def metric_list(request):
     for key in HEURISTICS:  # the heuristic metrics are always available
         services.metric_model_default(key=key)
-    models = list(MetricModel.objects.select_related("metric"))
+    models = list(selectors.metric_models_usable_by(request.user).select_related("metric"))
     context = {
         "models": models,
         "warned": [m.name for m in models if selectors.card_warnings(m.card)],
@@ -102,7 +102,7 @@ def training_curve(request, pk):
 @login_required
 def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
-    model = get_object_or_404(MetricModel.objects.select_related("metric"), name=name)
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
@@ -133,7 +133,7 @@ def run_start(request):
     else:
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
         corpus = None
-    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     warnings = selectors.card_warnings(model.card)
     back = request.POST.get("next", "")
     if warnings and request.POST.get("card_acknowledged") != "on":  # say so before scoring, not after
@@ -173,7 +173,7 @@ def bme_fill(request, slug):
         raise Http404("this study's reference values do not come from a metric")
     for key in HEURISTICS:
         services.metric_model_default(key=key)
-    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     try:
         mapped = services.bme_reference_values_fill(study=study, metric_model=model)
     except (ValidationError, StudyStateError) as error:
@@ -203,7 +203,7 @@ def _report(request, slug, model):
     Conditions the model has not scored are left out of the correlations (a correlation with missing
     metric scores is not the one the paper reports) and listed so the page can offer to score them."""
     experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-    metric_model = get_object_or_404(MetricModel, name=model)
+    metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
     unscored = _unscored_study_ids(experiment, metric_model)
     scored_studies = experiment.studies.exclude(pk__in=unscored)
     if scored_studies.exists():
@@ -225,7 +225,7 @@ def human_metric_page(request, slug, model):
     return render(request, "metrics/human_metric.html", {
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
-        "rows": rows, "models": MetricModel.objects.all(), "card_warnings": selectors.card_warnings(metric_model.card),
+        "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered

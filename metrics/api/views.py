@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from metrics import registry, selectors, services, training
-from metrics.models import MetricModel, ScoringRun, TrainingRun
+from metrics.models import ScoringRun, TrainingRun
 from studies.authoring import selectors as study_selectors
 
 
@@ -62,7 +62,8 @@ class MetricModelListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
+        return Response(self.OutputSerializer(selectors.metric_models_usable_by(request.user).select_related("metric"),
+                                              many=True).data)
 
 
 class MetricModelDetailApi(APIView):
@@ -76,8 +77,8 @@ class MetricModelDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, name):
-        return Response(self.OutputSerializer(get_object_or_404(MetricModel.objects.select_related("metric"),
-                                                                name=name)).data)
+        return Response(self.OutputSerializer(get_object_or_404(
+            selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)).data)
 
 
 class ScoringRunCreateApi(APIView):
@@ -91,7 +92,7 @@ class ScoringRunCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
-        model = get_object_or_404(MetricModel, name=data.validated_data["metric_model"])
+        model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=data.validated_data["metric_model"])
         try:
             run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
         except DjangoValidationError as error:  # e.g. a turn-level metric on a dialogue study: 400, field named
@@ -118,7 +119,7 @@ class HumanMetricReportApi(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug, model):
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-        metric_model = get_object_or_404(MetricModel, name=model)
+        metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         studies = experiment.studies.all()
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
@@ -134,7 +135,7 @@ class PredictionPoweredApi(APIView):
         from metrics import ppi
 
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-        metric_model = get_object_or_404(MetricModel, name=model)
+        metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         studies = experiment.studies.all()
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])

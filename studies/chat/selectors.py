@@ -125,3 +125,11 @@ def systems_with_endpoints() -> list[dict[str, Any]]:
     return [{"system": e.system.name, "protocol": e.protocol, "url": e.url, "model_name": e.model_name,
              "has_key": e.has_key, "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
             for e in SystemEndpoint.objects.select_related("system").order_by("system__name")]
+
+
+def endpoints_visible_to(user):
+    """The endpoints ``user`` may see and use. Placeholder until endpoints are owned (issue 33): every
+    endpoint for staff, every endpoint for a researcher; the ownership branch replaces it."""
+    from studies.models import SystemEndpoint
+
+    return SystemEndpoint.objects.all() if user is not None else SystemEndpoint.objects.none()
