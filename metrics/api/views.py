@@ -62,6 +62,7 @@ class MetricModelListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
+        services.metric_models_default()  # as /metrics/: every heuristic metric is listed without a step of its own
         return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
 
 
