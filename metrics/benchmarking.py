@@ -27,7 +27,7 @@ from studies.analysis.correlation import correlate_all
 
 
 def scores_dialogues(implementation: MetricImplementation) -> bool:
-    return hasattr(implementation, "score_dialogues")
+    return implementation.level == "dialogue"
 
 
 def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, batch: int = 256,

@@ -62,6 +62,7 @@ class MetricModelListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
+        services.metric_models_default()  # as /metrics/: every heuristic metric is listed without a step of its own
         return Response(self.OutputSerializer(selectors.metric_models_usable_by(request.user).select_related("metric"),
                                               many=True).data)
 

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.registry import register
 
 
-@register
 @dataclass
 class LLMJudge(MetricImplementation):
     key: ClassVar[str] = "llm_judge"

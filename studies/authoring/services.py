@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation, item_draws
+from studies.authoring import allocation, checks, item_draws
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
 from studies.designs.kinds import criterion_kind_clean
@@ -29,7 +29,6 @@ from studies.models import (
     StudyItem,
     Unit,
 )
-from studies.rating import checks
 from studies.slugs import _create_with_slug, _slug_not_available
 
 logger = logging.getLogger(__name__)

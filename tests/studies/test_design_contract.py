@@ -14,7 +14,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 
-from studies.authoring import editing
+from studies.authoring import checks, editing
 from studies.authoring import services as authoring
 from studies.chat import endpoints
 from studies.chat import services as chatting
@@ -24,8 +24,8 @@ from studies.designs.common import target_key
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
-from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
 from tests.studies.test_import_dialogue import dump, fed_dialogue

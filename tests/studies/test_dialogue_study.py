@@ -243,7 +243,7 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
 def test_check_items_are_refused_for_dialogue_studies(user):
     experiment = authoring.experiment_create(owner=user, title="Checks")
     study = authoring.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
-    from studies.rating import checks
+    from studies.authoring import checks
 
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])

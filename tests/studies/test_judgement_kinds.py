@@ -6,14 +6,14 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
-from studies.authoring import editing
+from studies.authoring import checks, editing
 from studies.authoring import services as authoring
 from studies.designs import KINDS, design_for
 from studies.designs.common import target_key
 from studies.models import Criterion, Rating, Study
 from studies.rating import answers as answering
-from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 from studies.reports import selectors as report_selectors
 
 
