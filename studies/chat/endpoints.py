@@ -1,5 +1,7 @@
 """Writes and reads of system endpoints (researcher settings): set one, try it, and build the client's
-``Endpoint`` for a call with its key decrypted only then."""
+``Endpoint`` for a call with its key decrypted only then. An endpoint is its owner's
+(``studies.chat.ownership``): ``endpoint_set`` writes the owner's own endpoint for a system, never
+another researcher's."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -9,6 +11,7 @@ from django.db import transaction
 from studies.chat import keys
 from studies.chat.addresses import AddressRefused, Network, networks_parse, resolve, url_parse
 from studies.chat.client import BotError, BotReply, Endpoint, bot_reply
+from studies.chat.ownership import endpoints_of
 from studies.models import System, SystemEndpoint
 
 PROBE = [{"speaker": "user", "text": "Hello! This is a test message from Concord."}]
@@ -31,10 +34,10 @@ def _url_problem(url: str) -> str | None:
 
 
 @transaction.atomic
-def endpoint_set(*, system: System, protocol: str, url: str, model_name: str = "", key: str = "",
+def endpoint_set(*, owner, system: System, protocol: str, url: str, model_name: str = "", key: str = "",
                  key_env: str = "", clear_key: bool = False, timeout_seconds: float = 10.0,
                  retries: int = 2) -> SystemEndpoint:
-    """Create or change a system's endpoint. ``key`` (stored encrypted) and ``key_env`` (the name of a
+    """Create or change ``owner``'s endpoint for ``system`` (``owner`` None: the admin-only one). ``key`` (stored encrypted) and ``key_env`` (the name of a
     ``CONCORD_BOT_KEY_*`` variable) are alternatives; giving neither keeps the stored key unless
     ``clear_key``. Every bad field is named; nothing is written then."""
     errors: dict[str, str] = {}
@@ -60,7 +63,9 @@ def endpoint_set(*, system: System, protocol: str, url: str, model_name: str = "
         errors["retries"] = f"must be a whole number from 0 to 5, got {retries!r}"
     if errors:
         raise ValidationError(errors)
-    endpoint = SystemEndpoint.objects.select_for_update().filter(system=system).first() or SystemEndpoint(system=system)
+    owner_id = getattr(owner, "pk", owner)
+    endpoint = (endpoints_of(owner_id).select_for_update().filter(system=system).first()
+                or SystemEndpoint(system=system, owner_id=owner_id))
     endpoint.protocol, endpoint.url, endpoint.model_name = protocol, url, model_name
     endpoint.timeout_seconds, endpoint.retries = float(timeout_seconds), retries
     if key:

@@ -14,8 +14,12 @@ from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
+from studies.chat.ownership import chat_systems_usable_by, endpoints_visible_to
 from studies.chat.services import STALE_MARGIN_SECONDS
-from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem, SystemEndpoint
+from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem
+
+__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "chat_ended", "item_systems",
+           "study_chats", "chat_summary", "systems_with_endpoints"]
 
 WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
 
@@ -120,16 +124,10 @@ def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def systems_with_endpoints() -> list[dict[str, Any]]:
-    """Systems that can be chatted with: name, protocol, URL, model and whether a key is set (never the key)."""
-    return [{"system": e.system.name, "protocol": e.protocol, "url": e.url, "model_name": e.model_name,
-             "has_key": e.has_key, "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
-            for e in SystemEndpoint.objects.select_related("system").order_by("system__name")]
-
-
-def endpoints_visible_to(user):
-    """The endpoints ``user`` may see and use. Placeholder until endpoints are owned (issue 33): every
-    endpoint for staff, every endpoint for a researcher; the ownership branch replaces it."""
-    from studies.models import SystemEndpoint
-
-    return SystemEndpoint.objects.all() if user is not None else SystemEndpoint.objects.none()
+def systems_with_endpoints(user) -> list[dict[str, Any]]:
+    """The endpoints ``user`` may see (``endpoints_visible_to``): id, system, owner, protocol, URL, model
+    and whether a key is set (never the key)."""
+    return [{"id": e.pk, "system": e.system.name, "owner": e.owner.get_username() if e.owner else "admins only",
+             "protocol": e.protocol, "url": e.url, "model_name": e.model_name, "has_key": e.has_key,
+             "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
+            for e in endpoints_visible_to(user).order_by("system__name", "owner_id")]

@@ -29,6 +29,7 @@ from django.utils import timezone
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import chat_config
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
+from studies.chat.ownership import item_endpoints
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -38,6 +39,7 @@ from studies.models import (
     Corpus,
     Study,
     StudyItemSystem,
+    SystemEndpoint,
 )
 from studies.rating import platforms
 
@@ -80,7 +82,7 @@ def _locked(assignment: Assignment) -> Assignment:
 
 def _chats(assignment: Assignment, item_id: int) -> list[Chat]:
     return list(Chat.objects.filter(assignment=assignment, item_id=item_id)
-                .select_related("conversation", "system__endpoint").order_by("position"))
+                .select_related("conversation", "system").order_by("position"))
 
 
 def _expire_stale(chats: list[Chat], now) -> None:
@@ -200,12 +202,14 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str)
         return chats, True
 
 
-def _request(chat: Chat):
+def _request(chat: Chat, endpoint: SystemEndpoint | None):
     """What step 2 needs for one chat, read here (in the request's thread): the endpoint with its key,
-    or the BotError that stands for the reply, and the dialogue so far (as step 1 or the retry left it)."""
+    or the BotError that stands for the reply, and the dialogue so far (as step 1 or the retry left it).
+    ``endpoint`` is the study owner's for the chat's system (``ownership.item_endpoints``), never
+    another researcher's: without one the turn fails and no key is sent."""
     history = [{"speaker": t["speaker"], "text": t["text"]} for t in chat.conversation.turns]
     try:
-        endpoint = endpoint_for_call(getattr(chat.system, "endpoint", None))
+        endpoint = endpoint_for_call(endpoint)
     except BotError as error:
         return error, history, chat.conversation.external_id
     return endpoint, history, chat.conversation.external_id
@@ -225,7 +229,8 @@ def _ask(request) -> BotReply | BotError:
 
 def _call_bots(chats: list[Chat]) -> dict[int, BotReply | BotError]:
     """Step 2: every waiting chat's bot, in parallel when there are two."""
-    requests = [_request(chat) for chat in chats]
+    owned = item_endpoints(chats[0].item_id, [c.system_id for c in chats])
+    requests = [_request(chat, owned.get(chat.system_id)) for chat in chats]
     if len(chats) == 1:
         return {chats[0].pk: _ask(requests[0])}
     with ThreadPoolExecutor(max_workers=len(chats)) as pool:

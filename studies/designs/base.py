@@ -185,7 +185,7 @@ class StudyDesign:
             if lacking:
                 problems.append(f"{lacking} item(s) have no reference response or reference value"
                                 + (" (fill them from a metric first)" if self.anchor_from_metric else ""))
-        return problems
+        return problems + unit_for(study).publish_problems(study)
 
     def assignment_orders(self, *, study: Study, chosen: Sequence[int], shown: Mapping[int, list[int]],
                           rng: random.Random) -> dict[int, list[int]]:

@@ -136,3 +136,24 @@ def test_llm_judge_run_stops_when_the_owner_lost_the_endpoint(user, likert, judg
     with pytest.raises(ValueError, match="no longer its owner's"):
         _run(model, likert)
     assert judge.requests == []
+
+
+def test_llm_judge_endpoint_of_another_researcher_cannot_be_used(user, other_user, likert, judge, make_study):
+    """B names A's endpoint for a judge of B's own study: refused by field, nothing made, nothing sent."""
+    from studies.authoring import services as authoring
+
+    a_endpoint = endpoint_of(user, judge.url())
+    b_study = make_study("likert", points=5, experiment=authoring.experiment_create(owner=other_user, title="B's"))
+    with pytest.raises(ValidationError) as caught:
+        judge_services.judge_model_create(owner=other_user, endpoint_id=a_endpoint.pk, study=b_study,
+                                          criterion=b_study.criteria.first().name)
+    assert "no endpoint of yours" in caught.value.message_dict["endpoint"][0]
+    assert not MetricModel.objects.filter(metric__key="llm_judge").exists() and judge.requests == []
+
+
+def test_llm_judge_endpoint_given_to_someone_else_stops_the_judge(user, other_user, likert, judge):
+    model = _judge_model(user, likert, judge)
+    SystemEndpoint.objects.update(owner=other_user)  # the key is no longer the judge owner's to send
+    with pytest.raises(ValueError, match="no longer its owner's"):
+        _run(model, likert)
+    assert judge.requests == []

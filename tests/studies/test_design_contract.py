@@ -85,7 +85,8 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if unit.collects_dialogues:  # chats: systems with endpoints on the local bot server
         for name in CHAT_SYSTEMS:
             system, _ = System.objects.get_or_create(name=name)
-            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+            endpoints.endpoint_set(owner=user, system=system, protocol="concord", url=_BOT["bot"].url("rule"),
+                                   retries=0)
         authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
     elif unit.level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
@@ -310,7 +311,8 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
     if unit_for(unit_key).collects_dialogues:  # chats: systems with endpoints on the local bot server
         for name in CHAT_SYSTEMS:
             system, _ = System.objects.get_or_create(name=name)
-            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+            endpoints.endpoint_set(owner=user, system=system, protocol="concord", url=_BOT["bot"].url("rule"),
+                                   retries=0)
         authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
     elif unit_for(unit_key).level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
