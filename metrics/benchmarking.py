@@ -147,3 +147,44 @@ def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path],
     if pooled:
         result["pooled"] = pooled
     return result
+
+
+def compare(implementations: dict[str, MetricImplementation], paths: Sequence[str | Path], *, fmt: str = "auto",
+            offset: int = 0, limit: int | None = None, resamples: int = 2000, seed: int = 0,
+            progress: Callable[[str, int], Callable[[int], None] | None] | None = None) -> dict[str, Any]:
+    """Several metrics on the same files: per file (and pooled per kind) and human quality, their Spearman
+    with the humans ranked, with the paired bootstrap gap to the best (``studies.analysis.metric_ranking``)."""
+    from studies.analysis.metric_ranking import rank_metrics, ranking_sentence
+
+    files, pooled_items, pooled_values = [], {}, {}
+    for path in expand(paths):
+        try:
+            judgments = select(read_set(path, fmt), offset=offset, limit=limit)
+        except ValueError as error:
+            raise ValueError(f"{path.name}: {error}") from None
+        if judgments.kind == "ddpp":
+            raise ValueError(f"{path.name}: DailyDialog++ has levels, not human scores; compare metrics on "
+                             "GRADE, FED or DSTC9 files")
+        values = {label: score_set(impl, judgments, on_progress=progress(f"{label} {path.name}", len(judgments.items))
+                                   if progress else None) for label, impl in implementations.items()}
+        files.append({"dataset": path.name, "format": judgments.kind,
+                      "qualities": _ranked(judgments.items, values, resamples, seed, rank_metrics, ranking_sentence)})
+        pooled_items.setdefault(judgments.kind, []).extend(judgments.items)
+        for label, column in values.items():
+            pooled_values.setdefault(judgments.kind, {}).setdefault(label, []).extend(column.tolist())
+    result: dict[str, Any] = {"metrics": list(implementations), "files": files}
+    if len(files) > 1:
+        result["pooled"] = {kind: _ranked(items, {k: np.asarray(v) for k, v in pooled_values[kind].items()}, resamples,
+                                          seed, rank_metrics, ranking_sentence)
+                            for kind, items in pooled_items.items()}
+    return result
+
+
+def _ranked(items, values, resamples, seed, rank_metrics, ranking_sentence) -> dict[str, Any]:
+    table = {}
+    for quality in sorted({q for item in items for q in item.human}):
+        human = [item.human.get(quality) for item in items]
+        ranking = rank_metrics(human, {label: column.tolist() for label, column in values.items()},
+                               resamples=resamples, seed=seed)
+        table[quality] = {**ranking, "summary": ranking_sentence(ranking)}
+    return table
