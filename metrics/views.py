@@ -220,6 +220,9 @@ def human_metric_page(request, slug, model):
     rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
     return render(request, "metrics/human_metric.html", {
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
+        "judges": selectors.judges_ranking(
+            experiment.studies.exclude(pk__in=[s.pk for s in unscored]),
+            selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
