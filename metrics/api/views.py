@@ -230,3 +230,33 @@ class TrainingRunCancelApi(APIView):
     def post(self, request, pk):
         run = training.training_run_cancel(run=get_object_or_404(TrainingRun, pk=pk))
         return Response(TrainingRunOutputSerializer(run).data)
+
+
+class JudgeCreateApi(APIView):
+    """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
+    (``metrics.judge_services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
+
+    class InputSerializer(serializers.Serializer):
+        endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
+        study = serializers.SlugField()
+        criterion = serializers.SlugField()
+        name = serializers.SlugField(required=False, default="", allow_blank=True, max_length=80)
+        logprobs = serializers.BooleanField(default=False, help_text="score = sum_k p(k) k where the server gives logprobs")
+        concurrency = serializers.IntegerField(default=4, min_value=1, max_value=32)
+        requests_per_minute = serializers.IntegerField(default=0, min_value=0)
+        price_prompt_per_million = serializers.FloatField(default=0.0, min_value=0.0)
+        price_completion_per_million = serializers.FloatField(default=0.0, min_value=0.0)
+
+    @extend_schema(request=InputSerializer, responses={201: MetricModelDetailApi.OutputSerializer})
+    def post(self, request):
+        from metrics.judge_services import judge_model_create
+
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=values.pop("study"))
+        try:
+            model = judge_model_create(owner=request.user, endpoint_id=values.pop("endpoint"), study=study, **values)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return Response(MetricModelDetailApi.OutputSerializer(model).data, status=status.HTTP_201_CREATED)

@@ -157,3 +157,42 @@ def test_llm_judge_endpoint_given_to_someone_else_stops_the_judge(user, other_us
     with pytest.raises(ValueError, match="no longer its owner's"):
         _run(model, likert)
     assert judge.requests == []
+
+
+def test_llm_judge_endpoint_api_creates_scores_and_refuses_others(user, other_user, likert, judge, api):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    endpoint = endpoint_of(user, judge.url())
+    criterion = likert.criteria.first().name
+    created = api.post("/api/metrics/judges/", {"endpoint": endpoint.pk, "study": likert.slug, "criterion": criterion},
+                       format="json")
+    assert created.status_code == 201, created.content
+    name = created.json()["name"]
+    bad = api.post("/api/metrics/judges/", {"endpoint": endpoint.pk, "study": likert.slug, "criterion": "nope"},
+                   format="json")
+    assert bad.status_code == 400 and "criterion" in bad.content.decode()
+    run = api.post("/api/metrics/runs/", {"metric_model": name, "study": likert.slug}, format="json")
+    assert run.status_code == 201
+    bob = APIClient()
+    bob.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=other_user).key}")
+    assert name not in bob.get("/api/metrics/models/").content.decode()
+    assert bob.get(f"/api/metrics/models/{name}/").status_code == 404
+    assert bob.post("/api/metrics/judges/", {"endpoint": endpoint.pk, "study": likert.slug, "criterion": criterion},
+                    format="json").status_code == 404  # not B's study
+    assert MetricModel.objects.filter(metric__key="llm_judge").count() == 1
+
+
+def test_llm_judge_create_command_names_the_field(user, likert, judge):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    endpoint = endpoint_of(user, judge.url())
+    out = io.StringIO()
+    call_command("judge_create", "--owner", user.username, "--endpoint", str(endpoint.pk), "--study", likert.slug,
+                 "--criterion", likert.criteria.first().name, "--name", "my-judge", stdout=out)
+    assert "Judge my-judge" in out.getvalue() and MetricModel.objects.get(name="my-judge").owner == user
+    with pytest.raises(CommandError, match="--criterion: "):
+        call_command("judge_create", "--owner", user.username, "--endpoint", str(endpoint.pk), "--study",
+                     likert.slug, "--criterion", "nope")
