@@ -196,3 +196,24 @@ def test_llm_judge_create_command_names_the_field(user, likert, judge):
     with pytest.raises(CommandError, match="--criterion: "):
         call_command("judge_create", "--owner", user.username, "--endpoint", str(endpoint.pk), "--study",
                      likert.slug, "--criterion", "nope")
+
+
+def test_llm_judge_demo_scores_the_likert_demo(loopback_allowed):
+    """make demo: the demo's rule-based judge scores the Likert demo study (with log-probabilities); run
+    again, it makes no second judge."""
+    import io
+
+    from django.core.management import call_command
+
+    from studies.authoring.demo import demo_load
+
+    demo_load()
+    out = io.StringIO()
+    call_command("demo_judge", "--port", "0", stdout=out)
+    model = MetricModel.objects.get(metric__key="llm_judge")
+    assert model.owner.username == "researcher" and model.config["logprobs"] is True
+    scored = MetricScore.objects.filter(metric_model=model).count()
+    assert scored > 0 and f"{scored} of {scored} responses scored" in out.getvalue()
+    call_command("demo_judge", "--port", "0", stdout=io.StringIO())
+    assert MetricModel.objects.filter(metric__key="llm_judge").count() == 1
+    assert MetricScore.objects.filter(metric_model=model).count() == scored
