@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from metrics import ppi, registry, selectors, services, training
 from metrics.api.views import visible_runs
+from metrics.judge_views import judge_endpoints
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
 from studies.authoring import selectors as study_selectors
@@ -36,6 +37,7 @@ def metric_list(request):
         "studies": study_selectors.studies_visible_to(request.user).exclude(items=None).distinct(),
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
+        "judge_endpoints": judge_endpoints(request.user),
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]

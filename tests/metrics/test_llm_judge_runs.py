@@ -217,3 +217,24 @@ def test_llm_judge_demo_scores_the_likert_demo(loopback_allowed):
     call_command("demo_judge", "--port", "0", stdout=io.StringIO())
     assert MetricModel.objects.filter(metric__key="llm_judge").count() == 1
     assert MetricScore.objects.filter(metric_model=model).count() == scored
+
+
+def test_llm_judge_made_from_the_metrics_page_only_with_your_endpoint(user, other_user, likert, judge, client):
+    endpoint = endpoint_of(user, judge.url())
+    client.force_login(user)
+    page = client.get("/metrics/").content.decode()
+    assert 'id="make-judge"' in page and f'<option value="{endpoint.pk}">judge-a (rule-judge)</option>' in page
+    criterion = likert.criteria.first().name
+    made = client.post("/metrics/judges/start/", {"endpoint": endpoint.pk, "study": likert.slug, "criterion": criterion},
+                       follow=True)
+    assert "made: choose it" in made.content.decode()
+    assert MetricModel.objects.get(metric__key="llm_judge").owner == user
+    refused = client.post("/metrics/judges/start/", {"endpoint": endpoint.pk, "study": likert.slug,
+                                                     "criterion": "nope"}, follow=True)
+    assert "criterion: " in refused.content.decode()
+    client.force_login(other_user)
+    other_page = client.get("/metrics/").content.decode()
+    assert f'<option value="{endpoint.pk}">' not in other_page and "you have none yet" in other_page
+    assert client.post("/metrics/judges/start/", {"endpoint": endpoint.pk, "study": likert.slug,
+                                                  "criterion": criterion}).status_code == 404  # not B's study
+    assert MetricModel.objects.filter(metric__key="llm_judge").count() == 1
