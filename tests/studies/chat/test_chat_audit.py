@@ -165,3 +165,16 @@ def test_try_message_names_an_action_per_failure():
         or "refused the key" in endpoints.try_message(BotError("status", "HTTP 401: no", status=401))
     assert "timeout per attempt" in endpoints.try_message(BotError("timeout", "no answer within 1.0 s"))
     assert "/v1" in endpoints.try_message(BotError("status", "HTTP 404: nope", status=404))
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_chat_message_is_a_400_naming_the_field(client, user, local_bot, loopback_allowed):
+    bot_system("nul-bot", local_bot.url("rule"), owner=user)
+    study = chat_study(user, ["nul-bot"])
+    assignment = started_assignment(study)
+    chatting.chat_open(assignment=assignment, item_id=study.items.get().pk)
+    sent = client.post(reverse("chat:turn", args=[assignment.token, 0]), {
+        "form_token": form_tokens.form_token(assignment.token, "chat"), "client_id": "n1", "text": "hi\x00there"},
+        HTTP_ACCEPT="application/json")
+    assert sent.status_code == 400 and sent.json()["field"] == "text"
+    assert not ChatTurn.objects.exists() and local_bot.requests == []
