@@ -32,6 +32,7 @@ only in the Host header and as TLS SNI, the certificate still checked against it
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import math
 import socket
@@ -242,6 +243,36 @@ def _read(response, deadline: _Deadline) -> bytes:
         chunks.append(chunk)
 
 
+def _resolve_within(deadline: _Deadline, target: Target, allowed: Sequence[Network],
+                    resolver: Resolver | None) -> str:
+    """``resolve`` in a thread of its own, waited for until the deadline: a name server that does not
+    answer counts against the same deadline as everything else (the thread is left to finish)."""
+    try:
+        ipaddress.ip_address(target.host)
+    except ValueError:
+        pass
+    else:
+        return resolve(target.host, target.port, allowed=allowed)  # a literal: nothing to wait for
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(resolve(target.host, target.port, allowed=allowed,
+                                   **({"resolver": resolver} if resolver is not None else {})))
+        except Exception as error:  # noqa: BLE001 - handed to the caller's thread as it is
+            outcome.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="chat-resolve", daemon=True).start()
+    if not done.wait(max(0.0, deadline.left())):
+        raise BotError("timeout", f"looking up {target.host} took until the deadline")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
 def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequence[Network],
              resolver: Resolver | None) -> str:
     """One POST (following checked redirects); the reply text or BotError."""
@@ -250,8 +281,7 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
     for _hop in range(MAX_REDIRECTS + 1):
         try:
             target = url_parse(url)
-            address = resolve(target.host, target.port, allowed=allowed,
-                              **({"resolver": resolver} if resolver is not None else {}))
+            address = _resolve_within(deadline, target, allowed, resolver)
         except AddressRefused as error:
             raise BotError("address" if origin is None else "redirect",
                            str(error) if origin is None else f"a redirect to {url[:200]} was {error}") from None

@@ -6,6 +6,7 @@ says what to do without telling whether a host name resolves."""
 import ipaddress
 import re
 import socket
+import threading
 import time
 
 import pytest
@@ -178,3 +179,20 @@ def test_a_nul_in_a_chat_message_is_a_400_naming_the_field(client, user, local_b
         HTTP_ACCEPT="application/json")
     assert sent.status_code == 400 and sent.json()["field"] == "text"
     assert not ChatTurn.objects.exists() and local_bot.requests == []
+
+
+def test_a_name_server_that_does_not_answer_counts_against_the_deadline():
+    release = threading.Event()
+
+    def stuck(host, port, type=0):  # noqa: A002 - getaddrinfo's keyword
+        release.wait(30)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("8.8.8.8", port))]
+
+    endpoint = Endpoint(protocol="concord", url="http://bot.stuck.test/chat", timeout=5, retries=3)
+    started = time.monotonic()
+    try:
+        with pytest.raises(BotError) as caught:
+            bot_reply(endpoint, TURNS, deadline_seconds=0.6, resolver=stuck)
+    finally:
+        release.set()
+    assert caught.value.kind == "timeout" and time.monotonic() - started < 2.0
