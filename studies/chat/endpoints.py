@@ -74,6 +74,21 @@ def endpoint_set(*, owner, system: System, protocol: str, url: str, model_name: 
     return endpoint
 
 
+@transaction.atomic
+def endpoint_owner_set(*, endpoint: SystemEndpoint, owner) -> SystemEndpoint:
+    """An admin gives an endpoint (an admin-only one left by the migration, say) to a researcher, its
+    key unchanged; refused, naming the field, when that researcher already has one for the system."""
+    locked = SystemEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    owner_id = getattr(owner, "pk", owner)
+    if owner_id == locked.owner_id:
+        return locked
+    if endpoints_of(owner_id).filter(system_id=locked.system_id).exists():
+        raise ValidationError({"owner": "that researcher already has an endpoint for this system"})
+    locked.owner_id = owner_id
+    locked.save(update_fields=["owner", "updated_at"])
+    return locked
+
+
 def endpoint_for_call(endpoint: SystemEndpoint | None) -> Endpoint:
     """The client's view of an endpoint, its key decrypted (or read from the environment) for this call
     only; BotError("key") when it cannot be had."""
