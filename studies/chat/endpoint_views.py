@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -35,6 +36,24 @@ class EndpointForm(forms.Form):
     clear_key = forms.BooleanField(required=False, label="Remove the stored key")
     timeout_seconds = forms.FloatField(initial=10, min_value=0.5, max_value=60, label="Timeout per attempt (s)")
     retries = forms.IntegerField(initial=2, min_value=0, max_value=5)
+    owner = forms.CharField(required=False, max_length=150, label="Owner (admins only)",
+                            help_text="The user name of the researcher this endpoint belongs to (empty: unchanged).")
+
+
+_UNCHANGED = object()
+
+
+def _owner_given(user, name: str, endpoint: SystemEndpoint | None):
+    """The owner an admin typed (a user) or ``_UNCHANGED`` (left empty, or not an admin)."""
+    if not user.is_superuser or endpoint is None:
+        return _UNCHANGED
+    name = (name or "").strip()
+    if not name:
+        return _UNCHANGED
+    found = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: name}).first()
+    if found is None:
+        raise ValidationError({"owner": f"no user named {name[:150]}"})
+    return found
 
 
 @permission_required(PERMISSION)
@@ -52,7 +71,11 @@ def endpoint_edit(request, pk: int | None = None):
         initial |= {"protocol": endpoint.protocol, "url": endpoint.url, "model_name": endpoint.model_name,
                     "key_env": endpoint.key_env, "timeout_seconds": endpoint.timeout_seconds,
                     "retries": endpoint.retries}
+    if endpoint is not None:
+        initial["owner"] = endpoint.owner.get_username() if endpoint.owner else ""
     form = EndpointForm(request.POST or None, initial=initial)
+    if not request.user.is_superuser or endpoint is None:
+        del form.fields["owner"]  # a new endpoint is its maker's; only an admin gives one to someone else
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         system_name = name or slugify(data["system"])
@@ -62,6 +85,7 @@ def endpoint_edit(request, pk: int | None = None):
             form.add_error("system", f"you already have an endpoint for {system_name}: change that one")
         else:
             try:
+                new_owner = _owner_given(request.user, data.get("owner", ""), endpoint)
                 with transaction.atomic():
                     system = endpoint.system if endpoint is not None else System.objects.get_or_create(
                         name=system_name)[0]
@@ -70,6 +94,8 @@ def endpoint_edit(request, pk: int | None = None):
                         protocol=data["protocol"], url=data["url"], model_name=data["model_name"], key=data["key"],
                         key_env=data["key_env"], clear_key=data["clear_key"], timeout_seconds=data["timeout_seconds"],
                         retries=data["retries"])
+                    if new_owner is not _UNCHANGED:
+                        saved = endpoints.endpoint_owner_set(endpoint=saved, owner=new_owner)
             except ValidationError as error:
                 for field, problems in error.message_dict.items():
                     form.add_error(field if field in form.fields else None, problems)

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from studies.chat import keys
-from studies.chat.addresses import AddressRefused, Network, networks_parse, resolve, url_parse
+from studies.chat.addresses import Network, literal_problem, networks_parse
 from studies.chat.client import BotError, BotReply, Endpoint, bot_reply
 from studies.chat.ownership import endpoints_of
 from studies.models import System, SystemEndpoint
@@ -23,14 +23,10 @@ def allowed_networks() -> list[Network]:
 
 
 def _url_problem(url: str) -> str | None:
-    """What is wrong with the URL for this deployment, or None. A name that does not resolve now is
-    accepted (the check runs again before every call); a refused address is not."""
-    try:
-        target = url_parse(url)
-        resolve(target.host, target.port, allowed=allowed_networks())
-    except AddressRefused as error:
-        return None if error.kind == "dns" else str(error)
-    return None
+    """What is wrong with the URL for this deployment, or None: its syntax, or a refused literal address.
+    A host name is not looked up here (it is checked before every call, "Try it" included), so saving
+    the form says nothing about which names resolve."""
+    return literal_problem(url, allowed_networks())
 
 
 @transaction.atomic
@@ -78,6 +74,21 @@ def endpoint_set(*, owner, system: System, protocol: str, url: str, model_name: 
     return endpoint
 
 
+@transaction.atomic
+def endpoint_owner_set(*, endpoint: SystemEndpoint, owner) -> SystemEndpoint:
+    """An admin gives an endpoint (an admin-only one left by the migration, say) to a researcher, its
+    key unchanged; refused, naming the field, when that researcher already has one for the system."""
+    locked = SystemEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    owner_id = getattr(owner, "pk", owner)
+    if owner_id == locked.owner_id:
+        return locked
+    if endpoints_of(owner_id).filter(system_id=locked.system_id).exists():
+        raise ValidationError({"owner": "that researcher already has an endpoint for this system"})
+    locked.owner_id = owner_id
+    locked.save(update_fields=["owner", "updated_at"])
+    return locked
+
+
 def endpoint_for_call(endpoint: SystemEndpoint | None) -> Endpoint:
     """The client's view of an endpoint, its key decrypted (or read from the environment) for this call
     only; BotError("key") when it cannot be had."""
@@ -95,3 +106,33 @@ def endpoint_try(*, endpoint: SystemEndpoint) -> BotReply:
     """Send one greeting to the endpoint (the researcher's "Try it"); the reply or BotError."""
     return bot_reply(endpoint_for_call(endpoint), PROBE, conversation_id="concord-probe",
                      deadline_seconds=settings.CHAT_REPLY_DEADLINE_SECONDS, allowed=allowed_networks())
+
+
+# What the researcher can do about each kind of failure ("Try it"); the detail comes first.
+TRY_HINTS = {
+    "timeout": "check that the server is running and answers within the timeout per attempt (raise it for a slow "
+               "model); the whole call stops at CONCORD_CHAT_REPLY_DEADLINE",
+    "connection": "check the URL's host and port, and that the server accepts connections from this site",
+    "reply": "the server must answer HTTP 200 with JSON in the endpoint's protocol (Concord: {\"reply\": \"...\"}; "
+             "OpenAI-compatible: choices[0].message.content)",
+    "redirect": "use the final URL instead of one that redirects",
+    "key": "set the key again, or set the environment variable on the web server and the workers",
+}
+STATUS_HINTS = {
+    401: "the server refused the key: check it (or the environment variable it comes from)",
+    403: "the server refused the key: check it (or the environment variable it comes from)",
+    404: "check the URL's path (OpenAI-compatible: the base URL ending in /v1, or the full …/chat/completions)",
+    405: "check the URL's path: the endpoint must accept POST",
+    429: "the server is rate limiting: try again later or raise its limit",
+}
+
+
+def try_message(error: BotError) -> str:
+    """A "Try it" failure in the researcher's terms: what happened and what to change. An address
+    refusal is the same for a name that does not resolve and one that resolves to a refused address."""
+    if error.kind == "status":
+        hint = STATUS_HINTS.get(error.status or 0) or ("the server failed: look at its logs"
+                                                       if (error.status or 0) >= 500 else "")
+    else:
+        hint = TRY_HINTS.get(error.kind, "")
+    return f"{error}" + (f". What to do: {hint}." if hint else "")

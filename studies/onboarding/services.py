@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from studies.authoring import checks as check_authoring
 from studies.designs import design_for, unit_for
+from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import (
@@ -217,6 +218,7 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     design = design_for(study)
     criteria = study_criteria(study)
     parsed, errors = design.answers_parse(post, study=study, order=item.response_ids, criteria=criteria)
+    errors.update(repeated_fields(post, design.field_prefixes, criteria))  # one value, posted once (issue 33)
     with transaction.atomic():
         locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
         existing = PracticeAnswer.objects.filter(attempt=locked, item=item).first()

@@ -42,6 +42,7 @@ class JudgementKind:
     key: ClassVar[str]
     label: ClassVar[str] = ""
     template: ClassVar[str] = ""  # the criterion's partial on the rater form ("": the design's own)
+    many_values: ClassVar[bool] = False  # a field may be posted several times (ticked boxes); else once
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         """The criterion's options for this kind (labels, lengths) with defaults, or ValidationError

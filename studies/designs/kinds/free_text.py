@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 
 from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
+from studies.rating.platforms import text_problem
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
@@ -24,7 +25,10 @@ DEFAULTS = {"min_length": 1, "max_length": 1000}
 
 
 def length_problem(text: str, low: int, high: int) -> str | None:
-    """What is wrong with a text's length (in characters, surrounding spaces not counted), or None."""
+    """What is wrong with a text: its length (in characters, surrounding spaces not counted), or a NUL,
+    control character or lone surrogate the database cannot hold (issue 33: a 400, never a 500); None."""
+    if problem := text_problem(text):
+        return f"this text {problem}"
     n = len(text.strip())
     if n < low:
         return "write something here" if n == 0 and low <= 1 else f"write at least {low} characters (now {n})"

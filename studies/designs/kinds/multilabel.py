@@ -35,6 +35,7 @@ class MultiLabelKind(JudgementKind):
     key = "multilabel"
     label = "Any of several labels (multi-label)"
     template = "raters/kinds/multilabel.html"
+    many_values = True
     check_rule_key = "labels"
     numeric = False
 

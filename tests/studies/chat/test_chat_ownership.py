@@ -200,3 +200,29 @@ def test_b_study_page_and_publish_never_take_a_system_or_a_study(client, user, b
     assert published.status_code == 404
     a_draft.refresh_from_db()
     assert a_draft.status == "draft" and local_bot.requests == []
+
+
+def test_an_admin_gives_an_admin_only_endpoint_to_its_researcher_key_kept(client, user, other_user, local_bot,
+                                                                          loopback_allowed):
+    system = System.objects.create(name="legacy")
+    endpoints.endpoint_set(owner=None, system=system, protocol="concord", url=local_bot.url("rule"), key="sk-legacy")
+    endpoint = SystemEndpoint.objects.get(system=system)
+    form = {"system": "legacy", "protocol": "concord", "url": local_bot.url("rule"), "timeout_seconds": 5,
+            "retries": 0}
+    other_user.user_permissions.add(Permission.objects.get(codename="change_systemendpoint"))
+    client.force_login(other_user)  # a researcher can neither see it nor give it to themselves
+    assert client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]), {**form, "owner": "bob"}).status_code == 404
+    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    client.force_login(admin)
+    assert client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]),
+                       {**form, "owner": "nobody"}).status_code == 400
+    assert client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]), {**form, "owner": "alice"}).status_code == 302
+    given = SystemEndpoint.objects.get(pk=endpoint.pk)
+    assert given.owner == user and endpoints.endpoint_for_call(given).key == "sk-legacy"
+    assert [s.name for s in selectors.chat_systems_usable_by(user)] == ["legacy"]
+    # A researcher's edit form has no owner field: what they post there changes no owner.
+    user.user_permissions.add(Permission.objects.get(codename="change_systemendpoint"))
+    client.force_login(user)
+    assert 'name="owner"' not in client.get(reverse("chat:endpoint_edit", args=[endpoint.pk])).content.decode()
+    client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]), {**form, "owner": "bob"})
+    assert SystemEndpoint.objects.get(pk=endpoint.pk).owner == user
