@@ -9,7 +9,7 @@ does not have; it is refused with that reason. Ratings attach to the conversatio
 (``StudyItemSystem``: one per item, or a pair side by side), the rater's slot gets its conversations
 when the chat opens (``studies.chat.services.chat_open``), and the rating page waits until the chat has
 ended (``pending_url``). Each conversation has one rater. The chat itself (endpoints, turns, limits,
-the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.chat.config``).
+the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.designs.units.chat_config``).
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from studies.chat.config import chat_config_clean
 from studies.designs.units.base import StudyUnit
+from studies.designs.units.chat_config import chat_config_clean
 from studies.designs.units.dialogue import speaker_turns
 from studies.models import Chat, Conversation, StudyItem, StudyItemSystem, System, SystemEndpoint
 
@@ -94,7 +94,7 @@ class ChatUnit(StudyUnit):
         return None
 
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
-        """The chat settings (``studies.chat.config``), and whether the design can judge such chats:
+        """The chat settings (``studies.designs.units.chat_config``), and whether the design can judge such chats:
         one conversation is rated on its own (not ranked), two side by side are ranked (BWS ranks the
         two; its tuple size follows when the items are built). Without ``systems_per_chat`` a ranking
         design gets two systems side by side, any other one."""
