@@ -62,94 +62,117 @@ def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "ru
         problems.add(prefix, "give at least one rule (a JSON list), e.g. [{\"response\": 1, \"value\": 2}]")
         return [], problems
     criteria = {c.name: c for c in study.criteria.all()}
-    allowed = design_for(study).check_rule_kinds  # e.g. response/greater for values, best/worst for ranks
     cleaned = []
     for i, rule in enumerate(rules):
-        key = f"{prefix}[{i}]"
-        if not isinstance(rule, Mapping):
-            problems.add(key, "each rule is a JSON object")
-            continue
-        out: dict[str, Any] = {}
-        name = rule.get("criterion")
-        if name not in (None, ""):
-            if name not in criteria:
-                problems.add(f"{key}.criterion", f"unknown criterion {name!r} (the study has {', '.join(criteria)})")
-                continue
-            out["criterion"] = name
-        kinds = [k for k in ("response", "greater", "best", "worst") if k in rule]
-        unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst",
-                               *LABEL_KEYS}
-        if unknown:
-            problems.add(key, f"unknown key(s) {', '.join(sorted(unknown))}")
-            continue
-        if len(kinds) != 1:
-            problems.add(key, "a rule has exactly one of response (with value or min/max), greater (with than), "
-                              "best, worst")
-            continue
-        kind = kinds[0]
-        refs = [kind] + (["than"] if kind == "greater" else [])
-        bad = [r for r in refs if not isinstance(rule.get(r), int) or isinstance(rule.get(r), bool)
-               or not 1 <= rule[r] <= n_responses]
-        if bad:
-            problems.add(f"{key}.{bad[0]}", f"must be a response number from 1 to {n_responses}")
-            continue
-        if kind not in allowed and not any(k in rule for k in LABEL_KEYS):  # a label rule suits every rating design
-            problems.add(f"{key}.{kind}", "best/worst rules are for best-worst scaling studies"
-                         if kind in ("best", "worst") else f"this study checks ranks: use {' or '.join(allowed)}")
-            continue
-        targets = [criteria[name]] if name else list(criteria.values())
-        label_key = next((k for k in LABEL_KEYS if k in rule), None)
-        expects = label_key or "value"  # what the rule's criteria must answer: a label, a label set, a number
-        wrong = [c.name for c in targets if (kind_for(c).check_rule_key or ("value" if kind_for(c).numeric
-                                                                             else None)) != expects]
-        if wrong:
-            problems.add(f"{key}.criterion", f"criterion {wrong[0]} is {kind_for(criteria[wrong[0]]).label.lower()}: "
-                         + (f"a {label_key} rule names a criterion that takes {'one label' if label_key == 'label' else 'a label set'}"
-                            if label_key else "name a criterion with a scale for this rule"))
-            continue
-        if label_key:
-            if kind != "response" or set(rule) & VALUE_KEYS:
-                problems.add(key, f"a {label_key} rule has response and {label_key} (and criterion)")
-                continue
-            expected = None
-            for criterion in targets:
-                expected, problem = kind_for(criterion).expected_clean(criterion, rule[label_key])
-                if problem:
-                    problems.add(f"{key}.{label_key}", problem)
-                    break
-            else:
-                out.update(response=rule["response"], **{label_key: expected})
-                cleaned.append(out)
-            continue
-        if kind == "greater":
-            if rule["greater"] == rule["than"]:
-                problems.add(f"{key}.than", "compare two different responses")
-                continue
-            out.update(greater=rule["greater"], than=rule["than"])
-        elif kind == "response":
-            given = {k: rule[k] for k in VALUE_KEYS if k in rule}
-            if not given or ("value" in given and len(given) > 1):
-                problems.add(key, "give value, or min and/or max")
-                continue
-            numbers = {k: _number(v) for k, v in given.items()}
-            wrong = [k for k, v in numbers.items() if v is None]
-            if wrong:
-                problems.add(f"{key}.{wrong[0]}", "must be a finite number")
-                continue
-            if "value" in numbers:
-                for criterion in targets:
-                    problem = design_for(study).value_problem(study.design_config, numbers["value"],
-                                                              scale_min=criterion.scale_min,
-                                                              scale_max=criterion.scale_max)
-                    if problem:
-                        problems.add(f"{key}.value", problem)
-            elif "min" in numbers and "max" in numbers and numbers["min"] > numbers["max"]:
-                problems.add(f"{key}.max", "must be at least min")
-            out.update(response=rule["response"], **numbers)
-        else:
-            out[kind] = rule[kind]
-        cleaned.append(out)
+        out = _rule_clean(study, rule, f"{prefix}[{i}]", criteria, n_responses, problems)
+        if out is not None:
+            cleaned.append(out)
     return cleaned, problems
+
+
+def _rule_clean(study: Study, rule: Any, key: str, criteria: Mapping[str, Any], n_responses: int,
+                problems: _Problems) -> dict[str, Any] | None:
+    """One rule: its shape, the responses it names and its criteria, then what it expects (a label or a label
+    set, an order, a value or a range, a rank). None, with the problem added, when it is refused."""
+    if not isinstance(rule, Mapping):
+        problems.add(key, "each rule is a JSON object")
+        return None
+    out: dict[str, Any] = {}
+    name = rule.get("criterion")
+    if name not in (None, ""):
+        if name not in criteria:
+            problems.add(f"{key}.criterion", f"unknown criterion {name!r} (the study has {', '.join(criteria)})")
+            return None
+        out["criterion"] = name
+    kind = _rule_kind(study, rule, key, n_responses, problems)
+    if kind is None:
+        return None
+    targets = [criteria[name]] if name else list(criteria.values())
+    label_key = next((k for k in LABEL_KEYS if k in rule), None)
+    expects = label_key or "value"  # what the rule's criteria must answer: a label, a label set, a number
+    wrong = [c.name for c in targets if (kind_for(c).check_rule_key or ("value" if kind_for(c).numeric
+                                                                         else None)) != expects]
+    if wrong:
+        problems.add(f"{key}.criterion", f"criterion {wrong[0]} is {kind_for(criteria[wrong[0]]).label.lower()}: "
+                     + (f"a {label_key} rule names a criterion that takes {'one label' if label_key == 'label' else 'a label set'}"
+                        if label_key else "name a criterion with a scale for this rule"))
+        return None
+    if label_key:
+        return _label_rule_clean(rule, kind, label_key, targets, key, out, problems)
+    if kind == "greater":
+        if rule["greater"] == rule["than"]:
+            problems.add(f"{key}.than", "compare two different responses")
+            return None
+        return {**out, "greater": rule["greater"], "than": rule["than"]}
+    if kind == "response":
+        return _value_rule_clean(study, rule, targets, key, out, problems)
+    return {**out, kind: rule[kind]}
+
+
+def _rule_kind(study: Study, rule: Mapping[str, Any], key: str, n_responses: int, problems: _Problems) -> str | None:
+    """Which rule it is (response, greater, best or worst), its response numbers in range, and a kind the
+    study's design checks (``check_rule_kinds``; a label rule suits every rating design)."""
+    kinds = [k for k in ("response", "greater", "best", "worst") if k in rule]
+    unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst",
+                           *LABEL_KEYS}
+    if unknown:
+        problems.add(key, f"unknown key(s) {', '.join(sorted(unknown))}")
+        return None
+    if len(kinds) != 1:
+        problems.add(key, "a rule has exactly one of response (with value or min/max), greater (with than), "
+                          "best, worst")
+        return None
+    kind = kinds[0]
+    refs = [kind] + (["than"] if kind == "greater" else [])
+    bad = [r for r in refs if not isinstance(rule.get(r), int) or isinstance(rule.get(r), bool)
+           or not 1 <= rule[r] <= n_responses]
+    if bad:
+        problems.add(f"{key}.{bad[0]}", f"must be a response number from 1 to {n_responses}")
+        return None
+    allowed = design_for(study).check_rule_kinds  # e.g. response/greater for values, best/worst for ranks
+    if kind not in allowed and not any(k in rule for k in LABEL_KEYS):
+        problems.add(f"{key}.{kind}", "best/worst rules are for best-worst scaling studies"
+                     if kind in ("best", "worst") else f"this study checks ranks: use {' or '.join(allowed)}")
+        return None
+    return kind
+
+
+def _label_rule_clean(rule: Mapping[str, Any], kind: str, label_key: str, targets: list, key: str,
+                      out: dict[str, Any], problems: _Problems) -> dict[str, Any] | None:
+    """A label (or label set) rule: one response and the answer each named criterion's kind accepts."""
+    if kind != "response" or set(rule) & VALUE_KEYS:
+        problems.add(key, f"a {label_key} rule has response and {label_key} (and criterion)")
+        return None
+    expected = None
+    for criterion in targets:
+        expected, problem = kind_for(criterion).expected_clean(criterion, rule[label_key])
+        if problem:
+            problems.add(f"{key}.{label_key}", problem)
+            return None
+    return {**out, "response": rule["response"], label_key: expected}
+
+
+def _value_rule_clean(study: Study, rule: Mapping[str, Any], targets: list, key: str, out: dict[str, Any],
+                      problems: _Problems) -> dict[str, Any] | None:
+    """A value rule: exactly a value the design allows on each criterion's scale, or a min/max range."""
+    given = {k: rule[k] for k in VALUE_KEYS if k in rule}
+    if not given or ("value" in given and len(given) > 1):
+        problems.add(key, "give value, or min and/or max")
+        return None
+    numbers = {k: _number(v) for k, v in given.items()}
+    wrong = [k for k, v in numbers.items() if v is None]
+    if wrong:
+        problems.add(f"{key}.{wrong[0]}", "must be a finite number")
+        return None
+    if "value" in numbers:
+        for criterion in targets:
+            problem = design_for(study).value_problem(study.design_config, numbers["value"],
+                                                      scale_min=criterion.scale_min, scale_max=criterion.scale_max)
+            if problem:
+                problems.add(f"{key}.value", problem)
+    elif "min" in numbers and "max" in numbers and numbers["min"] > numbers["max"]:
+        problems.add(f"{key}.max", "must be at least min")
+    return {**out, "response": rule["response"], **numbers}
 
 
 def _resolve(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:

@@ -1,6 +1,6 @@
 """Writes and reads of system endpoints (researcher settings): set one, try it, and build the client's
 ``Endpoint`` for a call with its key decrypted only then. An endpoint is its owner's
-(``studies.chat.ownership``): ``endpoint_set`` writes the owner's own endpoint for a system, never
+(``studies.endpoint_owners``): ``endpoint_set`` writes the owner's own endpoint for a system, never
 another researcher's."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.db import transaction
 from studies.chat import keys
 from studies.chat.addresses import Network, literal_problem, networks_parse
 from studies.chat.client import BotError, BotReply, Endpoint, bot_reply
-from studies.chat.ownership import endpoints_of
+from studies.endpoint_owners import endpoints_of
 from studies.models import System, SystemEndpoint
 
 PROBE = [{"speaker": "user", "text": "Hello! This is a test message from Concord."}]

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
-from studies.chat.ownership import chat_systems_usable_by, endpoints_visible_to
+from studies.endpoint_owners import chat_systems_usable_by, endpoints_visible_to
 from studies.chat.services import STALE_MARGIN_SECONDS
 from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem
 

@@ -29,7 +29,7 @@ from django.utils import timezone
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import chat_config
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
-from studies.chat.ownership import item_endpoints
+from studies.endpoint_owners import item_endpoints
 from studies.models import (
     Assignment,
     AssignmentItem,

@@ -33,7 +33,7 @@ from studies.designs.pairwise_schedule import pairwise_items_build, pairwise_ord
 from studies.designs.rater_reads import item_response_texts
 from studies.designs.units.base import StudyUnit
 from studies.models import Comparison, Study
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     import pandas as pd

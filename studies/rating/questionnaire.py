@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 YES, NO = "yes", "no"
 

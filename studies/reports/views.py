@@ -9,7 +9,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
@@ -224,5 +223,5 @@ def study_export(request, slug, export_format):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
-    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+    return ratings_response(Study.objects.filter(pk=study.pk), export_format, study.slug,
                             raw_ids=raw_ids_requested(request, [study.experiment_id]))

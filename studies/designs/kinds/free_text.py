@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 
 from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from studies.designs.common import field_name
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors

@@ -9,7 +9,7 @@ does not have; it is refused with that reason. Ratings attach to the conversatio
 (``StudyItemSystem``: one per item, or a pair side by side), the rater's slot gets its conversations
 when the chat opens (``studies.chat.services.chat_open``), and the rating page waits until the chat has
 ended (``pending_url``). Each conversation has one rater. The chat itself (endpoints, turns, limits,
-the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.chat.config``).
+the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.designs.units.chat_config``).
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from studies.chat.config import chat_config_clean
-from studies.chat.ownership import study_endpoints
+from studies.endpoint_owners import study_endpoints
 from studies.designs.units.base import StudyUnit
+from studies.designs.units.chat_config import chat_config_clean
 from studies.designs.units.dialogue import speaker_turns
 from studies.models import Chat, Conversation, StudyItem, StudyItemSystem
 
@@ -95,7 +95,7 @@ class ChatUnit(StudyUnit):
         return None
 
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
-        """The chat settings (``studies.chat.config``), and whether the design can judge such chats:
+        """The chat settings (``studies.designs.units.chat_config``), and whether the design can judge such chats:
         one conversation is rated on its own (not ranked), two side by side are ranked (BWS ranks the
         two; its tuple size follows when the items are built). Without ``systems_per_chat`` a ranking
         design gets two systems side by side, any other one."""
@@ -117,7 +117,7 @@ class ChatUnit(StudyUnit):
         names = list(dict.fromkeys(s.strip() for s in (spec.systems or []) if s and s.strip()))
         if not names:
             raise ValidationError({"systems": "name the systems raters will chat with"})
-        # Only the experiment owner's endpoints (studies.chat.ownership); a system without one is refused
+        # Only the experiment owner's endpoints (studies.endpoint_owners); a system without one is refused
         # in the same words whether or not another researcher has one, so nothing of theirs shows.
         found = {e.system.name: e.system for e in study_endpoints(study).filter(system__name__in=names)
                  .select_related("system")}

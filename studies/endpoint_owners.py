@@ -11,7 +11,8 @@ an owner (admin-only ones). Endpoints are resolved again at every call, so a stu
 longer has an endpoint for a system fails that turn ("not set up correctly") rather than calling
 someone else's key.
 
-Only ``studies.models`` is imported here, so the chat unit, the endpoint services and the chat
+Only ``studies.models`` is imported here (a small shared module below the designs), so the chat unit,
+the endpoint services and the chat
 services can all ask without an import circle; ``studies.chat.selectors`` re-exports the two
 selectors other parts call."""
 from __future__ import annotations
