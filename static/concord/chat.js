@@ -19,6 +19,7 @@
   const token = root.dataset.formToken;
   let pending = null; // {text, clientId}: the message until the server confirms it is stored
   let polling = null;
+  const POLL_MS = 500; // the reply is fetched in the background: the page follows the chat's state
 
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
@@ -64,7 +65,7 @@
     retryForm.hidden = !state.can_retry;
     endButton.disabled = !state.can_end && !state.ended;
     if (state.ended) endButton.textContent = "Rate the conversation";
-    if (state.waiting && !polling) polling = setInterval(poll, 1000);
+    if (state.waiting && !polling) polling = setInterval(poll, POLL_MS);
     if (!state.waiting && polling) { clearInterval(polling); polling = null; }
     if (state.can_send) box.focus();
   }
@@ -171,5 +172,5 @@
     else if (saved && saved.text && !box.value) { pending = saved; box.value = saved.text; }
   } catch (error) { /* nothing saved */ }
   counter();
-  if (root.querySelector(".chat-side[data-status=waiting]")) polling = setInterval(poll, 1000);
+  if (root.querySelector(".chat-side[data-status=waiting]")) polling = setInterval(poll, POLL_MS);
 })();

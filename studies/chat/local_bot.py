@@ -8,6 +8,8 @@ first path segment picks the bot:
   deterministic, so a test can predict every reply (``rule_reply``);
 - ``/parrot/``: repeats the rater's last message back (a poor but well-behaved bot, for comparisons);
 - ``/slow/``: the rule bot after ``slow_seconds`` (default 5 s): longer than a test endpoint's timeout;
+- ``/gate/``: the rule bot once the test opens ``gate`` (a threading.Event; 30 s at most): a reply that
+  arrives exactly when a test says, with no sleep;
 - ``/error/``: HTTP 500 every time;
 - ``/garbage/``: HTTP 200 with bytes that are not JSON;
 - ``/flaky/``: HTTP 503 on the first try of each message, the rule bot's reply on the next (retries);
@@ -29,7 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
-BOTS = ("rule", "parrot", "slow", "error", "garbage", "flaky", "redirect")
+BOTS = ("rule", "parrot", "slow", "gate", "error", "garbage", "flaky", "redirect")
 OPENAI_SUFFIX = "/v1/chat/completions"
 
 RULES: list[tuple[re.Pattern[str], str]] = [
@@ -114,6 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(503, b'{"error": "busy, try again"}')
         if bot == "slow":
             time.sleep(self.server.slow_seconds)
+        if bot == "gate":
+            self.server.gate.wait(timeout=30)
         if bot not in BOTS:
             return self._send(404, b'{"error": "no such bot"}')
         text = parrot_reply(turns) if bot == "parrot" else rule_reply(turns)
@@ -132,6 +136,7 @@ class LocalBotHTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], slow_seconds: float = 5.0):
         super().__init__(address, _Handler)
         self.slow_seconds = slow_seconds
+        self.gate = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self._tried: set[str] = set()
         self._lock = threading.Lock()

@@ -7,12 +7,18 @@ the page (POST-redirect-GET), and a refused message is shown again in the box wi
 JavaScript (static/concord/chat.js) the same views answer JSON when asked for it (``Accept:
 application/json``). Like every rater page, the posts carry a per-assignment form token instead of a
 cookie, and the page never names the system: sides are letters.
+
+A turn and a retry answer as soon as the message is stored (``CHAT_BACKGROUND_REPLIES``, issue 33): the
+bot is asked in this process's call threads, and the page follows the state (the script polls it; without
+JavaScript the page reloads itself while the system is writing). Looking at the state resumes a call
+whose worker died.
 """
 from __future__ import annotations
 
 import json
 import uuid
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -85,6 +91,7 @@ def chat_page(request, token: str, position: int):
     except chat_services.ChatRefused as refused:
         return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
     assignment_item_open(slot=slot)
+    chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     if selectors.chat_ended(slot.assignment, slot.item_id):
         return redirect("raters:item", token=token, position=position)
     return _page(request, slot)
@@ -131,14 +138,14 @@ def _act(request, token: str, position: int, action):
 def chat_turn(request, token: str, position: int):
     return _act(request, token, position, lambda slot: chat_services.chat_turn_post(
         assignment=slot.assignment, item_id=slot.item_id, text=request.POST.get("text", ""),
-        client_id=request.POST.get("client_id", "")))
+        client_id=request.POST.get("client_id", ""), background=settings.CHAT_BACKGROUND_REPLIES))
 
 
 @rater_page
 @require_POST
 def chat_retry(request, token: str, position: int):
     return _act(request, token, position, lambda slot: chat_services.chat_reply_retry(
-        assignment=slot.assignment, item_id=slot.item_id))
+        assignment=slot.assignment, item_id=slot.item_id, background=settings.CHAT_BACKGROUND_REPLIES))
 
 
 @rater_page
@@ -153,6 +160,7 @@ def chat_state(request, token: str, position: int):
     slot = _slot(token, position)
     if slot.assignment.status != slot.assignment.Status.STARTED:
         return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
+    chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     return JsonResponse(_state(slot))
 
 
