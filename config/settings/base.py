@@ -65,6 +65,11 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=DEFAULT_DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# One connection per process (and per thread), kept between requests: connecting is a TCP handshake, a
+# password exchange (SCRAM: thousands of hash rounds on both sides) and a new PostgreSQL backend, more
+# than a rater's whole page (issue 33). Checked before reuse after an error; 0 connects per request.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONCORD_DB_CONN_MAX_AGE", default=300)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded database under concurrent raters: wait for the write lock instead of failing with
