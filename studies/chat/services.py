@@ -319,13 +319,15 @@ def chat_reply_retry(*, assignment: Assignment, item_id: int, background: bool =
     return _answer(assignment, item_id, failed, caller, background)
 
 
-def chat_replies_resume(*, assignment: Assignment, item_id: int) -> int:
+def chat_replies_resume(*, assignment: Assignment, item_id: int, callers: list[str] | None = None) -> int:
     """Call again, in the background, the chats of this item still waiting for a call whose process is
     gone from this host (``calls.caller_alive``: a killed or restarted worker); the number resumed. A
     call on another host, or one that cannot be told, is left to the reply deadline (then the chat fails
-    and the rater may retry). Cheap when nothing waits: one query, no lock."""
-    callers = Chat.objects.filter(assignment_id=assignment.pk, item_id=item_id,
-                                  status=Chat.Status.WAITING).values_list("caller", flat=True)
+    and the rater may retry). Cheap when nothing waits: one query (none with ``callers``, the waiting
+    chats' callers as the caller read them), no lock."""
+    if callers is None:
+        callers = list(Chat.objects.filter(assignment_id=assignment.pk, item_id=item_id,
+                                           status=Chat.Status.WAITING).values_list("caller", flat=True))
     if not any(calls.caller_alive(caller) is False for caller in callers):
         return 0
     with transaction.atomic():

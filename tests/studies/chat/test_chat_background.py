@@ -142,3 +142,32 @@ def test_caller_alive_tells_live_dead_recycled_and_foreign_processes():
         assert calls.caller_alive(f"{host}:{pid}:{int(started) + 1}:x") is False
     assert calls.caller_alive(f"not-{host}:{pid}:{started}:x") is None
     assert calls.caller_alive("") is None
+
+
+def test_the_page_s_light_poll_costs_one_query_until_the_reply(client, gated, local_bot,
+                                                                django_assert_max_num_queries):
+    """While the system writes, ``?waiting=1`` answers "unchanged" from one query (no assignment, study
+    or item loaded); once the reply is stored it answers the whole state, which says when to look next."""
+    assignment, _, urls = gated
+    client.get(urls["page"])
+    # slot; BEGIN, lock, chats, re-send?, rate limit, the message, transcript, chat marked, COMMIT; the state (2)
+    with django_assert_max_num_queries(12):
+        assert _send(client, assignment, urls["turn"], "m1").json()["waiting"]
+    with django_assert_max_num_queries(1):
+        assert client.get(urls["state"] + "?waiting=1", **JSON).json() == {"waiting": True, "unchanged": True}
+    local_bot.server.gate.set()
+    assert calls.background_wait(20)
+    state = client.get(urls["state"] + "?waiting=1", **JSON).json()
+    assert not state.get("unchanged") and not state["waiting"] and len(state["sides"][0]["turns"]) == 2
+    assert 0 < state["reply_expected_ms"] < 20_000
+
+
+def test_the_light_poll_resumes_a_killed_worker_s_call(client, gated, local_bot):
+    assignment, item_id, urls = gated
+    client.get(urls["page"])
+    chatting._begin_turn(assignment, item_id, "Still there?", "lost", f"{calls.HOST}:{_dead_pid()}::x")
+    local_bot.server.gate.set()
+    assert client.get(urls["state"] + "?waiting=1", **JSON).json()["unchanged"]  # resumed, still waiting
+    assert calls.background_wait(20)
+    assert client.get(urls["state"] + "?waiting=1", **JSON).json()["sides"][0]["turns"][-1]["role"] == "system"
+    assert len(local_bot.requests) == 1
