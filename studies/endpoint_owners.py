@@ -61,5 +61,11 @@ def study_endpoint(study: Study, system_id: int) -> SystemEndpoint | None:
 def item_endpoints(item_id: int, system_ids: list[int]) -> dict[int, SystemEndpoint]:
     """system id -> the endpoint a chat on this item calls (its study's experiment owner's), read at
     every turn: a system missing here has no endpoint the study may use."""
-    owner_id = StudyItem.objects.filter(pk=item_id).values_list("study__experiment__owner_id", flat=True).first()
-    return {e.system_id: e for e in endpoints_of(owner_id).filter(system_id__in=system_ids)}
+    from django.db.models import F, Q, Subquery
+
+    owner = Subquery(StudyItem.objects.filter(pk=item_id).values("study__experiment__owner_id")[:1])
+    # one query (a chat turn reads it every time): the experiment owner's endpoints, or the admin-only
+    # ones where the experiment has no owner
+    endpoints = (SystemEndpoint.objects.filter(system_id__in=system_ids).annotate(study_owner=owner)
+                 .filter(Q(owner_id=F("study_owner")) | Q(owner__isnull=True, study_owner__isnull=True)))
+    return {e.system_id: e for e in endpoints}

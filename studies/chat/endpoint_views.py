@@ -15,7 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
-from studies.chat import endpoints, ownership, selectors
+from studies import endpoint_owners
+from studies.chat import endpoints, selectors
 from studies.chat.client import BotError
 from studies.models import System, SystemEndpoint
 
@@ -81,7 +82,7 @@ def endpoint_edit(request, pk: int | None = None):
         system_name = name or slugify(data["system"])
         if not system_name:
             form.add_error("system", "give the system a name (letters, digits, - and _)")
-        elif endpoint is None and ownership.endpoints_of(request.user.pk).filter(system__name=system_name).exists():
+        elif endpoint is None and endpoint_owners.endpoints_of(request.user.pk).filter(system__name=system_name).exists():
             form.add_error("system", f"you already have an endpoint for {system_name}: change that one")
         else:
             try:

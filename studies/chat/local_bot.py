@@ -8,6 +8,8 @@ first path segment picks the bot:
   deterministic, so a test can predict every reply (``rule_reply``);
 - ``/parrot/``: repeats the rater's last message back (a poor but well-behaved bot, for comparisons);
 - ``/slow/``: the rule bot after ``slow_seconds`` (default 5 s): longer than a test endpoint's timeout;
+- ``/gate/``: the rule bot once the test opens ``gate`` (a threading.Event; 30 s at most): a reply that
+  arrives exactly when a test says, with no sleep;
 - ``/error/``: HTTP 500 every time;
 - ``/garbage/``: HTTP 200 with bytes that are not JSON;
 - ``/flaky/``: HTTP 503 on the first try of each message, the rule bot's reply on the next (retries);
@@ -34,7 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
-BOTS = ("rule", "parrot", "slow", "error", "garbage", "flaky", "redirect", "drip", "odd")
+BOTS = ("rule", "parrot", "slow", "gate", "error", "garbage", "flaky", "redirect", "drip", "odd")
 ODD_REPLY = b'{"reply": "a\\u0000b\\ud800"}'
 OPENAI_SUFFIX = "/v1/chat/completions"
 
@@ -141,6 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._drip(parse_qs(parts.query).get("part", ["body"])[0] == "headers")
         if bot == "slow":
             time.sleep(self.server.slow_seconds)
+        if bot == "gate":
+            self.server.gate.wait(timeout=30)
         if bot not in BOTS:
             return self._send(404, b'{"error": "no such bot"}')
         text = parrot_reply(turns) if bot == "parrot" else rule_reply(turns)
@@ -159,6 +163,7 @@ class LocalBotHTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], slow_seconds: float = 5.0, drip_seconds: float = 0.5):
         super().__init__(address, _Handler)
         self.slow_seconds, self.drip_seconds = slow_seconds, drip_seconds
+        self.gate = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self._tried: set[str] = set()
         self._lock = threading.Lock()

@@ -94,6 +94,8 @@ class Chat(models.Model):
     conversation = models.OneToOneField("studies.Conversation", on_delete=models.PROTECT, related_name="chat")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     waiting_since = models.DateTimeField(null=True, blank=True)
+    caller = models.CharField(max_length=120, blank=True,
+                              help_text="The call fetching the reply (studies.chat.calls: host, process, nonce).")
     error_kind = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True, help_text="The last failure, for the researcher.")
     failures = models.PositiveIntegerField(default=0)

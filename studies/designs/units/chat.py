@@ -23,10 +23,10 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from studies.endpoint_owners import study_endpoints
 from studies.designs.units.base import StudyUnit
 from studies.designs.units.chat_config import chat_config_clean
 from studies.designs.units.dialogue import speaker_turns
+from studies.endpoint_owners import study_endpoints
 from studies.models import Chat, Conversation, StudyItem, StudyItemSystem
 
 if TYPE_CHECKING:
