@@ -37,6 +37,7 @@ class MultiLabelKind(JudgementKind):
     template = "raters/kinds/multilabel.html"
     check_rule_key = "labels"
     numeric = False
+    rater_task = "tick the labels that apply"
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}
