@@ -295,3 +295,8 @@ def test_a_criterion_the_researcher_wrote_gets_no_invented_help(user):
     helps = dict(study.criteria.values_list("name", "help_text"))
     assert helps["readability"] == ""  # the researcher's own question, no help written: none shown
     assert helps["coherence"]  # the built-in criterion as it is keeps its built-in help
+
+
+def test_the_endpoints_page_is_in_the_menu(user):
+    page = logged_in(user).get(reverse("studies:experiment_list")).content.decode()
+    assert f'href="{reverse("chat:endpoint_list")}"' in page
