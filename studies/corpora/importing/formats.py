@@ -89,7 +89,7 @@ def system_key(name: str) -> str:
     finds the name they wrote on every page and in every export)."""
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     text = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text)).strip("-_")
-    return text[:80] or "unknown"
+    return text or "unknown"
 
 
 # --- helpers -------------------------------------------------------------------------------------
