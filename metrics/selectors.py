@@ -78,12 +78,12 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""
     from studies.analysis.correlation import correlate_all
     from studies.analysis.report import ReportOptions, rater_quality
-    from studies.reports.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame, scale_absent_reason
 
     frame = ratings_frame(studies)
     if frame.empty:
         return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
-                "notes": ["No submitted ratings yet."]}
+                "notes": [scale_absent_reason(studies)]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     cells = []

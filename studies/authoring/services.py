@@ -125,7 +125,8 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
             study=study, name=name, position=i,
             question=spec.get("question") or judged.default_question(name)
             or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
-            help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
+            # built-in help only with the built-in question: a criterion the researcher wrote keeps no help they did not
+            help_text=spec.get("help_text") or ("" if spec.get("question") else defaults.get(name, {}).get("help_text", "")),
             **settings,
         )
         for i, (name, spec, settings) in enumerate(zip(names, specs, kinds, strict=True))

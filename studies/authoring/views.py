@@ -132,7 +132,7 @@ def study_detail(request, slug):
         "closing": allocation.study_closing(study),
         "invites": invites, "invite_form": InviteForm(), "invite_days": invite_links.INVITE_DAYS_DEFAULT,
         "study": study, "progress": study_selectors.study_progress(study), "build_form": build_form,
-        "design": design, "design_settings": design.settings_summary(design.config(study)),
+        "design": design, "design_settings": design.study_settings_summary(study),
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
         "checks": study_checks_summary(study),

@@ -47,6 +47,7 @@ from urllib.parse import urljoin
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from studies.chat.addresses import AddressRefused, Network, Resolver, Target, resolve, url_parse
@@ -308,6 +309,9 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
                 raw = _read(response, deadline)
             finally:
                 response.release_conn()
+        except NewConnectionError as error:  # a ConnectTimeoutError subclass in urllib3: refused is not slow
+            raise BotError("connection", f"could not connect to {target.host}:{target.port} "
+                                         f"({str(error)[:200]})") from None
         except Urllib3Timeout:
             raise BotError("timeout", f"no answer within {timeout:.1f} s") from None
         except BotError:

@@ -250,6 +250,13 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     return answer, {}
 
 
+def practice_attempt_consent(*, attempt: PracticeAttempt) -> PracticeAttempt:
+    """Record that the rater read the instructions and agreed, before the first practice item (once)."""
+    PracticeAttempt.objects.filter(pk=attempt.pk, consented_at__isnull=True).update(consented_at=timezone.now())
+    attempt.refresh_from_db(fields=["consented_at"])
+    return attempt
+
+
 def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
     """After a pass: the slot, through the same entry the rater came by (the study link, or the
     experiment link's choice of condition), with the identity and acceptance the practice began
@@ -259,8 +266,13 @@ def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
     identity = {"platform": attempt.platform, "external_id": attempt.external_id,
                 "acceptance_id": attempt.acceptance_id, "platform_data": attempt.platform_data}
     if attempt.via_experiment:
-        return entry.experiment_enter(experiment=attempt.experiment, **identity)
-    return entry.assignment_enter(study=attempt.study, **identity)
+        assignment = entry.experiment_enter(experiment=attempt.experiment, **identity)
+    else:
+        assignment = entry.assignment_enter(study=attempt.study, **identity)
+    if attempt.consented_at is not None and assignment.consented_at is None:  # agreed before the practice
+        Assignment.objects.filter(pk=assignment.pk, consented_at__isnull=True).update(consented_at=attempt.consented_at)
+        assignment.refresh_from_db(fields=["consented_at"])
+    return assignment
 
 
 def _form_record(post: Mapping[str, Any]) -> dict[str, Any]:

@@ -99,7 +99,11 @@ def report_page(request, study=None, experiment=None):
         "flagged": [r for r in report.raters if r["flagged"]],
         # The designs' own sections (pairwise, best-worst tuples); ICCs mean nothing where every condition's
         # judgments are choices (pairwise), so the page shows only those sections then.
-        "design_sections": own, "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies)),
+        # ... and where no criterion is on a scale (labels and free text only): their tables are the report.
+        "design_sections": own, "scale_absent": None if report_selectors.scale_criteria_exist(studies)
+        else report_selectors.scale_absent_reason(studies),
+        "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies))
+        or not report_selectors.scale_criteria_exist(studies),
         "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"),
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",

@@ -84,6 +84,7 @@ class JudgementKind:
 
     check_rule_key: ClassVar[str | None] = None  # the check rule key this kind's expected answer goes in
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
+    rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:

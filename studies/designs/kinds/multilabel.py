@@ -38,6 +38,7 @@ class MultiLabelKind(JudgementKind):
     many_values = True
     check_rule_key = "labels"
     numeric = False
+    rater_task = "tick the labels that apply"
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}

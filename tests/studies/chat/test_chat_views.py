@@ -240,3 +240,14 @@ def test_chat_report_section_counts_chats_failures_and_reply_times(client, user,
     assert 'data-testid="chat-summary"' in html and "every conversation has one rater" in html
     plain = make_study("likert")
     assert 'data-testid="chat-summary"' not in client.get(f"/studies/{plain.slug}/report/").content.decode()
+
+
+def test_chat_start_page_says_raters_will_chat(client, user, local_bot, loopback_allowed):
+    """Issue 34: the start page of a chat study says the rater chats first, then judges the conversation."""
+    bot_system("rule", local_bot.url("rule"))
+    study = chat_study(user, ["rule"])
+    assignment = started_assignment(study)
+    assignment.consented_at = None
+    assignment.save(update_fields=["consented_at"])
+    page = client.get(reverse("raters:start", args=[assignment.token])).content.decode()
+    assert "first chat with a dialogue system" in page
