@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0015_study_rater_key'),
+        ('studies', '0017_chat_caller'),
     ]
 
     operations = [
