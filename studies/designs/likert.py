@@ -28,7 +28,9 @@ class Likert(RatingsDesign):
         "likert_points": forms.IntegerField(label="Points on the scale (Likert)", min_value=2, max_value=11, initial=6,
                                             required=False, help_text="The seed study used 6."),
         "likert_labels": forms.CharField(label="Point labels (Likert, optional)", required=False,
-                                         help_text="One label per point, separated by |, e.g. Very bad | Bad | ... "),
+                                         widget=forms.Textarea(attrs={"rows": 3}),
+                                         help_text="One label per line, from the lowest point to the highest "
+                                                   "(one per point), e.g. Very bad, then Bad, ..."),
     }
     empty_message = "pick a point for this response"
     alpha_level = "ordinal"
@@ -55,11 +57,13 @@ class Likert(RatingsDesign):
         return f"{config['points']}-point scale" + (f": {' · '.join(labels)}" if labels else "")
 
     def config_from_form(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        labels = [s.strip() for s in (data.get("likert_labels") or "").split("|") if s.strip()]
+        text = data.get("likert_labels") or ""
+        # one label per line (the form); "a | b | c" on one line is still read (older scripts)
+        labels = [s.strip() for s in (text.splitlines() if "\n" in text.strip() else text.split("|")) if s.strip()]
         return {"points": data.get("likert_points") or 6, "labels": labels}
 
     def form_initial(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        return {"likert_points": config.get("points"), "likert_labels": " | ".join(config.get("labels") or [])}
+        return {"likert_points": config.get("points"), "likert_labels": "\n".join(config.get("labels") or [])}
 
     def value_range(self, config: Mapping[str, Any], *, scale_min: float | None = None,
                     scale_max: float | None = None) -> tuple[float, float] | None:
