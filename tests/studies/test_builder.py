@@ -8,6 +8,7 @@ from django.utils.html import escape
 
 from studies.authoring import services as authoring
 from studies.authoring.criteria_rows import rows_parse, rows_read
+from studies.designs import DESIGNS
 from studies.models import Criterion, PracticeItem, Study
 from studies.rating import checks
 from studies.rating import entry as rater_entry
@@ -232,6 +233,27 @@ def test_preview_renders_the_same_item_text_and_controls_as_the_rater_page(resea
         t["text"] for t in item.conversation.turns}
     for text in map(escape, texts):
         assert text in page and text in preview
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_preview_of_every_design_matches_the_researchers_rater_preview(researcher, make_study, design):
+    """Every registered design: the builder's preview of a draft is the page ``/preview/`` shows raters' way."""
+    study = make_study(design, publish=False)
+    builder_html = researcher.get(f"/studies/{study.slug}/builder/preview/").content.decode()
+    rater_html = researcher.get(f"/studies/{study.slug}/preview/").content.decode()
+    assert controls(builder_html) == controls(rater_html) and controls(rater_html)
+
+
+def test_preview_of_a_dialogue_unit_study_shows_the_whole_dialogue(researcher, user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="Dialogues")
+    study = authoring.study_create(experiment=experiment, title="Whole", design="likert", unit="dialogue")
+    authoring.study_items_build(study=study, corpus=corpus)
+    item = study.items.order_by("position").first()
+    html = researcher.post(f"/studies/{study.slug}/builder/preview/", rows(
+        {"name": "engaging", "question": "How engaging is the whole dialogue?"})).content.decode()
+    assert 'data-testid="dialogue"' in html and html.count('class="turn ') == len(item.conversation.turns)
+    assert "How engaging is the whole dialogue?" in html and 'name="rA-engaging"' in html
+    assert "not available for dialogue-unit studies" in html  # no expected answers offered, and why
 
 
 def test_preview_of_draft_rows_shows_each_kind_and_saves_nothing(researcher, make_study):
