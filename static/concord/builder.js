@@ -5,99 +5,105 @@
 (function () {
   "use strict";
   var form = document.querySelector("form[data-study-form]");
-  var builder = form && form.querySelector("[data-builder]");
-  if (!builder) { return; }
-  var rows = builder.querySelector("[data-builder-rows]");
-  var template = builder.querySelector("template[data-builder-template]");
+  if (!form || !form.querySelector("[data-builder]")) { return; }
   var aside = document.querySelector("[data-builder-preview]");
   var slot = aside && aside.querySelector("[data-preview-slot]");
   var item = 0, sequence = 0, timer = null, edited = false;
-
-  function showKindFields(row) {
-    var kind = row.querySelector("[data-row-field=kind]").value;
-    row.querySelectorAll("[data-kinds]").forEach(function (part) {
-      part.hidden = part.getAttribute("data-kinds").split(" ").indexOf(kind) < 0;
-    });
-  }
-
-  // Names follow the rows' order (c-0-..., c-1-...): the server reads the rows in that order.
-  function renumber() {
-    rows.querySelectorAll("[data-row]").forEach(function (row, index) {
-      row.querySelectorAll("[name^='c-']").forEach(function (input) {
-        input.name = input.name.replace(/^c-[^-]+-/, "c-" + index + "-");
-      });
-      row.querySelector("[data-row-title]").textContent = "Question " + (index + 1);
-    });
-  }
 
   function changed() {
     edited = true;
     schedule();
   }
 
-  function addRow(after) {
-    var fresh = template.content.firstElementChild.cloneNode(true);
-    if (after && after.nextElementSibling) { rows.insertBefore(fresh, after.nextElementSibling); }
-    else if (after) { rows.appendChild(fresh); } else { rows.appendChild(fresh); }
-    renumber();
-    showKindFields(fresh);
-    fresh.querySelector("[data-row-field=question]").focus();
-    changed();
+  function showKindFields(row) {
+    var kind = row.querySelector("[data-row-field=kind]");
+    row.querySelectorAll("[data-kinds]").forEach(function (part) {
+      part.hidden = !kind || part.getAttribute("data-kinds").split(" ").indexOf(kind.value) < 0;
+    });
   }
 
-  function move(row, direction, focusSelector) {
-    var other = direction === "up" ? row.previousElementSibling : row.nextElementSibling;
-    if (!other) { return; }
-    if (direction === "up") { rows.insertBefore(row, other); } else { rows.insertBefore(other, row); }
-    renumber();
-    var focus = focusSelector && row.querySelector(focusSelector);
-    if (focus) { focus.focus(); }
-    changed();
-  }
+  // One list of rows (the criteria, "c-"; the questionnaire, "q-"): buttons and keys add, move and remove.
+  function setUp(builder) {
+    var prefix = builder.getAttribute("data-prefix") || "c";
+    var rows = builder.querySelector("[data-builder-rows]");
+    var template = builder.querySelector("template[data-builder-template]");
+    var named = new RegExp("^" + prefix + "-[^-]+-");
 
-  function remove(row) {
-    var next = row.nextElementSibling || row.previousElementSibling;
-    row.remove();
-    renumber();
-    var focus = next ? next.querySelector("[data-row-field=question]") : builder.querySelector("[data-builder-add]");
-    if (focus) { focus.focus(); }
-    changed();
-  }
-
-  builder.addEventListener("click", function (event) {
-    var button = event.target.closest("button");
-    if (!button || !builder.contains(button)) { return; }
-    var row = button.closest("[data-row]");
-    if (button.hasAttribute("data-builder-add")) { addRow(null); }
-    else if (row && button.hasAttribute("data-move")) {
-      move(row, button.getAttribute("data-move"), "[data-move=" + button.getAttribute("data-move") + "]");
-    } else if (row && button.hasAttribute("data-remove")) { remove(row); }
-  });
-
-  builder.addEventListener("keydown", function (event) {
-    var row = event.target.closest && event.target.closest("[data-row]");
-    if (!row || !event.altKey) { return; }
-    var selector = event.target.name ? "[name='" + event.target.name.replace(/^c-[^-]+-/, "") + "']" : null;
-    if (event.key === "ArrowUp" || event.key === "ArrowDown") {
-      event.preventDefault();
-      var field = event.target.getAttribute("data-row-field");
-      move(row, event.key === "ArrowUp" ? "up" : "down", field ? "[data-row-field=" + field + "]" : selector);
-    } else if (event.key === "Delete" || event.key === "Backspace") {
-      event.preventDefault();
-      remove(row);
-    } else if (event.key === "Enter") {
-      event.preventDefault();
-      addRow(row);
+    // Names follow the rows' order (c-0-..., c-1-...): the server reads the rows in that order.
+    function renumber() {
+      rows.querySelectorAll("[data-row]").forEach(function (row, index) {
+        row.querySelectorAll("[name]").forEach(function (input) {
+          input.name = input.name.replace(named, prefix + "-" + index + "-");
+        });
+        row.querySelector("[data-row-title]").textContent = "Question " + (index + 1);
+      });
     }
-  });
 
+    function addRow(after) {
+      if (!template) { return; }
+      var fresh = template.content.firstElementChild.cloneNode(true);
+      if (after && after.nextElementSibling) { rows.insertBefore(fresh, after.nextElementSibling); }
+      else { rows.appendChild(fresh); }
+      renumber();
+      showKindFields(fresh);
+      fresh.querySelector("[data-row-field=question]").focus();
+      changed();
+    }
+
+    function move(row, direction, focusSelector) {
+      var other = direction === "up" ? row.previousElementSibling : row.nextElementSibling;
+      if (!other) { return; }
+      if (direction === "up") { rows.insertBefore(row, other); } else { rows.insertBefore(other, row); }
+      renumber();
+      var focus = focusSelector && row.querySelector(focusSelector);
+      if (focus) { focus.focus(); }
+      changed();
+    }
+
+    function remove(row) {
+      var next = row.nextElementSibling || row.previousElementSibling;
+      row.remove();
+      renumber();
+      var focus = next ? next.querySelector("[data-row-field=question]") : builder.querySelector("[data-builder-add]");
+      if (focus) { focus.focus(); }
+      changed();
+    }
+
+    builder.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      if (!button || !builder.contains(button)) { return; }
+      var row = button.closest("[data-row]");
+      if (button.hasAttribute("data-builder-add")) { addRow(null); }
+      else if (row && button.hasAttribute("data-move")) {
+        move(row, button.getAttribute("data-move"), "[data-move=" + button.getAttribute("data-move") + "]");
+      } else if (row && button.hasAttribute("data-remove")) { remove(row); }
+    });
+
+    builder.addEventListener("keydown", function (event) {
+      var row = event.target.closest && event.target.closest("[data-row]");
+      if (!row || !event.altKey || !template) { return; }
+      var field = event.target.getAttribute("data-row-field");
+      if (event.key === "ArrowUp" || event.key === "ArrowDown") {
+        event.preventDefault();
+        move(row, event.key === "ArrowUp" ? "up" : "down", field ? "[data-row-field=" + field + "]" : null);
+      } else if (event.key === "Delete" || event.key === "Backspace") {
+        event.preventDefault();
+        remove(row);
+      } else if (event.key === "Enter") {
+        event.preventDefault();
+        addRow(row);
+      }
+    });
+    rows.querySelectorAll("[data-row]").forEach(showKindFields);
+  }
+
+  form.querySelectorAll("[data-builder]").forEach(setUp);
   form.addEventListener("change", function (event) {
     var row = event.target.closest && event.target.closest("[data-row]");
     if (row && event.target.getAttribute("data-row-field") === "kind") { showKindFields(row); }
     changed();
   });
   form.addEventListener("input", changed);
-  rows.querySelectorAll("[data-row]").forEach(showKindFields);
 
   if (!aside || !slot) { return; }
 
@@ -107,6 +113,7 @@
   }
 
   function schedule() {
+    if (!aside || !slot) { return; }
     if (timer) { clearTimeout(timer); }
     timer = setTimeout(refresh, 250);
   }

@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 
+from studies.authoring import questionnaire_rows
 from studies.authoring.criteria_rows import (
     FIELDS,
     kind_choices,
@@ -222,6 +223,8 @@ class StudyForm(forms.Form):
     KIND_CHOICES = kind_choices()
     BLANK_ROW = {**dict.fromkeys(FIELDS, ""), "kind": "scale", "none_option": "on"}
     RATIONALE_CHOICES = (("", "No"), ("optional", "Optional"), ("required", "Required"))
+    QUESTION_KIND_CHOICES = questionnaire_rows.KINDS
+    BLANK_QUESTION = {**dict.fromkeys(questionnaire_rows.FIELDS, ""), "kind": "yes_no"}
 
     # Settings that belong to some designs only (each design's ``form_fields``; the page shows those
     # of the chosen design): field name -> the designs that use it, space-separated.
@@ -295,7 +298,20 @@ class StudyForm(forms.Form):
     def criteria_names(self) -> list[str]:
         return [c["name"] for c in self.criteria_specs()]
 
+    def questionnaire_builder_rows(self) -> list[dict[str, str]]:
+        """The questionnaire's rows: as posted, else the study's questions, else the default ones."""
+        if self.is_bound and questionnaire_rows.rows_posted(self.data):
+            return questionnaire_rows.rows_read(self.data)
+        if "questionnaire_list" in self.initial:
+            return questionnaire_rows.rows_of_questions(self.initial["questionnaire_list"])
+        return questionnaire_rows.rows_of_questions(default_questionnaire())
+
     def clean_questionnaire(self) -> list[dict]:
+        if questionnaire_rows.rows_posted(self.data):  # the builder's rows (none left: no questionnaire)
+            questions, problems = questionnaire_rows.rows_parse(questionnaire_rows.rows_read(self.data))
+            if problems:
+                raise forms.ValidationError(problems)
+            return questions
         questions = []
         for number, line in enumerate((self.cleaned_data.get("questionnaire") or "").splitlines(), start=1):
             if not line.strip():
@@ -345,6 +361,7 @@ def study_form_initial(study: Study) -> dict:
         "platform": study.platform, "instructions": study.instructions, "consent_text": study.consent_text,
         "reward": study.reward, "estimated_minutes": study.estimated_minutes,
         "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
+        "questionnaire_list": study.questionnaire or [],
     }
     from studies.authoring import allocation
 

@@ -52,22 +52,25 @@ def fill_row(tab, n, *, question, name="", kind="scale", labels=(), none_option=
     tab.select_option(f"[name=c-{n}-rationale]", why)
 
 
-def create_study(tab, live_server, title, design, rows, unit="response", settings=None):
+def create_study(tab, live_server, title, design, rows, unit="response", settings=None, before_submit=None):
     """The new-study page: title, design, unit, the rows (the two default rows reused, more added by the
     button, the rest removed), the design's and unit's settings; returns the stored study."""
     tab.goto(f"{live_server.url}/experiments/builder/studies/new/")
     tab.fill("#id_title", title)
     tab.check(f"input[name=design][value={design}]")
     tab.check(f"input[name=unit][value={unit}]")
-    while tab.locator("[data-row]").count() < len(rows):
-        tab.click("[data-builder-add]")
-    while tab.locator("[data-row]").count() > len(rows):
-        tab.locator("[data-row]").last.locator("[data-remove]").click()
+    criteria = tab.locator("[data-testid=builder]")
+    while criteria.locator("[data-row]").count() < len(rows):
+        criteria.locator("[data-builder-add]").click()
+    while criteria.locator("[data-row]").count() > len(rows):
+        criteria.locator("[data-row]").last.locator("[data-remove]").click()
     for n, row in enumerate(rows):
         fill_row(tab, n, **row)
     for name, value in (settings or {}).items():
         tab.fill(f"[name={name}]", str(value))
-    assert "|" not in tab.locator("[data-builder]").inner_text()
+    if before_submit:
+        before_submit(tab)
+    assert "|" not in tab.locator("[data-study-form]").inner_text()
     tab.click("button:has-text('Create draft study')")
     tab.wait_for_url(f"{live_server.url}/studies/**")
     return Study.objects.get(title=title)
@@ -150,7 +153,7 @@ def test_builder_browser_preview_follows_rows_moved_by_keys_at_phone_width(brows
     assert tab.locator("[data-testid=rater-frame] input[name=rA-is-it-polite][value=rude]").count() == 1
     tab.focus("[name=c-2-question]")
     refreshed_after(tab, lambda: tab.keyboard.press("Alt+Delete"))
-    assert "Coherent?" not in preview_text(tab) and tab.locator("[data-row]").count() == 2
+    assert "Coherent?" not in preview_text(tab) and tab.locator("[data-testid=builder-row]").count() == 2
     tab.click("[data-preview-width=phone]")
     assert tab.get_attribute("[data-builder-preview]", "data-width") == "phone"
     screenshot(tab, "builder-keys-390")
@@ -215,17 +218,31 @@ def test_builder_browser_practice_set_with_expected_answers(browser, live_server
     screenshot(tab, "builder-practice-390")
 
 
+def one_choice_question(tab):
+    """The questionnaire: every default question removed by its button, one choice question added."""
+    questionnaire = tab.locator("[data-testid=questionnaire-builder]")
+    while questionnaire.locator("[data-row]").count():
+        questionnaire.locator("[data-row]").first.locator("[data-remove]").click()
+    questionnaire.locator("[data-builder-add]").click()
+    tab.fill("[name=q-0-question]", "Which bot did you like more?")
+    tab.select_option("[name=q-0-kind]", "choice")
+    tab.fill("[name=q-0-choices]", "the first\nthe second")
+    tab.check("[name=q-0-required]")
+
+
 def test_builder_browser_chat_study_settings(browser, live_server, researcher):
     tab = tab_at(browser, live_server, DESKTOP)
     study = create_study(tab, live_server, "Chat", "likert", [
         {"question": "How engaging was the conversation?", "name": "engaging"},
         {"question": "What went wrong?", "name": "issues", "kind": "free_text", "lengths": (1, 400)}],
         unit="chat", settings={"chat_min_turns": 2, "chat_max_turns": 6, "chat_message_max_chars": 300,
-                               "chat_messages_per_minute": 10})
+                               "chat_messages_per_minute": 10}, before_submit=one_choice_question)
     assert study.unit == "chat"
     assert {k: study.unit_config[k] for k in ("min_turns", "max_turns", "message_max_chars", "messages_per_minute")} \
         == {"min_turns": 2, "max_turns": 6, "message_max_chars": 300, "messages_per_minute": 10}
     assert list(study.criteria.values_list("name", "kind")) == [("engaging", "scale"), ("issues", "free_text")]
+    assert study.questionnaire == [{"name": "which_bot_did_you_like_more", "kind": "choice", "required": True,
+                                    "question": "Which bot did you like more?", "choices": ["the first", "the second"]}]
     tab.goto(f"{live_server.url}/studies/{study.slug}/edit/")
     assert "Build the study's items" in preview_text(tab)
 

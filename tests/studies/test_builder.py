@@ -423,3 +423,49 @@ def test_builder_expected_answer_refuses_a_published_study(researcher, make_stud
     answers = {f"r{letter}-{c}": "3" for c in ("readability", "coherence") for letter in letters(study)}
     response = expected(researcher, study, answers, expected_use="practice", expected_explanation="x")
     assert response.status_code == 409 and not PracticeItem.objects.filter(study=study).exists()
+
+
+# --- the questionnaire's rows ------------------------------------------------------------------------
+
+
+def questions(*specs):
+    data = {"questionnaire_rows": "1"}
+    for n, fields in enumerate(specs):
+        data.update({f"q-{n}-{key}": value for key, value in fields.items()})
+    return data
+
+
+def test_builder_questionnaire_rows_are_saved_in_order(researcher, make_study):
+    study = make_study("likert", publish=False)
+    response = researcher.post(f"/studies/{study.slug}/edit/", study_post(
+        study, **rows({"name": "readability", "question": "Readable?"}), **questions(
+            {"question": "Your age band?", "name": "age", "kind": "choice", "choices": "18-30\n31+"},
+            {"question": "Anything else?", "kind": "text", "required": "on"})))
+    assert response.status_code == 302
+    study.refresh_from_db()
+    assert study.questionnaire == [
+        {"name": "age", "kind": "choice", "required": False, "question": "Your age band?", "choices": ["18-30", "31+"]},
+        {"name": "anything_else", "kind": "text", "required": True, "question": "Anything else?"}]
+    page = researcher.get(f"/studies/{study.slug}/edit/").content.decode()
+    assert 'name="q-0-question" value="Your age band?"' in page and "18-30\n31+</textarea>" in page
+    assert 'name="questionnaire"' not in page
+
+
+def test_builder_questionnaire_bad_row_is_named_and_nothing_changes(researcher, make_study):
+    study = make_study("likert", publish=False)
+    before = study.questionnaire
+    response = researcher.post(f"/studies/{study.slug}/edit/", study_post(
+        study, title="Renamed", **rows({"name": "readability", "question": "Readable?"}),
+        **questions({"question": "Pick one", "name": "pick", "kind": "choice", "choices": "only"})))
+    assert "question 1 (pick), choices: give at least two, one per line" in response.content.decode()
+    study.refresh_from_db()
+    assert study.title == "likert study" and study.questionnaire == before
+
+
+def test_builder_questionnaire_without_rows_is_no_questionnaire(researcher, make_study):
+    study = make_study("likert", publish=False)
+    assert study.questionnaire
+    researcher.post(f"/studies/{study.slug}/edit/", study_post(
+        study, **rows({"name": "readability", "question": "Readable?"}), **questions()))
+    study.refresh_from_db()
+    assert study.questionnaire == []
