@@ -18,13 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from studies.authoring.criteria_rows import rows_posted, rows_read, rows_specs
 from studies.authoring.services import DEFAULT_CRITERIA
 from studies.designs import design_for, kind_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
 from studies.designs.rater_reads import study_criteria
-from studies.models import CheckKind, Criterion, Study, StudyItem
+from studies.models import CheckKind, Criterion, Response, Study, StudyItem
 from studies.onboarding import services as practice_services
 from studies.rating import checks
 from studies.rating.views import item_preview_context
@@ -180,11 +181,30 @@ def expected_rules(study: Study, item: StudyItem, post: Mapping[str, Any], *, to
     return rules
 
 
+def _written_from(study: Study, use: str, turns: Any, texts: list[str]) -> Any:
+    """The practice or gold check item already written from an item with these turns and texts, or None."""
+    if use == "practice":
+        written = [(p, p.conversation, p.response_ids) for p in study.practice_items.select_related("conversation")]
+    else:
+        written = [(c, c.conversation, list(c.item_responses.order_by("position").values_list("response_id", flat=True)))
+                   for c in study.items.filter(check_kind=CheckKind.GOLD).select_related("conversation")]
+    for found, conversation, ids in written:
+        if conversation.turns == turns:
+            by_id = dict(Response.objects.filter(pk__in=ids).values_list("pk", "text"))
+            if [by_id.get(pk) for pk in ids] == texts:
+                return found
+    return None
+
+
+@transaction.atomic
 def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, Any], use: str,
-                         explanation: str = "", tolerance: Any = "") -> Any:
+                         explanation: str = "", tolerance: Any = "") -> tuple[Any, bool]:
     """Save the researcher's answers to ``item`` as a practice item (with its ``explanation``) or a gold
     check item, through the services that own them (they check the study is a draft, the rules and the
-    texts again). ValidationError names the field; nothing is written on any problem."""
+    texts again); returns (the item, whether it is new). ValidationError names the field; nothing is
+    written on any problem. The same item sent twice (a double click) is stored once; another answer to an
+    item already written is refused (remove that item first)."""
+    study = Study.objects.select_for_update().get(pk=study.pk)  # one save at a time: the check below holds
     if use not in USES:
         raise ValidationError({"use": f"choose one of: {', '.join(USES.values())}"})
     rules = expected_rules(study, item, post, tolerance=tolerance)
@@ -194,6 +214,13 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     parts = {"context": item.conversation.turns, "responses": [texts[target] for target in order], "rules": rules}
     if design.anchored and item.reference_response_id:
         parts.update(reference=item.reference_response.text, reference_value=item.reference_value)
+    if (found := _written_from(study, use, parts["context"], parts["responses"])) is not None:
+        ids = found.response_ids if use == "practice" else \
+            list(found.item_responses.order_by("position").values_list("response_id", flat=True))
+        if (found.rules if use == "practice" else found.check_rules) == checks.resolve_rules(rules, ids):
+            return found, False
+        raise ValidationError({"expected": f"this item is already a {USES[use]} with another expected answer: "
+                                           f"remove that one first (study page)"})
     if use == "practice":
-        return practice_services.practice_item_create(study=study, explanation=explanation, **parts)
-    return checks.check_item_create(study=study, kind=CheckKind.GOLD, **parts)
+        return practice_services.practice_item_create(study=study, explanation=explanation, **parts), True
+    return checks.check_item_create(study=study, kind=CheckKind.GOLD, **parts), True

@@ -50,7 +50,7 @@ def builder_expected(request, slug: str):
         return JsonResponse({"saved": False, "errors": {ITEM_FIELD: "build the study's items first"}}, status=400)
     use = request.POST.get("expected_use", "")
     try:
-        builder.expected_answer_save(study=study, item=items[number], post=request.POST, use=use,
+        _, new = builder.expected_answer_save(study=study, item=items[number], post=request.POST, use=use,
                                      explanation=request.POST.get("expected_explanation", ""),
                                      tolerance=request.POST.get("expected_tolerance", ""))
     except ValidationError as error:
@@ -61,5 +61,8 @@ def builder_expected(request, slug: str):
         return JsonResponse({"saved": False, "errors": {"study": str(error)}}, status=409)
     what = builder.USES[use]
     count = study.practice_items.count() if use == "practice" else study.items.exclude(check_kind="").count()
+    if not new:
+        return JsonResponse({"saved": True, "message": f"Already saved: item {number + 1} is a {what} with this "
+                                                       f"expected answer."})
     return JsonResponse({"saved": True, "message": f"Your answer to item {number + 1} is now the expected answer of "
                                                    f"{what} {count}."})

@@ -469,3 +469,30 @@ def test_builder_questionnaire_without_rows_is_no_questionnaire(researcher, make
         study, **rows({"name": "readability", "question": "Readable?"}), **questions()))
     study.refresh_from_db()
     assert study.questionnaire == []
+
+
+def test_preview_of_a_chat_study_with_its_systems_built_renders(researcher, user, local_bot, loopback_allowed):
+    from tests.studies.chat.helpers import bot_system, chat_study
+
+    bot_system("echo-bot", local_bot.url("rule"))
+    study = chat_study(user, ["echo-bot"], publish=False)
+    response = researcher.post(f"/studies/{study.slug}/builder/preview/", rows(
+        {"name": "engaging", "question": "How engaging was the chat?"}))
+    html = response.content.decode()
+    assert response.status_code == 200 and "How engaging was the chat?" in html
+    assert "not available for chat studies" in html  # expected answers are refused, with the reason
+
+
+def test_builder_expected_answer_sent_twice_is_stored_once_and_a_changed_one_is_refused(researcher, make_study):
+    study = make_study("likert", publish=False)
+    answers = {f"r{letter}-{c}": "4" for c in ("readability", "coherence") for letter in letters(study)}
+    for use, count in (("practice", lambda: PracticeItem.objects.filter(study=study).count()),
+                       ("gold", lambda: study.items.filter(check_kind="gold").count())):
+        first = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.")
+        again = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.")
+        assert first.json()["saved"] and again.json()["saved"] and "Already saved" in again.json()["message"]
+        assert count() == 1
+        changed = expected(researcher, study, {**answers, "rA-readability": "1"}, expected_use=use,
+                           expected_explanation="Fine.")
+        assert changed.status_code == 400 and "remove that one first" in changed.json()["errors"]["expected"]
+        assert count() == 1
