@@ -150,9 +150,11 @@
     data.append("builder_item", String(item));
     data.append("csrfmiddlewaretoken", csrf());
     status.textContent = "Saving…";
+    button.disabled = true;  // one save per click: a double click sends once (the server also stores once)
     fetch(aside.getAttribute("data-expected-url"), {
       method: "POST", body: data, credentials: "same-origin", headers: {"X-CSRFToken": csrf()}
     }).then(function (response) { return response.json(); }).then(function (answer) {
+      button.disabled = false;
       if (answer.saved) {
         status.textContent = answer.message;
         status.className = "ok";
@@ -163,6 +165,7 @@
         }).join("; ");
       }
     }).catch(function () {
+      button.disabled = false;
       status.className = "error";
       status.textContent = "Not saved: the server did not answer. Try again.";
     });
