@@ -496,3 +496,18 @@ def test_builder_expected_answer_sent_twice_is_stored_once_and_a_changed_one_is_
                            expected_explanation="Fine.")
         assert changed.status_code == 400 and "remove that one first" in changed.json()["errors"]["expected"]
         assert count() == 1
+
+
+def test_builder_scale_points_and_end_labels_show_in_the_preview_and_save(researcher, make_study):
+    study = make_study("likert", publish=False)
+    scale = {"likert_points": "7", "likert_labels": "Terrible\nExcellent"}
+    html = researcher.post(f"/studies/{study.slug}/builder/preview/", {
+        **scale, **rows({"name": "quality", "question": "How good?"})}).content.decode()
+    assert {v for _, t, n, v in controls(html) if n == "rA-quality"} == {str(p) for p in range(1, 8)}
+    assert html.count("Terrible") == len(letters(study)) and html.count("Excellent") == len(letters(study))
+    response = researcher.post(f"/studies/{study.slug}/edit/", study_post(
+        study, **scale, **rows({"name": "quality", "question": "How good?"})))
+    assert response.status_code == 302
+    study.refresh_from_db()
+    assert (study.design_config["points"], study.design_config["labels"]) == (7, ["Terrible", "Excellent"])
+    assert "7-point scale: Terrible · Excellent" in researcher.get(f"/studies/{study.slug}/").content.decode()
