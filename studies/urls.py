@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.authoring import check_views, workflow_views
+from studies.authoring import builder_views, check_views, workflow_views
 from studies.authoring import views as authoring_views
 from studies.corpora import views as corpus_views
 from studies.onboarding import authoring_views as practice_views
@@ -36,6 +36,8 @@ urlpatterns = [
     path("experiments/<slug:experiment>/collaborators/<str:action>/", workflow_views.experiment_collaborators,
          name="experiment_collaborators"),
     path("studies/<slug:slug>/edit/", workflow_views.study_edit, name="study_edit"),
+    path("studies/<slug:slug>/builder/preview/", builder_views.builder_preview, name="builder_preview"),
+    path("studies/<slug:slug>/builder/expected/", builder_views.builder_expected, name="builder_expected"),
     path("studies/<slug:slug>/duplicate/", workflow_views.study_duplicate, name="study_duplicate"),
     path("studies/<slug:slug>/delete/", workflow_views.study_delete, name="study_delete"),
     path("studies/<slug:slug>/browse/", workflow_views.study_items_browser, name="study_items_browser"),

@@ -5,6 +5,16 @@ from typing import Any
 
 from django import forms
 
+from studies.authoring import questionnaire_rows
+from studies.authoring.criteria_rows import (
+    FIELDS,
+    kind_choices,
+    rows_of_criteria,
+    rows_parse,
+    rows_posted,
+    rows_read,
+)
+from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
 from studies.models import (
@@ -173,15 +183,10 @@ class StudyForm(forms.Form):
                   "chat with a system (or two side by side) through its endpoint, then rate the conversation they "
                   "had (Likert, or BWS for two); the items are systems.",
     )
-    criteria = forms.CharField(
-        initial="readability, coherence", widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="Comma-separated names, or one per line as “name | question | help text”; "
-                  "each criterion gets its own question. A criterion answered by labels or text instead of the "
-                  "design's scale adds its kind: “safety | Is it safe? | | categorical: safe, unsafe, unsure | why: "
-                  "required”, “problems | Which problems? | | multilabel: repetition, off-topic” (add “none: no” to "
-                  "drop “None of these”), “notes | What would help? | | free_text: 10-500”; “why: optional” or "
-                  "“why: required” asks for a reason beside any criterion.",
-    )
+    # The builder's rows (``studies.authoring.criteria_rows``: ``c-<i>-<field>``) replace this text on the
+    # page; a post without rows (the API's clients, older scripts) may still give the criteria as text.
+    criteria = forms.CharField(initial="readability, coherence", required=False, widget=forms.HiddenInput,
+                               label="Questions raters answer")
     raters_per_item = forms.IntegerField(
         min_value=1, initial=DEFAULT_RATERS_PER_ITEM,
         help_text="Target number of raters for every item. Start with a pilot: the live panel then says how many "
@@ -213,6 +218,13 @@ class StudyForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 5}), required=False,
         help_text="Asked after the last item. One question per line: name | yes_no, choice or text | "
                   "required or optional | question | choices (comma-separated, for choice). Blank: no questionnaire.")
+
+    # The builder's menu of judgement kinds and the row a new question starts from.
+    KIND_CHOICES = kind_choices()
+    BLANK_ROW = {**dict.fromkeys(FIELDS, ""), "kind": "scale", "none_option": "on"}
+    RATIONALE_CHOICES = (("", "No"), ("optional", "Optional"), ("required", "Required"))
+    QUESTION_KIND_CHOICES = questionnaire_rows.KINDS
+    BLANK_QUESTION = {**dict.fromkeys(questionnaire_rows.FIELDS, ""), "kind": "yes_no"}
 
     # Settings that belong to some designs only (each design's ``form_fields``; the page shows those
     # of the chosen design): field name -> the designs that use it, space-separated.
@@ -262,8 +274,23 @@ class StudyForm(forms.Form):
         text = self.cleaned_data.get("criteria") or ""
         if self.fields["criteria"].disabled:
             return text
+        if rows_posted(self.data):
+            specs, problems = rows_parse(rows_read(self.data))
+            if problems:
+                raise forms.ValidationError(problems)
+            self._criteria = specs
+            return text
         self._criteria = criteria_parse(text)
         return text
+
+    def builder_rows(self) -> list[dict[str, str]]:
+        """The builder's rows: as posted (a refused form shows what was typed), else the study's criteria,
+        else the default names (their questions are worded for the unit when the study is created)."""
+        if self.is_bound and rows_posted(self.data) and not self.fields["criteria"].disabled:
+            return rows_read(self.data)
+        if "criteria_rows" in self.initial:
+            return self.initial["criteria_rows"]
+        return rows_of_criteria(["readability", "coherence"])
 
     def criteria_specs(self) -> list[dict[str, str]]:
         return getattr(self, "_criteria", None) or criteria_parse(self.cleaned_data["criteria"] or "")
@@ -271,7 +298,20 @@ class StudyForm(forms.Form):
     def criteria_names(self) -> list[str]:
         return [c["name"] for c in self.criteria_specs()]
 
+    def questionnaire_builder_rows(self) -> list[dict[str, str]]:
+        """The questionnaire's rows: as posted, else the study's questions, else the default ones."""
+        if self.is_bound and questionnaire_rows.rows_posted(self.data):
+            return questionnaire_rows.rows_read(self.data)
+        if "questionnaire_list" in self.initial:
+            return questionnaire_rows.rows_of_questions(self.initial["questionnaire_list"])
+        return questionnaire_rows.rows_of_questions(default_questionnaire())
+
     def clean_questionnaire(self) -> list[dict]:
+        if questionnaire_rows.rows_posted(self.data):  # the builder's rows (none left: no questionnaire)
+            questions, problems = questionnaire_rows.rows_parse(questionnaire_rows.rows_read(self.data))
+            if problems:
+                raise forms.ValidationError(problems)
+            return questions
         questions = []
         for number, line in enumerate((self.cleaned_data.get("questionnaire") or "").splitlines(), start=1):
             if not line.strip():
@@ -316,10 +356,12 @@ def study_form_initial(study: Study) -> dict:
     config, c = study.design_config or {}, study.platform_config or {}
     initial = {
         "title": study.title, "design": study.design, "unit": study.unit, "criteria": criteria_text(study.criteria.all()),
+        "criteria_rows": rows_of_criteria(study.criteria.all()),
         "raters_per_item": study.raters_per_item, "items_per_assignment": study.items_per_assignment,
         "platform": study.platform, "instructions": study.instructions, "consent_text": study.consent_text,
         "reward": study.reward, "estimated_minutes": study.estimated_minutes,
         "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
+        "questionnaire_list": study.questionnaire or [],
     }
     from studies.authoring import allocation
 

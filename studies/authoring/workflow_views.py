@@ -7,10 +7,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies.authoring import editing, planning, selectors
+from studies.authoring import builder, editing, planning, selectors
 from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
 from studies.errors import StudyStateError
 from studies.reports import browser_selectors
@@ -50,8 +51,11 @@ def study_edit(request, slug):
             for note in notes:
                 messages.warning(request, note)
             return redirect("studies:study_detail", slug=study.slug)
+    # The builder's preview beside the form: the draft as posted (a refused form), else the saved study.
+    preview = builder.preview_context(study, request.POST if request.method == "POST" and not locked else {}, 0)
     return render(request, "studies/study_edit.html", {
         "study": study, "form": form, "locked": locked, "plan": planning.pay_plan(study),
+        "preview_html": render_to_string("studies/_builder_preview.html", preview, request),
         "duplicate_form": StudyDuplicateForm(
             experiments=selectors.experiments_visible_to(request.user).filter(is_benchmark=False)),
     })

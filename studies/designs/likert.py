@@ -1,7 +1,7 @@
 """Likert (design ``likert``): raters pick one point on a P-point scale per target and criterion.
 
 Configuration: ``points`` (P, 2..11, default 6 as in Santhanam & Shaikh 2019) and optional ``labels``
-(P strings, shown under the points); a value is an integer 1..P (a criterion's own imported scale may
+(P strings, shown under the points, or two: the lowest and the highest point's, the end labels); a value is an integer 1..P (a criterion's own imported scale may
 allow decimals). Rater form: templates/raters/designs/likert.html (radio points, keyboard digits)."""
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ class Likert(RatingsDesign):
         "likert_points": forms.IntegerField(label="Points on the scale (Likert)", min_value=2, max_value=11, initial=6,
                                             required=False, help_text="The seed study used 6."),
         "likert_labels": forms.CharField(label="Point labels (Likert, optional)", required=False,
-                                         help_text="One label per point, separated by |, e.g. Very bad | Bad | ... "),
+                                         widget=forms.Textarea(attrs={"rows": 3}),
+                                         help_text="One label per line, from the lowest point to the highest: "
+                                                   "one per point, or two (the end labels), e.g. Very bad, then "
+                                                   "Very good."),
     }
     empty_message = "pick a point for this response"
     alpha_level = "ordinal"
@@ -39,8 +42,9 @@ class Likert(RatingsDesign):
         labels = config.get("labels")
         if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
             errors["design_config.labels"] = "must be a list of strings"
-        elif labels and points is not None and len(labels) != points:
-            errors["design_config.labels"] = f"needs one label per point ({points}), got {len(labels)}"
+        elif labels and points is not None and len(labels) not in (2, points):
+            errors["design_config.labels"] = (f"needs one label per point ({points}) or two end labels, "
+                                              f"got {len(labels)}")
 
     def describe(self, config: Mapping[str, Any], *, anchors: tuple[float, float] | None = None,
                  unit: StudyUnit | None = None) -> str:
@@ -55,11 +59,13 @@ class Likert(RatingsDesign):
         return f"{config['points']}-point scale" + (f": {' · '.join(labels)}" if labels else "")
 
     def config_from_form(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        labels = [s.strip() for s in (data.get("likert_labels") or "").split("|") if s.strip()]
+        text = data.get("likert_labels") or ""
+        # one label per line (the form); "a | b | c" on one line is still read (older scripts)
+        labels = [s.strip() for s in (text.splitlines() if "\n" in text.strip() else text.split("|")) if s.strip()]
         return {"points": data.get("likert_points") or 6, "labels": labels}
 
     def form_initial(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        return {"likert_points": config.get("points"), "likert_labels": " | ".join(config.get("labels") or [])}
+        return {"likert_points": config.get("points"), "likert_labels": "\n".join(config.get("labels") or [])}
 
     def value_range(self, config: Mapping[str, Any], *, scale_min: float | None = None,
                     scale_max: float | None = None) -> tuple[float, float] | None:
@@ -71,9 +77,11 @@ class Likert(RatingsDesign):
         return scale_min is None
 
     def page_context(self, study: Study, item: StudyItem, config: Mapping[str, Any]) -> dict[str, Any]:
-        labels = config.get("labels") or []
-        return {"points": [{"value": p, "label": labels[p - 1] if labels else ""}
-                           for p in range(1, config.get("points", 6) + 1)]}
+        labels, top = config.get("labels") or [], config.get("points", 6)
+        if len(labels) != top:  # the end labels only (or none): the points between have none
+            ends = {1: labels[0], top: labels[-1]} if labels else {}
+            return {"points": [{"value": p, "label": ends.get(p, "")} for p in range(1, top + 1)]}
+        return {"points": [{"value": p, "label": labels[p - 1]} for p in range(1, top + 1)]}
 
     def scale_simulate(self, *, study: Study, slot: AssignmentItem, quality: Mapping[tuple[int, str], float],
                        reference_quality: Mapping[str, float], rng: Any, criteria: Sequence[Criterion]) -> dict[str, Any]:

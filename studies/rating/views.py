@@ -51,7 +51,7 @@ def screen_label(noun: str) -> str:
 
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
                   preview: bool = False, assignment: Assignment | None = None, slot: AssignmentItem | None = None,
-                  total: int | None = None) -> dict:
+                  total: int | None = None, criteria: list | None = None) -> dict:
     """What raters/item.html needs: the page's frame here, the form from the study's design
     (``StudyDesign.form_context``: its partial, rows or sides, what the unit shows). Criteria and
     response texts come from the cache (``studies.designs.rater_reads``), so a rater's item page costs
@@ -67,8 +67,14 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
         "progress": round(100 * position / total) if total else 0,
         "screen_label": screen_label(design_for(study).screen_noun(unit_for(study))),
         **design_for(study).form_context(study=study, item=item, order=order, values=values, errors=errors,
-                                         criteria=study_criteria(study)),
+                                         criteria=study_criteria(study) if criteria is None else criteria),
     }
+
+
+def item_preview_context(study: Study, item: StudyItem, *, criteria: list, values: dict | None = None) -> dict:
+    """``item`` as its raters get it (raters/_item_body.html's context), with ``criteria`` that may be a
+    draft not yet saved (the study builder's preview; ``study`` may carry a draft design configuration)."""
+    return _item_context(study, item, _canonical_order(item), values or {}, {}, preview=True, criteria=criteria)
 
 
 def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:

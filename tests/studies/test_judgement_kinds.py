@@ -374,8 +374,9 @@ def test_categorical_multilabel_free_text_written_in_the_study_form_and_shown_ba
     shown = criteria_text(study.criteria.all())
     assert shown == text
     assert criteria_parse(shown) == criteria_parse(text)
-    page = client.get(f"/studies/{study.slug}/edit/").content.decode()
-    assert "categorical: safe, unsafe, unsure | why: required" in page
+    page = client.get(f"/studies/{study.slug}/edit/").content.decode()  # shown back as builder rows, no syntax
+    assert 'value="Is this response safe?"' in page and "safe\nunsafe\nunsure</textarea>" in page
+    assert "categorical: safe" not in page
 
 
 def test_categorical_criterion_through_the_api_and_a_bad_label_named(api, user):

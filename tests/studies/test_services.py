@@ -29,7 +29,7 @@ def answer_all(assignment, value=3):
 
 @pytest.mark.parametrize(("design", "config", "field"), [
     ("likert", {"points": 1}, "design_config.points"),
-    ("likert", {"points": 5, "labels": ["a", "b"]}, "design_config.labels"),
+    ("likert", {"points": 5, "labels": ["a", "b", "c"]}, "design_config.labels"),  # two: the end labels
     ("rme", {"reference_value": 0}, "design_config.reference_value"),
     ("bme", {"min": 10, "max": 5}, "design_config.max"),
     ("bws", {"tuple_size": "four"}, "design_config.tuple_size"),
