@@ -38,6 +38,12 @@ def preview_items(study: Study):
     return study.items.filter(check_kind="").order_by("position")
 
 
+def preview_item(study: Study, number: int) -> StudyItem | None:
+    """The ``number``-th regular item (0-based) with what its page shows, or None."""
+    return next(iter(preview_items(study).select_related("conversation", "reference_response")[number:number + 1]),
+                None)
+
+
 def draft_study(study: Study, data: Mapping[str, Any]) -> tuple[Study, list[str]]:
     """A copy of ``study`` (never saved) with the design settings typed in the builder; notes on what
     could not be applied (the saved settings are shown instead)."""
@@ -86,16 +92,16 @@ def draft_criteria(study: Study, data: Mapping[str, Any]) -> tuple[list[Criterio
 def preview_context(study: Study, data: Mapping[str, Any], number: int) -> dict[str, Any]:
     """What ``studies/_builder_preview.html`` shows: the ``number``-th regular item (0-based, clipped)
     as raters get it with the draft, the builder's problems and notes, and the item navigation."""
-    items = list(preview_items(study).select_related("conversation", "reference_response"))
-    if not items:
+    count = preview_items(study).count()
+    if not count:
         return {"study": study, "no_items": True}
-    number = min(max(number, 0), len(items) - 1)
+    number = min(max(number, 0), count - 1)
     draft, notes = draft_study(study, data)
     criteria, problems = draft_criteria(draft, data)
-    context = item_preview_context(draft, items[number], criteria=criteria)
+    context = item_preview_context(draft, preview_item(study, number), criteria=criteria)
     context.update({
-        "builder": True, "study": study, "item_number": number, "item_count": len(items),
-        "builder_problems": problems, "builder_notes": notes, "criteria_count": len(criteria),
+        "study": study, "item_number": number, "item_count": count,
+        "builder_problems": problems, "builder_notes": notes,
         "expected_uses": USES, "practice_problem": practice_services.practice_problem(study),
         "scale_tolerance": any(kind_for(c).numeric for c in criteria) and _takes_values(study),
     })

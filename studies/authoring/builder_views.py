@@ -44,13 +44,13 @@ def builder_expected(request, slug: str):
     """The researcher's answers to the previewed item saved as a practice item or a gold check item;
     JSON: {"saved": true, "message"} or {"saved": false, "errors": {field: text}} (nothing written)."""
     study = _study(request, slug)
-    items = list(builder.preview_items(study).select_related("conversation", "reference_response"))
     number = _number(request.POST)
-    if number >= len(items):
+    item = builder.preview_item(study, number)
+    if item is None:
         return JsonResponse({"saved": False, "errors": {ITEM_FIELD: "build the study's items first"}}, status=400)
     use = request.POST.get("expected_use", "")
     try:
-        _, new = builder.expected_answer_save(study=study, item=items[number], post=request.POST, use=use,
+        _, new = builder.expected_answer_save(study=study, item=item, post=request.POST, use=use,
                                      explanation=request.POST.get("expected_explanation", ""),
                                      tolerance=request.POST.get("expected_tolerance", ""))
     except ValidationError as error:
