@@ -10,12 +10,13 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPRESENTATIONS = ("cls", "mean", "paired")  # pair representations (ml.models.quantidce, ml.models.mdd_eval)
 QUANTIDCE_REPRESENTATIONS = (*REPRESENTATIONS, "windows")  # + QuantiDCE's two context windows
 LR_SCHEDULES = ("auto", "linear", "constant")
 SELECT_BY = ("loss", "accuracy", "ranking")
-STAGE_DEFAULTS = {
+STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
     # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
     # representation cls, encoder trained, head_learning_rate 0 (= learning_rate)
