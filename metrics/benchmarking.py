@@ -48,7 +48,7 @@ def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, b
     return np.asarray(values, dtype=float)
 
 
-def correlations(values: Sequence[float], items: Sequence[JudgedItem]) -> dict[str, Any]:
+def correlations(values: Sequence[float] | np.ndarray, items: Sequence[JudgedItem]) -> dict[str, Any]:
     """Per human quality: n and Pearson/Spearman/Kendall (r, p) between the metric and the mean human score."""
     qualities = sorted({q for item in items for q in item.human})
     table = {}
@@ -62,7 +62,7 @@ def correlations(values: Sequence[float], items: Sequence[JudgedItem]) -> dict[s
     return table
 
 
-def ranking_accuracy(values: Sequence[float], items: Sequence[JudgedItem]) -> dict[str, Any]:
+def ranking_accuracy(values: Sequence[float] | np.ndarray, items: Sequence[JudgedItem]) -> dict[str, Any]:
     by_context: dict[str, list[tuple[int, float]]] = {}
     for item, value in zip(items, values, strict=True):
         by_context.setdefault(item.group, []).append((item.level, float(value)))
@@ -80,7 +80,7 @@ def ranking_accuracy(values: Sequence[float], items: Sequence[JudgedItem]) -> di
             "spearman_with_level": {"r": float(spearman.statistic), "p": float(spearman.pvalue)}}
 
 
-def set_figures(values: Sequence[float], judgments: JudgmentSet, *, metric: str = "") -> dict[str, Any]:
+def set_figures(values: Sequence[float] | np.ndarray, judgments: JudgmentSet, *, metric: str = "") -> dict[str, Any]:
     """A set's figures: ranking (DailyDialog++) or per-quality correlations, with the published figure."""
     if judgments.kind == "ddpp":
         return {"ranking": ranking_accuracy(values, judgments.items)}
@@ -105,7 +105,9 @@ def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path],
               progress: Callable[[str, int], Callable[[int], None] | None] | None = None) -> dict[str, Any]:
     """Every file's figures and, for several files of one kind, the pooled ones. ``progress(name, total)``
     returns the callback a file's scoring reports to (a progress bar)."""
-    files, pooled_values, pooled_sets = [], {}, {}
+    files: list[dict[str, Any]] = []
+    pooled_values: dict[str, list[np.ndarray]] = {}
+    pooled_sets: dict[str, list[JudgmentSet]] = {}
     for path in expand(paths):
         try:
             judgments = read_set(path, fmt)

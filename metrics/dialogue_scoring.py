@@ -21,7 +21,7 @@ BATCH = 32
 
 def run_conversations(run: ScoringRun) -> QuerySet[Conversation]:
     conversations = Conversation.objects.all()
-    if run.study_id:
+    if run.study is not None:
         # what the study's unit shows or collected: an item's conversation, the dialogues a ranking item
         # shows, a chat study's ended chats (StudyUnit.conversations)
         return unit_for(run.study).conversations(run.study)

@@ -23,7 +23,7 @@ import numpy as np
 
 from studies.corpora.importing.files import DETECT_BYTES
 from studies.corpora.importing.parsers import PARSERS, detect_format
-from studies.corpora.importing.records import ImportProblem, ParsedHeader
+from studies.corpora.importing.records import ImportProblem, ParsedConversation, ParsedHeader
 
 FORMATS = ("auto", "grade", "fed", "ddpp", "dstc9")
 HUMAN = "human:"
@@ -105,16 +105,17 @@ def read_set(path: Path, wanted: str = "auto") -> JudgmentSet:
     fmt = file_kind(path, wanted)
     header = ParsedHeader(source=path.name)
     with path.open("rb") as stream:
-        records = list(PARSERS[fmt](stream, header))
-    problems = [r for r in records if isinstance(r, ImportProblem)]
+        parsed = list(PARSERS[fmt](stream, header))
+    problems = [r for r in parsed if isinstance(r, ImportProblem)]
     if problems:
         raise ValueError("; ".join(str(p) for p in problems[:5]))
+    records = [r for r in parsed if isinstance(r, ParsedConversation)]
     kind = fmt
     if fmt == "fed":
         kind = "fed-dialogue" if header.unit == "dialogue" else "fed-turn"
     items: list[JudgedItem] = []
     if kind in ("fed-dialogue", "dstc9"):
-        merged: dict[str, tuple[object, dict[str, list[float | None]]]] = {}
+        merged: dict[str, tuple[ParsedConversation, dict[str, list[float | None]]]] = {}
         for record in records:  # DSTC9: one record per rating; the same dialogue is one item
             _, scores = merged.setdefault(record.external_id, (record, {}))
             for quality, values in record.human_scores.items():

@@ -81,7 +81,8 @@ def export_corpora(sources: str, directory: Path) -> str:
     """Replace ``corpus:<slug>`` sources by one JSON-lines export of those corpora's dialogues."""
     from studies.models import Conversation, Response
 
-    files, slugs = [], []
+    files: list[str] = []
+    slugs: list[str] = []
     for source in (s for s in sources.split(",") if s):
         (slugs if source.startswith(CORPUS) else files).append(source.removeprefix(CORPUS))
     if not slugs:

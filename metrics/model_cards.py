@@ -130,7 +130,7 @@ def compare(model_values: np.ndarray, baseline_values: dict[str, np.ndarray], ju
 
     if quality == "ranking accuracy":
         right, total = _ranking_rights(model_values, judgments.items)
-        entry = {"model": float(right.sum() / total.sum()), "baselines": {}, "comparisons": []}
+        entry: dict[str, Any] = {"model": float(right.sum() / total.sum()), "baselines": {}, "comparisons": []}
         for key, values in baseline_values.items():
             base_right, _ = _ranking_rights(values, judgments.items)
             delta, low, high = ratio_difference(right, base_right, total, resamples=resamples)

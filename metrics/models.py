@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, TextChoices
 
 from studies.models import Conversation, Corpus, Response, Study
 
 
 class Metric(models.Model):
-    class Level(models.TextChoices):
+    class Level(TextChoices):  # not models.TextChoices: in this class, "models" is the reverse relation
         TURN = "turn", "Turn (response given context)"
         DIALOGUE = "dialogue", "Dialogue"
 
-    class Kind(models.TextChoices):
+    class Kind(TextChoices):
         HEURISTIC = "heuristic", "Heuristic"
         LEARNED = "learned", "Learned"
         JUDGE = "judge", "LLM judge"

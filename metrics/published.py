@@ -12,6 +12,7 @@ A pooled figure over files of different data sets has no paper figure (``benchma
 from __future__ import annotations
 
 import re
+from typing import Any
 
 FED_NAMES = {  # FED's qualities as the paper spells them <- as the files (and the importer's slugs) do
     "coherent": "Coherent", "coherence": "Coherent", "errorrecovery": "Error recovery", "consistent": "Consistent",
@@ -24,7 +25,7 @@ FED_NAMES = {  # FED's qualities as the paper spells them <- as the files (and t
     "correct": "Correct", "correctness": "Correct", "semanticallyappropriate": "Semantically appropriate",
     "understandable": "Understandable", "fluent": "Fluent", "fluency": "Fluent"}
 
-PUBLISHED = {
+PUBLISHED: dict[str, dict[str, Any]] = {
     "self_eval": {
         "fed-dialogue": {"Coherent": 0.436, "Error recovery": 0.393, "Consistent": 0.347, "Diverse": 0.263,
                          "Depth": 0.327, "Likeable": 0.390, "Understanding": 0.406, "Flexible": 0.317,

@@ -16,8 +16,8 @@ from studies.models import Response, Study, StudyItemResponse, Unit
 def run_responses(run: ScoringRun) -> QuerySet[Response]:
     """The responses a run covers: a study's judged responses and references, a corpus, or all."""
     responses = Response.objects.all()
-    if run.study_id:
-        shown = StudyItemResponse.objects.filter(item__study_id=run.study_id).values("response_id")
+    if run.study is not None:
+        shown = StudyItemResponse.objects.filter(item__study=run.study).values("response_id")
         references = run.study.items.exclude(reference_response=None).values("reference_response_id")
         responses = responses.filter(Q(pk__in=shown) | Q(pk__in=references))
     elif run.corpus_id:

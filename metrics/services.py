@@ -125,7 +125,7 @@ def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dic
     [lo, hi] is the metric's declared range, or the range observed over these references when the
     metric declares none."""
     items = list(study.items.exclude(reference_response=None).select_related("reference_response__conversation"))
-    responses = [i.reference_response for i in items]
+    responses = [i.reference_response for i in items if i.reference_response is not None]  # all of them (the filter)
     implementation = registry.implementation(metric_model.metric.key, metric_model.config)
     known = selectors.response_scores(metric_model, [r.pk for r in responses])
     missing = [r for r in responses if r.pk not in known]
@@ -137,7 +137,7 @@ def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dic
     observed = [known[r.pk] for r in responses]
     lo = metric_model.metric.range_min if metric_model.metric.range_min is not None else min(observed)
     hi = metric_model.metric.range_max if metric_model.metric.range_max is not None else max(observed)
-    mapped = {item.pk: bme_reference_value(known[item.reference_response_id], lo=lo, hi=hi, config=study.design_config)
-              for item in items}
+    mapped = {item.pk: bme_reference_value(known[response.pk], lo=lo, hi=hi, config=study.design_config)
+              for item, response in zip(items, responses, strict=True)}
     study_services.study_item_reference_values_set(study=study, values=mapped)
     return mapped

@@ -149,8 +149,8 @@ def run_start(request):
             messages.error(request, f"{field}: {'; '.join(problems)}")
         return redirect(back if back and url_has_allowed_host_and_scheme(
             back, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else "metrics:metric_list")
-    messages.success(request, f"Scoring {study.title if study else 'corpus ' + corpus.slug} with {model.name}: "
-                              f"the run is queued for a worker.")
+    scope = study.title if study else f"corpus {getattr(corpus, 'slug', '')}"
+    messages.success(request, f"Scoring {scope} with {model.name}: the run is queued for a worker.")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
                                                 require_https=request.is_secure()):
         return redirect(back)

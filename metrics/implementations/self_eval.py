@@ -13,6 +13,7 @@ per-turn embeddings (``ml.data.turn_pairs``); its ``truncated`` counts distinct 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from metrics.implementations.base import MetricImplementation, Recipe, RecipeStep, ScoringInput, Trainable
 
@@ -69,7 +70,7 @@ class SelfEval(MetricImplementation):
         if not path:
             raise ValueError("self_eval needs a trained model: config 'path' is empty (train one with train_metric)")
         model, tokenizer = _model(str(path))
-        options = {"batch_size": int(self.config.get("batch_size", 32)),
+        options: dict[str, Any] = {"batch_size": int(self.config.get("batch_size", 32)),
                    "max_length": int(self.config.get("max_length", 512)), "device": self.config.get("device")}
         if model.representation_name == "pairs":  # from its metric.json: turns embedded apart, speakers unused
             from ml.data.turn_pairs import score_dialogues_by_pairs

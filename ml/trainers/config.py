@@ -10,12 +10,13 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPRESENTATIONS = ("cls", "mean", "paired")  # pair representations (ml.models.quantidce, ml.models.mdd_eval)
 QUANTIDCE_REPRESENTATIONS = (*REPRESENTATIONS, "windows")  # + QuantiDCE's two context windows
 LR_SCHEDULES = ("auto", "linear", "constant")
 SELECT_BY = ("loss", "accuracy", "ranking")
-STAGE_DEFAULTS = {
+STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
     # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
     # representation cls, encoder trained, head_learning_rate 0 (= learning_rate)
@@ -96,20 +97,23 @@ class TrainingConfig:
 
     @classmethod
     def for_stage(cls, stage: str, **overrides) -> TrainingConfig:
-        if stage not in STAGE_DEFAULTS:
-            raise ValueError(f"stage must be one of {', '.join(STAGE_DEFAULTS)}, not {stage!r}")
+        return cls(stage=stage, **cls.stage_values(stage, overrides, STAGE_DEFAULTS, QUANTIDCE_REPRESENTATIONS))
+
+    @classmethod
+    def stage_values(cls, stage: str, overrides: dict[str, Any], defaults: dict[str, dict[str, Any]],
+                     representations: tuple[str, ...]) -> dict[str, Any]:
+        """A stage's settings: its defaults, then the overrides given (None: not given); a setting the config
+        does not have, or a schedule, selection or representation it does not know, is a ValueError naming it."""
+        if stage not in defaults:
+            raise ValueError(f"stage must be one of {', '.join(defaults)}, not {stage!r}")
         unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
-        values = {**STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
-        if values.get("lr_schedule", cls.lr_schedule) not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule: must be one of {', '.join(LR_SCHEDULES)}, not {values['lr_schedule']!r}")
-        if values.get("select_by", cls.select_by) not in SELECT_BY:
-            raise ValueError(f"select_by: must be one of {', '.join(SELECT_BY)}, not {values['select_by']!r}")
-        if values.get("representation", cls.representation) not in QUANTIDCE_REPRESENTATIONS:
-            raise ValueError(f"representation: must be one of {', '.join(QUANTIDCE_REPRESENTATIONS)}, "
-                             f"not {values['representation']!r}")
-        return cls(stage=stage, **values)
+        values = {**defaults[stage], **{k: v for k, v in overrides.items() if v is not None}}
+        for name, known in (("lr_schedule", LR_SCHEDULES), ("select_by", SELECT_BY), ("representation", representations)):
+            if values.get(name, getattr(cls, name)) not in known:
+                raise ValueError(f"{name}: must be one of {', '.join(known)}, not {values[name]!r}")
+        return values
 
     def schedule(self) -> str:
         """The learning-rate schedule after the warm-up ("auto" resolved)."""

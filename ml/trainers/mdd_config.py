@@ -3,10 +3,9 @@
 student need. Saved with every checkpoint and model like the base configuration. No torch import."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
-from ml.trainers.config import REPRESENTATIONS, SELECT_BY, TrainingConfig
+from ml.trainers.config import REPRESENTATIONS, TrainingConfig
 
 MDD_STAGES = ("teacher", "augment", "student")
 MDD_STAGE_DEFAULTS = {
@@ -51,15 +50,7 @@ class MDDEvalConfig(TrainingConfig):
     def for_stage(cls, stage: str, **overrides) -> MDDEvalConfig:
         if stage not in MDD_STAGES:
             raise ValueError(f"stage must be one of {', '.join(MDD_STAGES)}, not {stage!r}")
-        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
-        values = {**MDD_STAGE_DEFAULTS[stage], **{k: v for k, v in overrides.items() if v is not None}}
-        if values.get("representation", cls.representation) not in REPRESENTATIONS:
-            raise ValueError(f"representation: must be one of {', '.join(REPRESENTATIONS)}, "
-                             f"not {values['representation']!r}")
-        if values.get("select_by", cls.select_by) not in SELECT_BY:
-            raise ValueError(f"select_by: must be one of {', '.join(SELECT_BY)}, not {values['select_by']!r}")
+        values = cls.stage_values(stage, overrides, MDD_STAGE_DEFAULTS, REPRESENTATIONS)
         if not 0 < values.get("threshold", cls.threshold) <= 1:
             raise ValueError(f"threshold: must be in (0, 1], not {values['threshold']}")
         if values.get("per_technique", cls.per_technique) < 1:

@@ -42,6 +42,7 @@ def _delta(level: str, a: np.ndarray, b: np.ndarray, cumulative: np.ndarray | No
     if level == "ratio":
         total = a + b
         return np.divide(a - b, total, out=np.zeros(np.broadcast(a, b).shape), where=total != 0) ** 2
+    assert cumulative is not None and counts is not None  # ordinal needs both
     low, high = np.minimum(a, b), np.maximum(a, b)
     between = cumulative[high] - cumulative[low] + counts[low]
     return (between - (counts[a] + counts[b]) / 2) ** 2

@@ -85,12 +85,14 @@ def balanced_tuples(n_items: int, *, size: int = 4, factor: int = 2, tries: int 
     if n_items < size:
         raise ValueError(f"need at least {size} items for tuples of {size}, got {n_items}")
     rng = np.random.default_rng(seed)
-    best, best_sd = None, np.inf
+    best: np.ndarray | None = None
+    best_sd = np.inf
     for _ in range(tries):
         tuples = _one_draw(n_items, size, factor * size, rng)
         sd = pair_count_sd(tuples, n_items)
         if sd < best_sd:
             best, best_sd = tuples, sd
+    assert best is not None  # tries >= 1
     return best
 
 

@@ -210,21 +210,24 @@ def _forms(m: MeanSquares, *, ak_interval: str, notes: list[str]) -> dict[str, I
     f1 = B1 / W
     p1 = _f_sf(f1, df1, m.df_w)
     fl1, fu1 = _f_bounds(f1, df1, m.df_w)
-    ci11 = [(fl1 - 1) / (fl1 + k0 - 1), (fu1 - 1) / (fu1 + k0 - 1)]
+    ci11: list[float] = [(fl1 - 1) / (fl1 + k0 - 1), (fu1 - 1) / (fu1 + k0 - 1)]
     ci1k = [1 - 1 / fl1, 1 - 1 / fu1]
 
     # Consistency.
-    icc31, icc3k = (B - R) / (B + (k0 - 1) * R), (B - R) / B
-    f3 = B / R
-    p31 = p3k = _f_sf(f3, df1, m.df_res)
+    icc31: float = (B - R) / (B + (k0 - 1) * R)
+    icc3k: float = (B - R) / B
+    f3: float = B / R
+    p31: float = _f_sf(f3, df1, m.df_res)
+    p3k = p31
     fl3, fu3 = _f_bounds(f3, df1, m.df_res)
-    ci31 = [(fl3 - 1) / (fl3 + k0 - 1), (fu3 - 1) / (fu3 + k0 - 1)]
-    ci3k = [1 - 1 / fl3, 1 - 1 / fu3]
+    ci31: list[float] = [(fl3 - 1) / (fl3 + k0 - 1), (fu3 - 1) / (fu3 + k0 - 1)]
+    ci3k: list[float] = [1 - 1 / fl3, 1 - 1 / fu3]
 
     # Absolute agreement; the p-value is McGraw & Wong's with rho0 = 0: F = B/R on (n-1, df_res).
     icc21 = (B - R) / (B + (k0 - 1) * R + k0 / n * (C - R))
     icc2k = (B - R) / max(B + (C - R) / n, np.float64(0.0))
-    p21 = p2k = p31
+    p21: float = p31
+    p2k: float = p31
     v = _agreement_df(icc21, m)
     if not v >= MIN_DF:
         notes.append("the df for the ICC(A,1) interval fall below 0.1; its bounds use df = 0.1")
@@ -236,6 +239,7 @@ def _forms(m: MeanSquares, *, ak_interval: str, notes: list[str]) -> dict[str, I
         notes.append("the F quantile for the lower ICC(A,1) bound is infinite; the bound is set to the ICC")
         l21 = icc21
     u21 = n * (fu_star * B - R) / (spread + n * fu_star * B)
+    ci2k: list[float]
     if ak_interval == "spearman-brown":
         ci2k = [k0 * x / (1 + (k0 - 1) * x) for x in (l21, u21)]
     else:  # irrNA's own: v evaluated at ICC(A,k)

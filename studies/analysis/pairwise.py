@@ -195,7 +195,7 @@ def _exists(wins: np.ndarray, n: np.ndarray) -> np.ndarray:
     reach = ((wins > 0) & (n > 0)) | np.eye(k, dtype=bool)
     for _ in range(int(math.ceil(math.log2(k))) + 1):
         reach = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
-    return reach.all(axis=(1, 2))
+    return np.asarray(reach.all(axis=(1, 2)))
 
 
 def _newton_batch(wins: np.ndarray, n: np.ndarray, start: np.ndarray, *, tol: float = 1e-10,
@@ -329,7 +329,7 @@ def position_bias(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dic
     decisive = frame[frame["choice"] != "tie"]
     left = int((decisive["choice"] == "left").sum())
     total = len(decisive)
-    result = {"n": len(frame), "decisive": total, "left_wins": left, "ties": len(frame) - total,
+    result: dict[str, Any] = {"n": len(frame), "decisive": total, "left_wins": left, "ties": len(frame) - total,
               "left_share": None, "ci_low": None, "ci_high": None, "p": None}
     if total:
         test = stats.binomtest(left, total, 0.5)

@@ -159,7 +159,7 @@ def empty_tables(conditions: list[str], criteria: list[str], reason: str) -> dic
 
 def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> list[dict[str, Any]]:
     """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     every = frame.pivot_table(index=["study", "assignment", "unit"], columns="criterion", values="score", aggfunc="first")
     present = set(every.index.get_level_values("study")) if len(every) else set()
     for study in conditions:

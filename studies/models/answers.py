@@ -1,6 +1,8 @@
 """The answers: ratings, best-worst picks and pairwise (A/B) choices."""
 from __future__ import annotations
 
+from typing import cast
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -65,7 +67,7 @@ class Rating(models.Model):
     @property
     def target_id(self) -> int:
         """The rated response's id, or the rated conversation's in a dialogue-unit study."""
-        return self.response_id if self.response_id is not None else self.conversation_id
+        return self.response_id if self.response_id is not None else cast(int, self.conversation_id)  # rating_one_target
 
 
 class BestWorstChoice(models.Model):

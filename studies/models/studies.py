@@ -169,7 +169,8 @@ class StudyItem(models.Model):
     conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
                                      related_name="study_items")
     position = models.PositiveIntegerField()
-    responses = models.ManyToManyField(Response, through="StudyItemResponse", related_name="study_items")
+    responses: models.ManyToManyField = models.ManyToManyField(Response, through="StudyItemResponse",
+                                                                related_name="study_items")
     reference_response = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
