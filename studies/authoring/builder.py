@@ -8,7 +8,7 @@ design (``answers_parse``), turned into check values as practice and check items
 (``practice_values``), written as check rules (a value, within a tolerance where the scale has one;
 a label or a label set; best and worst for rankings; which of two is better for comparisons), and
 saved by the existing services (``onboarding.services.practice_item_create``,
-``rating.checks.check_item_create``), which check them again.
+``authoring.checks.check_item_create``), which check them again.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from studies.authoring import checks
 from studies.authoring.criteria_rows import rows_posted, rows_read, rows_specs
 from studies.authoring.services import DEFAULT_CRITERIA
 from studies.designs import design_for, kind_for, unit_for
@@ -27,7 +28,6 @@ from studies.designs.kinds import criterion_kind_clean
 from studies.designs.rater_reads import study_criteria
 from studies.models import CheckKind, Criterion, Response, Study, StudyItem
 from studies.onboarding import services as practice_services
-from studies.rating import checks
 from studies.rating.views import item_preview_context
 
 USES = {"practice": "practice item", "gold": "gold check item"}

@@ -14,7 +14,6 @@ from studies.authoring.criteria_rows import (
     rows_posted,
     rows_read,
 )
-from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
 from studies.models import (
