@@ -13,6 +13,9 @@ import os
 
 wsgi_app = "config.wsgi"
 workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
+# Not gthread: a rater's request is CPU-bound, and beside several of them in one interpreter the call
+# threads' many short socket waits each queue for the interpreter lock (measured with chat_load.py:
+# turns of 12 s against 2 s bot calls).
 worker_class = "sync"
 timeout = 60
 graceful_timeout = int(float(os.environ.get("CONCORD_CHAT_REPLY_DEADLINE", "25"))) + 10
