@@ -180,26 +180,66 @@ class Chatter:
             self.stats.add("rated", {"token": token, "position": position})
 
 
+class Go:
+    """The chatters' start line (in their own process): they arrive at their chat page, then wait for
+    the raters' line to open."""
+
+    def __init__(self, event, stop_at) -> None:
+        self.event, self.stop_at = event, stop_at
+
+    def arrive(self, _rater) -> None:
+        pass
+
+    def wait(self, _deadline: float) -> None:
+        self.event.wait(timeout=300)
+
+
+def chat_process(port: int, starts: list[str], ready, go, stop_at, out) -> None:
+    """The chatters, in a process of their own: the raters' HTML parsing in the load generator would
+    otherwise delay the chatters' clocks (one interpreter lock), and every turn would look slower."""
+    stats = ChatStats()
+    line = Go(go, stop_at)
+    chatters = [Chatter(index=i, port=port, start_url=url, stats=stats, line=line,
+                        deadline=time.monotonic() + 300) for i, url in enumerate(starts)]
+    threads = [threading.Thread(target=c.run, daemon=True) for c in chatters]
+    for thread in threads:
+        thread.start()
+    ready.set()
+    go.wait(timeout=300)
+    for chatter in chatters:
+        chatter.stop_at = stop_at.value
+    for thread in threads:
+        thread.join(timeout=max(0.0, stop_at.value - time.monotonic()) + 120)
+    out.put({"turn_s": stats.turn_s, "messages": stats.messages, "unanswered": stats.unanswered,
+             "refusals": dict(stats.refusals), "rated": stats.rated, "errors": stats.errors, "polls": stats.polls})
+
+
 def phase(*, port: int, likert_starts: list[str], chat_starts: list[str], seconds: float, server: Gunicorn,
           kills: int) -> dict:
-    """Raters (and chatters) for ``seconds`` from the moment all have reached their first form."""
+    """Raters (and chatters) for ``seconds`` from the moment all raters have reached their first form."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
     stats, chat_stats = Stats(), ChatStats()
-    line = StartLine(len(likert_starts) + len(chat_starts))
+    line = StartLine(len(likert_starts))
     setup_bound = time.monotonic() + 300
     raters = [Rater(index=i, host="127.0.0.1", port=port, start_url=url, items=100_000, stats=stats,
                     deadline=setup_bound, ready=line) for i, url in enumerate(likert_starts)]
-    chatters = [Chatter(index=i, port=port, start_url=url, stats=chat_stats, line=line, deadline=setup_bound)
-                for i, url in enumerate(chat_starts)]
-    threads = [threading.Thread(target=x.run, daemon=True) for x in [*raters, *chatters]]
+    threads = [threading.Thread(target=x.run, daemon=True) for x in raters]
+    ready, go, stop_at, out = context.Event(), context.Event(), context.Value("d", 0.0), context.Queue()
+    chat = context.Process(target=chat_process, args=(port, chat_starts, ready, go, stop_at, out), daemon=True) \
+        if chat_starts else None
     load = os.getloadavg()[0]
+    if chat:
+        chat.start()
     for thread in threads:
         thread.start()
     line.wait(setup_bound)
     opened = line.opened_at or time.monotonic()
     for rater in raters:
         rater.deadline = opened + seconds
-    for chatter in chatters:
-        chatter.stop_at = opened + seconds
+    stop_at.value = opened + seconds  # time.monotonic() is one clock for the whole machine
+    go.set()
     killed = []
     if kills:
         time.sleep(max(0.0, opened + seconds / 2 - time.monotonic()))
@@ -208,6 +248,12 @@ def phase(*, port: int, likert_starts: list[str], chat_starts: list[str], second
             killed.append({"pid": pid, "at_s": round(time.monotonic() - opened, 1)})
     for thread in threads:
         thread.join(timeout=max(0.0, opened + seconds - time.monotonic()) + 120)
+    if chat:
+        found = out.get(timeout=180)
+        chat.join(timeout=30)
+        chat_stats.turn_s, chat_stats.messages, chat_stats.unanswered = found["turn_s"], found["messages"], found["unanswered"]
+        chat_stats.refusals, chat_stats.rated, chat_stats.errors = Counter(found["refusals"]), found["rated"], found["errors"]
+        chat_stats.polls = found["polls"]
     return {"stats": stats, "chat": chat_stats, "killed": killed, "load_before": round(load, 2),
             "load_after": round(os.getloadavg()[0], 2), "threads_still_running": sum(t.is_alive() for t in threads)}
 
@@ -249,7 +295,7 @@ def summary(result: dict) -> dict:
 def build(args) -> dict:
     """Both studies, the bot's system (in this process; the server reads them from the database)."""
     likert = concord_build(Namespace(responses=4, criteria=["readability", "coherence"], points=6,
-                                     raters_per_item=args.raters, items_per_rater=args.items_per_rater),
+                                     raters_per_item=2 * args.raters, items_per_rater=args.items_per_rater),
                            args.items_per_rater + 10)
     from django.contrib.auth import get_user_model
 
@@ -297,11 +343,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     import random
 
-    from studies.chat.local_bot import LocalBot
-
     workdir = Path(tempfile.mkdtemp(prefix="concord-chat-load-"))
-    bot = LocalBot(slow_seconds=args.bot_latency).start()
-    args.bot_url = bot.url("slow")
+    bot_port = free_port()  # the bot in a process of its own, like a real one
+    bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(bot_port),
+                            "--slow-seconds", str(args.bot_latency)], cwd=ROOT, stdout=subprocess.DEVNULL)
+    args.bot_url = f"http://127.0.0.1:{bot_port}/slow/chat"
     env = {**os.environ, "DATABASE_URL": recreate_database(args.postgres, args.database),
            "DJANGO_SETTINGS_MODULE": "config.settings.production", "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_COOKIES": "0", "SECURE_SSL_REDIRECT": "0",
@@ -336,7 +382,8 @@ def main() -> None:
         server_ms = server.server_times()
     finally:
         server.stop()
-        bot.stop()
+        bot.terminate()
+        bot.wait(timeout=15)
     acknowledged = Stats()
     acknowledged.acknowledged = alone["stats"].acknowledged + beside["stats"].acknowledged + after["stats"].acknowledged
     ratings = concord_verify(studies["likert"]["pk"], acknowledged)
