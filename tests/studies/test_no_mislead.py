@@ -300,3 +300,31 @@ def test_a_criterion_the_researcher_wrote_gets_no_invented_help(user):
 def test_the_endpoints_page_is_in_the_menu(user):
     page = logged_in(user).get(reverse("studies:experiment_list")).content.decode()
     assert f'href="{reverse("chat:endpoint_list")}"' in page
+
+
+def test_a_cleared_questionnaire_shows_no_empty_questions_page(make_study):
+    study = make_study("likert", items_per_assignment=1)
+    study.questionnaire = []
+    study.save(update_fields=["questionnaire"])
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="q1"))
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.get()
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        c: dict.fromkeys(slot.response_order, 3) for c in study.criteria.values_list("name", flat=True)})
+    page = Client().get(reverse("raters:questionnaire", args=[assignment.token])).content.decode()
+    assert "A few last questions" not in page and "You have answered every item" in page
+
+
+def test_invite_links_need_items_and_come_several_at_once(user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="Invites")
+    study = authoring.study_create(experiment=experiment, title="invites", design="likert")
+    client = logged_in(user)
+    url = reverse("studies:invite_create", args=[study.slug])
+    client.post(url, {"label": "", "expires_in_days": "14", "count": "3"})
+    assert not study.invites.exists()  # a draft with no items: refused, nothing made
+    page = client.get(reverse("studies:study_detail", args=[study.slug])).content.decode()
+    assert 'data-testid="invite-no-items"' in page
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], limit=2)
+    client.post(url, {"label": "lab", "expires_in_days": "14", "count": "3"})
+    assert study.invites.count() == 3
