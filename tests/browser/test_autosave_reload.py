@@ -76,3 +76,22 @@ def test_the_practice_asks_for_consent_before_its_first_item(live_server, browse
         assert "Practice 1 of 1" in tab.content()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_new_study_form_shows_a_designs_settings_only_for_that_design(live_server, browser, user, width):
+    from tests.browser.conftest import log_in
+
+    experiment = authoring.experiment_create(owner=user, title="Form")
+    context, tab = context_page(browser, width)
+    try:
+        log_in(tab, live_server, user.username, "pw-concord")
+        tab.goto(f"{live_server.url}/experiments/{experiment.slug}/studies/new/")
+        points = tab.locator("[data-field=likert_points]")
+        assert not points.is_visible()  # nothing picked: no design's own settings
+        tab.check("input[name=design][value=likert]")
+        assert points.is_visible()
+        tab.check("input[name=design][value=rme]")
+        assert not points.is_visible()
+    finally:
+        context.close()

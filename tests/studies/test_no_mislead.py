@@ -76,6 +76,9 @@ def test_labels_only_start_page_and_set_up_card_speak_of_no_point_scale(labels_s
     detail = logged_in(user).get(reverse("studies:study_detail", args=[labels_study.slug])).content.decode()
     settings = re.search(r'data-testid="design-settings">([^<]*)<', detail).group(1)
     assert "point scale" not in settings and "no criterion is on a scale" in settings
+    assert "Labels and free text (no scale)" in detail and "Likert scale" not in detail
+    listing = logged_in(user).get(reverse("studies:experiment_list")).content.decode()
+    assert "Labels and free text (no scale)" in listing
 
 
 def test_a_study_with_a_scale_criterion_still_describes_its_scale(make_study, user):
