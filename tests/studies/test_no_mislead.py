@@ -331,3 +331,10 @@ def test_invite_links_need_items_and_come_several_at_once(user, corpus):
     authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], limit=2)
     client.post(url, {"label": "lab", "expires_in_days": "14", "count": "3"})
     assert study.invites.count() == 3
+
+
+def test_demo_serve_takes_the_bots_port():
+    from studies.management.commands.demo_serve import Command
+
+    parsed = Command().create_parser("manage.py", "demo_serve").parse_args(["--bot-port", "9876"])
+    assert parsed.bot_port == 9876
