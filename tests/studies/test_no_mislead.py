@@ -235,9 +235,22 @@ def test_consent_comes_before_the_practice(make_study):
     assert refused.status_code == 400 and b"tick the box" in refused.content
     agreed = client.post(reverse("raters:practice", args=[attempt.token]), {"form_token": token, "agree": "yes"},
                          follow=True)
-    assert "Practice 1 of 1" in agreed.content.decode()
+    html = agreed.content.decode()
+    assert "Practice 1 of 1" in html
     attempt.refresh_from_db()
     assert attempt.consented_at is not None
+    # the feedback shows the rater's own answer beside ours, both in the letters the rater saw
+    token = re.search(r'name="form_token" value="([^"]+)"', html).group(1)
+    action = re.search(r'<form method="post" id="item-form"[^>]* action="([^"]+)"', html).group(1)
+    item = study.practice_items.get()
+    data = {"form_token": token, "active_ms": "900"}
+    data.update({f"r{target_key(item.response_ids, rid)}-{name}": value
+                 for name in study.criteria.values_list("name", flat=True)
+                 for rid, value in zip(item.response_ids, ("4", "5"), strict=True)})
+    feedback = client.post(action, data).content.decode()
+    given = re.search(r'data-testid="practice-given">(.*?)</ul>', feedback, re.S).group(1)
+    assert "Response A: 4" in given and "Response B: 5" in given
+    assert "Response B: at most 2" in feedback
 
 
 def test_the_slot_after_a_passed_practice_carries_the_consent(make_study):
@@ -338,3 +351,11 @@ def test_demo_serve_takes_the_bots_port():
 
     parsed = Command().create_parser("manage.py", "demo_serve").parse_args(["--bot-port", "9876"])
     assert parsed.bot_port == 9876
+
+
+def test_the_practice_card_says_what_raters_are_told_in_their_letters(make_study, user):
+    study = practice_study(make_study)
+    page = logged_in(user).get(reverse("studies:study_detail", args=[study.slug])).content.decode()
+    expected = re.search(r'data-testid="practice-card-expected">([^<]*)<', page).group(1)
+    assert "Response B: at most 2" in expected
+    assert "1 (A). I need a table" in page and "2 (B). Banana" in page
