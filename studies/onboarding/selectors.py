@@ -3,7 +3,6 @@ report's practice figures (pass rates, items most often failed)."""
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from django.db.models import Count, Q
