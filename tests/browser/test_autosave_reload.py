@@ -95,3 +95,25 @@ def test_the_new_study_form_shows_a_designs_settings_only_for_that_design(live_s
         assert not points.is_visible()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_missing_required_reason_marks_the_why_box_not_the_answered_choice(live_server, browser, make_study, width):
+    study = make_study("pairwise", raters_per_item=2, items_per_assignment=2, platform="prolific", reason="required")
+    context, tab = context_page(browser, width)
+    try:
+        tab.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(f'pw{width}')}"
+                 f"&SESSION_ID={prolific_id(f'ps{width}')}")
+        tab.check("input[name=agree]")
+        tab.click("button:has-text('Start')")
+        tab.wait_for_url(re.compile(r".*/items/0/$"))
+        first = tab.locator(".pairwise-criterion").first
+        first.locator("label.pair-choice[data-key=a]").click()
+        tab.click("form#item-form button[type=submit]")
+        choices_outline = first.locator(".pair-choices").evaluate("e => getComputedStyle(e).outlineStyle")
+        assert choices_outline == "none"  # the answered choice is not marked
+        assert "reason-missing" in first.locator(".pair-reason").get_attribute("class")
+        second = tab.locator(".pairwise-criterion").nth(1)  # nothing answered: its choices are marked
+        assert second.locator(".pair-choices").evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+    finally:
+        context.close()
