@@ -117,3 +117,18 @@ def test_a_missing_required_reason_marks_the_why_box_not_the_answered_choice(liv
         assert second.locator(".pair-choices").evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
     finally:
         context.close()
+
+
+def test_keyboard_hints_are_not_shown_at_phone_width_even_without_touch(live_server, browser, make_study):
+    study = make_study("likert", platform="prolific")
+    context = browser.new_context(viewport={"width": 390, "height": 800})  # no touch: a narrow desktop window
+    tab = context.new_page()
+    try:
+        tab.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id('kh')}&SESSION_ID={prolific_id('khs')}")
+        tab.check("input[name=agree]")
+        tab.click("button:has-text('Start')")
+        tab.wait_for_url(re.compile(r".*/items/0/$"))
+        assert not tab.locator(".keys .key-hint").first.is_visible()
+        assert "1 = lowest" in tab.locator(".keys").first.inner_text()
+    finally:
+        context.close()
