@@ -359,3 +359,14 @@ def test_the_practice_card_says_what_raters_are_told_in_their_letters(make_study
     expected = re.search(r'data-testid="practice-card-expected">([^<]*)<', page).group(1)
     assert "Response B: at most 2" in expected
     assert "1 (A). I need a table" in page and "2 (B). Banana" in page
+
+
+def test_the_default_broker_url_makes_kombu_warn_nothing(caplog):
+    """load_demo printed kombu's "No hostname was supplied" for the embedded broker's URL."""
+    from kombu import Connection
+
+    from config.env import DEFAULT_BROKER_URL
+
+    with caplog.at_level("WARNING", logger="kombu.connection"):
+        Connection(DEFAULT_BROKER_URL).info()
+    assert "No hostname" not in caplog.text
