@@ -20,4 +20,4 @@ if (BASE_DIR / ".env").is_file():
     environ.Env.read_env(BASE_DIR / ".env")
 
 DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'concord.sqlite3'}"
-DEFAULT_BROKER_URL = "filesystem://"
+DEFAULT_BROKER_URL = "filesystem://localhost/"  # a host named: kombu warns "No hostname was supplied" otherwise

@@ -23,7 +23,8 @@
     if (!input) return false;
     input.checked = true;
     input.dispatchEvent(new Event("change", {bubbles: true}));
-    group.classList.remove("has-error");
+    group.classList.remove("choice-missing");
+    if (!group.querySelector(".reason-missing")) group.classList.remove("has-error");
     const next = groups.slice(groups.indexOf(group) + 1).find((g) => !answered(g)) || groups.find((g) => !answered(g));
     activate(next || group);
     if (next) next.scrollIntoView({block: "nearest"});
@@ -40,7 +41,14 @@
   });
   groups.forEach((g) => {
     g.addEventListener("focusin", () => activate(g));
-    g.addEventListener("change", () => g.classList.remove("has-error"));
+    // the mark goes from what was fixed: the choices once one is picked, the "Why?" box once it is written
+    g.addEventListener("change", () => { g.classList.remove("choice-missing"); if (!g.querySelector(".reason-missing")) g.classList.remove("has-error"); });
+    const why = g.querySelector("textarea");
+    if (why) why.addEventListener("input", () => {
+      if (!why.value.trim()) return;
+      why.closest(".pair-reason").classList.remove("reason-missing");
+      if (!g.classList.contains("choice-missing")) g.classList.remove("has-error");
+    });
   });
   activate(groups.find((g) => !answered(g)) || groups[0]);
 
@@ -48,8 +56,12 @@
     const bad = [];
     groups.forEach((g) => {
       const reason = g.querySelector("textarea");
-      const missing = !answered(g) || (reason && reason.dataset.required && !reason.value.trim());
-      g.classList.toggle("has-error", !!missing);
+      const noChoice = !answered(g), noReason = !!(reason && reason.dataset.required && !reason.value.trim());
+      const missing = noChoice || noReason;
+      // the red mark goes on what is missing: the choices, or the empty "Why?" box (not the answered choice)
+      g.classList.toggle("has-error", missing);
+      g.classList.toggle("choice-missing", noChoice);
+      if (reason) reason.closest(".pair-reason").classList.toggle("reason-missing", noReason);
       if (missing) bad.push(g);
     });
     if (bad.length) {

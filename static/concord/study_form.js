@@ -11,7 +11,8 @@
   function update() {
     var design = chosen("design"), unit = chosen("unit");
     form.querySelectorAll("[data-designs]").forEach(function (field) {
-      field.hidden = design !== "" && field.getAttribute("data-designs").split(" ").indexOf(design) < 0;
+      // no design picked yet: none of the designs' own settings (they would read as settings of every design)
+      field.hidden = design === "" || field.getAttribute("data-designs").split(" ").indexOf(design) < 0;
     });
     form.querySelectorAll("[data-units]").forEach(function (field) {
       field.hidden = field.getAttribute("data-units").split(" ").indexOf(unit || "response") < 0;

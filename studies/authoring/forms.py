@@ -53,6 +53,8 @@ class ExperimentForm(forms.Form):
 class InviteForm(forms.Form):
     label = forms.CharField(max_length=120, required=False, help_text="Whom it is for (only you see it).")
     expires_in_days = forms.IntegerField(min_value=1, max_value=365, initial=14, help_text="Days the link can be opened.")
+    count = forms.IntegerField(min_value=1, max_value=200, initial=1, required=False,
+                               help_text="How many links to make (each works once).")
 
 
 QUESTION_KINDS = ("yes_no", "choice", "text")

@@ -202,13 +202,18 @@ def invite_create(request, slug):
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
+    count = form.cleaned_data.get("count") or 1
     try:
-        invite = invite_links.invite_create(study=study, label=form.cleaned_data["label"],
-                                        expires_in_days=form.cleaned_data["expires_in_days"], created_by=request.user)
+        with transaction.atomic():  # all the links or none
+            made = [invite_links.invite_create(study=study, label=form.cleaned_data["label"],
+                                               expires_in_days=form.cleaned_data["expires_in_days"],
+                                               created_by=request.user) for _ in range(count)]
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
     else:
-        messages.success(request, f"Invitation link made{f' for {invite.label}' if invite.label else ''}; it works once, "
+        invite = made[-1]
+        what = "Invitation link made" if count == 1 else f"{count} invitation links made"
+        messages.success(request, f"{what}{f' for {invite.label}' if invite.label else ''}; each works once, "
                                   f"until {invite.expires_at:%Y-%m-%d %H:%M} UTC.")
     return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
 

@@ -111,6 +111,10 @@ class StudyDesign:
         """``describe`` for a study, with the anchors its items show."""
         return self.describe(self.config(study), anchors=self.anchors_shown(study), unit=unit_for(study))
 
+    def study_title(self, study: Study) -> str:
+        """The design's name as pages list the study ("Likert scale")."""
+        return study.get_design_display()
+
     def study_settings_summary(self, study: Study) -> str:
         """``settings_summary`` for a study (a rating design without scale criteria has no scale to summarise)."""
         return self.settings_summary(self.config(study))

@@ -70,6 +70,10 @@ class RatingsDesign(StudyDesign):
         joined = tasks[0] if len(tasks) == 1 else ", ".join(tasks[:-1]) + " or " + tasks[-1]
         return f"For each {noun} you answer the questions below: you {joined}, as each question asks."
 
+    def study_title(self, study: Study) -> str:
+        """A study whose criteria are all labels or free text is listed as such, not by its scale's name."""
+        return super().study_title(study) if self.scale_criteria(study) else "Labels and free text (no scale)"
+
     def study_settings_summary(self, study: Study) -> str:
         if self.scale_criteria(study):
             return super().study_settings_summary(study)

@@ -31,7 +31,7 @@ class Unit(models.TextChoices):
 
     RESPONSE = "response", "A response (the next turn)"
     DIALOGUE = "dialogue", "A whole dialogue"
-    CHAT = "chat", "A chat the rater has with a system (studies.chat)"
+    CHAT = "chat", "A chat the rater has with a system"
 
 
 def default_questionnaire() -> list[dict]:

@@ -55,7 +55,7 @@ def onboarding_demo_load(*, owner, seed: int = 24) -> Experiment | None:
         return None
     experiment = authoring.experiment_create(
         owner=owner, title="Demo: rater onboarding (practice, then a pass mark)", slug=DEMO_ONBOARDING_EXPERIMENT,
-        description="Raters answer three practice items with feedback; 2 of 3 to go on (issue 24).")
+        description="Raters answer three practice items with feedback; 2 of 3 to go on.")
     study = authoring.study_create(
         experiment=experiment, title="Demo Likert with practice", design="likert", slug=DEMO_ONBOARDING_STUDY,
         raters_per_item=10, items_per_assignment=6, platform=Study.Platform.PROLIFIC,

@@ -2,6 +2,7 @@
 report's practice figures (pass rates, items most often failed)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db.models import Count, Q
@@ -94,7 +95,8 @@ def answers_of(attempt: PracticeAttempt) -> dict[int, PracticeAnswer]:
 
 
 def study_practice_panel(study: Study) -> dict[str, Any]:
-    """The study page's Practice card: the items with readable rules (responses numbered 1..n), the
+    """The study page's Practice card: the items with readable rules (responses numbered 1..n, as the rules
+    are written) and the expected answer in the raters' letters (A, B, ...), the
     pass mark, and how raters have done so far."""
     rows = []
     for item in practice_items(study):
@@ -102,8 +104,11 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
         texts = dict(item.conversation.responses.values_list("pk", "text"))
         rows.append({"item": item, "number": item.position + 1, "turns": item.conversation.turns,
                      "responses": [texts.get(rid, "") for rid in item.response_ids],
+                     "shown": [(n, chr(ord("A") + n - 1), texts.get(rid, "")) for n, rid in enumerate(item.response_ids, 1)],
                      "rules": [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
-                                for k, v in rule.items()} for rule in item.rules]})
+                                for k, v in rule.items()} for rule in item.rules],
+                     # what raters see: responses by letter (A, B, ...), as the practice page and its feedback
+                     "expected": expected_answer_text(item, {c.name: c.question for c in study.criteria.all()})})
     onboarding = onboarding_of(study)
     attempts = PracticeAttempt.objects.filter(study=study)
     return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
@@ -143,3 +148,28 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
                              if k != "criterion")
         lines.append(prefix + text)
     return lines
+
+
+_FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>
+
+
+def given_answer_text(values: dict, criteria: dict[str, str] | None = None) -> list[str]:
+    """The rater's own answer to a practice item, as the feedback shows it beside ours: responses by the
+    letter the rater saw, criteria by their question (the stored form record, ``PracticeAnswer.values``)."""
+    lines = []
+    for key in sorted(values):
+        value = values[key]
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        if not shown:
+            continue
+        if match := _FORM_KEY.match(key):
+            letter_, name = match.groups()
+            reason = name.endswith(".rationale")
+            name = name.removesuffix(".rationale")
+            prefix = f"{(criteria or {}).get(name, name)}: "
+            lines.append(f"{prefix}Response {letter_}{' (why)' if reason else ''}: {shown}")
+        elif "-" in key:
+            kind, name = key.split("-", 1)
+            lines.append(f"{(criteria or {}).get(name, name)}: {kind} {shown}")
+    return lines
+

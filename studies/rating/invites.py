@@ -43,6 +43,8 @@ def invite_create(*, study: Study, label: str = "", expires_in_days: int | float
         errors["expires_in_days"] = f"must be a number of days above 0 and at most {INVITE_DAYS_MAX}"
     if study.platform != Study.Platform.INVITE:
         errors["study"] = f"study {study.slug} takes raters from {study.get_platform_display()}, not by invitation"
+    elif not study.items.filter(check_kind="").exists():
+        errors["study"] = f"study {study.slug} has no items yet: build its items first (a link to it would lead nowhere)"
     if errors:
         raise ValidationError(errors)
     return Invite.objects.create(study=study, label=label, created_by=created_by,

@@ -3,6 +3,7 @@ time and the study's consent text, read from the study already in the page's con
 from django import template
 
 from studies.authoring import planning
+from studies.designs import design_for
 
 register = template.Library()
 
@@ -25,3 +26,9 @@ def consent_html(study):
     from studies.rating.pages import render_markdown
 
     return render_markdown(study.consent_text) if study is not None and study.consent_text else ""
+
+
+@register.filter
+def design_title(study):
+    """The study's design as pages list it; a labels-only study is not called by its scale's name."""
+    return design_for(study).study_title(study)

@@ -76,3 +76,59 @@ def test_the_practice_asks_for_consent_before_its_first_item(live_server, browse
         assert "Practice 1 of 1" in tab.content()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_new_study_form_shows_a_designs_settings_only_for_that_design(live_server, browser, user, width):
+    from tests.browser.conftest import log_in
+
+    experiment = authoring.experiment_create(owner=user, title="Form")
+    context, tab = context_page(browser, width)
+    try:
+        log_in(tab, live_server, user.username, "pw-concord")
+        tab.goto(f"{live_server.url}/experiments/{experiment.slug}/studies/new/")
+        points = tab.locator("[data-field=likert_points]")
+        assert not points.is_visible()  # nothing picked: no design's own settings
+        tab.check("input[name=design][value=likert]")
+        assert points.is_visible()
+        tab.check("input[name=design][value=rme]")
+        assert not points.is_visible()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_missing_required_reason_marks_the_why_box_not_the_answered_choice(live_server, browser, make_study, width):
+    study = make_study("pairwise", raters_per_item=2, items_per_assignment=2, platform="prolific", reason="required")
+    context, tab = context_page(browser, width)
+    try:
+        tab.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id(f'pw{width}')}"
+                 f"&SESSION_ID={prolific_id(f'ps{width}')}")
+        tab.check("input[name=agree]")
+        tab.click("button:has-text('Start')")
+        tab.wait_for_url(re.compile(r".*/items/0/$"))
+        first = tab.locator(".pairwise-criterion").first
+        first.locator("label.pair-choice[data-key=a]").click()
+        tab.click("form#item-form button[type=submit]")
+        choices_outline = first.locator(".pair-choices").evaluate("e => getComputedStyle(e).outlineStyle")
+        assert choices_outline == "none"  # the answered choice is not marked
+        assert "reason-missing" in first.locator(".pair-reason").get_attribute("class")
+        second = tab.locator(".pairwise-criterion").nth(1)  # nothing answered: its choices are marked
+        assert second.locator(".pair-choices").evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+    finally:
+        context.close()
+
+
+def test_keyboard_hints_are_not_shown_at_phone_width_even_without_touch(live_server, browser, make_study):
+    study = make_study("likert", platform="prolific")
+    context = browser.new_context(viewport={"width": 390, "height": 800})  # no touch: a narrow desktop window
+    tab = context.new_page()
+    try:
+        tab.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={prolific_id('kh')}&SESSION_ID={prolific_id('khs')}")
+        tab.check("input[name=agree]")
+        tab.click("button:has-text('Start')")
+        tab.wait_for_url(re.compile(r".*/items/0/$"))
+        assert not tab.locator(".keys .key-hint").first.is_visible()
+        assert "1 = lowest" in tab.locator(".keys").first.inner_text()
+    finally:
+        context.close()

@@ -76,6 +76,9 @@ def test_labels_only_start_page_and_set_up_card_speak_of_no_point_scale(labels_s
     detail = logged_in(user).get(reverse("studies:study_detail", args=[labels_study.slug])).content.decode()
     settings = re.search(r'data-testid="design-settings">([^<]*)<', detail).group(1)
     assert "point scale" not in settings and "no criterion is on a scale" in settings
+    assert "Labels and free text (no scale)" in detail and "Likert scale" not in detail
+    listing = logged_in(user).get(reverse("studies:experiment_list")).content.decode()
+    assert "Labels and free text (no scale)" in listing
 
 
 def test_a_study_with_a_scale_criterion_still_describes_its_scale(make_study, user):
@@ -232,9 +235,22 @@ def test_consent_comes_before_the_practice(make_study):
     assert refused.status_code == 400 and b"tick the box" in refused.content
     agreed = client.post(reverse("raters:practice", args=[attempt.token]), {"form_token": token, "agree": "yes"},
                          follow=True)
-    assert "Practice 1 of 1" in agreed.content.decode()
+    html = agreed.content.decode()
+    assert "Practice 1 of 1" in html
     attempt.refresh_from_db()
     assert attempt.consented_at is not None
+    # the feedback shows the rater's own answer beside ours, both in the letters the rater saw
+    token = re.search(r'name="form_token" value="([^"]+)"', html).group(1)
+    action = re.search(r'<form method="post" id="item-form"[^>]* action="([^"]+)"', html).group(1)
+    item = study.practice_items.get()
+    data = {"form_token": token, "active_ms": "900"}
+    data.update({f"r{target_key(item.response_ids, rid)}-{name}": value
+                 for name in study.criteria.values_list("name", flat=True)
+                 for rid, value in zip(item.response_ids, ("4", "5"), strict=True)})
+    feedback = client.post(action, data).content.decode()
+    given = re.search(r'data-testid="practice-given">(.*?)</ul>', feedback, re.S).group(1)
+    assert "Response A: 4" in given and "Response B: 5" in given
+    assert "Response B: at most 2" in feedback
 
 
 def test_the_slot_after_a_passed_practice_carries_the_consent(make_study):
@@ -300,3 +316,57 @@ def test_a_criterion_the_researcher_wrote_gets_no_invented_help(user):
 def test_the_endpoints_page_is_in_the_menu(user):
     page = logged_in(user).get(reverse("studies:experiment_list")).content.decode()
     assert f'href="{reverse("chat:endpoint_list")}"' in page
+
+
+def test_a_cleared_questionnaire_shows_no_empty_questions_page(make_study):
+    study = make_study("likert", items_per_assignment=1)
+    study.questionnaire = []
+    study.save(update_fields=["questionnaire"])
+    assignment = rater_entry.assignment_start(
+        study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="q1"))
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.get()
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        c: dict.fromkeys(slot.response_order, 3) for c in study.criteria.values_list("name", flat=True)})
+    page = Client().get(reverse("raters:questionnaire", args=[assignment.token])).content.decode()
+    assert "A few last questions" not in page and "You have answered every item" in page
+
+
+def test_invite_links_need_items_and_come_several_at_once(user, corpus):
+    experiment = authoring.experiment_create(owner=user, title="Invites")
+    study = authoring.study_create(experiment=experiment, title="invites", design="likert")
+    client = logged_in(user)
+    url = reverse("studies:invite_create", args=[study.slug])
+    client.post(url, {"label": "", "expires_in_days": "14", "count": "3"})
+    assert not study.invites.exists()  # a draft with no items: refused, nothing made
+    page = client.get(reverse("studies:study_detail", args=[study.slug])).content.decode()
+    assert 'data-testid="invite-no-items"' in page
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], limit=2)
+    client.post(url, {"label": "lab", "expires_in_days": "14", "count": "3"})
+    assert study.invites.count() == 3
+
+
+def test_demo_serve_takes_the_bots_port():
+    from studies.management.commands.demo_serve import Command
+
+    parsed = Command().create_parser("manage.py", "demo_serve").parse_args(["--bot-port", "9876"])
+    assert parsed.bot_port == 9876
+
+
+def test_the_practice_card_says_what_raters_are_told_in_their_letters(make_study, user):
+    study = practice_study(make_study)
+    page = logged_in(user).get(reverse("studies:study_detail", args=[study.slug])).content.decode()
+    expected = re.search(r'data-testid="practice-card-expected">([^<]*)<', page).group(1)
+    assert "Response B: at most 2" in expected
+    assert "1 (A). I need a table" in page and "2 (B). Banana" in page
+
+
+def test_the_default_broker_url_makes_kombu_warn_nothing(caplog):
+    """load_demo printed kombu's "No hostname was supplied" for the embedded broker's URL."""
+    from kombu import Connection
+
+    from config.env import DEFAULT_BROKER_URL
+
+    with caplog.at_level("WARNING", logger="kombu.connection"):
+        Connection(DEFAULT_BROKER_URL).info()
+    assert "No hostname" not in caplog.text

@@ -35,6 +35,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", default="8000")
         parser.add_argument("--no-worker", action="store_true")
         parser.add_argument("--no-bot", action="store_true", help="do not start the chat demo's bot")
+        parser.add_argument("--bot-port", type=int, default=BOT_PORT,
+                            help="the chat demo bot's port (two demos on one machine: load_demo --chat-bot-port "
+                                 "the same number)")
 
     def handle(self, *args, **options):
         # SIGTERM (make demo stopped by a process manager, `kill`) used to end this process at once,
@@ -48,7 +51,7 @@ class Command(BaseCommand):
             ], preexec_fn=_die_with_parent)
         bot = None
         if not options["no_bot"]:
-            bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(BOT_PORT)],
+            bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(options["bot_port"])],
                                    stdout=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(self.style.SUCCESS("\nConcord is running on the embedded defaults."))
@@ -59,7 +62,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  Broker:           {settings.CELERY_BROKER_URL}"
                           f"{f' (worker pid {worker.pid})' if worker else ''}")
         if bot is not None:
-            self.stdout.write(f"  Chat demo bot:    http://127.0.0.1:{BOT_PORT}/rule/chat and /parrot/chat "
+            self.stdout.write(f"  Chat demo bot:    http://127.0.0.1:{options['bot_port']}/rule/chat and /parrot/chat "
                               f"(pid {bot.pid}); settings allow it with CHAT_ALLOWED_NETWORKS")
         self.stdout.write("")
         try:
