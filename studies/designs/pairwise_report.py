@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from studies.designs.common import DONE
 from studies.models import Assignment, Comparison, Study
@@ -41,7 +41,7 @@ def pairwise_studies(studies: QuerySet[Study]) -> QuerySet[Study]:
 def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
     """Judgments of submitted or approved assignments, check items left out."""
     return Comparison.objects.filter(assignment__study__in=studies, assignment__status__in=DONE,
-                                     item__check_kind="")
+                                     assignment__excluded=False, item__check_kind="")
 
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
@@ -58,7 +58,7 @@ def comparisons_version(studies: QuerySet[Study]) -> str:
     stamp = Comparison.objects.filter(assignment__study_id__in=ids).aggregate(n=Count("id"), last=Max("updated_at"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         done=Count("id", filter=Q(status__in=DONE)), failed=Count("id", filter=Q(checks_failed=True)),
-        last=Max("submitted_at"))
+        last=Max("submitted_at"), excluded=Sum("id", filter=Q(excluded=True)))
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
 
 
