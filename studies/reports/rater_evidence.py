@@ -229,8 +229,8 @@ def rater_evidence(study: Study, rater_id: int, *, raw_ids: bool = False) -> dic
     competence = [{"criterion": found["criterion"], "method": found["method_title"],
                    "values": [(m["title"], found["competence"].get(rater_id, {}).get(m["method"])) for m in found["methods"]]}
                   for found in aggregation_selectors.study_aggregation(study) if rater_id in found["competence"]]
-    times = list(assignment.assignment_items.order_by("position").values_list("position", "item_id", "active_seconds",
-                                                                              "item__check_kind"))
+    times = list(assignment.assignment_items.order_by("position").values_list(
+        "position", "item__position", "active_seconds", "item__check_kind"))
     return {
         "assignment": assignment, "name": rater_name(study, assignment, raw_ids=raw_ids),
         "flags": rater_flags(study, assignment, quality=quality, labels=labels, order=order, position=position,

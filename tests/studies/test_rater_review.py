@@ -258,3 +258,37 @@ def test_review_admin_sees_every_rater_page_and_queue(rated, client):
     client.force_login(UserFactory(username="admin-review", is_staff=True))
     assert client.get(reverse("studies:study_review", args=[study.slug])).status_code == 200
     assert client.get(reverse("studies:study_rater", args=[study.slug, done[SPAMMER].rater_id])).status_code == 200
+
+
+def test_rater_evidence_for_ab_choices_position_habit_bradley_terry_order_and_exclusion(make_study, user):
+    from studies.designs.pairwise_report import comparisons_frame
+    from studies.models import Response
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
+
+    study = make_study("pairwise", raters_per_item=40, items_per_assignment=12)
+    rank = {"seq2seq": 0, "hred": 1, "thred": 2, "human": 3}
+    done = {}
+    for index, name in enumerate(("p0", "p1", "p2", "lefty")):
+        assignment = rater_entry.assignment_start(
+            study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=index)
+        for slot in assignment.assignment_items.order_by("position"):
+            left, right = (dict(Response.objects.filter(pk__in=slot.response_order).values_list("pk", "system__name"))[r]
+                           for r in slot.response_order)
+            better = "left" if rank[left] > rank[right] else "right"
+            if (slot.item_id + index) % 4 == 0:  # everyone errs now and then: every system loses once
+                better = "right" if better == "left" else "left"
+            choice = "left" if name == "lefty" else better
+            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+                c: {"choice": choice, "reason": ""} for c in study.criteria.values_list("name", flat=True)})
+        done[name] = answering.assignment_submit(assignment=assignment)
+    lefty = {f.key: f for f in rater_evidence.rater_evidence(study, done["lefty"].rater_id)["flags"]}
+    assert lefty["position"].raised and lefty["position"].threshold == 0.01
+    n = 12 * study.criteria.count()
+    assert lefty["position"].detail.startswith(f"{n} of {n}")
+    honest = {f.key: f for f in rater_evidence.rater_evidence(study, done["p0"].rater_id)["flags"]}
+    orders = [f for key, f in honest.items() if key.startswith("order-")]
+    assert orders and all(f.figure > 0.5 and not f.raised for f in orders)
+    assert not honest["position"].raised
+    exclude(done["lefty"], user, reason="always the left side")
+    assert done["lefty"].rater_id not in set(comparisons_frame(one(study))["rater"])
