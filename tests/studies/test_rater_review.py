@@ -292,3 +292,7 @@ def test_rater_evidence_for_ab_choices_position_habit_bradley_terry_order_and_ex
     assert not honest["position"].raised
     exclude(done["lefty"], user, reason="always the left side")
     assert done["lefty"].rater_id not in set(comparisons_frame(one(study))["rater"])
+    rows = list(csv.DictReader(io.StringIO("".join(export_lines(one(study), "csv", raw_ids=True)))))
+    assert {r["excluded"] for r in rows if r["rater"] == "lefty"} == {"True"}  # the export keeps them, marked
+    assert {r["excluded_reason"] for r in rows if r["rater"] == "lefty"} == {"always the left side"}
+    assert {r["excluded"] for r in rows if r["rater"] != "lefty"} == {"False"}
