@@ -31,12 +31,14 @@ def flagged_raters(study: Study, *, raw_ids: bool = False) -> list[dict[str, Any
     labels, order = rater_evidence.label_agreement(study), rater_evidence.order_agreement(study)
     verdicts = {d.assignment_id: d for d in RaterDecision.objects.filter(
         assignment__study=study, kind__in=["keep", "exclude"], reverted_at__isnull=True)}
+    seconds = rater_evidence.study_seconds(study)
     out = []
     for assignment in Assignment.objects.filter(study=study).filter(status__in=DONE_STATUSES) \
             .select_related("rater").order_by("pk"):
         flags = rater_evidence.rater_flags(study, assignment, quality=quality.get(assignment.rater_id, {}),
                                            labels=labels.get(assignment.rater_id, []),
-                                           order=order.get(assignment.rater_id, []))
+                                           order=order.get(assignment.rater_id, []),
+                                           speed=rater_evidence.rater_speed(study, assignment, seconds) or {})
         raised = [flag for flag in flags if flag.raised]
         if not raised and not assignment.checks_failed and not assignment.excluded:
             continue

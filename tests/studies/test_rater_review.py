@@ -296,3 +296,17 @@ def test_rater_evidence_for_ab_choices_position_habit_bradley_terry_order_and_ex
     assert {r["excluded"] for r in rows if r["rater"] == "lefty"} == {"True"}  # the export keeps them, marked
     assert {r["excluded_reason"] for r in rows if r["rater"] == "lefty"} == {"always the left side"}
     assert {r["excluded"] for r in rows if r["rater"] != "lefty"} == {"False"}
+
+
+def test_rater_evidence_speed_flag_against_the_study_median_and_in_the_queue(rated):
+    from studies.models import AssignmentItem
+
+    study, done = rated
+    AssignmentItem.objects.filter(assignment__study=study).update(active_seconds=20.0)
+    AssignmentItem.objects.filter(assignment=done[SPAMMER]).update(active_seconds=1.0)
+    speed = {f.key: f for f in rater_evidence.rater_evidence(study, done[SPAMMER].rater_id)["flags"]}["speed"]
+    assert speed.figure == pytest.approx(1 / 20) and speed.threshold == 0.3 and speed.raised
+    assert speed.detail == "1.0 s against 20.0 s"
+    honest = {f.key: f for f in rater_evidence.rater_evidence(study, done["r0"].rater_id)["flags"]}["speed"]
+    assert honest.figure == 1.0 and not honest.raised
+    assert "speed" in {f.key for f in review_queue.flagged_raters(study)[0]["raised"]}
