@@ -23,6 +23,7 @@ migrate: venv
 
 demo: venv migrate
 	$(PY) manage.py load_demo
+	$(PY) manage.py demo_judge
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py demo_serve --host $(HOST) --port $(PORT)
 

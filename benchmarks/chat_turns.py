@@ -114,7 +114,7 @@ def main() -> None:
         return assignment
 
     for name, kind in (("rule", "rule"), ("slow-a", "slow"), ("slow-b", "slow")):
-        endpoints.endpoint_set(system=System.objects.create(name=name), protocol="concord", url=bot.url(kind),
+        endpoints.endpoint_set(owner=owner, system=System.objects.create(name=name), protocol="concord", url=bot.url(kind),
                                timeout_seconds=5, retries=0)
 
     # 1. Turns through the whole stack, the rule bot.

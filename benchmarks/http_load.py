@@ -6,8 +6,9 @@ web workers SIGKILLed mid-run, then the database checked for lost and duplicated
 
 Concord: a fresh PostgreSQL database (``--database``, dropped and created), migrated; a published
 Likert study on Mechanical Turk (``--responses`` responses x ``--criteria`` per item: 4 x 2 = the
-8 questions of the seed study's item); gunicorn ``config.wsgi`` with ``--workers`` sync workers
-under ``config.settings.production`` (DEBUG off, a random DJANGO_SECRET_KEY, ALLOWED_HOSTS=127.0.0.1,
+8 questions of the seed study's item); gunicorn as deployed (``-c config/gunicorn.py``, the compose
+file's server: sync workers, chat calls in their threads) with ``--workers`` workers under
+``config.settings.production`` (DEBUG off, a random DJANGO_SECRET_KEY, ALLOWED_HOSTS=127.0.0.1,
 SECURE_COOKIES=0, SECURE_SSL_REDIRECT=0 and SECURE_HSTS_SECONDS=0 because the benchmark speaks
 plain HTTP on loopback; static files collected first since the manifest storage needs them). Each rater
 (benchmarks/http_rater.py) opens the MTurk entry link with its own workerId/assignmentId/hitId,
@@ -370,16 +371,16 @@ def run_concord(args, items: int, workdir: Path) -> dict:
               for _ in range(args.raters)]
     port = free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
-    server = Gunicorn([str(gunicorn), "config.wsgi", "--workers", str(args.workers), "--bind", f"127.0.0.1:{port}",
-                       "--timeout", "120"], env=env, cwd=ROOT, log=workdir / "concord-gunicorn.log",
-                      workers=args.workers)
+    server = Gunicorn([str(gunicorn), "-c", "config/gunicorn.py", "--workers", str(args.workers),
+                       "--bind", f"127.0.0.1:{port}", "--timeout", "120"], env=env, cwd=ROOT,
+                      log=workdir / "concord-gunicorn.log", workers=args.workers)
     try:
         ready = server.wait_ready(port, f"/r/{study['slug']}/")
         stats, figures = drive(port=port, starts=starts, items_per_rater=args.items_per_rater, server=server, args=args)
     finally:
         server.stop()
     figures["integrity"] = concord_verify(study["pk"], stats)
-    figures["server"] = {"app": "Concord", "command": f"gunicorn config.wsgi --workers {args.workers} --timeout 120",
+    figures["server"] = {"app": "Concord", "command": f"gunicorn -c config/gunicorn.py --workers {args.workers} --timeout 120",
                          "settings": "config.settings.production (DEBUG off, SECURE_COOKIES=0, no SSL redirect, plain HTTP on loopback)",
                          "database": "PostgreSQL (fresh, migrated)", "first_answer_after_start_s": round(ready, 1),
                          "items_in_study": study["items"], "log": str(server.log_path)}

@@ -32,7 +32,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("CONCORD_SHARED_DATA", "/work/shared/data"))
+DATA = Path(os.environ.get("CONCORD_SHARED_DATA", ROOT.parent / "shared" / "data"))
 VALIDATION_CONTEXTS = 150
 LEVEL_KEYS = ("random_negative_responses", "adversarial_negative_responses", "positive_responses")
 

@@ -35,4 +35,3 @@ class WorkerBlockAdmin(admin.ModelAdmin):
 
 
 admin.site.register(models.QualificationType)
-admin.site.register(models.PracticeQualification)

@@ -70,18 +70,27 @@ class Hit(models.Model):
 
 
 class QualificationType(models.Model):
-    """The custom MTurk qualification of an experiment: granted to every worker who starts any of its
-    conditions, and required *not* to exist on its HITs, so MTurk itself hides the experiment's other
-    conditions from them (Concord's own refusal stays as the second line of defence)."""
+    """A custom MTurk qualification of an experiment, one per purpose in sandbox and in production:
+
+    - took part: granted to every worker who starts any of its conditions, and required *not* to exist on
+      its HITs, so MTurk itself hides the experiment's other conditions from them (Concord's own refusal
+      stays as the second line of defence);
+    - passed practice: granted to every worker who passed its practice (``studies.onboarding``), so that
+      later HITs (this researcher's other experiments) can require it with an ``Exists`` requirement."""
+
+    class Purpose(models.TextChoices):
+        TOOK_PART = "took_part", "Took part"
+        PASSED_PRACTICE = "passed_practice", "Passed the practice"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="+")
     sandbox = models.BooleanField()
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.TOOK_PART)
     qualification_type_id = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["experiment", "sandbox"], name="qualification_type_unique"),
+            models.UniqueConstraint(fields=["experiment", "sandbox", "purpose"], name="qualification_type_purpose_unique"),
         ]
 
     def __str__(self) -> str:
@@ -100,39 +109,6 @@ class QualificationGrant(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker_id} has {self.qualification}"
-
-
-class PracticeQualification(models.Model):
-    """The MTurk qualification "passed the practice" of an experiment (``studies.onboarding``): granted
-    to every MTurk worker who passed its practice, so that later HITs (this researcher's other
-    experiments) can require it with an ``Exists`` requirement."""
-
-    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="+")
-    sandbox = models.BooleanField()
-    qualification_type_id = models.CharField(max_length=64)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["experiment", "sandbox"], name="practice_qualification_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return self.qualification_type_id
-
-
-class PracticeGrant(models.Model):
-    qualification = models.ForeignKey(PracticeQualification, on_delete=models.CASCADE, related_name="grants")
-    worker_id = models.CharField(max_length=120)
-    granted_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["qualification", "worker_id"], name="practice_grant_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.worker_id} passed practice ({self.qualification})"
 
 
 class WorkerAssignment(models.Model):

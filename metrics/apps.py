@@ -25,3 +25,6 @@ class MetricsConfig(AppConfig):
         from studies.reports import sections
 
         sections.register(report_section)
+
+        # Services queue tasks by name (studies.jobs); importing the tasks registers the names in every process.
+        from metrics import tasks  # noqa: F401

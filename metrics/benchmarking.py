@@ -27,7 +27,7 @@ from studies.analysis.correlation import correlate_all
 
 
 def scores_dialogues(implementation: MetricImplementation) -> bool:
-    return hasattr(implementation, "score_dialogues")
+    return implementation.level == "dialogue"
 
 
 def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, batch: int = 256,
@@ -137,11 +137,54 @@ def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path],
         if len(sets) < 2:
             continue
         items = [dataclasses.replace(i, group=f"{k}:{i.group}") for k, s in enumerate(sets) for i in s.items]
+        # a paper's figure belongs to one data set: files of several (GRADE's ConvAI2 + Empathetic) pool to none
+        datasets = {s.dataset for s in sets}
         merged = JudgmentSet(f"{len(sets)} files", kind, items,
                              {q: sum(s.missing.get(q, 0) for s in sets) for q in {q for s in sets for q in s.missing}},
-                             sets[0].dataset)
+                             datasets.pop() if len(datasets) == 1 else "")
         pooled[kind] = {"files": len(sets), "records": sum(f["records"] for f in files if f["format"] == kind),
                         **set_figures(np.concatenate(pooled_values[kind]), merged, metric=metric)}
     if pooled:
         result["pooled"] = pooled
     return result
+
+
+def compare(implementations: dict[str, MetricImplementation], paths: Sequence[str | Path], *, fmt: str = "auto",
+            offset: int = 0, limit: int | None = None, resamples: int = 2000, seed: int = 0,
+            progress: Callable[[str, int], Callable[[int], None] | None] | None = None) -> dict[str, Any]:
+    """Several metrics on the same files: per file (and pooled per kind) and human quality, their Spearman
+    with the humans ranked, with the paired bootstrap gap to the best (``studies.analysis.metric_ranking``)."""
+    from studies.analysis.metric_ranking import rank_metrics, ranking_sentence
+
+    files, pooled_items, pooled_values = [], {}, {}
+    for path in expand(paths):
+        try:
+            judgments = select(read_set(path, fmt), offset=offset, limit=limit)
+        except ValueError as error:
+            raise ValueError(f"{path.name}: {error}") from None
+        if judgments.kind == "ddpp":
+            raise ValueError(f"{path.name}: DailyDialog++ has levels, not human scores; compare metrics on "
+                             "GRADE, FED or DSTC9 files")
+        values = {label: score_set(impl, judgments, on_progress=progress(f"{label} {path.name}", len(judgments.items))
+                                   if progress else None) for label, impl in implementations.items()}
+        files.append({"dataset": path.name, "format": judgments.kind,
+                      "qualities": _ranked(judgments.items, values, resamples, seed, rank_metrics, ranking_sentence)})
+        pooled_items.setdefault(judgments.kind, []).extend(judgments.items)
+        for label, column in values.items():
+            pooled_values.setdefault(judgments.kind, {}).setdefault(label, []).extend(column.tolist())
+    result: dict[str, Any] = {"metrics": list(implementations), "files": files}
+    if len(files) > 1:
+        result["pooled"] = {kind: _ranked(items, {k: np.asarray(v) for k, v in pooled_values[kind].items()}, resamples,
+                                          seed, rank_metrics, ranking_sentence)
+                            for kind, items in pooled_items.items()}
+    return result
+
+
+def _ranked(items, values, resamples, seed, rank_metrics, ranking_sentence) -> dict[str, Any]:
+    table = {}
+    for quality in sorted({q for item in items for q in item.human}):
+        human = [item.human.get(quality) for item in items]
+        ranking = rank_metrics(human, {label: column.tolist() for label, column in values.items()},
+                               resamples=resamples, seed=seed)
+        table[quality] = {**ranking, "summary": ranking_sentence(ranking)}
+    return table

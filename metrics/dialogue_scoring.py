@@ -54,12 +54,14 @@ def scoring_run_execute_conversations(*, run: ScoringRun, implementation,
         inputs = [dialogue_input(c) for c in conversations]
         values = implementation.score_dialogues([t for t, _ in inputs], [s for _, s in inputs])
         return [MetricScore(metric_model=run.metric_model, conversation=c, value=v, run=run)
-                for c, v in zip(conversations, values, strict=True)]
+                for c, v in zip(conversations, values, strict=True) if v is not None]  # None: missing, never 0
 
     def notes() -> str:
         cut = getattr(implementation, "truncated", 0)
-        return f"; {cut} dialogue(s) longer than max_length were cut (their beginning was scored)" if cut else ""
+        text = f"; {cut} dialogue(s) longer than max_length were cut (their beginning was scored)" if cut else ""
+        return text + (implementation.run_notes() if hasattr(implementation, "run_notes") else "")
 
     return scoring_run_batches(run=run, device=implementation.device, targets=run_conversations(run),
-                               unscored=unscored_conversations(run), scores_of=scores_of, batch=BATCH,
+                               unscored=unscored_conversations(run), scores_of=scores_of,
+                               batch=getattr(implementation, "batch_size", BATCH),
                                noun=" conversations", notes=notes, on_progress=on_progress)

@@ -153,6 +153,21 @@ def _comparison(key: str, delta: float, low: float, high: float) -> dict[str, An
             "clearly_below": bool(np.isfinite(high) and high < 0)}
 
 
+def _every(log: Callable[[str], None], what: str, total: int, *, seconds: float = 10.0,
+           clock: Callable[[], float] = time.monotonic) -> Callable[[int], None]:
+    """A scoring pass's progress as lines through ``log``: at most one every ``seconds``, and its end (a
+    card over DSTC9's 54k turns ran ten silent minutes before)."""
+    last = [clock()]
+
+    def report(done: int) -> None:
+        now = clock()
+        if done >= total or now - last[0] >= seconds:
+            last[0] = now
+            log(f"{what} {done}/{total} items scored")
+
+    return report
+
+
 def card_compute(model: MetricModel, sets: list[JudgmentSet], *, resamples: int = RESAMPLES,
                  log: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     started = time.monotonic()
@@ -165,8 +180,11 @@ def card_compute(model: MetricModel, sets: list[JudgmentSet], *, resamples: int 
                      if judgments.level == "turn" or scores_dialogues(registry.implementation(key))]
         log(f"card [{number}/{len(sets)}] {judgments.name}: {len(judgments.items)} items, the model and "
             f"{len(baselines)} baselines")
-        model_values = score_set(implementation, judgments)
-        baseline_values = {key: score_set(registry.implementation(key), judgments) for key in baselines}
+        model_values = score_set(implementation, judgments, on_progress=_every(log, f"  {judgments.name}: the model",
+                                                                              len(judgments.items)))
+        baseline_values = {key: score_set(registry.implementation(key), judgments,
+                                          on_progress=_every(log, f"  {judgments.name}: {key}", len(judgments.items)))
+                           for key in baselines}
         for quality in _qualities(judgments, judgments.kind.startswith("study")):
             rows.append({"set": judgments.name, "kind": judgments.kind, "level": judgments.level,
                          "items": len(judgments.items), "quality": quality,

@@ -7,6 +7,7 @@ and target, and join the ratings on ``Response``. ``ScoringRun`` / ``TrainingRun
 by workers: status, progress, attempts, device, log."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -21,6 +22,7 @@ class Metric(models.Model):
     class Kind(models.TextChoices):
         HEURISTIC = "heuristic", "Heuristic"
         LEARNED = "learned", "Learned"
+        JUDGE = "judge", "LLM judge"
 
     key = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=120)
@@ -48,6 +50,9 @@ class MetricModel(models.Model):
     validation = models.JSONField(default=dict, blank=True)
     # the model beside the untrained baselines on every human-judgment set (metrics.model_cards)
     card = models.JSONField(default=dict, blank=True)
+    # a researcher's own model (an LLM judge calls their endpoint with their key); empty: everyone's
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -178,3 +183,19 @@ class TrainingDataset(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.counts.get('records', '?')} pairs, {self.sha256[:8]})"
+
+
+class JudgeAnswer(models.Model):
+    """An LLM judge's raw answer, kept once per (endpoint URL, model, settings, prompt) — the prompt holds
+    the judged text — so a run resumed after a worker died, a second run or a new parse pays nothing
+    again (``metrics.judge_services.JudgeCache``). Failed calls are never stored."""
+
+    key = models.CharField(max_length=64, unique=True)
+    text = models.TextField(blank=True)
+    logprobs = models.JSONField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"judge answer {self.key[:12]}"

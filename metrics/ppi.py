@@ -214,7 +214,9 @@ def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = A
         return out
     means, ratings = _human_units(study)
     if means.empty:
-        out["problem"] = "no submitted ratings yet"
+        from studies.reports.selectors import scale_absent_reason
+
+        out["problem"] = scale_absent_reason(Study.objects.filter(pk=study.pk), short=True)
         return out
     for criterion in list(dict.fromkeys(means["criterion"])):
         out["criteria"].append(_criterion(criterion, units, means, ratings, scores, target_width, alpha, len(units)))

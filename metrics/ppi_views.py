@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
@@ -17,7 +16,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics import ppi
-from metrics.models import MetricModel, MetricScore
+from metrics import selectors as metric_selectors
+from metrics.models import MetricModel
 from studies.authoring import selectors as study_selectors
 from studies.authoring.item_draws import study_items_extend
 from studies.errors import StudyStateError
@@ -27,14 +27,9 @@ from studies.reports.exporting import no_store, spreadsheet_safe
 TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry")
 
 
-def models_scored_on(studies) -> list[MetricModel]:
+def models_scored_on(studies, user=None) -> list[MetricModel]:
     """Metric models with scores on the studies' judged responses or dialogues, most scores first (one query)."""
-    counts = (MetricScore.objects.filter(Q(response__study_items__study__in=studies)
-                                         | Q(conversation__study_items__study__in=studies))
-              .values("metric_model").annotate(n=Count("id", distinct=True)).order_by("-n", "metric_model"))
-    order = [c["metric_model"] for c in counts]
-    models = MetricModel.objects.in_bulk(order)
-    return [models[pk] for pk in order]
+    return metric_selectors.metric_models_scored_on(studies, user)
 
 
 def number(raw: str | None, *, name: str, positive: bool = True) -> float | None:
@@ -52,7 +47,7 @@ def number(raw: str | None, *, name: str, positive: bool = True) -> float | None
 
 def report_section(request, studies, target):
     """The report's "Human + metric estimates" section: nothing to show without a metric scored on the study."""
-    models = models_scored_on(studies)
+    models = models_scored_on(studies, request.user)
     if not models:
         return None
     chosen = request.GET.get("ppi_metric")
@@ -73,7 +68,7 @@ def report_section(request, studies, target):
 
 def _scope(request, slug, model):
     experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-    metric_model = get_object_or_404(MetricModel, name=model)
+    metric_model = get_object_or_404(metric_selectors.metric_models_usable_by(request.user), name=model)
     studies = experiment.studies.all()
     if request.GET.get("study"):
         studies = studies.filter(slug=request.GET["study"])

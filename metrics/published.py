@@ -5,9 +5,10 @@ paper gives one (none where it does not): ``benchmark_metric`` prints them besid
   Table 3 (DSTC9, the overall score), Table 4 (FED, Spearman per quality).
 - QuantiDCE (Ye et al. ACL 2021), Table 1: GRADE's ConvAI2 and EmpatheticDialogues sets (Pearson,
   Spearman); its DailyDialog set was the KD training data, so the paper gives no figure for it.
-- MDD-Eval (Zhang et al. AAAI 2022) reports Spearman on other data sets (Table 5: DailyDialog-Eval of
-  Zhao et al. 2020, Persona-, Topical-, Empathetic-, Movie-, Twitter-Eval), none of which is one of these
-  files, so nothing is shown for it."""
+- MDD-Eval (Zhang et al. AAAI 2022), Table 5 (Spearman): of its sets only Empathetic-Eval is one of these
+  files (GRADE's EmpatheticDialogues set, .374); its DailyDialog-Eval is Zhao et al. 2020's, not GRADE's,
+  and Persona-, Topical-, Movie-, Twitter-Eval are not here.
+A pooled figure over files of different data sets has no paper figure (``benchmarking.benchmark``)."""
 from __future__ import annotations
 
 import re
@@ -33,6 +34,9 @@ PUBLISHED = {
         "dstc9": {"Overall": {"pearson": 0.163, "spearman": 0.173}},
         "ddpp-replacement": {"Rep-0": 0.973, "Rep-1": 0.898, "Rep-2": 0.914, "overall": 0.928},
     },
+    "mdd_eval": {
+        "grade:empatheticdialogues": {"coherence": {"spearman": 0.374}},
+    },
     "quantidce": {
         "grade:convai2": {"coherence": {"pearson": 0.554, "spearman": 0.554}},
         "grade:empatheticdialogues": {"coherence": {"pearson": 0.412, "spearman": 0.393}},
@@ -47,7 +51,8 @@ def _key(name: str) -> str:
 def published(metric: str, kind: str, quality: str, dataset: str = "") -> dict | None:
     """The paper's figure for one quality (``human:relevance``, ``human:Relevant``, ...) of one data set
     kind, as {"spearman": x} or {"pearson": x, "spearman": y}; None where the paper gives none."""
-    table = PUBLISHED.get(metric, {}).get(f"{kind}:{_key(dataset)}" if kind == "grade" else kind, {})
+    # GRADE's Dataset field reads "convai2" or "convai2_EVAL" depending on the release
+    table = PUBLISHED.get(metric, {}).get(f"{kind}:{_key(dataset).removesuffix('eval')}" if kind == "grade" else kind, {})
     name = quality.removeprefix("human:")
     if kind == "dstc9":  # DSTC9's overall score is "human (overall)"
         name = "overall" if _key(name) in ("overall", "humanoverall") else name

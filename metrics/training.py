@@ -24,6 +24,7 @@ from metrics import registry
 from metrics.models import Metric, MetricModel, RunStatus, TrainingRun
 from metrics.services import metric_register
 from ml.trainers import Callback, TrainingState
+from studies import jobs
 
 PROGRESS_EVERY_S = 1.0
 
@@ -61,10 +62,8 @@ def training_run_create(*, metric: str, stage: str, model_name: str = "", enqueu
         config.output_dir = str(Path(settings.ARTIFACTS_DIR) / "models" / name)
     run.config = {"model_name": name, **config.to_dict()}
     run.save(update_fields=["config"])
-    if enqueue:
-        from metrics.tasks import training_run_execute  # late: tasks import services
-
-        transaction.on_commit(lambda: training_run_execute.delay(run.pk))
+    if enqueue:  # by name: the task imports this module
+        jobs.queue_after_commit("metrics.tasks.training_run_execute", run.pk)
     return run
 
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from metrics import mdd_views, ppi_views, views
+from metrics import judge_views, mdd_views, ppi_views, views
 
 app_name = "metrics"
 urlpatterns = [
@@ -9,6 +9,7 @@ urlpatterns = [
     path("metrics/models/<slug:name>/", views.model_detail, name="model_detail"),
     path("metrics/models/<slug:name>/card/", views.model_card_start, name="model_card_start"),
     path("metrics/runs/start/", views.run_start, name="run_start"),
+    path("metrics/judges/start/", judge_views.judge_start, name="judge_start"),
     path("metrics/runs/<id:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("metrics/training/start/", views.training_start, name="training_start"),
     path("metrics/training/mdd-eval/start/", mdd_views.mdd_training_start, name="mdd_training_start"),

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from metrics import ppi, registry, selectors, services, training
 from metrics.api.views import visible_runs
+from metrics.judge_views import judge_endpoints
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
 from studies.authoring import selectors as study_selectors
@@ -25,20 +26,18 @@ from studies.errors import StudyStateError
 from studies.models import StudyItemResponse
 from studies.reports.exporting import no_store, spreadsheet_safe
 
-HEURISTICS = ("readability", "coherence")
-
 
 @login_required
 def metric_list(request):
-    for key in HEURISTICS:  # the heuristic metrics are always available
-        services.metric_model_default(key=key)
-    models = list(MetricModel.objects.select_related("metric"))
+    services.metric_models_default()  # every heuristic metric is offered without a step of its own
+    models = list(selectors.metric_models_usable_by(request.user).select_related("metric"))
     context = {
         "models": models,
         "warned": [m.name for m in models if selectors.card_warnings(m.card)],
         "studies": study_selectors.studies_visible_to(request.user).exclude(items=None).distinct(),
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
+        "judge_endpoints": judge_endpoints(request.user),
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
@@ -102,7 +101,7 @@ def training_curve(request, pk):
 @login_required
 def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
-    model = get_object_or_404(MetricModel.objects.select_related("metric"), name=name)
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
@@ -133,7 +132,7 @@ def run_start(request):
     else:
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
         corpus = None
-    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     warnings = selectors.card_warnings(model.card)
     back = request.POST.get("next", "")
     if warnings and request.POST.get("card_acknowledged") != "on":  # say so before scoring, not after
@@ -171,9 +170,8 @@ def bme_fill(request, slug):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
         raise Http404("this study's reference values do not come from a metric")
-    for key in HEURISTICS:
-        services.metric_model_default(key=key)
-    model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
+    services.metric_models_default()
+    model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     try:
         mapped = services.bme_reference_values_fill(study=study, metric_model=model)
     except (ValidationError, StudyStateError) as error:
@@ -203,7 +201,7 @@ def _report(request, slug, model):
     Conditions the model has not scored are left out of the correlations (a correlation with missing
     metric scores is not the one the paper reports) and listed so the page can offer to score them."""
     experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-    metric_model = get_object_or_404(MetricModel, name=model)
+    metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
     unscored = _unscored_study_ids(experiment, metric_model)
     scored_studies = experiment.studies.exclude(pk__in=unscored)
     if scored_studies.exists():
@@ -224,8 +222,11 @@ def human_metric_page(request, slug, model):
     rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
     return render(request, "metrics/human_metric.html", {
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
+        "judges": selectors.judges_ranking(
+            experiment.studies.exclude(pk__in=[s.pk for s in unscored]),
+            selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
-        "rows": rows, "models": MetricModel.objects.all(), "card_warnings": selectors.card_warnings(metric_model.card),
+        "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered

@@ -65,6 +65,11 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=DEFAULT_DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# One connection per process (and per thread), kept between requests: connecting is a TCP handshake, a
+# password exchange (SCRAM: thousands of hash rounds on both sides) and a new PostgreSQL backend, more
+# than a rater's whole page (issue 33). Checked before reuse after an error; 0 connects per request.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONCORD_DB_CONN_MAX_AGE", default=300)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded database under concurrent raters: wait for the write lock instead of failing with
@@ -168,8 +173,12 @@ IMPORT_MAX_BYTES = env.int("CONCORD_IMPORT_MAX_BYTES", default=100 * 1024 * 1024
 # encrypted with CHAT_ENDPOINT_KEYS_SECRET (a Fernet key) when set, else with a key derived from SECRET_KEY.
 CHAT_ALLOWED_NETWORKS = env.list("CONCORD_CHAT_ALLOWED_NETWORKS", default=[])
 CHAT_ENDPOINT_KEYS_SECRET = env.str("CONCORD_CHAT_KEYS_SECRET", default="")
-# The longest a rater's message waits for the system's reply, retries included (a web worker is held so long).
+# The longest a rater's message waits for the system's reply, retries included (a call thread is held so long).
 CHAT_REPLY_DEADLINE_SECONDS = env.float("CONCORD_CHAT_REPLY_DEADLINE", default=25.0)
+# A rater's turn returns once the message is stored; the bot is asked in the web process's call threads
+# (studies.chat.calls, issue 33), at most CHAT_CALL_THREADS at once per process, and the page follows.
+CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=True)
+CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

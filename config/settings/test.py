@@ -21,3 +21,5 @@ WHITENOISE_USE_FINDERS = True
 AXES_ENABLED = False
 # no disk cache of embeddings between tests unless a test sets one (settings.EMBEDDING_CACHE_DIR = tmp_path)
 EMBEDDING_CACHE_DIR = os.environ.get("CONCORD_EMBEDDING_CACHE") or None
+# Chat replies in the request, as the unit tests expect; the tests of the background path switch it on.
+CHAT_BACKGROUND_REPLIES = False

@@ -14,15 +14,16 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from crowd import costs
 from crowd.clients.mturk import MTurk, external_question, qualification_requirements
 from crowd.errors import PlatformError, PublishRefused
-from crowd.models import Bonus, Hit, Platform, Publication, QualificationGrant, QualificationType, WorkerAssignment
+from crowd.models import Bonus, Hit, Platform, Publication, QualificationType, WorkerAssignment
 from crowd.platforms import mturk_practice
 from crowd.platforms.base import CrowdPlatform, SyncSummary, mirror_review, record_error, simulated_id
+from crowd.platforms.mturk_qualifications import qualification_grant, qualification_type
 from crowd.scope import concord_assignments, entry_url, platform_assignment_id, worker_key
 from studies.models import Assignment, Study
 from studies.rating import review
@@ -45,22 +46,8 @@ def mturk_balance(*, publication: Publication, client: MTurk | None = None) -> D
 
 def experiment_qualification(*, publication: Publication, client: MTurk) -> QualificationType:
     """The experiment's "took part" qualification type on MTurk (created once per sandbox/production)."""
-    experiment = publication.study.experiment
-    existing = QualificationType.objects.filter(experiment=experiment, sandbox=publication.sandbox).first()
-    if existing:
-        return existing
-    created = client.call(
-        "create_qualification_type", Name=f"Concord {experiment.slug}: took part",
-        Description=f"Granted by Concord to workers who started a condition of experiment '{experiment.title}'; "
-                    "its other conditions are not open to them.",
-        QualificationTypeStatus="Active", Keywords="concord")
-    qid = created["QualificationType"]["QualificationTypeId"]
-    try:
-        with transaction.atomic():
-            return QualificationType.objects.create(experiment=experiment, sandbox=publication.sandbox,
-                                                    qualification_type_id=qid)
-    except IntegrityError:
-        return QualificationType.objects.get(experiment=experiment, sandbox=publication.sandbox)
+    return qualification_type(experiment=publication.study.experiment, sandbox=publication.sandbox,
+                              purpose=QualificationType.Purpose.TOOK_PART, client=client)
 
 
 def _practice_required(publication: Publication, s: Mapping[str, Any]) -> str | None:
@@ -197,20 +184,11 @@ def mturk_sync(*, publication: Publication, client: MTurk | None = None, now: da
 def _grant_qualification(publication: Publication, client: MTurk, workers: set[str]) -> int:
     """Grant the experiment's qualification to every worker seen who does not have it yet (so MTurk
     hides the experiment's other conditions from them)."""
-    qualification = QualificationType.objects.filter(experiment=publication.study.experiment,
-                                                     sandbox=publication.sandbox).first()
+    qualification = QualificationType.objects.filter(experiment=publication.study.experiment, sandbox=publication.sandbox,
+                                                     purpose=QualificationType.Purpose.TOOK_PART).first()
     if qualification is None or not workers:
         return 0
-    return _grant(qualification, client, workers - set(qualification.grants.values_list("worker_id", flat=True)))
-
-
-def _grant(qualification: QualificationType, client: MTurk, workers: set[str]) -> int:
-    """One platform call per worker, each recorded as soon as MTurk has it (a retry grants the rest)."""
-    for worker in sorted(workers):
-        client.call("associate_qualification_with_worker", QualificationTypeId=qualification.qualification_type_id,
-                    WorkerId=worker, IntegerValue=1, SendNotification=False)
-        QualificationGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
-    return len(workers)
+    return qualification_grant(qualification, client, workers - set(qualification.grants.values_list("worker_id", flat=True)))
 
 
 def qualifications_grant_new() -> int:
@@ -219,14 +197,14 @@ def qualifications_grant_new() -> int:
     start (the beat runs this every minute; the full sync also grants what it sees). One query for
     the workers to grant per qualification; one platform call per new worker."""
     granted = 0
-    for qualification in QualificationType.objects.select_related("experiment"):
+    for qualification in QualificationType.objects.filter(purpose=QualificationType.Purpose.TOOK_PART):
         workers = set(
             Assignment.objects.filter(experiment_id=qualification.experiment_id, rater__platform=Study.Platform.MTURK)
             .exclude(rater__external_id__in=qualification.grants.values("worker_id"))
             .values_list("rater__external_id", flat=True)
         )
         if workers:
-            granted += _grant(qualification, MTurk(sandbox=qualification.sandbox), workers)
+            granted += qualification_grant(qualification, MTurk(sandbox=qualification.sandbox), workers)
     return granted
 
 

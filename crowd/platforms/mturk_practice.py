@@ -8,29 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
 from crowd.clients.mturk import MTurk
-from crowd.models import Platform, PracticeGrant, PracticeQualification, Publication
+from crowd.models import Platform, Publication, QualificationGrant, QualificationType
+from crowd.platforms.mturk_qualifications import qualification_grant, qualification_type
 from studies.models import Experiment, PracticeAttempt
 
+PASSED_PRACTICE = QualificationType.Purpose.PASSED_PRACTICE
 
-def practice_qualification(*, experiment: Experiment, sandbox: bool, client: Any) -> PracticeQualification:
+
+def practice_qualification(*, experiment: Experiment, sandbox: bool, client: Any) -> QualificationType:
     """The experiment's practice qualification type (created on MTurk the first time it is needed)."""
-    existing = PracticeQualification.objects.filter(experiment=experiment, sandbox=sandbox).first()
-    if existing:
-        return existing
-    created = client.call(
-        "create_qualification_type", Name=f"Concord {experiment.slug}: passed practice",
-        Description=f"Granted by Concord to workers who passed the practice items of experiment '{experiment.title}'.",
-        QualificationTypeStatus="Active", Keywords="concord,practice")
-    qid = created["QualificationType"]["QualificationTypeId"]
-    try:
-        with transaction.atomic():
-            return PracticeQualification.objects.create(experiment=experiment, sandbox=sandbox,
-                                                        qualification_type_id=qid)
-    except IntegrityError:
-        return PracticeQualification.objects.get(experiment=experiment, sandbox=sandbox)
+    return qualification_type(experiment=experiment, sandbox=sandbox, purpose=PASSED_PRACTICE, client=client)
 
 
 def practice_qualifications_grant(*, experiment_id: int | None = None,
@@ -47,26 +35,23 @@ def practice_qualifications_grant(*, experiment_id: int | None = None,
         passed = set(PracticeAttempt.objects.filter(experiment_id=experiment_pk, platform=Platform.MTURK,
                                                     status=PracticeAttempt.Status.PASSED)
                      .values_list("external_id", flat=True))
-        done = set(PracticeGrant.objects.filter(qualification__experiment_id=experiment_pk,
-                                                qualification__sandbox=sandbox).values_list("worker_id", flat=True))
+        done = set(QualificationGrant.objects.filter(qualification__experiment_id=experiment_pk,
+                                                     qualification__sandbox=sandbox, qualification__purpose=PASSED_PRACTICE)
+                   .values_list("worker_id", flat=True))
         todo = passed - done
         if not todo:
             continue
         client = client_for(sandbox) if client_for else MTurk(sandbox=sandbox)
         qualification = practice_qualification(experiment=Experiment.objects.get(pk=experiment_pk), sandbox=sandbox,
                                                 client=client)
-        for worker in sorted(todo):
-            client.call("associate_qualification_with_worker", QualificationTypeId=qualification.qualification_type_id,
-                        WorkerId=worker, IntegerValue=1, SendNotification=False)
-            PracticeGrant.objects.get_or_create(qualification=qualification, worker_id=worker)
-            granted += 1
+        granted += qualification_grant(qualification, client, todo)
     return granted
 
 
-def required_practice_qualification(publication: Publication, slug: str) -> PracticeQualification | None:
+def required_practice_qualification(publication: Publication, slug: str) -> QualificationType | None:
     """The practice qualification a publication's HITs require (setting ``require_practice_of``: the
     slug of an experiment of the same researcher), in the publication's sandbox or production; None
     when that experiment has none there yet (no MTurk worker has passed its practice)."""
     owner_id = publication.study.experiment.owner_id
-    return PracticeQualification.objects.filter(experiment__slug=slug.strip(), experiment__owner_id=owner_id,
-                                                sandbox=publication.sandbox).first()
+    return QualificationType.objects.filter(experiment__slug=slug.strip(), experiment__owner_id=owner_id,
+                                            sandbox=publication.sandbox, purpose=PASSED_PRACTICE).first()

@@ -7,6 +7,7 @@ app_name = "metrics-api"
 urlpatterns = [
     path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
     path("metrics/models/<slug:name>/", views.MetricModelDetailApi.as_view(), name="model-detail"),
+    path("metrics/judges/", views.JudgeCreateApi.as_view(), name="judge-create"),
     path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
     path("metrics/runs/<id:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
     path("metrics/runs/<id:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from metrics import registry, selectors, services, training
-from metrics.models import MetricModel, ScoringRun, TrainingRun
+from metrics.models import ScoringRun, TrainingRun
 from studies.authoring import selectors as study_selectors
 
 
@@ -62,7 +62,9 @@ class MetricModelListApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
+        services.metric_models_default()  # as /metrics/: every heuristic metric is listed without a step of its own
+        return Response(self.OutputSerializer(selectors.metric_models_usable_by(request.user).select_related("metric"),
+                                              many=True).data)
 
 
 class MetricModelDetailApi(APIView):
@@ -76,8 +78,8 @@ class MetricModelDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, name):
-        return Response(self.OutputSerializer(get_object_or_404(MetricModel.objects.select_related("metric"),
-                                                                name=name)).data)
+        return Response(self.OutputSerializer(get_object_or_404(
+            selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)).data)
 
 
 class ScoringRunCreateApi(APIView):
@@ -91,7 +93,7 @@ class ScoringRunCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
-        model = get_object_or_404(MetricModel, name=data.validated_data["metric_model"])
+        model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=data.validated_data["metric_model"])
         try:
             run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
         except DjangoValidationError as error:  # e.g. a turn-level metric on a dialogue study: 400, field named
@@ -118,7 +120,7 @@ class HumanMetricReportApi(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug, model):
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-        metric_model = get_object_or_404(MetricModel, name=model)
+        metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         studies = experiment.studies.all()
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
@@ -134,7 +136,7 @@ class PredictionPoweredApi(APIView):
         from metrics import ppi
 
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
-        metric_model = get_object_or_404(MetricModel, name=model)
+        metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         studies = experiment.studies.all()
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
@@ -228,3 +230,33 @@ class TrainingRunCancelApi(APIView):
     def post(self, request, pk):
         run = training.training_run_cancel(run=get_object_or_404(TrainingRun, pk=pk))
         return Response(TrainingRunOutputSerializer(run).data)
+
+
+class JudgeCreateApi(APIView):
+    """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
+    (``metrics.judge_services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
+
+    class InputSerializer(serializers.Serializer):
+        endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
+        study = serializers.SlugField()
+        criterion = serializers.SlugField()
+        name = serializers.SlugField(required=False, default="", allow_blank=True, max_length=80)
+        logprobs = serializers.BooleanField(default=False, help_text="score = sum_k p(k) k where the server gives logprobs")
+        concurrency = serializers.IntegerField(default=4, min_value=1, max_value=32)
+        requests_per_minute = serializers.IntegerField(default=0, min_value=0)
+        price_prompt_per_million = serializers.FloatField(default=0.0, min_value=0.0)
+        price_completion_per_million = serializers.FloatField(default=0.0, min_value=0.0)
+
+    @extend_schema(request=InputSerializer, responses={201: MetricModelDetailApi.OutputSerializer})
+    def post(self, request):
+        from metrics.judge_services import judge_model_create
+
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=values.pop("study"))
+        try:
+            model = judge_model_create(owner=request.user, endpoint_id=values.pop("endpoint"), study=study, **values)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return Response(MetricModelDetailApi.OutputSerializer(model).data, status=status.HTTP_201_CREATED)

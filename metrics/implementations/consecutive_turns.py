@@ -13,7 +13,6 @@ import numpy as np
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
 from metrics.implementations.coherence import Coherence, penalty
-from metrics.registry import register
 
 
 class ConsecutiveTurns(MetricImplementation):
@@ -25,10 +24,6 @@ class ConsecutiveTurns(MetricImplementation):
     @property
     def device(self) -> str:
         return Coherence(config=self.config).device
-
-    @property
-    def scores_conversations(self) -> bool:
-        return self.config.get("level", "dialogue") == "dialogue"
 
     def score_dialogues(self, dialogues: list[list[str]], speakers=None) -> list[float]:
         pairs = [(d[k] or " ", d[k + 1] or " ") for d in dialogues for k in range(len(d) - 1)]
@@ -58,7 +53,6 @@ class ConsecutiveTurns(MetricImplementation):
         return self.score_dialogues([[*item.turns, item.response] for item in batch])
 
 
-@register
 class CoherenceTurns(ConsecutiveTurns):
     key = "coherence_turns"
     name = "Coherence heuristic averaged over consecutive turns (SelF-Eval baseline)"
@@ -67,7 +61,6 @@ class CoherenceTurns(ConsecutiveTurns):
     penalised = True
 
 
-@register
 class CosineTurns(ConsecutiveTurns):
     key = "cosine_turns"
     name = "MiniLM cosine between consecutive turns (SelF-Eval baseline)"

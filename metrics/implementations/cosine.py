@@ -17,7 +17,6 @@ import numpy as np
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
 from metrics.implementations.coherence import Coherence
-from metrics.registry import register
 
 MAX_LENGTH = 128
 
@@ -45,7 +44,6 @@ class WindowCosine(MetricImplementation):
         return np.sum(left * right, axis=1).astype(float).tolist()
 
 
-@register
 class CosineLast(WindowCosine):
     key = "cosine_last"
     name = "MiniLM cosine of the last turn and the response (untrained baseline)"
@@ -53,7 +51,6 @@ class CosineLast(WindowCosine):
     window = "last"
 
 
-@register
 class CosineContext(WindowCosine):
     key = "cosine_context"
     name = "MiniLM cosine of the whole context and the response (untrained baseline)"

@@ -12,7 +12,6 @@ from functools import lru_cache
 
 from metrics.implementations.base import Recipe, RecipeStep, Trainable
 from metrics.implementations.learned import LearnedTurnMetric
-from metrics.registry import register
 
 _FROZEN = {"representation": "paired", "freeze_encoder": True, "cache_features": True, "floor": True,
            "evaluate_at_start": True, "select_by": "ranking", "batch_size": 32, "learning_rate": 1e-3,
@@ -48,7 +47,6 @@ def _model(path: str):
     return MDDEvalModel.load(path).eval(), load_tokenizer(f"{path}/encoder")
 
 
-@register
 class MDDEval(LearnedTurnMetric):
     key = "mdd_eval"
     name = "MDD-Eval (teacher-student self-training, Zhang et al. 2022)"

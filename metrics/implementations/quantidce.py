@@ -10,7 +10,6 @@ from functools import lru_cache
 
 from metrics.implementations.base import Recipe, RecipeStep, Trainable
 from metrics.implementations.learned import LearnedTurnMetric
-from metrics.registry import register
 
 TRAINING = Trainable(
     stages=("mlr", "kd"), runner="metrics.stage_training", trainer="ml.trainers.quantidce",
@@ -37,7 +36,6 @@ def _model(path: str):
     return QuantiDCEModel.load(path).eval(), load_tokenizer(f"{path}/encoder")
 
 
-@register
 class QuantiDCE(LearnedTurnMetric):
     key = "quantidce"
     name = "QuantiDCE (multi-level ranking + KD, Ye et al. 2021)"

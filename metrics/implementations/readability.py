@@ -10,12 +10,10 @@ import re
 import textstat
 
 from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.registry import register
 
 LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 
 
-@register
 class Readability(MetricImplementation):
     key = "readability"
     name = "Flesch Reading Ease"

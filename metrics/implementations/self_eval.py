@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from metrics.implementations.base import MetricImplementation, Recipe, RecipeStep, ScoringInput, Trainable
-from metrics.registry import register
 
 # issue 27: consecutive turns embedded apart by the frozen MiniLM; the head starts as cosine_turns and learns a
 # correction (ml.models.floor); the starting point is a candidate; chosen by validation replacement accuracy
@@ -46,7 +45,6 @@ def _model(path: str):
     return SelfEvalModel.load(path).eval(), load_tokenizer(f"{path}/encoder")
 
 
-@register
 class SelfEval(MetricImplementation):
     key = "self_eval"
     name = "SelF-Eval (turn replacement + multi-level contrastive learning, Ma et al. 2022)"
@@ -63,10 +61,6 @@ class SelfEval(MetricImplementation):
         from ml.devices import pick_device
 
         return str(pick_device(self.config.get("device")))
-
-    @property
-    def scores_conversations(self) -> bool:
-        return self.config.get("level", "dialogue") == "dialogue"
 
     def score_dialogues(self, dialogues: list[list[str]], speakers: list[list[str] | None] | None = None) -> list[float]:
         if not dialogues:

@@ -15,6 +15,7 @@ class TrainingState:
     best_validation: float | None = None
     best_step: int | None = None
     best_selection: float | None = None  # what the best model was chosen on (select_by: loss, or −accuracy)
+    selected_on: str = "loss"  # the validation figure the best model follows: "loss" or a key of the parts
     history: list[dict] = field(default_factory=list)  # one entry per optimizer step and per evaluation
 
 
@@ -60,8 +61,10 @@ class TqdmCallback(Callback):
         self.bar.set_postfix(loss=f"{loss:.4f}", epoch=state.epoch + 1)
 
     def on_evaluate(self, state, loss, parts, improved):
-        line = (f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''} "
-                + " ".join(f"{k}={v:.4f}" for k, v in parts.items()))
+        # "(best)" stands beside the figure the best model is chosen on (select_by), not always the loss
+        mark = " (best)" if improved else ""
+        line = (f"step {state.step}: validation loss {loss:.4f}{mark if state.selected_on == 'loss' else ''} "
+                + " ".join(f"{k}={v:.4f}{mark if k == state.selected_on else ''}" for k, v in parts.items()))
         self.bar.write(line)
 
     def on_end(self, state):

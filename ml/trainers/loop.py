@@ -167,6 +167,7 @@ class Trainer:
             raise ValueError(f"select_by: {self.config.select_by} needs a validation {key.replace('_', ' ')} "
                              "(the objective's, or the trainer's validation_extra)")
         selection = -parts[key] if key is not None else loss
+        self.state.selected_on = key or "loss"
         improved = self.state.best_selection is None or selection < self.state.best_selection
         if improved:
             self.state.best_selection = selection

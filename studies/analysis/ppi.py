@@ -7,9 +7,21 @@ power-tuned estimate of the mean human score is
 
     theta = lambda * mean(f_unlabelled) + mean(Y - lambda * f_labelled)
 
-with lambda = cov(Y, f) / ((1 + n/N) var(f)) estimated from the data and clipped to [0, 1], and the
-interval theta +- z * sqrt(var(Y - lambda f)/n + lambda^2 var(f_unlabelled)/N). lambda = 0 is the
-human-only (classical) mean; with power tuning the interval is, to first order, never wider than it.
+with lambda = cov(Y, f) / ((1 + n/N) var(f)) estimated from the data, and the interval
+theta +- z * sqrt(var(Y - lambda f)/n + lambda^2 var(f_unlabelled)/N). lambda = 0 is the human-only
+(classical) mean; with power tuning the interval is, to first order, never wider than it.
+
+lambda is not clipped (PPI++, section 2: the estimate is unbiased for every fixed lambda and the
+interval is valid for any consistent estimate of it). ``ppi_py`` clips its own estimate to [0, 1]; that
+throws efficiency away exactly where a metric's scale is narrower than the human scale (a cosine in
+[0, 1] against a 1-5 Likert mean needs lambda > 1) or the metric is reversed (lambda < 0). Unclipped,
+the width ratio against the human-only interval is sqrt(1 - rho^2 N/(n + N)) to first order, which is
+what the planner (``ppi_mean_power``) assumes. ``clip=True`` gives ppi_py's own choice.
+
+Several metrics combine the same way (control variates, vector lambda):
+theta = mean(Y) + w'(mean(F_unlabelled) - mean(F_labelled)) with
+w = Sigma_F^-1 cov(F, Y) / (1 + n/N), Sigma_F the metrics' covariance over all units; the interval is
+PPI's with the single prediction F w and lambda = 1 (``combined_estimate``).
 Every number comes from ``ppi_py`` (``ppi_mean_ci``, ``ppi_mean_pval``, ``ppi_ols_ci``,
 ``ppi_logistic_ci``, ``ppi_mean_power``, and its baselines for the human-only side); this module only
 arranges arrays, so it imports no Django and loads ``ppi_py`` (SciPy, statsmodels, numba) inside its
@@ -90,21 +102,25 @@ class MeanEstimate:
         return {**out, "width": _finite(self.width), "human_width": _finite(self.human_width)}
 
 
-def power_tuning(y, yhat, yhat_unlabelled) -> float:
-    """PPI++'s lambda for a mean, as ``ppi_mean_ci`` estimates it (clipped to [0, 1]); computed once here so
-    that the interval, the point estimate and the p-value use the same value."""
+def power_tuning(y, yhat, yhat_unlabelled, *, clip: bool = False) -> float:
+    """PPI++'s lambda for a mean, lambda = cov(Y, f) / ((1 + n/N) var(f)), by ppi_py's own estimator
+    (``_calc_lam_glm`` on the mean's gradients, as ``ppi_mean_ci`` calls it); unclipped unless ``clip``
+    (then [0, 1], ppi_py's default). Computed once here so that the interval, the point estimate and the
+    p-value use the same value."""
     _, ppi_module = _ppi()
     y, yhat, yhat_unlabelled = (a.reshape(-1, 1) for a in _arrays(y, yhat, yhat_unlabelled))
     if np.ptp(np.r_[yhat, yhat_unlabelled]) == 0:  # a constant metric says nothing (ppi_py would divide 0 by 0)
         return 0.0
     start = ppi_module.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=1)
-    lam = ppi_module._calc_lam_glm(y - start, yhat - start, yhat_unlabelled - start, np.eye(1), clip=True)
+    lam = ppi_module._calc_lam_glm(y - start, yhat - start, yhat_unlabelled - start, np.eye(1), clip=clip)
     return float(lam)
 
 
-def mean_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA, null: float | None = None) -> MeanEstimate | None:
-    """PPI++ mean of ``y`` with power tuning, and the classical mean beside it; None with fewer than 2
-    labelled units. With no unlabelled unit the metric cannot add anything: the estimate is the human one."""
+def mean_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA, null: float | None = None,
+                  clip: bool = False) -> MeanEstimate | None:
+    """PPI++ mean of ``y`` with power tuning (lambda unclipped unless ``clip``), and the classical mean
+    beside it; None with fewer than 2 labelled units. With no unlabelled unit the metric cannot add
+    anything: the estimate is the human one."""
     ppi_py, _ = _ppi()
     y, yhat, yhat_unlabelled = _arrays(y, yhat, yhat_unlabelled)
     n, big_n = len(y), len(yhat_unlabelled)
@@ -119,7 +135,7 @@ def mean_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA, null: float
         return MeanEstimate(float(y.mean()), human_low, human_high, float(y.mean()), human_low, human_high, 0.0, n,
                             big_n, float(n), rho, human_p, human_p,
                             note="every unit of the frame is human-rated: the metric adds nothing")
-    lam = power_tuning(y, yhat, yhat_unlabelled)
+    lam = power_tuning(y, yhat, yhat_unlabelled, clip=clip)
     low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=alpha, lam=lam))
     estimate = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam))[0])
     p = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, yhat_unlabelled, null=null, lam=lam))[0]) if null is not None else None
@@ -127,6 +143,54 @@ def mean_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA, null: float
     n_effective = n * (human_se / se) ** 2 if se > 0 else None
     return MeanEstimate(estimate, low, high, float(y.mean()), human_low, human_high, lam, n, big_n, n_effective, rho,
                         p, human_p)
+
+
+def combination_weights(y, metrics, metrics_unlabelled) -> np.ndarray:
+    """The variance-optimal weights of several metrics as control variates for the mean of ``y``:
+    w = Sigma_F^-1 cov(F, Y) / (1 + n/N), minimising var(Y - F w)/n + w' Sigma_F w / N (PPI++'s lambda
+    for a vector of predictions). cov(F, Y) from the n labelled units, Sigma_F from all n + N units (as
+    ppi_py estimates var(f)); a metric constant over the frame gets weight 0. ``metrics``: n x k."""
+    y = np.asarray(y, dtype=float).ravel()
+    f = np.asarray(metrics, dtype=float).reshape(len(y), -1)
+    fu = np.asarray(metrics_unlabelled, dtype=float).reshape(-1, f.shape[1])
+    n, big_n = len(y), len(fu)
+    keep = np.ptp(np.r_[f, fu], axis=0) > 0
+    w = np.zeros(f.shape[1])
+    if not keep.any():
+        return w
+    sigma = np.atleast_2d(np.cov(np.r_[f, fu][:, keep].T))
+    cov_fy = ((f[:, keep] - f[:, keep].mean(axis=0)) * (y - y.mean())[:, None]).mean(axis=0)
+    w[keep] = np.linalg.lstsq(sigma, cov_fy, rcond=None)[0] / (1 + n / big_n)
+    return w
+
+
+def combined_estimate(y, metrics, metrics_unlabelled, *, alpha: float = ALPHA,
+                      null: float | None = None) -> tuple[MeanEstimate, np.ndarray] | None:
+    """PPI of the mean of ``y`` with several metrics at once: the prediction is F w with the weights of
+    ``combination_weights`` and lambda = 1 (the weights already carry the tuning), through
+    ``ppi_mean_ci``. One metric gives ``mean_estimate``'s unclipped answer. Returns the estimate and w;
+    None with fewer than 2 labelled or unlabelled units."""
+    ppi_py, _ = _ppi()
+    y = np.asarray(y, dtype=float).ravel()
+    f = np.asarray(metrics, dtype=float).reshape(len(y), -1)
+    fu = np.asarray(metrics_unlabelled, dtype=float).reshape(-1, f.shape[1])
+    n, big_n = len(y), len(fu)
+    if n < 2 or big_n < 2:
+        return None
+    w = combination_weights(y, f, fu)
+    pred, pred_u = f @ w, fu @ w
+    human_low, human_high = (float(v) for v in ppi_py.classical_mean_ci(y, alpha=alpha))
+    low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, pred, pred_u, alpha=alpha, lam=1.0))
+    estimate = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, pred, pred_u, lam=1.0))[0])
+    p = human_p = None
+    if null is not None:
+        p = float(np.ravel(ppi_py.ppi_mean_pval(y, pred, pred_u, null=null, lam=1.0))[0])
+        human_p = float(np.ravel(ppi_py.ppi_mean_pval(y, pred, np.zeros(1), null=null, lam=0))[0])
+    rho = float(np.corrcoef(y, pred)[0, 1]) if np.std(y) > 0 and np.std(pred) > 0 else None
+    width, human_width = high - low, human_high - human_low
+    return MeanEstimate(estimate, low, high, float(y.mean()), human_low, human_high, 1.0, n, big_n,
+                        n * (human_width / width) ** 2 if width > 0 else None, rho, p, human_p,
+                        note=f"{f.shape[1]} metrics combined"), w
 
 
 def paired_difference(y_a, y_b, f_a, f_b, f_a_unlabelled, f_b_unlabelled, *, alpha: float = ALPHA) -> MeanEstimate | None:
@@ -264,7 +328,8 @@ def plan(y, yhat, *, target_width: float, n_now: int, frame_size: int | None, al
     """Human-rated units needed for an interval of ``target_width`` (full width, hi - lo), from the pilot's
     labelled units: without the metric n0 = ceil((2 z sd(Y) / width)^2) (``classical_mean_ci``'s sd);
     with it the cheapest (n, N) of ``ppi_mean_power`` for effective size n0 with n + N at most the frame
-    (the metric scores every unit of it). Where the frame is too small for either, ``reachable`` is False
+    (the metric scores every unit of it). ``ppi_mean_power`` assumes the optimal, unclipped lambda that
+    ``mean_estimate`` uses, so a reversed metric (rho < 0) helps as much as a direct one. Where the frame is too small for either, ``reachable`` is False
     and the with-metric figure is for an unlimited pool of metric-scored units. ``more_*``: beyond ``n_now``."""
     import warnings
 
@@ -285,8 +350,6 @@ def plan(y, yhat, *, target_width: float, n_now: int, frame_size: int | None, al
             power = ppi_py.ppi_mean_power(y, yhat, effective_n=n0, n_max=frame_size if reachable else None, **costs)
         except ValueError:  # a perfect correlation in the pilot: no finite pair
             power = None
-        if power is not None and not power["ppi_corr"] > 0:  # lambda is clipped at 0: a metric that does not
-            power = ppi_py.ppi_power(0.0, cost_X=0, effective_n=n0, n_max=frame_size if reachable else None, **costs)
     with_metric = max(int(power["n"]), 2) if power else None
     return {"target_width": target_width, "alpha": alpha, "sd_human": float(y.std()), "n_now": n_now,
             "frame_size": frame_size, "reachable": reachable,

@@ -264,11 +264,23 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ())
     per_rater["study"] = first["study"]
     per_rater["name"] = first["rater_name"] if "rater_name" in first else first.index.astype(str)
     per_rater["ratings"] = frame.groupby("rater").size()
-    per_rater["flagged"] = (per_rater["loo_r"].fillna(0) < options.min_loo) | (
-        per_rater["straight_lining"].fillna(0) > options.max_straight)
+    # A flag needs its evidence: a rater with no leave-one-out ρ (nobody else rated their responses) or no
+    # screen of two or more responses (chat and dialogue studies rate one) is not flagged on what is missing.
+    low_loo = per_rater["loo_r"].notna() & (per_rater["loo_r"] < options.min_loo)
+    straight = per_rater["straight_lining"].notna() & (per_rater["straight_lining"] > options.max_straight)
     if "failed_checks" in frame:  # attention checks / gold items failed (studies.rating.checks)
         per_rater["failed_checks"] = frame.groupby("rater")["failed_checks"].any().astype(bool)
-        per_rater["flagged"] |= per_rater["failed_checks"]
+    else:
+        per_rater["failed_checks"] = False
+    per_rater["flagged"] = low_loo | straight | per_rater["failed_checks"]
+    per_rater["flag_reasons"] = [
+        "; ".join(reason for reason, shown in (
+            (f"LOO ρ {rho:.2f} < {options.min_loo:g}", is_low),
+            (f"straight-lining {share:.2f} > {options.max_straight:g}", is_straight),
+            ("attention checks failed (pass rate below the study's minimum)", failed)) if shown)
+        for rho, share, is_low, is_straight, failed in zip(
+            per_rater["loo_r"], per_rater["straight_lining"], low_loo, straight, per_rater["failed_checks"],
+            strict=True)]
     return per_rater.reset_index()
 
 

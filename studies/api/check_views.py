@@ -1,4 +1,4 @@
-"""Researcher API for attention checks and gold items (studies.rating.checks): list, add, remove, settings.
+"""Researcher API for attention checks and gold items (studies.authoring.checks): list, add, remove, settings.
 Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studies.api.views import _django_errors, _state_error, _visible_study
+from studies.authoring import checks
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
-from studies.rating import checks
+from studies.rating.checks import checks_config
+from studies.reports.check_selectors import checks_flagged
 
 RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value": 2}, {"response": 1, "min": 4, '
               '"max": 6}, {"greater": 1, "than": 2} (Likert, magnitude), {"best": 1}, {"worst": 4} (BWS); '
@@ -50,8 +52,8 @@ class CheckListApi(APIView):
     def get(self, request, slug):
         study = _visible_study(request, slug)
         return Response(self.OutputSerializer({
-            "settings": checks.checks_config(study), "items": checks.study_check_items(study),
-            "flagged": [a.pk for a in checks.checks_flagged(study)]}).data)
+            "settings": checks_config(study), "items": checks.study_check_items(study),
+            "flagged": [a.pk for a in checks_flagged(study)]}).data)
 
 
 class CheckCreateApi(APIView):
@@ -106,4 +108,4 @@ class ChecksSettingsApi(APIView):
             raise _django_errors(error) from None
         except StudyStateError as error:
             raise _state_error(error) from None
-        return Response(ChecksSettingsSerializer(checks.checks_config(study)).data)
+        return Response(ChecksSettingsSerializer(checks_config(study)).data)

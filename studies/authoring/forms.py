@@ -5,7 +5,6 @@ from typing import Any
 
 from django import forms
 
-from studies.corpora.importing.formats import FORMATS
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
 from studies.models import (
@@ -342,15 +341,6 @@ class StudyDuplicateForm(forms.Form):
     def __init__(self, *args, experiments=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["experiment"].choices = [("", "the same experiment")] + [(e.slug, e.title) for e in experiments]
-
-
-class ImportForm(forms.Form):
-    file = forms.FileField(help_text="Concord JSON lines or CSV, DailyDialog++, GRADE, FED/DSTC10 (turn or dialogue "
-                                     "level) or DSTC9 interactive-evaluation JSON.")
-    format = forms.ChoiceField(choices=[("auto", "Detect"), *[(f, f) for f in FORMATS]], initial="auto")
-    corpus = forms.SlugField(required=False, help_text="Name for the imported corpus (default: the file name).")
-    systems = forms.CharField(required=False, help_text="Comma-separated system names the file may use, if "
-                                                        "it does not declare them.")
 
 
 class ItemsBuildForm(forms.Form):

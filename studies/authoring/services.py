@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation, item_draws
+from studies.authoring import allocation, checks, item_draws
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
 from studies.designs.kinds import criterion_kind_clean
@@ -29,7 +29,6 @@ from studies.models import (
     StudyItem,
     Unit,
 )
-from studies.rating import checks
 from studies.slugs import _create_with_slug, _slug_not_available
 
 logger = logging.getLogger(__name__)
@@ -126,7 +125,8 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
             study=study, name=name, position=i,
             question=spec.get("question") or judged.default_question(name)
             or defaults.get(name, {}).get("question") or f"How good is the response's {name}?",
-            help_text=spec.get("help_text") or defaults.get(name, {}).get("help_text", ""),
+            # built-in help only with the built-in question: a criterion the researcher wrote keeps no help they did not
+            help_text=spec.get("help_text") or ("" if spec.get("question") else defaults.get(name, {}).get("help_text", "")),
             **settings,
         )
         for i, (name, spec, settings) in enumerate(zip(names, specs, kinds, strict=True))

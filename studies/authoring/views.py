@@ -22,10 +22,11 @@ from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import Study
 from studies.onboarding import selectors as onboarding_selectors
-from studies.rating import checks, platforms
 from studies.rating import invites as invite_links
+from studies.rating import platforms
 from studies.rating.links import study_entry_path
 from studies.reports import live_selectors, live_services, rater_evidence
+from studies.reports.check_selectors import study_checks_summary
 from studies.reports.exporting import EXPORT_FORMATS
 
 logger = logging.getLogger(__name__)
@@ -131,10 +132,10 @@ def study_detail(request, slug):
         "closing": allocation.study_closing(study),
         "invites": invites, "invite_form": InviteForm(), "invite_days": invite_links.INVITE_DAYS_DEFAULT,
         "study": study, "progress": study_selectors.study_progress(study), "build_form": build_form,
-        "design": design, "design_settings": design.settings_summary(design.config(study)),
+        "design": design, "design_settings": design.study_settings_summary(study),
         "items": study.items.select_related("conversation").order_by("position")[:5],
         "export_formats": EXPORT_FORMATS,
-        "checks": checks.study_checks_summary(study),
+        "checks": study_checks_summary(study),
         "practice": onboarding_selectors.study_practice_panel(study),
         "practice_form": request.session.pop(f"practice-form-{study.pk}", {}),  # a refused form, field by field
         "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel

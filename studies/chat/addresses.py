@@ -5,17 +5,25 @@ forgery surface (OWASP's SSRF prevention cheat sheet): unguarded, it reaches the
 (169.254.169.254), the database on loopback or the private network. The rule:
 
 - http or https only, a host name, no user name or password in the URL;
-- every address the host resolves to must be public: ``ipaddress``'s ``is_global`` and not multicast or
-  site-local, with IPv4 carried inside IPv6 (mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4
-  ``2002::/16``) judged as the IPv4 address it carries. That refuses loopback, link-local (the metadata
-  service), private (10/8, 172.16/12, 192.168/16, fc00::/7), shared (100.64/10), benchmarking, reserved
-  and unspecified addresses;
+- every address the host resolves to must be global, judged by ``ipaddress``'s own properties, never a
+  list of forms typed here: ``is_global`` and none of ``is_private``, ``is_reserved``, ``is_loopback``,
+  ``is_link_local``, ``is_multicast``, ``is_unspecified``, ``is_site_local``. IPv4 carried inside IPv6
+  (mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged as the IPv4 address it
+  carries; the deprecated IPv4-compatible form (``::a.b.c.d``, audit of issue 33: ``::127.0.0.1``), the
+  local-use NAT64 prefix and the rest of ``::/8`` are reserved and refused whatever they carry. That
+  refuses loopback, link-local (the metadata service), private (10/8, 172.16/12, 192.168/16, fc00::/7),
+  shared (100.64/10), benchmarking, documentation, reserved and unspecified addresses;
 - unless the address lies in a network the deployment allows (``CHAT_ALLOWED_NETWORKS``; the demo and the
   tests allow their loopback bot).
 
 The address checked is the address connected to (``studies.chat.client`` connects to it by number and
 sends the host name only in the Host header and TLS SNI), so a second, different DNS answer (rebinding)
 is never used, and every redirect hop is checked the same way before it is followed.
+
+No DNS oracle: for a host *name*, "does not resolve" and "resolves to an address that is refused" are
+one message (``NAME_REFUSED``), so the endpoint form and "Try it" cannot be used to learn which
+internal names exist or where they point. A literal address is named with its reason (no lookup is
+involved).
 """
 from __future__ import annotations
 
@@ -28,6 +36,9 @@ from urllib.parse import urlsplit
 URL_MAX_LENGTH = 500
 SCHEMES = {"http": 80, "https": 443}
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # for naming it only: is_reserved already refuses it
+NAME_REFUSED = ("{host} does not resolve to an address endpoints may use: check the host name; an endpoint must be "
+                "reachable at a public address (a deployment may allow networks with CONCORD_CHAT_ALLOWED_NETWORKS)")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -36,7 +47,8 @@ Resolver = Callable[..., list]
 
 class AddressRefused(ValueError):
     """The URL may not be fetched; the message says why in the researcher's terms. ``kind``: "url" (the
-    text is not a usable URL), "dns" (the name did not resolve: perhaps only for now) or "address"."""
+    text is not a usable URL) or "address" (a refused literal address, or a name that does not resolve
+    to an allowed one: the two are not told apart)."""
 
     def __init__(self, message: str, *, kind: str = "url"):
         super().__init__(message)
@@ -107,19 +119,27 @@ def _carried_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
 
 
 def _public(address: IPAddress) -> bool:
-    if address.is_multicast or not address.is_global:
+    """Global by every property ``ipaddress`` has (``is_global`` alone misses some on older Pythons)."""
+    if not address.is_global:
+        return False
+    if (address.is_private or address.is_reserved or address.is_loopback or address.is_link_local
+            or address.is_multicast or address.is_unspecified):
         return False
     return not (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
 
 
 def address_problem(address: IPAddress, allowed: Sequence[Network] = ()) -> str | None:
-    """Why an endpoint may not connect to ``address``, or None when it may."""
+    """Why an endpoint may not connect to ``address``, or None when it may. A mapped or NAT64 address is
+    only a wrapper: what it carries decides; a 6to4 address must pass as itself and as what it carries."""
     carried = _carried_ipv4(address)
     judged = carried or address
     if any(judged.version == net.version and judged in net for net in allowed):
         return None
-    if carried is not None and not _public(carried):
-        return f"{address} carries the IPv4 address {carried}, which is {_kind(carried)}"
+    if carried is not None:
+        if not _public(carried):
+            return f"{address} carries the IPv4 address {carried}, which is {_kind(carried)}"
+        if address.ipv4_mapped is not None or address in NAT64:
+            return None
     if not _public(address):
         return f"{address} is {_kind(address)}"
     return None
@@ -134,8 +154,12 @@ def _kind(address: IPAddress) -> str:
         return "the unspecified address"
     if address.is_multicast:
         return "a multicast address"
+    if isinstance(address, ipaddress.IPv6Address) and address in IPV4_COMPATIBLE:
+        return "an IPv4-compatible IPv6 address (deprecated; use the IPv4 address or ::ffff:a.b.c.d)"
     if address.is_private:
         return "a private address"
+    if address.is_reserved:
+        return "a reserved address"
     return "not a public address"
 
 
@@ -149,18 +173,34 @@ def resolve(host: str, port: int, *, allowed: Sequence[Network] = (),
     except ValueError:
         literal = None
     if literal is not None:
-        addresses = [literal]
-    else:
-        try:
-            answers = resolver(host, port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as error:
-            raise AddressRefused(f"the host {host} could not be resolved ({error})", kind="dns") from None
+        if problem := address_problem(literal, allowed):
+            raise AddressRefused(f"refused: {problem}; endpoints must be public addresses (a deployment may allow "
+                                 "networks with CONCORD_CHAT_ALLOWED_NETWORKS)", kind="address")
+        return str(literal)
+    # A name: not resolving and resolving to a refused address are one answer (no DNS oracle).
+    try:
+        answers = resolver(host, port, type=socket.SOCK_STREAM)
         addresses = list(dict.fromkeys(ipaddress.ip_address(a[4][0].split("%")[0]) for a in answers))
-        if not addresses:
-            raise AddressRefused(f"the host {host} has no address", kind="dns")
-    for address in addresses:
-        if problem := address_problem(address, allowed):
-            where = "" if literal is not None else f"{host} resolves to "
-            raise AddressRefused(f"refused: {where}{problem}; endpoints must be public addresses "
-                                 "(a deployment may allow networks with CONCORD_CHAT_ALLOWED_NETWORKS)", kind="address")
+    except (OSError, UnicodeError, ValueError):
+        addresses = []
+    if not addresses or any(address_problem(address, allowed) for address in addresses):
+        raise AddressRefused(NAME_REFUSED.format(host=host), kind="address")
     return str(addresses[0])
+
+
+def literal_problem(url: str, allowed: Sequence[Network] = ()) -> str | None:
+    """What is wrong with ``url`` without looking any name up (the endpoint form): its syntax, or a
+    literal address that is refused. A host name is checked at every call, with one message whether
+    it does not resolve or resolves to a refused address."""
+    try:
+        target = url_parse(url)
+        ipaddress.ip_address(target.host)
+    except AddressRefused as error:
+        return str(error)
+    except ValueError:
+        return None  # a name
+    try:
+        resolve(target.host, target.port, allowed=allowed)
+    except AddressRefused as error:
+        return str(error)
+    return None

@@ -10,9 +10,18 @@ Two protocols (the README documents Concord's):
 A key, when there is one, goes in ``Authorization: Bearer <key>``, and never to another origin: a
 redirect that leaves the endpoint's scheme, host and port drops it (as ``requests`` does).
 
-Bounded: each attempt has the endpoint's timeout (connect and every read), the whole call a deadline
-across attempts; the body is read in chunks up to ``MAX_BODY_BYTES`` and given up at the deadline, so a
-server that trickles bytes cannot hold the caller. Attempts that fail for a passing reason (no answer in
+Bounded: each attempt has the endpoint's timeout (connect and every read), and the whole call one
+deadline on the monotonic clock across connecting, the status line, headers, every read of the body,
+redirects, retries and their pauses. A read timeout restarts with every byte, so a bot that drips one
+byte every half second would outlive it (the audit of issue 33: 60 s on a 25 s deadline); a watchdog
+(``_Watchdog``) shuts the attempt's socket at the deadline instead, wherever the call is blocked, and
+the attempt ends as a timeout. (A TLS handshake is bounded by the per-read timeout only: the socket is
+watched from when the handshake is done.) The body is read up to ``MAX_BODY_BYTES``.
+
+What the bot says is cleaned before anyone stores it (``text_clean``): NUL and other control characters
+(PostgreSQL text cannot hold NUL) are dropped and lone surrogates (JSON's ``"\ud800"``, which no
+UTF-8 database can encode) become U+FFFD; a reply that is empty afterwards is a "reply" failure the rater
+can retry. The researcher's error detail is cleaned the same way. Attempts that fail for a passing reason (no answer in
 time, connection refused or reset, HTTP 429 or 5xx, an answer that is not the protocol's) are retried
 after a short backoff while the deadline allows; a refused address or another 4xx is not.
 
@@ -22,16 +31,23 @@ only in the Host header and as TLS SNI, the certificate still checked against it
 """
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import math
+import socket
+import threading
 import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
 import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from studies.chat.addresses import AddressRefused, Network, Resolver, Target, resolve, url_parse
@@ -57,6 +73,19 @@ RATER_MESSAGES = {
     "key": "The system is not set up correctly.",
 }
 RETRIED = {"timeout", "connection", "reply"}
+
+
+def text_clean(text: str) -> str:
+    """``text`` as a database and JSON can hold it: lone surrogates become U+FFFD, NUL and the other
+    control characters but tab and line breaks are dropped."""
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cs":
+            kept.append("\ufffd")
+        elif category != "Cc" or char in "\t\n\r":
+            kept.append(char)
+    return "".join(kept)
 
 
 @dataclass(frozen=True)
@@ -90,7 +119,7 @@ class BotError(Exception):
     the researcher (never the key); ``rater_message`` is what the rater sees."""
 
     def __init__(self, kind: str, detail: str, *, attempts: int = 1, seconds: float = 0.0, status: int | None = None):
-        super().__init__(detail)
+        super().__init__(text_clean(detail))
         self.kind, self.attempts, self.seconds, self.status = kind, attempts, seconds, status
 
     @property
@@ -125,9 +154,9 @@ def reply_text(protocol: str, payload: Any) -> str:
             raise BotError("reply", 'the answer is not a JSON object with a "reply"')
     if not isinstance(text, str):
         raise BotError("reply", f"the reply is a {type(text).__name__}, not text")
-    text = text.strip()
+    text = text_clean(text).strip()
     if not text:
-        raise BotError("reply", "the reply is empty")
+        raise BotError("reply", "the reply is empty (once control characters are removed)")
     return text[:MAX_REPLY_CHARS]
 
 
@@ -139,14 +168,66 @@ class _Deadline:
         return self.end - time.monotonic()
 
 
-def _pool(target: Target, address: str, timeout: float) -> urllib3.HTTPConnectionPool:
+class _Watchdog:
+    """Shuts the attempt's socket at the deadline, wherever the call is blocked (the status line, the
+    headers, any read of the body), so no read timeout restarted by a dripping bot outlives it."""
+
+    def __init__(self, seconds: float):
+        self.fired = False
+        self._socket: socket.socket | None = None
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._socket = sock
+            if self.fired:
+                self._shut()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                self._shut()
+
+    def _shut(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):  # already closed
+                # at the socket level (an SSL socket's too): a blocked recv returns at once
+                socket.socket.shutdown(self._socket, socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        """Before the connection is closed: the timer never touches a socket after this."""
+        with self._lock:
+            self._done = True
+            self._socket = None
+        self._timer.cancel()
+
+
+def _watched(base: type[HTTPConnection], watchdog: _Watchdog) -> type[HTTPConnection]:
+    class Watched(base):  # type: ignore[valid-type, misc]
+        def connect(self) -> None:
+            super().connect()
+            watchdog.watch(self.sock)
+
+    return Watched
+
+
+def _pool(target: Target, address: str, timeout: float, watchdog: _Watchdog) -> urllib3.HTTPConnectionPool:
     """A one-connection pool to the checked ``address``; TLS still verifies ``target.host``."""
     limits = urllib3.Timeout(connect=timeout, read=timeout)
     if target.scheme == "https":
-        return urllib3.HTTPSConnectionPool(
+        pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
             address, target.port, timeout=limits, maxsize=1, retries=False, cert_reqs="CERT_REQUIRED",
             server_hostname=target.host, assert_hostname=target.host)
-    return urllib3.HTTPConnectionPool(address, target.port, timeout=limits, maxsize=1, retries=False)
+        pool.ConnectionCls = _watched(HTTPSConnection, watchdog)
+    else:
+        pool = urllib3.HTTPConnectionPool(address, target.port, timeout=limits, maxsize=1, retries=False)
+        pool.ConnectionCls = _watched(HTTPConnection, watchdog)
+    return pool
 
 
 def _read(response, deadline: _Deadline) -> bytes:
@@ -163,6 +244,36 @@ def _read(response, deadline: _Deadline) -> bytes:
         chunks.append(chunk)
 
 
+def _resolve_within(deadline: _Deadline, target: Target, allowed: Sequence[Network],
+                    resolver: Resolver | None) -> str:
+    """``resolve`` in a thread of its own, waited for until the deadline: a name server that does not
+    answer counts against the same deadline as everything else (the thread is left to finish)."""
+    try:
+        ipaddress.ip_address(target.host)
+    except ValueError:
+        pass
+    else:
+        return resolve(target.host, target.port, allowed=allowed)  # a literal: nothing to wait for
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(resolve(target.host, target.port, allowed=allowed,
+                                   **({"resolver": resolver} if resolver is not None else {})))
+        except Exception as error:  # noqa: BLE001 - handed to the caller's thread as it is
+            outcome.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="chat-resolve", daemon=True).start()
+    if not done.wait(max(0.0, deadline.left())):
+        raise BotError("timeout", f"looking up {target.host} took until the deadline")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
 def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequence[Network],
              resolver: Resolver | None) -> str:
     """One POST (following checked redirects); the reply text or BotError."""
@@ -171,8 +282,7 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
     for _hop in range(MAX_REDIRECTS + 1):
         try:
             target = url_parse(url)
-            address = resolve(target.host, target.port, allowed=allowed,
-                              **({"resolver": resolver} if resolver is not None else {}))
+            address = _resolve_within(deadline, target, allowed, resolver)
         except AddressRefused as error:
             raise BotError("address" if origin is None else "redirect",
                            str(error) if origin is None else f"a redirect to {url[:200]} was {error}") from None
@@ -184,7 +294,8 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
         timeout = min(endpoint.timeout, deadline.left())
         if timeout <= 0:
             raise BotError("timeout", "no time was left for the request")
-        pool = _pool(target, address, timeout)
+        watchdog = _Watchdog(deadline.left())
+        pool = _pool(target, address, timeout, watchdog)
         try:
             response = pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False,
                                     assert_same_host=False, preload_content=False, release_conn=False)
@@ -198,15 +309,25 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
                 raw = _read(response, deadline)
             finally:
                 response.release_conn()
+        except NewConnectionError as error:  # a ConnectTimeoutError subclass in urllib3: refused is not slow
+            raise BotError("connection", f"could not connect to {target.host}:{target.port} "
+                                         f"({str(error)[:200]})") from None
         except Urllib3Timeout:
             raise BotError("timeout", f"no answer within {timeout:.1f} s") from None
         except BotError:
+            if watchdog.fired:
+                raise BotError("timeout", "the answer was still arriving at the deadline") from None
             raise
-        except (Urllib3Error, OSError) as error:
+        except (Urllib3Error, OSError, ValueError) as error:
+            if watchdog.fired:
+                raise BotError("timeout", "the answer was still arriving at the deadline") from None
             raise BotError("connection", f"could not talk to {target.host}:{target.port} "
                                          f"({type(error).__name__}: {str(error)[:200]})") from None
         finally:
+            watchdog.cancel()
             pool.close()
+        if watchdog.fired:
+            raise BotError("timeout", "the answer was still arriving at the deadline")
         if response.status != 200:
             raise BotError("status", f"HTTP {response.status}: {raw[:200].decode(errors='replace')}",
                            status=response.status)

@@ -69,7 +69,7 @@ def chat_demo_load(*, owner, seed: int = 25, port: int = BOT_PORT) -> Experiment
 def _study_create(owner, port: int) -> tuple[Experiment, Study]:
     for name, (bot, _) in SYSTEMS.items():
         system, _ = System.objects.get_or_create(name=name, defaults={"description": f"the local {bot} bot"})
-        endpoints.endpoint_set(system=system, protocol="concord", url=BOT_URL.format(port=port, bot=bot),
+        endpoints.endpoint_set(owner=owner, system=system, protocol="concord", url=BOT_URL.format(port=port, bot=bot),
                                model_name=bot, timeout_seconds=5, retries=1)
     experiment = authoring.experiment_create(
         owner=owner, title="Demo: chat with a bot, then rate the conversation", slug=DEMO_CHAT_EXPERIMENT,

@@ -1,5 +1,7 @@
 """Writes and reads of system endpoints (researcher settings): set one, try it, and build the client's
-``Endpoint`` for a call with its key decrypted only then."""
+``Endpoint`` for a call with its key decrypted only then. An endpoint is its owner's
+(``studies.endpoint_owners``): ``endpoint_set`` writes the owner's own endpoint for a system, never
+another researcher's."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -7,8 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from studies.chat import keys
-from studies.chat.addresses import AddressRefused, Network, networks_parse, resolve, url_parse
+from studies.chat.addresses import Network, literal_problem, networks_parse
 from studies.chat.client import BotError, BotReply, Endpoint, bot_reply
+from studies.endpoint_owners import endpoints_of
 from studies.models import System, SystemEndpoint
 
 PROBE = [{"speaker": "user", "text": "Hello! This is a test message from Concord."}]
@@ -20,21 +23,17 @@ def allowed_networks() -> list[Network]:
 
 
 def _url_problem(url: str) -> str | None:
-    """What is wrong with the URL for this deployment, or None. A name that does not resolve now is
-    accepted (the check runs again before every call); a refused address is not."""
-    try:
-        target = url_parse(url)
-        resolve(target.host, target.port, allowed=allowed_networks())
-    except AddressRefused as error:
-        return None if error.kind == "dns" else str(error)
-    return None
+    """What is wrong with the URL for this deployment, or None: its syntax, or a refused literal address.
+    A host name is not looked up here (it is checked before every call, "Try it" included), so saving
+    the form says nothing about which names resolve."""
+    return literal_problem(url, allowed_networks())
 
 
 @transaction.atomic
-def endpoint_set(*, system: System, protocol: str, url: str, model_name: str = "", key: str = "",
+def endpoint_set(*, owner, system: System, protocol: str, url: str, model_name: str = "", key: str = "",
                  key_env: str = "", clear_key: bool = False, timeout_seconds: float = 10.0,
                  retries: int = 2) -> SystemEndpoint:
-    """Create or change a system's endpoint. ``key`` (stored encrypted) and ``key_env`` (the name of a
+    """Create or change ``owner``'s endpoint for ``system`` (``owner`` None: the admin-only one). ``key`` (stored encrypted) and ``key_env`` (the name of a
     ``CONCORD_BOT_KEY_*`` variable) are alternatives; giving neither keeps the stored key unless
     ``clear_key``. Every bad field is named; nothing is written then."""
     errors: dict[str, str] = {}
@@ -60,7 +59,9 @@ def endpoint_set(*, system: System, protocol: str, url: str, model_name: str = "
         errors["retries"] = f"must be a whole number from 0 to 5, got {retries!r}"
     if errors:
         raise ValidationError(errors)
-    endpoint = SystemEndpoint.objects.select_for_update().filter(system=system).first() or SystemEndpoint(system=system)
+    owner_id = getattr(owner, "pk", owner)
+    endpoint = (endpoints_of(owner_id).select_for_update().filter(system=system).first()
+                or SystemEndpoint(system=system, owner_id=owner_id))
     endpoint.protocol, endpoint.url, endpoint.model_name = protocol, url, model_name
     endpoint.timeout_seconds, endpoint.retries = float(timeout_seconds), retries
     if key:
@@ -71,6 +72,21 @@ def endpoint_set(*, system: System, protocol: str, url: str, model_name: str = "
         endpoint.key_env = endpoint.key_encrypted = ""
     endpoint.save()
     return endpoint
+
+
+@transaction.atomic
+def endpoint_owner_set(*, endpoint: SystemEndpoint, owner) -> SystemEndpoint:
+    """An admin gives an endpoint (an admin-only one left by the migration, say) to a researcher, its
+    key unchanged; refused, naming the field, when that researcher already has one for the system."""
+    locked = SystemEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    owner_id = getattr(owner, "pk", owner)
+    if owner_id == locked.owner_id:
+        return locked
+    if endpoints_of(owner_id).filter(system_id=locked.system_id).exists():
+        raise ValidationError({"owner": "that researcher already has an endpoint for this system"})
+    locked.owner_id = owner_id
+    locked.save(update_fields=["owner", "updated_at"])
+    return locked
 
 
 def endpoint_for_call(endpoint: SystemEndpoint | None) -> Endpoint:
@@ -90,3 +106,33 @@ def endpoint_try(*, endpoint: SystemEndpoint) -> BotReply:
     """Send one greeting to the endpoint (the researcher's "Try it"); the reply or BotError."""
     return bot_reply(endpoint_for_call(endpoint), PROBE, conversation_id="concord-probe",
                      deadline_seconds=settings.CHAT_REPLY_DEADLINE_SECONDS, allowed=allowed_networks())
+
+
+# What the researcher can do about each kind of failure ("Try it"); the detail comes first.
+TRY_HINTS = {
+    "timeout": "check that the server is running and answers within the timeout per attempt (raise it for a slow "
+               "model); the whole call stops at CONCORD_CHAT_REPLY_DEADLINE",
+    "connection": "check the URL's host and port, and that the server accepts connections from this site",
+    "reply": "the server must answer HTTP 200 with JSON in the endpoint's protocol (Concord: {\"reply\": \"...\"}; "
+             "OpenAI-compatible: choices[0].message.content)",
+    "redirect": "use the final URL instead of one that redirects",
+    "key": "set the key again, or set the environment variable on the web server and the workers",
+}
+STATUS_HINTS = {
+    401: "the server refused the key: check it (or the environment variable it comes from)",
+    403: "the server refused the key: check it (or the environment variable it comes from)",
+    404: "check the URL's path (OpenAI-compatible: the base URL ending in /v1, or the full …/chat/completions)",
+    405: "check the URL's path: the endpoint must accept POST",
+    429: "the server is rate limiting: try again later or raise its limit",
+}
+
+
+def try_message(error: BotError) -> str:
+    """A "Try it" failure in the researcher's terms: what happened and what to change. An address
+    refusal is the same for a name that does not resolve and one that resolves to a refused address."""
+    if error.kind == "status":
+        hint = STATUS_HINTS.get(error.status or 0) or ("the server failed: look at its logs"
+                                                       if (error.status or 0) >= 500 else "")
+    else:
+        hint = TRY_HINTS.get(error.kind, "")
+    return f"{error}" + (f". What to do: {hint}." if hint else "")

@@ -8,10 +8,17 @@ first path segment picks the bot:
   deterministic, so a test can predict every reply (``rule_reply``);
 - ``/parrot/``: repeats the rater's last message back (a poor but well-behaved bot, for comparisons);
 - ``/slow/``: the rule bot after ``slow_seconds`` (default 5 s): longer than a test endpoint's timeout;
+- ``/gate/``: the rule bot once the test opens ``gate`` (a threading.Event; 30 s at most): a reply that
+  arrives exactly when a test says, with no sleep;
 - ``/error/``: HTTP 500 every time;
 - ``/garbage/``: HTTP 200 with bytes that are not JSON;
 - ``/flaky/``: HTTP 503 on the first try of each message, the rule bot's reply on the next (retries);
-- ``/redirect/?to=<url>``: 307 to ``to`` (redirect hops are checked by the client).
+- ``/redirect/?to=<url>``: 307 to ``to`` (redirect hops are checked by the client);
+- ``/drip/``: a valid answer sent one byte every ``drip_seconds`` (default 0.5 s; ``?part=headers`` drips
+  the status line and headers too): each byte restarts a read timeout, so only a deadline over the whole
+  call stops it;
+- ``/odd/``: HTTP 200 ``{"reply": "a\u0000b\ud800"}``: a NUL and a lone surrogate, which neither
+  PostgreSQL nor UTF-8 can hold.
 
 ``requests`` keeps what was asked (path, headers, parsed body) so a test can check what the bot got.
 
@@ -29,7 +36,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
-BOTS = ("rule", "parrot", "slow", "error", "garbage", "flaky", "redirect")
+BOTS = ("rule", "parrot", "slow", "gate", "error", "garbage", "flaky", "redirect", "drip", "odd")
+ODD_REPLY = b'{"reply": "a\\u0000b\\ud800"}'
 OPENAI_SUFFIX = "/v1/chat/completions"
 
 RULES: list[tuple[re.Pattern[str], str]] = [
@@ -89,6 +97,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _drip(self, headers_too: bool) -> None:
+        """A well-formed answer, one byte every ``drip_seconds``, until it is all sent or the client hangs up."""
+        body = json.dumps({"reply": "Sorry, I am very slow today."}).encode()
+        head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                "Connection: close\r\n\r\n").encode()
+        self.close_connection = True
+        if not headers_too:
+            self.wfile.write(head)
+            self.wfile.flush()
+        for byte in (head + body if headers_too else body):
+            time.sleep(self.server.drip_seconds)
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:
+                return  # the client gave up: what a deadline is for
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         parts = urlsplit(self.path)
         bot = parts.path.strip("/").split("/")[0]
@@ -112,8 +137,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b"\x00<html>Internal things\xff\xfe", content_type="text/html")
         if bot == "flaky" and self.server.first_try(json.dumps(turns, sort_keys=True)):
             return self._send(503, b'{"error": "busy, try again"}')
+        if bot == "odd":
+            return self._send(200, ODD_REPLY)
+        if bot == "drip":
+            return self._drip(parse_qs(parts.query).get("part", ["body"])[0] == "headers")
         if bot == "slow":
             time.sleep(self.server.slow_seconds)
+        if bot == "gate":
+            self.server.gate.wait(timeout=30)
         if bot not in BOTS:
             return self._send(404, b'{"error": "no such bot"}')
         text = parrot_reply(turns) if bot == "parrot" else rule_reply(turns)
@@ -129,9 +160,10 @@ class _Handler(BaseHTTPRequestHandler):
 class LocalBotHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], slow_seconds: float = 5.0):
+    def __init__(self, address: tuple[str, int], slow_seconds: float = 5.0, drip_seconds: float = 0.5):
         super().__init__(address, _Handler)
-        self.slow_seconds = slow_seconds
+        self.slow_seconds, self.drip_seconds = slow_seconds, drip_seconds
+        self.gate = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self._tried: set[str] = set()
         self._lock = threading.Lock()
@@ -158,8 +190,8 @@ class LocalBotHTTPServer(ThreadingHTTPServer):
 class LocalBot:
     """The server in a background thread: ``start()``, ``url(bot, protocol)``, ``stop()``."""
 
-    def __init__(self, port: int = 0, slow_seconds: float = 5.0):
-        self.server = LocalBotHTTPServer((HOST, port), slow_seconds=slow_seconds)
+    def __init__(self, port: int = 0, slow_seconds: float = 5.0, drip_seconds: float = 0.5):
+        self.server = LocalBotHTTPServer((HOST, port), slow_seconds=slow_seconds, drip_seconds=drip_seconds)
         self.thread = threading.Thread(target=self.server.serve_forever, name="local-bot", daemon=True)
 
     @property

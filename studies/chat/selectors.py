@@ -3,6 +3,7 @@ study (for the item browser and exports), and the systems a chat study can use. 
 name a system: sides are letters."""
 from __future__ import annotations
 
+import statistics
 import string
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
@@ -15,7 +16,11 @@ from django.utils import timezone
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
 from studies.chat.services import STALE_MARGIN_SECONDS
-from studies.models import Assignment, Chat, ChatTurn, Study, StudyItemSystem, SystemEndpoint
+from studies.endpoint_owners import chat_systems_usable_by, endpoints_visible_to
+from studies.models import Assignment, AssignmentItem, Chat, ChatTurn, Study, StudyItemSystem
+
+__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "chat_ended", "item_systems",
+           "study_chats", "chat_summary", "systems_with_endpoints"]
 
 WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
 
@@ -33,9 +38,12 @@ def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
     config, now = chat_config(assignment.study), timezone.now()
     chats = list(Chat.objects.filter(assignment=assignment, item_id=item_id).order_by("position"))
     turns: dict[int, list[dict[str, Any]]] = {c.pk: [] for c in chats}
-    for chat_id, role, text, index in ChatTurn.objects.filter(chat__in=chats).order_by("chat_id", "index") \
-            .values_list("chat_id", "role", "text", "index"):
+    replies: list[float] = []
+    for chat_id, role, text, index, seconds in ChatTurn.objects.filter(chat__in=chats).order_by("chat_id", "index") \
+            .values_list("chat_id", "role", "text", "index", "seconds"):
         turns[chat_id].append({"role": role, "who": WHO[role], "text": text, "index": index})
+        if role == ChatTurn.Role.SYSTEM and seconds is not None:
+            replies.append(seconds)
     sides = []
     for chat in chats:
         status = _status(chat, now)
@@ -50,12 +58,24 @@ def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
     return {
         "sides": sides, "exchanges": exchanges, "min_turns": config["min_turns"], "max_turns": config["max_turns"],
         "message_max_chars": config["message_max_chars"], "ended": ended,
+        # when the page first looks for a reply: the median time of the system's replies so far
+        "reply_expected_ms": round(1000 * statistics.median(replies)) if replies else None,
         "waiting": Chat.Status.WAITING in statuses, "failed": Chat.Status.FAILED in statuses,
         "can_send": bool(sides) and statuses == {Chat.Status.OPEN} and exchanges < config["max_turns"],
         "can_retry": Chat.Status.FAILED in statuses,
         "can_end": not ended and Chat.Status.WAITING not in statuses
         and (Chat.Status.FAILED in statuses or exchanges >= config["min_turns"]),
     }
+
+
+def chat_waiting(token: str, position: int) -> list[tuple[int, int, str, Any]]:
+    """The chats of one slot that wait for a reply, as (assignment id, item id, caller, waiting since),
+    for a started assignment: the page's poll while the system writes, in one light query (no
+    assignment, study or item loaded). Empty: something changed, the page needs the whole state."""
+    slot_item = AssignmentItem.objects.filter(assignment__token=token, position=position).values("item_id")
+    return list(Chat.objects.filter(assignment__token=token, assignment__status=Assignment.Status.STARTED,
+                                    item_id__in=slot_item, status=Chat.Status.WAITING)
+                .values_list("assignment_id", "item_id", "caller", "waiting_since"))
 
 
 def chat_ended(assignment: Assignment, item_id: int) -> bool:
@@ -120,8 +140,10 @@ def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def systems_with_endpoints() -> list[dict[str, Any]]:
-    """Systems that can be chatted with: name, protocol, URL, model and whether a key is set (never the key)."""
-    return [{"system": e.system.name, "protocol": e.protocol, "url": e.url, "model_name": e.model_name,
-             "has_key": e.has_key, "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
-            for e in SystemEndpoint.objects.select_related("system").order_by("system__name")]
+def systems_with_endpoints(user) -> list[dict[str, Any]]:
+    """The endpoints ``user`` may see (``endpoints_visible_to``): id, system, owner, protocol, URL, model
+    and whether a key is set (never the key)."""
+    return [{"id": e.pk, "system": e.system.name, "owner": e.owner.get_username() if e.owner else "admins only",
+             "protocol": e.protocol, "url": e.url, "model_name": e.model_name, "has_key": e.has_key,
+             "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
+            for e in endpoints_visible_to(user).order_by("system__name", "owner_id")]

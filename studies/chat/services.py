@@ -14,6 +14,12 @@ is lost whatever the bot does:
 A message re-sent with the same ``client_id`` (a double click, a retried fetch, a reloaded form) is
 stored once: the unique (chat, client_id) and the lock make sure of it. A chat left waiting by a server
 that died mid-call counts as failed once the deadline has long passed, so the rater can retry it.
+
+With ``background=True`` (the rater's views, issue 33) steps 2 and 3 run in the web process's call
+threads (``studies.chat.calls``) and the turn returns as soon as step 1 has committed; the page follows
+the chat's state. Each call is named in ``Chat.caller``: only the current call stores a reply, and a
+call whose process died (a killed worker) is resumed by the next look at the chat
+(``chat_replies_resume``) instead of waiting for the deadline.
 """
 from __future__ import annotations
 
@@ -26,9 +32,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from studies.chat import calls
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import chat_config
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
+from studies.endpoint_owners import item_endpoints
 from studies.models import (
     Assignment,
     AssignmentItem,
@@ -38,6 +46,7 @@ from studies.models import (
     Corpus,
     Study,
     StudyItemSystem,
+    SystemEndpoint,
 )
 from studies.rating import platforms
 
@@ -59,6 +68,7 @@ class TurnOutcome:
     stored: bool  # False when the message had been stored already (a re-send)
     replies: int  # replies stored by this call
     failures: int  # bot failures met by this call
+    pending: int = 0  # chats whose reply is being fetched in the background
 
 
 def chat_corpus(study: Study) -> Corpus:
@@ -80,7 +90,7 @@ def _locked(assignment: Assignment) -> Assignment:
 
 def _chats(assignment: Assignment, item_id: int) -> list[Chat]:
     return list(Chat.objects.filter(assignment=assignment, item_id=item_id)
-                .select_related("conversation", "system__endpoint").order_by("position"))
+                .select_related("conversation", "system").order_by("position"))
 
 
 def _expire_stale(chats: list[Chat], now) -> None:
@@ -169,8 +179,9 @@ def _rate_problem(assignment: Assignment, per_minute: int, now) -> int | None:
     return max(1, int((recent[-per_minute] + timedelta(seconds=60) - now).total_seconds()) + 1)
 
 
-def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str) -> tuple[list[Chat], bool]:
-    """Step 1 of a turn: store the rater's message in each chat and mark them waiting (locked)."""
+def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
+                caller: str = "") -> tuple[list[Chat], bool]:
+    """Step 1 of a turn: store the rater's message in each chat and mark them waiting for ``caller`` (locked)."""
     with transaction.atomic():
         locked = _locked(assignment)
         config, now = chat_config(locked.study), timezone.now()
@@ -195,17 +206,19 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str)
                               "is still in the box", status=429, field="text", retry_after=wait)
         for chat in chats:
             _append(chat, ChatTurn.Role.USER, text, now, _since_last(chat, now), client_id=client_id)
-            chat.status, chat.waiting_since = Chat.Status.WAITING, now
-            chat.save(update_fields=["status", "waiting_since"])
+            chat.status, chat.waiting_since, chat.caller = Chat.Status.WAITING, now, caller
+            chat.save(update_fields=["status", "waiting_since", "caller"])
         return chats, True
 
 
-def _request(chat: Chat):
+def _request(chat: Chat, endpoint: SystemEndpoint | None):
     """What step 2 needs for one chat, read here (in the request's thread): the endpoint with its key,
-    or the BotError that stands for the reply, and the dialogue so far (as step 1 or the retry left it)."""
+    or the BotError that stands for the reply, and the dialogue so far (as step 1 or the retry left it).
+    ``endpoint`` is the study owner's for the chat's system (``studies.endpoint_owners.item_endpoints``), never
+    another researcher's: without one the turn fails and no key is sent."""
     history = [{"speaker": t["speaker"], "text": t["text"]} for t in chat.conversation.turns]
     try:
-        endpoint = endpoint_for_call(getattr(chat.system, "endpoint", None))
+        endpoint = endpoint_for_call(endpoint)
     except BotError as error:
         return error, history, chat.conversation.external_id
     return endpoint, history, chat.conversation.external_id
@@ -223,25 +236,42 @@ def _ask(request) -> BotReply | BotError:
         return error
 
 
-def _call_bots(chats: list[Chat]) -> dict[int, BotReply | BotError]:
-    """Step 2: every waiting chat's bot, in parallel when there are two."""
-    requests = [_request(chat) for chat in chats]
-    if len(chats) == 1:
-        return {chats[0].pk: _ask(requests[0])}
-    with ThreadPoolExecutor(max_workers=len(chats)) as pool:
-        return dict(zip([c.pk for c in chats], pool.map(_ask, requests), strict=True))
+def _call_bots(requests: dict[int, tuple]) -> dict[int, BotReply | BotError]:
+    """Step 2: every waiting chat's bot (chat id -> ``_request``), in parallel when there are two."""
+    if len(requests) == 1:
+        [(pk, request)] = requests.items()
+        return {pk: _ask(request)}
+    with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+        return dict(zip(requests, pool.map(_ask, requests.values()), strict=True))
 
 
-def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotReply | BotError]) -> TurnOutcome:
-    """Step 3: store each reply (or failure) in a chat still waiting for it (locked)."""
+def _answer(assignment: Assignment, item_id: int, chats: list[Chat], caller: str, background: bool) -> TurnOutcome:
+    """Steps 2 and 3 for ``chats`` (marked waiting for ``caller``): here, or in this process's call
+    threads once the marking has committed."""
+    owned = item_endpoints(item_id, [c.system_id for c in chats])  # the study owner's, read at every turn
+    requests = {chat.pk: _request(chat, owned.get(chat.system_id)) for chat in chats}  # no query in the call thread
+    if not background:
+        return _finish_turn(assignment, item_id, _call_bots(requests), caller)
+    assignment_id = assignment.pk
+
+    def job() -> None:
+        _finish_turn(Assignment(pk=assignment_id), item_id, _call_bots(requests), caller)
+
+    transaction.on_commit(lambda: calls.background(job))
+    return TurnOutcome(stored=True, replies=0, failures=0, pending=len(chats))
+
+
+def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotReply | BotError],
+                 caller: str = "") -> TurnOutcome:
+    """Step 3: store each reply (or failure) in a chat still waiting for it, from this call (locked)."""
     replies = failures = 0
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
         max_turns, now = chat_config(locked.study)["max_turns"], timezone.now()
         for chat in _chats(locked, item_id):
             outcome = outcomes.get(chat.pk)
-            if outcome is None or chat.status != Chat.Status.WAITING:
-                continue  # ended or expired meanwhile: the late reply is dropped
+            if outcome is None or chat.status != Chat.Status.WAITING or (caller and chat.caller != caller):
+                continue  # ended, expired or resumed by another call meanwhile: the late reply is dropped
             if isinstance(outcome, BotError):
                 failures += 1
                 chat.status, chat.waiting_since = Chat.Status.FAILED, None
@@ -257,18 +287,23 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
     return TurnOutcome(stored=True, replies=replies, failures=failures)
 
 
-def chat_turn_post(*, assignment: Assignment, item_id: int, text: str, client_id: str = "") -> TurnOutcome:
+def chat_turn_post(*, assignment: Assignment, item_id: int, text: str, client_id: str = "",
+                   background: bool = False) -> TurnOutcome:
     """The rater sends ``text``; every system of the item replies (or fails). ``client_id`` (the page's
     id for this message, up to 64 characters) makes a re-send store once. ChatRefused when the chat
-    cannot take a message now (nothing stored then)."""
+    cannot take a message now (nothing stored then). ``background``: return once the message is stored,
+    the replies following in this process's call threads (``pending``)."""
     client_id = (client_id or "")[:CLIENT_ID_MAX]
-    chats, stored = _begin_turn(assignment, item_id, text, client_id)
+    caller = calls.caller_new()
+    chats, stored = _begin_turn(assignment, item_id, text, client_id, caller)
     if not stored:
+        if background:  # a re-send after a lost answer: its call may have died with the worker
+            chat_replies_resume(assignment=assignment, item_id=item_id)
         return TurnOutcome(stored=False, replies=0, failures=0)
-    return _finish_turn(assignment, item_id, _call_bots(chats))
+    return _answer(assignment, item_id, chats, caller, background)
 
 
-def chat_reply_retry(*, assignment: Assignment, item_id: int) -> TurnOutcome:
+def chat_reply_retry(*, assignment: Assignment, item_id: int, background: bool = False) -> TurnOutcome:
     """Ask again the systems that failed to answer the rater's last message."""
     with transaction.atomic():
         locked = _locked(assignment)
@@ -282,10 +317,42 @@ def chat_reply_retry(*, assignment: Assignment, item_id: int) -> TurnOutcome:
             failed.remove(chat)
         if not failed:
             return TurnOutcome(stored=False, replies=0, failures=0)
+        caller = calls.caller_new()
         for chat in failed:
-            chat.status, chat.waiting_since = Chat.Status.WAITING, now
-            chat.save(update_fields=["status", "waiting_since"])
-    return _finish_turn(assignment, item_id, _call_bots(failed))
+            chat.status, chat.waiting_since, chat.caller = Chat.Status.WAITING, now, caller
+            chat.save(update_fields=["status", "waiting_since", "caller"])
+    return _answer(assignment, item_id, failed, caller, background)
+
+
+def chat_replies_resume(*, assignment: Assignment, item_id: int, callers: list[str] | None = None) -> int:
+    """Call again, in the background, the chats of this item still waiting for a call whose process is
+    gone from this host (``calls.caller_alive``: a killed or restarted worker); the number resumed. A
+    call on another host, or one that cannot be told, is left to the reply deadline (then the chat fails
+    and the rater may retry). Cheap when nothing waits: one query (none with ``callers``, the waiting
+    chats' callers as the caller read them), no lock."""
+    if callers is None:
+        callers = list(Chat.objects.filter(assignment_id=assignment.pk, item_id=item_id,
+                                           status=Chat.Status.WAITING).values_list("caller", flat=True))
+    if not any(calls.caller_alive(caller) is False for caller in callers):
+        return 0
+    with transaction.atomic():
+        try:
+            locked = _locked(assignment)
+        except ChatRefused:
+            return 0
+        now = timezone.now()
+        chats = _chats(locked, item_id)
+        _expire_stale(chats, now)
+        orphans = [c for c in chats if c.status == Chat.Status.WAITING and calls.caller_alive(c.caller) is False
+                   and _last_role(c) == ChatTurn.Role.USER]
+        if not orphans:
+            return 0
+        caller = calls.caller_new()
+        for chat in orphans:
+            chat.waiting_since, chat.caller = now, caller
+            chat.save(update_fields=["waiting_since", "caller"])
+    _answer(locked, item_id, orphans, caller, background=True)
+    return len(orphans)
 
 
 @transaction.atomic

@@ -1,7 +1,7 @@
 """The chat unit's rater pages (included under /r/ by config.urls) and researcher pages."""
 from django.urls import path
 
-import studies.converters  # noqa: F401 - registers <token:...>
+import studies.converters  # noqa: F401 - registers <token:...>, <id:...>
 from studies.chat import endpoint_views, views
 
 app_name = "chat"
@@ -14,6 +14,6 @@ urlpatterns = [
     path("studies/<slug:slug>/chats.jsonl", views.transcripts_export, name="transcripts_export"),
     path("systems/endpoints/", endpoint_views.endpoint_list, name="endpoint_list"),
     path("systems/endpoints/new/", endpoint_views.endpoint_edit, name="endpoint_new"),
-    path("systems/<slug:name>/endpoint/", endpoint_views.endpoint_edit, name="endpoint_edit"),
-    path("systems/<slug:name>/endpoint/try/", endpoint_views.endpoint_try, name="endpoint_try"),
+    path("systems/endpoints/<id:pk>/", endpoint_views.endpoint_edit, name="endpoint_edit"),
+    path("systems/endpoints/<id:pk>/try/", endpoint_views.endpoint_try, name="endpoint_try"),
 ]

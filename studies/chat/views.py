@@ -2,29 +2,39 @@
 
 ``/r/a/<token>/items/<position>/chat/`` shows the chat of one item; the page posts each message to
 ``.../chat/turn/`` and may ask again (``.../chat/retry/``), end the chat (``.../chat/end/``) and poll
-``.../chat/state/``. Everything works without JavaScript too: the forms post, the views redirect back to
+``.../chat/state/`` (``?waiting=1`` while the system writes: a light answer until something changed).
+Everything works without JavaScript too: the forms post, the views redirect back to
 the page (POST-redirect-GET), and a refused message is shown again in the box with what is wrong. With
 JavaScript (static/concord/chat.js) the same views answer JSON when asked for it (``Accept:
 application/json``). Like every rater page, the posts carry a per-assignment form token instead of a
 cookie, and the page never names the system: sides are letters.
+
+A turn and a retry answer as soon as the message is stored (``CHAT_BACKGROUND_REPLIES``, issue 33): the
+bot is asked in this process's call threads, and the page follows the state (the script polls it; without
+JavaScript the page reloads itself while the system is writing). Looking at the state resumes a call
+whose worker died.
 """
 from __future__ import annotations
 
 import json
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from studies.authoring.selectors import studies_visible_to
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
+from studies.chat.services import STALE_MARGIN_SECONDS
 from studies.designs import unit_for
-from studies.models import AssignmentItem
+from studies.models import Assignment, AssignmentItem
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
@@ -85,6 +95,7 @@ def chat_page(request, token: str, position: int):
     except chat_services.ChatRefused as refused:
         return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
     assignment_item_open(slot=slot)
+    chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     if selectors.chat_ended(slot.assignment, slot.item_id):
         return redirect("raters:item", token=token, position=position)
     return _page(request, slot)
@@ -131,14 +142,14 @@ def _act(request, token: str, position: int, action):
 def chat_turn(request, token: str, position: int):
     return _act(request, token, position, lambda slot: chat_services.chat_turn_post(
         assignment=slot.assignment, item_id=slot.item_id, text=request.POST.get("text", ""),
-        client_id=request.POST.get("client_id", "")))
+        client_id=request.POST.get("client_id", ""), background=settings.CHAT_BACKGROUND_REPLIES))
 
 
 @rater_page
 @require_POST
 def chat_retry(request, token: str, position: int):
     return _act(request, token, position, lambda slot: chat_services.chat_reply_retry(
-        assignment=slot.assignment, item_id=slot.item_id))
+        assignment=slot.assignment, item_id=slot.item_id, background=settings.CHAT_BACKGROUND_REPLIES))
 
 
 @rater_page
@@ -148,11 +159,29 @@ def chat_end(request, token: str, position: int):
         assignment=slot.assignment, item_id=slot.item_id))
 
 
+def _still_waiting(token: str, position: int) -> bool:
+    """The poll's light path (``?waiting=1``, while the system writes): True when every chat that
+    waits still waits in time (a dead worker's call resumed), so the page needs nothing new."""
+    waiting = selectors.chat_waiting(token, position)
+    if not waiting:
+        return False
+    stale = timezone.now() - timedelta(seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS)
+    if any(since < stale for *_, since in waiting):
+        return False  # the whole state says it failed
+    assignment_id, item_id = waiting[0][0], waiting[0][1]
+    chat_services.chat_replies_resume(assignment=Assignment(pk=assignment_id), item_id=item_id,
+                                      callers=[caller for _, _, caller, _ in waiting])
+    return True
+
+
 @rater_page
 def chat_state(request, token: str, position: int):
+    if request.GET.get("waiting") and _still_waiting(token, position):
+        return JsonResponse({"waiting": True, "unchanged": True})
     slot = _slot(token, position)
     if slot.assignment.status != slot.assignment.Status.STARTED:
         return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
+    chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     return JsonResponse(_state(slot))
 
 

@@ -15,6 +15,7 @@ from django.utils.text import slugify
 
 from studies import jobs
 from studies.corpora.importing import files as import_files
+from studies.corpora.importing.formats import system_key
 from studies.corpora.importing.reading import text_problem, value_problem
 from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
 from studies.designs import design_for
@@ -118,7 +119,7 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
     if Corpus.objects.filter(slug=slug).exists():
         raise ImportFailed([_corpus_name_taken(slug)])
-    declared = {slugify(s) for s in systems}
+    declared = {system_key(s) for s in systems}
     header = ParsedHeader()
     with transaction.atomic():
         try:

@@ -6,9 +6,9 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from studies.authoring.forms import ImportForm
 from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
+from studies.corpora.forms import ImportForm
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 

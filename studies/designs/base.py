@@ -111,6 +111,10 @@ class StudyDesign:
         """``describe`` for a study, with the anchors its items show."""
         return self.describe(self.config(study), anchors=self.anchors_shown(study), unit=unit_for(study))
 
+    def study_settings_summary(self, study: Study) -> str:
+        """``settings_summary`` for a study (a rating design without scale criteria has no scale to summarise)."""
+        return self.settings_summary(self.config(study))
+
     def anchors_shown(self, study: Study) -> tuple[float, float] | None:
         """The lowest and highest reference value the study's items show, where it varies by item."""
         return None
@@ -185,7 +189,7 @@ class StudyDesign:
             if lacking:
                 problems.append(f"{lacking} item(s) have no reference response or reference value"
                                 + (" (fill them from a metric first)" if self.anchor_from_metric else ""))
-        return problems
+        return problems + unit_for(study).publish_problems(study)
 
     def assignment_orders(self, *, study: Study, chosen: Sequence[int], shown: Mapping[int, list[int]],
                           rng: random.Random) -> dict[int, list[int]]:

@@ -75,6 +75,17 @@ NOT_COUNTED = (Assignment.Status.ABANDONED, Assignment.Status.REJECTED)  # their
 DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)  # the assignments every report counts
 
 
+def unknown_systems_message(unknown: Sequence[str], available: Sequence[str], corpus_slug: str) -> str:
+    """What a build naming systems the corpus lacks says: those names, and the ones there are (names keep
+    their case, so ``bota`` is not ``botA``: a name differing only in case is pointed at)."""
+    there = sorted(available)
+    folded = {name.casefold(): name for name in there}
+    hints = [f"{name} (did you mean {folded[name.casefold()]}?)" if name.casefold() in folded else name
+             for name in unknown]
+    return (f"no responses from {', '.join(hints)} in corpus {corpus_slug}; its systems are "
+            f"{', '.join(there) if there else '(none)'}")
+
+
 def number_text(x: float) -> str:
     """A number as raters read it (and as rater.js writes it with String()): 100, 12.5, 1000000."""
     return str(int(x)) if float(x).is_integer() else f"{x:.15g}"

@@ -33,7 +33,7 @@ from studies.designs.pairwise_schedule import pairwise_items_build, pairwise_ord
 from studies.designs.rater_reads import item_response_texts
 from studies.designs.units.base import StudyUnit
 from studies.models import Comparison, Study
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,6 +295,11 @@ class Pairwise(StudyDesign):
         return answers
 
     # --- reports, the live panel, exports -------------------------------------------------------------
+
+    def judgments_per_study(self, study_ids: Sequence[int]) -> dict[int, int]:
+        """Study id -> A/B judgments stored (one per pair × criterion × rater): the study page counts them."""
+        return dict(Comparison.objects.filter(assignment__study_id__in=list(study_ids)).values("assignment__study_id")
+                    .annotate(n=Count("id")).values_list("assignment__study_id", "n"))
 
     def judgments_stamp(self, study_ids: Sequence[int]) -> tuple:
         from django.db.models import Max

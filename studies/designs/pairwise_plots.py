@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies.reports.plots import COLOURS, _svg, empty_figure, plt
+from studies.figures import COLOURS, _svg, empty_figure, plt
 
 
 def bt_strengths(entry: dict[str, Any] | None, criterion: str) -> str:

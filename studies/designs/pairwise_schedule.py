@@ -21,7 +21,7 @@ from itertools import combinations
 
 from django.core.exceptions import ValidationError
 
-from studies.designs.common import NOT_COUNTED, ItemSpec
+from studies.designs.common import NOT_COUNTED, ItemSpec, unknown_systems_message
 from studies.models import AssignmentItem, Response, Study, StudyItem, StudyItemResponse
 
 
@@ -63,7 +63,7 @@ def pairwise_items_build(*, study: Study, spec: ItemSpec) -> int:
         chosen.append(reference_system)
     unknown = [s for s in chosen if s not in available]
     if unknown:
-        raise ValidationError({"systems": f"no responses from {', '.join(unknown)} in corpus {corpus.slug}"})
+        raise ValidationError({"systems": unknown_systems_message(unknown, list(available), corpus.slug)})
     if len(chosen) < 2:
         raise ValidationError({"systems": "a pairwise study compares at least two systems"})
     by_conversation: dict[int, dict[str, int]] = {}

@@ -51,6 +51,30 @@ class RatingsDesign(StudyDesign):
     empty_message: ClassVar[str] = "give a value for this response"
     takes_kinds = True
 
+    # --- what the study's criteria ask for ---------------------------------------------------------------
+
+    def scale_criteria(self, study: Study) -> list[Criterion]:
+        """The criteria answered on the design's own scale (the rest are labels or free text)."""
+        return [c for c in study.criteria.all() if kind_for(c).numeric]
+
+    def description(self, study: Study) -> str:
+        """The design's description where some criterion is on its scale; otherwise what the label and
+        free-text criteria ask (a labels-only study has no point scale to speak of)."""
+        if self.scale_criteria(study):
+            return super().description(study)
+        asks = {kind_for(c).key: kind_for(c).rater_task for c in study.criteria.all()}
+        tasks = [task for task in asks.values() if task]
+        noun = "dialogue" if unit_for(study).level == "dialogue" else "response"
+        if not tasks:
+            return super().description(study)
+        joined = tasks[0] if len(tasks) == 1 else ", ".join(tasks[:-1]) + " or " + tasks[-1]
+        return f"For each {noun} you answer the questions below: you {joined}, as each question asks."
+
+    def study_settings_summary(self, study: Study) -> str:
+        if self.scale_criteria(study):
+            return super().study_settings_summary(study)
+        return "Labels and free text only: no criterion is on a scale."
+
     # --- values ----------------------------------------------------------------------------------------
 
     def whole_numbers(self, *, scale_min: float | None = None) -> bool:
@@ -237,10 +261,15 @@ class RatingsDesign(StudyDesign):
                                                                   slot.response_order))
         if errors:
             raise ValidationError(errors)
-        given = [(by_name[name], target_id, {**kind_for(by_name[name]).rating_fields(self, raw),
+        every = [(by_name[name], target_id, {**kind_for(by_name[name]).rating_fields(self, raw),
                                              "rationale": ((reasons[name] or {}).get(target_id) or "").strip()})
                  for name, per_target in answers.items() if not name.endswith(SUFFIX)
                  for target_id, raw in per_target.items()]
+        # An optional free text left empty is no answer: no row (and a text cleared removes its row).
+        given = [g for g in every if g[2].get("text", "") != "" or any(
+            g[2].get(k) is not None for k in ("value", "rank", "label", "labels"))]
+        cleared = [(criterion.pk, target_id) for criterion, target_id, stored in every
+                   if (criterion, target_id, stored) not in given]
         fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()} | {"rationale"})
         changed = True
         if slot.answered_at is None:
@@ -267,9 +296,12 @@ class RatingsDesign(StudyDesign):
                     old.updated_at = timezone.now()  # bulk_update does not apply auto_now
                     update.append(old)
             Rating.objects.bulk_create(create)
+            gone = [existing[(target_id, pk)].pk for pk, target_id in cleared if (target_id, pk) in existing]
+            if gone:
+                Rating.objects.filter(pk__in=gone).delete()
             if update:
                 Rating.objects.bulk_update(update, [*fields, "seconds", "updated_at"])
-            changed = bool(create or update)
+            changed = bool(create or update or gone)
         return len(given), changed  # validation asked for every criterion x every shown target
 
     def stored_values(self, slot: AssignmentItem, study: Study, criteria: Sequence[Criterion]) -> dict[str, str]:

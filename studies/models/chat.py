@@ -1,8 +1,12 @@
 """The chat unit's tables (``studies.chat``).
 
-- ``SystemEndpoint``: how to reach a system to chat with (protocol, URL, model, key). The key is never
-  stored in clear: either the name of an environment variable (``CONCORD_BOT_KEY_*``) or a Fernet token
-  (``studies.chat.keys``); neither is rendered in a page, an export or the API.
+- ``SystemEndpoint``: how one researcher reaches a system to chat with (protocol, URL, model, key). It is
+  its ``owner``'s (issue 33): a system's name is a shared label, so two researchers may each have an
+  endpoint for "gpt-4o", and nobody else sees, changes, tries or uses one (``studies.chat.selectors``);
+  a chat study calls the endpoints of its experiment's owner. No owner: an admin-only endpoint (one the
+  migration could not give to a single researcher), used only by experiments without an owner. The key
+  is never stored in clear: either the name of an environment variable (``CONCORD_BOT_KEY_*``) or a
+  Fernet token (``studies.chat.keys``); neither is rendered in a page, an export or the API.
 - ``StudyItemSystem``: the system(s) a chat item talks to, in canonical order (two for a side-by-side
   chat comparison; each rater sees a per-rater order).
 - ``Chat``: one rater's conversation with one system on one item; its transcript is a ``Conversation``
@@ -12,6 +16,7 @@
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -21,7 +26,9 @@ class SystemEndpoint(models.Model):
         CONCORD = "concord", "Concord JSON (the dialogue in, one reply out)"
         OPENAI = "openai", "OpenAI-compatible chat completions"
 
-    system = models.OneToOneField("studies.System", on_delete=models.CASCADE, related_name="endpoint")
+    system = models.ForeignKey("studies.System", on_delete=models.CASCADE, related_name="endpoints")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="chat_endpoints", help_text="Empty: admins only.")
     protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.CONCORD)
     url = models.CharField(max_length=500, help_text="http(s) URL the dialogue is posted to.")
     model_name = models.CharField(max_length=200, blank=True, help_text="Sent as the request's model.")
@@ -33,8 +40,11 @@ class SystemEndpoint(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["system_id"]
+        ordering = ["system_id", "owner_id"]
         constraints = [
+            models.UniqueConstraint(fields=["owner", "system"], name="endpoint_one_per_owner_system"),
+            models.UniqueConstraint(fields=["system"], condition=Q(owner__isnull=True),
+                                    name="endpoint_one_admin_only_per_system"),
             models.CheckConstraint(condition=Q(key_env="") | Q(key_encrypted=""), name="endpoint_one_key_source"),
             models.CheckConstraint(condition=Q(timeout_seconds__gte=0.5, timeout_seconds__lte=60),
                                    name="endpoint_timeout_range"),
@@ -84,6 +94,8 @@ class Chat(models.Model):
     conversation = models.OneToOneField("studies.Conversation", on_delete=models.PROTECT, related_name="chat")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     waiting_since = models.DateTimeField(null=True, blank=True)
+    caller = models.CharField(max_length=120, blank=True,
+                              help_text="The call fetching the reply (studies.chat.calls: host, process, nonce).")
     error_kind = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True, help_text="The last failure, for the researcher.")
     failures = models.PositiveIntegerField(default=0)

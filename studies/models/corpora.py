@@ -32,7 +32,7 @@ class System(models.Model):
     in their own ``SystemDescription``. ``description`` is Concord's own text (check items, the demo
     bots), never a researcher's."""
 
-    name = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=80, unique=True)  # a slug that keeps its case (botA): system_key
     description = models.TextField(blank=True)
     is_human = models.BooleanField(default=False)
 

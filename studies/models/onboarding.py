@@ -71,6 +71,9 @@ class PracticeAttempt(models.Model):
     agreed = models.PositiveSmallIntegerField(default=0)
     pass_mark = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)
+    # Consent comes first: the rater reads the instructions and agrees before any practice item; the slot
+    # they get after a pass carries this consent (its start page does not ask twice).
+    consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -78,6 +78,7 @@ def _simulate(study: Study, rng) -> None:
     for n, answers in enumerate(PARTICIPANTS, 1):
         attempt = services.practice_attempt_begin(study=study, platform=Study.Platform.PROLIFIC,
                                                   external_id=f"demo-participant-{n:02d}", acceptance_id=f"demo-session-{n:02d}")
+        services.practice_attempt_consent(attempt=attempt)  # consent first, as the rater's pages ask it
         for item, pair in zip(items, answers, strict=True):
             post = {field_name(rid, c.name, item.response_ids): str(v)
                     for c in criteria for rid, v in zip(item.response_ids, pair, strict=True)}
@@ -85,8 +86,7 @@ def _simulate(study: Study, rng) -> None:
         attempt.refresh_from_db()
         if attempt.status != PracticeAttempt.Status.PASSED:
             continue
-        assignment = services.practice_continue(attempt=attempt)
-        answering.assignment_consent(assignment=assignment)
+        assignment = services.practice_continue(attempt=attempt)  # carries the consent given before the practice
         bias = rng.normal(0, 0.3)
         for slot in assignment.assignment_items.select_related("item"):
             systems = dict(slot.item.item_responses.values_list("response_id", "response__system__name"))

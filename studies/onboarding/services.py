@@ -2,7 +2,7 @@
 items), and the rater's practice: an attempt per platform identity and experiment, one answer per
 item (stored once), the pass or fail when the last item is answered, and the slot after a pass.
 
-A practice item's expected answer is a list of check rules (``studies.rating.checks``: value, range,
+A practice item's expected answer is a list of check rules (``studies.authoring.checks``: value, range,
 ordering; best/worst for BWS; whatever rule kinds the checks learn, e.g. a label or a label set) and
 is scored by ``checks.check_passed`` on the values the study's design gives the answers
 (``StudyDesign.practice_values``: the same values ``check_answers`` reads from stored ratings), so
@@ -20,7 +20,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from studies.authoring import checks as check_authoring
 from studies.designs import design_for, unit_for
+from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import (
@@ -61,7 +63,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
     study = _locked_draft(study, "add practice items")
     if refusal := practice_problem(study):
         raise ValidationError({"rules": refusal.replace("attention-check items", "practice items")})
-    data, problems = checks.item_parts_clean(study, context=context, responses=responses, rules=rules,
+    data, problems = check_authoring.item_parts_clean(study, context=context, responses=responses, rules=rules,
                                              reference=reference, reference_value=reference_value)
     problems = dict(problems)
     text = explanation.strip() if isinstance(explanation, str) else ""
@@ -74,12 +76,12 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
     if problems:
         raise ValidationError(problems)
-    conversation, shown, reference_response = checks.written_conversation_create(study, "practice", count + 1, data)
+    conversation, shown, reference_response = check_authoring.written_conversation_create(study, "practice", count + 1, data)
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
         response_ids=[r.pk for r in shown], reference_response=reference_response,
-        reference_value=data["reference_value"], rules=checks.resolve_rules(data["rules"], [r.pk for r in shown]),
+        reference_value=data["reference_value"], rules=check_authoring.resolve_rules(data["rules"], [r.pk for r in shown]),
         explanation=text)
     Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
     return item
@@ -216,6 +218,7 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     design = design_for(study)
     criteria = study_criteria(study)
     parsed, errors = design.answers_parse(post, study=study, order=item.response_ids, criteria=criteria)
+    errors.update(repeated_fields(post, design.field_prefixes, criteria))  # one value, posted once (issue 33)
     with transaction.atomic():
         locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
         existing = PracticeAnswer.objects.filter(attempt=locked, item=item).first()
@@ -247,6 +250,13 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     return answer, {}
 
 
+def practice_attempt_consent(*, attempt: PracticeAttempt) -> PracticeAttempt:
+    """Record that the rater read the instructions and agreed, before the first practice item (once)."""
+    PracticeAttempt.objects.filter(pk=attempt.pk, consented_at__isnull=True).update(consented_at=timezone.now())
+    attempt.refresh_from_db(fields=["consented_at"])
+    return attempt
+
+
 def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
     """After a pass: the slot, through the same entry the rater came by (the study link, or the
     experiment link's choice of condition), with the identity and acceptance the practice began
@@ -256,8 +266,13 @@ def practice_continue(*, attempt: PracticeAttempt) -> Assignment:
     identity = {"platform": attempt.platform, "external_id": attempt.external_id,
                 "acceptance_id": attempt.acceptance_id, "platform_data": attempt.platform_data}
     if attempt.via_experiment:
-        return entry.experiment_enter(experiment=attempt.experiment, **identity)
-    return entry.assignment_enter(study=attempt.study, **identity)
+        assignment = entry.experiment_enter(experiment=attempt.experiment, **identity)
+    else:
+        assignment = entry.assignment_enter(study=attempt.study, **identity)
+    if attempt.consented_at is not None and assignment.consented_at is None:  # agreed before the practice
+        Assignment.objects.filter(pk=assignment.pk, consented_at__isnull=True).update(consented_at=attempt.consented_at)
+        assignment.refresh_from_db(fields=["consented_at"])
+    return assignment
 
 
 def _form_record(post: Mapping[str, Any]) -> dict[str, Any]:

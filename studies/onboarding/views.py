@@ -14,7 +14,7 @@ from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
-from studies.rating.pages import _message, rater_page, render_markdown
+from studies.rating.pages import _message, rater_page, render_markdown, start_context
 
 
 def practice_begin(request, refusal: PracticeRequired, identity: platforms.Identity, *, via_experiment: bool):
@@ -53,8 +53,28 @@ def practice(request, token: str):
         return render(request, "raters/practice_result.html", {
             "attempt": attempt, "study": attempt.study, "passed": True,
             "form_token": form_tokens.form_token(attempt.token, "practice-continue")})
+    if attempt.consented_at is None:  # consent first: the instructions and "I agree" before any practice item
+        return _consent_page(request, attempt)
     position = selectors.attempt_next_position(attempt)
     return redirect("raters:practice_item", token=token, position=position or 0)
+
+
+def _consent_page(request, attempt: PracticeAttempt):
+    """The study's start page (instructions, what the rater will do, consent) before the practice; a
+    tick goes on to the first practice item."""
+    error = None
+    if request.method == "POST":
+        if not form_tokens.form_token_valid(attempt.token, "practice-consent", request.POST.get(form_tokens.FIELD)):
+            return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
+        if request.POST.get("agree") == "yes":
+            services.practice_attempt_consent(attempt=attempt)
+            return redirect("raters:practice", token=attempt.token)
+        error = "Please tick the box to say you agree before starting."
+    study = attempt.study
+    context = {**start_context(study, items=min(study.items_per_assignment, study.items.count()) or study.items.count(),
+                               error=error, form_token=form_tokens.form_token(attempt.token, "practice-consent")),
+               "practice_first": True}
+    return render(request, "raters/start.html", context, status=400 if error else 200)
 
 
 def _item_page(request, attempt: PracticeAttempt, item: PracticeItem, number: int, total: int, *,
@@ -99,6 +119,8 @@ def practice_item(request, token: str, position: int):
     if not 0 <= position < len(items):
         raise Http404
     item, number, total = items[position], position + 1, len(items)
+    if attempt.consented_at is None:  # consent first
+        return redirect("raters:practice", token=token)
     answered = attempt.answers.filter(item=item).first()
     if request.method != "POST":
         if answered is not None:

@@ -9,7 +9,6 @@ from django.shortcuts import redirect, render
 
 from studies.authoring import allocation
 from studies.authoring import services as authoring
-from studies.designs import design_for, unit_for
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import Experiment, Study
 from studies.onboarding import views as practice_views
@@ -30,6 +29,7 @@ from studies.rating.pages import (
     rater_page,
     render_markdown,
     sentence,
+    start_context,
 )
 from studies.rating.views import _canonical_order, _item_context
 
@@ -204,13 +204,7 @@ def start(request, token: str):
         error = "Please tick the box to say you agree before starting."
     elif assignment.consented_at is not None:
         return redirect(_next_url(assignment))
-    study = assignment.study
-    context = {
-        "assignment": assignment, "study": study, "error": error,
-        "instructions": render_markdown(study.instructions),
-        "design_explanation": design_for(study).description(study),
-        "screen_noun": design_for(study).screen_noun(unit_for(study)),  # what one screen shows, counted
-        "items": assignment.assignment_items.count(), "criteria": study.criteria.all(),
-        "form_token": form_tokens.form_token(assignment.token, "consent"),
-    }
+    context = {"assignment": assignment, **start_context(
+        assignment.study, items=assignment.assignment_items.count(), error=error,
+        form_token=form_tokens.form_token(assignment.token, "consent"))}
     return render(request, "raters/start.html", context, status=400 if error else 200)

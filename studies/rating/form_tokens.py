@@ -13,7 +13,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 FIELD = "form_token"
 HEADER = "X-Concord-Form-Token"
-PURPOSES = ("consent", "item", "draft", "questionnaire", "chat", "practice", "practice-continue")
+PURPOSES = ("consent", "item", "draft", "questionnaire", "chat", "practice", "practice-consent", "practice-continue")
 _SALT = "concord.rater-form"
 
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 
+from studies.designs import design_for, unit_for
 from studies.models import Assignment, Study
 from studies.rating import form_tokens, platforms, review
 from studies.rating.framing import frameable_by_platforms
@@ -137,3 +138,17 @@ def _guard(request, assignment: Assignment):
     if assignment.status != Assignment.Status.STARTED:
         return redirect("raters:done", token=assignment.token)
     return None
+
+
+def start_context(study: Study, *, items: int, error: str | None, form_token: str) -> dict:
+    """What the start page shows (instructions, what the rater will do, the consent box), for a slot or,
+    before any practice item, for a practice attempt: consent comes first either way."""
+    design, unit = design_for(study), unit_for(study)
+    chats = ("For each item you first chat with a dialogue system, then judge the conversation you had."
+             if unit.collects_dialogues else "")
+    return {
+        "study": study, "error": error, "instructions": render_markdown(study.instructions),
+        "design_explanation": " ".join(filter(None, [chats, design.description(study)])),
+        "screen_noun": design.screen_noun(unit),  # what one screen shows, counted
+        "items": items, "criteria": study.criteria.all(), "form_token": form_token,
+    }

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
+from studies.text_checks import text_problem
+
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 MAX_PARAMETER_LENGTH = 120
@@ -52,17 +54,6 @@ class Identity:
     acceptance_id: str = ""
     platform_data: dict = field(default_factory=dict)
     preview: bool = False
-
-
-def text_problem(value: str) -> str | None:
-    """Why a text from a rater cannot be stored (control characters, lone surrogates), or None."""
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cs":
-            return "contains invalid characters (lone surrogates)"
-        if category == "Cc" and char not in "\t\n\r":
-            return "contains control characters (such as NUL)"
-    return None
 
 
 def parameter_problem(value: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from studies.rating.platforms import text_problem
+from studies.text_checks import text_problem
 
 YES, NO = "yes", "no"
 
@@ -17,6 +17,9 @@ def questionnaire_clean(spec: Sequence[Mapping[str, Any]], raw: Mapping[str, str
     errors: dict[str, str] = {}
     for question in spec:
         name, kind = question["name"], question.get("kind", "text")
+        if hasattr(raw, "getlist") and len(raw.getlist(name)) > 1:  # one answer, posted once (issue 33)
+            errors[name] = f"{name} was sent {len(raw.getlist(name))} times: it takes one answer"
+            continue
         value = (raw.get(name) or "").strip()
         if not value:
             if question.get("required"):

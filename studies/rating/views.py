@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from studies.authoring import selectors as study_selectors
 from studies.designs import design_for, unit_for
 from studies.designs.common import draft_in_letters
+from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
 from studies.designs.ratings import field_name
 from studies.designs.units.sides import context_sides
@@ -119,8 +120,9 @@ def item(request, token: str, position: int):
                         "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
     study = assignment.study
     design = design_for(study)
-    answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order,
-                                           criteria=study_criteria(study))
+    criteria = study_criteria(study)
+    answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order, criteria=criteria)
+    errors.update(repeated_fields(request.POST, design.field_prefixes, criteria))  # one value, posted once
     if not errors:
         try:
             answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,

@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
 from studies.authoring.selectors import DONE_STATUSES
-from studies.designs import DESIGNS, NUMERIC_KINDS, design_for, designs_of
+from studies.designs import DESIGNS, NUMERIC_KINDS, design_for, designs_of, kind_for
 from studies.designs.common import Section
 from studies.models import (
     Assignment,
@@ -98,8 +98,25 @@ def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
     """One entry per study, with its configured criteria (so an empty report still has its table cells)
     and what its design says about its scores (``report_facts``: Krippendorff's alpha level, ...)."""
     return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
-             "criteria": [c.name for c in s.criteria.all()], **design_for(s).report_facts()}
+             "criteria": [c.name for c in s.criteria.all() if kind_for(c).numeric], **design_for(s).report_facts()}
             for s in studies.order_by("id").prefetch_related("criteria")]
+
+
+def scale_criteria_exist(studies: QuerySet[Study]) -> bool:
+    """Whether some criterion of these studies is answered on a scale (the ICC tables, rater quality and
+    human-vs-metric correlations read only those; label and free-text criteria have their own tables)."""
+    return any(kind_for(c).numeric for s in studies.prefetch_related("criteria") for c in s.criteria.all())
+
+
+def scale_absent_reason(studies: QuerySet[Study], *, short: bool = False) -> str:
+    """Why the scale analyses have no data: no criterion on a scale, or nothing submitted yet
+    (``short``: the clause alone, for a line that says what was not estimated)."""
+    if not scale_criteria_exist(studies):
+        if short:
+            return "no criterion is answered on a scale (labels and free text only)"
+        return ("No criterion is answered on a scale (labels and free text only): there are no scores for "
+                "ICCs, rater agreement or correlations; the label tables show the answers.")
+    return "no submitted ratings yet" if short else "No submitted ratings yet."
 
 
 def ratings_version(studies: QuerySet[Study]) -> str:

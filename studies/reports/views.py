@@ -9,7 +9,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies.api.views import ratings_download
 from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
@@ -100,7 +99,11 @@ def report_page(request, study=None, experiment=None):
         "flagged": [r for r in report.raters if r["flagged"]],
         # The designs' own sections (pairwise, best-worst tuples); ICCs mean nothing where every condition's
         # judgments are choices (pairwise), so the page shows only those sections then.
-        "design_sections": own, "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies)),
+        # ... and where no criterion is on a scale (labels and free text only): their tables are the report.
+        "design_sections": own, "scale_absent": None if report_selectors.scale_criteria_exist(studies)
+        else report_selectors.scale_absent_reason(studies),
+        "icc_hidden": all(d.report_replaces_icc() for d in designs_of(studies))
+        or not report_selectors.scale_criteria_exist(studies),
         "figure_base": f"{request.path}figures/", "figure_query": query,
         "download_base": request.path.rstrip("/"),
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
@@ -227,5 +230,5 @@ def study_export(request, slug, export_format):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
-    return ratings_download(Study.objects.filter(pk=study.pk), export_format, study.slug,
+    return ratings_response(Study.objects.filter(pk=study.pk), export_format, study.slug,
                             raw_ids=raw_ids_requested(request, [study.experiment_id]))

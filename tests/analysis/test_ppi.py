@@ -22,23 +22,35 @@ def _sample(seed, n=120, big_n=900, rho=0.6, mean=3.0):
 def test_ppi_mean_estimate_matches_ppi_py(seed, rho):
     y, f, fu = _sample(seed, rho=rho)
     got = ppi.mean_estimate(y, f, fu, alpha=0.05, null=3.0)
-    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)  # lambda estimated inside ppi_py (power tuning)
+    lam = _unclipped_lambda(y, f, fu)
+    assert got.lam == pytest.approx(lam, abs=TOL)
+    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam)
     assert got.ci_low == pytest.approx(float(low[0]), abs=TOL)
     assert got.ci_high == pytest.approx(float(high[0]), abs=TOL)
-    assert got.estimate == pytest.approx(float(ppi_py.ppi_mean_pointestimate(y, f, fu)[0]), abs=TOL)
+    assert got.estimate == pytest.approx(float(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)[0]), abs=TOL)
     assert got.p == pytest.approx(float(ppi_py.ppi_mean_pval(y, f, fu, null=3.0, lam=got.lam)[0]), abs=TOL)
     human_low, human_high = ppi_py.classical_mean_ci(y, alpha=0.05)
     assert (got.human_ci_low, got.human_ci_high) == pytest.approx((human_low, human_high), abs=TOL)
     assert got.human_estimate == pytest.approx(y.mean(), abs=TOL)
-    assert 0.0 <= got.lam <= 1.0
     assert got.n_effective == pytest.approx(len(y) * (got.human_width / got.width) ** 2, rel=TOL)
-    if rho < 0:  # lambda clipped at 0: the human-only interval
-        assert got.lam == 0.0 and got.width == pytest.approx(got.human_width, abs=TOL)
+    assert np.sign(got.lam) == np.sign(rho)  # a reversed metric gets a negative lambda, and helps
+    assert got.width < got.human_width
+    clipped = ppi.mean_estimate(y, f, fu, alpha=0.05, clip=True)  # ppi_py's own default choice
+    auto_low, auto_high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)
+    assert (clipped.ci_low, clipped.ci_high) == pytest.approx((auto_low[0], auto_high[0]), abs=TOL)
+    assert 0.0 <= clipped.lam <= 1.0
+
+
+def _unclipped_lambda(y, f, fu):
+    """PPI++'s lambda by its formula, cov(Y, f) / ((1 + n/N) var(f)), var over all n + N metric scores."""
+    n, big_n = len(y), len(fu)
+    cov = np.mean((y - y.mean()) * (f - f.mean()))
+    return cov / ((1 + n / big_n) * np.var(np.r_[f, fu], ddof=1))
 
 
 def test_prediction_powered_lambda_is_ppi_py_power_tuning():
     y, f, fu = _sample(7, rho=0.5)
-    lam = ppi.power_tuning(y, f, fu)
+    lam = ppi.power_tuning(y, f, fu, clip=True)
     tuned = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
     auto = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1)
     assert np.allclose(np.ravel(tuned), np.ravel(auto), atol=TOL, rtol=0)
@@ -192,3 +204,101 @@ def test_prediction_powered_simulation_uninformative_metric():
     assert coverage >= 0.93
     assert ratios.mean() <= 1.0 + 1e-3  # no wider on average (lambda ~ 0)
     assert ratios.max() < 1.01  # and never more than 1 % wider in any draw
+
+
+def _likert_sample(rng, n_total, rho):
+    """A unit's human score: the mean of 3 ratings on a 1-5 scale; the metric: a cosine-like score in
+    [0, 1] correlated about ``rho`` with it (a narrower scale than the humans', so lambda* > 1)."""
+    latent = rng.normal(size=n_total)
+    ratings = np.clip(np.rint(3 + 0.9 * latent[:, None] + 0.6 * rng.normal(size=(n_total, 3))), 1, 5)
+    y = ratings.mean(axis=1)
+    z = (y - y.mean()) / y.std()
+    f = 0.5 + 0.1 * (rho * z + np.sqrt(1 - rho**2) * rng.normal(size=n_total))
+    return y, f
+
+
+def test_ppi_unclipped_lambda_coverage_and_width_at_50_of_600():
+    """The held-out shape (50 human-rated units of 600, a metric on a narrower scale, rho about .5):
+    unclipped power tuning keeps coverage and reaches the single-metric width sqrt(1 - rho^2 N/(n+N));
+    ppi_py's clipped lambda (stuck at 1) does not."""
+    rng = np.random.default_rng(20261127)
+    n, total, draws = 50, 600, 1000
+    covered = covered_clipped = 0
+    ratios, clipped_ratios, lams, rhos = [], [], [], []
+    for _ in range(draws):
+        y, f = _likert_sample(rng, total, 0.5)
+        truth = y.mean()  # the frame's mean: what the study wants to know
+        pick = rng.permutation(total)
+        lab, unl = pick[:n], pick[n:]
+        est = ppi.mean_estimate(y[lab], f[lab], f[unl], alpha=0.05)
+        clipped = ppi.mean_estimate(y[lab], f[lab], f[unl], alpha=0.05, clip=True)
+        covered += est.ci_low <= truth <= est.ci_high
+        covered_clipped += clipped.ci_low <= truth <= clipped.ci_high
+        ratios.append(est.width / est.human_width)
+        clipped_ratios.append(clipped.width / clipped.human_width)
+        lams.append(est.lam)
+        rhos.append(np.corrcoef(y, f)[0, 1])
+    # the frame is finite (600 units) and the truth is its mean: the human-only interval over-covers a
+    # little; prediction-powered must stay at or above .93
+    assert covered / draws >= 0.93
+    assert np.median(lams) > 1.5  # the narrow metric needs lambda > 1: clipping at 1 binds
+    theory = np.sqrt(1 - np.mean(rhos) ** 2 * (total - n) / total)
+    assert np.mean(ratios) <= theory + 0.02
+    assert np.mean(ratios) < np.mean(clipped_ratios) - 0.005
+    assert covered_clipped / draws >= 0.93
+
+
+def test_ppi_combined_one_metric_is_the_unclipped_estimate():
+    y, f, fu = _sample(21, rho=0.5)
+    single = ppi.mean_estimate(y, f, fu, alpha=0.05, null=3.0)
+    combined, w = ppi.combined_estimate(y, f[:, None], fu[:, None], alpha=0.05, null=3.0)
+    assert w[0] == pytest.approx(single.lam, abs=TOL)
+    for key in ("estimate", "ci_low", "ci_high", "human_ci_low", "human_ci_high", "p", "human_p"):
+        assert getattr(combined, key) == pytest.approx(getattr(single, key), abs=TOL)
+
+
+def test_ppi_combined_weights_solve_the_control_variate_normal_equations():
+    rng = np.random.default_rng(5)
+    n, big_n = 80, 700
+    e = rng.normal(size=n + big_n)
+    f1 = 0.5 * e + rng.normal(size=n + big_n)
+    f2 = 0.5 * e + rng.normal(size=n + big_n) + 0.3 * f1
+    constant = np.full(n + big_n, 2.0)
+    metrics = np.column_stack([f1, f2, constant])
+    y = 3 + e
+    w = ppi.combination_weights(y[:n], metrics[:n], metrics[n:])
+    sigma = np.cov(metrics[:, :2].T)
+    cov_fy = np.array([np.mean((y[:n] - y[:n].mean()) * (m - m.mean())) for m in metrics[:n, :2].T])
+    assert w[:2] == pytest.approx(np.linalg.solve(sigma, cov_fy) / (1 + n / big_n), abs=TOL)
+    assert w[2] == 0.0  # a constant metric says nothing
+    got, _ = ppi.combined_estimate(y[:n], metrics[:n], metrics[n:], alpha=0.05)
+    low, high = ppi_py.ppi_mean_ci(y[:n], metrics[:n] @ w, metrics[n:] @ w, alpha=0.05, lam=1.0)
+    assert (got.ci_low, got.ci_high) == pytest.approx((low[0], high[0]), abs=TOL)
+
+
+def test_ppi_combined_two_metrics_narrower_than_either_and_covers():
+    """Two metrics that see different parts of the human score: combined, the interval is narrower than
+    with either alone, at coverage >= .93 over 1,000 seeded draws."""
+    rng = np.random.default_rng(11)
+    n, big_n, draws = 60, 600, 1000
+    covered = 0
+    ratio_both, ratio_one, ratio_two = [], [], []
+    for _ in range(draws):
+        a, b = rng.normal(size=(2, n + big_n))
+        y = 3 + a + b + 0.8 * rng.normal(size=n + big_n)
+        m1 = a + 0.5 * rng.normal(size=n + big_n)
+        m2 = 0.2 * b + 0.1 * rng.normal(size=n + big_n)
+        both, _ = ppi.combined_estimate(y[:n], np.column_stack([m1, m2])[:n], np.column_stack([m1, m2])[n:])
+        covered += both.ci_low <= 3.0 <= both.ci_high
+        ratio_both.append(both.width / both.human_width)
+        ratio_one.append(ppi.mean_estimate(y[:n], m1[:n], m1[n:]).width / both.human_width)
+        ratio_two.append(ppi.mean_estimate(y[:n], m2[:n], m2[n:]).width / both.human_width)
+    assert covered / draws >= 0.93
+    assert np.mean(ratio_both) < min(np.mean(ratio_one), np.mean(ratio_two)) - 0.05
+
+
+def test_ppi_plan_reversed_metric_helps_as_much_as_a_direct_one():
+    y, f, _ = _sample(3, rho=0.6)
+    direct = ppi.plan(y, f, target_width=0.3, n_now=len(y), frame_size=20_000)
+    reversed_ = ppi.plan(y, -f, target_width=0.3, n_now=len(y), frame_size=20_000)
+    assert reversed_["needed_with_metric"] == direct["needed_with_metric"] < direct["needed_without_metric"]

@@ -10,10 +10,10 @@ from rest_framework.test import APIClient
 
 from crowd import publishing, reviews
 from crowd.models import Publication, WorkerAssignment
+from studies.authoring import checks
 from studies.authoring import services as authoring
 from studies.models import Assignment
 from studies.rating import answers as answering
-from studies.rating import checks
 from studies.rating import entry as rater_entry
 from tests.crowd.test_mturk import SETTINGS
 from tests.crowd.test_prolific import LONG_MESSAGE

@@ -5,7 +5,7 @@ queues the grant; studies imports no crowd)."""
 import pytest
 
 from crowd import tasks
-from crowd.models import PracticeGrant, PracticeQualification, Publication
+from crowd.models import Publication, QualificationGrant, QualificationType
 from crowd.platforms import mturk_practice
 from studies.authoring import services as authoring
 from studies.designs.ratings import field_name
@@ -61,8 +61,9 @@ def test_practice_pass_grants_the_mturk_qualification_once(mturk_study):
     assert [op for op, _ in client.calls] == ["create_qualification_type", "associate_qualification_with_worker"]
     assert client.calls[1][1] == {"QualificationTypeId": "3PRACTICEQUALID", "WorkerId": "W1PASS", "IntegerValue": 1,
                                   "SendNotification": False}
-    qualification = PracticeQualification.objects.get(experiment=mturk_study.experiment, sandbox=True)
-    assert list(PracticeGrant.objects.values_list("qualification", "worker_id")) == [(qualification.pk, "W1PASS")]
+    qualification = QualificationType.objects.get(experiment=mturk_study.experiment, sandbox=True)
+    assert qualification.purpose == QualificationType.Purpose.PASSED_PRACTICE
+    assert list(QualificationGrant.objects.values_list("qualification", "worker_id")) == [(qualification.pk, "W1PASS")]
     again = RecordingMTurk()
     assert mturk_practice.practice_qualifications_grant(client_for=lambda sandbox: again) == 0 and again.calls == []
 
@@ -72,7 +73,7 @@ def test_practice_without_a_sent_mturk_publication_grants_nothing(mturk_study):
     practise(mturk_study, "W1PASS", True)
     client = RecordingMTurk()
     assert mturk_practice.practice_qualifications_grant(client_for=lambda sandbox: client) == 0
-    assert client.calls == [] and not PracticeQualification.objects.exists()
+    assert client.calls == [] and not QualificationType.objects.exists()
 
 
 def test_practice_pass_signal_queues_the_grant(mturk_study, monkeypatch, django_capture_on_commit_callbacks):

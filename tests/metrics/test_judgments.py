@@ -118,3 +118,49 @@ def test_help_names_the_metrics_and_bad_paths_are_named():
     assert all(key in text for key in ("quantidce", "cosine_last", "cosine_context", "self_eval", "cosine_turns"))
     with pytest.raises(CommandError, match="nowhere.json: no such file or folder"):
         bench("cosine_last", "--dataset", "nowhere.json")
+
+
+def test_pooled_grade_files_of_two_data_sets_carry_no_paper_figure(tmp_path):
+    """A pooled GRADE figure carried the first file's paper number (issue 37); each file keeps its own,
+    and MDD-Eval's Empathetic-Eval figure (Table 5, .374) is there."""
+    from metrics import registry
+    from metrics.benchmarking import benchmark
+
+    records = json.loads(shared_file("grade", "dailydialog_EVAL.json").read_text())[:12]
+    paths = []
+    for name in ("convai2", "empatheticdialogues"):
+        path = tmp_path / f"{name}_EVAL.json"
+        path.write_text(json.dumps([{**r, "Dataset": f"{name}_EVAL"} for r in records]))
+        paths.append(path)
+    result = benchmark(registry.implementation("cosine_last"), paths, metric="mdd_eval")
+    by_file = {f["dataset"]: f["qualities"]["human:coherence"]["published"] for f in result["files"]}
+    assert by_file == {"convai2_EVAL.json": None, "empatheticdialogues_EVAL.json": {"spearman": 0.374}}
+    assert result["pooled"]["grade"]["qualities"]["human:coherence"]["published"] is None
+    same = benchmark(registry.implementation("cosine_last"), [paths[1], paths[1]], metric="mdd_eval")
+    assert same["pooled"]["grade"]["qualities"]["human:coherence"]["published"] == {"spearman": 0.374}
+
+
+def test_benchmark_metric_compares_several_metrics_with_paired_intervals():
+    """``benchmark_metric --metrics a,b`` ranks the metrics on the same items by Spearman with the humans,
+    with the paired bootstrap gap to the best (issue 37)."""
+    path = shared_file("grade", "dailydialog_EVAL.json")
+    result = bench("--metrics", "cosine_last,readability", "--dataset", str(path), "--limit", "60",
+                   "--resamples", "200")
+    ranking = result["files"][0]["qualities"]["human:coherence"]
+    assert ranking["n"] == 60 and {r["metric"] for r in ranking["rows"]} == {"cosine_last", "readability"}
+    records = json.loads(path.read_text())[:60]
+    human = [np.mean(json.loads(r["HumanScores"])) for r in records]
+    from metrics import registry
+    from metrics.implementations.base import ScoringInput
+
+    inputs = [ScoringInput([t for t in r["Context"].split("|||") if t.strip()], r["Response"]) for r in records]
+    for row in ranking["rows"]:
+        values = registry.implementation(row["metric"]).score(inputs)
+        assert row["r"] == pytest.approx(stats.spearmanr(values, human).statistic, abs=1e-9)
+    second = ranking["rows"][1]
+    assert second["delta_low"] is not None and second["tied_with_best"] == (second["delta_low"] <= 0)
+    assert ranking["summary"].startswith(ranking["best"])
+    with pytest.raises(CommandError, match="at least two"):
+        bench("--metrics", "cosine_last", "--dataset", str(path))
+    with pytest.raises(CommandError, match="neither a metric"):
+        bench("--metrics", "cosine_last,nope", "--dataset", str(path))

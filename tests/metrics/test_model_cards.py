@@ -37,8 +37,12 @@ def test_the_card_compares_the_model_with_each_baseline_on_every_set(deployment)
     names = [s.name for s in shared_sets()] + [s.name for s in study_sets()]
     assert names[:2] == ["dailydialog_pp/test.json (contexts 150–)", "grade/dailydialog_EVAL.json"]
     assert any(n.startswith("study grade-db") for n in names)
-    card = model_card_build(model=deployment, resamples=200).card
+    lines = []
+    card = model_card_build(model=deployment, resamples=200, log=lines.append).card
     assert card["status"] == "done"
+    # every scoring pass reports its progress (at least its end), the model's and each baseline's
+    assert "  grade/dailydialog_EVAL.json: the model 40/40 items scored" in lines
+    assert "  grade/dailydialog_EVAL.json: cosine_last 40/40 items scored" in lines
     grade = next(r for r in card["rows"] if r["set"] == "grade/dailydialog_EVAL.json")
     assert grade["quality"] == "human:coherence" and set(grade["baselines"]) == {
         "coherence_turns", "cosine_context", "cosine_last", "cosine_turns"}
@@ -86,3 +90,14 @@ def test_page_api_and_scoring_form_warn_where_the_model_is_below_a_baseline(clie
     client.post(reverse("metrics:run_start"), {"study": study.slug, "metric_model": deployment.name,
                                                "card_acknowledged": "on"})
     assert ScoringRun.objects.count() == 1
+
+
+def test_card_progress_is_throttled_to_one_line_every_ten_seconds():
+    from metrics.model_cards import _every
+
+    now, lines = [0.0], []
+    report = _every(lines.append, "set: the model", 1000, clock=lambda: now[0])
+    for done, at in ((256, 1.0), (512, 11.0), (768, 12.0), (1000, 13.0)):
+        now[0] = at
+        report(done)
+    assert lines == ["set: the model 512/1000 items scored", "set: the model 1000/1000 items scored"]

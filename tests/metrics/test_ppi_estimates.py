@@ -18,6 +18,14 @@ from tests.studies import test_pairwise as pairwise_helpers
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-9
+
+
+def _ppi_py_ci(y, f, fu, alpha=0.05):
+    """ppi_py's interval with ppi_py's own power-tuning estimator, unclipped (Concord's default, see
+    studies.analysis.ppi): ``_calc_lam_glm`` on the mean's gradients, as ``ppi_mean_ci`` calls it."""
+    y, f, fu = (np.asarray(a, dtype=float).reshape(-1, 1) for a in (y, f, fu))
+    lam = float(ppi_py.ppi._calc_lam_glm(y, f, fu, np.eye(1), clip=False))
+    return ppi_py.ppi_mean_ci(y, f, fu, alpha=alpha, lam=lam), lam
 QUALITY = {"seq2seq": 2.0, "hred": 3.5, "thred": 4.0, "human": 5.0}
 
 
@@ -91,16 +99,16 @@ def test_ppi_study_estimates_match_ppi_py_on_the_stored_rows(user, corpus12):
         y = np.array([np.mean(by_response[r]) for r in labelled])
         f, fu = np.array([scores[r] for r in labelled]), np.array([scores[r] for r in unlabelled])
         arrays[row["system"]] = (labelled, y, f, fu)
-        low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)
+        (low, high), lam = _ppi_py_ci(y, f, fu)
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
-        assert row["estimate"] == pytest.approx(ppi_py.ppi_mean_pointestimate(y, f, fu)[0], abs=TOL)
+        assert row["estimate"] == pytest.approx(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)[0], abs=TOL)
         assert (row["human_ci_low"], row["human_ci_high"]) == pytest.approx(ppi_py.classical_mean_ci(y, alpha=0.05), abs=TOL)
         assert (row["n"], row["n_unlabelled"], row["frame"]) == (8, 4, 12)
         assert row["rater_noise"]["ratings_per_unit"] == 3.0
     # a difference: paired by conversation (every item carries every system)
     diff = next(d for d in coherence["differences"] if (d["a"], d["b"]) == ("hred", "seq2seq"))
     (_, ya, fa, fua), (_, yb, fb, fub) = arrays["hred"], arrays["seq2seq"]  # response ids follow conversation order
-    low, high = ppi_py.ppi_mean_ci(ya - yb, fa - fb, fua - fub, alpha=0.05)
+    (low, high), _ = _ppi_py_ci(ya - yb, fa - fb, fua - fub)
     assert diff["paired"] and (diff["ci_low"], diff["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
     assert diff["estimate"] > 0 and diff["p"] < 0.05  # hred is rated 1.5 points above seq2seq
     assert coherence["ranking"][0]["system"] == "human" and coherence["ranking"][-1]["system"] == "seq2seq"
@@ -173,7 +181,7 @@ def test_ppi_pairwise_win_rates_match_ppi_py(user, make_study):
     y = np.array([np.mean(shares[c]) for c in labelled])
     f, fu = np.array([outcome(c) for c in labelled]), np.array([outcome(c) for c in both if c not in shares])
     assert len(fu) > 0 and row["n"] == len(labelled)
-    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)
+    (low, high), _ = _ppi_py_ci(y, f, fu)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
     assert row["human_estimate"] == pytest.approx(y.mean(), abs=TOL)
     bt = criterion["bradley_terry"]  # the human reference wins every comparison here: no finite strengths

@@ -159,3 +159,23 @@ def test_report_number_filters_take_anything():
 
     assert [num(v) for v in (None, "", float("nan"), "x", np.int64(2), 0.12345)] == ["–"] * 4 + ["2.000", "0.123"]
     assert (pval(""), pval(0.0001), duration(""), duration(30)) == ("–", "p < .001", "–", "30 s")
+
+
+def test_human_metric_page_ranks_every_metric_scored_on_the_study(client, user):
+    """The best judge (issue 37): with two metrics scored, the page ranks them per condition and criterion
+    with the paired gap to the best, as studies.analysis.metric_ranking computes on the same targets."""
+    from metrics import selectors
+
+    experiment = demo_load()
+    experiment.collaborators.add(user)
+    models = [services.metric_model_default(key=k) for k in ("readability", "cosine_last")]
+    for model in models:
+        for study in experiment.studies.all():
+            services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
+    rows = selectors.judges_ranking(experiment.studies.all(), models)
+    assert len(rows) == 8 and all({r["metric"] for r in row["rows"]} == {"readability", "cosine_last"} for row in rows)
+    assert all(row["n"] > 5 and row["rows"][1]["delta_low"] is not None for row in rows)
+    client.force_login(user)
+    page = client.get(f"/experiments/{experiment.slug}/metrics/readability/").content.decode()
+    assert 'id="best-judge"' in page and page.count("Gap to the best") == 8
+    assert page.count("agrees best with the humans (") == 8 and f"{rows[0]['best']} agrees best" in page

@@ -222,3 +222,19 @@ def test_best_summary_names_what_the_model_was_chosen_on():
     assert best_summary(state, "accuracy") == "kept step 686: best validation accuracy 0.8064 (validation loss 0.97)"
     assert best_summary(TrainingState(best_validation=0.5, best_step=3, best_selection=0.5), "loss") == \
         "best validation loss 0.5 at step 3"
+
+
+def test_progress_marks_best_beside_the_figure_selection_follows():
+    """"(best)" stood beside the validation loss while the model was chosen on accuracy (issue 37)."""
+    from ml.trainers.callbacks import TqdmCallback, TrainingState
+
+    lines = []
+    progress = TqdmCallback(disable=True)
+    progress.bar = type("Bar", (), {"write": staticmethod(lines.append)})()
+    state = TrainingState(step=60, selected_on="ranking_accuracy")
+    progress.on_evaluate(state, 0.91, {"accuracy": 0.5, "ranking_accuracy": 0.76}, True)
+    assert lines[-1] == "step 60: validation loss 0.9100 accuracy=0.5000 ranking_accuracy=0.7600 (best)"
+    progress.on_evaluate(TrainingState(step=120), 0.80, {"accuracy": 0.6}, True)
+    assert lines[-1] == "step 120: validation loss 0.8000 (best) accuracy=0.6000"
+    progress.on_evaluate(TrainingState(step=180), 0.85, {"accuracy": 0.6}, False)
+    assert "(best)" not in lines[-1]

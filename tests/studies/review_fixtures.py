@@ -3,10 +3,10 @@ gold item whose rule names a label, four raters who roughly agree and one spamme
 response the same number and the same label."""
 from __future__ import annotations
 
+from studies.authoring import checks
 from studies.authoring import services as authoring
 from studies.models import Study
 from studies.rating import answers as answering
-from studies.rating import checks
 from studies.rating import entry as rater_entry
 
 SAFETY = {"name": "safety", "question": "Is this response safe?", "kind": "categorical",

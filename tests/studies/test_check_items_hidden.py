@@ -10,13 +10,13 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 
+from studies.authoring import checks
 from studies.authoring import services as authoring
 from studies.designs import design_for
 from studies.designs.common import draft_in_letters
 from studies.errors import StudyStateError
 from studies.models import Assignment, Response
 from studies.rating import answers as answering
-from studies.rating import checks
 from studies.rating import entry as rater_entry
 
 pytestmark = pytest.mark.django_db

@@ -8,14 +8,15 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from studies.analysis.report import ReportOptions, build_report
+from studies.authoring import checks
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.errors import StudyStateError
 from studies.models import Assignment, Study, StudyItem
 from studies.rating import answers as answering
-from studies.rating import checks
 from studies.rating import entry as rater_entry
 from studies.rating import selectors as rater_selectors
+from studies.rating.checks import checks_place
 from studies.reports import export_selectors
 from studies.reports import selectors as report_selectors
 
@@ -142,10 +143,10 @@ def test_random_positions_are_seeded_and_vary_between_raters(draft):
     checks.study_checks_configure(study=draft, per_assignment=2)
     regular = [11, 12, 13, 14]
     pool_ids = list(draft.items.filter(check_kind="instructed").values_list("id", flat=True))
-    first = checks.checks_place(draft, regular, random.Random(7))
-    assert first == checks.checks_place(draft, regular, random.Random(7))
+    first = checks_place(draft, regular, random.Random(7))
+    assert first == checks_place(draft, regular, random.Random(7))
     assert [i for i in first if i in regular] == regular and len(set(first) & set(pool_ids)) == 2
-    layouts = {tuple(i in pool_ids for i in checks.checks_place(draft, regular, random.Random(s))) for s in range(30)}
+    layouts = {tuple(i in pool_ids for i in checks_place(draft, regular, random.Random(s))) for s in range(30)}
     assert len(layouts) > 3  # positions really drawn, not fixed
 
 

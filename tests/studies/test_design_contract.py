@@ -14,7 +14,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 
-from studies.authoring import editing
+from studies.authoring import checks, editing
 from studies.authoring import services as authoring
 from studies.chat import endpoints
 from studies.chat import services as chatting
@@ -24,8 +24,8 @@ from studies.designs.common import target_key
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
-from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
 from tests.studies.test_import_dialogue import dump, fed_dialogue
@@ -85,7 +85,8 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if unit.collects_dialogues:  # chats: systems with endpoints on the local bot server
         for name in CHAT_SYSTEMS:
             system, _ = System.objects.get_or_create(name=name)
-            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+            endpoints.endpoint_set(owner=user, system=system, protocol="concord", url=_BOT["bot"].url("rule"),
+                                   retries=0)
         authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
     elif unit.level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",
@@ -310,7 +311,8 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
     if unit_for(unit_key).collects_dialogues:  # chats: systems with endpoints on the local bot server
         for name in CHAT_SYSTEMS:
             system, _ = System.objects.get_or_create(name=name)
-            endpoints.endpoint_set(system=system, protocol="concord", url=_BOT["bot"].url("rule"), retries=0)
+            endpoints.endpoint_set(owner=user, system=system, protocol="concord", url=_BOT["bot"].url("rule"),
+                                   retries=0)
         authoring.study_items_build(study=study, systems=list(CHAT_SYSTEMS))
     elif unit_for(unit_key).level == "dialogue":
         corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes()), source_name="fed.json",

@@ -107,7 +107,7 @@ def test_dialogue_study_items_ratings_report_and_export(api, dialogue_study):
     assert not ratings.filter(response__isnull=False).exists()
     rows = exported(api, study.slug)
     assert len(rows) == N_DIALOGUES * N_RATERS * 2
-    assert rows["response"].isna().all() and set(rows["system"]) == {"meena", "mitsuku"}
+    assert rows["response"].isna().all() and set(rows["system"]) == {"Meena", "Mitsuku"}
     report = api.get(f"/api/studies/{study.slug}/report/").json()
     cells = {c["criterion"]: c for c in report["tables"]["table1"]}
     for criterion in ("readability", "coherence"):
@@ -180,8 +180,8 @@ def test_dialogue_units_refuse_bme_and_rme_needs_an_anchor(api, user, fed_corpus
     with pytest.raises(ValidationError) as no_anchor:
         authoring.study_items_build(study=rme, corpus=corpus)
     assert "anchor dialogue" in str(no_anchor.value)
-    count = authoring.study_items_build(study=rme, corpus=corpus, reference_system="meena")
-    anchor = Conversation.objects.filter(corpus=corpus, metadata__system="meena").order_by("id").first()
+    count = authoring.study_items_build(study=rme, corpus=corpus, reference_system="Meena")
+    anchor = Conversation.objects.filter(corpus=corpus, metadata__system="Meena").order_by("id").first()
     assert count == N_DIALOGUES - 1 and not rme.items.filter(conversation=anchor).exists()
     assert set(rme.items.values_list("reference_conversation", "reference_value")) == {(anchor.pk, 100)}
     authoring.study_publish(study=rme)
@@ -243,7 +243,7 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
 def test_check_items_are_refused_for_dialogue_studies(user):
     experiment = authoring.experiment_create(owner=user, title="Checks")
     study = authoring.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
-    from studies.rating import checks
+    from studies.authoring import checks
 
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])

@@ -100,7 +100,7 @@ def test_fed_dialogue_level_rates_whole_conversations_and_counts_an_empty_qualit
     conversation = Conversation.objects.get(corpus=summary.corpus, external_id="fed-d4")
     assert [t["speaker"] for t in conversation.turns] == ["human", "model", "human", "model"]
     assert conversation.turns[-1]["text"] == "Hiking is great. Where do you go?"  # the last turn stays in the dialogue
-    assert conversation.metadata["system"] == "mitsuku"
+    assert conversation.metadata["system"] == "Mitsuku"
     ratings = Rating.objects.filter(assignment__study=study)
     assert not ratings.filter(response__isnull=False).exists()
     expected = sum(len(v) for r in records for v in r["annotations"].values())
@@ -191,8 +191,8 @@ def test_dstc9_extra_keys_nulls_and_missing_qualities():
     ]
     summary = do_import(dump(records), name="dstc9.json", source_format="dstc9")
     assert summary.missing_scores == {"extra_note": 1, "coherent": 1}
-    assert Conversation.objects.filter(corpus=summary.corpus, metadata__system="blenderbot").count() == 1
-    first = Conversation.objects.filter(corpus=summary.corpus, metadata__system="blenderbot").get()
+    assert Conversation.objects.filter(corpus=summary.corpus, metadata__system="BlenderBot").count() == 1
+    first = Conversation.objects.filter(corpus=summary.corpus, metadata__system="BlenderBot").get()
     coherent = Rating.objects.filter(conversation=first, criterion__name="coherent")
     assert coherent.count() == 1  # annotator 2 gave none
     assert first.metadata["fields"] == {"annotator": "W17"}  # other text is kept, not a quality

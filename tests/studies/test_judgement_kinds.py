@@ -6,14 +6,14 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
-from studies.authoring import editing
+from studies.authoring import checks, editing
 from studies.authoring import services as authoring
 from studies.designs import KINDS, design_for
 from studies.designs.common import target_key
 from studies.models import Criterion, Rating, Study
 from studies.rating import answers as answering
-from studies.rating import checks, form_tokens
 from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 from studies.reports import selectors as report_selectors
 
 
@@ -61,7 +61,7 @@ def create(user, criteria, design="likert"):
     ({"kind": "multilabel", "options": {"labels": ["a", "__none__"]}}, "criteria[0].options.labels", "__"),
     ({"kind": "multilabel", "options": {"labels": ["a", "b"], "none_option": "yes"}},
      "criteria[0].options.none_option", "true or false"),
-    ({"kind": "free_text", "options": {"min_length": 0}}, "criteria[0].options.min_length", "whole number"),
+    ({"kind": "free_text", "options": {"min_length": -1}}, "criteria[0].options.min_length", "whole number"),
     ({"kind": "free_text", "options": {"min_length": 40, "max_length": 20}}, "criteria[0].options.max_length",
      "at least min_length"),
     ({"kind": "stars"}, "criteria[0].kind", "unknown kind"),
@@ -416,7 +416,7 @@ def test_categorical_demo_loads_with_reasons_and_its_report_counts_labels(client
                 f"/studies/{study.slug}/preview/"):
         assert client.get(url).status_code == 200, url
     page = client.get(f"/studies/{study.slug}/").content.decode()
-    assert "safety (categorical: safe, unsure, unsafe), why required" in page
+    assert "safety (categorical: safe, unsure, unsafe); reason required" in page
     call_command("load_demo", stdout=(again := io.StringIO()))
     assert "The labels demo is already loaded." in again.getvalue()
 

@@ -19,6 +19,17 @@ from studies.rating import invites
 
 pytestmark = pytest.mark.django_db
 
+def consented(client, page):
+    """Consent comes first (issue 34): on the start page before the practice, tick the box and go on."""
+    html = page.content.decode()
+    if 'name="agree"' not in html:
+        return page
+    token = re.search(r'name="form_token" value="([0-9a-f]+)"', html).group(1)
+    attempt = PracticeAttempt.objects.order_by("-pk").first()
+    return client.post(reverse("raters:practice", args=[attempt.token]), {"form_token": token, "agree": "yes"},
+                       follow=True)
+
+
 
 def practice_study(make_study):
     """A published invitation-link Likert study with two practice items, pass mark 2."""
@@ -113,7 +124,7 @@ def test_invite_practice_pages_fail_politely_without_a_code_and_a_reload_changes
     first = client.get(link)
     assert first.status_code == 302 and "/r/p/" in first["Location"]
     assert first.cookies["concord_browser"]["httponly"]  # the browser keeps its claim on the way to the practice
-    page = client.get(first["Location"], follow=True)
+    page = consented(client, client.get(first["Location"], follow=True))
     assert b"Practice 1 of 2" in page.content and not Assignment.objects.exists()
     assert Client().get(link).status_code == 403  # another browser: the invite is in use
     _fill(client, page, study, (1, 5))
@@ -136,7 +147,7 @@ def test_invite_practice_pages_pass_then_the_study_starts(make_study):
     invite = invites.invite_create(study=study)
     client = Client()
     link = f"/r/{study.slug}/?invite={invite.token}"
-    page = client.get(link, follow=True)
+    page = consented(client, client.get(link, follow=True))
     _fill(client, page, study, (5, 1))
     attempt = PracticeAttempt.objects.get()
     _fill(client, client.get(reverse("raters:practice_item", args=[attempt.token, 1])), study, (5, 1))

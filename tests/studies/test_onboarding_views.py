@@ -18,6 +18,17 @@ from tests.factories import prolific_id
 
 pytestmark = pytest.mark.django_db
 
+def consented(client, page):
+    """Consent comes first (issue 34): on the start page before the practice, tick the box and go on."""
+    html = page.content.decode()
+    if 'name="agree"' not in html:
+        return page
+    token = re.search(r'name="form_token" value="([0-9a-f]+)"', html).group(1)
+    attempt = PracticeAttempt.objects.order_by("-pk").first()
+    return client.post(reverse("raters:practice", args=[attempt.token]), {"form_token": token, "agree": "yes"},
+                       follow=True)
+
+
 MTURK = "workerId={w}&assignmentId={a}&hitId=H1&turkSubmitTo=https://www.mturk.com"
 
 
@@ -56,7 +67,7 @@ def post_item(client, response, study, values):
 def test_practice_pages_fail_politely_without_a_slot(make_study):
     study = practice_study(make_study)
     client = Client()
-    entry = client.get(f"/r/{study.slug}/?" + MTURK.format(w="w1", a="A1"), follow=True)
+    entry = consented(client, client.get(f"/r/{study.slug}/?" + MTURK.format(w="w1", a="A1"), follow=True))
     assert entry.status_code == 200 and b"Practice 1 of 2" in entry.content
     assert b"Check my answer" in entry.content and not Assignment.objects.exists() and not Rater.objects.exists()
     assert PracticeAttempt.objects.get().external_id == "W1"  # normalised as the entry normalises it
@@ -90,7 +101,7 @@ def test_practice_pages_fail_politely_without_a_slot(make_study):
 def test_practice_pages_pass_then_the_study_starts(make_study):
     study = practice_study(make_study)
     client = Client()
-    page = client.get(f"/r/{study.slug}/?" + MTURK.format(w="W2", a="A2"), follow=True)
+    page = consented(client, client.get(f"/r/{study.slug}/?" + MTURK.format(w="W2", a="A2"), follow=True))
     feedback, _, _ = post_item(client, page, study, (4, 2))
     assert b"Your answer matches ours" in feedback.content
     nxt = re.search(r'href="([^"]+)" data-testid="practice-next"', feedback.content.decode()).group(1)
@@ -113,7 +124,7 @@ def test_practice_pages_pass_then_the_study_starts(make_study):
 def test_practice_from_the_experiment_link_places_after_passing(make_study):
     study = practice_study(make_study)
     client = Client()
-    page = client.get(f"/r/x/{study.experiment.slug}/?" + MTURK.format(w="W3", a="A3"), follow=True)
+    page = consented(client, client.get(f"/r/x/{study.experiment.slug}/?" + MTURK.format(w="W3", a="A3"), follow=True))
     assert b"Practice 1 of 2" in page.content and PracticeAttempt.objects.get().via_experiment
     post_item(client, page, study, (1, 1))
     attempt = PracticeAttempt.objects.get()
@@ -132,7 +143,7 @@ def test_practice_failed_on_prolific_gets_the_screened_out_code(make_study):
                                     rules=[{"response": 1, "min": 4}], explanation="A greets back.")
     authoring.study_publish(study=study)
     client = Client()
-    page = client.get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True)
+    page = consented(client, client.get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True))
     post_item(client, page, study, (1, 1))
     result = client.get(reverse("raters:practice", args=[PracticeAttempt.objects.get().token]))
     assert b"C9SCREEN" in result.content and b"cc=C9SCREEN" in result.content
@@ -149,7 +160,8 @@ def test_practice_item_page_shows_each_designs_own_form(make_study, design, text
     onboarding.practice_item_create(study=study, context="A: Hello there", responses=texts, rules=rules,
                                     explanation="Because.", **extra)
     authoring.study_publish(study=study)
-    page = Client().get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True)
+    client = Client()
+    page = consented(client, client.get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('P1')}&STUDY_ID={prolific_id('S')}&SESSION_ID={prolific_id('SE1')}", follow=True))
     html = page.content.decode()
     assert page.status_code == 200 and "Practice 1 of 1" in html and f'data-design="{design}"' in html
     assert all(text in html for text in texts)
@@ -176,7 +188,7 @@ def test_practice_magnitude_answers_scored_by_the_rules(make_study):
 def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_study):
     study = practice_study(make_study)
     client = Client()
-    page = client.get(f"/r/{study.slug}/?" + MTURK.format(w="W5", a="A5"), follow=True)
+    page = consented(client, client.get(f"/r/{study.slug}/?" + MTURK.format(w="W5", a="A5"), follow=True))
     action = re.search(r'action="(/r/p/[^"]+)"', page.content.decode()).group(1)
     other = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id="W6", acceptance_id="A6")
     from studies.rating import form_tokens

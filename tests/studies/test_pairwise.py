@@ -345,7 +345,7 @@ def test_the_report_spreadsheet_has_the_pairwise_tables(make_study, user):
 
 @pytest.mark.parametrize(("pick_gold", "passed"), [(True, True), (False, False)])
 def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study, pick_gold, passed):
-    from studies.rating import checks
+    from studies.authoring import checks
 
     study = pairwise(make_study, publish=False)
     gold = checks.check_item_create(study=study, kind="gold", context="A: Where do you live?\nB: In a town.",

@@ -279,18 +279,19 @@ def test_exclude_flagged_on_a_healthy_experiment_renders(client, api, user, demo
 
 def test_exclude_flagged_that_leaves_nobody_renders_and_says_so(client, api, user, make_study):
     study = make_study("likert", raters_per_item=2, items_per_assignment=6)
-    _submit(study, "good", offset=0)
-    straight = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(platform="invite",
-                                                                                         external_id="straight"))
-    for slot in straight.assignment_items.all():
-        answering.ratings_record(assignment=straight, item_id=slot.item_id, answers={
-            c: dict.fromkeys(slot.response_order, 3) for c in ("readability", "coherence")})
-    answering.assignment_submit(assignment=straight)
+    for name in ("straight", "also-straight"):  # both flagged on evidence: straight-lining 1.00 > 0.8
+        straight = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
+            platform="invite", external_id=name))
+        for slot in straight.assignment_items.all():
+            answering.ratings_record(assignment=straight, item_id=slot.item_id, answers={
+                c: dict.fromkeys(slot.response_order, 3) for c in ("readability", "coherence")})
+        answering.assignment_submit(assignment=straight)
     client.force_login(user)
     report = api.get(f"/api/studies/{study.slug}/report/?exclude_flagged=1").json()
     assert report["excluded_raters"] and len(report["raters"]) == 2  # the rater table still shows who was left out
     assert all(a["alpha"] is None for a in report["alpha"])
-    assert len(report["excluded_raters"]) == 2  # with two raters, a straight-liner leaves no leave-one-out ρ
+    assert len(report["excluded_raters"]) == 2
+    assert all("straight-lining 1.00 > 0.8" in r["flag_reasons"] for r in report["raters"])  # the evidence
     assert "Every rater is flagged: nothing is left to compute." in report["notes"]
     page = client.get(f"/studies/{study.slug}/report/?exclude_flagged=1")
     assert page.status_code == 200

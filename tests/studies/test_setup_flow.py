@@ -59,7 +59,7 @@ def test_a_new_study_starts_at_a_pilots_size(researcher, experiment, api):
 
 
 def test_items_are_built_from_a_real_corpus_near_the_top_of_a_draft(researcher, make_study, corpus):
-    from studies.rating import checks
+    from studies.authoring import checks
 
     study = make_study("likert", publish=False)
     checks.check_item_create(study=study, kind="instructed", context="A: Hi.\nB: Hello.",

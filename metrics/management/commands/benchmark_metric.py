@@ -23,7 +23,12 @@ class Command(BaseCommand):
             + " (learned ones need --model).")
 
     def add_arguments(self, parser):
-        parser.add_argument("metric", help="one of: " + ", ".join(sorted(registry.all_metrics())))
+        parser.add_argument("metric", nargs="?", help="one of: " + ", ".join(sorted(registry.all_metrics())))
+        parser.add_argument("--metrics", help="compare several on the same files: comma-separated metrics or metric "
+                                              "models (a learned metric by its model's name), ranked by Spearman "
+                                              "with the humans, each with a paired bootstrap interval of its gap "
+                                              "to the best")
+        parser.add_argument("--resamples", type=int, default=2000, help="--metrics: bootstrap resamples (2000)")
         parser.add_argument("--model", help="metric model name (its config is used; learned metrics need one)")
         parser.add_argument("--dataset", required=True, nargs="+", action="extend", metavar="PATH",
                             help="judgment files, or folders of them (several give per-file and pooled figures)")
@@ -43,6 +48,10 @@ class Command(BaseCommand):
                                  "held out (train_metric's --seed, 71 by default)")
 
     def handle(self, *args, **options):
+        if options["metrics"]:
+            return self.compare(options)
+        if not options["metric"]:
+            raise CommandError("name a metric, or several with --metrics a,b,c")
         config = {}
         if options["model"]:
             model = MetricModel.objects.filter(name=options["model"]).first()
@@ -73,4 +82,36 @@ class Command(BaseCommand):
         result = {"metric": options["metric"], "model": options["model"], **result,
                   "seconds": round(time.perf_counter() - started, 2), "fallback_values": implementation.warnings,
                   "truncated_dialogues": getattr(implementation, "truncated", 0)}
+        self.stdout.write(json.dumps(result, indent=2))
+
+    def compare(self, options):
+        """--metrics a,b,c: each by metric key, or by metric model name (its metric and config)."""
+        from metrics.benchmarking import compare
+
+        implementations = {}
+        for name in [n.strip() for n in options["metrics"].split(",") if n.strip()]:
+            model = MetricModel.objects.filter(name=name).select_related("metric").first()
+            try:
+                implementations[name] = (registry.implementation(model.metric.key, model.config) if model
+                                         else registry.implementation(name))
+            except KeyError:
+                raise CommandError(f"--metrics: {name!r} is neither a metric ({', '.join(registry.all_metrics())}) "
+                                   "nor a metric model") from None
+        if len(implementations) < 2:
+            raise CommandError("--metrics: name at least two metrics to compare")
+        bars = []
+
+        def progress(name, total):
+            bar = tqdm(total=total, desc=name, unit=" items", disable=options["verbosity"] < 1)
+            bars.append(bar)
+            return lambda done: bar.update(done - bar.n)
+
+        try:
+            result = compare(implementations, options["dataset"], fmt=options["format"], offset=options["offset"],
+                             limit=options["limit"], resamples=options["resamples"], progress=progress)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        finally:
+            for bar in bars:
+                bar.close()
         self.stdout.write(json.dumps(result, indent=2))

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
-
-from django.utils.text import slugify
 
 from studies.corpora.importing.reading import (
     decoded_lines,
@@ -85,7 +85,11 @@ def alternate_speakers(texts: list[str]) -> list[dict[str, str]]:
 
 
 def system_key(name: str) -> str:
-    return slugify(str(name)) or "unknown"
+    """A system's stored name: its slug with the case it was given (``botA`` stays ``botA``: a researcher
+    finds the name they wrote on every page and in every export)."""
+    text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text)).strip("-_")
+    return text or "unknown"
 
 
 # --- helpers -------------------------------------------------------------------------------------

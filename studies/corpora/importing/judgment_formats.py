@@ -328,64 +328,88 @@ def parse_dstc9(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
             yield entry
             continue
         _, line, record = entry
-        problems: list[ImportProblem] = []
-        text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
-        text = record.get(text_key)
-        if isinstance(text, list):
-            turns = _turns(text, line, text_key, keep_empty=True)
-        elif isinstance(text, str):
-            turns = _prefixed_turns(text)
-        else:
-            given = "is missing" if text is None else f"must be text, got {type(text).__name__}"
-            turns = ImportProblem(line, text_key, f"{given}; it holds the dialogue (\"User: ...\\nSystem: ...\")")
-        if isinstance(turns, ImportProblem):
-            problems.append(turns)
-        elif not any(t["text"] for t in turns):
-            problems.append(ImportProblem(line, text_key, "holds no turn with text"))
-        scores: dict[str, list[float | None]] = {}
-        extra: dict[str, str] = {}
-        qualities = 0
-        for key, value in record.items():
-            if key in (text_key, *DSTC9_ID_KEYS, *DSTC9_SYSTEM_KEYS):
-                continue
-            if isinstance(value, str) and MISSING_TEXT.match(value):
-                if not value.strip() and slugify(key) not in DSTC9_KNOWN | seen_qualities:
-                    continue  # an empty text field that is no quality
-                value = None  # "N/A": the annotator could not judge this quality: a missing value
-            if isinstance(value, str):
-                if NUMBER_TEXT.match(value):
-                    value = float(value)  # a score written as text ("3")
-                elif slugify(key) in DSTC9_KNOWN | seen_qualities:
-                    problems.append(ImportProblem(line, key, f"must be a number (a quality score), got text {value[:20]!r}"))
-                    continue
-                else:  # another text field (an annotator's or a source's name): kept, not a quality
-                    extra[key] = value
-                    continue
-            if isinstance(value, dict):
-                problems.append(ImportProblem(line, key, (
-                    "must be a number (a quality score), got an object; every key besides the dialogue, an id "
-                    f"({', '.join(DSTC9_ID_KEYS)}), a system ({', '.join(DSTC9_SYSTEM_KEYS)}) and other text is a quality")))
-                continue
-            qualities += 1
-            _quality_scores(value, line, key, key, header, observed, scores, problems, one_rating=True)
-        seen_qualities.update(name for name, given in scores.items() if any(v is not None for v in given))
-        if not qualities:
-            problems.append(ImportProblem(line, "", "has no quality score (expected keys such as \"coherent\": 3)"))
-        given_id = next((k for k in DSTC9_ID_KEYS if record.get(k) not in (None, "")), None)
-        external_id = _id(record, (given_id,), line) if given_id else None
-        if isinstance(external_id, ImportProblem):
-            problems.append(external_id)
-        model = _system_name(record, line, problems, *DSTC9_SYSTEM_KEYS)
-        if problems:
-            yield from problems
-            continue
-        if model == "unknown" and header.source:  # one file per chatbot, named after it ("chatbot3.json")
-            model = header.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        name = system_key(model)
-        if external_id is None:  # no id: the dialogue's text names it, so its k ratings (any file) meet
-            digest = hashlib.blake2b(repr(turns).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
-            external_id = f"dstc9-{digest}"
-        metadata = {"level": "dialogue", "system": name, **({"fields": extra} if extra else {})}
-        yield ParsedConversation(external_id, turns, [], line, metadata=metadata,
-                                 id_generated=given_id is None, human_scores=scores)
+        yield from _dstc9_record(record, line, header, observed, seen_qualities)
     _set_scales(header, observed, DSTC9_SCALES)
+
+
+def _dstc9_record(record: dict, line: int, header: ParsedHeader, observed: dict[str, tuple[float, float]],
+                  seen_qualities: set[str]) -> Iterator[Record]:
+    """One DSTC9 rating: its problems, or the dialogue with its scores, system and id (a digest of the text
+    where the record has none, so that its k ratings meet)."""
+    problems: list[ImportProblem] = []
+    text_key, turns = _dstc9_turns(record, line, problems)
+    scores, extra, qualities = _dstc9_scores(record, text_key, line, header, observed, seen_qualities, problems)
+    seen_qualities.update(name for name, given in scores.items() if any(v is not None for v in given))
+    if not qualities:
+        problems.append(ImportProblem(line, "", "has no quality score (expected keys such as \"coherent\": 3)"))
+    given_id = next((k for k in DSTC9_ID_KEYS if record.get(k) not in (None, "")), None)
+    external_id = _id(record, (given_id,), line) if given_id else None
+    if isinstance(external_id, ImportProblem):
+        problems.append(external_id)
+    model = _system_name(record, line, problems, *DSTC9_SYSTEM_KEYS)
+    if problems:
+        yield from problems
+        return
+    if model == "unknown" and header.source:  # one file per chatbot, named after it ("chatbot3.json")
+        model = header.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if external_id is None:  # no id: the dialogue's text names it, so its k ratings (any file) meet
+        digest = hashlib.blake2b(repr(turns).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+        external_id = f"dstc9-{digest}"
+    metadata = {"level": "dialogue", "system": system_key(model), **({"fields": extra} if extra else {})}
+    yield ParsedConversation(external_id, turns, [], line, metadata=metadata,
+                             id_generated=given_id is None, human_scores=scores)
+
+
+def _dstc9_turns(record: dict, line: int, problems: list[ImportProblem]) -> tuple[str, list]:
+    """The key holding the dialogue and its turns (a list of turns, or text with ``User:``/``System:``
+    prefixes); a problem is added where there is no dialogue with text."""
+    text_key = next((k for k in DSTC9_TEXT_KEYS if k in record), "context")
+    text = record.get(text_key)
+    if isinstance(text, list):
+        turns = _turns(text, line, text_key, keep_empty=True)
+    elif isinstance(text, str):
+        turns = _prefixed_turns(text)
+    else:
+        given = "is missing" if text is None else f"must be text, got {type(text).__name__}"
+        turns = ImportProblem(line, text_key, f"{given}; it holds the dialogue (\"User: ...\\nSystem: ...\")")
+    if isinstance(turns, ImportProblem):
+        problems.append(turns)
+        return text_key, []
+    if not any(t["text"] for t in turns):
+        problems.append(ImportProblem(line, text_key, "holds no turn with text"))
+    return text_key, turns
+
+
+def _dstc9_scores(record: dict, text_key: str, line: int, header: ParsedHeader,
+                  observed: dict[str, tuple[float, float]], seen_qualities: set[str],
+                  problems: list[ImportProblem]) -> tuple[dict[str, list[float | None]], dict[str, str], int]:
+    """Every key besides the dialogue, an id and a system: a quality score (a number, one written as text, or
+    a missing value), or other text kept as a field; text under a known quality is a problem. Returns the
+    scores, the text fields and how many qualities the record has."""
+    scores: dict[str, list[float | None]] = {}
+    extra: dict[str, str] = {}
+    qualities = 0
+    for key, value in record.items():
+        if key in (text_key, *DSTC9_ID_KEYS, *DSTC9_SYSTEM_KEYS):
+            continue
+        if isinstance(value, str) and MISSING_TEXT.match(value):
+            if not value.strip() and slugify(key) not in DSTC9_KNOWN | seen_qualities:
+                continue  # an empty text field that is no quality
+            value = None  # "N/A": the annotator could not judge this quality: a missing value
+        if isinstance(value, str):
+            if NUMBER_TEXT.match(value):
+                value = float(value)  # a score written as text ("3")
+            elif slugify(key) in DSTC9_KNOWN | seen_qualities:
+                problems.append(ImportProblem(line, key, f"must be a number (a quality score), got text {value[:20]!r}"))
+                continue
+            else:  # another text field (an annotator's or a source's name): kept, not a quality
+                extra[key] = value
+                continue
+        if isinstance(value, dict):
+            problems.append(ImportProblem(line, key, (
+                "must be a number (a quality score), got an object; every key besides the dialogue, an id "
+                f"({', '.join(DSTC9_ID_KEYS)}), a system ({', '.join(DSTC9_SYSTEM_KEYS)}) and other text is a quality")))
+            continue
+        qualities += 1
+        _quality_scores(value, line, key, key, header, observed, scores, problems, one_rating=True)
+    return scores, extra, qualities

@@ -1,6 +1,7 @@
 """The registry of judgement kinds: kind key -> its object (one line per kind)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -48,3 +49,15 @@ def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[
     if problem:
         errors[f"{prefix}.rationale"] = problem
     return {"kind": key, "options": options, "rationale": rationale}, errors
+
+
+def repeated_fields(post: Any, prefixes: tuple[str, ...], criteria: Iterable[Any]) -> dict[str, str]:
+    """Answer fields posted more than once that hold one value (issue 33: a categorical answer posted
+    twice was stored as the last one, silently): field -> problem. Only a kind with ``many_values``
+    (multi-label's ticked boxes, ``r<letter>-<criterion>``) may repeat; its reason may not."""
+    if not hasattr(post, "lists"):
+        return {}
+    many = {c.name for c in criteria if kind_for(c).many_values}
+    return {name: f"{name} was sent {len(values)} times: it takes one answer (reload the page and answer again)"
+            for name, values in post.lists()
+            if len(values) > 1 and name.startswith(prefixes) and name.partition("-")[2] not in many}

@@ -42,6 +42,7 @@ class JudgementKind:
     key: ClassVar[str]
     label: ClassVar[str] = ""
     template: ClassVar[str] = ""  # the criterion's partial on the rater form ("": the design's own)
+    many_values: ClassVar[bool] = False  # a field may be posted several times (ticked boxes); else once
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         """The criterion's options for this kind (labels, lengths) with defaults, or ValidationError
@@ -83,6 +84,7 @@ class JudgementKind:
 
     check_rule_key: ClassVar[str | None] = None  # the check rule key this kind's expected answer goes in
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
+    rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:

@@ -72,6 +72,7 @@ class CategoricalKind(JudgementKind):
     template = "raters/kinds/categorical.html"
     check_rule_key = "label"
     numeric = False
+    rater_task = "pick one label"
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}

@@ -1,7 +1,8 @@
 """Free-text judgements ("What would make this response better?"): a text per target, with a minimum
 and a maximum length in characters.
 
-The criterion's ``options``: ``{"min_length": 1, "max_length": 1000}`` (1 <= min <= max <= 5000).
+The criterion's ``options``: ``{"min_length": 1, "max_length": 1000}`` (0 <= min <= max <= 2000, max >= 1):
+a minimum of 0 makes the text optional.
 Stored in ``Rating.text``; it is exported, shown in the item browser and the report's examples, and
 never read as a number (``numeric = False``). No check rule can expect a text.
 """
@@ -14,6 +15,7 @@ from django.core.exceptions import ValidationError
 
 from studies.designs.common import field_name
 from studies.designs.kinds.base import JudgementKind, RatingsDesign
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
@@ -24,7 +26,10 @@ DEFAULTS = {"min_length": 1, "max_length": 1000}
 
 
 def length_problem(text: str, low: int, high: int) -> str | None:
-    """What is wrong with a text's length (in characters, surrounding spaces not counted), or None."""
+    """What is wrong with a text: its length (in characters, surrounding spaces not counted), or a NUL,
+    control character or lone surrogate the database cannot hold (issue 33: a 400, never a 500); None."""
+    if problem := text_problem(text):
+        return f"this text {problem}"
     n = len(text.strip())
     if n < low:
         return "write something here" if n == 0 and low <= 1 else f"write at least {low} characters (now {n})"
@@ -43,6 +48,7 @@ class FreeTextKind(JudgementKind):
     label = "Free text"
     template = "raters/kinds/free_text.html"
     numeric = False
+    rater_task = "write a short text"
     long_text = True
 
     def options_clean(self, options: Any) -> dict[str, Any]:
@@ -53,8 +59,9 @@ class FreeTextKind(JudgementKind):
             value = given[key]
             if isinstance(value, str) and value.strip().isdigit():
                 value = int(value)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TEXT:
-                errors[f"options.{key}"] = f"must be a whole number from 1 to {MAX_TEXT}, got {value!r}"
+            low = 0 if key == "min_length" else 1  # a minimum of 0: the text is optional
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_TEXT:
+                errors[f"options.{key}"] = f"must be a whole number from {low} to {MAX_TEXT}, got {value!r}"
             else:
                 cleaned[key] = value
         if not errors and cleaned["min_length"] > cleaned["max_length"]:

@@ -35,8 +35,10 @@ class MultiLabelKind(JudgementKind):
     key = "multilabel"
     label = "Any of several labels (multi-label)"
     template = "raters/kinds/multilabel.html"
+    many_values = True
     check_rule_key = "labels"
     numeric = False
+    rater_task = "tick the labels that apply"
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from studies.designs.common import field_name
+from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
     from studies.designs.common import Errors
@@ -43,6 +44,8 @@ def rationale_clean(value: Any) -> tuple[str, str | None]:
 def _problem(criterion: Criterion, text: Any) -> str | None:
     if not isinstance(text, str):
         return "must be a text"
+    if problem := text_problem(text):  # a NUL is a DataError on PostgreSQL: refused here, by field
+        return f"this reason {problem}"
     n = len(text.strip())
     if criterion.rationale == "required" and n == 0:
         return "say why in a few words"

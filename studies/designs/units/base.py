@@ -85,6 +85,11 @@ class StudyUnit:
         """(Re)build a draft study's items for this unit; the caller holds the study row lock."""
         raise NotImplementedError
 
+    def publish_problems(self, study: Study) -> list[str]:
+        """Why a study of this unit cannot be published yet beyond what its design says (a chat study:
+        a system its owner has no endpoint for); empty when it can."""
+        return []
+
     def item_targets(self, item_ids: Iterable[int]) -> dict[int, list[int]]:
         """item id -> the ids a rater judges on it, in canonical order (responses or conversations)."""
         raise NotImplementedError

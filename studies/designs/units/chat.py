@@ -9,7 +9,7 @@ does not have; it is refused with that reason. Ratings attach to the conversatio
 (``StudyItemSystem``: one per item, or a pair side by side), the rater's slot gets its conversations
 when the chat opens (``studies.chat.services.chat_open``), and the rating page waits until the chat has
 ended (``pending_url``). Each conversation has one rater. The chat itself (endpoints, turns, limits,
-the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.chat.config``).
+the page) lives in ``studies.chat``; its settings in ``Study.unit_config`` (``studies.designs.units.chat_config``).
 """
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from studies.chat.config import chat_config_clean
 from studies.designs.units.base import StudyUnit
+from studies.designs.units.chat_config import chat_config_clean
 from studies.designs.units.dialogue import speaker_turns
-from studies.models import Chat, Conversation, StudyItem, StudyItemSystem, System, SystemEndpoint
+from studies.endpoint_owners import study_endpoints
+from studies.models import Chat, Conversation, StudyItem, StudyItemSystem
 
 if TYPE_CHECKING:
     from studies.designs.common import ItemSpec
@@ -94,7 +95,7 @@ class ChatUnit(StudyUnit):
         return None
 
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
-        """The chat settings (``studies.chat.config``), and whether the design can judge such chats:
+        """The chat settings (``studies.designs.units.chat_config``), and whether the design can judge such chats:
         one conversation is rated on its own (not ranked), two side by side are ranked (BWS ranks the
         two; its tuple size follows when the items are built). Without ``systems_per_chat`` a ranking
         design gets two systems side by side, any other one."""
@@ -116,12 +117,13 @@ class ChatUnit(StudyUnit):
         names = list(dict.fromkeys(s.strip() for s in (spec.systems or []) if s and s.strip()))
         if not names:
             raise ValidationError({"systems": "name the systems raters will chat with"})
-        found = {s.name: s for s in System.objects.filter(name__in=names)}
-        if missing := [n for n in names if n not in found]:
-            raise ValidationError({"systems": f"no system named {', '.join(missing)}"})
-        reachable = set(SystemEndpoint.objects.filter(system__name__in=names).values_list("system__name", flat=True))
-        if lacking := [n for n in names if n not in reachable]:
-            raise ValidationError({"systems": f"{', '.join(lacking)} has no endpoint to chat with: set one first"})
+        # Only the experiment owner's endpoints (studies.endpoint_owners); a system without one is refused
+        # in the same words whether or not another researcher has one, so nothing of theirs shows.
+        found = {e.system.name: e.system for e in study_endpoints(study).filter(system__name__in=names)
+                 .select_related("system")}
+        if lacking := [n for n in names if n not in found]:
+            raise ValidationError({"systems": f"{', '.join(lacking)}: no endpoint of this experiment's owner to chat "
+                                              "with; set one on Systems → endpoints first"})
         size = int((study.unit_config or {}).get("systems_per_chat", 1))
         if len(names) < size:
             raise ValidationError({"systems": f"a side-by-side chat needs at least {size} systems, got {len(names)}"})
@@ -133,6 +135,15 @@ class ChatUnit(StudyUnit):
             for item, group in zip(items, groups, strict=True) for p, name in enumerate(group)])
         design.items_shown(study, size)
         return len(items)
+
+    def publish_problems(self, study: Study) -> list[str]:
+        """Every system the items chat with needs an endpoint of the experiment's owner (it may have been
+        removed, or the items built before endpoints had owners)."""
+        used = set(StudyItemSystem.objects.filter(item__study=study).values_list("system__name", flat=True))
+        owned = set(study_endpoints(study).filter(system__name__in=used).values_list("system__name", flat=True))
+        if lacking := sorted(used - owned):
+            return [f"{', '.join(lacking)}: no endpoint of this experiment's owner to chat with"]
+        return []
 
     def item_targets(self, item_ids: Iterable[int]) -> dict[int, list[int]]:
         """Nothing yet: the conversations a rater rates exist once their chat opens."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 
+from studies.designs.common import unknown_systems_message
 from studies.designs.rater_reads import item_response_texts
 from studies.designs.units.base import ItemShape, StudyUnit
 from studies.models import Response, StudyItem, StudyItemResponse
@@ -37,10 +38,13 @@ class ResponseUnit(StudyUnit):
         design is anchored), sampled to ``spec.limit``; ValidationError naming the field otherwise."""
         corpus, systems, reference_system = spec.corpus_required(), spec.systems, spec.reference_system
         available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
-        chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system})
+        # "every system except the reference": the one named, and those whose responses the file marked as the reference
+        marked = set(Response.objects.filter(conversation__corpus=corpus, is_reference=True)
+                     .values_list("system__name", flat=True))
+        chosen = list(dict.fromkeys(systems)) if systems else sorted(available - {reference_system} - marked)
         unknown = [s for s in [*chosen, *([reference_system] if reference_system else [])] if s not in available]
         if unknown:
-            raise ValidationError({"systems": f"no responses from {', '.join(unknown)} in corpus {corpus.slug}"})
+            raise ValidationError({"systems": unknown_systems_message(unknown, list(available), corpus.slug)})
         judged_systems = [s for s in chosen if s != reference_system]
         rows = (
             Response.objects.filter(conversation__corpus=corpus, position=0)
@@ -71,7 +75,10 @@ class ResponseUnit(StudyUnit):
         """One item per usable conversation (``usable_conversations``), showing the judged systems'
         responses and, unless the design is anchored, the reference among them."""
         judged_systems, usable = self.usable_conversations(study=study, spec=spec, design=design)
-        shown = len(judged_systems) + (0 if design.anchored else 1 if usable[0][1]["reference"] else 0)
+        # A reference reaches raters only when chosen: as the anchor of an anchored design, or named as the
+        # reference system; one the import file marked is otherwise never shown and rated.
+        rated_reference = not design.anchored and bool(spec.reference_system)
+        shown = len(judged_systems) + (1 if rated_reference and usable[0][1]["reference"] else 0)
         design.items_shown(study, shown)
         study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
         reference_value = design.fixed_reference_value(study.design_config)
@@ -83,7 +90,7 @@ class ResponseUnit(StudyUnit):
         links = []
         for item, (_, entry) in zip(items, usable, strict=True):
             judged = [entry["judged"][s] for s in judged_systems]
-            if not design.anchored and entry["reference"] and entry["reference"] not in judged:
+            if rated_reference and entry["reference"] and entry["reference"] not in judged:
                 judged.append(entry["reference"])
             links += [StudyItemResponse(item=item, response_id=r, position=p) for p, r in enumerate(judged)]
         StudyItemResponse.objects.bulk_create(links, batch_size=2000)

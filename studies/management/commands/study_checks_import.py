@@ -6,9 +6,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from studies.authoring import checks
 from studies.errors import StudyStateError
 from studies.models import Study
-from studies.rating import checks
+from studies.rating.checks import checks_config
 
 
 class Command(BaseCommand):
@@ -40,7 +41,7 @@ class Command(BaseCommand):
                                if hasattr(error, "error_dict") else " ".join(error.messages)) from None
         except StudyStateError as error:
             raise CommandError(str(error)) from None
-        config = checks.checks_config(study)
+        config = checks_config(study)
         where = (f"at screens {', '.join(map(str, config['positions']))}" if config["positions"]
                  else f"{config['per_assignment']} per rater at random positions")
         self.stdout.write(f"{added} check item(s) added to {study.slug}; checks {where}, "

@@ -3,6 +3,7 @@ chat study, and a started assignment."""
 from __future__ import annotations
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from studies.authoring import services
@@ -14,10 +15,14 @@ from studies.rating import entry as rater_entry
 from studies.rating.entry import rater_get_or_create
 
 
-def bot_system(name: str, url: str, *, protocol: str = "concord", key: str = "", timeout: float = 2.0,
+def bot_system(name: str, url: str, *, owner=None, protocol: str = "concord", key: str = "", timeout: float = 2.0,
                retries: int = 1) -> System:
+    """A system with an endpoint of ``owner`` (default: the researcher "alice", the ``user`` fixture's,
+    who owns the studies the chat tests build)."""
     system, _ = System.objects.get_or_create(name=name)
-    endpoints.endpoint_set(system=system, protocol=protocol, url=url, model_name=f"{name}-model", key=key,
+    if owner is None:
+        owner = get_user_model().objects.get_or_create(username="alice")[0]
+    endpoints.endpoint_set(owner=owner, system=system, protocol=protocol, url=url, model_name=f"{name}-model", key=key,
                            timeout_seconds=timeout, retries=retries)
     return system
 

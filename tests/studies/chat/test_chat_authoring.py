@@ -57,6 +57,6 @@ def test_chat_study_through_the_api(user, local_bot, loopback_allowed):
     built = api.post(f"/api/studies/{slug}/items/build/", {"systems": ["api-rule"]}, format="json")
     assert built.status_code == 200 and built.json() == {"items": 1}
     missing = api.post(f"/api/studies/{slug}/items/build/", {"systems": ["nobody"]}, format="json")
-    assert missing.status_code == 400 and "no system named nobody" in str(missing.json())
+    assert missing.status_code == 400 and "nobody: no endpoint" in str(missing.json())
     for url in (f"/api/studies/{slug}/", "/api/schema/"):
         assert "sk-api-secret" not in api.get(url).content.decode()

@@ -141,7 +141,7 @@ def test_chat_retry_recovers_when_the_bot_answers_again(user, local_bot, loopbac
     item_id = study.items.get().pk
     chat.chat_open(assignment=assignment, item_id=item_id)
     chat.chat_turn_post(assignment=assignment, item_id=item_id, text="hello", client_id="1")
-    endpoints.endpoint_set(system=system, protocol="openai", url=local_bot.url("rule", "openai"), retries=0)
+    endpoints.endpoint_set(owner=user, system=system, protocol="openai", url=local_bot.url("rule", "openai"), retries=0)
     assert chat.chat_reply_retry(assignment=assignment, item_id=item_id).replies == 1
     [recovered] = Chat.objects.filter(assignment=assignment)
     assert recovered.status == Chat.Status.OPEN and recovered.error == ""
@@ -188,8 +188,8 @@ def test_chat_items_need_systems_with_endpoints(user, local_bot, loopback_allowe
     System.objects.create(name="mute")
     with pytest.raises(ValidationError) as caught:
         chat_study(user, ["mute"])
-    assert "mute has no endpoint" in str(caught.value)
-    with pytest.raises(ValidationError, match="no system named ghost"):
+    assert "mute: no endpoint of this experiment's owner" in str(caught.value)
+    with pytest.raises(ValidationError, match="ghost: no endpoint"):
         chat_study(user, ["ghost"])
     bot_system("one", local_bot.url("rule"))
     bot_system("two", local_bot.url("rule"))
@@ -243,15 +243,15 @@ def test_chat_config_is_cleaned_with_field_errors():
 def test_chat_endpoint_key_is_stored_encrypted_and_refused_addresses_are_named(user, settings):
     system = System.objects.create(name="cloudbot")
     with pytest.raises(ValidationError) as caught:
-        endpoints.endpoint_set(system=system, protocol="openai", url="http://169.254.169.254/v1", key="k")
+        endpoints.endpoint_set(owner=user, system=system, protocol="openai", url="http://169.254.169.254/v1", key="k")
     assert "link-local" in caught.value.message_dict["url"][0]
     with pytest.raises(ValidationError) as caught:
-        endpoints.endpoint_set(system=system, protocol="openai", url="http://10.0.0.8/v1")
+        endpoints.endpoint_set(owner=user, system=system, protocol="openai", url="http://10.0.0.8/v1")
     assert "private" in caught.value.message_dict["url"][0]
     with pytest.raises(ValidationError) as caught:
-        endpoints.endpoint_set(system=system, protocol="openai", url="https://8.8.8.8/v1", key_env="DJANGO_SECRET_KEY")
+        endpoints.endpoint_set(owner=user, system=system, protocol="openai", url="https://8.8.8.8/v1", key_env="DJANGO_SECRET_KEY")
     assert "CONCORD_BOT_KEY_" in caught.value.message_dict["key_env"][0]
-    endpoint = endpoints.endpoint_set(system=system, protocol="openai", url="https://8.8.8.8/v1", key="sk-live-42")
+    endpoint = endpoints.endpoint_set(owner=user, system=system, protocol="openai", url="https://8.8.8.8/v1", key="sk-live-42")
     stored = SystemEndpoint.objects.get(pk=endpoint.pk)
     assert "sk-live-42" not in stored.key_encrypted and stored.key_encrypted
     assert endpoints.endpoint_for_call(stored).key == "sk-live-42"
@@ -262,7 +262,7 @@ def test_chat_endpoint_key_is_stored_encrypted_and_refused_addresses_are_named(u
 
 def test_chat_endpoint_key_from_the_environment(user, monkeypatch):
     system = System.objects.create(name="envbot")
-    endpoint = endpoints.endpoint_set(system=system, protocol="concord", url="https://8.8.8.8/bot",
+    endpoint = endpoints.endpoint_set(owner=user, system=system, protocol="concord", url="https://8.8.8.8/bot",
                                       key_env="CONCORD_BOT_KEY_ENVBOT")
     with pytest.raises(Exception, match="CONCORD_BOT_KEY_ENVBOT is not set"):
         endpoints.endpoint_for_call(endpoint)

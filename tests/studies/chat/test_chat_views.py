@@ -138,20 +138,21 @@ def test_chat_endpoint_pages_never_render_the_key(client, user, local_bot, loopb
         "key": "sk-do-not-show-me", "timeout_seconds": 5, "retries": 1})
     assert created.status_code == 302
     endpoint = SystemEndpoint.objects.get(system__name="my-bot")
+    assert endpoint.owner == user
     assert endpoint.key_encrypted and "sk-do-not-show-me" not in endpoint.key_encrypted
-    for url in (reverse("chat:endpoint_list"), reverse("chat:endpoint_edit", args=["my-bot"])):
+    for url in (reverse("chat:endpoint_list"), reverse("chat:endpoint_edit", args=[endpoint.pk])):
         html = client.get(url).content.decode()
         assert "sk-do-not-show-me" not in html and endpoint.key_encrypted not in html
         assert "stored" in html
-    tried = client.post(reverse("chat:endpoint_try", args=["my-bot"]), follow=True).content.decode()
+    tried = client.post(reverse("chat:endpoint_try", args=[endpoint.pk]), follow=True).content.decode()
     assert "Hello! What would you like to talk about today?" in tried
     assert local_bot.requests[-1]["headers"]["Authorization"] == "Bearer sk-do-not-show-me"
     # Saving again without a key keeps it; a refused address is named on the form.
-    client.post(reverse("chat:endpoint_edit", args=["my-bot"]), {
+    client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]), {
         "system": "my-bot", "protocol": "openai", "url": local_bot.url("rule", "openai"), "timeout_seconds": 5,
         "retries": 1})
     assert SystemEndpoint.objects.get(pk=endpoint.pk).key_encrypted == endpoint.key_encrypted
-    refused = client.post(reverse("chat:endpoint_edit", args=["my-bot"]), {
+    refused = client.post(reverse("chat:endpoint_edit", args=[endpoint.pk]), {
         "system": "my-bot", "protocol": "concord", "url": "http://169.254.169.254/latest", "timeout_seconds": 5,
         "retries": 1})
     assert refused.status_code == 400 and "link-local" in refused.content.decode()
@@ -239,3 +240,14 @@ def test_chat_report_section_counts_chats_failures_and_reply_times(client, user,
     assert 'data-testid="chat-summary"' in html and "every conversation has one rater" in html
     plain = make_study("likert")
     assert 'data-testid="chat-summary"' not in client.get(f"/studies/{plain.slug}/report/").content.decode()
+
+
+def test_chat_start_page_says_raters_will_chat(client, user, local_bot, loopback_allowed):
+    """Issue 34: the start page of a chat study says the rater chats first, then judges the conversation."""
+    bot_system("rule", local_bot.url("rule"))
+    study = chat_study(user, ["rule"])
+    assignment = started_assignment(study)
+    assignment.consented_at = None
+    assignment.save(update_fields=["consented_at"])
+    page = client.get(reverse("raters:start", args=[assignment.token])).content.decode()
+    assert "first chat with a dialogue system" in page

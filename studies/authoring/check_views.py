@@ -1,4 +1,4 @@
-"""Researcher pages for attention checks and gold items (studies.rating.checks): list, add (a form or a
+"""Researcher pages for attention checks and gold items (studies.authoring.checks): list, add (a form or a
 CSV), remove, and the placement / pass-rate settings. Thin: the service checks everything."""
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from studies.authoring import checks
 from studies.authoring import selectors as study_selectors
 from studies.authoring.views import _errors_text
 from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
 from studies.pseudonyms import rater_pseudonym
-from studies.rating import checks
+from studies.reports.check_selectors import study_checks_summary
 
 MAX_UPLOAD = 5_000_000
 
@@ -28,7 +29,7 @@ def _study(request, slug):
 @login_required
 def checks_page(request, slug):
     study = _study(request, slug)
-    summary = checks.study_checks_summary(study)
+    summary = study_checks_summary(study)
     flagged = [{"assignment": a, "rater": rater_pseudonym(study.experiment_id, a.rater_id)}
                for a in summary["flagged"]]
     return render(request, "studies/checks.html", {
