@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
@@ -140,15 +141,17 @@ def ratings_version(studies: QuerySet[Study]) -> str:
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
     """The reliability report (studies.analysis.report) of these studies, computed once per version
     of their ratings and kept in the cache (the page and its figures share it). Raters are named by
-    pseudonym unless ``raw_ids``."""
+    pseudonym unless ``raw_ids``. Its flag thresholds are the rater pages' (``settings.RATER_FLAGS``)."""
     from studies.analysis.report import ReportOptions, build_report
 
-    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}"
+    limits = settings.RATER_FLAGS
+    options = ReportOptions(exclude_flagged=exclude_flagged, min_loo=limits["min_loo_r"],
+                            max_straight=limits["max_straight_lining"])
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}:{options.min_loo}:{options.max_straight}"
     key = "report:" + hashlib.sha256(version.encode()).hexdigest()
     report = cache.get(key)
     if report is None:
-        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
-                              ReportOptions(exclude_flagged=exclude_flagged))
+        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies), options)
         cache.set(key, report, timeout=3600)
     return report
 

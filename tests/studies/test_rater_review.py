@@ -310,3 +310,16 @@ def test_rater_evidence_speed_flag_against_the_study_median_and_in_the_queue(rat
     honest = {f.key: f for f in rater_evidence.rater_evidence(study, done["r0"].rater_id)["flags"]}["speed"]
     assert honest.figure == 1.0 and not honest.raised
     assert "speed" in {f.key for f in review_queue.flagged_raters(study)[0]["raised"]}
+
+
+def test_rater_evidence_thresholds_are_the_reports_too(rated, settings):
+    study, done = rated
+    honest = done["r0"].rater_id
+
+    def flagged():
+        return {int(r["rater"]): r["flagged"] for r in report_selectors.reliability_report(one(study)).raters}[honest]
+
+    assert not flagged()
+    settings.RATER_FLAGS = {**settings.RATER_FLAGS, "min_loo_r": 1.5}  # above any correlation
+    assert flagged()
+    assert {f.key: f for f in rater_evidence.rater_evidence(study, honest)["flags"]}["loo_r"].raised
