@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from crowd import bonuses, publishing, reviews, selectors, sync, workers
+from crowd import bonuses, publishing, rater_decisions, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Publication, WorkerAssignment
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
@@ -182,3 +182,25 @@ def crowd_action(request, slug, action):
     except (PlatformError, PublishRefused, ReviewError) as error:
         messages.error(request, str(error))
     return redirect("crowd:study_crowd", slug=study.slug)
+
+
+@login_required
+@require_POST
+def rater_decide(request, slug, rater):
+    """Approve, reject or bonus one rater from the review queue or the rater's page (issue 36); the
+    platform first, then the decision (``crowd.rater_decisions``). Back to the page the form was on."""
+    study = _study(request, slug)
+    assignment = get_object_or_404(Assignment, study=study, rater_id=rater)
+    try:
+        rater_decisions.rater_platform_decide(
+            assignment=assignment, kind=request.POST.get("kind", ""), reason=request.POST.get("reason", ""),
+            amount=request.POST.get("amount"), rejection_category=request.POST.get("rejection_category", ""),
+            user=request.user)
+        messages.success(request, "Sent to the platform and recorded.")
+    except ValidationError as error:
+        messages.error(request, _errors_text(error))
+    except (PlatformError, ReviewError) as error:
+        messages.error(request, str(error))
+    if request.POST.get("next") == "queue":
+        return redirect("studies:study_review", slug=study.slug)
+    return redirect("studies:study_rater", slug=study.slug, rater=rater)

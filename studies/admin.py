@@ -85,6 +85,13 @@ class RaterBlockAdmin(admin.ModelAdmin):
     raw_id_fields = ("rater",)
 
 
+@admin.register(models.RaterDecision)
+class RaterDecisionAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "kind", "reason", "decided_by", "decided_at", "reverted_at")
+    list_filter = ("kind",)
+    raw_id_fields = ("assignment",)
+
+
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("study", "rater", "acceptance_id", "status", "started_at", "submitted_at", "total_seconds",

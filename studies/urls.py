@@ -6,6 +6,7 @@ from studies.authoring import views as authoring_views
 from studies.corpora import views as corpus_views
 from studies.onboarding import authoring_views as practice_views
 from studies.rating import views as rater_views
+from studies.reports import review_views
 from studies.reports import views as report_views
 
 app_name = "studies"
@@ -40,6 +41,11 @@ urlpatterns = [
     path("studies/<slug:slug>/builder/expected/", builder_views.builder_expected, name="builder_expected"),
     path("studies/<slug:slug>/duplicate/", workflow_views.study_duplicate, name="study_duplicate"),
     path("studies/<slug:slug>/delete/", workflow_views.study_delete, name="study_delete"),
+    path("studies/<slug:slug>/review/", review_views.review_page, name="study_review"),
+    path("studies/<slug:slug>/raters/<id:rater>/", review_views.rater_page, name="study_rater"),
+    path("studies/<slug:slug>/raters/<id:rater>/decide/", review_views.rater_decide, name="study_rater_decide"),
+    path("studies/<slug:slug>/decisions/<id:decision>/revert/", review_views.decision_revert,
+         name="study_decision_revert"),
     path("studies/<slug:slug>/browse/", workflow_views.study_items_browser, name="study_items_browser"),
     path("studies/<slug:slug>/state/<str:action>/", workflow_views.study_state, name="study_state"),
     path("studies/<slug:slug>/<str:action>/", authoring_views.study_transition, name="study_transition"),

@@ -128,6 +128,35 @@ SHARED_DATA_DIR = env.path("CONCORD_SHARED_DATA", default=str(BASE_DIR.parent / 
 EMBEDDING_CACHE_DIR = (None if env.str("CONCORD_EMBEDDING_CACHE", default="") == "off"
                        else env.path("CONCORD_EMBEDDING_CACHE", default=str(ARTIFACTS_DIR) + "/embeddings"))
 
+# Rater review (issue 36: studies.reports.rater_evidence). Each flag on a rater's page shows its figure beside
+# its threshold; the thresholds, and where each comes from:
+RATER_FLAGS = {
+    # leave-one-out Spearman ρ with the others' mean (scales) below this: the corrected item-total
+    # correlation cut-off of 0.20 (Streiner, Norman & Cairney 2015, Health Measurement Scales, 5th ed., ch. 5),
+    # with raters in place of items; the report's FLAG_MIN_LOO (studies.analysis.report) is the same number
+    "min_loo_r": env.float("CONCORD_FLAG_MIN_LOO_R", default=0.2),
+    # share of screens on which every response got the same value above this: the report's FLAG_MAX_STRAIGHT.
+    # No published cut-off exists (Kim et al. 2019, Sociological Methods & Research 48(3), compare indicators
+    # of straight-lining without one); 0.8 leaves raters whose screens are mostly identical
+    "max_straight_lining": env.float("CONCORD_FLAG_MAX_STRAIGHT", default=0.8),
+    # Cohen's κ with the others' majority label (labels) below this: "slight" agreement or less
+    # (Landis & Koch 1977, Biometrics 33(1): 0.00-0.20 slight)
+    "min_kappa": env.float("CONCORD_FLAG_MIN_KAPPA", default=0.2),
+    # share of decisive A/B choices agreeing with the Bradley-Terry order at or below this: chance (0.5)
+    "min_order_agreement": env.float("CONCORD_FLAG_MIN_ORDER_AGREEMENT", default=0.5),
+    # median active seconds per item below this share of the study's median: "speeders", the 30% of the
+    # median used by Greszki, Meyer & Schoen 2015 (Public Opinion Quarterly 79(2)) for too-fast responses
+    "min_speed_share": env.float("CONCORD_FLAG_MIN_SPEED_SHARE", default=0.3),
+    # top answer at the first shown position more often than chance, exact binomial test below this p:
+    # the conventional 1% level, strict because every rater is tested (Holm would be stricter still)
+    "position_p": env.float("CONCORD_FLAG_POSITION_P", default=0.01),
+}
+# The label aggregation the report uses for categorical and multi-label criteria (studies.analysis.aggregation:
+# majority_vote, dawid_skene or mace); every method's accuracy on gold and check items is shown beside it.
+LABEL_AGGREGATION_METHOD = env.str("CONCORD_LABEL_AGGREGATION", default="dawid_skene")
+# How many of the most disputed items the review queue lists.
+REVIEW_DISPUTED_ITEMS = env.int("CONCORD_REVIEW_DISPUTED_ITEMS", default=10)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studies:experiment_list"
 LOGOUT_REDIRECT_URL = "login"

@@ -25,7 +25,7 @@ from studies.onboarding import selectors as onboarding_selectors
 from studies.rating import invites as invite_links
 from studies.rating import platforms
 from studies.rating.links import study_entry_path
-from studies.reports import live_selectors, live_services
+from studies.reports import live_selectors, live_services, rater_evidence
 from studies.reports.check_selectors import study_checks_summary
 from studies.reports.exporting import EXPORT_FORMATS
 
@@ -161,7 +161,8 @@ def study_live_panel(request, slug):
         logger.exception("live reliability of study %s could not be computed", study.slug)
         live = {"failed": True, "config": live_selectors.live_config(study)}
     template = "studies/_live_panel.html" if request.GET.get("fragment") == "1" else "studies/live_panel.html"
-    return render(request, template, {"study": study, "live": live, "live_forms": LIVE_FORM_LABELS})
+    return render(request, template, {"study": study, "live": live, "live_forms": LIVE_FORM_LABELS,
+                                      "exclusions": rater_evidence.exclusions(Study.objects.filter(pk=study.pk))})
 
 
 class LiveConfigForm(forms.Form):

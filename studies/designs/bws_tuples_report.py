@@ -52,7 +52,7 @@ def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True) -> pd.D
 
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=KEY)
     if done_only:
-        choices = choices.filter(assignment__status__in=DONE)
+        choices = choices.filter(assignment__status__in=DONE, assignment__excluded=False)
     frame = pd.DataFrame.from_records(list(choices.values_list(*ANNOTATION_COLUMNS.values())),
                                       columns=list(ANNOTATION_COLUMNS))
     if frame.empty:

@@ -51,7 +51,7 @@ PAIRWISE_CRITERIA = (
 )
 MIXED_FIELDS = ("left_response", "right_response", "left_system", "right_system", "choice", "winner_system", "reason")
 SHARED_FIELDS = ("experiment", "study", "criterion", "conversation", "rater", "platform", "seconds", "assignment_status",
-                 "submitted_at")
+                 "submitted_at", "excluded", "excluded_reason")
 
 
 def reason_problem(config: Mapping[str, Any], reason: str) -> str | None:

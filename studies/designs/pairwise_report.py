@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from studies.designs.common import DONE
 from studies.models import Assignment, Comparison, Study
@@ -30,7 +30,7 @@ FRAME_COLUMNS = {
 EXPORT_FIELDS = (
     "experiment", "study", "criterion", "conversation", "item", "rater", "platform", "left_response",
     "right_response", "left_system", "right_system", "choice", "winner_system", "reason", "seconds",
-    "assignment_status", "submitted_at",
+    "assignment_status", "submitted_at", "excluded", "excluded_reason",
 )
 
 
@@ -38,10 +38,11 @@ def pairwise_studies(studies: QuerySet[Study]) -> QuerySet[Study]:
     return studies.filter(design=KEY)
 
 
-def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
-    """Judgments of submitted or approved assignments, check items left out."""
-    return Comparison.objects.filter(assignment__study__in=studies, assignment__status__in=DONE,
-                                     item__check_kind="")
+def comparisons(studies: QuerySet[Study], *, with_excluded: bool = False) -> QuerySet[Comparison]:
+    """Judgments of submitted or approved assignments, check items left out, and raters a reviewer
+    excluded (``Assignment.excluded``) unless ``with_excluded`` (the export keeps them and says so)."""
+    found = Comparison.objects.filter(assignment__study__in=studies, assignment__status__in=DONE, item__check_kind="")
+    return found if with_excluded else found.filter(assignment__excluded=False)
 
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
@@ -58,7 +59,7 @@ def comparisons_version(studies: QuerySet[Study]) -> str:
     stamp = Comparison.objects.filter(assignment__study_id__in=ids).aggregate(n=Count("id"), last=Max("updated_at"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
         done=Count("id", filter=Q(status__in=DONE)), failed=Count("id", filter=Q(checks_failed=True)),
-        last=Max("submitted_at"))
+        last=Max("submitted_at"), excluded=Sum("id", filter=Q(excluded=True)))
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values()))
 
 
@@ -93,20 +94,22 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
 
 def comparisons_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
     """One tidy row per judgment, streamed; raters by per-experiment pseudonym unless ``raw_ids``."""
-    queryset = comparisons(studies).order_by("assignment__study_id", "assignment_id", "item__position",
+    queryset = comparisons(studies, with_excluded=True).order_by("assignment__study_id", "assignment_id", "item__position",
                                              "criterion__position").values_list(
         "assignment__study__experiment__slug", "assignment__study__slug", "criterion__name",
         "item__conversation__external_id", "item_id", "assignment__rater__external_id", "assignment__rater__platform",
         "left_id", "right_id", "left__system__name", "right__system__name", "choice", "reason", "seconds",
-        "assignment__status", "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id")
+        "assignment__status", "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id",
+        "assignment__excluded", "assignment__exclusion_reason")
     for row in queryset.iterator(chunk_size=5000):
         (experiment, study, criterion, conversation, item, rater, platform, left, right, left_system, right_system,
-         choice, reason, seconds, status, submitted, experiment_id, rater_id) = row
+         choice, reason, seconds, status, submitted, experiment_id, rater_id, excluded, why) = row
         winner = {"left": left_system, "right": right_system}.get(choice, "")
         yield dict(zip(EXPORT_FIELDS, (
             experiment, study, criterion, conversation, item,
             rater if raw_ids else rater_pseudonym(experiment_id, rater_id), platform, left, right, left_system,
-            right_system, choice, winner, reason, seconds, status, submitted), strict=True))
+            right_system, choice, winner, reason, seconds, status, submitted, excluded, why if excluded else ""),
+            strict=True))
 
 
 def pairwise_sheets(studies: QuerySet[Study], *, exclude_flagged: bool = False) -> dict[str, pd.DataFrame]:

@@ -69,6 +69,10 @@ class Assignment(models.Model):
     checks_passed = models.PositiveSmallIntegerField(null=True, blank=True)
     checks_failed = models.BooleanField(
         default=False, help_text="Pass rate below the study's min_pass_rate: flagged, suggested for rejection.")
+    excluded = models.BooleanField(
+        default=False, help_text="Left out of every report, export figure and the live panel by a reviewer "
+                                 "(RaterDecision 'exclude'); the export keeps the rows and says so.")
+    exclusion_reason = models.CharField(max_length=1000, blank=True, help_text="Why (the active exclusion's reason).")
 
     class Meta:
         ordering = ["study", "started_at"]

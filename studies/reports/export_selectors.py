@@ -16,7 +16,8 @@ working) and then what a position-bias or context analysis needs:
 - ``checks_shown`` / ``checks_passed`` / ``failed_checks``: the rater's attention checks and gold
   items in this assignment (set at submit; ``failed_checks`` is the flag the report's "exclude flagged
   raters" leaves out) and ``screened_out`` (failed checks, or screened out by hand), so an analysis
-  outside Concord can drop the same raters.
+  outside Concord can drop the same raters; ``excluded`` / ``excluded_reason``: a reviewer left the rater
+  out of the results (``studies.rating.decisions``): every report does, the export keeps the rows and says why.
 
 Texts and contexts are looked up once per response and per item (a study has far fewer of them than
 ratings), not fetched with every rating row.
@@ -36,9 +37,10 @@ from studies.pseudonyms import rater_pseudonym
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
 EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context",
-                "kind", "answer", "rationale", "checks_shown", "checks_passed", "failed_checks", "screened_out")
+                "kind", "answer", "rationale", "checks_shown", "checks_passed", "failed_checks", "screened_out",
+                "excluded", "excluded_reason")
 _CHECK_FIELDS = ("assignment__checks_shown", "assignment__checks_passed", "assignment__checks_failed",
-                 "assignment__platform_data")
+                 "assignment__platform_data", "assignment__excluded", "assignment__exclusion_reason")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
 CHUNK = 5000
 
@@ -71,7 +73,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     datetimes); raters by their per-experiment pseudonym unless ``raw_ids``."""
     slot = AssignmentItem.objects.filter(assignment=OuterRef("assignment"), item=OuterRef("item"))
     queryset = (
-        normalised_ratings(studies, numeric_only=False)
+        normalised_ratings(studies, numeric_only=False, with_excluded=True)
         .annotate(shown_order=Subquery(slot.values("response_order")[:1], output_field=JSONField()),
                   item_order=Subquery(slot.values("position")[:1]),
                   active_seconds=Subquery(slot.values("active_seconds")[:1]),
@@ -119,9 +121,11 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             yield from _judgment_rows(design.export_rows(design.studies_of(studies), raw_ids=raw_ids))
 
 
-def _check_columns(shown: int | None, passed: int | None, failed: bool, platform_data: Any) -> dict[str, Any]:
+def _check_columns(shown: int | None, passed: int | None, failed: bool, platform_data: Any, excluded: bool = False,
+                   reason: str = "") -> dict[str, Any]:
     screened = bool(failed) or bool((platform_data or {}).get("screened_out"))
-    return {"checks_shown": shown, "checks_passed": passed, "failed_checks": bool(failed), "screened_out": screened}
+    return {"checks_shown": shown, "checks_passed": passed, "failed_checks": bool(failed), "screened_out": screened,
+            "excluded": bool(excluded), "excluded_reason": reason if excluded else ""}
 
 
 def _judgment_rows(judgments: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

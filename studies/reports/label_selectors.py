@@ -67,7 +67,8 @@ def answers_frame(criteria: list[Criterion], *, exclude_flagged: bool = False):
     report's section and the live panel read the same rows."""
     import pandas as pd
 
-    ratings = Rating.objects.filter(criterion__in=criteria, item__check_kind="", assignment__status__in=DONE_STATUSES)
+    ratings = Rating.objects.filter(criterion__in=criteria, item__check_kind="", assignment__status__in=DONE_STATUSES,
+                                    assignment__excluded=False)
     if exclude_flagged:
         ratings = ratings.exclude(assignment__checks_failed=True)
     rows = list(targets.with_targets(ratings).order_by("id").values_list(
@@ -103,7 +104,7 @@ def label_frame(studies: QuerySet[Study]):
     import pandas as pd
 
     ratings = Rating.objects.filter(assignment__study__in=studies, item__check_kind="",
-                                    assignment__status__in=DONE_STATUSES,
+                                    assignment__status__in=DONE_STATUSES, assignment__excluded=False,
                                     criterion__kind__in=["categorical", "multilabel"])
     rows = list(targets.with_targets(ratings).order_by("id").values_list(
         "assignment__study__slug", "criterion__name", "criterion__kind", "label", "labels", "criterion__options",

@@ -62,7 +62,7 @@ def _unchanged(frame: pd.DataFrame, study: Study) -> bool:
     """Whether the kept rows still equal the database's (count, sums of values and ranks, latest
     change over the done assignments; one aggregate in the database): an edited rating or
     re-opened assignment forces a full reload."""
-    db = Rating.objects.filter(assignment__study_id=study.pk, assignment__status__in=DONE_STATUSES,
+    db = Rating.objects.filter(assignment__study_id=study.pk, assignment__status__in=DONE_STATUSES, assignment__excluded=False,
                                item__check_kind="", criterion__kind__in=NUMERIC_KINDS).aggregate(
         n=Count("id"), values=Sum("value"), ranks=Sum("rank"), last=Max("updated_at"))
     ours = _stamp(len(frame), frame["value"].sum(), frame["rank"].sum(), frame["updated_at"].max() if len(frame) else None)
@@ -81,7 +81,8 @@ def live_frame(study: Study) -> pd.DataFrame:
 
     key = f"live-frame:{study.pk}"
     frame = cache.get(key)
-    done = set(Assignment.objects.filter(study_id=study.pk, status__in=DONE_STATUSES).values_list("pk", flat=True))
+    done = set(Assignment.objects.filter(study_id=study.pk, status__in=DONE_STATUSES, excluded=False)
+               .values_list("pk", flat=True))
     if frame is not None:
         have = set(frame["assignment"].unique().tolist())
         if have - done:

@@ -35,7 +35,8 @@ def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     if ratings.empty:
         return ratings.assign(shown_position=pd.Series(dtype=float))
     slots = pd.DataFrame.from_records(
-        list(AssignmentItem.objects.filter(assignment__study__in=studies, assignment__status__in=DONE_STATUSES)
+        list(AssignmentItem.objects.filter(assignment__study__in=studies, assignment__status__in=DONE_STATUSES,
+                                           assignment__excluded=False)
              .values_list("assignment_id", "item_id", "response_order")),
         columns=["assignment", "item", "response"])
     slots = slots[slots["response"].map(lambda order: isinstance(order, list) and len(order) > 0)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
@@ -30,15 +31,19 @@ EXPORT_FIELDS = (
 )
 
 
-def normalised_ratings(studies: QuerySet[Study], *, numeric_only: bool = True) -> QuerySet[Rating]:
+def normalised_ratings(studies: QuerySet[Study], *, numeric_only: bool = True,
+                       with_excluded: bool = False) -> QuerySet[Rating]:
     """Ratings of the studies with ``normalised_value`` computed in the database as each design says
     (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
     et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
     names which. ``numeric_only``: only the criteria answered by a number (the scale analyses); the
-    export asks for every kind (labels and texts have ``value`` None)."""
+    export asks for every kind (labels and texts have ``value`` None). Raters a reviewer excluded
+    (``Assignment.excluded``, studies.rating.decisions) are left out unless ``with_excluded`` (the
+    export keeps them and says so)."""
     shown = targets.SHOWN  # m of an item: the responses, dialogues or chats it shows
     # Labels and free text (studies.designs.kinds) are never read as numbers: their own sections count them.
     ratings = Rating.objects.filter(assignment__study__in=studies, item__check_kind="")
+    ratings = ratings if with_excluded else ratings.filter(assignment__excluded=False)
     ratings = targets.with_targets(ratings.filter(criterion__kind__in=NUMERIC_KINDS) if numeric_only else ratings)
     normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
                   if (rule := design.normalised_value(shown)) is not None]
@@ -118,14 +123,16 @@ def scale_absent_reason(studies: QuerySet[Study], *, short: bool = False) -> str
 def ratings_version(studies: QuerySet[Study]) -> str:
     """Changes whenever the ratings or the assignments that reports read change: counts, latest
     change, the sums of values and ranks (bulk updates leave updated_at alone), and how many
-    assignments are in a status reports count (approving or rejecting one changes the report); and
+    assignments are in a status reports count (approving or rejecting one changes the report), which
+    are excluded by a reviewer; and
     the designs' own judgments that are not Ratings (best-worst picks, A/B choices)."""
     rows = sorted(studies.values_list("pk", "design"))
     ids = [pk for pk, _ in rows]
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
         n=Count("id"), last=Max("updated_at"), values=Sum("value"), ranks=Sum("rank"))
     done = Assignment.objects.filter(study_id__in=ids).aggregate(
-        n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"))
+        n=Count("id"), done=Count("id", filter=Q(status__in=DONE_STATUSES)), last=Max("submitted_at"),
+        excluded=Sum("id", filter=Q(excluded=True)))  # a reviewer's exclusion changes every report
     own = [v for design in designs_of({key for _, key in rows})
            for v in design.judgments_stamp(ids)]
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
@@ -134,15 +141,17 @@ def ratings_version(studies: QuerySet[Study]) -> str:
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
     """The reliability report (studies.analysis.report) of these studies, computed once per version
     of their ratings and kept in the cache (the page and its figures share it). Raters are named by
-    pseudonym unless ``raw_ids``."""
+    pseudonym unless ``raw_ids``. Its flag thresholds are the rater pages' (``settings.RATER_FLAGS``)."""
     from studies.analysis.report import ReportOptions, build_report
 
-    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}"
+    limits = settings.RATER_FLAGS
+    options = ReportOptions(exclude_flagged=exclude_flagged, min_loo=limits["min_loo_r"],
+                            max_straight=limits["max_straight_lining"])
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}:{options.min_loo}:{options.max_straight}"
     key = "report:" + hashlib.sha256(version.encode()).hexdigest()
     report = cache.get(key)
     if report is None:
-        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies),
-                              ReportOptions(exclude_flagged=exclude_flagged))
+        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies), options)
         cache.set(key, report, timeout=3600)
     return report
 

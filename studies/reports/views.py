@@ -13,7 +13,7 @@ from studies.authoring import selectors as study_selectors
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
 from studies.models import Study
-from studies.reports import label_selectors, position_selectors, sections
+from studies.reports import aggregation_selectors, label_selectors, position_selectors, rater_evidence, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -110,6 +110,9 @@ def report_page(request, study=None, experiment=None):
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
+        # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
+        "exclusions": rater_evidence.exclusions(studies),
+        "aggregation_blocks": [{"study": s, "criteria": aggregation_selectors.study_aggregation(s)} for s in studies],
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }

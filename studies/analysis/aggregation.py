@@ -1,0 +1,127 @@
+"""Label aggregation for categorical and multi-label criteria: one label per rated target from many
+raters' labels, and each rater's competence, through crowd-kit (Ustalov et al. 2024, Toloka).
+
+Methods (``METHODS``):
+
+- ``majority_vote``: the most frequent label per target (ties go to the label crowd-kit sorts first);
+  a rater's competence is the share of their labels equal to the majority label.
+- ``dawid_skene``: Dawid & Skene (1979), "Maximum likelihood estimation of observer error-rates using
+  the EM algorithm", Applied Statistics 28(1). Each rater j has a confusion matrix π_j[k, l] =
+  P(label l | true class k); EM alternates the posterior of each target's class with the priors and
+  matrices. Competence = Σ_k p_k π_j[k, k], the probability that rater j gives the true label.
+- ``mace``: MACE, Hovy et al. (2013), "Learning whom to trust with MACE", NAACL-HLT 1120–1130. A rater
+  gives the true label unless spamming (probability 1 − θ_j), then draws from their own distribution;
+  variational Bayes with Beta(0.5, 0.5) priors, one seeded restart. Competence = θ_j. Like majority vote,
+  it is started from the raters agreeing, so a bloc of raters giving one label throughout looks competent
+  to it; Dawid–Skene's confusion matrices see that such a rater's label says nothing about the truth.
+
+Multi-label criteria are read as one yes/no question per (target, option) (Zhang & Zhou 2014's
+binary relevance): each option a target could have is aggregated on its own.
+
+No Django here; crowd-kit (which pulls pandas) is imported inside the functions.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+METHODS = {
+    "majority_vote": "Majority vote",
+    "dawid_skene": "Dawid–Skene (1979)",
+    "mace": "MACE (Hovy et al. 2013)",
+}
+DEFAULT_METHOD = "dawid_skene"
+SEED = 0  # MACE's random restarts are seeded: the report is the same on every reload
+MACE_RESTARTS = 1  # Hovy et al. use 10; crowd-kit's implementation takes seconds per restart (the report caches it)
+
+
+@dataclass
+class Aggregation:
+    """One method's result: ``labels`` (task -> label), ``competence`` (worker -> [0, 1])."""
+
+    method: str
+    labels: dict[Any, Any] = field(default_factory=dict)
+    competence: dict[Any, float] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return METHODS[self.method]
+
+
+def answers_frame(rows: Iterable[tuple[Any, Any, Any]]):
+    """crowd-kit's input: a DataFrame with columns worker, task, label from (worker, task, label) rows;
+    rows whose label is None or "" are left out."""
+    import pandas as pd
+
+    kept = [(w, t, str(label)) for w, t, label in rows if label is not None and label != ""]
+    return pd.DataFrame(kept, columns=["worker", "task", "label"])
+
+
+def multilabel_rows(rows: Iterable[tuple[Any, Any, Iterable[str] | None]],
+                    options: Iterable[str]) -> list[tuple[Any, Any, str]]:
+    """(worker, (task, option), "yes"/"no") per option for multi-label answers (binary relevance):
+    a rater who ticked nothing said "no" to every option; an answer of None is no answer."""
+    options = list(options)
+    out = []
+    for worker, task, labels in rows:
+        if labels is None:
+            continue
+        ticked = set(labels)
+        out.extend((worker, (task, option), "yes" if option in ticked else "no") for option in options)
+    return out
+
+
+def _model(method: str):
+    from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
+
+    if method == "majority_vote":
+        return MajorityVote()
+    if method == "dawid_skene":
+        return DawidSkene(n_iter=100)
+    if method == "mace":  # one seeded restart: crowd-kit's MACE costs seconds per restart on a few thousand answers
+        return MACE(n_restarts=MACE_RESTARTS, n_iter=50, random_state=SEED)
+    raise ValueError(f"unknown aggregation method {method!r}; one of {', '.join(METHODS)}")
+
+
+def aggregate(frame, method: str = DEFAULT_METHOD) -> Aggregation:
+    """Labels and competences of ``frame`` (``answers_frame``) by ``method`` (``METHODS``)."""
+    model = _model(method)
+    result = Aggregation(method=method)
+    if frame is None or not len(frame):
+        return result
+    labels = model.fit_predict(frame)
+    result.labels = {task: label for task, label in labels.items()}
+    if method == "majority_vote":
+        agree = frame.assign(hit=frame["label"].to_numpy() == frame["task"].map(labels).to_numpy())
+        skill = agree.groupby("worker")["hit"].mean()
+    elif method == "dawid_skene":
+        # errors_: index (worker, given label), columns the true label; P(correct) = Σ_k p_k π_j[k, k]
+        errors, priors = model.errors_, model.priors_
+        skill = {worker: float(sum(priors[k] * errors.loc[(worker, k), k] for k in priors.index
+                                   if (worker, k) in errors.index))
+                 for worker in errors.index.get_level_values(0).unique()}
+    else:  # spamming_[j] = (P(spam), P(knowing)) per worker, in order of first appearance (pd.factorize)
+        import pandas as pd
+
+        skill = dict(zip(pd.unique(frame["worker"]), model.spamming_[:, 1], strict=True))
+    result.competence = {worker: float(value) for worker, value in skill.items()}
+    return result
+
+
+def accuracy(labels: Mapping[Any, Any], truth: Mapping[Any, Any]) -> dict[str, Any]:
+    """How many of the targets with a known label (gold or check items) got it: correct, n and
+    correct / n (None without any)."""
+    known = [task for task in truth if task in labels]
+    correct = sum(str(labels[task]) == str(truth[task]) for task in known)
+    return {"correct": correct, "n": len(known), "accuracy": correct / len(known) if known else None}
+
+
+def compare_methods(frame, truth: Mapping[Any, Any]) -> list[dict[str, Any]]:
+    """Every method on ``frame``, each with its accuracy on ``truth`` (task -> known label)."""
+    rows = []
+    for method in METHODS:
+        result = aggregate(frame, method)
+        rows.append({"method": method, "title": METHODS[method], "aggregation": result,
+                     **accuracy(result.labels, truth)})
+    return rows
