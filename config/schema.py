@@ -7,10 +7,11 @@ Two things the default AutoSchema gets wrong for our HackSoft-style views:
   endpoints were documented with each other's schemas (import jobs as experiments). A nested
   serializer is named after its view instead: ``ImportJobDetailApi.OutputSerializer`` ->
   ``ImportJobDetailOutput``.
-- Error answers were undocumented. Every operation now lists the ones DRF can give it: 400 (field
-  errors) for writes and for reads that take parameters, 401/403 where authentication or a
-  permission is required, 404 where the path or the body names an object, 429 where a throttle
-  applies. ``config.errors`` makes the 404 of a path that matches no view JSON as well.
+- Error answers were undocumented. Every operation now lists the ones DRF can give it, each as one
+  ``Problem`` (RFC 9457, ``application/problem+json``, ``config.errors``): 400 (field errors) for
+  writes and for reads that take parameters, 401/403 where authentication or a permission is
+  required, 404 where the path or the body names an object, 409 for writes the state may refuse,
+  429 where a throttle applies; an error a view declares itself (502) takes the same envelope.
 """
 from __future__ import annotations
 
@@ -18,24 +19,33 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework.permissions import AllowAny
 
-DETAIL_SCHEMA = {
+PROBLEM_SCHEMA = {
     "type": "object",
-    "properties": {"detail": {"type": "string"}},
-    "required": ["detail"],
-}
-FIELD_ERRORS_SCHEMA = {
-    "type": "object",
-    "description": "Problems by field name (`non_field_errors` for the request as a whole): a list of "
-                   "messages, or for nested input the nested problems.",
-    "additionalProperties": {},
+    "description": "RFC 9457 problem details (config.errors): the same keys whatever went wrong; `errors` names "
+                   "each field's problem by path (`criteria.0.name`; `field` null for the request as a whole).",
+    "properties": {
+        "type": {"type": "string", "description": "urn:concord:problem:<code>"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "errors": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"field": {"type": "string", "nullable": True}, "message": {"type": "string"},
+                           "code": {"type": "string", "nullable": True}},
+            "required": ["field", "message", "code"]}},
+    },
+    "required": ["type", "title", "status", "detail", "errors"],
 }
 ERRORS = {
-    "400": ("FieldErrors", FIELD_ERRORS_SCHEMA, "Invalid input: nothing was changed; the body names each field's problem."),
-    "401": ("ErrorDetail", DETAIL_SCHEMA, "No credentials, or an invalid or expired token."),
-    "403": ("ErrorDetail", DETAIL_SCHEMA, "Authenticated, but not allowed to do this."),
-    "404": ("ErrorDetail", DETAIL_SCHEMA, "No such object (in the path, or named in the body) among those visible to you."),
-    "429": ("ErrorDetail", DETAIL_SCHEMA, "Too many requests: retry after the number of seconds in Retry-After."),
+    "400": "Invalid input: nothing was changed; `errors` names each field's problem.",
+    "401": "No credentials, or an invalid or expired token.",
+    "403": "Authenticated, but not allowed to do this.",
+    "404": "No such object (in the path, or named in the body) among those visible to you.",
+    "409": "The object's state does not allow this (or an Idempotency-Key was reused with another body); "
+           "nothing was changed.",
+    "429": "Too many requests: retry after the number of seconds in Retry-After.",
 }
+PROBLEM_JSON = "application/problem+json"
 
 
 class ConcordAutoSchema(AutoSchema):
@@ -54,6 +64,8 @@ class ConcordAutoSchema(AutoSchema):
             codes += ["401", "403"]
         if "{" in self.path or self.method != "GET":  # a write may name other objects in its body
             codes.append("404")
+        if self.method != "GET":
+            codes.append("409")
         if self.view.get_throttles():
             codes.append("429")
         return codes
@@ -62,11 +74,13 @@ class ConcordAutoSchema(AutoSchema):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
-        for code in self._error_codes():
-            if code in responses:
+        component = ResolvedComponent(name="Problem", type=ResolvedComponent.SCHEMA, schema=PROBLEM_SCHEMA,
+                                      object="Problem")
+        self.registry.register_on_missing(component)
+        for code in [*self._error_codes(), *responses]:
+            if not str(code).isdigit() or int(code) < 400:
                 continue
-            name, schema, description = ERRORS[code]
-            component = ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, schema=schema, object=name)
-            self.registry.register_on_missing(component)
-            responses[code] = {"description": description, "content": {"application/json": {"schema": component.ref}}}
+            description = ERRORS.get(str(code)) or responses.get(code, {}).get("description") or "An error."
+            responses[str(code)] = {"description": description,
+                                    "content": {PROBLEM_JSON: {"schema": component.ref}}}
         return responses

@@ -25,3 +25,10 @@ class MetricsConfig(AppConfig):
         from studies.reports import sections
 
         sections.register(report_section)
+
+        # The built-in metrics exist after every migrate (a fresh database included), never by a page view.
+        from django.db.models.signals import post_migrate
+
+        from metrics.services import builtin_metrics_register
+
+        post_migrate.connect(builtin_metrics_register, sender=self, dispatch_uid="metrics-builtin")

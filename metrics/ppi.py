@@ -22,7 +22,7 @@ from django.db.models import Count, Max, QuerySet, Sum
 from metrics.models import MetricModel, MetricScore
 from metrics.selectors import conversation_scores, response_scores
 from studies.authoring.item_draws import draw_problem
-from studies.designs import design_for, unit_for
+from studies.designs import NUMERIC_KINDS, design_for, unit_for
 from studies.models import Conversation, Response, Study
 
 ALPHA = 0.05
@@ -214,7 +214,10 @@ def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = A
         return out
     means, ratings = _human_units(study)
     if means.empty:
-        out["problem"] = "no submitted ratings yet"
+        numeric = study.criteria.filter(kind__in=NUMERIC_KINDS).exists()
+        out["problem"] = ("no submitted ratings yet" if numeric else
+                          "its criteria are answered by labels, not numbers, and these estimates are of a mean "
+                          "score: see the human-vs-metric report's label cells")
         return out
     for criterion in list(dict.fromkeys(means["criterion"])):
         out["criteria"].append(_criterion(criterion, units, means, ratings, scores, target_width, alpha, len(units)))

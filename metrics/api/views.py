@@ -3,15 +3,18 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from metrics import registry, selectors, services, training
 from metrics.models import MetricModel, ScoringRun, TrainingRun
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.authoring import selectors as study_selectors
 
 
@@ -22,8 +25,23 @@ def visible_runs(user):
     return runs.filter(study__in=study_selectors.studies_visible_to(user))
 
 
+WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
+
+
+def worker_waiting(run) -> str | None:
+    """Why a queued run has not started: no worker has taken it yet (None once one has, or while young)."""
+    if run.status != "queued" or run.attempts or not run.created_at:
+        return None
+    waited = (timezone.now() - run.created_at).total_seconds()
+    if waited < WORKER_WAIT_SECONDS:
+        return None
+    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the gpu "
+            "queue (celery -A config worker -Q default,gpu)?")
+
+
 class WorkerRunSerializer(serializers.Serializer):
-    """What every worker run reports: status and progress (done of total), attempts, device, log."""
+    """What every worker run reports: status and progress (done of total), attempts, device, log, and
+    ``waiting`` (why a queued run has not started)."""
 
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -33,6 +51,10 @@ class WorkerRunSerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
     device = serializers.CharField()
     log = serializers.CharField()
+    waiting = serializers.SerializerMethodField()
+
+    def get_waiting(self, run) -> str | None:
+        return worker_waiting(run)
 
 
 class RunOutputSerializer(WorkerRunSerializer):
@@ -60,9 +82,13 @@ class MetricModelListApi(APIView):
         def get_card_warnings(self, model) -> list[str]:
             return selectors.card_warnings(model.card)
 
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS  # tells the schema that the list is paginated
+
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        return Response(self.OutputSerializer(MetricModel.objects.select_related("metric"), many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, MetricModel.objects.select_related("metric").order_by("name"), request,
+                        self.OutputSerializer)
 
 
 class MetricModelDetailApi(APIView):
@@ -81,7 +107,7 @@ class MetricModelDetailApi(APIView):
 
 
 class ScoringRunCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         metric_model = serializers.SlugField()
         study = serializers.SlugField()
         force = serializers.BooleanField(default=False)
@@ -173,10 +199,10 @@ class TrainingRunCreateApi(APIView):
 
     permission_classes = [IsAdminUser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         metric = serializers.ChoiceField(choices=registry.trainable_keys(), default="quantidce")
         stage = serializers.ChoiceField(choices=registry.all_stages())  # per metric: its Trainable's stages
-        model_name = serializers.SlugField(required=False, allow_blank=True, default="")
+        model_name = serializers.SlugField(required=False, allow_blank=True)  # no "" default: it breaks the pattern
         init_from = serializers.CharField(required=False, allow_blank=True, default="")
         encoder = serializers.CharField(required=False, allow_blank=True, default="")
         epochs = serializers.IntegerField(required=False, min_value=1)

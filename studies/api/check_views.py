@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from studies.api.inputs import StrictInput
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
@@ -55,7 +56,7 @@ class CheckListApi(APIView):
 
 
 class CheckCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         kind = serializers.ChoiceField(choices=CheckKind.choices)
         context = serializers.JSONField(help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
         responses = serializers.ListField(child=serializers.CharField(), min_length=1)

@@ -3,13 +3,14 @@ from datetime import datetime
 
 from rest_framework import serializers
 
+from studies.api.inputs import StrictInput
 from studies.authoring import allocation
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import KINDS
 from studies.models import Design, Study, Unit
 
 
-class CriterionSerializer(serializers.Serializer):
+class CriterionSerializer(StrictInput):
     name = serializers.SlugField()
     question = serializers.CharField(required=False, allow_blank=True)
     help_text = serializers.CharField(required=False, allow_blank=True)
@@ -83,7 +84,7 @@ class ImportOutputSerializer(serializers.Serializer):
     unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
 
 
-class ImportInputSerializer(serializers.Serializer):
+class ImportInputSerializer(StrictInput):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=("auto", *FORMATS), default="auto")
     corpus = serializers.SlugField(required=False, allow_blank=True)

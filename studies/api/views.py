@@ -20,6 +20,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from studies.api.errors import Conflict
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -37,6 +39,7 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.rating.links import study_entry_path
+from studies.reports import label_selectors
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -46,9 +49,9 @@ def _django_errors(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
-def _state_error(error: StudyStateError) -> ValidationError:
-    """A write the study's state does not allow (publishing a closed study, editing a published one)."""
-    return ValidationError({"status": str(error)})
+def _state_error(error: StudyStateError) -> Conflict:
+    """A write the study's state does not allow (publishing a closed study, editing a published one): 409."""
+    return Conflict(str(error))
 
 
 def _visible_study(request, slug: str) -> Study:
@@ -65,14 +68,17 @@ class ExperimentListApi(APIView):
             "slug": serializers.SlugField(), "design": serializers.CharField(), "status": serializers.CharField(),
         }, many=True, source="studies.all")
 
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS  # tells the schema that the list is paginated
+
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies")
-        return Response(self.OutputSerializer(experiments, many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies").order_by("pk")
+        return paginate(self, experiments, request, self.OutputSerializer)
 
 
 class ExperimentCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200)
         slug = serializers.SlugField(required=False)
         description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -89,14 +95,25 @@ class ExperimentCreateApi(APIView):
 
 
 class StudyListApi(APIView):
-    @extend_schema(responses=StudyOutputSerializer(many=True))
+    """The studies you can see, filtered by ``experiment`` (slug) and ``status``."""
+
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+
+    @extend_schema(responses=StudyOutputSerializer(many=True), parameters=[
+        OpenApiParameter("experiment", str, description="an experiment's slug"),
+        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices])])
     def get(self, request):
-        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria")
-        return Response(StudyOutputSerializer(studies, many=True).data)
+        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status"})
+        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
+        if experiment := request.query_params.get("experiment"):
+            studies = studies.filter(experiment__slug=experiment)
+        if wanted := choice_param(request, "status", [value for value, _ in Study.Status.choices]):
+            studies = studies.filter(status=wanted)
+        return paginate(self, studies.select_related("experiment"), request, StudyOutputSerializer)
 
 
 class StudyCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
         design = serializers.ChoiceField(choices=Design.choices)
@@ -158,7 +175,7 @@ class StudyCloseApi(APIView):
 class InviteCreateApi(APIView):
     """A single-use invitation link to an invite-platform study, valid for ``expires_in_days``."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         label = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
         expires_in_days = serializers.IntegerField(min_value=1, max_value=invites.INVITE_DAYS_MAX,
                                                    default=invites.INVITE_DAYS_DEFAULT)
@@ -188,7 +205,7 @@ class StudyRaterSettingsApi(APIView):
     completion and screened-out codes, the completion URL, the time limit, the closing time and
     whether the study closes once every item has its raters. Only the keys sent change; blank clears."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         completion_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
         screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
         completion_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
@@ -281,13 +298,12 @@ class StudyItemListApi(APIView):
         study = _visible_study(request, slug)
         items = study.items.select_related("conversation", "reference_conversation") \
             .prefetch_related("responses__system", "responses__conversation").order_by("position")
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(items, request, view=self)
-        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, items, request, self.OutputSerializer)
 
 
 class StudyItemsBuildApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         corpus = serializers.SlugField(required=False, allow_null=True, default=None,
                                        help_text="where the items come from (a chat study needs none)")
         systems = serializers.ListField(child=serializers.SlugField(), required=False,
@@ -414,7 +430,15 @@ class ReportApiMixin:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-        data = {**report.as_dict(), "positions": position_report(studies)}
+        # Criteria answered by labels or free text: the report page's labels section (label_selectors), and
+        # no "no ratings" note while such answers exist (the numeric tables are empty by design then).
+        labelled = label_selectors.label_report(studies, exclude_flagged=exclude,
+                                                excluded_raters=report.excluded_raters)
+        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled}
+        if any(entry["n"] for entry in labelled):
+            data["notes"] = [note if not note.startswith("No submitted ratings yet") else
+                             "No numeric ratings: these criteria are answered by labels or text (see labels)."
+                             for note in data.get("notes", [])]
         # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
         data.update({section.key: section.data
                      for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from studies.api.inputs import StrictInput, query_params_checked, whole_param
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import editing, planning, selectors
@@ -34,7 +35,7 @@ class StudySettingsApi(APIView):
     the criteria and the platform change only while the study is a draft no rater has started
     (400 on ``design`` says why otherwise); text, pay and limits change at any time."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200, required=False)
         design = serializers.ChoiceField(choices=Design.choices, required=False)
         design_config = serializers.DictField(required=False)
@@ -84,7 +85,7 @@ class StudySettingsApi(APIView):
 class StudyDuplicateApi(APIView):
     """A new draft copy (settings, criteria, items; no raters), in the same experiment."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200, required=False, allow_blank=True)
         experiment = serializers.SlugField(required=False, allow_blank=True,
                                            help_text="another experiment of yours; blank: the study's own")
@@ -184,7 +185,7 @@ class StudyPayPlanApi(APIView):
         return Response(self.OutputSerializer(planning.pay_plan(_visible_study(request, slug))).data)
 
 
-class CollaboratorInputSerializer(serializers.Serializer):
+class CollaboratorInputSerializer(StrictInput):
     user = serializers.CharField(max_length=254, help_text="username or e-mail address")
 
 
@@ -278,11 +279,13 @@ class StudyBrowserApi(APIView):
     def get(self, request, slug):
         study = _visible_study(request, slug)
         raw_ids = raw_ids_requested(request, [study.experiment_id])
-        rater = request.query_params.get("rater", "")
-        page_number = request.query_params.get("page", "1")
+        query_params_checked(request, {"page", "rater", "flagged", "raw_ids"})
+        wanted = {name: whole_param(request, name) for name in ("page", "rater")}
         page, rows = browser_selectors.item_page(
-            study, page=page_number, rater=int(rater) if rater.isascii() and rater.isdigit() and len(rater) <= 18 else None,
+            study, page=wanted["page"] or 1, rater=wanted["rater"],
             flagged_only=request.query_params.get("flagged", "").lower() in ("1", "true"), raw_ids=raw_ids)
+        if wanted["page"] and page.number != wanted["page"]:  # Django's get_page falls back to the last page
+            raise ValidationError({"page": [f"there are {page.paginator.num_pages} page(s), got {wanted['page']}"]})
         results = [{
             "id": row.item.pk, "position": row.item.position,
             "conversation": row.item.conversation.external_id if row.item.conversation is not None else None,
