@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
 
 PROBLEM_SCHEMA = {
@@ -56,9 +57,19 @@ class ConcordAutoSchema(AutoSchema):
             return owner.rpartition(".")[2].removesuffix("Api") + name
         return super().get_serializer_name(serializer, direction)
 
+    def get_override_parameters(self):
+        parameters = list(super().get_override_parameters())
+        if self.method in ("POST", "PUT", "PATCH", "DELETE"):  # studies.api.base.ApiView
+            parameters.append(OpenApiParameter(
+                "Idempotency-Key", str, OpenApiParameter.HEADER,
+                description="retry safely: the same key and request answer the first success again (per user, "
+                            "24 h); the same key with another request is a 409"))
+        return parameters
+
     def _error_codes(self) -> list[str]:
         codes = []
-        if self.method != "GET" or self.get_override_parameters():
+        paginated = getattr(self.view, "pagination_class", None) is not None  # limit/offset are checked
+        if self.method != "GET" or self.get_override_parameters() or paginated:
             codes.append("400")
         if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
             codes += ["401", "403"]

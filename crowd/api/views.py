@@ -9,12 +9,12 @@ from drf_spectacular.utils import extend_schema, extend_schema_field, inline_ser
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
+from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput
 from studies.api.views import _django_errors
@@ -39,7 +39,7 @@ class BadGateway(APIException):
         self.extensions = {"call": call}
 
 
-class CrowdApiView(APIView):
+class CrowdApiView(ApiView):
     """Maps the crowd app's exceptions onto HTTP answers (the one envelope of config.errors)."""
 
     def handle_exception(self, exc):

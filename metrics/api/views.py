@@ -10,10 +10,10 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import APIView
 
 from metrics import registry, selectors, services, training
 from metrics.models import MetricModel, ScoringRun, TrainingRun
+from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.authoring import selectors as study_selectors
 
@@ -69,7 +69,7 @@ class RunOutputSerializer(WorkerRunSerializer):
         return round((run.total - run.done) / rate, 1) if rate else None
 
 
-class MetricModelListApi(APIView):
+class MetricModelListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         name = serializers.SlugField()
         metric = serializers.CharField(source="metric.key")
@@ -91,7 +91,7 @@ class MetricModelListApi(APIView):
                         self.OutputSerializer)
 
 
-class MetricModelDetailApi(APIView):
+class MetricModelDetailApi(ApiView):
     """One metric model with its card: the model beside every untrained baseline on every human-judgment set
     (``metrics.model_cards``), and the warnings where it is below one."""
 
@@ -106,7 +106,7 @@ class MetricModelDetailApi(APIView):
                                                                 name=name)).data)
 
 
-class ScoringRunCreateApi(APIView):
+class ScoringRunCreateApi(ApiView):
     class InputSerializer(StrictInput):
         metric_model = serializers.SlugField()
         study = serializers.SlugField()
@@ -125,20 +125,20 @@ class ScoringRunCreateApi(APIView):
         return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class ScoringRunDetailApi(APIView):
+class ScoringRunDetailApi(ApiView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request, pk):
         return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
 
 
-class ScoringRunCancelApi(APIView):
+class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):
         run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
 
 
-class HumanMetricReportApi(APIView):
+class HumanMetricReportApi(ApiView):
     """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -151,7 +151,7 @@ class HumanMetricReportApi(APIView):
         return Response(selectors.human_metric_report(studies, metric_model))
 
 
-class PredictionPoweredApi(APIView):
+class PredictionPoweredApi(ApiView):
     """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 
@@ -194,7 +194,7 @@ class TrainingRunOutputSerializer(WorkerRunSerializer):
     config = serializers.JSONField()
 
 
-class TrainingRunCreateApi(APIView):
+class TrainingRunCreateApi(ApiView):
     """Queue a training run on the ``gpu`` queue (staff only: training uses the workers for hours)."""
 
     permission_classes = [IsAdminUser]
@@ -239,7 +239,7 @@ class TrainingRunCreateApi(APIView):
         return Response(TrainingRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class TrainingRunDetailApi(APIView):
+class TrainingRunDetailApi(ApiView):
     permission_classes = [IsAdminUser]
 
     @extend_schema(responses=TrainingRunOutputSerializer)
@@ -247,7 +247,7 @@ class TrainingRunDetailApi(APIView):
         return Response(TrainingRunOutputSerializer(get_object_or_404(TrainingRun, pk=pk)).data)
 
 
-class TrainingRunCancelApi(APIView):
+class TrainingRunCancelApi(ApiView):
     permission_classes = [IsAdminUser]
 
     @extend_schema(request=None, responses=TrainingRunOutputSerializer)

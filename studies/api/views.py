@@ -18,8 +18,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.serializers import (
@@ -58,7 +58,7 @@ def _visible_study(request, slug: str) -> Study:
     return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
-class ExperimentListApi(APIView):
+class ExperimentListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         slug = serializers.SlugField()
         title = serializers.CharField()
@@ -77,7 +77,7 @@ class ExperimentListApi(APIView):
         return paginate(self, experiments, request, self.OutputSerializer)
 
 
-class ExperimentCreateApi(APIView):
+class ExperimentCreateApi(ApiView):
     class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200)
         slug = serializers.SlugField(required=False)
@@ -94,7 +94,7 @@ class ExperimentCreateApi(APIView):
         return Response(ExperimentListApi.OutputSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 
-class StudyListApi(APIView):
+class StudyListApi(ApiView):
     """The studies you can see, filtered by ``experiment`` (slug) and ``status``."""
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
@@ -112,7 +112,7 @@ class StudyListApi(APIView):
         return paginate(self, studies.select_related("experiment"), request, StudyOutputSerializer)
 
 
-class StudyCreateApi(APIView):
+class StudyCreateApi(ApiView):
     class InputSerializer(StrictInput):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
@@ -146,13 +146,13 @@ class StudyCreateApi(APIView):
         return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDetailApi(APIView):
+class StudyDetailApi(ApiView):
     @extend_schema(responses=StudyOutputSerializer)
     def get(self, request, slug):
         return Response(StudyOutputSerializer(_visible_study(request, slug)).data)
 
 
-class StudyPublishApi(APIView):
+class StudyPublishApi(ApiView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
@@ -162,7 +162,7 @@ class StudyPublishApi(APIView):
         return Response(StudyOutputSerializer(study).data)
 
 
-class StudyCloseApi(APIView):
+class StudyCloseApi(ApiView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
@@ -172,7 +172,7 @@ class StudyCloseApi(APIView):
         return Response(StudyOutputSerializer(study).data)
 
 
-class InviteCreateApi(APIView):
+class InviteCreateApi(ApiView):
     """A single-use invitation link to an invite-platform study, valid for ``expires_in_days``."""
 
     class InputSerializer(StrictInput):
@@ -200,7 +200,7 @@ class InviteCreateApi(APIView):
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
-class StudyRaterSettingsApi(APIView):
+class StudyRaterSettingsApi(ApiView):
     """The rater-side settings of a study (``authoring.study_rater_settings_set``): Prolific's fixed
     completion and screened-out codes, the completion URL, the time limit, the closing time and
     whether the study closes once every item has its raters. Only the keys sent change; blank clears."""
@@ -243,7 +243,7 @@ class StudyRaterSettingsApi(APIView):
         return Response(self.OutputSerializer(self._output(study)).data)
 
 
-class ExperimentLinkApi(APIView):
+class ExperimentLinkApi(ApiView):
     """The experiment's one link (``/r/x/<experiment>/``): each new rater goes to the least-filled open
     condition. ``problem`` says why the conditions cannot share one link (mixed platforms), if so."""
 
@@ -265,13 +265,13 @@ class ExperimentLinkApi(APIView):
         return Response(self.OutputSerializer(output).data)
 
 
-class StudyProgressApi(APIView):
+class StudyProgressApi(ApiView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, slug):
         return Response(ProgressSerializer(study_selectors.study_progress(_visible_study(request, slug))).data)
 
 
-class StudyItemListApi(APIView):
+class StudyItemListApi(ApiView):
     # the project's (bounded limit/offset, config.pagination); also tells the schema that the list is paginated
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
@@ -302,7 +302,7 @@ class StudyItemListApi(APIView):
         return paginate(self, items, request, self.OutputSerializer)
 
 
-class StudyItemsBuildApi(APIView):
+class StudyItemsBuildApi(ApiView):
     class InputSerializer(StrictInput):
         corpus = serializers.SlugField(required=False, allow_null=True, default=None,
                                        help_text="where the items come from (a chat study needs none)")
@@ -332,7 +332,7 @@ class StudyItemsBuildApi(APIView):
         return Response({"items": count})
 
 
-class DialoguesImportApi(APIView):
+class DialoguesImportApi(ApiView):
     """Upload a dialogue file. Synchronous by default (all or nothing: 400 lists the problems by line
     and field); ``run_in_background`` queues a worker job and answers 202 with its id."""
 
@@ -388,7 +388,7 @@ class DialoguesImportApi(APIView):
         return Response(ImportOutputSerializer(summary.as_dict()).data, status=status.HTTP_201_CREATED)
 
 
-class ImportJobDetailApi(APIView):
+class ImportJobDetailApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         status = serializers.ChoiceField(choices=ImportJob.Status.choices)
@@ -402,7 +402,7 @@ class ImportJobDetailApi(APIView):
         return Response(self.OutputSerializer(job).data)
 
 
-class RatingsExportApi(APIView):
+class RatingsExportApi(ApiView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
@@ -450,7 +450,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
                                                                    "(owners, collaborators and staff only)")]
 
 
-class StudyReportApi(ReportApiMixin, APIView):
+class StudyReportApi(ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
@@ -460,7 +460,7 @@ class StudyReportApi(ReportApiMixin, APIView):
         return self.report_response(request, Study.objects.filter(pk=study.pk))
 
 
-class ExperimentReportApi(ReportApiMixin, APIView):
+class ExperimentReportApi(ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)

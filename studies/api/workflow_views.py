@@ -9,8 +9,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
 from studies.api.inputs import StrictInput, query_params_checked, whole_param
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
@@ -30,7 +30,7 @@ class QuestionSerializer(serializers.Serializer):
     choices = serializers.ListField(child=serializers.CharField(max_length=100), required=False, max_length=50)
 
 
-class StudySettingsApi(APIView):
+class StudySettingsApi(ApiView):
     """Change any of a study's settings; only the fields sent change. The design, its configuration,
     the criteria and the platform change only while the study is a draft no rater has started
     (400 on ``design`` says why otherwise); text, pay and limits change at any time."""
@@ -82,7 +82,7 @@ class StudySettingsApi(APIView):
         return Response(self.OutputSerializer({"study": study, "notes": notes}).data)
 
 
-class StudyDuplicateApi(APIView):
+class StudyDuplicateApi(ApiView):
     """A new draft copy (settings, criteria, items; no raters), in the same experiment."""
 
     class InputSerializer(StrictInput):
@@ -111,7 +111,7 @@ class StudyDuplicateApi(APIView):
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDeleteApi(APIView):
+class StudyDeleteApi(ApiView):
     """Delete a draft that no rater has started (400 on ``status`` otherwise)."""
 
     @extend_schema(request=None, responses={204: None}, operation_id="study_delete")
@@ -123,7 +123,7 @@ class StudyDeleteApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class _StudyStateApi(APIView):
+class _StudyStateApi(ApiView):
     operation = None
 
     def post(self, request, slug):
@@ -164,7 +164,7 @@ class StudyReopenApi(_StudyStateApi):
         return super().post(request, slug)
 
 
-class StudyPayPlanApi(APIView):
+class StudyPayPlanApi(ApiView):
     """Reward, minutes per assignment (the pilot's median once raters have submitted, else the
     estimate), hourly rate = reward / (minutes / 60), raters needed and the rewards in total."""
 
@@ -218,7 +218,7 @@ class _CollaboratorsMixin:
         return Response(self.OutputSerializer(self._output(experiment)).data)
 
 
-class ExperimentCollaboratorsApi(_CollaboratorsMixin, APIView):
+class ExperimentCollaboratorsApi(_CollaboratorsMixin, ApiView):
     """Who may work on the experiment besides its owner; the owner (or staff) adds by username or e-mail."""
 
     @extend_schema(responses=CollaboratorsOutputSerializer, operation_id="experiment_collaborators_list")
@@ -231,7 +231,7 @@ class ExperimentCollaboratorsApi(_CollaboratorsMixin, APIView):
         return self.change(request, slug, editing.experiment_collaborator_add)
 
 
-class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, APIView):
+class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, ApiView):
     """Take an account's access away (the owner or staff)."""
 
     @extend_schema(request=CollaboratorInputSerializer, responses=CollaboratorsOutputSerializer,
@@ -240,7 +240,7 @@ class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, APIView):
         return self.change(request, slug, editing.experiment_collaborator_remove)
 
 
-class StudyBrowserApi(APIView):
+class StudyBrowserApi(ApiView):
     """Items with their ratings per rater and criterion, and each rater's quality flags; paged
     (``page``), filtered by ``rater`` (id) or ``flagged``. Pseudonyms unless ``raw_ids``."""
 
