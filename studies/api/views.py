@@ -26,6 +26,7 @@ from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
     ImportOutputSerializer,
+    InviteOutputSerializer,
     ProgressSerializer,
     StudyOutputSerializer,
 )
@@ -185,6 +186,14 @@ class InviteCreateApi(ApiView):
         label = serializers.CharField()
         url = serializers.CharField()
         expires_at = serializers.DateTimeField()
+
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+
+    @extend_schema(responses=InviteOutputSerializer(many=True), operation_id="invite_list")
+    def get(self, request, slug):
+        study = _visible_study(request, slug)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, study.invites.order_by("-created_at", "-pk"), request, InviteOutputSerializer)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, operation_id="invite_create")
     def post(self, request, slug):
