@@ -7,6 +7,8 @@ Two things the default AutoSchema gets wrong for our HackSoft-style views:
   endpoints were documented with each other's schemas (import jobs as experiments). A nested
   serializer is named after its view instead: ``ImportJobDetailApi.OutputSerializer`` ->
   ``ImportJobDetailOutput``.
+- Every request body was advertised as JSON, form and multipart (DRF's default parsers); it is JSON
+  only, except where a view chose its parsers (the file import).
 - Error answers were undocumented. Every operation now lists the ones DRF can give it, each as one
   ``Problem`` (RFC 9457, ``application/problem+json``, ``config.errors``): 400 (field errors) for
   writes and for reads that take parameters, 401/403 where authentication or a permission is
@@ -19,6 +21,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
+
+from studies.api.base import ApiView
 
 PROBLEM_SCHEMA = {
     "type": "object",
@@ -57,9 +61,16 @@ class ConcordAutoSchema(AutoSchema):
             return owner.rpartition(".")[2].removesuffix("Api") + name
         return super().get_serializer_name(serializer, direction)
 
+    def map_parsers(self):
+        """JSON only where JSON is taken (the file import takes multipart only). DRF's default
+        parsers also take forms (the browsable API), but advertising three encodings for every body
+        made generated clients fail to import (openapi-python-client: ``NameError: Unset``)."""
+        media = super().map_parsers()
+        return ["application/json"] if "application/json" in media else media
+
     def get_override_parameters(self):
         parameters = list(super().get_override_parameters())
-        if self.method in ("POST", "PUT", "PATCH", "DELETE"):  # studies.api.base.ApiView
+        if self.method in ("POST", "PUT", "PATCH", "DELETE") and isinstance(self.view, ApiView):
             parameters.append(OpenApiParameter(
                 "Idempotency-Key", str, OpenApiParameter.HEADER,
                 description="retry safely: the same key and request answer the first success again (per user, "

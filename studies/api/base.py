@@ -40,7 +40,8 @@ def _fingerprint(request) -> str:
 
 
 class ApiView(APIView):
-    """DRF's APIView, answering a repeated ``Idempotency-Key`` with the first answer."""
+    # DRF's APIView, answering a repeated Idempotency-Key with the first answer. (No docstring: the
+    # schema would take it as the description of every view that has none of its own.)
 
     _idempotency: tuple[str, str] | None = None
 

@@ -10,7 +10,8 @@ from rest_framework.settings import api_settings
 
 
 class StrictInput(serializers.Serializer):
-    """A serializer that answers an unknown key with a 400 naming it (and the keys it takes)."""
+    # Answers an unknown key with a 400 naming it (and the keys it takes). No docstring: the schema
+    # would describe every input serializer with it.
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):

@@ -15,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
@@ -345,7 +345,7 @@ class DialoguesImportApi(ApiView):
     """Upload a dialogue file. Synchronous by default (all or nothing: 400 lists the problems by line
     and field); ``run_in_background`` queues a worker job and answers 202 with its id."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a file: multipart only (one encoding for generated clients)
 
     def initial(self, request, *args, **kwargs):
         # Before anything reads the body: count the upload as it streams and stop at the limit.
