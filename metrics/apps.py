@@ -27,4 +27,10 @@ class MetricsConfig(AppConfig):
         sections.register(report_section)
 
         # Services queue tasks by name (studies.jobs); importing the tasks registers the names in every process.
+        # The built-in metrics exist after every migrate (a fresh database included), never by a page view.
+        from django.db.models.signals import post_migrate
+
         from metrics import tasks  # noqa: F401
+        from metrics.services import builtin_metrics_register
+
+        post_migrate.connect(builtin_metrics_register, sender=self, dispatch_uid="metrics-builtin")

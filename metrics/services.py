@@ -34,6 +34,9 @@ def metric_register(*, key: str) -> Metric:
     return metric
 
 
+RENAMED = {"coherence-minilm": "coherence"}  # the names the README uses (a model made before keeps its scores)
+
+
 def metric_model_default(*, key: str) -> MetricModel:
     """The default instance of a heuristic metric (created on first use; a read afterwards): its name and
     base encoder are what its class declares (``default_model``, ``encoder``)."""
@@ -49,6 +52,16 @@ def metric_model_default(*, key: str) -> MetricModel:
 def metric_models_default() -> list[MetricModel]:
     """Every heuristic metric's default instance, so a registered heuristic is offered without a step of its own."""
     return [metric_model_default(key=key) for key in registry.heuristic_keys()]
+
+
+def builtin_metrics_register(**_signal) -> list[MetricModel]:
+    """The built-in metric models (every heuristic's default instance), so the API and the pages list them
+    on a fresh database before anyone opens a page: run after every ``migrate`` (``post_migrate``,
+    ``MetricsConfig``). A model of an older name (``RENAMED``) takes the new one, scores and runs kept."""
+    for old, new in RENAMED.items():
+        if not MetricModel.objects.filter(name=new).exists():
+            MetricModel.objects.filter(name=old).update(name=new)
+    return metric_models_default()
 
 
 def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:

@@ -29,7 +29,6 @@ from studies.reports.exporting import no_store, spreadsheet_safe
 
 @login_required
 def metric_list(request):
-    services.metric_models_default()  # every heuristic metric is offered without a step of its own
     models = list(selectors.metric_models_usable_by(request.user).select_related("metric"))
     context = {
         "models": models,
@@ -170,7 +169,6 @@ def bme_fill(request, slug):
     study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
     if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
         raise Http404("this study's reference values do not come from a metric")
-    services.metric_models_default()
     model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     try:
         mapped = services.bme_reference_values_fill(study=study, metric_model=model)

@@ -22,26 +22,30 @@ def schema(tmp_path_factory):
 
 
 def response_ref(schema, path, method, code):
-    content = schema["paths"][path][method]["responses"][code]["content"]["application/json"]["schema"]
-    return content["$ref"].rpartition("/")[2]
+    content = schema["paths"][path][method]["responses"][code]["content"]
+    media = "application/problem+json" if int(code) >= 400 else "application/json"
+    return content[media]["schema"]["$ref"].rpartition("/")[2]
 
 
 def test_schema_validates_without_a_warning_and_every_endpoint_has_its_own_component(schema):
     assert response_ref(schema, "/api/imports/{id}/", "get", "200") == "ImportJobDetailOutput"
-    experiments = schema["paths"]["/api/experiments/"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
-    assert experiments["items"]["$ref"].endswith("/ExperimentListOutput")
+    experiments = schema["components"]["schemas"][response_ref(schema, "/api/experiments/", "get", "200")]
+    assert experiments["properties"]["results"]["items"]["$ref"].endswith("/ExperimentListOutput")  # one pagination
     items = response_ref(schema, "/api/studies/{slug}/items/", "get", "200")
     assert set(schema["components"]["schemas"][items]["properties"]) >= {"count", "next", "previous", "results"}
     body = schema["paths"]["/api/metrics/runs/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body["$ref"].endswith("/ScoringRunCreateInputRequest")
 
 
-def test_schema_documents_the_error_answers(schema):
-    assert response_ref(schema, "/api/studies/{slug}/", "get", "404") == "ErrorDetail"
-    assert response_ref(schema, "/api/experiments/", "get", "401") == "ErrorDetail"
-    assert response_ref(schema, "/api/studies/create/", "post", "400") == "FieldErrors"
-    assert response_ref(schema, "/api/metrics/training/", "post", "403") == "ErrorDetail"
-    assert "400" not in schema["paths"]["/api/experiments/"]["get"]["responses"]
+def test_schema_documents_the_error_answers_as_one_problem_envelope(schema):
+    for path, method, code in [("/api/studies/{slug}/", "get", "404"), ("/api/experiments/", "get", "401"),
+                               ("/api/studies/create/", "post", "400"), ("/api/metrics/training/", "post", "403"),
+                               ("/api/studies/{slug}/publish/", "post", "409"),
+                               ("/api/crowd/publications/{id}/publish/", "post", "502")]:
+        assert response_ref(schema, path, method, code) == "Problem", (path, code)
+    assert set(schema["components"]["schemas"]["Problem"]["required"]) == {"type", "title", "status", "detail", "errors"}
+    assert "400" in schema["paths"]["/api/experiments/"]["get"]["responses"]  # limit/offset and filters are checked
+    assert "400" not in schema["paths"]["/api/studies/{slug}/"]["get"]["responses"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -69,6 +73,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_mismatch(live_server, 
 def test_a_path_under_api_that_matches_no_view_answers_the_documented_json_404(api, client):
     missing = api.get("/api/metrics/runs/not-a-number/cancel/")
     assert missing.status_code == 404
-    assert missing["Content-Type"] == "application/json" and missing.json() == {"detail": "Not found."}
+    assert missing["Content-Type"] == "application/problem+json"
+    assert missing.json() == {"type": "urn:concord:problem:not_found", "title": "Not found", "status": 404,
+                              "detail": "No API endpoint at /api/metrics/runs/not-a-number/cancel/.", "errors": []}
     page = client.get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")

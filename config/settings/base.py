@@ -192,6 +192,10 @@ REST_FRAMEWORK = {
     # DRF's three, the JSON one answering a body nested too deeply with 400 instead of a RecursionError
     "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
+    # DRF's two, the JSON one writing NaN and infinities as null (JSON has no NaN)
+    "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    # one error envelope (RFC 9457 problem details) for every error, the project's exceptions mapped
+    "EXCEPTION_HANDLER": "config.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "config.schema.ConcordAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.Pagination",  # LimitOffsetPagination, bounded
     "PAGE_SIZE": 100,

@@ -7,14 +7,16 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
+from studies.api.base import ApiView
+from studies.api.errors import Conflict
+from studies.api.inputs import StrictInput
 from studies.api.views import _django_errors
 from studies.models import Assignment
 from studies.rating.review import ReviewError
@@ -25,16 +27,28 @@ ErrorSerializer = inline_serializer("CrowdError", {"detail": serializers.CharFie
 ERRORS = {404: ErrorSerializer, 409: ErrorSerializer, 502: ErrorSerializer}
 
 
-class CrowdApiView(APIView):
-    """Maps the crowd app's exceptions onto HTTP answers."""
+class BadGateway(APIException):
+    """A platform call failed; ``call`` names it (an extension member of the problem, config.errors)."""
+
+    status_code = status.HTTP_502_BAD_GATEWAY
+    default_detail = "The platform did not answer as expected."
+    default_code = "bad_gateway"
+
+    def __init__(self, detail=None, *, call: str = ""):
+        super().__init__(detail)
+        self.extensions = {"call": call}
+
+
+class CrowdApiView(ApiView):
+    """Maps the crowd app's exceptions onto HTTP answers (the one envelope of config.errors)."""
 
     def handle_exception(self, exc):
         if isinstance(exc, DjangoValidationError):
             exc = _django_errors(exc)
         if isinstance(exc, PlatformError):
-            return Response({"detail": str(exc), "call": exc.call}, status=status.HTTP_502_BAD_GATEWAY)
+            exc = BadGateway(str(exc), call=exc.call)
         if isinstance(exc, PublishRefused | ReviewError):
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            exc = Conflict(str(exc))
         return super().handle_exception(exc)
 
     def publication(self, request, pk: int) -> Publication:
@@ -120,7 +134,7 @@ class StudyCrowdApi(CrowdApiView):
 
 
 class PublicationConfigureApi(CrowdApiView):
-    class PublicationConfigureInputSerializer(serializers.Serializer):
+    class PublicationConfigureInputSerializer(StrictInput):
         platform = serializers.ChoiceField(choices=Platform.choices)
         sandbox = serializers.BooleanField(default=True, help_text="MTurk only")
         settings = serializers.DictField(required=False, default=dict,
@@ -148,7 +162,7 @@ class BalanceApi(CrowdApiView):
 
 
 class PublishApi(CrowdApiView):
-    class PublishInputSerializer(serializers.Serializer):
+    class PublishInputSerializer(StrictInput):
         confirm_production = serializers.BooleanField(default=False, help_text="required for production MTurk and Prolific")
         draft_only = serializers.BooleanField(default=False, help_text="Prolific: create the draft, do not publish")
 
@@ -172,7 +186,7 @@ class SyncApi(CrowdApiView):
 
 
 class ReviewApi(CrowdApiView):
-    class ReviewInputSerializer(serializers.Serializer):
+    class ReviewInputSerializer(StrictInput):
         decision = serializers.ChoiceField(choices=("approve", "reject"))
         records = serializers.ListField(child=serializers.IntegerField(), required=False, default=list,
                                         help_text="platform record ids (see the study's raters)")
@@ -220,7 +234,7 @@ class ReviewApi(CrowdApiView):
 
 
 class BonusApi(CrowdApiView):
-    class BonusInputSerializer(serializers.Serializer):
+    class BonusInputSerializer(StrictInput):
         assignment = serializers.IntegerField()
         amount = serializers.DecimalField(max_digits=8, decimal_places=2)
         reason = serializers.CharField()
@@ -245,7 +259,7 @@ class BonusApi(CrowdApiView):
 
 
 class WorkerBlockApi(CrowdApiView):
-    class WorkerBlockInputSerializer(serializers.Serializer):
+    class WorkerBlockInputSerializer(StrictInput):
         worker_id = serializers.CharField()
         reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="required to block")
         unblock = serializers.BooleanField(default=False)
@@ -264,7 +278,7 @@ class WorkerBlockApi(CrowdApiView):
 
 
 class NotifyApi(CrowdApiView):
-    class NotifyInputSerializer(serializers.Serializer):
+    class NotifyInputSerializer(StrictInput):
         worker_ids = serializers.ListField(child=serializers.CharField(), min_length=1)
         subject = serializers.CharField(max_length=200)
         message = serializers.CharField(max_length=4096)
@@ -279,7 +293,7 @@ class NotifyApi(CrowdApiView):
 
 
 class HitExtendApi(CrowdApiView):
-    class HitExtendInputSerializer(serializers.Serializer):
+    class HitExtendInputSerializer(StrictInput):
         hours = serializers.IntegerField(min_value=0, default=0)
         additional_assignments = serializers.IntegerField(min_value=0, default=0)
 
@@ -300,7 +314,7 @@ class ExpireApi(CrowdApiView):
 
 
 class TransitionApi(CrowdApiView):
-    class TransitionInputSerializer(serializers.Serializer):
+    class TransitionInputSerializer(StrictInput):
         action = serializers.ChoiceField(choices=tuple(prolific.PLATFORM.transitions))
 
     @extend_schema(request=TransitionInputSerializer, responses={200: PublicationSerializer, **ERRORS},

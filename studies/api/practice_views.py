@@ -8,8 +8,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
 from studies.api.check_views import RULES_HELP
 from studies.api.views import _visible_study
 from studies.onboarding import selectors
@@ -26,7 +26,7 @@ class PracticeItemSerializer(serializers.Serializer):
     explanation = serializers.CharField(source="item.explanation", help_text="Markdown, shown after answering")
 
 
-class PracticeListApi(APIView):
+class PracticeListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         pass_mark = serializers.IntegerField(help_text="practice items a rater must agree with (0: no practice)")
         owner_wide = serializers.BooleanField(help_text="a pass in any of the researcher's experiments counts")
@@ -48,7 +48,7 @@ class PracticeItemResultSerializer(serializers.Serializer):
     fail_rate = serializers.FloatField(allow_null=True, help_text="failed / answered; null when unanswered")
 
 
-class PracticeResultsApi(APIView):
+class PracticeResultsApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         pass_mark = serializers.IntegerField()
         in_practice = serializers.IntegerField(help_text="attempts started and not finished")

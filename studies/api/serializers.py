@@ -3,13 +3,15 @@ from datetime import datetime
 
 from rest_framework import serializers
 
+from studies.api.inputs import StrictInput
 from studies.authoring import allocation
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import KINDS
 from studies.models import Design, Study, Unit
+from studies.rating import invites, review
 
 
-class CriterionSerializer(serializers.Serializer):
+class CriterionSerializer(StrictInput):
     name = serializers.SlugField()
     question = serializers.CharField(required=False, allow_blank=True)
     help_text = serializers.CharField(required=False, allow_blank=True)
@@ -57,7 +59,8 @@ class StudyOutputSerializer(serializers.Serializer):
     consent_text = serializers.CharField()
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
     estimated_minutes = serializers.IntegerField(allow_null=True)
-    time_limit_minutes = serializers.SerializerMethodField()
+    time_limit_minutes = serializers.SerializerMethodField(
+        help_text="how long a started assignment holds its place (the study's limit, else the default)")
     questionnaire = serializers.JSONField()
 
     def get_paused(self, study) -> bool:
@@ -66,8 +69,8 @@ class StudyOutputSerializer(serializers.Serializer):
     def get_deadline(self, study) -> datetime | None:
         return allocation.study_closes_at(study)
 
-    def get_time_limit_minutes(self, study) -> int | None:
-        return (study.platform_config or {}).get("time_limit_minutes")
+    def get_time_limit_minutes(self, study) -> int:
+        return int(review.time_limit_minutes(study))  # the study's, or the default: a place is held this long
 
 
 class ImportOutputSerializer(serializers.Serializer):
@@ -83,7 +86,7 @@ class ImportOutputSerializer(serializers.Serializer):
     unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
 
 
-class ImportInputSerializer(serializers.Serializer):
+class ImportInputSerializer(StrictInput):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=("auto", *FORMATS), default="auto")
     corpus = serializers.SlugField(required=False, allow_blank=True)
@@ -93,3 +96,21 @@ class ImportInputSerializer(serializers.Serializer):
         child=serializers.FileField(), required=False, default=list,
         help_text="further files of the same evaluation and format (e.g. the parts of DSTC9): one corpus and one "
                   "benchmark study; imported at once, not in the background")
+
+
+class InviteOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    status = serializers.SerializerMethodField(help_text="open, claimed (a browser holds it), expired or revoked")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    claimed_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+    assignment = serializers.SerializerMethodField(help_text="the place its rater holds, if any")
+
+    def get_status(self, invite) -> str:
+        return invites.invite_status(invite)
+
+    def get_assignment(self, invite) -> int | None:
+        assignment = invites.invite_assignment(invite) if invite.claimed_at else None
+        return assignment.pk if assignment else None

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, practice_views, views, workflow_views
+from studies.api import check_views, place_views, practice_views, views, workflow_views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -27,6 +27,10 @@ urlpatterns = [
          name="experiment-collaborators-remove"),
     path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
     path("studies/<slug:slug>/invites/", views.InviteCreateApi.as_view(), name="study-invite-create"),
+    path("studies/<slug:slug>/invites/<id:pk>/revoke/", place_views.InviteRevokeApi.as_view(), name="invite-revoke"),
+    path("studies/<slug:slug>/assignments/", place_views.AssignmentListApi.as_view(), name="study-assignments"),
+    path("studies/<slug:slug>/assignments/<id:pk>/free/", place_views.AssignmentFreeApi.as_view(),
+         name="assignment-free"),
     path("studies/<slug:slug>/rater-settings/", views.StudyRaterSettingsApi.as_view(), name="study-rater-settings"),
     path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="study-progress"),
     path("studies/<slug:slug>/items/", views.StudyItemListApi.as_view(), name="study-items"),

@@ -15,15 +15,18 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
+from studies.api.errors import Conflict
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
     ImportOutputSerializer,
+    InviteOutputSerializer,
     ProgressSerializer,
     StudyOutputSerializer,
 )
@@ -37,6 +40,7 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.rating.links import study_entry_path
+from studies.reports import label_selectors
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -46,16 +50,16 @@ def _django_errors(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
-def _state_error(error: StudyStateError) -> ValidationError:
-    """A write the study's state does not allow (publishing a closed study, editing a published one)."""
-    return ValidationError({"status": str(error)})
+def _state_error(error: StudyStateError) -> Conflict:
+    """A write the study's state does not allow (publishing a closed study, editing a published one): 409."""
+    return Conflict(str(error))
 
 
 def _visible_study(request, slug: str) -> Study:
     return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
-class ExperimentListApi(APIView):
+class ExperimentListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         slug = serializers.SlugField()
         title = serializers.CharField()
@@ -65,14 +69,17 @@ class ExperimentListApi(APIView):
             "slug": serializers.SlugField(), "design": serializers.CharField(), "status": serializers.CharField(),
         }, many=True, source="studies.all")
 
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS  # tells the schema that the list is paginated
+
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
-        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies")
-        return Response(self.OutputSerializer(experiments, many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies").order_by("pk")
+        return paginate(self, experiments, request, self.OutputSerializer)
 
 
-class ExperimentCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+class ExperimentCreateApi(ApiView):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200)
         slug = serializers.SlugField(required=False)
         description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -88,15 +95,26 @@ class ExperimentCreateApi(APIView):
         return Response(ExperimentListApi.OutputSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 
-class StudyListApi(APIView):
-    @extend_schema(responses=StudyOutputSerializer(many=True))
+class StudyListApi(ApiView):
+    """The studies you can see, filtered by ``experiment`` (slug) and ``status``."""
+
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+
+    @extend_schema(responses=StudyOutputSerializer(many=True), parameters=[
+        OpenApiParameter("experiment", str, description="an experiment's slug"),
+        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices])])
     def get(self, request):
-        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria")
-        return Response(StudyOutputSerializer(studies, many=True).data)
+        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status"})
+        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
+        if experiment := request.query_params.get("experiment"):
+            studies = studies.filter(experiment__slug=experiment)
+        if wanted := choice_param(request, "status", [value for value, _ in Study.Status.choices]):
+            studies = studies.filter(status=wanted)
+        return paginate(self, studies.select_related("experiment"), request, StudyOutputSerializer)
 
 
-class StudyCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+class StudyCreateApi(ApiView):
+    class InputSerializer(StrictInput):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
         design = serializers.ChoiceField(choices=Design.choices)
@@ -129,13 +147,13 @@ class StudyCreateApi(APIView):
         return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDetailApi(APIView):
+class StudyDetailApi(ApiView):
     @extend_schema(responses=StudyOutputSerializer)
     def get(self, request, slug):
         return Response(StudyOutputSerializer(_visible_study(request, slug)).data)
 
 
-class StudyPublishApi(APIView):
+class StudyPublishApi(ApiView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
@@ -145,7 +163,7 @@ class StudyPublishApi(APIView):
         return Response(StudyOutputSerializer(study).data)
 
 
-class StudyCloseApi(APIView):
+class StudyCloseApi(ApiView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
@@ -155,10 +173,10 @@ class StudyCloseApi(APIView):
         return Response(StudyOutputSerializer(study).data)
 
 
-class InviteCreateApi(APIView):
+class InviteCreateApi(ApiView):
     """A single-use invitation link to an invite-platform study, valid for ``expires_in_days``."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         label = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
         expires_in_days = serializers.IntegerField(min_value=1, max_value=invites.INVITE_DAYS_MAX,
                                                    default=invites.INVITE_DAYS_DEFAULT)
@@ -168,6 +186,14 @@ class InviteCreateApi(APIView):
         label = serializers.CharField()
         url = serializers.CharField()
         expires_at = serializers.DateTimeField()
+
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+
+    @extend_schema(responses=InviteOutputSerializer(many=True), operation_id="invite_list")
+    def get(self, request, slug):
+        study = _visible_study(request, slug)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, study.invites.order_by("-created_at", "-pk"), request, InviteOutputSerializer)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, operation_id="invite_create")
     def post(self, request, slug):
@@ -183,12 +209,12 @@ class InviteCreateApi(APIView):
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
-class StudyRaterSettingsApi(APIView):
+class StudyRaterSettingsApi(ApiView):
     """The rater-side settings of a study (``authoring.study_rater_settings_set``): Prolific's fixed
     completion and screened-out codes, the completion URL, the time limit, the closing time and
     whether the study closes once every item has its raters. Only the keys sent change; blank clears."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         completion_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
         screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=40)
         completion_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
@@ -226,7 +252,7 @@ class StudyRaterSettingsApi(APIView):
         return Response(self.OutputSerializer(self._output(study)).data)
 
 
-class ExperimentLinkApi(APIView):
+class ExperimentLinkApi(ApiView):
     """The experiment's one link (``/r/x/<experiment>/``): each new rater goes to the least-filled open
     condition. ``problem`` says why the conditions cannot share one link (mixed platforms), if so."""
 
@@ -248,13 +274,13 @@ class ExperimentLinkApi(APIView):
         return Response(self.OutputSerializer(output).data)
 
 
-class StudyProgressApi(APIView):
+class StudyProgressApi(ApiView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, slug):
         return Response(ProgressSerializer(study_selectors.study_progress(_visible_study(request, slug))).data)
 
 
-class StudyItemListApi(APIView):
+class StudyItemListApi(ApiView):
     # the project's (bounded limit/offset, config.pagination); also tells the schema that the list is paginated
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
@@ -281,13 +307,12 @@ class StudyItemListApi(APIView):
         study = _visible_study(request, slug)
         items = study.items.select_related("conversation", "reference_conversation") \
             .prefetch_related("responses__system", "responses__conversation").order_by("position")
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(items, request, view=self)
-        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+        query_params_checked(request, PAGE_PARAMETERS)
+        return paginate(self, items, request, self.OutputSerializer)
 
 
-class StudyItemsBuildApi(APIView):
-    class InputSerializer(serializers.Serializer):
+class StudyItemsBuildApi(ApiView):
+    class InputSerializer(StrictInput):
         corpus = serializers.SlugField(required=False, allow_null=True, default=None,
                                        help_text="where the items come from (a chat study needs none)")
         systems = serializers.ListField(child=serializers.SlugField(), required=False,
@@ -316,11 +341,11 @@ class StudyItemsBuildApi(APIView):
         return Response({"items": count})
 
 
-class DialoguesImportApi(APIView):
+class DialoguesImportApi(ApiView):
     """Upload a dialogue file. Synchronous by default (all or nothing: 400 lists the problems by line
     and field); ``run_in_background`` queues a worker job and answers 202 with its id."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a file: multipart only (one encoding for generated clients)
 
     def initial(self, request, *args, **kwargs):
         # Before anything reads the body: count the upload as it streams and stop at the limit.
@@ -372,7 +397,7 @@ class DialoguesImportApi(APIView):
         return Response(ImportOutputSerializer(summary.as_dict()).data, status=status.HTTP_201_CREATED)
 
 
-class ImportJobDetailApi(APIView):
+class ImportJobDetailApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         status = serializers.ChoiceField(choices=ImportJob.Status.choices)
@@ -386,7 +411,7 @@ class ImportJobDetailApi(APIView):
         return Response(self.OutputSerializer(job).data)
 
 
-class RatingsExportApi(APIView):
+class RatingsExportApi(ApiView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
@@ -414,7 +439,15 @@ class ReportApiMixin:
         exclude = request.query_params.get("exclude_flagged") in ("1", "true")
         raw_ids = raw_ids_requested(request, set(studies.values_list("experiment_id", flat=True)))
         report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
-        data = {**report.as_dict(), "positions": position_report(studies)}
+        # Criteria answered by labels or free text: the report page's labels section (label_selectors), and
+        # no "no ratings" note while such answers exist (the numeric tables are empty by design then).
+        labelled = label_selectors.label_report(studies, exclude_flagged=exclude,
+                                                excluded_raters=report.excluded_raters)
+        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled}
+        if any(entry["n"] for entry in labelled):
+            data["notes"] = [note if not note.startswith("No submitted ratings yet") else
+                             "No numeric ratings: these criteria are answered by labels or text (see labels)."
+                             for note in data.get("notes", [])]
         # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
         data.update({section.key: section.data
                      for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
@@ -426,7 +459,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
                                                                    "(owners, collaborators and staff only)")]
 
 
-class StudyReportApi(ReportApiMixin, APIView):
+class StudyReportApi(ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
@@ -436,7 +469,7 @@ class StudyReportApi(ReportApiMixin, APIView):
         return self.report_response(request, Study.objects.filter(pk=study.pk))
 
 
-class ExperimentReportApi(ReportApiMixin, APIView):
+class ExperimentReportApi(ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)

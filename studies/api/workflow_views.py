@@ -9,8 +9,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from studies.api.base import ApiView
+from studies.api.inputs import StrictInput, query_params_checked, whole_param
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import editing, planning, selectors
@@ -29,12 +30,12 @@ class QuestionSerializer(serializers.Serializer):
     choices = serializers.ListField(child=serializers.CharField(max_length=100), required=False, max_length=50)
 
 
-class StudySettingsApi(APIView):
+class StudySettingsApi(ApiView):
     """Change any of a study's settings; only the fields sent change. The design, its configuration,
     the criteria and the platform change only while the study is a draft no rater has started
     (400 on ``design`` says why otherwise); text, pay and limits change at any time."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200, required=False)
         design = serializers.ChoiceField(choices=Design.choices, required=False)
         design_config = serializers.DictField(required=False)
@@ -81,10 +82,10 @@ class StudySettingsApi(APIView):
         return Response(self.OutputSerializer({"study": study, "notes": notes}).data)
 
 
-class StudyDuplicateApi(APIView):
+class StudyDuplicateApi(ApiView):
     """A new draft copy (settings, criteria, items; no raters), in the same experiment."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200, required=False, allow_blank=True)
         experiment = serializers.SlugField(required=False, allow_blank=True,
                                            help_text="another experiment of yours; blank: the study's own")
@@ -110,7 +111,7 @@ class StudyDuplicateApi(APIView):
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDeleteApi(APIView):
+class StudyDeleteApi(ApiView):
     """Delete a draft that no rater has started (400 on ``status`` otherwise)."""
 
     @extend_schema(request=None, responses={204: None}, operation_id="study_delete")
@@ -122,7 +123,7 @@ class StudyDeleteApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class _StudyStateApi(APIView):
+class _StudyStateApi(ApiView):
     operation = None
 
     def post(self, request, slug):
@@ -163,7 +164,7 @@ class StudyReopenApi(_StudyStateApi):
         return super().post(request, slug)
 
 
-class StudyPayPlanApi(APIView):
+class StudyPayPlanApi(ApiView):
     """Reward, minutes per assignment (the pilot's median once raters have submitted, else the
     estimate), hourly rate = reward / (minutes / 60), raters needed and the rewards in total."""
 
@@ -184,7 +185,7 @@ class StudyPayPlanApi(APIView):
         return Response(self.OutputSerializer(planning.pay_plan(_visible_study(request, slug))).data)
 
 
-class CollaboratorInputSerializer(serializers.Serializer):
+class CollaboratorInputSerializer(StrictInput):
     user = serializers.CharField(max_length=254, help_text="username or e-mail address")
 
 
@@ -217,7 +218,7 @@ class _CollaboratorsMixin:
         return Response(self.OutputSerializer(self._output(experiment)).data)
 
 
-class ExperimentCollaboratorsApi(_CollaboratorsMixin, APIView):
+class ExperimentCollaboratorsApi(_CollaboratorsMixin, ApiView):
     """Who may work on the experiment besides its owner; the owner (or staff) adds by username or e-mail."""
 
     @extend_schema(responses=CollaboratorsOutputSerializer, operation_id="experiment_collaborators_list")
@@ -230,7 +231,7 @@ class ExperimentCollaboratorsApi(_CollaboratorsMixin, APIView):
         return self.change(request, slug, editing.experiment_collaborator_add)
 
 
-class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, APIView):
+class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, ApiView):
     """Take an account's access away (the owner or staff)."""
 
     @extend_schema(request=CollaboratorInputSerializer, responses=CollaboratorsOutputSerializer,
@@ -239,7 +240,7 @@ class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, APIView):
         return self.change(request, slug, editing.experiment_collaborator_remove)
 
 
-class StudyBrowserApi(APIView):
+class StudyBrowserApi(ApiView):
     """Items with their ratings per rater and criterion, and each rater's quality flags; paged
     (``page``), filtered by ``rater`` (id) or ``flagged``. Pseudonyms unless ``raw_ids``."""
 
@@ -278,11 +279,13 @@ class StudyBrowserApi(APIView):
     def get(self, request, slug):
         study = _visible_study(request, slug)
         raw_ids = raw_ids_requested(request, [study.experiment_id])
-        rater = request.query_params.get("rater", "")
-        page_number = request.query_params.get("page", "1")
+        query_params_checked(request, {"page", "rater", "flagged", "raw_ids"})
+        wanted = {name: whole_param(request, name) for name in ("page", "rater")}
         page, rows = browser_selectors.item_page(
-            study, page=page_number, rater=int(rater) if rater.isascii() and rater.isdigit() and len(rater) <= 18 else None,
+            study, page=wanted["page"] or 1, rater=wanted["rater"],
             flagged_only=request.query_params.get("flagged", "").lower() in ("1", "true"), raw_ids=raw_ids)
+        if wanted["page"] and page.number != wanted["page"]:  # Django's get_page falls back to the last page
+            raise ValidationError({"page": [f"there are {page.paginator.num_pages} page(s), got {wanted['page']}"]})
         results = [{
             "id": row.item.pk, "position": row.item.position,
             "conversation": row.item.conversation.external_id if row.item.conversation is not None else None,

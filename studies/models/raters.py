@@ -112,6 +112,8 @@ class Invite(models.Model):
     expires_at = models.DateTimeField()
     claimed_at = models.DateTimeField(null=True, blank=True)
     browser_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the claiming browser's secret.")
+    revoked_at = models.DateTimeField(null=True, blank=True,
+                                      help_text="Revoked by the researcher: the link works no more, even in its browser.")
 
     class Meta:
         ordering = ["study", "-created_at"]

@@ -15,7 +15,7 @@ from studies.models import (
     Invite,
     Study,
 )
-from studies.rating import platforms
+from studies.rating import platforms, review
 from studies.rating.entry import _enter, _retrying
 
 INVITE_DAYS_DEFAULT = 14
@@ -79,6 +79,8 @@ def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | N
                                     reason=AssignmentRefused.INVITE_INVALID)
         if invite.study_id != study.pk:
             raise AssignmentRefused("this invitation is for another study", reason=AssignmentRefused.INVITE_INVALID)
+        if invite.revoked_at is not None:
+            raise AssignmentRefused("this invitation has been withdrawn", reason=AssignmentRefused.INVITE_EXPIRED)
         if invite.claimed_at is not None:
             if not hmac.compare_digest(invite.browser_hash, digest):
                 raise AssignmentRefused("this invitation has already been opened in another browser",
@@ -101,3 +103,33 @@ def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | N
     if isinstance(outcome, PracticeRequired):
         raise outcome
     return outcome
+
+
+def invite_status(invite: Invite, *, now=None) -> str:
+    """open (not opened yet), claimed (a browser holds it), expired, or revoked."""
+    now = now or timezone.now()
+    if invite.revoked_at is not None:
+        return "revoked"
+    if invite.claimed_at is not None:
+        return "claimed"
+    return "expired" if invite.expires_at <= now else "open"
+
+
+def invite_assignment(invite: Invite) -> Assignment | None:
+    """The assignment the invite's rater holds in its study (the latest), if any."""
+    return (Assignment.objects.filter(study_id=invite.study_id, rater__platform=Study.Platform.INVITE,
+                                      rater__external_id=invite.rater_id_text).order_by("-started_at").first())
+
+
+@transaction.atomic
+def invite_revoke(*, invite: Invite) -> Invite:
+    """The link stops working now, in its browser too; a place its rater holds (a started assignment) is
+    freed, its items back in the pool. Submitted work is kept. Revoking twice changes nothing more."""
+    invite = Invite.objects.select_for_update().get(pk=invite.pk)
+    if invite.revoked_at is None:
+        invite.revoked_at = timezone.now()
+        invite.save(update_fields=["revoked_at"])
+    assignment = invite_assignment(invite)
+    if assignment is not None and assignment.status == Assignment.Status.STARTED:
+        review.assignment_abandon(assignment=assignment, reason="invitation revoked by the researcher")
+    return invite

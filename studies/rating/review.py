@@ -81,13 +81,17 @@ def assignment_abandon(*, assignment: Assignment, reason: str, expired: bool = F
     return assignment
 
 
+DEFAULT_TIME_LIMIT_MINUTES = 120  # an opened link holds a place this long unless the researcher sets a limit
+
+
 def time_limit_minutes(study: Study) -> float:
-    """The study's ``platform_config.time_limit_minutes``; 0 when it has none (or an unreadable one)."""
+    """How long a started assignment holds its place: the study's ``platform_config.time_limit_minutes``,
+    else ``DEFAULT_TIME_LIMIT_MINUTES`` (an abandoned open left the study "full" for good before)."""
     limit = (study.platform_config or {}).get("time_limit_minutes")
     try:
-        return float(limit) if limit else 0.0
+        return float(limit) if limit else float(DEFAULT_TIME_LIMIT_MINUTES)
     except (TypeError, ValueError):
-        return 0.0
+        return float(DEFAULT_TIME_LIMIT_MINUTES)
 
 
 def assignment_expire_if_due(*, assignment: Assignment) -> Assignment:
@@ -136,7 +140,7 @@ def assignment_screen_out(*, assignment: Assignment, reason: str) -> Assignment:
 
 def assignments_expire_stale(*, now=None, studies: Iterable[Study] | None = None) -> int:
     """Abandon every started assignment older than its study's time limit
-    (``platform_config.time_limit_minutes``); studies without a limit are left alone.
+    (``time_limit_minutes``: the study's, or the default).
     Returns how many were abandoned. One transaction per study, so a long run holds no big lock."""
     now = now or timezone.now()
     candidates = Study.objects.filter(assignments__status=Assignment.Status.STARTED).distinct()

@@ -17,6 +17,7 @@ from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from tests.crowd.test_mturk import SETTINGS
 from tests.crowd.test_prolific import LONG_MESSAGE
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +103,7 @@ def test_mturk_approve_passed_from_the_api_and_a_mismatched_decision_is_refused(
     client.force_authenticate(user)
     url = f"/api/crowd/publications/{mturk_checked.pk}/review/"
     wrong = client.post(url, {"decision": "reject", "checks": "passed"}, format="json")
-    assert wrong.status_code == 400 and "decision" in wrong.json()
+    assert wrong.status_code == 400 and "decision" in problem_fields(wrong)
     for worker in ("A1PASS", "A2PASS"):
         mturk_stub.add_response("approve_assignment", {}, {"AssignmentId": f"3ASSIGN{worker}"})
     answer_ = client.post(url, {"decision": "approve", "checks": "passed"}, format="json")

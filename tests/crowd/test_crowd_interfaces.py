@@ -19,6 +19,7 @@ from studies.rating import review
 from tests.crowd.conftest import mturk_error, mturk_worker
 from tests.crowd.test_mturk import SETTINGS, expect_publish
 from tests.factories import UserFactory
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +97,7 @@ def test_crowd_api_is_for_owners_and_answers_refusals_and_platform_errors(user, 
     assert body["publications"][0]["estimate"]["total"] == "4.00" and body["counts"]["working"] == 0
     bad = api.post(f"/api/crowd/studies/{study.slug}/publications/",
                    {"platform": "mturk", "sandbox": True, "settings": {"hits": -2}}, format="json")
-    assert bad.status_code == 400 and "hits" in bad.json()
+    assert bad.status_code == 400 and "hits" in problem_fields(bad)
     mturk_error(mturk_stub, "get_account_balance", "RequestError",
                 "This Requester has insufficient funds in their account to complete this transaction.")
     failed = api.post(f"/api/crowd/publications/{publication.pk}/publish/", {}, format="json")
@@ -233,7 +234,7 @@ def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
     api = api_for(user)
     bad = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",
                    {"assignment": done.pk, "amount": "0.00", "reason": "x"}, format="json")
-    assert bad.status_code == 400 and "amount" in bad.json()
+    assert bad.status_code == 400 and "amount" in problem_fields(bad)
     mturk_stub.add_response("send_bonus", {}, {"WorkerId": "A1DONE", "BonusAmount": "1.50", "AssignmentId": "3ASSIGN1",
                                                "Reason": "Thorough", "UniqueRequestToken": ANY})
     sent = api.post(f"/api/crowd/publications/{publication.pk}/bonuses/",

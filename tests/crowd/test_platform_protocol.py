@@ -12,6 +12,7 @@ from crowd import publishing
 from crowd.models import Platform
 from crowd.platforms import PLATFORMS, platform_of
 from crowd.platforms.base import CrowdPlatform
+from tests.problems import problem_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = ("crowd/platforms/", "crowd/clients/", "crowd/migrations/", "crowd/models.py")
@@ -98,7 +99,7 @@ def test_a_prolific_transition_is_refused_for_an_mturk_publication_on_the_page_a
     api = APIClient()
     api.force_authenticate(user)
     answer = api.post(f"/api/crowd/publications/{publication.pk}/transition/", {"action": "STOP"}, format="json")
-    assert answer.status_code == 400 and "no transitions" in answer.json()["action"][0]
+    assert answer.status_code == 400 and "no transitions" in problem_fields(answer)["action"][0]
 
 
 @pytest.mark.django_db
@@ -113,5 +114,5 @@ def test_expiring_hits_is_refused_for_a_prolific_publication(user, make_study):
     api = APIClient()
     api.force_authenticate(user)
     answer = api.post(f"/api/crowd/publications/{publication.pk}/expire/", {}, format="json")
-    assert answer.status_code == 400 and "no HITs" in answer.json()["publication"][0]
+    assert answer.status_code == 400 and "no HITs" in problem_fields(answer)["publication"][0]
     assert Publication.objects.get().status == "published"  # not marked stopped behind Prolific's back

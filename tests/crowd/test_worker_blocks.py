@@ -17,6 +17,7 @@ from studies.models import Assignment, Rater
 from studies.rating import entry as rater_entry
 from tests.crowd.conftest import mturk_worker, prolific_participant
 from tests.crowd.test_mturk import SETTINGS
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -52,10 +53,10 @@ def test_blocking_a_worker_who_never_worked_for_the_publication_is_a_400_naming_
     stranger = Rater.objects.create(platform="mturk", external_id="A9STRANGER")
     answer = api_for(user).post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                                 {"worker_id": "A9STRANGER", "reason": "Spam"}, format="json")
-    assert answer.status_code == 400 and "A9STRANGER" in answer.json()["worker_id"][0]
+    assert answer.status_code == 400 and "A9STRANGER" in problem_fields(answer)["worker_id"][0]
     unblock = api_for(user).post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                                  {"worker_id": "A9STRANGER", "reason": "x", "unblock": True}, format="json")
-    assert unblock.status_code == 400 and "A9STRANGER" in unblock.json()["worker_id"][0]
+    assert unblock.status_code == 400 and "A9STRANGER" in problem_fields(unblock)["worker_id"][0]
     stranger.refresh_from_db()
     assert not stranger.blocked  # nothing changed (and no MTurk call: the Stubber has none queued)
 
@@ -64,7 +65,8 @@ def test_notifying_workers_outside_the_publication_is_a_400_naming_them(user, mt
     answer = api_for(user).post(f"/api/crowd/publications/{publication.pk}/workers/notify/", {
         "worker_ids": ["A1WORKEDHERE", "A9STRANGER", "A8OTHER"], "subject": "Hi", "message": "Hello"}, format="json")
     assert answer.status_code == 400
-    assert "A8OTHER, A9STRANGER" in answer.json()["worker_ids"][0] and "A1WORKEDHERE" not in answer.json()["worker_ids"][0]
+    assert "A8OTHER, A9STRANGER" in problem_fields(answer)["worker_ids"][0]
+    assert "A1WORKEDHERE" not in problem_fields(answer)["worker_ids"][0]
     mturk_stub.add_response("notify_workers", {"NotifyWorkersFailureStatuses": []},
                             {"Subject": "Hi", "MessageText": "Hello", "WorkerIds": ["A1WORKEDHERE"]})
     sent = api_for(user).post(f"/api/crowd/publications/{publication.pk}/workers/notify/", {
@@ -100,7 +102,7 @@ def test_another_researcher_cannot_lift_or_widen_a_block(user, other_user, mturk
     bobs = publishing.publication_configure(study=bob_study, platform="mturk", sandbox=True, settings=SETTINGS)
     refused = api_for(other_user).post(f"/api/crowd/publications/{bobs.pk}/workers/block/",
                                        {"worker_id": "A1WORKEDHERE", "reason": "x", "unblock": True}, format="json")
-    assert refused.status_code == 400 and "A1WORKEDHERE" in refused.json()["worker_id"][0]
+    assert refused.status_code == 400 and "A1WORKEDHERE" in problem_fields(refused)["worker_id"][0]
     assert api_for(other_user).post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                                     {"worker_id": "A1WORKEDHERE", "reason": "x", "unblock": True},
                                     format="json").status_code == 404  # not Bob's publication

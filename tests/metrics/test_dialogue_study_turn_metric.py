@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 
 from metrics import services
 from metrics.models import ScoringRun
+from tests.problems import problem_fields
 from tests.studies.test_dialogue_study import dialogue_study, fed_corpus  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_a_turn_level_metric_on_a_dialogue_study_is_refused_before_anything_is_q
     message = " ".join(refused.value.message_dict["metric_model"])
     assert "turn-level" in message and "dialogue" in message and model.name in message
     answer = api.post("/api/metrics/runs/", {"metric_model": model.name, "study": dialogue_study.slug}, format="json")
-    assert answer.status_code == 400 and "turn-level" in " ".join(answer.json()["metric_model"])
+    assert answer.status_code == 400 and "turn-level" in " ".join(problem_fields(answer)["metric_model"])
     client.force_login(user)
     page = client.post("/metrics/runs/start/", {"metric_model": model.name, "study": dialogue_study.slug},
                        follow=True).content.decode()

@@ -16,6 +16,7 @@ from metrics.models import MetricModel, MetricScore, RunStatus, TrainingDataset,
 from tests.factories import UserFactory
 from tests.ml.mdd_toy import tiny_masked_lm_dir
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +112,7 @@ def test_staff_queue_stages_from_the_page_and_the_api(client, toy, settings):
     assert run.config["sources"].endswith("dailydialog_pp/positives.json")  # the shared data by default
     response = client.post("/api/metrics/training/", {"metric": "mdd_eval", "stage": "student", "model_name": "api-s"},
                            content_type="application/json")
-    assert response.status_code == 400 and "train_data" in response.json()
+    assert response.status_code == 400 and "train_data" in problem_fields(response)
     response = client.post("/api/metrics/training/", {"metric": "mdd_eval", "stage": "teacher", "train_limit": 5,
                                                       "encoder": str(toy["encoder"])}, content_type="application/json")
     assert response.status_code == 201, response.content

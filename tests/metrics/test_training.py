@@ -13,6 +13,7 @@ from metrics.models import MetricModel, MetricScore, RunStatus, TrainingRun
 from ml.trainers import Callback
 from tests.factories import UserFactory
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_grade
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +123,7 @@ def test_staff_queue_training_from_the_page_and_the_api(client, toy, settings):
     assert "epochs: &#x27;two&#x27; is not a whole number" in bad.content.decode() and not TrainingRun.objects.exists()
     response = client.post("/api/metrics/training/", {"stage": "mlr", "train_limit": 10, "model_name": "api-mlr",
                                                       "encoder": str(toy["encoder"])}, content_type="application/json")
-    assert response.status_code == 400 and "train_data" in response.json()  # no DailyDialog++ under this data folder
+    assert response.status_code == 400 and "train_data" in problem_fields(response)  # no DailyDialog++ under this data folder
     settings.SHARED_DATA_DIR = toy["train"].parent
     (toy["train"].parent / "dailydialog_pp").mkdir(exist_ok=True)
     for name, source in (("dev.json", toy["train"]), ("test.json", toy["validation"])):
@@ -148,7 +149,7 @@ def test_a_training_run_loss_curve_is_drawn(client, toy):
 
 
 def test_heuristic_defaults_do_not_include_learned_metrics():
-    assert services.metric_model_default(key="coherence").name == "coherence-minilm"
+    assert services.metric_model_default(key="coherence").name == "coherence"
     assert not MetricModel.objects.filter(metric__key="quantidce").exists()
 
 

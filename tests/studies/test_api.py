@@ -14,6 +14,7 @@ from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reports import selectors
 from tests.conftest import small_corpus_lines
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +52,7 @@ def test_another_researchers_study_cannot_be_changed(api, other_user):
 def test_collaborators_see_shared_experiments(api, user, other_user):
     shared = authoring.experiment_create(owner=other_user, title="Shared", conditions=[{"title": "T", "design": "bws"}])
     shared.collaborators.add(user)
-    assert [s["slug"] for s in api.get("/api/studies/").json()] == [shared.studies.get().slug]
+    assert [s["slug"] for s in api.get("/api/studies/").json()["results"]] == [shared.studies.get().slug]
 
 
 def test_create_build_publish_and_progress_through_the_api(api, corpus):
@@ -78,13 +79,13 @@ def test_bad_design_config_is_a_400_naming_the_field(api, user):
     response = api.post("/api/studies/create/", {"experiment": "e", "title": "x", "design": "likert",
                                                  "design_config": {"points": 40}}, format="json")
     assert response.status_code == 400
-    assert "design_config.points" in response.json()
+    assert "design_config.points" in problem_fields(response)
 
 
 def test_publish_without_items_is_a_400_with_the_reason(api, user):
     experiment = authoring.experiment_create(owner=user, title="E", conditions=[{"title": "T", "design": "likert"}])
     response = api.post(f"/api/studies/{experiment.studies.get().slug}/publish/")
-    assert response.status_code == 400 and "no items" in response.json()["status"]
+    assert response.status_code == 409 and "no items" in response.json()["detail"]  # a state conflict
 
 
 def test_import_upload_succeeds_and_bad_upload_names_line_and_writes_nothing(api):
@@ -94,7 +95,7 @@ def test_import_upload_succeeds_and_bad_upload_names_line_and_writes_nothing(api
     bad = small_corpus_lines(2) + b'{"id": "c7", "turns": ["x"], "responses": {"hred": ""}}\n'
     response = api.post("/api/imports/", {"file": SimpleUploadedFile("bad.jsonl", bad)}, format="multipart")
     assert response.status_code == 400
-    assert response.json()["file"] == ["line 4, responses.hred: is empty"]
+    assert problem_fields(response)["file"] == ["line 4, responses.hred: is empty"]
     assert list(Corpus.objects.values_list("slug", flat=True)) == ["pilot"]
     assert Conversation.objects.count() == 3
 

@@ -3,6 +3,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.problems import problem_fields
+
 pytestmark = pytest.mark.django_db
 
 
@@ -15,7 +17,7 @@ def test_rater_settings_are_set_read_and_refused_by_field(api, make_study):
     assert done.json()["settings"] == {"completion_code": "C1AB2CD3", "screened_out_code": "C9SCREEN",
                                        "time_limit_minutes": 45, "close_when_complete": False}
     bad = api.post(url, {"completion_code": "has spaces", "closes_at": "2000-01-01T00:00:00Z"}, format="json")
-    assert bad.status_code == 400 and {"completion_code", "closes_at"} <= set(bad.json())
+    assert bad.status_code == 400 and {"completion_code", "closes_at"} <= set(problem_fields(bad))
     study.refresh_from_db()
     assert study.platform_config["completion_code"] == "C1AB2CD3"  # the refused request changed nothing
     assert api.get(url).json()["settings"]["screened_out_code"] == "C9SCREEN"

@@ -14,6 +14,7 @@ from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reports import selectors
 from tests.factories import UserFactory
+from tests.problems import problem_fields
 from tests.studies.test_services import answer_all, rater
 
 pytestmark = pytest.mark.django_db
@@ -39,12 +40,12 @@ def test_settings_change_text_always_and_structure_only_in_an_unstarted_draft(ap
     published = make_study("bws")
     response = api.patch(f"/api/studies/{published.slug}/settings/", {"design_config": {"tuple_size": 3},
                                                                       "instructions": "x"}, format="json")
-    assert response.status_code == 400 and "published" in response.json()["design"][0]
+    assert response.status_code == 400 and "published" in problem_fields(response)["design"][0]
     published.refresh_from_db()
     assert published.instructions == "" and published.design_config["tuple_size"] == 4
     response = api.patch(f"/api/studies/{published.slug}/settings/",
                          {"closes_at": "2001-01-01T00:00:00Z", "raters_per_item": 7}, format="json")
-    assert response.status_code == 400 and "closes_at" in response.json()
+    assert response.status_code == 400 and "closes_at" in problem_fields(response)
     response = api.patch(f"/api/studies/{published.slug}/settings/", {"raters_per_item": 7, "time_limit_minutes": 20},
                          format="json")
     assert response.status_code == 200 and (response.json()["study"]["raters_per_item"],
@@ -57,19 +58,19 @@ def test_duplicate_delete_and_the_state_operations(api, make_study):
     assert response.status_code == 201 and response.json()["status"] == "draft"
     copy = Study.objects.get(slug=response.json()["slug"])
     assert copy.title == "Second run" and copy.items.count() == study.items.count()
-    assert api.post(f"/api/studies/{study.slug}/delete/").status_code == 400
+    assert api.post(f"/api/studies/{study.slug}/delete/").status_code == 409  # a state conflict
     other = authoring.experiment_create(owner=study.experiment.owner, title="Next year", slug="next-year")
     response = api.post(f"/api/studies/{study.slug}/duplicate/", {"experiment": "next-year"}, format="json")
     assert response.status_code == 201 and response.json()["experiment"] == "next-year"
     assert other.studies.count() == 1
     response = api.post(f"/api/studies/{study.slug}/duplicate/", {"experiment": "not-mine"}, format="json")
-    assert response.status_code == 400 and "experiment" in response.json()
+    assert response.status_code == 400 and "experiment" in problem_fields(response)
     assert api.post(f"/api/studies/{copy.slug}/delete/").status_code == 204
     assert api.get(f"/api/studies/{copy.slug}/").status_code == 404
     assert api.post(f"/api/studies/{study.slug}/pause/").json()["paused"] is True
     assert api.get(f"/api/studies/{study.slug}/").json()["paused"] is True
     assert api.post(f"/api/studies/{study.slug}/resume/").json()["paused"] is False
-    assert api.post(f"/api/studies/{study.slug}/reopen/").status_code == 400
+    assert api.post(f"/api/studies/{study.slug}/reopen/").status_code == 409  # a state conflict
     authoring.study_close(study=study)
     assert api.post(f"/api/studies/{study.slug}/reopen/").json()["status"] == "published"
 
@@ -96,7 +97,7 @@ def test_collaborators_by_owner_only_and_invisible_to_others(api, user, make_stu
     as_carol = client_for(carol)
     assert as_carol.get(f"/api/studies/{study.slug}/").status_code == 200
     response = as_carol.post(f"/api/experiments/{slug}/collaborators/", {"user": "bob"}, format="json")
-    assert response.status_code == 400 and "owner" in response.json()["user"][0]
+    assert response.status_code == 400 and "owner" in problem_fields(response)["user"][0]
     assert client_for(other_user).get(f"/api/experiments/{slug}/collaborators/").status_code == 404
     response = api.post(f"/api/experiments/{slug}/collaborators/remove/", {"user": "carol@example.org"}, format="json")
     assert response.json()["collaborators"] == []

@@ -19,6 +19,7 @@ from studies.rating import selectors as rater_selectors
 from studies.rating.checks import checks_place
 from studies.reports import export_selectors
 from studies.reports import selectors as report_selectors
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -373,7 +374,7 @@ def test_api_creates_lists_configures_and_refuses_after_publishing(api, draft):
     base = f"/api/studies/{draft.slug}/checks/"
     bad = api.post(base + "create/", {"kind": "gold", "context": CONTEXT, "responses": LIKERT_TEXTS,
                                       "rules": [{"best": 1}]}, format="json")
-    assert bad.status_code == 400 and "rules[0].best" in bad.json()
+    assert bad.status_code == 400 and "rules.0.best" in problem_fields(bad)
     made = api.post(base + "create/", {"kind": "gold", "context": [{"speaker": "A", "text": "Hi"}],
                                        "responses": LIKERT_TEXTS, "rules": [{"greater": 2, "than": 1}]}, format="json")
     assert made.status_code == 201 and made.json()["rules"] == [{"greater": 2, "than": 1}]
@@ -383,7 +384,7 @@ def test_api_creates_lists_configures_and_refuses_after_publishing(api, draft):
     assert [i["kind"] for i in listed["items"]] == ["gold"] and listed["flagged"] == []
     authoring.study_publish(study=draft)
     refused = api.post(base + f"{made.json()['id']}/delete/", format="json")
-    assert refused.status_code == 400 and "published" in refused.json()["status"]
+    assert refused.status_code == 409 and "published" in refused.json()["detail"]  # a state conflict
     assert "/api/studies/{slug}/checks/create/" in api.get("/api/schema/?format=json").content.decode()
 
 

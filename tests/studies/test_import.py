@@ -14,6 +14,7 @@ from studies.corpora.importing import reading
 from studies.corpora.importing.records import ImportFailed
 from studies.models import Assignment, Conversation, Corpus, Criterion, Rating, Response, Study, System
 from tests.conftest import jsonl_bytes, shared_file, small_corpus_lines
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -271,7 +272,7 @@ def test_inputs_that_were_500s_are_line_and_field_problems(api, tmp_path, name, 
     before = row_counts()
     response = api.post("/api/imports/", {"file": SimpleUploadedFile(name, data)}, format="multipart")
     assert response.status_code == 400, response.content[:300]
-    problems = response.json()["file"]
+    problems = problem_fields(response)["file"]
     assert any(p.startswith(f"line {line}, {field}") and words in p for p in problems), problems
     assert row_counts() == before
     path = tmp_path / name
@@ -316,7 +317,7 @@ def test_oversized_upload_is_refused_and_nothing_is_kept(api, uploads, settings)
         response = api.post("/api/imports/", {"file": SimpleUploadedFile("big.jsonl", small_corpus_lines(2000)),
                                               "run_in_background": str(background).lower()}, format="multipart")
         assert response.status_code == 400
-        assert "larger than the import limit" in response.json()["file"][0]
+        assert "larger than the import limit" in problem_fields(response)["file"][0]
     assert not ImportJob.objects.exists() and not Corpus.objects.exists()
     assert not uploads.exists() or not any(uploads.iterdir())
 

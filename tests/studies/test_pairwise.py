@@ -19,6 +19,7 @@ from studies.models import Assignment, AssignmentItem, Comparison, Rating, Respo
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import form_tokens
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 CRITERIA = ("readability", "coherence")
@@ -307,7 +308,7 @@ def test_create_build_and_publish_a_pairwise_study_through_the_api(api, corpus, 
     assert api.post(f"/api/studies/{slug}/publish/").json()["status"] == "published"
     bad = api.post("/api/studies/create/", {"experiment": "pilot", "title": "x", "design": "pairwise",
                                             "design_config": {"reason": "always"}}, format="json")
-    assert bad.status_code == 400 and "design_config.reason" in bad.json()
+    assert bad.status_code == 400 and "design_config.reason" in problem_fields(bad)
 
 
 def test_the_study_form_creates_a_pairwise_study_and_the_preview_shows_the_pair(user, corpus):

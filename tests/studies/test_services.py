@@ -10,6 +10,7 @@ from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, AssignmentItem, Rater, Rating, StudyItemResponse
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -297,8 +298,8 @@ def test_create_endpoints_do_not_say_another_researchers_object_exists(api, othe
     mine = authoring.experiment_create(owner=user, title="Mine", slug="mine")
     response = api.post("/api/experiments/create/", {"title": "X", "slug": "secret"}, format="json")
     assert response.status_code == 400
-    assert response.json() == {"slug": ["the slug 'secret' is not available; choose another"]}
+    assert problem_fields(response) == {"slug": ["the slug 'secret' is not available; choose another"]}
     response = api.post("/api/studies/create/", {"experiment": mine.slug, "title": "S", "design": "likert",
                                           "slug": "secret-study"}, format="json")
     assert response.status_code == 400 and "already exists" not in response.content.decode()
-    assert response.json()["slug"] == ["the slug 'secret-study' is not available; choose another"]
+    assert problem_fields(response)["slug"] == ["the slug 'secret-study' is not available; choose another"]

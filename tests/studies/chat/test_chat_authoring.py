@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
 from studies.models import Study
+from tests.problems import problem_fields
 from tests.studies.chat.helpers import bot_system
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +50,7 @@ def test_chat_study_through_the_api(user, local_bot, loopback_allowed):
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     refused = api.post("/api/studies/create/", {"experiment": "api-chats", "title": "t", "design": "likert",
                                                 "unit": "chat", "unit_config": {"min_turns": 0}}, format="json")
-    assert refused.status_code == 400 and "unit_config.min_turns" in refused.json()
+    assert refused.status_code == 400 and "unit_config.min_turns" in problem_fields(refused)
     created = api.post("/api/studies/create/", {"experiment": "api-chats", "title": "t", "design": "likert",
                                                 "unit": "chat", "unit_config": {"min_turns": 2}}, format="json")
     assert created.status_code == 201 and created.json()["unit_config"]["min_turns"] == 2
