@@ -264,7 +264,7 @@ class JudgeCreateApi(ApiView):
         endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
         study = serializers.SlugField()
         criterion = serializers.SlugField()
-        name = serializers.SlugField(required=False, default="", allow_blank=True, max_length=80)
+        name = serializers.SlugField(required=False, max_length=80, help_text="default judge-<study>-<criterion>")
         logprobs = serializers.BooleanField(default=False, help_text="score = sum_k p(k) k where the server gives logprobs")
         concurrency = serializers.IntegerField(default=4, min_value=1, max_value=32)
         requests_per_minute = serializers.IntegerField(default=0, min_value=0)
