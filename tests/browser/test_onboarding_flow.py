@@ -16,6 +16,14 @@ VIEWPORTS = {"desktop": {"width": 1200, "height": 900}, "phone": {"width": 390, 
 ENTRY = "/r/{slug}/?workerId={worker}&assignmentId=A{worker}&hitId=H1&turkSubmitTo=https://www.mturk.com"
 
 
+def agree(tab):
+    """Consent comes first (issue 34): the start page, then the first practice item."""
+    assert tab.locator("[data-testid=practice-first]").count() == 1
+    tab.check("input[name=agree]")
+    tab.click("button:has-text('Start')")
+    tab.wait_for_url(re.compile(r".*/r/p/[^/]+/items/0/$"))
+
+
 @pytest.fixture
 def practice_study(make_study):
     study = make_study("likert", publish=False, platform="mturk", raters_per_item=2, items_per_assignment=3)
@@ -51,6 +59,7 @@ def test_onboarding_practice_failed_in_the_browser(live_server, browser, screens
     tab = context.new_page()
     try:
         tab.goto(live_server.url + ENTRY.format(slug=practice_study.slug, worker="WFAIL"))
+        agree(tab)
         assert "Practice 1 of 2" in tab.inner_text("body")
         fits(tab, viewport["width"])
         tab.click("[data-testid=practice-submit]")  # nothing chosen: the page says so, nothing is stored
@@ -86,6 +95,7 @@ def test_onboarding_practice_passed_in_the_browser(live_server, browser, screens
     tab = context.new_page()
     try:
         tab.goto(live_server.url + ENTRY.format(slug=practice_study.slug, worker="WPASS"))
+        agree(tab)
         answer(tab, (4, 1))
         assert "Your answer matches ours" in tab.inner_text("body")
         fits(tab, viewport["width"])
@@ -96,12 +106,12 @@ def test_onboarding_practice_passed_in_the_browser(live_server, browser, screens
         assert not Assignment.objects.exists()  # the slot comes only when the rater goes on
         screenshot(tab, f"practice-passed-{screen}")
         tab.click("[data-testid=practice-continue]")
-        tab.wait_for_url(re.compile(r".*/r/a/[^/]+/$"))
+        tab.wait_for_url(re.compile(r".*/r/a/[^/]+/items/0/$"))  # consent was given before the practice
         assignment = Assignment.objects.get()
-        assert assignment.rater.external_id == "WPASS" and tab.locator("input[name=agree]").count() == 1
+        assert assignment.rater.external_id == "WPASS" and tab.locator("input[name=agree]").count() == 0
         fits(tab, viewport["width"])
         tab.goto(live_server.url + ENTRY.format(slug=practice_study.slug, worker="WPASS"))  # back: no practice again
-        assert tab.url.endswith(f"/r/a/{assignment.token}/")
+        assert f"/r/a/{assignment.token}/" in tab.url
     finally:
         context.close()
 

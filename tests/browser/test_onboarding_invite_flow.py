@@ -14,6 +14,15 @@ from tests.browser.test_onboarding_flow import answer
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+
+def agree(tab):
+    """Consent comes first (issue 34): the start page, then the first practice item."""
+    assert tab.locator("[data-testid=practice-first]").count() == 1
+    tab.check("input[name=agree]")
+    tab.click("button:has-text('Start')")
+    tab.wait_for_url(re.compile(r".*/r/p/[^/]+/items/0/$"))
+
+
 @pytest.fixture
 def invite_practice_study(make_study):
     study = make_study("likert", publish=False, platform="invite", raters_per_item=2, items_per_assignment=3)
@@ -36,6 +45,7 @@ def test_onboarding_invitee_fails_then_another_passes_in_the_browser(live_server
     tab = context.new_page()
     try:
         tab.goto(link.format(failing.token))
+        agree(tab)
         assert "Practice 1 of 2" in tab.inner_text("body")
         answer(tab, (3, 5))
         tab.click("[data-testid=practice-next]")
@@ -53,16 +63,17 @@ def test_onboarding_invitee_fails_then_another_passes_in_the_browser(live_server
         other.context.close()
         assert not Assignment.objects.exists() and not Rater.objects.exists()
         tab.goto(link.format(passing.token))
+        agree(tab)
         answer(tab, (4, 1))
         tab.click("[data-testid=practice-next]")
         answer(tab, (5, 2))
         tab.click("[data-testid=practice-next]")
         tab.click("[data-testid=practice-continue]")
-        tab.wait_for_url(re.compile(r".*/r/a/[^/]+/$"))
+        tab.wait_for_url(re.compile(r".*/r/a/[^/]+/items/0/$"))  # consent was given before the practice
         assignment = Assignment.objects.get()
         assert assignment.rater.external_id == f"invite-{passing.pk}"
         tab.goto(link.format(passing.token))  # the invitation now resumes the slot
-        assert tab.url.endswith(f"/r/a/{assignment.token}/")
+        assert f"/r/a/{assignment.token}/" in tab.url
         assert PracticeAttempt.objects.filter(status="failed").count() == 1
     finally:
         context.close()
