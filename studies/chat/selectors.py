@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, Max, Q, Sum
+from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from studies.chat.client import RATER_MESSAGES
@@ -125,3 +125,10 @@ def systems_with_endpoints() -> list[dict[str, Any]]:
     return [{"system": e.system.name, "protocol": e.protocol, "url": e.url, "model_name": e.model_name,
              "has_key": e.has_key, "key_source": "environment" if e.key_env else ("stored" if e.key_encrypted else "")}
             for e in SystemEndpoint.objects.select_related("system").order_by("system__name")]
+
+
+def endpoints_visible_to(user: Any) -> QuerySet[SystemEndpoint]:
+    """The endpoints ``user`` may see and use (self-chats go through this, never through
+    ``SystemEndpoint.objects``). Placeholder: every endpoint; the ownership branch (issue 33)
+    replaces it with the researcher's own endpoints (admins: all)."""
+    return SystemEndpoint.objects.select_related("system").all()
