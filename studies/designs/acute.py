@@ -161,7 +161,9 @@ class Acute(Pairwise):
             sides.append({"id": cid, "side": ("left", "right")[i] if i < 2 else str(i), "label": label,
                           "key": "ab"[i] if i < 2 else "", "turns": shown})
         context["pairwise"]["sides"] = sides
-        context.update(unit_name="Conversation", responses=[])
+        # The page shows only the two sides: not the item's own conversation as a context above them
+        # (it is the canonical first, so it would tell which side is which system).
+        context.update(unit_name="Conversation", responses=[], turns=[])
         return context
 
     def comparison_sides(self, slot: AssignmentItem) -> dict[str, Any]:

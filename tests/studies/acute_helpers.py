@@ -25,12 +25,13 @@ def conversations_corpus(owner, systems: dict[str, int], *, slug: str = "acute-c
 
 
 def acute_study(owner, systems: dict[str, int] | None = None, *, publish: bool = True, raters_per_item: int = 3,
-                items_per_assignment: int = 50, criteria=None, corpus: Corpus | None = None, **config) -> Study:
+                items_per_assignment: int = 50, criteria=None, corpus: Corpus | None = None,
+                platform: str = "invite", **config) -> Study:
     corpus = corpus or conversations_corpus(owner, systems or {"alpha": 4, "beta": 4, "gamma": 4})
     experiment = authoring.experiment_create(owner=owner, title="ACUTE experiment")
     study = authoring.study_create(experiment=experiment, title="ACUTE study", design="acute", unit="dialogue",
                                    design_config=config or None, raters_per_item=raters_per_item,
-                                   items_per_assignment=items_per_assignment, criteria=criteria)
+                                   items_per_assignment=items_per_assignment, criteria=criteria, platform=platform)
     authoring.study_items_build(study=study, corpus=corpus, seed=1)
     if publish:
         authoring.study_publish(study=study)

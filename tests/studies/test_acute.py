@@ -187,6 +187,7 @@ def test_acute_rater_page_shows_both_conversations_marks_the_judged_turns_and_hi
     assert html.count('data-testid="acute-left"') == 1 and html.count('data-testid="acute-right"') == 1
     assert html.count('data-judged="1"') == 4  # two bot turns in each of the two conversations
     assert "Speaker 1" in html and "Speaker 2" in html
+    assert 'aria-label="The conversation so far"' not in html  # only the two sides, no third conversation
     left, right = slot.response_order
     assert html.index(Conversation.objects.get(pk=left).turns[0]["text"].split(" turn")[0] + " turn 1") < \
         html.index(Conversation.objects.get(pk=right).turns[0]["text"].split(" turn")[0] + " turn 1")
