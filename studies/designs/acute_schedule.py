@@ -2,7 +2,7 @@
 different systems, balanced over the system pairs, each with the speaker to judge.
 
 - Systems: a conversation's system is ``metadata.system`` (the dialogue-level imports, the chat
-  transcripts and the self-chats all set it). ``systems`` picks some (default: every system of the
+  transcripts and the self-chats all set it). Of a chat study's transcripts only the ended chats count. ``systems`` picks some (default: every system of the
   corpus); at least two are needed.
 - Pairs: for every system pair (a < b) the same number of items, ``pairs_per_system_pair`` (0: as many
   as the smaller of the two systems has conversations). Each system's conversations are shuffled with
@@ -25,10 +25,11 @@ from itertools import combinations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 
 from studies.designs.common import ItemSpec
 from studies.designs.units.sides import dialogue_sides
-from studies.models import Conversation, Study, StudyItem, StudyItemConversation
+from studies.models import Chat, Conversation, Study, StudyItem, StudyItemConversation
 
 
 def judged_speaker(turns: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None, configured: str) -> str:
@@ -70,7 +71,9 @@ def acute_items_build(*, study: Study, spec: ItemSpec) -> int:
     without raters. Returns the number of items."""
     corpus = spec.corpus_required()
     config = study.design_config
-    conversations = Conversation.objects.filter(corpus=corpus).exclude(metadata__system=None)
+    # A chat study's transcripts: only chats that ended (an open or failed chat is half a conversation).
+    conversations = (Conversation.objects.filter(corpus=corpus).exclude(metadata__system=None).exclude(turns=[])
+                     .filter(Q(chat__isnull=True) | Q(chat__status=Chat.Status.ENDED)))
     by_system: dict[str, list[int]] = {}
     for cid, system in conversations.order_by("id").values_list("id", "metadata__system"):
         if system not in (None, ""):

@@ -254,3 +254,40 @@ def test_acute_simulated_raters_complete_a_study_and_every_judgment_names_two_co
     judged = Comparison.objects.filter(assignment__study=study)
     assert judged.count() == 2 * 2 * 4 and not judged.filter(left_conversation__isnull=True).exists()
     assert all(c.reason for c in judged)  # reasons are required by default
+
+
+def test_acute_items_from_a_chat_studys_transcripts_use_only_ended_chats(user, local_bot, loopback_allowed):
+    from studies.chat import endpoints
+    from studies.chat import services as chatting
+    from studies.models import Chat, System
+
+    experiment = authoring.experiment_create(owner=user, title="Chats to compare")
+    chat_study = authoring.study_create(experiment=experiment, title="chats", design="likert", unit="chat",
+                                        raters_per_item=4, items_per_assignment=4)
+    for name, bot in (("rule-bot", "rule"), ("parrot-bot", "parrot")):
+        system, _ = System.objects.get_or_create(name=name)
+        endpoints.endpoint_set(system=system, protocol="concord", url=local_bot.url(bot), retries=0)
+    authoring.study_items_build(study=chat_study, systems=["rule-bot", "parrot-bot"])
+    authoring.study_publish(study=chat_study)
+    turns = chat_study.unit_config["min_turns"]
+    for r in range(3):
+        assignment = rater_entry.assignment_start(study=chat_study, rater=rater_entry.rater_get_or_create(
+            platform="invite", external_id=f"chatter{r}"), seed=r)
+        for slot in assignment.assignment_items.all():
+            chatting.chat_open(assignment=assignment, item_id=slot.item_id)
+            for i in range(turns):
+                chatting.chat_turn_post(assignment=assignment, item_id=slot.item_id, text=f"I like tea {i}",
+                                        client_id=f"{r}-{i}")
+            if r < 2:  # the third rater's chats stay open: half conversations
+                chatting.chat_end(assignment=assignment, item_id=slot.item_id)
+    corpus = chatting.chat_corpus(chat_study)
+    ended = set(Chat.objects.filter(status=Chat.Status.ENDED).values_list("conversation_id", flat=True))
+    assert Conversation.objects.filter(corpus=corpus).count() > len(ended) > 0
+    acute = authoring.study_create(experiment=experiment, title="acute over chats", design="acute", unit="dialogue")
+    built = authoring.study_items_build(study=acute, corpus=corpus)
+    shown = set(StudyItemConversation.objects.filter(item__study=acute).values_list("conversation_id", flat=True))
+    assert built > 0 and shown <= ended
+    speakers = set(StudyItemConversation.objects.filter(item__study=acute).values_list("speaker", flat=True))
+    bot_speakers = {t["speaker"] for c in Conversation.objects.filter(pk__in=shown) for t in c.turns
+                    if t["speaker"].lower() in ("bot", "system", "assistant")}
+    assert speakers and speakers <= bot_speakers  # the bot is judged, not the rater
