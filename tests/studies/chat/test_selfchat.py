@@ -224,3 +224,32 @@ def test_selfchat_corpora_of_two_runs_feed_an_acute_study(user, two_bots):
         shown = list(item.item_conversations.order_by("position").values_list("conversation__metadata", "speaker"))
         assert {meta["system"] for meta, _ in shown} == {"rule-a", "parrot-b"}
         assert all(speaker == meta["judged_speaker"] for meta, speaker in shown)
+
+
+def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(client, user, other_user, two_bots,
+                                                                          django_user_model, monkeypatch):
+    first, _ = two_bots
+    endpoint("rule-a", first.url("rule"))
+    monkeypatch.setattr(tasks.selfchat_run, "delay", lambda run_id: None)
+    client.force_login(user)
+    page = client.get("/selfchats/")
+    assert page.status_code == 200 and 'value="rule-a"' in page.content.decode()
+    bad = client.post("/selfchats/", {"title": "T", "system_a": "rule-a", "system_b": "rule-a", "openers": "Hi",
+                                      "conversations": 2, "turns": 2, "bot_settings": "{not json"})
+    assert bad.status_code == 400 and "not JSON" in bad.content.decode() and not SelfChatRun.objects.exists()
+    made = client.post("/selfchats/", {"title": "Mine", "system_a": "rule-a", "system_b": "rule-a",
+                                       "openers": "Hi there\nI like tea", "conversations": 2, "turns": 2,
+                                       "bot_settings": '{"a": {"requests_per_minute": 0}}'})
+    run = SelfChatRun.objects.get()
+    assert made.status_code == 302 and run.openers == ["Hi there", "I like tea"] and run.owner == user
+    selfchat.selfchat_run(run=run)
+    progress = client.get(f"/selfchats/{run.pk}/", HTTP_ACCEPT="application/json").json()
+    assert (progress["done"], progress["turns_stored"], progress["status"]) == (2, 4, "done")
+    assert "2 of 2 conversations done" in client.get(f"/selfchats/{run.pk}/").content.decode()
+    client.force_login(other_user)
+    assert client.get(f"/selfchats/{run.pk}/").status_code == 404
+    assert client.post(f"/selfchats/{run.pk}/rerun/").status_code == 404
+    assert "Mine" not in client.get("/selfchats/").content.decode()
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root")
+    client.force_login(admin)
+    assert client.get(f"/selfchats/{run.pk}/").status_code == 200
