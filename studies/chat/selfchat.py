@@ -89,11 +89,11 @@ def _corpus_slug(title: str) -> str:
 @transaction.atomic
 def selfchat_create(*, owner: Any, title: str, system_a: str, system_b: str, openers: Sequence[str],
                     conversations: int, turns: int, bot_settings: Mapping[str, Any] | None = None,
-                    corpus: Corpus | None = None) -> SelfChatRun:
+                    corpus: Corpus | None = None, queue: bool = True) -> SelfChatRun:
     """Create a self-chat run and queue it. ``system_b`` may be ``system_a`` (a bot with itself). The
     conversations go to a new corpus, or to ``corpus``, a self-chat corpus of the same researcher (so
     that one ACUTE-Eval study compares the self-chats of several runs). Every bad field is named;
-    nothing is written then."""
+    nothing is written then. ``queue=False``: the caller runs it (the demo's load)."""
     errors: dict[str, str] = {}
     if corpus is not None and (corpus.owner_id != getattr(owner, "pk", None) or corpus.source_format != "selfchat"):
         errors["corpus"] = "add self-chats only to a self-chat corpus of your own"
@@ -141,7 +141,8 @@ def selfchat_create(*, owner: Any, title: str, system_a: str, system_b: str, ope
     SelfChatDialogue.objects.bulk_create(
         [SelfChatDialogue(run=run, index=i, opener=cleaned_openers[i % len(cleaned_openers)])
          for i in range(conversations)], batch_size=2000)
-    jobs.queue_after_commit("studies.tasks.selfchat_run", run.pk, robust=True)
+    if queue:
+        jobs.queue_after_commit("studies.tasks.selfchat_run", run.pk, robust=True)
     return run
 
 
