@@ -223,10 +223,12 @@ def selfchat_run(*, run: SelfChatRun, clock: Callable[[], float] = time.monotoni
                                   conversation_id=f"selfchat-{run.pk}-{dialogue.index}",
                                   deadline_seconds=django_settings.CHAT_REPLY_DEADLINE_SECONDS,
                                   allowed=allowed_networks(), settings=run.bot_settings.get(side))
-                dialogue.turns = [*dialogue.turns, {"side": side, "speaker": names[side], "text": reply.text,
-                                                    "seconds": round(reply.seconds, 3), "attempts": reply.attempts}]
-                dialogue.status = SelfChatDialogue.Status.RUNNING
-                dialogue.save(update_fields=["turns", "status"])
+                stored = _turn_store(dialogue, {"side": side, "speaker": names[side], "text": reply.text,
+                                                "seconds": round(reply.seconds, 3), "attempts": reply.attempts})
+                if stored is None:  # another worker stored this turn first: go on from its turns
+                    dialogue.refresh_from_db()
+                    continue
+                dialogue = stored
                 if on_turn is not None:
                     on_turn(dialogue)
         except BotError as error:
@@ -242,6 +244,19 @@ def selfchat_run(*, run: SelfChatRun, clock: Callable[[], float] = time.monotoni
         _dialogue_finish(run, dialogue, bots)
     failed = run.dialogues.filter(status=SelfChatDialogue.Status.FAILED).count()
     return _run_end(run, f"{failed} conversation(s) failed; run it again to retry them" if failed else "")
+
+
+@transaction.atomic
+def _turn_store(dialogue: SelfChatDialogue, turn: dict[str, Any]) -> SelfChatDialogue | None:
+    """Append one turn (row locked), or None where the stored turns moved on meanwhile (two workers on one
+    run, e.g. "Run again" while a redelivery runs): a turn is never stored twice."""
+    fresh = SelfChatDialogue.objects.select_for_update().get(pk=dialogue.pk)
+    if len(fresh.turns) != len(dialogue.turns) or fresh.status == SelfChatDialogue.Status.DONE:
+        return None
+    fresh.turns = [*fresh.turns, turn]
+    fresh.status = SelfChatDialogue.Status.RUNNING
+    fresh.save(update_fields=["turns", "status"])
+    return fresh
 
 
 def _run_end(run: SelfChatRun, error: str) -> SelfChatRun:

@@ -253,3 +253,17 @@ def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(clien
     admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root")
     client.force_login(admin)
     assert client.get(f"/selfchats/{run.pk}/").status_code == 200
+
+
+def test_selfchat_a_turn_stored_meanwhile_by_another_worker_is_never_stored_twice(user, two_bots):
+    first, _ = two_bots
+    endpoint("rule-a", first.url("rule"))
+    run = make_run(user, b="rule-a", conversations=1, turns=2)
+    dialogue = run.dialogues.get()
+    stale = SelfChatDialogue.objects.get(pk=dialogue.pk)
+    assert selfchat._turn_store(dialogue, {"side": "a", "speaker": "x", "text": "first worker"}) is not None
+    assert selfchat._turn_store(stale, {"side": "a", "speaker": "x", "text": "second worker"}) is None
+    dialogue.refresh_from_db()
+    assert [t["text"] for t in dialogue.turns] == ["first worker"]
+    run = selfchat.selfchat_run(run=run)  # continues after the stored turn
+    assert run.status == SelfChatRun.Status.DONE and len(run.dialogues.get().turns) == 2
