@@ -1,6 +1,7 @@
 """ACUTE-Eval's results as the paper reports them: on synthetic judgments with known win rates the
 report recovers them; the binomial p and marks against SciPy, the Wilson intervals against
 statsmodels, Bradley–Terry's order, position bias; the report page, figure, sheets and live panel."""
+import csv
 import io
 from collections import Counter
 
@@ -121,3 +122,24 @@ def test_acute_report_page_figure_sheets_and_live_panel_render(user):
                                                         "knowledgeability"}
     xlsx = client.get(f"/studies/{study.slug}/report.xlsx")
     assert xlsx.status_code == 200 and io.BytesIO(xlsx.content).read(2) == b"PK"
+
+
+def test_acute_every_output_answers_at_zero_and_one_judgment(client, api, user):
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
+    from tests.studies.test_report_first_rating import _all_outputs_answer
+
+    study = acute_study(user, {"a": 2, "b": 2}, raters_per_item=2, items_per_assignment=1)
+    client.force_login(user)
+    empty = _all_outputs_answer(client, api, study, n_figures=None)
+    assert empty["csv"].decode().count("\n") == 1  # the header alone
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
+        platform="invite", external_id="first"))
+    slot = assignment.assignment_items.get()
+    answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers={
+        c.name: {"choice": "left", "reason": "livelier"} for c in study.criteria.all()})
+    answering.assignment_submit(assignment=assignment, total_seconds=30)
+    one = _all_outputs_answer(client, api, study, n_figures=None)
+    rows = list(csv.DictReader(io.StringIO(one["csv"].decode())))
+    assert len(rows) == 4 and {r["reason"] for r in rows} == {"livelier"}
+    assert 'data-testid="acute-report"' in one["page"]
