@@ -2,8 +2,9 @@
 from celery import shared_task
 
 from studies.authoring import services as authoring
+from studies.chat import selfchat
 from studies.corpora import services as corpus_imports
-from studies.models import ImportJob, Study
+from studies.models import ImportJob, SelfChatRun, Study
 from studies.rating import review
 from studies.reports import live_services
 
@@ -29,3 +30,12 @@ def studies_close_due() -> dict:
     pool), then close every published study past its closing time or with every item at its target."""
     expired = review.assignments_expire_stale()
     return {"expired": expired, "closed": authoring.studies_close_due()}
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def selfchat_run(run_id: int) -> str:
+    """Make a self-chat run's conversations; a redelivery (the worker died) continues from the stored turns."""
+    run = SelfChatRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    return selfchat.selfchat_run(run=run).status

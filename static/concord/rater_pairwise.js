@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   const form = document.getElementById("item-form");
-  if (!form || form.dataset.design !== "pairwise") return;
+  if (!form || !form.querySelector(".pairwise-criterion")) return;  // pairwise and ACUTE-Eval forms
   const groups = Array.from(form.querySelectorAll(".pairwise-criterion"));
   const status = form.querySelector(".autosave");
   const answered = (g) => !!g.querySelector("input[type=radio]:checked");

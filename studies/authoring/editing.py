@@ -343,7 +343,8 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     onboarding.practice_copy(source=study, target=copy)  # practice items and pass mark (studies.onboarding)
     # A dialogue-unit BWS item ranks several whole dialogues (StudyItemConversation), not responses.
     StudyItemConversation.objects.bulk_create([
-        StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position)
+        StudyItemConversation(item_id=new_id[link.item_id], conversation_id=link.conversation_id, position=link.position,
+                              speaker=link.speaker)
         for link in StudyItemConversation.objects.filter(item__study=study).order_by("item_id", "position")
     ], batch_size=2000)
     # A chat item names the system(s) raters chat with (StudyItemSystem).

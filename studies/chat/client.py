@@ -131,14 +131,31 @@ class BotError(Exception):
         return self.kind in RETRIED or (self.kind == "status" and (self.status == 429 or (self.status or 0) >= 500))
 
 
-def request_body(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], conversation_id: str) -> dict[str, Any]:
+SAMPLING = ("temperature", "top_p", "max_tokens")
+
+
+def request_body(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], conversation_id: str,
+                 settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What is posted: the whole dialogue so far, in the endpoint's protocol. ``turns`` are
-    ``{"speaker": "user" | "system", "text": ...}``; the last one is the rater's message."""
+    ``{"speaker": "user" | "system", "text": ...}``; the last one is the rater's message. ``settings``
+    (a persona or task context as ``system_prompt``; ``temperature``, ``top_p``, ``max_tokens``): to an
+    OpenAI-compatible endpoint a leading system message and the sampling keys; to a Concord endpoint
+    ``context`` and ``settings``. Nothing is added without them."""
+    settings = settings or {}
+    prompt = str(settings.get("system_prompt") or "")
+    sampling = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
     if endpoint.protocol == "openai":
         messages = [{"role": "user" if t["speaker"] == "user" else "assistant", "content": t["text"]} for t in turns]
-        return {"model": endpoint.model, "messages": messages}
-    return {"protocol": CONCORD_PROTOCOL, "model": endpoint.model, "conversation_id": conversation_id,
+        if prompt:
+            messages.insert(0, {"role": "system", "content": prompt})
+        return {"model": endpoint.model, "messages": messages, **sampling}
+    body = {"protocol": CONCORD_PROTOCOL, "model": endpoint.model, "conversation_id": conversation_id,
             "turns": [{"speaker": t["speaker"], "text": t["text"]} for t in turns]}
+    if prompt:
+        body["context"] = prompt
+    if sampling:
+        body["settings"] = sampling
+    return body
 
 
 def reply_text(protocol: str, payload: Any) -> str:
@@ -341,12 +358,12 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequ
 
 def bot_reply(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], *, conversation_id: str = "",
               deadline_seconds: float = 25.0, allowed: Sequence[Network] = (),
-              resolver: Resolver | None = None) -> BotReply:
+              resolver: Resolver | None = None, settings: Mapping[str, Any] | None = None) -> BotReply:
     """Ask the endpoint for its next turn. Retries up to ``endpoint.retries`` times while
     ``deadline_seconds`` allows (backoff 0.25 s, 0.5 s, ...); raises BotError with the attempts made."""
     if endpoint.protocol not in PROTOCOLS:
         raise BotError("key", f"unknown protocol {endpoint.protocol!r}")
-    body = json.dumps(request_body(endpoint, turns, conversation_id)).encode()
+    body = json.dumps(request_body(endpoint, turns, conversation_id, settings)).encode()
     deadline = _Deadline(deadline_seconds)
     started = time.monotonic()
     attempts = 0

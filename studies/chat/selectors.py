@@ -96,22 +96,23 @@ def item_systems(item_ids: Iterable[int]) -> dict[int, list[str]]:
 def study_chats(study: Study, *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
     """Every chat of the study, one dict each (the transcript export's lines): item, side, system, the
     rater (pseudonym unless ``raw_ids``), status, end reason, failures and the turns with their time and
-    seconds. Never an endpoint's URL or key."""
+    seconds, and the settings the bot was given (persona, system prompt, sampling). Never an endpoint's
+    URL or key."""
     from studies.reports.selectors import rater_pseudonym
 
     chats = (Chat.objects.filter(item__study=study).order_by("pk")
              .values_list("pk", "item_id", "item__position", "position", "system__name", "conversation_id",
                           "conversation__external_id", "assignment__rater_id", "assignment__rater__platform",
                           "assignment__rater__external_id", "status", "end_reason", "failures", "started_at",
-                          "ended_at", "conversation__turns"))
+                          "ended_at", "conversation__turns", "conversation__metadata"))
     for (pk, item_id, item_position, side, system, conversation_id, external_id, rater_id, platform, external,
-         status, end_reason, failures, started, ended, turns) in chats.iterator(chunk_size=500):
+         status, end_reason, failures, started, ended, turns, metadata) in chats.iterator(chunk_size=500):
         yield {"study": study.slug, "chat": pk, "item": item_id, "item_position": item_position, "side": side,
                "system": system, "conversation": conversation_id, "conversation_external_id": external_id,
                "rater": f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id),
                "status": status, "end_reason": end_reason, "failures": failures,
                "started_at": started.isoformat(), "ended_at": ended.isoformat() if ended else None,
-               "turns": turns}
+               "settings": (metadata or {}).get("settings") or {}, "turns": turns}
 
 
 def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:

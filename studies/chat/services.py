@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from studies.chat import calls
 from studies.chat.client import BotError, BotReply, bot_reply
-from studies.chat.config import chat_config
+from studies.chat.config import bot_settings, chat_config, recorded_settings
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
 from studies.endpoint_owners import item_endpoints
 from studies.models import (
@@ -134,7 +134,8 @@ def chat_open(*, assignment: Assignment, item_id: int) -> list[Chat]:
     for position, link in enumerate(systems):
         conversation = Conversation.objects.create(
             corpus=corpus, external_id=f"a{locked.pk}-i{item_id}-{position}", turns=[],
-            metadata={"system": link.system.name, "source": "chat", "study": study.slug, "assignment": locked.pk})
+            metadata={"system": link.system.name, "source": "chat", "study": study.slug, "assignment": locked.pk,
+                      **({"settings": given} if (given := recorded_settings(chat_config(study))) else {})})
         chats.append(Chat.objects.create(assignment=locked, item_id=item_id, position=position, system=link.system,
                                          conversation=conversation, started_at=now))
     AssignmentItem.objects.filter(pk=slot.pk).update(response_order=[c.conversation_id for c in chats])
@@ -220,18 +221,20 @@ def _request(chat: Chat, endpoint: SystemEndpoint | None):
     try:
         endpoint = endpoint_for_call(endpoint)
     except BotError as error:
-        return error, history, chat.conversation.external_id
-    return endpoint, history, chat.conversation.external_id
+        return error, history, chat.conversation.external_id, {}
+    sent = bot_settings((chat.conversation.metadata or {}).get("settings"), endpoint.protocol)
+    return endpoint, history, chat.conversation.external_id, sent
 
 
 def _ask(request) -> BotReply | BotError:
     """Step 2 for one chat: the bot call alone (no database access, so it may run in a thread)."""
-    endpoint, history, conversation_id = request
+    endpoint, history, conversation_id, sent = request
     if isinstance(endpoint, BotError):
         return endpoint
     try:
         return bot_reply(endpoint, history, conversation_id=conversation_id,
-                         deadline_seconds=settings.CHAT_REPLY_DEADLINE_SECONDS, allowed=allowed_networks())
+                         deadline_seconds=settings.CHAT_REPLY_DEADLINE_SECONDS, allowed=allowed_networks(),
+                         settings=sent)
     except BotError as error:
         return error
 

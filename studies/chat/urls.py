@@ -2,7 +2,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <token:...>, <id:...>
-from studies.chat import endpoint_views, views
+from studies.chat import endpoint_views, selfchat_views, views
 
 app_name = "chat"
 urlpatterns = [
@@ -16,4 +16,7 @@ urlpatterns = [
     path("systems/endpoints/new/", endpoint_views.endpoint_edit, name="endpoint_new"),
     path("systems/endpoints/<id:pk>/", endpoint_views.endpoint_edit, name="endpoint_edit"),
     path("systems/endpoints/<id:pk>/try/", endpoint_views.endpoint_try, name="endpoint_try"),
+    path("selfchats/", selfchat_views.selfchat_list, name="selfchat_list"),
+    path("selfchats/<id:pk>/", selfchat_views.selfchat_detail, name="selfchat_detail"),
+    path("selfchats/<id:pk>/rerun/", selfchat_views.selfchat_rerun, name="selfchat_rerun"),
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -85,11 +85,12 @@ class Pairwise(StudyDesign):
             label="System pairs compared per conversation (pairwise)", min_value=0, max_value=45, initial=0,
             required=False, help_text="0: every pair of systems."),
     }
-    item_shaping = ("pairs_per_conversation",)
+    item_shaping: ClassVar[tuple[str, ...]] = ("pairs_per_conversation",)
     unit_refusals = {
         # Comparisons store response ids (Comparison.left/right) and items are built from responses.
         "dialogue": "pairwise comparison is not offered for dialogue units yet: its choices name two responses, "
-        "and a dialogue has none; use BWS with tuples of whole dialogues (tuple size 2 compares two), Likert or RME",
+        "and a dialogue has none; compare two whole dialogues with the ACUTE-Eval design (acute), or use BWS with "
+        "tuples of whole dialogues, Likert or RME",
     }
     field_prefixes = ("r", CHOICE_PREFIX, REASON_PREFIX)
     free_text_prefixes = (REASON_PREFIX,)
@@ -223,19 +224,24 @@ class Pairwise(StudyDesign):
             cleaned[name] = (str(choice), reason)
         if errors:
             raise ValidationError(errors)
-        left, right = slot.response_order
+        sides = self.comparison_sides(slot)
         existing = {c.criterion_id: (c.choice, c.reason) for c in
                     Comparison.objects.filter(assignment=assignment, item_id=slot.item_id)} if slot.answered_at else {}
         changed = [name for name, given in cleaned.items() if existing.get(by_name[name].pk) != given]
         if changed:
             now = timezone.now()
             Comparison.objects.bulk_create(
-                [Comparison(assignment=assignment, item_id=slot.item_id, criterion=by_name[name], left_id=left,
-                            right_id=right, choice=cleaned[name][0], reason=cleaned[name][1], seconds=seconds,
+                [Comparison(assignment=assignment, item_id=slot.item_id, criterion=by_name[name], **sides,
+                            choice=cleaned[name][0], reason=cleaned[name][1], seconds=seconds,
                             updated_at=now) for name in changed],
                 update_conflicts=True, unique_fields=["assignment", "item", "criterion"],
                 update_fields=["choice", "reason", "seconds", "updated_at"])
         return len(cleaned), bool(changed)
+
+    def comparison_sides(self, slot: AssignmentItem) -> dict[str, Any]:
+        """The ``Comparison`` fields naming what was shown left and right (the slot's order)."""
+        left, right = slot.response_order
+        return {"left_id": left, "right_id": right}
 
     def stored_values(self, slot: AssignmentItem, study: Study, criteria: Sequence[Criterion]) -> dict[str, str]:
         if slot.answered_at is None:

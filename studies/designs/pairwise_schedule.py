@@ -94,15 +94,18 @@ def pairwise_items_build(*, study: Study, spec: ItemSpec) -> int:
 
 
 def pairwise_orders(*, study: Study, chosen: Sequence[int], shown: Mapping[int, list[int]],
-                    rng: random.Random) -> dict[int, list[int]]:
+                    rng: random.Random, system_of: Mapping[int, object] | None = None) -> dict[int, list[int]]:
     """item id -> [left response, right response] for a new assignment of ``chosen`` items (each
     showing two responses in canonical order, ``shown``); the rule is in the module docstring. Items
-    that do not show exactly two responses are left out (the caller shuffles them as usual)."""
+    that do not show exactly two responses are left out (the caller shuffles them as usual).
+    ``system_of`` (target id -> its system) where the targets are not responses (ACUTE-Eval's
+    conversations)."""
     pairs = {i: shown[i] for i in chosen if len(shown.get(i, ())) == 2}
     if not pairs:
         return {}
-    system_of = dict(Response.objects.filter(pk__in=[r for pair in pairs.values() for r in pair])
-                     .values_list("pk", "system_id"))
+    if system_of is None:
+        system_of = dict(Response.objects.filter(pk__in=[r for pair in pairs.values() for r in pair])
+                         .values_list("pk", "system_id"))
     # Over the item's other raters: +1 each time the canonical first response was shown left.
     item_balance: Counter = Counter()
     for item_id, order in (AssignmentItem.objects.filter(assignment__study=study, item_id__in=list(pairs))

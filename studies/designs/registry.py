@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
+from studies.designs.acute import ACUTE
 from studies.designs.base import StudyDesign
 from studies.designs.bws import BWS_DESIGN
 from studies.designs.bws_tuples import BWS_TUPLES
@@ -23,6 +24,7 @@ DESIGNS: dict[str, StudyDesign] = {
     BWS_DESIGN.key: BWS_DESIGN,
     BWS_TUPLES.key: BWS_TUPLES,
     PAIRWISE.key: PAIRWISE,
+    ACUTE.key: ACUTE,
 }
 
 

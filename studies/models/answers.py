@@ -104,9 +104,11 @@ class Comparison(models.Model):
 
     A dedicated table rather than Rating rows: a choice is one fact about two responses (a Rating is a
     value of one response), it carries a free-text reason, and a Rating-based encoding would feed 0/1
-    "scores" into the Likert/ICC machinery. Pairwise studies are of responses only (a dialogue-unit
-    study refuses the design); comparing two whole dialogues would need nullable left/right conversation
-    keys beside these, and studies.analysis.pairwise, which only sees system labels, would not change."""
+    "scores" into the Likert/ICC machinery. A pairwise study compares two responses (``left``/``right``);
+    an ACUTE-Eval study (design ``acute``, Li, Weston and Roller 2019) compares two whole conversations
+    (``left_conversation``/``right_conversation``) and names the speaker judged in each
+    (``left_speaker``/``right_speaker``); exactly one of the two pairs is set. studies.analysis.pairwise
+    sees only system labels, so both are analysed alike."""
 
     class Choice(models.TextChoices):
         LEFT = "left", "Left is better"
@@ -116,8 +118,14 @@ class Comparison(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="comparisons")
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="comparisons")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="comparisons")
-    left = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
-    right = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    left = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    left_conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
+                                          related_name="+")
+    right_conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.PROTECT,
+                                           related_name="+")
+    left_speaker = models.CharField(max_length=100, blank=True, default="")
+    right_speaker = models.CharField(max_length=100, blank=True, default="")
     choice = models.CharField(max_length=5, choices=Choice.choices)
     reason = models.TextField(blank=True)
     seconds = models.FloatField(null=True, blank=True)
@@ -129,6 +137,14 @@ class Comparison(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["assignment", "item", "criterion"], name="comparison_unique_per_assignment"),
             models.CheckConstraint(condition=~Q(left=F("right")), name="comparison_two_different_responses"),
+            models.CheckConstraint(condition=~Q(left_conversation=F("right_conversation")),
+                                   name="comparison_two_different_conversations"),
+            models.CheckConstraint(
+                condition=Q(left__isnull=False, right__isnull=False, left_conversation__isnull=True,
+                            right_conversation__isnull=True)
+                | Q(left__isnull=True, right__isnull=True, left_conversation__isnull=False,
+                    right_conversation__isnull=False),
+                name="comparison_responses_or_conversations"),
             models.CheckConstraint(condition=Q(choice__in=["left", "right", "tie"]), name="comparison_choice_valid"),
         ]
         indexes = [models.Index(fields=["item", "criterion"], name="comparison_item_criterion")]

@@ -16,6 +16,7 @@ class Design(models.TextChoices):
     BWS = "bws", "Best-worst scaling (ranking)"
     BWS_TUPLES = "bws_tuples", "Best-worst scaling, tuples of many items"
     PAIRWISE = "pairwise", "Pairwise comparison (A/B)"
+    ACUTE = "acute", "Whole-conversation comparison (ACUTE-Eval)"
 
 
 # A new study's size: a pilot a researcher can afford and finish in about a quarter of an hour per rater, whose

@@ -217,11 +217,13 @@ class StudyItemResponse(models.Model):
 
 class StudyItemConversation(models.Model):
     """A dialogue shown on a dialogue-unit BWS item, in canonical order (raters see a per-rater
-    shuffle): such an item ranks several whole dialogues. ``StudyItem.conversation`` is the first."""
+    shuffle): such an item ranks several whole dialogues. ``StudyItem.conversation`` is the first.
+    On an ACUTE-Eval item (two dialogues) ``speaker`` names the speaker whose turns are judged."""
 
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="item_conversations")
     conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveSmallIntegerField()
+    speaker = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         ordering = ["item", "position"]

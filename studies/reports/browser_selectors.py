@@ -163,8 +163,11 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
         line = line_for(*key, seconds)
         line["values"].update({best: "best", worst: "worst"})
         line["choice"] = True
-    for *key, seconds, left, right, choice in Comparison.objects.filter(only, item_id__in=list(rows)).order_by(*order) \
-            .values_list(*who, "seconds", "left_id", "right_id", "choice"):
+    for *key, seconds, left, right, left_dialogue, right_dialogue, choice in Comparison.objects.filter(
+            only, item_id__in=list(rows)).order_by(*order).values_list(
+            *who, "seconds", "left_id", "right_id", "left_conversation_id", "right_conversation_id", "choice"):
+        if left is None:  # two whole conversations compared (ACUTE-Eval)
+            left, right = left_dialogue, right_dialogue
         winner = {Comparison.Choice.LEFT: left, Comparison.Choice.RIGHT: right}.get(choice)
         line = line_for(*key, seconds)
         line["values"].update(

@@ -14,8 +14,9 @@ from studies.rating import entry as rater_entry
 
 pytestmark = pytest.mark.django_db
 
-# Designs judged by Rating rows; best-worst tuples and pairwise store their own rows (below).
-DESIGNS = [d.value for d in Design if d not in (Design.BWS_TUPLES, Design.PAIRWISE)]
+# Designs judged by Rating rows; best-worst tuples and pairwise store their own rows (below), and so does
+# ACUTE-Eval (whole conversations: tests/studies/test_acute_results.py).
+DESIGNS = [d.value for d in Design if d not in (Design.BWS_TUPLES, Design.PAIRWISE, Design.ACUTE)]
 
 
 def _one_rating(study):

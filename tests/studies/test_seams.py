@@ -44,7 +44,9 @@ CRITERIA = ("readability", "coherence")
 RESPONSE_DESIGNS = [k for k, d in DESIGNS.items() if d.unit_problem(unit_for("response")) is None]
 DIALOGUE_DESIGNS = [k for k, d in DESIGNS.items() if d.unit_problem(unit_for("dialogue")) is None]
 REFUSED_ON_DIALOGUE = [k for k in DESIGNS if k not in DIALOGUE_DESIGNS]
-CHOICE_DESIGNS = [k for k, d in DESIGNS.items() if not isinstance(d, RatingsDesign)]  # judgments that are not Ratings
+# judgments that are not Ratings, on responses (ACUTE-Eval's whole-conversation choices: tests/studies/test_acute*.py)
+CHOICE_DESIGNS = [k for k, d in DESIGNS.items() if not isinstance(d, RatingsDesign) and k in RESPONSE_DESIGNS]
+DIALOGUE_RATING_DESIGNS = [k for k in DIALOGUE_DESIGNS if isinstance(DESIGNS[k], RatingsDesign)]
 RUNS = [(d, u) for u in UNITS for d in DESIGNS if design_for(d).unit_problem(unit_for(u)) is None]
 
 
@@ -273,7 +275,7 @@ def test_the_browser_shows_the_choice_of_a_pairwise_study(make_study):
     assert cells[winner] == "better" and sorted(map(str, cells.values())) == ["better", "worse"]
 
 
-@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
+@pytest.mark.parametrize("design", DIALOGUE_RATING_DESIGNS)
 def test_the_browser_and_study_page_show_dialogue_ratings(client, user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, **dialogue_config(design))
     assignment = start(study, "d0", seed=1)
@@ -409,7 +411,7 @@ def test_simulated_raters_complete_a_tuples_or_pairwise_study(make_study, design
     assert set(Assignment.objects.filter(study=study).values_list("status", flat=True)) == {"submitted"}
 
 
-@pytest.mark.parametrize("design", DIALOGUE_DESIGNS)
+@pytest.mark.parametrize("design", DIALOGUE_RATING_DESIGNS)
 def test_simulated_raters_complete_a_dialogue_study(user, fed_corpus, design):
     study = dialogue_study(user, fed_corpus, design, publish=False, **dialogue_config(design))
     Study.objects.filter(pk=study.pk).update(platform="prolific", items_per_assignment=2)

@@ -70,6 +70,18 @@ class ChatUnit(StudyUnit):
                                                      max_value=4000, required=False, initial=500),
         "chat_messages_per_minute": forms.IntegerField(label="Messages a rater may send per minute (chat)",
                                                        min_value=1, max_value=120, required=False, initial=12),
+        "chat_persona": forms.CharField(
+            label="Persona or task shown to the rater and sent to the bot (chat)", max_length=2000, required=False,
+            widget=forms.Textarea(attrs={"rows": 2}),
+            help_text="E.g. “You are planning a weekend in Rome together.” Shown above the chat."),
+        "chat_system_prompt": forms.CharField(label="System prompt, OpenAI-compatible endpoints (chat)",
+                                              max_length=4000, required=False, widget=forms.Textarea(attrs={"rows": 2})),
+        "chat_temperature": forms.FloatField(label="Temperature, OpenAI-compatible endpoints (chat)", min_value=0,
+                                             max_value=2, required=False, help_text="Blank: the endpoint's default."),
+        "chat_top_p": forms.FloatField(label="Top-p, OpenAI-compatible endpoints (chat)", min_value=0, max_value=1,
+                                       required=False),
+        "chat_max_tokens": forms.IntegerField(label="Max tokens per reply, OpenAI-compatible endpoints (chat)",
+                                              min_value=1, max_value=32000, required=False),
     }
     checks_problem = ("attention checks and gold items are not available for chat studies: each rater rates the "
                       "conversation they had, so no answer is known in advance")

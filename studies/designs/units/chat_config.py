@@ -6,7 +6,12 @@ fast a rater may send, and whether the rater talks to one system or to two side 
 - ``min_turns``..``max_turns``: exchanges (a rater message and the system's reply) before the rater may
   end the chat, and after which it ends by itself (defaults 3..10);
 - ``message_max_chars``: the longest rater message (default 500 characters);
-- ``messages_per_minute``: per assignment, over the last 60 seconds (default 12).
+- ``messages_per_minute``: per assignment, over the last 60 seconds (default 12);
+- ``persona``: a persona or task context (e.g. "You are planning a trip to Rome together"), shown to the
+  rater above the chat and sent to the bot (Concord's ``context``; within an OpenAI endpoint's system
+  message);
+- for OpenAI-compatible endpoints: ``system_prompt``, ``temperature``, ``top_p``, ``max_tokens`` (None:
+  the endpoint's own default). All are recorded with each transcript (``metadata.settings``) and exported.
 """
 from __future__ import annotations
 
@@ -22,13 +27,60 @@ LIMITS = {"systems_per_chat": (1, 2), "min_turns": (1, 50), "max_turns": (1, 50)
           "messages_per_minute": (1, 120)}
 
 
-def chat_config_clean(config: Mapping[str, Any] | None) -> dict[str, int]:
+# The chat's setting for the bot: text (longest) and sampling (low, high, kind); blank / None: not sent.
+TEXT_SETTINGS = {"persona": 2000, "system_prompt": 4000}
+SAMPLING_SETTINGS: dict[str, tuple[float, float, type]] = {
+    "temperature": (0.0, 2.0, float), "top_p": (0.0, 1.0, float), "max_tokens": (1, 32000, int)}
+BOT_DEFAULTS: dict[str, Any] = {**dict.fromkeys(TEXT_SETTINGS, ""), **dict.fromkeys(SAMPLING_SETTINGS)}
+
+
+def _bot_settings_problems(merged: dict[str, Any], errors: dict[str, str]) -> None:
+    for key, longest in TEXT_SETTINGS.items():
+        value = merged.get(key)
+        if not isinstance(value, str) or len(value) > longest:
+            errors[f"unit_config.{key}"] = f"must be text of at most {longest} characters"
+        else:
+            merged[key] = value.strip()
+    for key, (low, high, kind) in SAMPLING_SETTINGS.items():
+        value = merged.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
+            errors[f"unit_config.{key}"] = f"must be a {'whole ' if kind is int else ''}number from {low:g} to {high:g}"
+        elif not low <= value <= high:
+            errors[f"unit_config.{key}"] = f"must be from {low:g} to {high:g}, got {value!r}"
+        else:
+            merged[key] = kind(value)
+
+
+def bot_settings(recorded: Mapping[str, Any] | None, protocol: str) -> dict[str, Any]:
+    """What a call sends (``client.request_body``'s ``settings``) from a transcript's recorded settings:
+    to an OpenAI-compatible endpoint the system prompt and the persona as its system message and the
+    sampling settings; to a Concord endpoint the persona as its context."""
+    recorded = recorded or {}
+    persona = recorded.get("persona") or ""
+    if protocol != "openai":
+        return {"system_prompt": persona} if persona else {}
+    prompt = "\n\n".join(p for p in (recorded.get("system_prompt") or "", persona) if p)
+    sampling = {k: recorded[k] for k in SAMPLING_SETTINGS if recorded.get(k) is not None}
+    return {**({"system_prompt": prompt} if prompt else {}), **sampling}
+
+
+def recorded_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The study's settings for the bot, as each transcript records them: every one where any is set,
+    else none (a transcript without ``settings`` was made with none)."""
+    given = {key: config.get(key, default) for key, default in BOT_DEFAULTS.items()}
+    return given if any(v not in ("", None) for v in given.values()) else {}
+
+
+def chat_config_clean(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The settings with defaults filled in, or ValidationError naming each bad field (``unit_config.<key>``)."""
     if config is not None and not isinstance(config, Mapping):
         raise ValidationError({"unit_config": "must be an object"})
-    merged = {**DEFAULT_UNIT_CONFIG, **(config or {})}
+    merged = {**DEFAULT_UNIT_CONFIG, **BOT_DEFAULTS, **(config or {})}
     errors: dict[str, str] = {}
-    unknown = sorted(set(merged) - set(DEFAULT_UNIT_CONFIG))
+    _bot_settings_problems(merged, errors)
+    unknown = sorted(set(merged) - set(DEFAULT_UNIT_CONFIG) - set(BOT_DEFAULTS))
     if unknown:
         errors["unit_config"] = f"unknown setting(s) for chats: {', '.join(unknown)}"
     for key, (low, high) in LIMITS.items():
@@ -41,9 +93,11 @@ def chat_config_clean(config: Mapping[str, Any] | None) -> dict[str, int]:
         errors["unit_config.max_turns"] = f"must be at least min_turns ({merged['min_turns']})"
     if errors:
         raise ValidationError(errors)
-    return {key: merged[key] for key in DEFAULT_UNIT_CONFIG}
+    # The bot settings are stored only when set (a study without them keeps the settings it always had).
+    return {**{key: merged[key] for key in DEFAULT_UNIT_CONFIG},
+            **{key: merged[key] for key in BOT_DEFAULTS if merged[key] not in ("", None)}}
 
 
-def chat_config(study) -> dict[str, int]:
+def chat_config(study) -> dict[str, Any]:
     """A stored study's chat settings (cleaned when the study was created), defaults filled in."""
-    return {**DEFAULT_UNIT_CONFIG, **(study.unit_config or {})}
+    return {**DEFAULT_UNIT_CONFIG, **BOT_DEFAULTS, **(study.unit_config or {})}

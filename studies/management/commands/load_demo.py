@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.authoring.kinds_demo import kinds_demo_load
+from studies.chat.acute_demo import acute_demo_load
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
 from studies.models import Corpus, Study
 from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
@@ -52,4 +53,11 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.SUCCESS(f"Loaded chat demo {chats.slug!r}: simulated raters chatted "
                                                      f"with two bots on 127.0.0.1:{port}."))
                 self.stdout.write(f"Chat with them yourself: {study_entry_path(study)}?invite={study.invites.get().token}")
+        try:
+            acute = acute_demo_load(owner=demo_user(), port=port)
+        except ChatDemoSkipped as skipped:
+            self.stdout.write(f"The ACUTE-Eval demo was not loaded: {skipped}.")
+        else:
+            self.stdout.write("The ACUTE-Eval demo is already loaded." if acute is None else self.style.SUCCESS(
+                f"Loaded ACUTE-Eval demo {acute.slug!r}: self-chats of two bots compared by simulated raters."))
         self.stdout.write(f"Researcher login: {DEMO_USER} / {DEMO_PASSWORD}")

@@ -1,0 +1,122 @@
+"""Reads of the ACUTE-Eval design (``studies.designs.acute``): the comparisons of whole conversations as
+a frame, the report as the paper gives it (Li, Weston and Roller 2019, Tables 3-5: per system pair the
+win rate of one system with a two-sided binomial test and significance marks) beside what Concord adds
+for every pairwise study (Wilson intervals, Holm, Bradley–Terry over all systems with bootstrap
+intervals, position bias, agreement: ``studies.analysis.pairwise``), the export rows (both
+conversations, the judged speakers and the order shown) and the live panel."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from django.core.cache import cache
+from django.db.models import QuerySet
+
+from studies.designs.common import DONE
+from studies.designs.pairwise_report import comparisons_version
+from studies.models import Comparison, Study
+from studies.pseudonyms import rater_pseudonym
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+KEY = "acute"
+
+FRAME_COLUMNS = {
+    "study": "assignment__study__slug", "criterion": "criterion__name", "item": "item_id",
+    "rater": "assignment__rater_id", "experiment": "assignment__study__experiment_id", "assignment": "assignment_id",
+    "left": "left_conversation_id", "right": "right_conversation_id",
+    "left_system": "left_conversation__metadata__system", "right_system": "right_conversation__metadata__system",
+    "choice": "choice", "seconds": "seconds", "failed_checks": "assignment__checks_failed",
+}
+EXPORT_FIELDS = (
+    "experiment", "study", "criterion", "item", "rater", "platform", "left_conversation", "right_conversation",
+    "left_speaker", "right_speaker", "left_system", "right_system", "shown_order", "choice", "winner_system",
+    "winner_conversation", "reason", "seconds", "assignment_status", "submitted_at",
+)
+
+
+def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
+    """Judgments of submitted or approved assignments of ACUTE studies, check items left out."""
+    return Comparison.objects.filter(assignment__study__in=studies.filter(design=KEY), assignment__status__in=DONE,
+                                     item__check_kind="")
+
+
+def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
+    """One row per judgment (the input of studies.analysis.pairwise), in one query."""
+    import pandas as pd
+
+    rows = comparisons(studies).values_list(*FRAME_COLUMNS.values())
+    frame = pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))
+    for side in ("left_system", "right_system"):
+        frame[side] = frame[side].astype(str)
+    return frame
+
+
+def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, resamples: int = 1000,
+                 seed: int = 0) -> list[dict[str, Any]]:
+    """Per ACUTE study: {pk, slug, title, n, excluded_raters, criteria: studies.analysis.pairwise's
+    report, each win-rate row with the paper's significance mark}, cached per version of its
+    comparisons. ``exclude_flagged`` leaves out raters who failed the study's checks."""
+    from studies.analysis.acute import significance_mark
+    from studies.analysis.pairwise import pairwise_report as analyse
+
+    out = []
+    for study in studies.filter(design=KEY).order_by("id"):
+        one = Study.objects.filter(pk=study.pk)
+        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}"
+        key = "acute-report:" + hashlib.sha256(version.encode()).hexdigest()
+        entry = cache.get(key)
+        if entry is None:
+            frame = comparisons_frame(one)
+            excluded = 0
+            if exclude_flagged and len(frame):
+                flagged = frame["failed_checks"].fillna(False).astype(bool)
+                excluded = int(frame.loc[flagged, "rater"].nunique())
+                frame = frame[~flagged]
+            criteria = analyse(frame, resamples=resamples, seed=seed)
+            for criterion in criteria:
+                for row in criterion["win_rates"]:
+                    row["mark"] = significance_mark(row["p"])
+                for row in criterion["rater_sides"]:
+                    row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
+            entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame),
+                     "excluded_raters": excluded, "criteria": criteria}
+            cache.set(key, entry, timeout=3600)
+        out.append(entry)
+    return out
+
+
+def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
+    """One row per judgment, streamed: both conversations (external ids), the judged speakers, the
+    systems, the order shown (left first), the choice and the winning system and conversation."""
+    queryset = comparisons(studies).order_by("assignment__study_id", "assignment_id", "item__position",
+                                             "criterion__position").values_list(
+        "assignment__study__experiment__slug", "assignment__study__slug", "criterion__name", "item_id",
+        "assignment__rater__external_id", "assignment__rater__platform", "left_conversation__external_id",
+        "right_conversation__external_id", "left_speaker", "right_speaker", "left_conversation__metadata__system",
+        "right_conversation__metadata__system", "choice", "reason", "seconds", "assignment__status",
+        "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id")
+    for row in queryset.iterator(chunk_size=5000):
+        (experiment, study, criterion, item, rater, platform, left, right, left_speaker, right_speaker, left_system,
+         right_system, choice, reason, seconds, status, submitted, experiment_id, rater_id) = row
+        winner = {"left": (left_system, left), "right": (right_system, right)}.get(choice, ("", ""))
+        yield dict(zip(EXPORT_FIELDS, (
+            experiment, study, criterion, item, rater if raw_ids else rater_pseudonym(experiment_id, rater_id),
+            platform, left, right, left_speaker, right_speaker, left_system, right_system, f"{left}|{right}", choice,
+            winner[0], winner[1], reason, seconds, status, submitted), strict=True))
+
+
+def live_agreement(study: Study) -> list[dict[str, Any]]:
+    """The study page's live panel: per criterion the judgments, raters and Krippendorff's alpha
+    (nominal, by system), as for a pairwise study."""
+    from studies.analysis.pairwise import agreement
+
+    frame = comparisons_frame(Study.objects.filter(pk=study.pk))
+    out = []
+    for criterion, part in frame.groupby("criterion", sort=False):
+        alpha = agreement(part.reset_index(drop=True))
+        out.append({"criterion": criterion, "n": len(part), "raters": int(part["rater"].nunique()),
+                    "alpha": alpha["alpha"], "units": alpha["units"], "note": alpha.get("note", "")})
+    return out
