@@ -54,6 +54,11 @@ def metric_models_default() -> list[MetricModel]:
     return [metric_model_default(key=key) for key in registry.heuristic_keys()]
 
 
+def builtin_model_names() -> tuple[str, ...]:
+    """The names of the built-in metric models (every heuristic's default instance)."""
+    return tuple(registry.implementation_class(key).default_model_name() for key in registry.heuristic_keys())
+
+
 def builtin_metrics_register(**_signal) -> list[MetricModel]:
     """The built-in metric models (every heuristic's default instance), so the API and the pages list them
     on a fresh database before anyone opens a page: run after every ``migrate`` (``post_migrate``,

@@ -34,8 +34,8 @@ def acute_demo_load(*, owner, seed: int = 35, port: int = BOT_PORT, conversation
     try:
         for name, (kind, _) in SYSTEMS.items():
             system, _ = System.objects.get_or_create(name=name, defaults={"description": f"the local {kind} bot"})
-            if not hasattr(system, "endpoint"):
-                endpoints.endpoint_set(system=system, protocol="concord", url=BOT_URL.format(port=port, bot=kind),
+            if not endpoints.endpoints_of(owner.pk).filter(system=system).exists():
+                endpoints.endpoint_set(owner=owner, system=system, protocol="concord", url=BOT_URL.format(port=port, bot=kind),
                                        model_name=kind, timeout_seconds=5, retries=1)
         corpus = None
         for name in SYSTEMS:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from metrics import registry, training
 from metrics.implementations.base import ScoringInput
 from metrics.models import MetricModel, MetricScore, RunStatus, TrainingDataset, TrainingRun
-from metrics.services import BUILTIN_METRICS
+from metrics.services import builtin_model_names
 from tests.factories import UserFactory
 from tests.ml.mdd_toy import tiny_masked_lm_dir
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
@@ -94,7 +94,7 @@ def test_bad_settings_name_the_field_and_create_nothing(toy, tmp_path):
     with pytest.raises(CommandError, match="stage must be one of teacher, augment, student"):
         call_command("train_metric", "mdd_eval", "--stage", "mlr", verbosity=0)
     # the built-in metrics exist from migrate; nothing else was made
-    assert not TrainingRun.objects.exists() and not MetricModel.objects.exclude(name__in=BUILTIN_METRICS).exists()
+    assert not TrainingRun.objects.exists() and not MetricModel.objects.exclude(name__in=builtin_model_names()).exists()
     assert not TrainingDataset.objects.exists()
 
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from metrics import recipes, registry
 from metrics.models import MetricModel, TrainingDataset, TrainingRun
-from metrics.services import BUILTIN_METRICS
+from metrics.services import builtin_model_names
 from ml.models import QuantiDCEModel, SelfEvalModel
 from ml.models.mdd_eval import MDDEvalModel
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_dialogues, toy_grade
@@ -142,7 +142,7 @@ def test_the_paper_recipe_says_how_long_it_takes_first_and_a_bad_recipe_is_named
     text = out.getvalue()
     assert "mlr: about" in text and "kd: about" in text and "s a step" in text and "h on this device" in text
     # the built-in metrics exist from migrate; nothing else was made
-    assert not MetricModel.objects.exclude(name__in=BUILTIN_METRICS).exists() and not TrainingRun.objects.exists()
+    assert not MetricModel.objects.exclude(name__in=builtin_model_names()).exists() and not TrainingRun.objects.exists()
     with pytest.raises(CommandError, match="recipe: quantidce has recipes default, paper, not 'fast'"):
         train("quantidce", "--recipe", "fast", "--name", "x")
     with pytest.raises(CommandError, match="--name: a recipe registers its model under this name"):

@@ -266,7 +266,7 @@ def test_acute_items_from_a_chat_studys_transcripts_use_only_ended_chats(user, l
                                         raters_per_item=4, items_per_assignment=4)
     for name, bot in (("rule-bot", "rule"), ("parrot-bot", "parrot")):
         system, _ = System.objects.get_or_create(name=name)
-        endpoints.endpoint_set(system=system, protocol="concord", url=local_bot.url(bot), retries=0)
+        endpoints.endpoint_set(owner=user, system=system, protocol="concord", url=local_bot.url(bot), retries=0)
     authoring.study_items_build(study=chat_study, systems=["rule-bot", "parrot-bot"])
     authoring.study_publish(study=chat_study)
     turns = chat_study.unit_config["min_turns"]

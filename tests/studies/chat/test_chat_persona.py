@@ -22,7 +22,7 @@ PERSONA = "You are planning a weekend in Rome together."
 
 def chat_study(user, url, protocol="concord", **unit_config):
     system, _ = System.objects.get_or_create(name="persona-bot")
-    endpoints.endpoint_set(system=system, protocol=protocol, url=url, retries=0, model_name="m1")
+    endpoints.endpoint_set(owner=user, system=system, protocol=protocol, url=url, retries=0, model_name="m1")
     experiment = authoring.experiment_create(owner=user, title="Persona chats")
     study = authoring.study_create(experiment=experiment, title="persona", design="likert", unit="chat",
                                    raters_per_item=2, items_per_assignment=1, unit_config=unit_config or None)

@@ -26,9 +26,13 @@ def two_bots(loopback_allowed):
         yield first, second
 
 
-def endpoint(name, url, protocol="concord", **kw):
+def endpoint(name, url, protocol="concord", owner=None, **kw):
+    """``owner``'s endpoint (default: the ``user`` fixture's researcher, alice) for the system ``name``."""
+    from django.contrib.auth import get_user_model
+
+    owner = owner or get_user_model().objects.get(username="alice")
     system, _ = System.objects.get_or_create(name=name)
-    return endpoints.endpoint_set(system=system, protocol=protocol, url=url, retries=0, **kw)
+    return endpoints.endpoint_set(owner=owner, system=system, protocol=protocol, url=url, retries=0, **kw)
 
 
 def make_run(user, a="rule-a", b="parrot-b", conversations=4, turns=4, **kw):
