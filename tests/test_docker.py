@@ -20,7 +20,8 @@ def test_compose_names_the_services_and_shares_the_django_block():
     assert web["environment"] == worker["environment"]
     assert web["environment"]["DATABASE_URL"].startswith("postgres://")
     assert web["environment"]["CELERY_BROKER_URL"].startswith("redis://")
-    assert "gunicorn config.wsgi" in web["command"]
+    assert "gunicorn -c config/gunicorn.py" in web["command"]
+    assert 'wsgi_app = "config.wsgi"' in (Path(__file__).resolve().parents[1] / "config" / "gunicorn.py").read_text()
     assert "-Q default,gpu" in worker["command"]
 
 
