@@ -158,7 +158,9 @@ def compare(implementations: dict[str, MetricImplementation], paths: Sequence[st
     with the humans ranked, with the paired bootstrap gap to the best (``studies.analysis.metric_ranking``)."""
     from studies.analysis.metric_ranking import rank_metrics, ranking_sentence
 
-    files, pooled_items, pooled_values = [], {}, {}
+    files: list[dict[str, Any]] = []
+    pooled_items: dict[str, list] = {}
+    pooled_values: dict[str, dict[str, list]] = {}
     for path in expand(paths):
         try:
             judgments = select(read_set(path, fmt), offset=offset, limit=limit)

@@ -38,7 +38,7 @@ class JudgeCache:
             row = JudgeAnswer.objects.filter(key=key).values("text", "logprobs", "prompt_tokens", "completion_tokens").first()
             if row is None:
                 return default
-            self.seen[key] = row
+            self.seen[key] = dict(row)
         return self.seen[key]
 
     def __getitem__(self, key: str) -> dict:
@@ -119,7 +119,7 @@ def judge_model_create(*, owner, endpoint_id: int, study: Study, criterion: str,
         errors["requests_per_minute"] = "0 (no limit) or more"
     if min(price_prompt_per_million, price_completion_per_million) < 0:
         errors["price"] = "prices are 0 or more"
-    if errors:
+    if errors or endpoint is None or snapshot is None:
         raise ValidationError(errors)
     config: dict[str, Any] = {
         "owner": owner.pk, "endpoint": endpoint.pk, "criterion": snapshot.as_dict(), "level": "dialogue" if unit_for(study).level == "dialogue" else "turn",
@@ -138,7 +138,7 @@ def judge_endpoint_for(config: dict) -> tuple[JudgeEndpoint, list]:
     from studies.chat.addresses import networks_parse
     from studies.chat.keys import endpoint_key
 
-    owner = get_user_model().objects.filter(pk=config.get("owner"), is_active=True).first()
+    owner = get_user_model().objects.filter(pk=int(config.get("owner") or 0), is_active=True).first()
     endpoint = _endpoints_usable_by(owner).filter(pk=config.get("endpoint")).first() if owner is not None else None
     if endpoint is None:
         raise ValueError("the judge's endpoint is gone or no longer its owner's: nothing was sent")

@@ -110,6 +110,8 @@ def _criterion(criterion, units, means, ratings, scores, plan_width, alpha, fram
     for system in systems:
         y, f, fu = _arrays(by_system[system], labelled, scores)
         est = mean_estimate(y, f, fu, alpha=alpha)
+        if est is None:  # fewer than 2 labelled units (the systems were chosen with 2 or more)
+            continue
         mine = single[single["unit"].isin(set(by_system[system]))]
         rows.append({"system": system, **est.as_dict(), "frame": len(by_system[system]),
                      "rater_noise": rater_noise(mine["unit"].to_numpy(), mine["score"].to_numpy())})
@@ -119,8 +121,8 @@ def _criterion(criterion, units, means, ratings, scores, plan_width, alpha, fram
     plans = []
     for system in systems if width else []:
         y, f, _ = _arrays(by_system[system], labelled, scores)
-        plans.append({"system": system, **plan(y, f, target_width=width, n_now=len(y),
-                                               frame_size=len(by_system[system]), alpha=alpha)})
+        plans.append({"system": system, **(plan(y, f, target_width=float(width or 0), n_now=len(y),
+                                                frame_size=len(by_system[system]), alpha=alpha) or {})})
     return {"criterion": criterion, "systems": rows, "differences": differences, "ranking": ranking,
             "plan": plans, "target_width": width, "frame_size": frame_size}
 
@@ -195,7 +197,7 @@ def _pay(study: Study, plans: list[dict]) -> dict[str, Any]:
 def study_estimates(study: Study, metric_model: MetricModel, *, alpha: float = ALPHA,
                     target_width: float | None = None) -> dict[str, Any]:
     """Everything the report section, the page, the API, the exports and the command show for one study."""
-    out = {"slug": study.slug, "title": study.title, "unit": study.unit, "metric_model": metric_model.name,
+    out: dict[str, Any] = {"slug": study.slug, "title": study.title, "unit": study.unit, "metric_model": metric_model.name,
            "alpha": alpha, "criteria": [], "pairwise": [], "problem": draw_problem(study)}
     if out["problem"]:
         return out

@@ -126,11 +126,11 @@ def ppi_download(request, slug, model, export_format):
     if export_format == "csv":
         rows = tables["estimates"]
         columns = list(dict.fromkeys(k for row in rows for k in row))
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns)
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=columns)
         writer.writeheader()
         writer.writerows([{k: spreadsheet_safe(v) for k, v in row.items()} for row in rows])
-        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
     else:
         import pandas as pd
 
@@ -157,7 +157,7 @@ def ppi_figure(request, slug, model, condition, criterion):
         return _bad_request(error)
     study = next((s for s in report["studies"] if s["slug"] == condition), None)
     cell = next((c for c in (study or {}).get("criteria", []) if c["criterion"] == criterion), None)
-    if cell is None:
+    if cell is None or study is None:
         raise Http404("no such estimate")
     response = HttpResponse(ppi_plots.intervals(cell, study["title"], metric_model.name), content_type="image/svg+xml")
     response["Cache-Control"] = "private, max-age=60"

@@ -60,7 +60,7 @@ class LLMJudge(MetricImplementation):
 
         return self._judge([JudgeInput(tuple(item.turns), item.response or "") for item in batch])
 
-    def score_dialogues(self, dialogues: list[list[str]], speakers=None) -> list[float | None]:
+    def score_dialogues(self, dialogues: list[list[str]], speakers=None) -> list[float | None]:  # type: ignore[override]
         from metrics.judging.run import JudgeInput
 
         speakers = speakers or [None] * len(dialogues)

@@ -164,7 +164,7 @@ def completion_read(payload: dict, *, attempts: int, seconds: float) -> Completi
         text = ""
     if not isinstance(text, str):
         raise JudgeError("reply", f"the content is a {type(text).__name__}, not text")
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    usage: dict = payload["usage"] if isinstance(payload.get("usage"), dict) else {}
 
     def tokens(key: str) -> int:
         value = usage.get(key)

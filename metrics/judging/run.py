@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from metrics.judging.client import Completion, JudgeEndpoint, JudgeError, complete_many
 from metrics.judging.parse import Judgment, judgment_parse
 from metrics.judging.prompt import JudgeCriterion, judge_messages, prompt_text
+
+
+class JudgeCacheLike(Protocol):
+    """What ``judge_all`` asks of a cache: a dict, or ``metrics.judge_services.JudgeCache``."""
+
+    def get(self, key: str, default=None) -> dict | None: ...
+    def __getitem__(self, key: str) -> dict: ...
+    def __setitem__(self, key: str, value: dict) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ def cache_key(endpoint: JudgeEndpoint, prompt: str, *, logprobs: bool, temperatu
 
 
 def judge_all(endpoint: JudgeEndpoint, criterion: JudgeCriterion, inputs: Sequence[JudgeInput], *,
-              cache: MutableMapping[str, dict] | None = None, logprobs: bool = False, temperature: float = 0.0,
+              cache: JudgeCacheLike | None = None, logprobs: bool = False, temperature: float = 0.0,
               max_tokens: int = 256, on_done: Callable[[int], None] | None = None, **call_options) -> list[JudgeResult]:
     """One JudgeResult per input, in order. Failed calls are missing (``error`` says why) and not cached,
     so a later run asks again; refusals and unparseable answers are cached (asking again at temperature 0

@@ -63,7 +63,7 @@ def multilabel_rows(rows: Iterable[tuple[Any, Any, Iterable[str] | None]],
     """(worker, (task, option), "yes"/"no") per option for multi-label answers (binary relevance):
     a rater who ticked nothing said "no" to every option; an answer of None is no answer."""
     options = list(options)
-    out = []
+    out: list[tuple[Any, Any, str]] = []
     for worker, task, labels in rows:
         if labels is None:
             continue

@@ -39,6 +39,8 @@ class Command(BaseCommand):
                 system=system, owner=owner,
                 defaults={"protocol": "openai", "url": judge.url("logprobs"), "model_name": "rule-judge"})
             criterion = study.criteria.order_by("position").first()
+            if criterion is None:
+                raise CommandError(f"{DEMO_STUDY} has no criterion to judge")
             name = f"judge-{study.slug}-{criterion.name}"
             model = MetricModel.objects.filter(name=name).first()
             if model is None:
