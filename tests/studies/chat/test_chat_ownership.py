@@ -18,6 +18,7 @@ from studies.chat.local_bot import LocalBot
 from studies.errors import StudyStateError
 from studies.models import Chat, System, SystemEndpoint
 from tests.factories import UserFactory
+from tests.problems import problem_fields
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 
 pytestmark = pytest.mark.django_db
@@ -107,7 +108,7 @@ def test_b_cannot_build_items_with_a_system_through_the_api(other_user, alice_en
     unknown = api.post(f"/api/studies/{slug}/items/build/", {"systems": ["no-such-bot"]}, format="json")
     assert refused.status_code == 400 == unknown.status_code
     # The same words for A's system as for one nobody has: nothing says A has an endpoint for it.
-    assert refused.json()["systems"][0].replace("alice-bot", "X") == unknown.json()["systems"][0].replace(
+    assert problem_fields(refused)["systems"][0].replace("alice-bot", "X") == problem_fields(unknown)["systems"][0].replace(
         "no-such-bot", "X")
     assert local_bot.url("rule") not in str(refused.json())
     assert local_bot.requests == []
