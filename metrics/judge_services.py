@@ -32,14 +32,26 @@ class JudgeCache:
 
     def __init__(self):
         self.seen: dict[str, dict] = {}
+        self.absent: set[str] = set()  # asked by ``preload`` and not stored: no second query for them
 
     def get(self, key: str, default=None):
+        if key in self.absent:
+            return default
         if key not in self.seen:
             row = JudgeAnswer.objects.filter(key=key).values("text", "logprobs", "prompt_tokens", "completion_tokens").first()
             if row is None:
                 return default
             self.seen[key] = dict(row)
         return self.seen[key]
+
+    def preload(self, keys) -> None:
+        """Every stored answer among ``keys`` in one query (a scoring batch asks for all of them)."""
+        wanted = [k for k in keys if k not in self.seen]
+        for row in JudgeAnswer.objects.filter(key__in=wanted).values("key", "text", "logprobs", "prompt_tokens",
+                                                                      "completion_tokens"):
+            data: dict = dict(row)
+            self.seen[str(data.pop("key"))] = data
+        self.absent.update(k for k in wanted if k not in self.seen)
 
     def __getitem__(self, key: str) -> dict:
         value = self.get(key)
@@ -56,6 +68,7 @@ class JudgeCache:
         except IntegrityError:  # another worker stored the same answer first: one row, either is fine
             pass
         self.seen[key] = value
+        self.absent.discard(key)
 
 
 def _endpoints_usable_by(user):

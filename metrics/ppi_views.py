@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 
 from metrics import ppi
 from metrics import selectors as metric_selectors
-from metrics.models import MetricModel
 from studies.authoring import selectors as study_selectors
 from studies.authoring.item_draws import study_items_extend
 from studies.errors import StudyStateError
@@ -25,11 +24,6 @@ from studies.models import Study
 from studies.reports.exporting import no_store, spreadsheet_safe
 
 TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry")
-
-
-def models_scored_on(studies, user=None) -> list[MetricModel]:
-    """Metric models with scores on the studies' judged responses or dialogues, most scores first (one query)."""
-    return metric_selectors.metric_models_scored_on(studies, user)
 
 
 def number(raw: str | None, *, name: str, positive: bool = True) -> float | None:
@@ -47,7 +41,7 @@ def number(raw: str | None, *, name: str, positive: bool = True) -> float | None
 
 def report_section(request, studies, target):
     """The report's "Human + metric estimates" section: nothing to show without a metric scored on the study."""
-    models = models_scored_on(studies, request.user)
+    models = metric_selectors.metric_models_scored_on(studies, request.user)
     if not models:
         return None
     chosen = request.GET.get("ppi_metric")

@@ -57,6 +57,8 @@ def judge_all(endpoint: JudgeEndpoint, criterion: JudgeCriterion, inputs: Sequen
                               speakers=list(i.speakers) if i.speakers else None) for i in inputs]
     keys = [cache_key(endpoint, prompt_text(p), logprobs=logprobs, temperature=temperature, max_tokens=max_tokens)
             for p in prompts]
+    if hasattr(cache, "preload"):  # a database-backed cache answers the whole batch in one query
+        cache.preload(keys)
     todo = [n for n, key in enumerate(keys) if cache.get(key) is None]
     cached_count = len(inputs) - len(todo)
     if on_done and cached_count:

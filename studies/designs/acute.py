@@ -18,7 +18,7 @@ off|optional|required (default required: the paper asks for a justification) wit
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
@@ -187,26 +187,17 @@ class Acute(Pairwise):
 
     # --- reports, the live panel, exports -------------------------------------------------------------
 
-    def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
-                        excluded_raters: Iterable[Any] = ()) -> list[Section]:
-        return [Section(self.key, "reports/_acute.html", report.acute_report(studies, exclude_flagged=exclude_flagged))]
+    report_template: ClassVar[str] = "reports/_acute.html"
+
+    def studies_report(self, studies: QuerySet[Study], *, exclude_flagged: bool) -> list[dict[str, Any]]:
+        """The pairwise analysis with the paper's significance marks (``acute_report``); the report section
+        and the Bradley–Terry figures are the pairwise design's, reading this."""
+        return report.acute_report(studies, exclude_flagged=exclude_flagged)
 
     def report_sheets(self, section: Section) -> dict[str, pd.DataFrame]:
         from studies.designs.pairwise_report import pairwise_sheets_of
 
         return {name.replace("Pairwise", "ACUTE-Eval"): sheet for name, sheet in pairwise_sheets_of(section.data).items()}
-
-    def report_figure(self, studies: QuerySet[Study], name: str, *, exclude_flagged: bool) -> str | None:
-        """``<study pk>-<criterion>``: the Bradley–Terry strengths of an ACUTE study in ``studies``."""
-        from studies.designs.pairwise_plots import bt_strengths
-
-        pk, _, criterion = name.partition("-")
-        study = next((s for s in report.acute_report(studies, exclude_flagged=exclude_flagged)
-                      if str(s["pk"]) == pk), None)
-        if study is None:
-            return None
-        entry = next((c for c in study["criteria"] if c["criterion"] == criterion), None)
-        return bt_strengths(entry, criterion)
 
     def live_panels(self, study: Study) -> list[Section]:
         return [Section(self.key, "studies/_live_pairwise.html", report.live_agreement(study))]

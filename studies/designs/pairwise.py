@@ -313,10 +313,16 @@ class Pairwise(StudyDesign):
         return tuple(Comparison.objects.filter(assignment__study_id__in=list(study_ids)).aggregate(
             n=Count("id"), last=Max("updated_at")).values())
 
+    report_template: ClassVar[str] = "reports/_pairwise.html"
+
+    def studies_report(self, studies: QuerySet[Study], *, exclude_flagged: bool) -> list[dict[str, Any]]:
+        """Per study of this design in ``studies``: win rates, Bradley–Terry, position bias (the report
+        section and its figures read it; a design built on this one, ACUTE-Eval, gives its own)."""
+        return report.pairwise_report(studies, exclude_flagged=exclude_flagged)
+
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
                         excluded_raters: Iterable[Any] = ()) -> list[Section]:
-        return [Section(self.key, "reports/_pairwise.html",
-                        report.pairwise_report(studies, exclude_flagged=exclude_flagged))]
+        return [Section(self.key, self.report_template, self.studies_report(studies, exclude_flagged=exclude_flagged))]
 
     def report_replaces_icc(self) -> bool:
         return True  # a choice is not a score: a report of only A/B studies has no ICC tables
@@ -329,7 +335,7 @@ class Pairwise(StudyDesign):
         from studies.designs.pairwise_plots import bt_strengths
 
         pk, _, criterion = name.partition("-")
-        study = next((s for s in report.pairwise_report(studies, exclude_flagged=exclude_flagged)
+        study = next((s for s in self.studies_report(studies, exclude_flagged=exclude_flagged)
                       if str(s["pk"]) == pk), None)
         if study is None:
             return None

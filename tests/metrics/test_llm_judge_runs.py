@@ -238,3 +238,22 @@ def test_llm_judge_made_from_the_metrics_page_only_with_your_endpoint(user, othe
     assert client.post("/metrics/judges/start/", {"endpoint": endpoint.pk, "study": likert.slug,
                                                   "criterion": criterion}).status_code == 404  # not B's study
     assert MetricModel.objects.filter(metric__key="llm_judge").count() == 1
+
+
+def test_llm_judge_cache_answers_a_batch_in_one_query(judge, django_assert_num_queries):
+    """A scoring batch asks the cache for every prompt: one query for all of them, stored or not."""
+    from metrics.judging.client import JudgeEndpoint
+    from metrics.judging.prompt import JudgeCriterion
+    from metrics.judging.run import JudgeInput, judge_all
+    from studies.chat.addresses import networks_parse
+
+    criterion = JudgeCriterion(name="c", question="Is it coherent?")
+    endpoint = JudgeEndpoint(url=judge.url(), model="m")
+    inputs = [JudgeInput(("Plans?",), "word " * n) for n in range(8)]
+    loopback = networks_parse(["127.0.0.1/32"])
+    judge_all(endpoint, criterion, inputs[:4], cache=judge_services.JudgeCache(), allowed=loopback)
+    with django_assert_num_queries(1):
+        cache = judge_services.JudgeCache()
+        cache.preload([])  # nothing asked: no query
+        results = judge_all(endpoint, criterion, inputs[:4], cache=cache, allowed=loopback)
+    assert all(r.cached for r in results) and len(judge.requests) == 4
