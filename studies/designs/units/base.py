@@ -66,6 +66,11 @@ class StudyUnit:
         level (``StudyDesign.unit_refusals``), or None."""
         return None
 
+    def checks_refusal(self, design: Any) -> str | None:
+        """Why check items are refused for a study of this unit and ``design`` (its ``checks_problem``),
+        or None."""
+        return self.checks_problem
+
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
         """The unit's settings (``Study.unit_config``) with their defaults, or ValidationError naming
         each bad field (``unit_config.<key>``); a unit without settings takes none."""
