@@ -199,6 +199,10 @@ class Acute(Pairwise):
 
     report_template: ClassVar[str] = "reports/_acute.html"
 
+    def pairs_frame(self, studies: QuerySet[Study]) -> pd.DataFrame:
+        """As the pairwise design's, ``left``/``right`` the two conversations (check pairs left out)."""
+        return report.comparisons_frame(self.studies_of(studies))
+
     def studies_report(self, studies: QuerySet[Study], *, exclude_flagged: bool) -> list[dict[str, Any]]:
         """The pairwise analysis with the paper's significance marks (``acute_report``); the report section
         and the Bradley–Terry figures are the pairwise design's, reading this."""

@@ -272,6 +272,11 @@ class StudyDesign:
 
     # --- reports, the live panel, exports ----------------------------------------------------------------
 
+    def pairs_frame(self, studies: QuerySet[Study]) -> pd.DataFrame:
+        """A design that compares pairs (``compares_pairs``): its judgments as ``studies.analysis.pairwise``
+        reads them, ``left``/``right`` the targets the study's unit rates (responses or conversations)."""
+        raise NotImplementedError(f"{self.key} does not compare pairs")
+
     def studies_of(self, studies: QuerySet[Study]) -> QuerySet[Study]:
         """The studies of this design among ``studies``."""
         return studies.filter(design=self.key)
