@@ -103,13 +103,25 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
 
 
 def _check_row_passed(rules: list[dict], criterion: str, left: int, right: int, choice: str) -> bool:
-    """Whether one judgment of a check pair meets its rules on this criterion (``check_passed``, with the
-    design's values: 1 for the chosen conversation, 0 for the other, ½ each for a tie)."""
-    from studies.rating.checks import check_passed
+    """Whether one judgment of a check pair meets its rules on this criterion, as ``studies.rating.checks``
+    scores it with the design's values (1 for the chosen conversation, 0 for the other, ½ each for a tie):
+    ``greater`` than ``than``, or a ``value`` (or ``min``/``max``) of one conversation."""
+    import math
 
-    values = {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}[choice]
-    mine = [r for r in rules if r.get("criterion") in (None, "", criterion)]
-    return check_passed(mine, {(criterion, left): values[0], (criterion, right): values[1]}, [criterion], 2)
+    given = dict(zip((left, right), {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}[choice], strict=True))
+    for rule in rules:
+        if rule.get("criterion") not in (None, "", criterion):
+            continue
+        if "greater" in rule:
+            a, b = given.get(rule["greater"]), given.get(rule["than"])
+            ok = a is not None and b is not None and a > b
+        else:
+            v = given.get(rule.get("response"))
+            ok = v is not None and (math.isclose(v, rule["value"]) if "value" in rule else
+                                    rule.get("min", -math.inf) <= v <= rule.get("max", math.inf))
+        if not ok:
+            return False
+    return True
 
 
 def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False,
