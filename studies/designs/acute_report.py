@@ -116,7 +116,7 @@ def _check_row_passed(rules: list[dict], criterion: str, left: int, right: int, 
             a, b = given.get(rule["greater"]), given.get(rule["than"])
             ok = a is not None and b is not None and a > b
         else:
-            v = given.get(rule.get("response"))
+            v = given.get(rule["response"]) if "response" in rule else None
             ok = v is not None and (math.isclose(v, rule["value"]) if "value" in rule else
                                     rule.get("min", -math.inf) <= v <= rule.get("max", math.inf))
         if not ok:
