@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
-from studies.designs import UNITS, design_for
+from studies.designs import UNITS, design_for, unit_for
 from studies.models import Response, Study, StudyItemResponse, Unit
 
 
@@ -146,6 +146,57 @@ def metric_models_usable_by(user) -> QuerySet[MetricModel]:
     if getattr(user, "is_superuser", False):
         return models
     return models.filter(Q(owner__isnull=True) | Q(owner=user)) if getattr(user, "pk", None) else models.filter(owner__isnull=True)
+
+
+def rates_dialogues(*, study: Study | None = None, corpus=None) -> bool:
+    """Whether what a run of ``study`` (or ``corpus``) scores is whole conversations: a study whose unit
+    rates dialogues (imported dialogues, a chat study's transcripts, ACUTE-Eval's pairs), or a corpus with
+    no responses to score (self-chats, chat transcripts)."""
+    if study is not None:
+        return unit_for(study).level == "dialogue"
+    return corpus is not None and not Response.objects.filter(conversation__corpus=corpus).exists()
+
+
+def scores_conversations(metric_model: MetricModel) -> bool:
+    """Whether a run of ``metric_model`` gives one score per whole conversation (a dialogue-level metric,
+    as its class and config declare: ``MetricImplementation.scores_conversations``)."""
+    from metrics import registry
+
+    return registry.implementation(metric_model.metric.key, metric_model.config).scores_conversations
+
+
+def metric_model_fit_problem(metric_model: MetricModel, *, study: Study | None = None, corpus=None) -> str | None:
+    """Why ``metric_model`` is not offered for scoring ``study`` (or ``corpus``), or None: a turn-level
+    metric scores a response given its context, so where the human judgments are of whole conversations
+    it has nothing to score (and a mean of turn scores would be a dialogue metric of our own making)."""
+    if not rates_dialogues(study=study, corpus=corpus) or scores_conversations(metric_model):
+        return None
+    where = (f"“{study.title}” has raters judge whole dialogues" if study is not None
+             else f"corpus {corpus.slug} holds whole conversations and no responses")
+    return (f"{metric_model.name} is a turn-level metric (it scores a response given its context), and {where}, "
+            "so it has no responses to score; nothing was queued. Choose a dialogue-level metric (SelF-Eval, or a "
+            "consecutive-turns baseline).")
+
+
+def conversation_corpora(corpora: QuerySet) -> QuerySet:
+    """Of ``corpora``, those of whole conversations with conversations and no response to score: self-chats,
+    a chat study's transcripts, dialogue-level imports (what only a dialogue-level metric scores)."""
+    from django.db.models import Exists, OuterRef
+
+    from studies.models import Conversation
+
+    return (corpora.filter(Exists(Conversation.objects.filter(corpus=OuterRef("pk"))))
+            .exclude(Exists(Response.objects.filter(conversation__corpus=OuterRef("pk")))).exclude(source_format="checks"))
+
+
+def metric_models_offered(user, *, study: Study | None = None, corpus=None) -> list[MetricModel]:
+    """The metric models ``user`` may use that can score ``study`` (or ``corpus``): the dialogue-level
+    ones (SelF-Eval, the consecutive-turn cosines and coherence, a dialogue-level judge) where the human
+    judgments are of whole conversations (``metric_model_fit_problem``), every one otherwise."""
+    models = list(metric_models_usable_by(user).select_related("metric").order_by("name"))
+    if not rates_dialogues(study=study, corpus=corpus):
+        return models
+    return [m for m in models if metric_model_fit_problem(m, study=study, corpus=corpus) is None]
 
 
 def metric_models_scored_on(studies, user) -> list[MetricModel]:

@@ -37,12 +37,33 @@ def metric_list(request):
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
         "judge_endpoints": judge_endpoints(request.user),
+        **_offer(request),
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
         context["trained_models"] = MetricModel.objects.filter(  # the metrics one ml trainer trains (not MDD-Eval's form)
             metric__key__in=[k for k in registry.trainable_keys() if registry.trainable(k).trainer]).select_related("metric")
     return render(request, "metrics/metric_list.html", context)
+
+
+def _offer(request) -> dict:
+    """``?study=SLUG`` or ``?corpus=SLUG`` (the self-chat page links here): that target with the metric models
+    offered for it (only dialogue-level ones where its human judgments are of whole conversations); and the
+    corpora of whole conversations (self-chats, chat transcripts) with the models that score them."""
+    corpora = selectors.conversation_corpora(corpora_visible_to(request.user)).order_by("slug")
+    models = selectors.metric_models_usable_by(request.user).select_related("metric")
+    dialogue_models = [m for m in models if selectors.scores_conversations(m)] if corpora.exists() else []
+    context = {"conversation_corpora": corpora, "dialogue_models": dialogue_models}
+    study = corpus = None
+    if request.GET.get("study"):
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.GET["study"])
+    elif request.GET.get("corpus"):
+        corpus = get_object_or_404(corpora_visible_to(request.user), slug=request.GET["corpus"])
+    if study is not None or corpus is not None:
+        context["offer"] = {"study": study, "corpus": corpus,
+                            "models": selectors.metric_models_offered(request.user, study=study, corpus=corpus),
+                            "dialogue": selectors.rates_dialogues(study=study, corpus=corpus)}
+    return context
 
 
 TRAINING_FIELDS = {"epochs": int, "train_limit": int, "validation_limit": int, "learning_rate": float,
@@ -226,7 +247,8 @@ def human_metric_page(request, slug, model):
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
-        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
+        "unscored": [{"study": study, "run": running.get(study.pk),
+                      "problem": selectors.metric_model_fit_problem(metric_model, study=study)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
 
 

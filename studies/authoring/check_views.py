@@ -47,9 +47,15 @@ def _do(request, study, action: str) -> str:
             rules = json.loads(rules_text) if rules_text else []
         except json.JSONDecodeError as error:
             raise ValidationError({"rules": f"not JSON ({error.msg}), e.g. [{{\"response\": 1, \"value\": 2}}]"}) from None
-        checks.check_item_create(study=study, kind=post.get("kind", ""), context=post.get("context", ""),
-                                 responses=post.get("responses", ""), rules=rules, reference=post.get("reference"),
-                                 reference_value=post.get("reference_value") or None)
+        compared = design_for(study).check_conversations  # conversation_<k> (and speaker_<k>) fields
+        if compared:
+            checks.check_item_create(study=study, kind=post.get("kind", ""), rules=rules, conversations=[
+                {"turns": post.get(f"conversation_{k}", ""), "speaker": post.get(f"speaker_{k}", "")}
+                for k in range(1, compared + 1)])
+        else:
+            checks.check_item_create(study=study, kind=post.get("kind", ""), context=post.get("context", ""),
+                                     responses=post.get("responses", ""), rules=rules,
+                                     reference=post.get("reference"), reference_value=post.get("reference_value") or None)
         return "Check item added."
     if action == "delete":
         item = get_object_or_404(StudyItem, study=study, pk=post.get("item") or 0)
@@ -80,7 +86,8 @@ def checks_action(request, slug, action):
             messages.error(request, text)
         if action == "create":  # keep what was typed
             request.session[f"checks-form-{study.pk}"] = {k: request.POST.get(k, "") for k in (
-                "kind", "context", "responses", "rules", "reference", "reference_value")}
+                "kind", "context", "responses", "rules", "reference", "reference_value", "conversation_1",
+                "conversation_2", "speaker_1", "speaker_2")}
     except StudyStateError as error:
         messages.error(request, str(error))
     return redirect("studies:study_checks", slug=study.slug)
