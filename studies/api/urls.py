@@ -1,7 +1,16 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, corpus_views, place_views, practice_views, resource_views, views, workflow_views
+from studies.api import (
+    check_views,
+    corpus_views,
+    place_views,
+    practice_views,
+    resource_views,
+    token_views,
+    views,
+    workflow_views,
+)
 
 app_name = "studies-api"
 urlpatterns = [
@@ -56,4 +65,6 @@ urlpatterns = [
     path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
     path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
+    path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
+    path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
 ]
