@@ -22,6 +22,7 @@ from rest_framework.settings import api_settings
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
+from studies.api.report_schemas import ReliabilityReportSerializer
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -474,7 +475,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
-    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
     def get(self, request, slug):
         study = _visible_study(request, slug)
         return self.report_response(request, Study.objects.filter(pk=study.pk))
@@ -483,7 +484,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
 class ExperimentReportApi(ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
-    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
     def get(self, request, slug):
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         return self.report_response(request, experiment.studies.all())
