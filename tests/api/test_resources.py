@@ -152,3 +152,12 @@ def test_delete_is_idempotent_with_a_key(api, make_study):
     first = api.delete(f"/api/studies/{study.slug}/", **headers)
     again = api.delete(f"/api/studies/{study.slug}/", **headers)
     assert first.status_code == again.status_code == 204 and again["Idempotent-Replayed"] == "true"
+
+
+def test_the_study_page_makes_several_links_through_the_same_service(client, user, make_study):
+    study = make_study("likert")
+    client.force_login(user)
+    client.post(f"/studies/{study.slug}/invites/new/", {"label": "lab", "expires_in_days": "3", "count": "4"})
+    assert list(Invite.objects.filter(study=study).values_list("label", flat=True)) == ["lab"] * 4
+    client.post(f"/studies/{study.slug}/invites/new/", {"expires_in_days": "3", "count": "201"})
+    assert Invite.objects.filter(study=study).count() == 4
