@@ -161,3 +161,12 @@ def test_the_study_page_makes_several_links_through_the_same_service(client, use
     assert list(Invite.objects.filter(study=study).values_list("label", flat=True)) == ["lab"] * 4
     client.post(f"/studies/{study.slug}/invites/new/", {"expires_in_days": "3", "count": "201"})
     assert Invite.objects.filter(study=study).count() == 4
+
+
+def test_an_imported_benchmark_is_neither_changed_nor_deleted_409(api, user):
+    benchmark = Experiment.objects.create(slug="grade-bench", title="GRADE", owner=user, is_benchmark=True)
+    changed = api.patch(f"/api/experiments/{benchmark.slug}/", {"title": "Mine"}, format="json")
+    deleted = api.delete(f"/api/experiments/{benchmark.slug}/")
+    assert changed.status_code == deleted.status_code == 409
+    benchmark.refresh_from_db()
+    assert benchmark.title == "GRADE"
