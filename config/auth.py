@@ -6,6 +6,8 @@
 - The token endpoint is also rate limited per client (DRF ``ScopedRateThrottle``, scope ``auth``).
 - API tokens expire ``API_TOKEN_LIFETIME`` after they were issued: an expired token gets 401 with a
   message saying so, and asking the token endpoint again (``config.token_views``) issues a fresh one.
+- Named tokens (``studies.api.tokens``, secrets starting ``cnc_``, stored hashed) are checked there: a
+  revoked or expired one gets 401 saying so. Any other key is a login token, checked as before.
 
 This module imports no DRF view: DRF imports it while loading its settings.
 """
@@ -35,6 +37,13 @@ def token_expired(token: Token) -> bool:
 
 class ExpiringTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
+        from studies.api.tokens import SECRET_PREFIX, TokenRefused, token_authenticate
+
+        if key.startswith(SECRET_PREFIX):
+            try:
+                return token_authenticate(key)
+            except TokenRefused as refused:
+                raise exceptions.AuthenticationFailed(str(refused)) from None
         user, token = super().authenticate_credentials(key)
         if token_expired(token):
             expired_at = (token.created + settings.API_TOKEN_LIFETIME).strftime("%Y-%m-%d %H:%M UTC")

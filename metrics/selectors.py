@@ -82,7 +82,8 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
 
     frame = ratings_frame(studies)
     if frame.empty:
-        return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
+        return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": [],  # the same keys
+                "label_cells": label_metric_cells(studies, metric_model),
                 "notes": [scale_absent_reason(studies)]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])

@@ -224,7 +224,8 @@ SPECTACULAR_SETTINGS = {
         "CrowdPlatformEnum": "crowd.models.Platform",
         # a criterion's judgement kind (studies.designs.kinds.KINDS; settings import no app code)
         "JudgementKindEnum": ["scale", "categorical", "multilabel", "free_text"],
-        "KindEnum": "studies.models.CheckKind",  # a check item's kind keeps the name it had before
+        "KindEnum": "studies.models.CheckKind",
+        "ImportJobStatusEnum": "studies.models.ImportJob.Status",  # an import job's, in its detail and the list  # a check item's kind keeps the name it had before
     },
 }
 

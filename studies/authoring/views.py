@@ -205,10 +205,9 @@ def invite_create(request, slug):
         return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
     count = form.cleaned_data.get("count") or 1
     try:
-        with transaction.atomic():  # all the links or none
-            made = [invite_links.invite_create(study=study, label=form.cleaned_data["label"],
-                                               expires_in_days=form.cleaned_data["expires_in_days"],
-                                               created_by=request.user) for _ in range(count)]
+        made = invite_links.invites_create(study=study, count=count, label=form.cleaned_data["label"],  # all or none
+                                           expires_in_days=form.cleaned_data["expires_in_days"],
+                                           created_by=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(_errors_text(error)))
     else:

@@ -17,6 +17,7 @@ from metrics.models import ScoringRun
 from studies.models import Study
 from tests.metrics.test_ppi_estimates import rated_study, score
 from tests.metrics.test_ppi_estimates import varied_corpus_lines as _lines
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +78,10 @@ def test_ppi_api_and_bad_input(api, scored):
     assert got.status_code == 200
     body = got.json()
     assert body["studies"][0]["criteria"][0]["target_width"] == 0.8 and body["studies"][0]["pay"]["reward"] == 0.9
-    assert api.get(url + "?width=-1").json() == {"width": ["must be above 0, got -1"]}
-    assert api.get(url + "?alpha=2").json() == {"alpha": ["must be above 0 and below 1, got 2"]}
+    assert problem_fields(api.get(url + "?width=-1")) == {"width": ["must be above 0, got -1"]}
+    assert problem_fields(api.get(url + "?alpha=2")) == {"alpha": ["must be above 0 and below 1, got 2"]}
+    assert "study" in problem_fields(api.get(url + "?study=no-such-study"))
+    assert "widht" in problem_fields(api.get(url + "?widht=0.8"))
 
 
 def test_ppi_extend_button_adds_items_once(client, user, scored):
