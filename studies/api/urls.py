@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, place_views, practice_views, views, workflow_views
+from studies.api import check_views, place_views, practice_views, rater_views, views, workflow_views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -46,4 +46,13 @@ urlpatterns = [
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
+    # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.
+    path("rate/studies/<slug:key>/sessions/", rater_views.RaterSessionApi.as_view(), name="rater-session"),
+    path("rate/assignments/<token:token>/", rater_views.RaterAssignmentApi.as_view(), name="rater-assignment"),
+    path("rate/assignments/<token:token>/items/", rater_views.RaterItemListApi.as_view(), name="rater-items"),
+    path("rate/assignments/<token:token>/items/<position:position>/", rater_views.RaterItemApi.as_view(),
+         name="rater-item"),
+    path("rate/assignments/<token:token>/items/<position:position>/answer/", rater_views.RaterAnswerApi.as_view(),
+         name="rater-answer"),
+    path("rate/assignments/<token:token>/submit/", rater_views.RaterSubmitApi.as_view(), name="rater-submit"),
 ]
