@@ -51,6 +51,9 @@ class RaterView(ApiView):
     authentication_classes: tuple = ()
     permission_classes = (AllowAny,)
     throttle_classes: tuple = ()  # like the rater pages: the assignment's token and key are the capability
+    # No Idempotency-Key (it is kept per user, and raters are nobody's user): a retry is safe by nature here,
+    # as on the pages: a session resumes, the same answers store once, a second submit answers the first.
+    idempotency_header = False
 
 
 def rater_key(assignment: Assignment) -> str:
@@ -85,16 +88,24 @@ def _done_view(assignment: Assignment) -> dict:
     return {"completion_code": code or None, "screened_out": screened, "completion_url": url}
 
 
+class RaterQuestionSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="the key of its answer in `questionnaire`")
+    question = serializers.CharField()
+    kind = serializers.CharField(help_text="yes_no (answer yes or no), choice (one of `choices`) or text")
+    required = serializers.BooleanField(default=False)
+    choices = serializers.ListField(child=serializers.CharField(), default=list)
+
+
 class RaterAssignmentSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="the assignment's token: its address in this API and on the pages")
     key = serializers.CharField(help_text=f"send it in the {KEY_HEADER} header of every later request")
-    status = serializers.ChoiceField(choices=Assignment.Status.choices)
+    # A CharField, not the choices: the researcher's AssignmentOutput names that enum (one name per choice set).
+    status = serializers.CharField(help_text="started, submitted, approved, rejected or abandoned")
     instructions = serializers.CharField(help_text="the study's instructions (Markdown)")
     items = serializers.IntegerField(help_text="how many items the assignment has")
     answered = serializers.IntegerField()
     next_position = serializers.IntegerField(allow_null=True, help_text="the first item not answered yet")
-    questionnaire = serializers.ListField(child=serializers.DictField(), help_text="asked at submit: name, question, "
-                                          "kind (yes_no, choice, text), required, choices")
+    questionnaire = RaterQuestionSerializer(many=True, help_text="asked at submit")
     completion_code = serializers.CharField(allow_null=True)
     screened_out = serializers.BooleanField(help_text="failed the study's attention checks (or screened out)")
     completion_url = serializers.CharField(allow_null=True, help_text="where a Prolific participant goes back to")
@@ -106,7 +117,8 @@ def _assignment_view(assignment: Assignment) -> dict:
     return {"token": assignment.token, "key": rater_key(assignment), "status": assignment.status,
             "instructions": assignment.study.instructions, "items": slots["n"], "answered": slots["done"],
             "next_position": following.position if following else None,
-            "questionnaire": list(assignment.study.questionnaire or []), **_done_view(assignment)}
+            "questionnaire": [{"required": False, "choices": [], "kind": "text", **q}
+                              for q in assignment.study.questionnaire or []], **_done_view(assignment)}
 
 
 class TurnSerializer(serializers.Serializer):
