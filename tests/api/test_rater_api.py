@@ -16,6 +16,7 @@ from tests.api.rater_helpers import (
     valid_answers,
 )
 from tests.problems import problem_fields
+from tests.studies.test_dialogue_study import dialogue_study, fed_corpus  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -232,3 +233,16 @@ def test_submit_waits_for_every_item_and_checks_the_questionnaire(kinds_study):
     assert again.json()["completion_code"] == done.json()["completion_code"]
     late = client.put(base(session) + "items/0/answer/", {"answers": {}}, format="json")
     assert late.status_code == 409
+
+
+def test_a_dialogue_unit_item_shows_the_whole_dialogue_and_takes_its_ratings(dialogue_study):  # noqa: F811
+    session = session_of(dialogue_study)
+    client = rater_client(session)
+    item = client.get(base(session) + "items/0/").json()
+    slot = Assignment.objects.get(token=session["token"]).assignment_items.select_related("item__conversation") \
+        .get(position=0)
+    turns = slot.item.conversation.turns
+    assert [t["text"] for t in item["context"]] == [t["text"] for t in turns] and len(turns) > 1
+    assert {f["criterion"] for f in item["fields"]} == set(dialogue_study.criteria.values_list("name", flat=True))
+    answered = answer_every_item(client, session)
+    assert Rating.objects.filter(assignment__token=session["token"]).count() == sum(len(i["fields"]) for i in answered)
