@@ -1,14 +1,9 @@
 """The rater API (issue 39): a bot, an LLM rater or a test takes part in a study over JSON, as a person does
 on the rater pages, under the same rules (Label Studio's annotation API is the model).
 
-- ``POST /api/rate/studies/<key>/sessions/`` enters the study with the identity its link carries (``link``:
-  the link's own query parameters, an ``invite`` token or the platform's worker, acceptance and study ids;
-  ``<key>`` is the study's link key, ``/r/c/<key>/``, or its slug) and the rater's consent, which must be
-  ``true``. The same refusals as the entry page (full, closed, paused, blocked, another condition, an
-  invite claimed elsewhere or expired) and the same practice gate: a study with practice items answers 409
-  until the rater has passed them on the pages. An invite is claimed by ``client_secret``, which stands for
-  the page's browser cookie: the same secret resumes, another is refused. It answers the assignment's
-  token and its ``key``.
+- ``POST /api/rate/studies/<key>/sessions/`` (or ``/api/rate/experiments/<slug>/sessions/``) enters with the
+  identity the link carries and the rater's consent (``rater_sessions``): the same refusals and practice gate
+  as the entry pages; it answers the assignment's token and its ``key``.
 - Everything after is addressed by the assignment's token, and needs the key in the ``X-Concord-Rater-Key``
   header (``form_tokens.form_token(token, "api")``, as the pages' forms carry theirs): a wrong token or key
   is a 404, so one rater never reads another's assignment. No researcher's token is an identity here: these
@@ -22,7 +17,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -32,13 +27,10 @@ from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.api.rater_items import answers_as_post, item_view
-from studies.authoring import services as authoring
-from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
+from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import answers as answering
-from studies.rating import entry as rater_entry
-from studies.rating import form_tokens, invites, item_answers, platforms, review
-from studies.rating.links import study_entry_path
+from studies.rating import form_tokens, item_answers, platforms, review
 from studies.rating.questionnaire import questionnaire_clean
 
 KEY_HEADER = "X-Concord-Rater-Key"
@@ -111,7 +103,7 @@ class RaterAssignmentSerializer(serializers.Serializer):
     completion_url = serializers.CharField(allow_null=True, help_text="where a Prolific participant goes back to")
 
 
-def _assignment_view(assignment: Assignment) -> dict:
+def assignment_view(assignment: Assignment) -> dict:
     slots = assignment.assignment_items.aggregate(n=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)))
     following = assignment.assignment_items.filter(answered_at__isnull=True).order_by("position").first()
     return {"token": assignment.token, "key": rater_key(assignment), "status": assignment.status,
@@ -164,77 +156,12 @@ class RaterItemSerializer(serializers.Serializer):
     values = serializers.DictField(child=serializers.JSONField(), help_text="the stored answers, by field")
 
 
-class RaterSessionApi(RaterView):
-    """Enter a study as a rater (see the module): an assignment with its token and key, or the refusal."""
-
-    throttle_classes = tuple(api_settings.DEFAULT_THROTTLE_CLASSES)  # it may write: rate limited per client
-
-    class InputSerializer(StrictInput):
-        link = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
-                                     help_text="the query parameters of the rater's link: invite, or workerId, "
-                                               "assignmentId, hitId, turkSubmitTo, or PROLIFIC_PID, STUDY_ID, "
-                                               "SESSION_ID")
-        consent = serializers.BooleanField(help_text="the rater read the instructions and agrees: must be true")
-        client_secret = serializers.CharField(required=False, min_length=16, max_length=128,
-                                              help_text="an invitation's claim (stands for the browser): the first "
-                                                        "secret claims it, the same one resumes")
-
-    @extend_schema(request=InputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
-                   operation_id="rater_session_create")
-    def post(self, request, key):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        given = data.validated_data
-        if given["consent"] is not True:
-            raise ValidationError({"consent": ["the rater must agree to take part (true) before starting"]})
-        study = (Study.objects.filter(Q(rater_key=key) | Q(slug=key), status__in=[Study.Status.PUBLISHED,
-                                                                                  Study.Status.CLOSED])
-                 .exclude(platform=Study.Platform.BENCHMARK).first())
-        if study is None:  # as on the pages: an unknown, draft or benchmark study alike
-            raise NotFound("no study open to raters at this address")
-        authoring.study_close_if_done(study=study, check_items=False)
-        assignment = self._enter(study, given)
-        fresh = assignment.consented_at is None
-        if assignment.status == Assignment.Status.STARTED and fresh:
-            answering.assignment_consent(assignment=assignment)
-        return Response(RaterAssignmentSerializer(_assignment_view(assignment)).data,
-                        status=status.HTTP_201_CREATED if fresh else status.HTTP_200_OK)
-
-    def _enter(self, study: Study, given: dict) -> Assignment:
-        try:
-            identity = platforms.identity_from(given["link"], study.platform)
-        except platforms.IdentityError as error:
-            raise ValidationError({f"link.{error.parameter}" if error.parameter else "link": [str(error)]}) from None
-        if identity.preview:
-            raise ValidationError({"link.assignmentId": ["a HIT preview: accept the HIT first"]})
-        try:
-            if identity.platform == Study.Platform.INVITE:
-                if not given.get("client_secret"):
-                    raise ValidationError({"client_secret": ["an invitation is claimed by a secret of 16 to 128 "
-                                                             "characters; send the same one to resume"]})
-                assignment = invites.invite_enter(study=study, token=identity.acceptance_id,
-                                                  browser_secret=given["client_secret"])
-            else:
-                assignment = rater_entry.assignment_enter(
-                    study=study, platform=identity.platform, external_id=identity.external_id,
-                    acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
-        except PracticeRequired:
-            raise Conflict(f"this study starts with practice items, which the rater API does not offer: pass them "
-                           f"on the pages ({study_entry_path(study)} with the link's parameters), then start a "
-                           "session again", code="practice_required") from None
-        except AssignmentRefused as refusal:
-            if refusal.reason == AssignmentRefused.INVITE_INVALID:
-                raise ValidationError({"link.invite": [str(refusal)]}) from None
-            raise Conflict(str(refusal), code=refusal.reason) from None
-        return review.assignment_expire_if_due(assignment=assignment)
-
-
 class RaterAssignmentApi(RaterView):
     """The assignment: its status, how far it is, the questionnaire, and once submitted the completion code."""
 
     @extend_schema(responses=RaterAssignmentSerializer, parameters=[KEY_PARAMETER], operation_id="rater_assignment")
     def get(self, request, token):
-        return Response(RaterAssignmentSerializer(_assignment_view(_assignment(request, token))).data)
+        return Response(RaterAssignmentSerializer(assignment_view(_assignment(request, token))).data)
 
 
 def _slots(assignment: Assignment):
@@ -349,4 +276,4 @@ class RaterSubmitApi(RaterView):
             if errors:
                 raise ValidationError(errors)
             assignment = answering.assignment_submit(assignment=assignment, questionnaire=answers)
-        return Response(RaterAssignmentSerializer(_assignment_view(assignment)).data)
+        return Response(RaterAssignmentSerializer(assignment_view(assignment)).data)

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, place_views, practice_views, rater_views, views, workflow_views
+from studies.api import check_views, place_views, practice_views, rater_sessions, rater_views, views, workflow_views
 
 app_name = "studies-api"
 urlpatterns = [
@@ -47,7 +47,9 @@ urlpatterns = [
     path("imports/", views.DialoguesImportApi.as_view(), name="import"),
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.
-    path("rate/studies/<slug:key>/sessions/", rater_views.RaterSessionApi.as_view(), name="rater-session"),
+    path("rate/studies/<slug:key>/sessions/", rater_sessions.RaterSessionApi.as_view(), name="rater-session"),
+    path("rate/experiments/<slug:slug>/sessions/", rater_sessions.RaterExperimentSessionApi.as_view(),
+         name="rater-experiment-session"),
     path("rate/assignments/<token:token>/", rater_views.RaterAssignmentApi.as_view(), name="rater-assignment"),
     path("rate/assignments/<token:token>/items/", rater_views.RaterItemListApi.as_view(), name="rater-items"),
     path("rate/assignments/<token:token>/items/<position:position>/", rater_views.RaterItemApi.as_view(),

@@ -16,6 +16,7 @@ from tests.api.rater_helpers import (
     valid_answers,
 )
 from tests.problems import problem_fields
+from tests.studies.acute_helpers import acute_study
 from tests.studies.test_dialogue_study import dialogue_study, fed_corpus  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +247,17 @@ def test_a_dialogue_unit_item_shows_the_whole_dialogue_and_takes_its_ratings(dia
     assert {f["criterion"] for f in item["fields"]} == set(dialogue_study.criteria.values_list("name", flat=True))
     answered = answer_every_item(client, session)
     assert Rating.objects.filter(assignment__token=session["token"]).count() == sum(len(i["fields"]) for i in answered)
+
+
+def test_an_acute_item_shows_two_whole_conversations_and_takes_a_choice_with_its_reason(user):
+    study = acute_study(user, items_per_assignment=2)
+    session = session_of(study)
+    client = rater_client(session)
+    item = client.get(base(session) + "items/0/").json()
+    assert len(item["targets"]) == 2
+    assert all(t["turns"] for t in item["targets"]) and item["context"] == []  # no side told by a context
+    assert {f["kind"] for f in item["fields"]} == {"choice", "reason"}
+    assert all(f["choices"] == ["left", "right"] for f in item["fields"] if f["kind"] == "choice")  # no ties
+    answered = answer_every_item(client, session)
+    assert Comparison.objects.filter(assignment__token=session["token"]).count() == \
+        len(answered) * study.criteria.count()

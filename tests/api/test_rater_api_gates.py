@@ -119,3 +119,36 @@ def test_an_assignment_past_its_time_limit_takes_no_answer(make_study):
     late = client.put(base(session) + "items/0/answer/", {"answers": valid_answers(item)}, format="json")
     assert late.status_code == 409
     assert client.get(base(session)).json()["status"] == "abandoned"
+
+
+def mturk_link(worker: str, acceptance: str) -> dict:
+    return {"workerId": worker, "assignmentId": acceptance, "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"}
+
+
+def test_the_experiment_link_places_new_raters_evenly_and_resumes_a_returning_one(make_study, user):
+    experiment = authoring.experiment_create(owner=user, title="Two conditions")
+    first_condition = make_study("likert", experiment=experiment, platform="mturk", raters_per_item=1)
+    second_condition = make_study("rme", experiment=experiment, platform="mturk", raters_per_item=1)
+    url = f"/api/rate/experiments/{experiment.slug}/sessions/"
+    one = APIClient().post(url, {"link": mturk_link("W1", "A1"), "consent": True}, format="json")
+    two = APIClient().post(url, {"link": mturk_link("W2", "A2"), "consent": True}, format="json")
+    back = APIClient().post(url, {"link": mturk_link("W1", "A1"), "consent": True}, format="json")
+    assert (one.status_code, two.status_code, back.status_code) == (201, 201, 200)
+    assert back.json()["token"] == one.json()["token"]
+    placed = {Assignment.objects.get(token=r.json()["token"]).study_id for r in (one, two)}
+    assert placed == {first_condition.pk, second_condition.pk}  # the least-filled condition each time
+    other_hit = APIClient().post(url, {"link": mturk_link("W1", "A9"), "consent": True}, format="json")
+    assert other_hit.status_code == 409 and other_hit.json()["type"].endswith("already_done")
+    assert Assignment.objects.filter(study__experiment=experiment).count() == 2
+
+
+def test_the_experiment_link_of_invited_studies_and_an_unknown_one_are_refused(make_study, user):
+    experiment = authoring.experiment_create(owner=user, title="Invited")
+    make_study("likert", experiment=experiment)
+    refused = APIClient().post(f"/api/rate/experiments/{experiment.slug}/sessions/",
+                               {"link": {"invite": "x" * 20}, "consent": True}, format="json")
+    assert refused.status_code == 400 and "invitation" in problem_fields(refused)["link"][0]
+    unknown = APIClient().post("/api/rate/experiments/no-such-experiment/sessions/",
+                               {"link": mturk_link("W1", "A1"), "consent": True}, format="json")
+    assert unknown.status_code == 404 and unknown["Content-Type"] == "application/problem+json"
+    assert not Assignment.objects.exists()
