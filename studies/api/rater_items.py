@@ -118,8 +118,13 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
         shown = context.get("reference")
         reference = {"text": getattr(shown, "text", ""), "turns": _turns(context.get("anchor_turns")),
                      "value": context.get("reference_value")}
-    conversation = context.get("dialogue_turns") if context.get("dialogue") else \
-        (context_sides(item.conversation.turns) if item.conversation_id and context.get("turns", True) != [] else [])
+    # The conversation the targets reply to, as the page shows it above them: a dialogue study's whole
+    # dialogue; none where the design hides it (ACUTE sets ``turns`` empty: it would tell the sides apart).
+    hidden = context.get("turns") == []
+    if context.get("dialogue"):
+        conversation = context.get("dialogue_turns") or []
+    else:
+        conversation = context_sides(item.conversation.turns) if item.conversation_id and not hidden else []
     values = design.stored_values(slot, study, criteria)
     return {
         "position": slot.position, "answered": slot.answered_at is not None,
@@ -151,7 +156,9 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
         return post, {"answers": f"at most {MAX_FIELDS} fields"}
     for name, value in answers.items():
         if name not in known:
-            errors[name] = f"unknown field: this item takes {', '.join(sorted(known))}"
+            names = sorted(known)
+            listed = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+            errors[name] = f"unknown field: this item takes {listed} (its `fields`)"
             continue
         values = value if isinstance(value, list) else [value]
         texts = [_text(v) for v in values]
