@@ -124,7 +124,7 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
     if context.get("dialogue"):
         conversation = context.get("dialogue_turns") or []
     else:
-        conversation = context_sides(item.conversation.turns) if item.conversation_id and not hidden else []
+        conversation = context_sides(item.conversation.turns) if item.conversation is not None and not hidden else []
     values = design.stored_values(slot, study, criteria)
     return {
         "position": slot.position, "answered": slot.answered_at is not None,

@@ -123,7 +123,7 @@ class RaterExperimentSessionApi(_SessionApi):
         experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
         linked = list(experiment.studies.filter(status__in=OPEN).exclude(platform=Study.Platform.BENCHMARK)
                       .order_by("pk")) if experiment else []
-        if not linked:
+        if experiment is None or not linked:
             raise NotFound("no experiment open to raters at this address")
         for study in linked:
             authoring.study_close_if_done(study=study, check_items=False)
