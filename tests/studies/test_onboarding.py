@@ -250,9 +250,11 @@ def test_practice_expected_answer_in_the_raters_words(practice_study):
         ["Response A: 5"], ["Response B: from 1 to 2"], ["Response A above Response B"]]
     item = items[0]
     item.rules = [{"criterion": "readability", "response": item.response_ids[1], "min": 4.5},
-                  {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"}]
+                  {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"},
+                  {"response": item.response_ids[1], "labels": []}, {"response": item.response_ids[1], "odd": 1}]
     assert onboarding_selectors.expected_answer_text(item, {"readability": "How readable?"}) == [
-        "How readable?: Response B: at least 4.5", "Response A ranked best", "response Response A, label off-topic"]
+        "How readable?: Response B: at least 4.5", "Response A ranked best", "Response A: off-topic",
+        "Response B: none of these", "response Response B, odd 1"]
 
 
 # --- practice with the judgement kinds: an expected label, an expected label set ------------------------------
