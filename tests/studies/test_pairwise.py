@@ -388,3 +388,5 @@ def test_the_pairwise_report_shows_its_controls_once(make_study, user):
                         ">Show worker ids<"):
             assert body.count(control) <= 1, (url, control, body.count(control))
         assert body.count(">Reliability CSV<") == 1, url
+        assert "p = p" not in body  # issue 34 (minor): "p = p = 1.000"
+    assert 'data-testid="position-bias"' in body and "exact binomial test against 0.5: p" in body
