@@ -394,3 +394,12 @@ def test_set_up_card_separates_the_criteria_and_pages_name_no_developer_referenc
         assert "<html" in html
         text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>|<!--.*?-->", "", html, flags=re.S))
         assert not re.search(r"\(issue \d+\)|\((studies|metrics|crowd)\.[a-z_.]+\)", text)
+
+
+def test_the_new_study_form_says_how_to_make_a_labels_only_study(user):
+    """Issue 34 (minor): "there is no 'labels' choice": the designs' list names the labels-only path (Likert
+    with every question given a label or text kind), which pages then call "Labels and free text"."""
+    experiment = authoring.experiment_create(owner=user, title="Choices", slug="choices")
+    page = logged_in(user).get(f"/experiments/{experiment.slug}/studies/new/").content.decode()
+    choice = re.search(r'data-testid="labels-only-choice">([^<]*)<', page).group(1)
+    assert "choose Likert" in choice and "Labels and free text (no scale)" in choice
