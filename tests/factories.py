@@ -46,3 +46,11 @@ def prolific_id(name: str) -> str:
     import hashlib
 
     return hashlib.sha256(name.encode()).hexdigest()[:24]
+
+
+def consented_attempt(**begin):
+    """A rater's practice attempt (``onboarding.services.practice_attempt_begin``'s arguments) whose rater
+    has agreed to the study's terms, as the consent page records it: practice answers come after consent."""
+    from studies.onboarding import services as onboarding
+
+    return onboarding.practice_attempt_consent(attempt=onboarding.practice_attempt_begin(**begin))
