@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 
 from studies.models import Rating, Study
 from studies.rating import answers as answering
 from studies.rating import invites
 from tests.conftest import small_corpus_lines
+from tests.factories import token_for
 from tests.studies.test_services import answer_all
 
 HERE = Path(__file__).resolve().parent
@@ -75,7 +75,7 @@ def test_every_generated_module_imports(generated):
 @pytest.mark.django_db(transaction=True)
 def test_the_generated_client_drives_a_study_end_to_end(generated, live_server, user, tmp_path):
     folder, python = generated
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     corpus = tmp_path / "small.jsonl"
     corpus.write_bytes(small_corpus_lines())
     made = run(python, folder, "setup", live_server.url, token, str(corpus))
