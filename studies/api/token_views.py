@@ -1,7 +1,8 @@
-"""Named API tokens (issue 39, ``studies.api.tokens``): several per user, one per script or notebook.
-``POST /api/auth/tokens/`` makes one and shows its secret once; the list and the detail show only its
-first characters (``prefix``); ``DELETE /api/auth/tokens/<id>/`` revokes it (it answers 401 from then on).
-A user sees and revokes only their own tokens: another user's is a 404."""
+"""API tokens (issue 39, ``studies.api.tokens``): several per user, one per script or notebook, beside
+the login tokens of ``POST /api/auth/token/`` (``kind``). ``POST /api/auth/tokens/`` makes a named one
+and shows its secret once; the list and the detail show only a token's first characters (``prefix``);
+``DELETE /api/auth/tokens/<id>/`` revokes one of either kind (it answers 401 from then on). A user sees
+and revokes only their own tokens: another user's is a 404."""
 from __future__ import annotations
 
 from django.db.models import Q
@@ -23,6 +24,8 @@ STATUSES = ("active", "expired", "revoked")
 class ApiTokenOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ApiToken.Kind.choices, help_text="named: made here; login: issued by "
+                                   "POST /api/auth/token/ for a username and password")
     prefix = serializers.CharField(help_text="the secret's first characters (the secret is never shown again)")
     status = serializers.SerializerMethodField(help_text="active, expired or revoked")
     created_at = serializers.DateTimeField()
@@ -39,7 +42,8 @@ def _own(request):
 
 
 class ApiTokenListApi(ApiView):
-    """Your named API tokens, newest first (``status``: active, expired or revoked); POST makes one."""
+    """Your API tokens, named and login ones, newest first (``status``: active, expired or revoked); POST
+    makes a named one."""
 
     class InputSerializer(StrictInput):
         name = serializers.CharField(max_length=tokens.NAME_MAX, help_text="what uses it (unique among your "

@@ -1,11 +1,18 @@
-"""Named API tokens (issue 39): made, listed, revoked, and checked on each request.
+"""API tokens (issue 39): made, listed, revoked, and checked on each request. One system for both kinds:
+
+- ``named`` tokens, made at ``/api/auth/tokens/`` (``api_token_create``), one per script or notebook,
+  valid until revoked or until their own expiry;
+- ``login`` tokens, issued by ``POST /api/auth/token/`` for a username and password (``login_token_issue``),
+  expiring ``API_TOKEN_LIFETIME`` after; a user keeps at most ``LOGIN_TOKENS_MAX`` of them active (each
+  login deletes the user's dead login tokens and the oldest live ones beyond that).
 
 A secret is ``cnc_`` + 43 URL-safe characters (256 random bits); only its SHA-256 is stored
 (``ApiToken.key_hash``) with its first ``PREFIX_LENGTH`` characters to tell tokens apart, so a secret is
-shown once, when it is made, and never again. ``token_authenticate`` is what ``config.auth`` asks for a
-secret that starts with ``cnc_``: the user, or why not (revoked, expired, unknown). Keys without the
-prefix are DRF's login tokens (``/api/auth/token/``) and are checked as before, so every token issued
-before named tokens existed stays valid. This module imports no DRF view (``config.auth`` loads it)."""
+shown once, when it is made, and never again. ``token_authenticate`` is what ``config.auth`` asks for
+every key: the user, or why not (revoked, expired, unknown). It looks any key up by its hash, so the
+40-character login keys DRF issued before (hashed into ``ApiToken`` by migration 0023) keep working.
+Both kinds are listed and revoked at ``/api/auth/tokens/``. This module imports no DRF view
+(``config.auth`` loads it)."""
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +20,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from studies.models import ApiToken
@@ -25,6 +35,7 @@ NAME_MAX = 80
 TOKENS_PER_USER_MAX = 100  # active ones; far above any person's scripts
 DAYS_MAX = 3650
 LAST_USED_EVERY = timedelta(minutes=1)  # last_used_at is written at most this often per token
+LOGIN_TOKENS_MAX = 20  # live login tokens per user: one per client that logs in, far above a person's machines
 
 
 def key_hash(secret: str) -> str:
@@ -53,18 +64,43 @@ def api_token_create(*, user, name: str, expires_in_days: int | None = None) -> 
     active = ApiToken.objects.select_for_update().filter(user=user, revoked_at__isnull=True)
     if not errors and active.filter(name=name).exists():
         errors["name"] = f"you have an active token named {name!r}; revoke it or choose another name"
-    if not errors and active.count() >= TOKENS_PER_USER_MAX:
+    if not errors and active.filter(kind=ApiToken.Kind.NAMED).count() >= TOKENS_PER_USER_MAX:
         errors["name"] = f"you have {TOKENS_PER_USER_MAX} active tokens; revoke some first"
     if errors:
         raise ValidationError(errors)
-    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
     try:
-        token = ApiToken.objects.create(user=user, name=name, prefix=secret[:PREFIX_LENGTH], key_hash=key_hash(secret),
-                                        expires_at=expires_at)
+        return _issue(user=user, name=name, kind=ApiToken.Kind.NAMED, expires_at=expires_at)
     except IntegrityError:  # the same name made concurrently
         raise ValidationError({"name": f"you have an active token named {name!r}"}) from None
+
+
+def _issue(*, user, name: str, kind: str, expires_at) -> Issued:
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(user=user, name=name, kind=kind, prefix=secret[:PREFIX_LENGTH],
+                                    key_hash=key_hash(secret), expires_at=expires_at)
     return Issued(token=token, secret=secret)
+
+
+@transaction.atomic
+def login_token_issue(*, user) -> Issued:
+    """A login token (``POST /api/auth/token/``, the password already checked), named ``login <UTC time>``
+    and expiring ``API_TOKEN_LIFETIME`` from now. The user's login tokens that are revoked or expired are
+    deleted first (they authenticate nothing and would pile up, one per login), and so are the oldest
+    live ones beyond ``LOGIN_TOKENS_MAX - 1``: the newest logins keep working."""
+    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))  # one login at a time
+    now = timezone.now()
+    logins = ApiToken.objects.select_for_update().filter(user=user, kind=ApiToken.Kind.LOGIN)
+    logins.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now)).delete()
+    oldest = list(logins.order_by("-created_at", "-pk").values_list("pk", flat=True)[LOGIN_TOKENS_MAX - 1:])
+    ApiToken.objects.filter(pk__in=oldest).delete()
+    taken = set(ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("name", flat=True))
+    wanted = name = f"login {now:%Y-%m-%d %H:%M:%S} UTC"
+    n = 1
+    while name in taken:  # several logins in one second, or a named token called so
+        n += 1
+        name = f"{wanted} ({n})"
+    return _issue(user=user, name=name, kind=ApiToken.Kind.LOGIN, expires_at=now + settings.API_TOKEN_LIFETIME)
 
 
 @transaction.atomic
@@ -100,8 +136,10 @@ def token_authenticate(secret: str) -> tuple[object, ApiToken]:
     if status == "revoked":
         raise TokenRefused(f"Token {token.prefix}… ({token.name}) was revoked at {token.revoked_at:%Y-%m-%d %H:%M} UTC.")
     if status == "expired":
+        renew = ("POST your username and password to /api/auth/token/ for a new one" if token.kind == ApiToken.Kind.LOGIN
+                 else "make a new one at /api/auth/tokens/")
         raise TokenRefused(f"Token {token.prefix}… ({token.name}) expired at {token.expires_at:%Y-%m-%d %H:%M} UTC: "
-                           "make a new one at /api/auth/tokens/.")
+                           f"{renew}.")
     if token.last_used_at is None or token.last_used_at < now - LAST_USED_EVERY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user, token

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 
 from studies.models import Assignment, Rating, Study
 from tests.conftest import small_corpus_lines
+from tests.factories import token_for
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,7 +72,7 @@ def test_every_generated_module_imports(generated):
 @pytest.mark.django_db(transaction=True)
 def test_the_generated_client_drives_a_study_end_to_end(generated, live_server, user, tmp_path):
     folder, python = generated
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     corpus = tmp_path / "small.jsonl"
     corpus.write_bytes(small_corpus_lines())
     made = run(python, folder, "setup", live_server.url, token, str(corpus))
