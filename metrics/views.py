@@ -225,6 +225,8 @@ def human_metric_page(request, slug, model):
             selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(experiment.studies.all(),
+                                                                                          metric_model)}),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered

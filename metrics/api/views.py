@@ -139,7 +139,9 @@ class ScoringRunCancelApi(ApiView):
 
 
 class HumanMetricReportApi(ApiView):
-    """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
+    """Human vs metric for an experiment (all conditions) or a single study (``?study=``), with
+    ``below_baselines``: where the model is below an untrained baseline on these studies' own ratings
+    (``selectors.baseline_shortfalls``), and ``warnings``: those and its card's as lines."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug, model):
@@ -148,7 +150,10 @@ class HumanMetricReportApi(ApiView):
         studies = experiment.studies.all()
         if request.query_params.get("study"):
             studies = studies.filter(slug=request.query_params["study"])
-        return Response(selectors.human_metric_report(studies, metric_model))
+        below = selectors.baseline_shortfalls(studies, metric_model)  # on these studies' own ratings
+        return Response({**selectors.human_metric_report(studies, metric_model), "below_baselines": below,
+                         "warnings": selectors.card_warnings(metric_model.card)
+                         + selectors.card_warnings({"below": below})})
 
 
 class PredictionPoweredApi(ApiView):
