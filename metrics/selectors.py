@@ -199,6 +199,13 @@ def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
     return rows
 
 
+def studies_scored_by(metric_model: MetricModel, studies: QuerySet[Study]) -> QuerySet[Study]:
+    """Those of ``studies`` (e.g. the ones a user may see) whose judged responses or dialogues the model scored."""
+    scored = MetricScore.objects.filter(metric_model=metric_model)
+    return studies.filter(Q(pk__in=scored.values("response__study_items__study"))
+                          | Q(pk__in=scored.values("conversation__study_items__study"))).distinct()
+
+
 def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, resamples: int = 1000) -> list[dict]:
     """Where ``metric_model`` is below an untrained baseline on these studies' own human ratings, in the
     shape of a model card's ``below`` entries (``card_warnings`` reads both): per condition and criterion,

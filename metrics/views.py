@@ -102,8 +102,10 @@ def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
     model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
+    own = selectors.studies_scored_by(model, study_selectors.studies_visible_to(request.user))  # the viewer's only
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(own, model)}),
         "baselines": sorted({b for row in card.get("rows", []) for b in row.get("baselines", {})}),
         "run": TrainingRun.objects.filter(result=model).order_by("-pk").first(),
     })

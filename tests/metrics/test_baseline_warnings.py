@@ -61,6 +61,18 @@ def test_a_model_below_a_baseline_on_the_studys_own_ratings_is_warned_about(clie
     api = client.get(f"/api/experiments/{experiment.slug}/metrics/{bad.name}/").json()
     assert any(line.startswith(f"clearly below cosine_last on study {study.slug}") for line in api["warnings"])
     assert api["below_baselines"][0]["baseline"] == "cosine_last"
+    page = client.get(f"/metrics/models/{bad.name}/").content.decode()  # the model's page, for this researcher
+    assert 'id="study-warning"' in page and f"clearly below cosine_last on study {study.slug}" in page
+
+
+def test_another_researcher_sees_no_warning_from_studies_they_cannot_see(client, other_user, rated):
+    experiment, study, means, _ = rated
+    bad = MetricModel.objects.create(name="bad-model", metric=metric_register(key="readability"), config={})
+    score(bad, {unit: -mean for unit, mean in means.items()})
+    client.force_login(other_user)
+    page = client.get(f"/metrics/models/{bad.name}/").content.decode()
+    assert 'id="study-warning"' not in page and study.slug not in page
+    assert client.get(f"/experiments/{experiment.slug}/metrics/{bad.name}/").status_code == 404
 
 
 def test_a_model_above_the_baselines_gets_no_warning_and_the_card_still_warns_once_scored(client, user, rated):
