@@ -87,8 +87,8 @@ class EmbeddingMetric(MetricImplementation):
                 on_progress: Callable[[int, int], None] | None = None) -> None:
         """Embed every distinct text the inputs (or dialogues) need, grouped by how it is cut; progress in texts."""
         wanted: dict[tuple[int, bool], dict[str, None]] = {}
-        for texts, max_length, keep_end in self.requests(inputs, dialogues):
-            wanted.setdefault((max_length, keep_end), {}).update(dict.fromkeys(texts))
+        for given, max_length, keep_end in self.requests(inputs, dialogues):
+            wanted.setdefault((max_length, keep_end), {}).update(dict.fromkeys(given))
         total, done = sum(len(texts) for texts in wanted.values()), 0
         ahead: dict[tuple[int, bool], dict[str, np.ndarray]] = {}
         for (max_length, keep_end), texts in wanted.items():

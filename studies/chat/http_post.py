@@ -130,7 +130,8 @@ def _pool(target: Target, address: str, timeout: float, watchdog: _Watchdog) -> 
 
 
 def _read(response, deadline: Deadline, max_bytes: int) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         if deadline.left() <= 0:
             raise PostError("timeout", "the answer was still arriving at the deadline")
