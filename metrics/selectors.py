@@ -249,3 +249,64 @@ def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
                                resamples=resamples)
         rows.append({"condition": study, "criterion": criterion, **ranking, "summary": ranking_sentence(ranking)})
     return rows
+
+
+def studies_scored_by(metric_model: MetricModel, studies: QuerySet[Study]) -> QuerySet[Study]:
+    """Those of ``studies`` (e.g. the ones a user may see) whose judged responses or dialogues the model scored."""
+    scored = MetricScore.objects.filter(metric_model=metric_model)
+    return studies.filter(Q(pk__in=scored.values("response__study_items__study"))
+                          | Q(pk__in=scored.values("conversation__study_items__study"))).distinct()
+
+
+def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, resamples: int = 1000) -> list[dict]:
+    """Where ``metric_model`` is below an untrained baseline on these studies' own human ratings, in the
+    shape of a model card's ``below`` entries (``card_warnings`` reads both): per condition and criterion,
+    Spearman with the human mean of each target, Δ = model − baseline on the targets both scored, with its
+    paired-bootstrap 95 % interval (``studies.analysis.correlation.correlation_difference``, as the card).
+    The card covers the shared files and benchmark studies only; this covers a researcher's own studies,
+    against every baseline's default model scored there. Cached per version of the ratings and scores."""
+    from metrics import registry
+    from studies.reports.selectors import ratings_version
+
+    names = [registry.implementation_class(key).default_model_name() for key in registry.baseline_keys()]
+    baselines = list(MetricModel.objects.filter(name__in=names, owner__isnull=True).exclude(pk=metric_model.pk)
+                     .order_by("name"))
+    if not baselines:
+        return []
+    models = [metric_model, *baselines]
+    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
+                                                                             total=Sum("value"))
+    version = (f"{ratings_version(studies)}:{','.join(str(m.pk) for m in models)}:{resamples}:"
+               f"{':'.join(str(v) for v in scores.values())}")
+    key = "baseline-shortfalls:" + hashlib.sha256(version.encode()).hexdigest()
+    rows = cache.get(key)
+    if rows is None:
+        rows = _baseline_shortfalls(studies, metric_model, baselines, resamples)
+        cache.set(key, rows, timeout=3600)
+    return rows
+
+
+def _baseline_shortfalls(studies, metric_model, baselines, resamples) -> list[dict]:
+    from studies.analysis.correlation import correlation_difference
+    from studies.reports.selectors import ratings_frame
+
+    frame = ratings_frame(studies)
+    if frame.empty:
+        return []
+    frame = frame.assign(**{f"m{m.pk}": unit_scores(m, frame) for m in [metric_model, *baselines]})
+    below = []
+    for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
+        per_unit = part.groupby("unit").agg(human=("score", "mean"), **{
+            f"m{m.pk}": (f"m{m.pk}", "first") for m in [metric_model, *baselines]})
+        model = per_unit[f"m{metric_model.pk}"].to_numpy(float)
+        for baseline in baselines:
+            base = per_unit[f"m{baseline.pk}"].to_numpy(float)
+            keep = np.isfinite(model) & np.isfinite(base) & np.isfinite(per_unit["human"].to_numpy(float))
+            if keep.sum() < 5 or np.ptp(model[keep]) == 0 or np.ptp(base[keep]) == 0:
+                continue
+            delta, low, high = correlation_difference(model, base, per_unit["human"], resamples=resamples)
+            if delta < 0:
+                below.append({"set": f"study {study}", "quality": criterion, "baseline": baseline.name, "delta": delta,
+                              "low": low, "high": high, "below": True,
+                              "clearly_below": bool(np.isfinite(high) and high < 0)})
+    return below

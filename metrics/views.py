@@ -123,8 +123,10 @@ def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
     model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
+    own = selectors.studies_scored_by(model, study_selectors.studies_visible_to(request.user))  # the viewer's only
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(own, model)}),
         "baselines": sorted({b for row in card.get("rows", []) for b in row.get("baselines", {})}),
         "run": TrainingRun.objects.filter(result=model).order_by("-pk").first(),
     })
@@ -246,6 +248,8 @@ def human_metric_page(request, slug, model):
             selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(experiment.studies.all(),
+                                                                                          metric_model)}),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk),
                       "problem": selectors.metric_model_fit_problem(metric_model, study=study)} for study in unscored],

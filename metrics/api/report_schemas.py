@@ -55,6 +55,11 @@ class HumanMetricReportSerializer(serializers.Serializer):
     label_cells = serializers.ListField(child=serializers.DictField(),
                                         help_text="criteria answered by labels: the metric per label")
     notes = serializers.ListField(child=serializers.CharField())
+    below_baselines = serializers.ListField(
+        child=serializers.DictField(), help_text="where the model is below an untrained baseline on these studies' "
+                                                 "own ratings (as a model card's `below` entries)")
+    warnings = serializers.ListField(child=serializers.CharField(),
+                                     help_text="the card's warnings and those of below_baselines, as lines")
 
 
 class _EstimateFields(serializers.Serializer):

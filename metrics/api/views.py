@@ -153,14 +153,19 @@ STUDY_PARAMETER = OpenApiParameter("study", str, description="one study's slug (
 
 
 class HumanMetricReportApi(ApiView):
-    """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
+    """Human vs metric for an experiment (all conditions) or a single study (``?study=``), with
+    ``below_baselines``: where the model is below an untrained baseline on these studies' own ratings
+    (``selectors.baseline_shortfalls``), and ``warnings``: those and its card's as lines."""
 
     @extend_schema(responses=HumanMetricReportSerializer, parameters=[STUDY_PARAMETER])
     def get(self, request, slug, model):
         query_params_checked(request, {"study"})
         studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
-        return Response(selectors.human_metric_report(studies, metric_model))
+        below = selectors.baseline_shortfalls(studies, metric_model)  # on these studies' own ratings
+        return Response({**selectors.human_metric_report(studies, metric_model), "below_baselines": below,
+                         "warnings": selectors.card_warnings(metric_model.card)
+                         + selectors.card_warnings({"below": below})})
 
 
 class PredictionPoweredApi(ApiView):
