@@ -101,8 +101,15 @@ def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | N
             raise ValidationError({name: f"must be a finite number of at least 0, got {given!r}"})
         if name == "active_ms" and given is not None and given > MAX_ITEM_SECONDS:  # seconds: the server's clock
             raise ValidationError({name: f"must be at most {MAX_ITEM_SECONDS // 3600} hours for one item"})
-    slot = (AssignmentItem.objects.select_for_update(of=("assignment",)).select_related("assignment__study")
-            .filter(assignment_id=assignment.pk, item_id=item_id).first())
+    # Unordered (one row at most): the default orderings would join the experiment table to sort it. The
+    # study the caller already holds (the rater's page read it with the assignment) is reused: only the
+    # assignment row is locked, so reading the study again here gave nothing fresher (issue 33).
+    known = assignment.study if Assignment.study.is_cached(assignment) else None
+    related = ("assignment",) if known is not None else ("assignment__study",)
+    slot = next(iter(AssignmentItem.objects.select_for_update(of=("assignment",)).select_related(*related)
+                     .filter(assignment_id=assignment.pk, item_id=item_id).order_by()[:1]), None)
+    if slot is not None and known is not None:
+        slot.assignment.study = known
     current = slot.assignment if slot else Assignment.objects.select_related("study").get(pk=assignment.pk)
     if current.status != Assignment.Status.STARTED:
         raise StudyStateError(f"this assignment is already {current.status}")
