@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation
 from studies.authoring import services as authoring
 from studies.designs import DESIGNS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
@@ -36,6 +35,7 @@ from studies.models import (
     StudyItemSystem,
 )
 from studies.onboarding import services as onboarding
+from studies.rating import allocation
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",

@@ -19,9 +19,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q
 
-from studies.authoring import selectors as study_selectors
 from studies.designs import KINDS, unit_for
-from studies.designs.common import number_text
+from studies.designs.common import DONE, number_text
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -72,7 +71,7 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
     ):
         flags[rater_id] = RaterFlags(failed_checks=bool(checks_failed),
                                      screened_out=bool((platform_data or {}).get("screened_out")))
-    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=study_selectors.DONE_STATUSES).exists():
+    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=DONE).exists():
         try:
             report = report_selectors.reliability_report(Study.objects.filter(pk=study.pk))
         except Exception:  # noqa: BLE001 - quality figures are a courtesy here; the browser works without them
