@@ -137,11 +137,12 @@ def _value_rule_clean(study: Study, rule: Mapping[str, Any], targets: list, key:
     if not given or ("value" in given and len(given) > 1):
         problems.add(key, "give value, or min and/or max")
         return None
-    numbers = {k: _number(v) for k, v in given.items()}
-    wrong = [k for k, v in numbers.items() if v is None]
+    parsed = {k: _number(v) for k, v in given.items()}
+    wrong = [k for k, v in parsed.items() if v is None]
     if wrong:
         problems.add(f"{key}.{wrong[0]}", "must be a finite number")
         return None
+    numbers = {k: v for k, v in parsed.items() if v is not None}  # all of them: none was wrong
     if "value" in numbers:
         for criterion in targets:
             problem = design_for(study).value_problem(study.design_config, numbers["value"],
