@@ -132,8 +132,8 @@ def world_build() -> World:
 
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from studies.api.tokens import api_token_create
     from studies.authoring import services as authoring
     from studies.corpora import services as corpus_imports
     from studies.designs.ratings import field_name
@@ -164,7 +164,7 @@ def world_build() -> World:
     slot = assignment.assignment_items.order_by("position").first()
     criteria = list(studies[0].criteria.values_list("name", flat=True))
     fields = [field_name(r, c, slot.response_order) for r in slot.response_order for c in criteria]
-    world = World(token=Token.objects.create(user=user).key, experiment=experiment.slug, study=studies[0].slug,
+    world = World(token=api_token_create(user=user, name="fuzz").secret, experiment=experiment.slug, study=studies[0].slug,
                   draft=studies[1].slug, rater_token=rater_token, positions=assignment.assignment_items.count(),
                   fields=fields)
     world.others = _other_designs(user, corpus)

@@ -4,18 +4,19 @@
   that calls ``authenticate`` with the request (the login page, the admin, the token endpoint) and
   locks that pair out for ``AXES_COOLOFF_TIME`` after ``AXES_FAILURE_LIMIT`` failures (HTTP 429).
 - The token endpoint is also rate limited per client (DRF ``ScopedRateThrottle``, scope ``auth``).
-- API tokens expire ``API_TOKEN_LIFETIME`` after they were issued: an expired token gets 401 with a
-  message saying so, and asking the token endpoint again (``config.token_views``) issues a fresh one.
+- API tokens (``studies.api.tokens``: login tokens from ``config.token_views`` and named ones, all
+  stored hashed) are checked there, whatever the key looks like: a revoked, expired or unknown one gets
+  401 saying so. DRF's token model is not used: ``ApiTokenAuthentication`` takes from DRF's
+  ``TokenAuthentication`` only the reading of the ``Authorization: Token <key>`` header (and with it the
+  schema's ``tokenAuth``).
 
 This module imports no DRF view: DRF imports it while loading its settings.
 """
 from __future__ import annotations
 
 from django.conf import settings
-from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
-from rest_framework.authtoken.models import Token
 
 
 def client_ip(request) -> str | None:
@@ -29,16 +30,11 @@ def client_ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR")
 
 
-def token_expired(token: Token) -> bool:
-    return token.created <= timezone.now() - settings.API_TOKEN_LIFETIME
-
-
-class ExpiringTokenAuthentication(TokenAuthentication):
+class ApiTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
-        user, token = super().authenticate_credentials(key)
-        if token_expired(token):
-            expired_at = (token.created + settings.API_TOKEN_LIFETIME).strftime("%Y-%m-%d %H:%M UTC")
-            raise exceptions.AuthenticationFailed(
-                f"Token expired at {expired_at}: POST your username and password to /api/auth/token/ for a new one.")
-        return user, token
+        from studies.api.tokens import TokenRefused, token_authenticate
 
+        try:
+            return token_authenticate(key)
+        except TokenRefused as refused:
+            raise exceptions.AuthenticationFailed(str(refused)) from None

@@ -70,7 +70,8 @@ class ConcordAutoSchema(AutoSchema):
 
     def get_override_parameters(self):
         parameters = list(super().get_override_parameters())
-        if self.method in ("POST", "PUT", "PATCH", "DELETE") and isinstance(self.view, ApiView):
+        if self.method in ("POST", "PUT", "PATCH", "DELETE") and isinstance(self.view, ApiView) \
+                and getattr(self.view, "idempotency_header", True):
             parameters.append(OpenApiParameter(
                 "Idempotency-Key", str, OpenApiParameter.HEADER,
                 description="retry safely: the same key and request answer the first success again (per user, "

@@ -31,11 +31,32 @@ def scores_dialogues(implementation: MetricImplementation) -> bool:
 
 
 def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, batch: int = 256,
-              on_progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """The metric's value of every item, in order: a response given its context, or a whole dialogue."""
+              on_progress: Callable[[int], None] | None = None, prepare: bool = True) -> np.ndarray:
+    """The metric's value of every item, in order: a response given its context, or a whole dialogue.
+    ``prepare`` first computes ahead what the whole set needs (an embedding metric: each distinct text once,
+    in one length-sorted pass), its progress reported as the share of the items it stands for; then the
+    items are scored ``batch`` at a time."""
     items = judgments.items
     if judgments.level == "dialogue" and not scores_dialogues(implementation):
         raise ValueError(f"{judgments.kind}: dialogue-level judgments, and {implementation.key} scores responses only")
+
+    reported = [0]  # progress only moves forward: the scoring batches then go over what prepare reported
+
+    def report(done: int) -> None:
+        if on_progress and done > reported[0]:
+            reported[0] = done
+            on_progress(done)
+
+    def ahead(done: int, total: int) -> None:
+        if total:
+            report(len(items) * done // total)
+
+    if prepare:
+        if judgments.level == "dialogue":
+            implementation.prepare(dialogues=[i.turns for i in items], on_progress=ahead)
+        else:
+            implementation.prepare(inputs=[ScoringInput(turns=i.turns, response=i.response or "") for i in items],
+                                   on_progress=ahead)
     values: list[float] = []
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
@@ -43,8 +64,7 @@ def score_set(implementation: MetricImplementation, judgments: JudgmentSet, *, b
             values += implementation.score_dialogues([i.turns for i in chunk], [i.speakers for i in chunk])
         else:
             values += implementation.score([ScoringInput(turns=i.turns, response=i.response or "") for i in chunk])
-        if on_progress:
-            on_progress(len(values))
+        report(len(values))
     return np.asarray(values, dtype=float)
 
 

@@ -139,15 +139,19 @@ def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> Training
     model = metric_model_register_trained(metric=run.metric, name=name, directory=best, config=config, state=state)
     meta = json.loads((best / "metric.json").read_text())
     model.validation.update({k: meta[k] for k in ("validation_accuracy", "pseudo_labels") if meta.get(k)})
+    unchanged = (meta.get("pseudo_labels") or {}).get("student_unchanged") if not state.step else None
+    if unchanged:  # said on the run (log, phase), the model and its card (metrics.model_cards reads ``notes``)
+        model.validation["notes"] = [*model.validation.get("notes", []), unchanged]
     MetricModel.objects.filter(pk=model.pk).update(validation=model.validation)
-    summary = (f"attempt {run.attempts}: {state.step} steps on {device} in {seconds:.0f} s; "
-               f"{best_summary(state, config.select_by)}")
+    summary = (f"attempt {run.attempts}: {state.step} steps on {device} in {seconds:.0f} s"
+               + (f" — {unchanged}" if unchanged else "") + f"; {best_summary(state, config.select_by)}")
     if meta.get("validation_accuracy"):
         summary += "; validation accuracy " + ", ".join(f"{k} {v:.3f}" for k, v in meta["validation_accuracy"].items()
                                                         if v is not None)
     TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, done=state.step, total=state.total_steps,
                                                  losses=state.history, result=model, finished_at=Now(),
-                                                 log="\n".join([run.log, *lines, summary]).strip())
+                                                 log="\n".join([run.log, *lines, summary]).strip(),
+                                                 **({"phase": unchanged[:120]} if unchanged else {}))
     run.refresh_from_db()
     return run
 

@@ -8,7 +8,9 @@ Per set one figure: Spearman with the set's main human quality (``overall`` wher
 only one; a study: each criterion), or ranking accuracy between DailyDialog++ levels (test contexts 150–:
 the first 150 validate training). Δ = model − baseline; the interval resamples items (contexts for
 DailyDialog++) with the two metrics' values kept together (``studies.analysis.correlation``). A model is
-*below* a baseline on a set where Δ < 0; *clearly below* where the whole interval is."""
+*below* a baseline on a set where Δ < 0; *clearly below* where the whole interval is. ``notes``: what training recorded on the model that a reader of
+its figures must know (``MetricModel.validation["notes"]``: an MDD-Eval student that took no step because no
+pseudo-label passed the threshold is its teacher, unchanged)."""
 from __future__ import annotations
 
 import time
@@ -192,7 +194,8 @@ def card_compute(model: MetricModel, sets: list[JudgmentSet], *, resamples: int 
     below = [{"set": row["set"], "quality": row["quality"], **c} for row in rows for c in row["comparisons"]
              if c["below"]]
     return {"status": "done", "built_at": timezone.now().isoformat(), "seconds": round(time.monotonic() - started, 1),
-            "resamples": resamples, "rows": rows, "below": below}
+            "resamples": resamples, "rows": rows, "below": below,
+            "notes": list((model.validation or {}).get("notes", []))}  # e.g. a student that took no step
 
 
 def model_card_build(*, model: MetricModel, resamples: int = RESAMPLES,

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore, ScoringRun
-from studies.designs import UNITS, design_for
+from studies.designs import UNITS, design_for, unit_for
 from studies.models import Response, Study, StudyItemResponse, Unit
 
 
@@ -82,7 +82,8 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
 
     frame = ratings_frame(studies)
     if frame.empty:
-        return {"metric_model": metric_model.name, "cells": [], "label_cells": label_metric_cells(studies, metric_model),
+        return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": [],  # the same keys
+                "label_cells": label_metric_cells(studies, metric_model),
                 "notes": [scale_absent_reason(studies)]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
@@ -148,6 +149,57 @@ def metric_models_usable_by(user) -> QuerySet[MetricModel]:
     return models.filter(Q(owner__isnull=True) | Q(owner=user)) if getattr(user, "pk", None) else models.filter(owner__isnull=True)
 
 
+def rates_dialogues(*, study: Study | None = None, corpus=None) -> bool:
+    """Whether what a run of ``study`` (or ``corpus``) scores is whole conversations: a study whose unit
+    rates dialogues (imported dialogues, a chat study's transcripts, ACUTE-Eval's pairs), or a corpus with
+    no responses to score (self-chats, chat transcripts)."""
+    if study is not None:
+        return unit_for(study).level == "dialogue"
+    return corpus is not None and not Response.objects.filter(conversation__corpus=corpus).exists()
+
+
+def scores_conversations(metric_model: MetricModel) -> bool:
+    """Whether a run of ``metric_model`` gives one score per whole conversation (a dialogue-level metric,
+    as its class and config declare: ``MetricImplementation.scores_conversations``)."""
+    from metrics import registry
+
+    return registry.implementation(metric_model.metric.key, metric_model.config).scores_conversations
+
+
+def metric_model_fit_problem(metric_model: MetricModel, *, study: Study | None = None, corpus=None) -> str | None:
+    """Why ``metric_model`` is not offered for scoring ``study`` (or ``corpus``), or None: a turn-level
+    metric scores a response given its context, so where the human judgments are of whole conversations
+    it has nothing to score (and a mean of turn scores would be a dialogue metric of our own making)."""
+    if not rates_dialogues(study=study, corpus=corpus) or scores_conversations(metric_model):
+        return None
+    where = (f"“{study.title}” has raters judge whole dialogues" if study is not None
+             else f"corpus {corpus.slug} holds whole conversations and no responses")
+    return (f"{metric_model.name} is a turn-level metric (it scores a response given its context), and {where}, "
+            "so it has no responses to score; nothing was queued. Choose a dialogue-level metric (SelF-Eval, or a "
+            "consecutive-turns baseline).")
+
+
+def conversation_corpora(corpora: QuerySet) -> QuerySet:
+    """Of ``corpora``, those of whole conversations with conversations and no response to score: self-chats,
+    a chat study's transcripts, dialogue-level imports (what only a dialogue-level metric scores)."""
+    from django.db.models import Exists, OuterRef
+
+    from studies.models import Conversation
+
+    return (corpora.filter(Exists(Conversation.objects.filter(corpus=OuterRef("pk"))))
+            .exclude(Exists(Response.objects.filter(conversation__corpus=OuterRef("pk")))).exclude(source_format="checks"))
+
+
+def metric_models_offered(user, *, study: Study | None = None, corpus=None) -> list[MetricModel]:
+    """The metric models ``user`` may use that can score ``study`` (or ``corpus``): the dialogue-level
+    ones (SelF-Eval, the consecutive-turn cosines and coherence, a dialogue-level judge) where the human
+    judgments are of whole conversations (``metric_model_fit_problem``), every one otherwise."""
+    models = list(metric_models_usable_by(user).select_related("metric").order_by("name"))
+    if not rates_dialogues(study=study, corpus=corpus):
+        return models
+    return [m for m in models if metric_model_fit_problem(m, study=study, corpus=corpus) is None]
+
+
 def metric_models_scored_on(studies, user) -> list[MetricModel]:
     """The metric models ``user`` may use with scores on the studies' judged responses or dialogues, most
     scores first (one query)."""
@@ -197,3 +249,64 @@ def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
                                resamples=resamples)
         rows.append({"condition": study, "criterion": criterion, **ranking, "summary": ranking_sentence(ranking)})
     return rows
+
+
+def studies_scored_by(metric_model: MetricModel, studies: QuerySet[Study]) -> QuerySet[Study]:
+    """Those of ``studies`` (e.g. the ones a user may see) whose judged responses or dialogues the model scored."""
+    scored = MetricScore.objects.filter(metric_model=metric_model)
+    return studies.filter(Q(pk__in=scored.values("response__study_items__study"))
+                          | Q(pk__in=scored.values("conversation__study_items__study"))).distinct()
+
+
+def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, resamples: int = 1000) -> list[dict]:
+    """Where ``metric_model`` is below an untrained baseline on these studies' own human ratings, in the
+    shape of a model card's ``below`` entries (``card_warnings`` reads both): per condition and criterion,
+    Spearman with the human mean of each target, Δ = model − baseline on the targets both scored, with its
+    paired-bootstrap 95 % interval (``studies.analysis.correlation.correlation_difference``, as the card).
+    The card covers the shared files and benchmark studies only; this covers a researcher's own studies,
+    against every baseline's default model scored there. Cached per version of the ratings and scores."""
+    from metrics import registry
+    from studies.reports.selectors import ratings_version
+
+    names = [registry.implementation_class(key).default_model_name() for key in registry.baseline_keys()]
+    baselines = list(MetricModel.objects.filter(name__in=names, owner__isnull=True).exclude(pk=metric_model.pk)
+                     .order_by("name"))
+    if not baselines:
+        return []
+    models = [metric_model, *baselines]
+    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
+                                                                             total=Sum("value"))
+    version = (f"{ratings_version(studies)}:{','.join(str(m.pk) for m in models)}:{resamples}:"
+               f"{':'.join(str(v) for v in scores.values())}")
+    key = "baseline-shortfalls:" + hashlib.sha256(version.encode()).hexdigest()
+    rows = cache.get(key)
+    if rows is None:
+        rows = _baseline_shortfalls(studies, metric_model, baselines, resamples)
+        cache.set(key, rows, timeout=3600)
+    return rows
+
+
+def _baseline_shortfalls(studies, metric_model, baselines, resamples) -> list[dict]:
+    from studies.analysis.correlation import correlation_difference
+    from studies.reports.selectors import ratings_frame
+
+    frame = ratings_frame(studies)
+    if frame.empty:
+        return []
+    frame = frame.assign(**{f"m{m.pk}": unit_scores(m, frame) for m in [metric_model, *baselines]})
+    below = []
+    for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
+        per_unit = part.groupby("unit").agg(human=("score", "mean"), **{
+            f"m{m.pk}": (f"m{m.pk}", "first") for m in [metric_model, *baselines]})
+        model = per_unit[f"m{metric_model.pk}"].to_numpy(float)
+        for baseline in baselines:
+            base = per_unit[f"m{baseline.pk}"].to_numpy(float)
+            keep = np.isfinite(model) & np.isfinite(base) & np.isfinite(per_unit["human"].to_numpy(float))
+            if keep.sum() < 5 or np.ptp(model[keep]) == 0 or np.ptp(base[keep]) == 0:
+                continue
+            delta, low, high = correlation_difference(model, base, per_unit["human"], resamples=resamples)
+            if delta < 0:
+                below.append({"set": f"study {study}", "quality": criterion, "baseline": baseline.name, "delta": delta,
+                              "low": low, "high": high, "below": True,
+                              "clearly_below": bool(np.isfinite(high) and high < 0)})
+    return below

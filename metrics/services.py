@@ -19,7 +19,6 @@ from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringR
 from metrics.scoring_loop import scoring_run_batches
 from studies import jobs
 from studies.authoring import services as study_services
-from studies.designs import unit_for
 from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
 
@@ -82,16 +81,12 @@ def scoring_inputs(responses: list[Response]) -> list[ScoringInput]:
 def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None, corpus=None,
                        force: bool = False, enqueue: bool = True) -> ScoringRun:
     """Queue a scoring run of a study's targets (or a corpus's, or all). A turn-level metric on a study
-    whose raters judge whole dialogues is refused here (field ``metric_model``): such a study shows no
-    response to score, so the run would finish "0/0", and a mean of turn scores would be a dialogue
-    metric of our own making, not the one named."""
-    if study is not None and unit_for(study).level == "dialogue":
-        implementation = registry.implementation(metric_model.metric.key, metric_model.config)
-        if not implementation.scores_conversations:
-            raise ValidationError({"metric_model": (
-                f"{metric_model.name} is a turn-level metric (it scores a response given its context), and "
-                f"“{study.title}” has raters judge whole dialogues, so it has no responses to score; nothing "
-                "was queued. Choose a dialogue-level metric (SelF-Eval, or a consecutive-turns baseline).")})
+    whose raters judge whole dialogues, or on a corpus of whole conversations without responses (self-chats),
+    is refused here (field ``metric_model``, ``selectors.metric_model_fit_problem``): there is no response
+    to score, so the run would finish "0/0", and a mean of turn scores would be a dialogue metric of our
+    own making, not the one named."""
+    if problem := selectors.metric_model_fit_problem(metric_model, study=study, corpus=corpus):
+        raise ValidationError({"metric_model": problem})
     run = ScoringRun.objects.create(metric_model=metric_model, study=study, corpus=corpus, force=force)
     if enqueue:  # by name: the task imports this module
         jobs.queue_after_commit("metrics.tasks.scoring_run_execute", run.pk)

@@ -37,6 +37,7 @@ def metric_list(request):
         "runs": visible_runs(request.user)[:20],
         "experiments": study_selectors.experiments_visible_to(request.user),
         "judge_endpoints": judge_endpoints(request.user),
+        **_offer(request),
     }
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
@@ -44,6 +45,26 @@ def metric_list(request):
             metric__key__in=registry.trainer_keys()).select_related("metric")
         context["trainable_metrics"] = training_choices()
     return render(request, "metrics/metric_list.html", context)
+
+
+def _offer(request) -> dict:
+    """``?study=SLUG`` or ``?corpus=SLUG`` (the self-chat page links here): that target with the metric models
+    offered for it (only dialogue-level ones where its human judgments are of whole conversations); and the
+    corpora of whole conversations (self-chats, chat transcripts) with the models that score them."""
+    corpora = selectors.conversation_corpora(corpora_visible_to(request.user)).order_by("slug")
+    models = selectors.metric_models_usable_by(request.user).select_related("metric")
+    dialogue_models = [m for m in models if selectors.scores_conversations(m)] if corpora.exists() else []
+    context = {"conversation_corpora": corpora, "dialogue_models": dialogue_models}
+    study = corpus = None
+    if request.GET.get("study"):
+        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.GET["study"])
+    elif request.GET.get("corpus"):
+        corpus = get_object_or_404(corpora_visible_to(request.user), slug=request.GET["corpus"])
+    if study is not None or corpus is not None:
+        context["offer"] = {"study": study, "corpus": corpus,
+                            "models": selectors.metric_models_offered(request.user, study=study, corpus=corpus),
+                            "dialogue": selectors.rates_dialogues(study=study, corpus=corpus)}
+    return context
 
 
 def training_choices() -> list[dict]:
@@ -113,8 +134,10 @@ def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
     model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
+    own = selectors.studies_scored_by(model, study_selectors.studies_visible_to(request.user))  # the viewer's only
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(own, model)}),
         "baselines": sorted({b for row in card.get("rows", []) for b in row.get("baselines", {})}),
         "run": TrainingRun.objects.filter(result=model).order_by("-pk").first(),
     })
@@ -236,8 +259,11 @@ def human_metric_page(request, slug, model):
             selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
+        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(experiment.studies.all(),
+                                                                                          metric_model)}),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
-        "unscored": [{"study": study, "run": running.get(study.pk)} for study in unscored],
+        "unscored": [{"study": study, "run": running.get(study.pk),
+                      "problem": selectors.metric_model_fit_problem(metric_model, study=study)} for study in unscored],
         "ppi": ppi.ppi_report(experiment.studies.all(), metric_model)})  # human only beside prediction-powered
 
 

@@ -103,13 +103,15 @@ def _loaded(path: str):
 
 def embed_texts(texts: Sequence[str], *, encoder: str | None = None, max_length: int = 256, keep_end: bool = False,
                 normalize: bool = True, device: str | torch.device | None = None, batch_size: int = 64,
-                store: EmbeddingStore | None | object = DEFAULT, progress: str | None = None) -> np.ndarray:
+                store: EmbeddingStore | None | object = DEFAULT, progress: str | None = None,
+                on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """(len(texts), H) float32: each text as ``[CLS] text [SEP]`` cut to ``max_length`` tokens (keeping its
     end with ``keep_end``, else its beginning), mean-pooled, unit length with ``normalize`` — what a
     sentence-transformers checkpoint such as the packaged MiniLM computes (``max_length`` 256 is its own).
-    ``encoder``: a local path or Hugging Face name (default: the packaged MiniLM)."""
+    ``encoder``: a local path or Hugging Face name (default: the packaged MiniLM). ``on_progress(done, total)``:
+    as ``embed``'s, over the distinct inputs. On the CPU, torch runs on ``ml.devices.cpu_threads()`` threads."""
     from ml.data.packing import pack_single
-    from ml.devices import pick_device
+    from ml.devices import pick_device, use_cpu_threads
     from ml.models.encoder import default_encoder_path
 
     model, tokenizer = _loaded(encoder or default_encoder_path())
@@ -117,8 +119,10 @@ def embed_texts(texts: Sequence[str], *, encoder: str | None = None, max_length:
     packed = [pack_single(tokenizer, text, max_length=max_length, keep_end=keep_end) for text in texts]
     if not packed:
         return np.zeros((0, model.config.hidden_size), np.float32)
+    if target.type == "cpu":
+        use_cpu_threads()
     rows = torch.stack(embed(model, packed, tokenizer.pad_token_id, target, batch_size=batch_size, store=store,
-                             progress=progress))
+                             progress=progress, on_progress=on_progress))
     if normalize:
         rows = torch.nn.functional.normalize(rows, dim=-1)
     return rows.numpy()

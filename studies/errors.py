@@ -6,6 +6,11 @@ class StudyStateError(Exception):
     """An action that the study's status does not allow (e.g. editing items of a published study)."""
 
 
+class ConsentRequired(StudyStateError):
+    """The rater has not agreed to the study's terms yet (the start page's "I agree"): nothing they
+    answer is taken before consent (issue 34: consent first, always)."""
+
+
 class AssignmentRefused(Exception):
     """A rater may not start this study: another condition of the experiment, blocked, full, closed,
     a second acceptance of the same study, an invite that is invalid, expired or claimed elsewhere.

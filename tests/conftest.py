@@ -5,12 +5,11 @@ import json
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -69,7 +68,7 @@ def other_user(db):
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
+
+from tests.factories import token_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +57,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_mismatch(live_server, 
     if st is None:
         pytest.skip("schemathesis is not installed (pip install -r requirements.txt)")
     make_study("likert")
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     command = [st, "run", f"{live_server.url}/api/schema/", "--header", f"Authorization: Token {token}",
                "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
                "--max-examples", "8", "--workers", "1", "--seed", os.environ.get("CONCORD_SCHEMATHESIS_SEED", "17"), "--max-time", "45", "--request-timeout", "20",

@@ -1,14 +1,16 @@
 """Login and API-token hardening: lockout after wrong passwords (django-axes), a throttled token
-endpoint, the full set of password validators, and API tokens that expire."""
+endpoint, the full set of password validators, and login tokens that expire."""
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
+from django.utils.dateparse import parse_datetime
 from rest_framework.test import APIClient
 
+from studies.models import ApiToken
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -84,25 +86,40 @@ def test_a_strong_password_is_accepted():
     validate_password("tangerine-Vortex-1931-quill")
 
 
-def test_an_expired_token_gets_401_saying_so_and_a_new_one_is_issued(settings, user):
-    token = Token.objects.create(user=user)
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+def logged_in() -> dict:
+    response = APIClient().post("/api/auth/token/", {"username": "alice", "password": PASSWORD})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def bearer(secret: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    return client
+
+
+def test_an_expired_login_token_gets_401_saying_so_and_a_new_one_is_issued(user):
+    issued = logged_in()
+    api = bearer(issued["token"])
     assert api.get("/api/experiments/").status_code == 200
-    Token.objects.filter(pk=token.pk).update(created=timezone.now() - settings.API_TOKEN_LIFETIME - timedelta(seconds=1))
+    ApiToken.objects.filter(pk=issued["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
     expired = api.get("/api/experiments/")
     assert expired.status_code == 401
-    assert "Token expired" in expired.json()["detail"] and "/api/auth/token/" in expired.json()["detail"]
-    issued = APIClient().post("/api/auth/token/", {"username": "alice", "password": PASSWORD}).json()
-    assert issued["token"] != token.key
-    api.credentials(HTTP_AUTHORIZATION=f"Token {issued['token']}")
-    assert api.get("/api/experiments/").status_code == 200
+    assert "expired" in expired.json()["detail"] and "/api/auth/token/" in expired.json()["detail"]
+    again = logged_in()
+    assert again["token"] != issued["token"]
+    assert bearer(again["token"]).get("/api/experiments/").status_code == 200
+    assert not ApiToken.objects.filter(pk=issued["id"]).exists()  # the next login cleared the dead one
 
 
 def test_token_lifetime_is_configurable(settings, user):
     settings.API_TOKEN_LIFETIME = timedelta(hours=1)
-    token = Token.objects.create(user=user)
-    Token.objects.filter(pk=token.pk).update(created=timezone.now() - timedelta(minutes=61))
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    assert api.get("/api/experiments/").status_code == 401
+    issued = logged_in()
+    expires = parse_datetime(issued["expires"])
+    assert ApiToken.objects.get(pk=issued["id"]).expires_at == expires
+    assert timedelta(minutes=59) < expires - timezone.now() <= timedelta(hours=1)
+    api = bearer(issued["token"])
+    with mock.patch("django.utils.timezone.now", return_value=expires - timedelta(minutes=1)):
+        assert api.get("/api/experiments/").status_code == 200
+    with mock.patch("django.utils.timezone.now", return_value=expires + timedelta(minutes=1)):
+        assert api.get("/api/experiments/").status_code == 401

@@ -6,8 +6,9 @@ import re
 import pytest
 from django.test import Client
 from django.urls import get_resolver
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from tests.factories import token_for
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,7 @@ def test_others_slugs_answer_as_missing_ones(make_study, other_user):
     browser = Client()
     browser.force_login(other_user)
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=other_user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(other_user)}")
     differ = []
     checked = 0
     for pattern in patterns(get_resolver()):

@@ -17,7 +17,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -108,7 +107,8 @@ AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
 AXES_VERBOSE = False  # no start-up banner on every command and worker
 # how many proxies (each appending to X-Forwarded-For) stand in front of Django: 1 behind docker/Caddyfile
 TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", default=0)
-# API tokens are refused (401) this long after they were issued; the token endpoint then issues a new one.
+# Login tokens (POST /api/auth/token/) expire this long after they were issued (401, saying so); named tokens
+# (/api/auth/tokens/) have their own expiry.
 API_TOKEN_LIFETIME = timedelta(hours=env.int("API_TOKEN_LIFETIME_HOURS", default=30 * 24))
 
 LANGUAGE_CODE = "en-us"
@@ -185,7 +185,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.auth.ExpiringTokenAuthentication",
+        "config.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -224,7 +224,9 @@ SPECTACULAR_SETTINGS = {
         "CrowdPlatformEnum": "crowd.models.Platform",
         # a criterion's judgement kind (studies.designs.kinds.KINDS; settings import no app code)
         "JudgementKindEnum": ["scale", "categorical", "multilabel", "free_text"],
-        "KindEnum": "studies.models.CheckKind",  # a check item's kind keeps the name it had before
+        "KindEnum": "studies.models.CheckKind",
+        "ApiTokenKindEnum": "studies.models.ApiToken.Kind",  # named or login
+        "ImportJobStatusEnum": "studies.models.ImportJob.Status",  # an import job's, in its detail and the list  # a check item's kind keeps the name it had before
     },
 }
 

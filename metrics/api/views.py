@@ -4,14 +4,14 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from metrics import registry, selectors, services, training
+from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
 from metrics.models import ScoringRun, TrainingRun
 from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
@@ -138,32 +138,49 @@ class ScoringRunCancelApi(ApiView):
         return Response(RunOutputSerializer(run).data)
 
 
-class HumanMetricReportApi(ApiView):
-    """Human vs metric for an experiment (all conditions) or a single study (``?study=``)."""
+def _report_studies(request, slug: str):
+    """The experiment's studies, or the one ``?study=`` names (a slug not among them: 400 naming it)."""
+    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    studies = experiment.studies.all()
+    if wanted := request.query_params.get("study"):
+        studies = studies.filter(slug=wanted)
+        if not studies.exists():
+            raise serializers.ValidationError({"study": [f"no study of experiment {slug} has the slug {wanted[:80]!r}"]})
+    return studies
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+
+STUDY_PARAMETER = OpenApiParameter("study", str, description="one study's slug (default: every condition)")
+
+
+class HumanMetricReportApi(ApiView):
+    """Human vs metric for an experiment (all conditions) or a single study (``?study=``), with
+    ``below_baselines``: where the model is below an untrained baseline on these studies' own ratings
+    (``selectors.baseline_shortfalls``), and ``warnings``: those and its card's as lines."""
+
+    @extend_schema(responses=HumanMetricReportSerializer, parameters=[STUDY_PARAMETER])
     def get(self, request, slug, model):
-        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        query_params_checked(request, {"study"})
+        studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
-        studies = experiment.studies.all()
-        if request.query_params.get("study"):
-            studies = studies.filter(slug=request.query_params["study"])
-        return Response(selectors.human_metric_report(studies, metric_model))
+        below = selectors.baseline_shortfalls(studies, metric_model)  # on these studies' own ratings
+        return Response({**selectors.human_metric_report(studies, metric_model), "below_baselines": below,
+                         "warnings": selectors.card_warnings(metric_model.card)
+                         + selectors.card_warnings({"below": below})})
 
 
 class PredictionPoweredApi(ApiView):
     """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=PredictionPoweredReportSerializer, parameters=[
+        STUDY_PARAMETER, OpenApiParameter("width", float, description="the planner's target interval width (> 0)"),
+        OpenApiParameter("alpha", float, description="the error level, between 0 and 1 (default 0.05)")])
     def get(self, request, slug, model):
         from metrics import ppi
 
-        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        query_params_checked(request, {"study", "width", "alpha"})
+        studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
-        studies = experiment.studies.all()
-        if request.query_params.get("study"):
-            studies = studies.filter(slug=request.query_params["study"])
         errors = {}
         values = {}
         for name, low, high in (("width", 0, None), ("alpha", 0, 1)):
@@ -172,12 +189,12 @@ class PredictionPoweredApi(ApiView):
                 try:
                     values[name] = float(raw)
                 except ValueError:
-                    errors[name] = [f"{raw!r} is not a number"]
+                    errors[name] = [f"{raw[:40]!r} is not a number"]
                     continue
                 if not (values[name] > low and (high is None or values[name] < high)):
-                    errors[name] = [f"must be above {low}" + (f" and below {high}" if high else "") + f", got {raw}"]
+                    errors[name] = [f"must be above {low}" + (f" and below {high}" if high else "") + f", got {raw[:40]}"]
         if errors:
-            return Response(errors, status=400)
+            raise serializers.ValidationError(errors)
         return Response(ppi.ppi_report(studies, metric_model, alpha=values.get("alpha", ppi.ALPHA),
                                        target_width=values.get("width")))
 

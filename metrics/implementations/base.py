@@ -1,7 +1,7 @@
 """The small interface every metric implements: what it scores and how to score a batch."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -92,6 +92,13 @@ class MetricImplementation:
 
     def score(self, batch: list[ScoringInput]) -> list[float]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def prepare(self, *, inputs: Sequence[ScoringInput] = (), dialogues: Sequence[Sequence[str]] = (),
+                on_progress: Callable[[int, int], None] | None = None) -> None:
+        """Optionally compute ahead what scoring these inputs (or whole dialogues) will need, before they are
+        scored in batches: an embedding metric embeds each distinct text once, in one length-sorted pass
+        (``metrics.implementations.coherence.EmbeddingMetric``). ``on_progress(done, total)`` in the
+        implementation's own units. Scores are the same with or without it; the default does nothing."""
 
     @classmethod
     def default_model_name(cls) -> str:

@@ -9,29 +9,35 @@ A one-turn dialogue has no pair and gets 0 (counted in ``warnings``). At turn le
 scored as the dialogue context + response, like SelF-Eval."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.implementations.coherence import Coherence, penalty
+from metrics.implementations.base import ScoringInput
+from metrics.implementations.coherence import EmbeddingMetric, Request, penalty
 
 
-class ConsecutiveTurns(MetricImplementation):
+class ConsecutiveTurns(EmbeddingMetric):
     level = "dialogue"
     kind = "heuristic"
     baseline = True
     penalised = False
 
-    @property
-    def device(self) -> str:
-        return Coherence(config=self.config).device
+    @staticmethod
+    def pairs(dialogues: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
+        return [(d[k] or " ", d[k + 1] or " ") for d in dialogues for k in range(len(d) - 1)]
+
+    def requests(self, batch: Sequence[ScoringInput] = (), dialogues: Sequence[Sequence[str]] = ()) -> list[Request]:
+        every = [*dialogues, *([*item.turns, item.response] for item in batch)]
+        return [(sorted({t for pair in self.pairs(every) for t in pair}), self.max_length(), False)]
 
     def score_dialogues(self, dialogues: list[list[str]], speakers=None) -> list[float]:
-        pairs = [(d[k] or " ", d[k + 1] or " ") for d in dialogues for k in range(len(d) - 1)]
+        pairs = self.pairs(dialogues)
         if not pairs:
             self.warnings += len(dialogues)
             return [0.0] * len(dialogues)
         texts = sorted({t for pair in pairs for t in pair})  # each distinct turn embedded once
-        embedded = Coherence(config=self.config).encode(texts)
+        embedded = self.encode(texts)
         index = {t: i for i, t in enumerate(texts)}
         left = embedded[[index[a] for a, _ in pairs]]
         right = embedded[[index[b] for _, b in pairs]]

@@ -11,37 +11,36 @@ vectors from the on-disk embedding cache. Issue 15's ablation measured them (doc
 the last turn transfers to GRADE DailyDialog, the whole context to FED."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
-from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.implementations.coherence import Coherence
+from metrics.implementations.base import ScoringInput
+from metrics.implementations.coherence import EmbeddingMetric, Request
 
 MAX_LENGTH = 128
 
 
-class WindowCosine(MetricImplementation):
+class WindowCosine(EmbeddingMetric):
     level = "turn"
     range = (-1.0, 1.0)
     baseline = True
     window: ClassVar[str]
 
-    @property
-    def device(self) -> str:
-        return Coherence(config=self.config).device
+    def requests(self, batch: Sequence[ScoringInput] = (), dialogues: Sequence[Sequence[str]] = ()) -> list[Request]:
+        if self.window == "last":
+            left = [item.turns[-1] if item.turns else "" for item in batch]
+        else:
+            left = [" ".join(item.turns) for item in batch]
+        return [(left, MAX_LENGTH, True), ([item.response for item in batch], MAX_LENGTH, False)]
 
     def score(self, batch: list[ScoringInput]) -> list[float]:
         if not batch:
             return []
-        encoder = Coherence(config=self.config)
-        if self.window == "last":
-            left = encoder.encode([item.turns[-1] if item.turns else "" for item in batch], max_length=MAX_LENGTH,
-                                  keep_end=True)
-        else:
-            left = encoder.encode([" ".join(item.turns) for item in batch], max_length=MAX_LENGTH, keep_end=True)
-        right = encoder.encode([item.response for item in batch], max_length=MAX_LENGTH)
-        return np.sum(left * right, axis=1).astype(float).tolist()
+        (left, _, _), (right, _, _) = self.requests(batch)
+        return np.sum(self.encode(left, max_length=MAX_LENGTH, keep_end=True)
+                      * self.encode(right, max_length=MAX_LENGTH), axis=1).astype(float).tolist()
 
 
 class CosineLast(WindowCosine):

@@ -9,8 +9,10 @@
 - ``complete_many``: several judgments at once on ``endpoint.concurrency`` threads, started no faster
   than ``endpoint.requests_per_minute``; each result is a Completion or the JudgeError it ended with.
 
-Connections go to the address ``studies.chat.addresses.resolve`` checked (the SSRF guard the chat bots
-use); a judge endpoint that redirects is refused, and its key goes nowhere else."""
+The POST is ``studies.chat.http_post.post_json``, shared with the chat client: connections go to the address
+``studies.chat.addresses.resolve`` checked (the SSRF guard), a watchdog shuts the socket at the deadline
+(a server that drips bytes cannot outlive it) and the body is read up to ``MAX_BODY_BYTES``; a judge
+endpoint that redirects is refused, and its key goes nowhere else."""
 from __future__ import annotations
 
 import json
@@ -21,11 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import urllib3
-from urllib3.exceptions import HTTPError as Urllib3Error
-from urllib3.exceptions import TimeoutError as Urllib3Timeout
-
-from studies.chat.addresses import AddressRefused, Network, Resolver, resolve, url_parse
+from studies.chat.addresses import AddressRefused, Network, Resolver
+from studies.chat.http_post import Deadline, PostError, post_json
 
 COMPLETIONS_PATH = "/chat/completions"
 MAX_BODY_BYTES = 1024 * 1024
@@ -95,60 +94,27 @@ def _retry_after(headers) -> float | None:
     return min(max(seconds, 0.0), MAX_PAUSE)
 
 
-def _post(endpoint: JudgeEndpoint, body: bytes, end: float, allowed: Sequence[Network],
+def _post(endpoint: JudgeEndpoint, body: bytes, deadline: Deadline, allowed: Sequence[Network],
           resolver: Resolver | None) -> dict:
-    """One POST; the parsed answer or JudgeError."""
+    """One POST (``studies.chat.http_post.post_json``, which the chat client shares: the checked address,
+    the watchdog at the deadline, the bounded read); the parsed answer or JudgeError."""
     try:
-        target = url_parse(endpoint.request_url)
-        address = resolve(target.host, target.port, allowed=allowed, **({"resolver": resolver} if resolver else {}))
+        posted = post_json(endpoint.request_url, body, deadline=deadline, timeout=endpoint.timeout,
+                           max_bytes=MAX_BODY_BYTES, user_agent=USER_AGENT, allowed=allowed, resolver=resolver,
+                           headers={"Authorization": f"Bearer {endpoint.key}"} if endpoint.key else {})
     except AddressRefused as error:
         raise JudgeError("address", str(error)) from None
-    timeout = min(endpoint.timeout, end - time.monotonic())
-    if timeout <= 0:
-        raise JudgeError("timeout", "no time was left for the request")
-    limits = urllib3.Timeout(connect=timeout, read=timeout)
-    if target.scheme == "https":
-        pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-            address, target.port, timeout=limits, maxsize=1, retries=False, cert_reqs="CERT_REQUIRED",
-            server_hostname=target.host, assert_hostname=target.host)
-    else:
-        pool = urllib3.HTTPConnectionPool(address, target.port, timeout=limits, maxsize=1, retries=False)
-    headers = {"Host": target.host_header, "Content-Type": "application/json", "Accept": "application/json",
-               "User-Agent": USER_AGENT}
-    if endpoint.key:
-        headers["Authorization"] = f"Bearer {endpoint.key}"
+    except PostError as error:
+        raise JudgeError(error.kind, str(error)) from None
+    if 300 <= posted.status < 400:
+        raise JudgeError("status", f"HTTP {posted.status}: a judge endpoint may not redirect", status=posted.status)
+    if posted.status != 200:
+        raise JudgeError("status", f"HTTP {posted.status}: {posted.body[:200].decode(errors='replace')}",
+                         status=posted.status, retry_after=_retry_after(posted.headers))
     try:
-        response = pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False,
-                                assert_same_host=False, preload_content=False, release_conn=False)
-        try:
-            chunks, size = [], 0
-            while chunk := response.read1(16384):  # whatever arrived: the deadline is checked between reads
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise JudgeError("reply", f"the answer is larger than {MAX_BODY_BYTES // 1024} KiB")
-                if time.monotonic() > end:
-                    raise JudgeError("timeout", "the answer was still arriving at the deadline")
-                chunks.append(chunk)
-            raw = b"".join(chunks)
-        finally:
-            response.release_conn()
-    except Urllib3Timeout:
-        raise JudgeError("timeout", f"no answer within {timeout:.1f} s") from None
-    except JudgeError:
-        raise
-    except (Urllib3Error, OSError) as error:
-        raise JudgeError("connection", f"could not talk to {target.host}:{target.port} ({type(error).__name__})") from None
-    finally:
-        pool.close()
-    if 300 <= response.status < 400:
-        raise JudgeError("status", f"HTTP {response.status}: a judge endpoint may not redirect", status=response.status)
-    if response.status != 200:
-        raise JudgeError("status", f"HTTP {response.status}: {raw[:200].decode(errors='replace')}",
-                         status=response.status, retry_after=_retry_after(response.headers))
-    try:
-        payload = json.loads(raw)
+        payload = json.loads(posted.body)
     except (ValueError, UnicodeDecodeError):
-        raise JudgeError("reply", f"the answer is not JSON: {raw[:80].decode(errors='replace')!r}") from None
+        raise JudgeError("reply", f"the answer is not JSON: {posted.body[:80].decode(errors='replace')!r}") from None
     if not isinstance(payload, dict):
         raise JudgeError("reply", "the answer is not a JSON object")
     return payload
@@ -183,17 +149,17 @@ def complete(endpoint: JudgeEndpoint, messages: Sequence[dict[str, str]], *, tem
     body = json.dumps(request_body(endpoint, messages, temperature=temperature, max_tokens=max_tokens,
                                    logprobs=logprobs)).encode()
     started = time.monotonic()
-    end = started + deadline_seconds
+    deadline = Deadline(deadline_seconds)
     attempts = 0
     while True:
         attempts += 1
         try:
-            payload = _post(endpoint, body, end, allowed, resolver)
+            payload = _post(endpoint, body, deadline, allowed, resolver)
             return completion_read(payload, attempts=attempts, seconds=time.monotonic() - started)
         except JudgeError as error:
             error.attempts, error.seconds = attempts, time.monotonic() - started
             pause = error.retry_after if error.retry_after is not None else min(BACKOFF_SECONDS * 2 ** (attempts - 1), MAX_PAUSE)
-            if not error.retryable or attempts > endpoint.retries or time.monotonic() + pause >= end:
+            if not error.retryable or attempts > endpoint.retries or pause >= deadline.left():
                 raise
             sleep(pause)
 

@@ -342,6 +342,12 @@ def _teacher_data(config: MDDEvalConfig, tokenizer, multiple: int) -> _StageData
     return _StageData(config, datasets, validation, collator_for(tokenizer, multiple), TeacherObjective(config), {})
 
 
+def unchanged_note(counts: dict[str, Any], threshold: float) -> str:
+    """What a student that took no step says on its run, its model and its card."""
+    return (f"no training step: no pseudo-label passed the threshold (none of the {counts.get('pairs_before', 0):,} "
+            f"augmented pairs has a teacher probability ≥ {threshold}), so the student is its teacher, unchanged")
+
+
 def _student_data(config: MDDEvalConfig, model: MDDEvalModel, tokenizer, multiple: int,
                   callbacks: Sequence[Callback], *, log=print) -> _StageData:
     """Stage 4: the augmented pairs the teacher labels confidently (noised, with masked-LM where the encoder
@@ -355,6 +361,7 @@ def _student_data(config: MDDEvalConfig, model: MDDEvalModel, tokenizer, multipl
     if not labelled and config.student_from_teacher and config.evaluate_at_start and config.validation_data:
         # the teacher kept may be its untrained start (chosen by ranking accuracy), whose 3-way softmax is
         # never confident: nothing to learn from, so the student is its teacher, evaluated and saved as is
+        counts = {**counts, "student_unchanged": unchanged_note(counts, config.threshold)}
         log(f"pseudo-labels: no augmented pair has a teacher probability ≥ {config.threshold}; the student "
             "is its teacher, unchanged (no training step)")
         config = dataclasses.replace(config, epochs=0)

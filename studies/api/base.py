@@ -67,6 +67,10 @@ class ApiView(APIView):
         response["Idempotent-Replayed"] = "true"
         raise _Replay(response)
 
+    def idempotent_body(self, data):
+        """What is kept to answer a repeat: the answer itself, unless a view keeps less (a secret)."""
+        return data
+
     def handle_exception(self, exc):
         if isinstance(exc, _Replay):
             return exc.response
@@ -80,7 +84,8 @@ class ApiView(APIView):
                 with transaction.atomic():
                     IdempotencyKey.objects.create(user=request.user, key=key, method=request.method,
                                                   path=request.path[:500], fingerprint=fingerprint,
-                                                  status=response.status_code, body=response.data)
+                                                  status=response.status_code,
+                                                  body=self.idempotent_body(response.data))
             except IntegrityError:  # the same key finished concurrently: the first answer stays
                 pass
             self._idempotency = None

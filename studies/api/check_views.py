@@ -32,6 +32,8 @@ class CheckItemSerializer(serializers.Serializer):
     reference = serializers.CharField(allow_null=True)
     reference_value = serializers.FloatField(allow_null=True)
     rules = serializers.JSONField(help_text=RULES_HELP)
+    conversations = serializers.JSONField(help_text="a check pair of whole conversations (ACUTE-Eval): each "
+                                                    "{turns, speaker} (the judged speaker); empty otherwise")
 
 
 class ChecksSettingsSerializer(serializers.Serializer):
@@ -60,8 +62,14 @@ class CheckListApi(ApiView):
 class CheckCreateApi(ApiView):
     class InputSerializer(StrictInput):
         kind = serializers.ChoiceField(choices=CheckKind.choices)
-        context = serializers.JSONField(help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
-        responses = serializers.ListField(child=serializers.CharField(), min_length=1)
+        context = serializers.JSONField(required=False, default=None,
+                                        help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
+        responses = serializers.ListField(child=serializers.CharField(), min_length=1, required=False, default=None,
+                                          help_text="the responses to judge (every design but ACUTE-Eval)")
+        conversations = serializers.ListField(
+            child=serializers.JSONField(), required=False, default=None,
+            help_text='ACUTE-Eval: the two conversations of a check pair, each turns, text (one turn per line) or '
+                      '{"turns": ..., "speaker": "bot"}; rules number them: [{"greater": 1, "than": 2}]')
         rules = serializers.JSONField(help_text=RULES_HELP)
         reference = serializers.CharField(required=False, allow_null=True, default=None,
                                           help_text="magnitude designs: the reference response")

@@ -1,7 +1,18 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.api import check_views, place_views, practice_views, views, workflow_views
+from studies.api import (
+    check_views,
+    corpus_views,
+    place_views,
+    practice_views,
+    rater_sessions,
+    rater_views,
+    resource_views,
+    token_views,
+    views,
+    workflow_views,
+)
 
 app_name = "studies-api"
 urlpatterns = [
@@ -11,7 +22,7 @@ urlpatterns = [
     path("experiments/<slug:slug>/report/", views.ExperimentReportApi.as_view(), name="experiment-report"),
     path("studies/", views.StudyListApi.as_view(), name="study-list"),
     path("studies/create/", views.StudyCreateApi.as_view(), name="study-create"),
-    path("studies/<slug:slug>/", views.StudyDetailApi.as_view(), name="study-detail"),
+    path("studies/<slug:slug>/", resource_views.StudyApi.as_view(), name="study-detail"),  # GET, PATCH, DELETE
     path("studies/<slug:slug>/publish/", views.StudyPublishApi.as_view(), name="study-publish"),
     path("studies/<slug:slug>/settings/", workflow_views.StudySettingsApi.as_view(), name="study-settings"),
     path("studies/<slug:slug>/duplicate/", workflow_views.StudyDuplicateApi.as_view(), name="study-duplicate"),
@@ -44,6 +55,29 @@ urlpatterns = [
          name="study-practice-results"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
-    path("imports/", views.DialoguesImportApi.as_view(), name="import"),
+    path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
+    # Resources on their own paths (issue 39; the action routes above keep working)
+    path("experiments/<slug:slug>/", resource_views.ExperimentDetailApi.as_view(), name="experiment-detail"),
+    path("experiments/<slug:slug>/collaborators/<str:user>/", resource_views.CollaboratorDetailApi.as_view(),
+         name="experiment-collaborator"),
+    path("studies/<slug:slug>/invites/<id:pk>/", resource_views.InviteDetailApi.as_view(), name="invite-detail"),
+    path("studies/<slug:slug>/checks/<id:pk>/", resource_views.CheckDetailApi.as_view(), name="study-check"),
+    path("corpora/", corpus_views.CorpusListApi.as_view(), name="corpus-list"),
+    path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
+    path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
+    path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
+    path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
+    path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
+    # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.
+    path("rate/studies/<slug:key>/sessions/", rater_sessions.RaterSessionApi.as_view(), name="rater-session"),
+    path("rate/experiments/<slug:slug>/sessions/", rater_sessions.RaterExperimentSessionApi.as_view(),
+         name="rater-experiment-session"),
+    path("rate/assignments/<token:token>/", rater_views.RaterAssignmentApi.as_view(), name="rater-assignment"),
+    path("rate/assignments/<token:token>/items/", rater_views.RaterItemListApi.as_view(), name="rater-items"),
+    path("rate/assignments/<token:token>/items/<position:position>/", rater_views.RaterItemApi.as_view(),
+         name="rater-item"),
+    path("rate/assignments/<token:token>/items/<position:position>/answer/", rater_views.RaterAnswerApi.as_view(),
+         name="rater-answer"),
+    path("rate/assignments/<token:token>/submit/", rater_views.RaterSubmitApi.as_view(), name="rater-submit"),
 ]

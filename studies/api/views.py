@@ -22,6 +22,7 @@ from rest_framework.settings import api_settings
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
+from studies.api.report_schemas import ReliabilityReportSerializer
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -173,19 +174,27 @@ class StudyCloseApi(ApiView):
         return Response(StudyOutputSerializer(study).data)
 
 
+class InviteLinkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    url = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+
+
 class InviteCreateApi(ApiView):
-    """A single-use invitation link to an invite-platform study, valid for ``expires_in_days``."""
+    """Single-use invitation links to an invite-platform study, valid for ``expires_in_days``: one, or
+    ``count`` at once (as the study page makes them; all or none). The answer is the first link, and every
+    link made under ``invites``."""
 
     class InputSerializer(StrictInput):
         label = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
         expires_in_days = serializers.IntegerField(min_value=1, max_value=invites.INVITE_DAYS_MAX,
                                                    default=invites.INVITE_DAYS_DEFAULT)
+        count = serializers.IntegerField(min_value=1, max_value=invites.INVITES_AT_ONCE_MAX, default=1,
+                                         help_text="how many links to make (each works once)")
 
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        label = serializers.CharField()
-        url = serializers.CharField()
-        expires_at = serializers.DateTimeField()
+    class OutputSerializer(InviteLinkSerializer):
+        invites = InviteLinkSerializer(many=True, help_text="every link made, the first one first")
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
@@ -200,12 +209,15 @@ class InviteCreateApi(ApiView):
         study = _visible_study(request, slug)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
         try:
-            invite = invites.invite_create(study=study, created_by=request.user, **data.validated_data)
+            made = invites.invites_create(study=study, created_by=request.user, **values)
         except DjangoValidationError as error:
             raise _django_errors(error) from None
-        url = request.build_absolute_uri(f"{study_entry_path(study)}?{urlencode({'invite': invite.token})}")
-        output = {"id": invite.pk, "label": invite.label, "url": url, "expires_at": invite.expires_at}
+        links = [{"id": invite.pk, "label": invite.label, "expires_at": invite.expires_at,
+                  "url": request.build_absolute_uri(f"{study_entry_path(study)}?{urlencode({'invite': invite.token})}")}
+                 for invite in made]
+        output = {**links[0], "invites": links}
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
@@ -463,7 +475,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
-    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
     def get(self, request, slug):
         study = _visible_study(request, slug)
         return self.report_response(request, Study.objects.filter(pk=study.pk))
@@ -472,7 +484,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
 class ExperimentReportApi(ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
-    @extend_schema(parameters=REPORT_PARAMETERS, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
     def get(self, request, slug):
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         return self.report_response(request, experiment.studies.all())

@@ -203,6 +203,26 @@ def _written_from(study: Study, use: str, turns: Any, texts: list[str]) -> Any:
     return None
 
 
+def _conversations_gold_save(study: Study, item: StudyItem, order: Sequence[int], rules: list[dict]) -> tuple[Any, bool]:
+    """A gold check pair copied from a previewed item: its conversations, in the order the preview shows
+    them, with their judged speakers (``check_conversations``); the same pair twice is stored once."""
+    from studies.authoring.check_conversations import check_item_conversations
+    from studies.models import Conversation, StudyItemConversation
+
+    speakers = dict(StudyItemConversation.objects.filter(item=item).values_list("conversation_id", "speaker"))
+    turns = dict(Conversation.objects.filter(pk__in=list(order)).values_list("pk", "turns"))
+    pair = [{"turns": turns[cid], "speaker": speakers.get(cid, "")} for cid in order]
+    golds = list(study.items.filter(check_kind=CheckKind.GOLD))
+    for found in golds:
+        shown = check_item_conversations([found.pk]).get(found.pk, [])
+        if [{"turns": c["turns"], "speaker": c["speaker"]} for c in shown] == pair:
+            if found.check_rules == check_rules.resolve_rules(rules, [c["id"] for c in shown]):
+                return found, False
+            raise ValidationError({"expected": f"this item is already a {USES['gold']} with another expected answer: "
+                                               "remove that one first (study page)"})
+    return checks.check_item_create(study=study, kind=CheckKind.GOLD, conversations=pair, rules=rules), True
+
+
 @transaction.atomic
 def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, Any], use: str,
                          explanation: str = "", tolerance: Any = "") -> tuple[Any, bool]:
@@ -217,6 +237,8 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     rules = expected_rules(study, item, post, tolerance=tolerance)
     design = design_for(study)
     order = unit_for(study).item_targets([item.pk])[item.pk]
+    if design.check_conversations and use == "gold":  # a pair of whole conversations (ACUTE-Eval)
+        return _conversations_gold_save(study, item, order, rules)
     texts = unit_for(study).target_texts(study, item, order, ranked=design.ranks)
     parts = {"context": item.conversation.turns, "responses": [texts[target] for target in order], "rules": rules}
     if design.anchored and item.reference_response_id:

@@ -2,15 +2,13 @@
 CSV), remove, and the placement / pass-rate settings. Thin: the service checks everything."""
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from studies.authoring import checks
+from studies.authoring import checks, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
@@ -31,24 +29,36 @@ def checks_page(request, slug):
     summary = study_checks_summary(study)
     flagged = [{"assignment": a, "rater": rater_pseudonym(study.experiment_id, a.rater_id)}
                for a in summary["flagged"]]
+    form = request.session.pop(f"checks-form-{study.pk}", {})
+    criteria = {c.name: c.question for c in study.criteria.all()}
+    items = [{**row, "expected": rule_rows.rules_text(row["rules"], criteria)} for row in checks.study_check_items(study)]
     return render(request, "studies/checks.html", {
-        "study": study, "design": design_for(study), "items": checks.study_check_items(study), "summary": summary,
-        "flagged": flagged,
-        "kinds": CheckKind.choices, "form": request.session.pop(f"checks-form-{study.pk}", {}),
+        "study": study, "design": design_for(study), "items": items, "summary": summary,
+        "flagged": flagged, "kinds": CheckKind.choices, "form": form,
+        # the hand-written check item's expected answer, by controls (rule_rows), never typed JSON
+        "rule_choices": rule_rows.rule_choices(study), "rule_rows": form.get("rule_rows") or rule_rows.rows_empty(),
     })
 
 
 def _do(request, study, action: str) -> str:
     post = request.POST
-    if action == "create":
-        rules_text = post.get("rules", "").strip()
+    if action == "create":  # the expected answer by rule rows (rule_rows)
+        rules, numbers, problems = rule_rows.rules_from_rows(post)
+        if problems:
+            raise ValidationError(problems)
         try:
-            rules = json.loads(rules_text) if rules_text else []
-        except json.JSONDecodeError as error:
-            raise ValidationError({"rules": f"not JSON ({error.msg}), e.g. [{{\"response\": 1, \"value\": 2}}]"}) from None
-        checks.check_item_create(study=study, kind=post.get("kind", ""), context=post.get("context", ""),
-                                 responses=post.get("responses", ""), rules=rules, reference=post.get("reference"),
-                                 reference_value=post.get("reference_value") or None)
+            compared = design_for(study).check_conversations  # conversation_<k> (and speaker_<k>) fields
+            if compared:
+                checks.check_item_create(study=study, kind=post.get("kind", ""), rules=rules, conversations=[
+                    {"turns": post.get(f"conversation_{k}", ""), "speaker": post.get(f"speaker_{k}", "")}
+                    for k in range(1, compared + 1)])
+            else:
+                checks.check_item_create(study=study, kind=post.get("kind", ""), context=post.get("context", ""),
+                                         responses=post.get("responses", ""), rules=rules,
+                                         reference=post.get("reference"),
+                                         reference_value=post.get("reference_value") or None)
+        except ValidationError as error:
+            raise ValidationError(rule_rows.rule_problems_by_row(error.message_dict, numbers)) from None
         return "Check item added."
     if action == "delete":
         item = get_object_or_404(StudyItem, study=study, pk=post.get("item") or 0)
@@ -78,8 +88,10 @@ def checks_action(request, slug, action):
         for text in errors_text(error):
             messages.error(request, text)
         if action == "create":  # keep what was typed
-            request.session[f"checks-form-{study.pk}"] = {k: request.POST.get(k, "") for k in (
-                "kind", "context", "responses", "rules", "reference", "reference_value")}
+            request.session[f"checks-form-{study.pk}"] = {
+                **{k: request.POST.get(k, "") for k in ("kind", "context", "responses", "reference", "reference_value",
+                                                        "conversation_1", "conversation_2", "speaker_1", "speaker_2")},
+                "rule_rows": rule_rows.rows_posted(request.POST)}
     except StudyStateError as error:
         messages.error(request, str(error))
     return redirect("studies:study_checks", slug=study.slug)

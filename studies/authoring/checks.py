@@ -12,19 +12,26 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
 
-from studies.designs import unit_for
+from studies.authoring import check_conversations
+from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import (
+    CheckKind,
     Study,
     StudyItem,
     StudyItemResponse,
 )
 from studies.rating.check_rules import (
+    CHECK_SYSTEM,
     Problems,
+    checks_corpus,
     counts_text,
     item_problems,
     regular_shown_counts,
     resolve_rules,
+    rules_clean,
+    shown_count_problem,
+    turns_clean,
     written_conversation_create,
 )
 from studies.rating.checks import checks_config
@@ -44,7 +51,8 @@ def checks_publish_problems(study: Study) -> list[str]:
     counts = regular_shown_counts(study)
     if not counts:
         return []
-    odd = study.items.filter(check_kind__gt="").annotate(n=Count("item_responses")).exclude(n__in=counts).count()
+    odd = (study.items.filter(check_kind__gt="").annotate(n=Count(unit_for(study).shown_relation))
+           .exclude(n__in=counts).count())
     return [f"{odd} check item(s) show another number of responses than the items "
             f"({counts_text(counts)}), so raters could tell them apart: give them as many"] if odd else []
 
@@ -61,23 +69,60 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
     return item
 
 
+def _refuse_unit(study: Study) -> None:
+    if refusal := unit_for(study).checks_refusal(design_for(study)):  # rules name responses or conversations
+        raise ValidationError({"kind": refusal})
+
+
+def _conversations_check_problems(study: Study, *, kind: Any, conversations: Any, rules: Any,
+                                  shown_counts: set[int] | None) -> tuple[dict[str, Any], Problems]:
+    """A check item comparing whole conversations (the design's ``check_conversations``): its kind, the
+    conversations (``check_conversations.conversations_parse``) and rules numbering them from 1."""
+    problems = Problems()
+    if kind not in CheckKind.values:
+        problems.add("kind", f"one of {', '.join(CheckKind.values)}")
+    parsed = check_conversations.conversations_parse(
+        study, conversations, problems=problems,
+        turns_of=lambda value, field, found: turns_clean(value, found, field))
+    if parsed and shown_counts is not None and (problem := shown_count_problem(len(parsed), shown_counts)):
+        problems.add("conversations", problem)
+    cleaned_rules, rule_problems = rules_clean(study, rules, len(parsed)) if parsed else ([], {})
+    problems.update({k: v for k, v in rule_problems.items() if k not in problems})
+    return {"conversations": parsed, "rules": cleaned_rules}, problems
+
+
+def _conversations_check_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
+    last = study.items.filter(check_kind__gt="").aggregate(m=Max("position"))["m"]
+    return check_conversations.conversation_check_write(
+        study, kind=kind, conversations=data["conversations"], rules=data["rules"], corpus=checks_corpus(study),
+        system=CHECK_SYSTEM, number=number, position=CHECK_POSITION_BASE if last is None else last + 1)
+
+
 @transaction.atomic
-def check_item_create(*, study: Study, kind: str, context: Any, responses: Any, rules: Any,
-                      reference: Any = None, reference_value: Any = None) -> StudyItem:
+def check_item_create(*, study: Study, kind: str, context: Any = None, responses: Any = None, rules: Any,
+                      reference: Any = None, reference_value: Any = None, conversations: Any = None) -> StudyItem:
     """Add a check item to a draft study. ``context``: the conversation (turns, or text with one
     turn per line); ``responses``: the texts to judge (a list, or one per line); ``rules``: see the
     module docstring. Magnitude studies also need the reference response (and, for BME, its value).
+    A design comparing whole conversations (``check_conversations``, ACUTE-Eval) takes ``conversations``
+    instead of a context and responses (``studies.authoring.check_conversations``).
     Any problem raises ValidationError naming the field and nothing is written."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
-    if refusal := unit_for(study).checks_problem:  # check rules name responses; a dialogue item has none
-        raise ValidationError({"kind": refusal})
+    _refuse_unit(study)
+    number = study.items.filter(check_kind__gt="").count() + 1
+    if design_for(study).check_conversations:
+        data, problems = _conversations_check_problems(study, kind=kind, conversations=conversations, rules=rules,
+                                                       shown_counts=regular_shown_counts(study))
+        if problems:
+            raise ValidationError(dict(problems))
+        return _conversations_check_write(study, kind, data, number)
     data, problems = item_problems(study, kind=kind, context=context, responses=responses, rules=rules,
-                                          reference=reference, reference_value=reference_value,
-                                          shown_counts=regular_shown_counts(study))
+                                   reference=reference, reference_value=reference_value,
+                                   shown_counts=regular_shown_counts(study))
     if problems:
         raise ValidationError(dict(problems))
-    return _check_item_write(study, kind, data, study.items.filter(check_kind__gt="").count() + 1)
+    return _check_item_write(study, kind, data, number)
 
 
 @transaction.atomic
@@ -87,10 +132,9 @@ def check_item_delete(*, item: StudyItem) -> None:
     _require_draft(study, "remove check items")
     if not item.check_kind:
         raise ValidationError({"item": "not a check item"})
-    conversation = item.conversation
+    written = [item.conversation_id, *item.item_conversations.values_list("conversation_id", flat=True)]
     item.delete()
-    if conversation.corpus.source_format == "checks" and not conversation.study_items.exists():
-        conversation.delete()
+    check_conversations.written_conversations_delete(written)
 
 
 @transaction.atomic
@@ -151,8 +195,9 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     spreadsheet numbers it: the header is row 1) and field, and nothing is written. Returns the number of items added."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
-    if refusal := unit_for(study).checks_problem:  # check rules name responses; a dialogue item has none
-        raise ValidationError({"kind": refusal})
+    _refuse_unit(study)
+    compared = design_for(study).check_conversations  # conversation_1..n columns instead of context, responses
+    columns = ("kind", *(f"conversation_{k}" for k in range(1, compared + 1)), "rules") if compared else IMPORT_COLUMNS
     try:
         text = stream.read(5_000_001).decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -160,9 +205,9 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     if len(text) > 5_000_000:
         raise ValidationError({"file": "larger than 5 MB"})
     reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in IMPORT_COLUMNS if c not in (reader.fieldnames or [])]
+    missing = [c for c in columns if c not in (reader.fieldnames or [])]
     if missing:
-        raise ValidationError({"file": f"missing column(s): {', '.join(missing)} (need {', '.join(IMPORT_COLUMNS)})"})
+        raise ValidationError({"file": f"missing column(s): {', '.join(missing)} (need {', '.join(columns)})"})
     parsed, problems = [], {}
     shown_counts = regular_shown_counts(study)  # once for the file, not per row
     try:
@@ -174,10 +219,16 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
             except json.JSONDecodeError as error:
                 problems[f"row {line}: rules"] = f"not JSON ({error.msg})"
                 continue
-            data, row_problems = item_problems(
-                study, kind=(row.get("kind") or "").strip(), context=row.get("context") or "",
-                responses=row.get("responses") or "", rules=rules, reference=row.get("reference"),
-                reference_value=_float_or_text(row.get("reference_value")), shown_counts=shown_counts)
+            if compared:  # each conversation one turn per line; an optional speaker_<k> names the judged one
+                data, row_problems = _conversations_check_problems(
+                    study, kind=(row.get("kind") or "").strip(), rules=rules, shown_counts=shown_counts,
+                    conversations=[{"turns": row.get(f"conversation_{k}") or "", "speaker": row.get(f"speaker_{k}")}
+                                   for k in range(1, compared + 1)])
+            else:
+                data, row_problems = item_problems(
+                    study, kind=(row.get("kind") or "").strip(), context=row.get("context") or "",
+                    responses=row.get("responses") or "", rules=rules, reference=row.get("reference"),
+                    reference_value=_float_or_text(row.get("reference_value")), shown_counts=shown_counts)
             problems.update({f"row {line}: {k}": v for k, v in row_problems.items()})
             parsed.append((row["kind"].strip(), data))
     except csv.Error as error:
@@ -187,8 +238,9 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     if not parsed:
         raise ValidationError({"file": "no check items in the file"})
     start = study.items.filter(check_kind__gt="").count() + 1
+    write = _conversations_check_write if compared else _check_item_write
     for n, (kind, data) in enumerate(parsed):
-        _check_item_write(study, kind, data, start + n)
+        write(study, kind, data, start + n)
     return len(parsed)
 
 
@@ -203,16 +255,19 @@ def _float_or_text(value: str | None) -> Any:
 
 def study_check_items(study: Study) -> list[dict[str, Any]]:
     """The study's check items with their responses (numbered as in the rules) and readable rules."""
-    items = (study.items.filter(check_kind__gt="").select_related("conversation", "reference_response")
-             .prefetch_related("item_responses__response").order_by("position"))
+    items = list(study.items.filter(check_kind__gt="").select_related("conversation", "reference_response")
+                 .prefetch_related("item_responses__response").order_by("position"))
+    compared = check_conversations.check_item_conversations([i.pk for i in items])
     rows = []
     for item in items:
         responses = [link.response for link in item.item_responses.all()]
         number = {r.pk: n for n, r in enumerate(responses, 1)}
+        number.update({c["id"]: n for n, c in enumerate(compared.get(item.pk, []), 1)})
         rules = [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
                   for k, v in rule.items()} for rule in item.check_rules]
         rows.append({"id": item.pk, "kind": item.check_kind, "item": item, "turns": item.conversation.turns,
                      "responses": [r.text for r in responses],
                      "reference": item.reference_response.text if item.reference_response else None,
-                     "reference_value": item.reference_value, "rules": rules})
+                     "reference_value": item.reference_value, "rules": rules,
+                     "conversations": [{"turns": c["turns"], "speaker": c["speaker"]} for c in compared.get(item.pk, [])]})
     return rows

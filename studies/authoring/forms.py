@@ -24,6 +24,7 @@ from studies.models import (
     Unit,
     default_questionnaire,
 )
+from studies.rating.invites import INVITES_AT_ONCE_MAX
 
 
 def design_form_fields() -> dict[str, forms.Field]:
@@ -53,7 +54,7 @@ class ExperimentForm(forms.Form):
 class InviteForm(forms.Form):
     label = forms.CharField(max_length=120, required=False, help_text="Whom it is for (only you see it).")
     expires_in_days = forms.IntegerField(min_value=1, max_value=365, initial=14, help_text="Days the link can be opened.")
-    count = forms.IntegerField(min_value=1, max_value=200, initial=1, required=False,
+    count = forms.IntegerField(min_value=1, max_value=INVITES_AT_ONCE_MAX, initial=1, required=False,
                                help_text="How many links to make (each works once).")
 
 

@@ -3,8 +3,6 @@ items, set the pass mark, share the practice with the experiment's other conditi
 study page with what was typed and each problem under its own field."""
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -12,12 +10,13 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from studies.authoring import rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.errors import StudyStateError
 from studies.models import PracticeItem
 from studies.onboarding import services
 
-FORM_FIELDS = ("context", "responses", "rules", "explanation", "reference", "reference_value", "pass_mark",
+FORM_FIELDS = ("context", "responses", "explanation", "reference", "reference_value", "pass_mark",
                "owner_wide")
 
 
@@ -42,17 +41,17 @@ def field_errors(error: ValidationError) -> dict[str, list[str]]:
 
 def _do(request, study, action: str) -> str:
     post = request.POST
-    if action == "create":
-        text = post.get("rules", "").strip()
+    if action == "create":  # the expected answer by rule rows (rule_rows), never typed JSON
+        rules, numbers, problems = rule_rows.rules_from_rows(post)
+        if problems:
+            raise ValidationError(problems)
         try:
-            rules = json.loads(text) if text else []
-        except json.JSONDecodeError as error:
-            raise ValidationError({"rules": f"not JSON ({error.msg}), e.g. [{{\"response\": 1, \"value\": 2}}]"}) \
-                from None
-        services.practice_item_create(study=study, context=post.get("context", ""),
-                                      responses=post.get("responses", ""), rules=rules,
-                                      explanation=post.get("explanation", ""), reference=post.get("reference"),
-                                      reference_value=post.get("reference_value") or None)
+            services.practice_item_create(study=study, context=post.get("context", ""),
+                                          responses=post.get("responses", ""), rules=rules,
+                                          explanation=post.get("explanation", ""), reference=post.get("reference"),
+                                          reference_value=post.get("reference_value") or None)
+        except ValidationError as error:
+            raise ValidationError(rule_rows.rule_problems_by_row(error.message_dict, numbers)) from None
         return "Practice item added."
     if action == "delete":
         item = get_object_or_404(PracticeItem, study=study, pk=post.get("item") or 0)
@@ -80,7 +79,8 @@ def practice_action(request, slug: str, action: str):
     except ValidationError as error:
         request.session[session_key(study)] = {
             "action": action, "errors": field_errors(error),
-            "values": {k: request.POST.get(k, "") for k in FORM_FIELDS}}
+            "values": {k: request.POST.get(k, "") for k in FORM_FIELDS},
+            "rule_rows": rule_rows.rows_posted(request.POST)}
         if action == "share":
             messages.error(request, "; ".join(t for texts in error.message_dict.values() for t in texts))
     except StudyStateError as error:

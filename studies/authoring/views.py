@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies.authoring import editing, planning
+from studies.authoring import editing, planning, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
@@ -131,7 +131,10 @@ def study_detail(request, slug):
         "export_formats": EXPORT_FORMATS,
         "checks": study_checks_summary(study),
         "practice": onboarding_selectors.study_practice_panel(study),
-        "practice_form": request.session.pop(f"practice-form-{study.pk}", {}),  # a refused form, field by field
+        "practice_form": (practice_form := request.session.pop(f"practice-form-{study.pk}", {})),  # a refused form
+        # the hand-written practice item's expected answer, by controls (rule_rows): its choices and rows
+        "rule_choices": rule_rows.rule_choices(study),
+        "rule_rows": practice_form.get("rule_rows") or rule_rows.rows_empty(),
         "live_config": live_selectors.live_config(study),  # the figures come from study_live_panel
         "plan": planning.pay_plan(study), "locked": editing.structure_lock_reason(study),
         "prolific_code_missing": _prolific_code_missing(study),
@@ -199,10 +202,9 @@ def invite_create(request, slug):
         return redirect(f"{reverse('studies:study_detail', args=[slug])}#rater-links")
     count = form.cleaned_data.get("count") or 1
     try:
-        with transaction.atomic():  # all the links or none
-            made = [invite_links.invite_create(study=study, label=form.cleaned_data["label"],
-                                               expires_in_days=form.cleaned_data["expires_in_days"],
-                                               created_by=request.user) for _ in range(count)]
+        made = invite_links.invites_create(study=study, count=count, label=form.cleaned_data["label"],  # all or none
+                                           expires_in_days=form.cleaned_data["expires_in_days"],
+                                           created_by=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(errors_text(error)))
     else:

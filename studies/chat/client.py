@@ -14,9 +14,9 @@ Bounded: each attempt has the endpoint's timeout (connect and every read), and t
 deadline on the monotonic clock across connecting, the status line, headers, every read of the body,
 redirects, retries and their pauses. A read timeout restarts with every byte, so a bot that drips one
 byte every half second would outlive it (the audit of issue 33: 60 s on a 25 s deadline); a watchdog
-(``_Watchdog``) shuts the attempt's socket at the deadline instead, wherever the call is blocked, and
-the attempt ends as a timeout. (A TLS handshake is bounded by the per-read timeout only: the socket is
-watched from when the handshake is done.) The body is read up to ``MAX_BODY_BYTES``.
+shuts the attempt's socket at the deadline instead, and the attempt ends as a timeout. The body is read
+up to ``MAX_BODY_BYTES``. The POST itself (checked address, watchdog, bounded read) is
+``studies.chat.http_post.post_json``, which the LLM judge client shares.
 
 What the bot says is cleaned before anyone stores it (``text_clean``): NUL and other control characters
 (PostgreSQL text cannot hold NUL) are dropped and lone surrogates (JSON's ``"\ud800"``, which no
@@ -31,12 +31,8 @@ only in the Host header and as TLS SNI, the certificate still checked against it
 """
 from __future__ import annotations
 
-import contextlib
-import ipaddress
 import json
 import math
-import socket
-import threading
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -44,13 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-import urllib3
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.exceptions import HTTPError as Urllib3Error
-from urllib3.exceptions import NewConnectionError
-from urllib3.exceptions import TimeoutError as Urllib3Timeout
-
-from studies.chat.addresses import AddressRefused, Network, Resolver, Target, resolve, url_parse
+from studies.chat.addresses import AddressRefused, Network, Resolver, url_parse
+from studies.chat.http_post import REDIRECTS, Deadline, PostError, post_json
 
 PROTOCOLS = ("concord", "openai")
 CONCORD_PROTOCOL = "concord-chat/1"
@@ -58,7 +49,6 @@ OPENAI_PATH = "/chat/completions"
 MAX_BODY_BYTES = 256 * 1024
 MAX_REPLY_CHARS = 4000
 MAX_REDIRECTS = 3
-REDIRECTS = {301, 302, 303, 307, 308}
 BACKOFF_SECONDS = 0.25
 USER_AGENT = "Concord-chat/1 (+https://github.com/concord)"
 
@@ -177,181 +167,37 @@ def reply_text(protocol: str, payload: Any) -> str:
     return text[:MAX_REPLY_CHARS]
 
 
-class _Deadline:
-    def __init__(self, seconds: float):
-        self.end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.end - time.monotonic()
-
-
-class _Watchdog:
-    """Shuts the attempt's socket at the deadline, wherever the call is blocked (the status line, the
-    headers, any read of the body), so no read timeout restarted by a dripping bot outlives it."""
-
-    def __init__(self, seconds: float):
-        self.fired = False
-        self._socket: socket.socket | None = None
-        self._done = False
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(max(0.0, seconds), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def watch(self, sock: socket.socket | None) -> None:
-        with self._lock:
-            self._socket = sock
-            if self.fired:
-                self._shut()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._done:
-                self.fired = True
-                self._shut()
-
-    def _shut(self) -> None:
-        if self._socket is not None:
-            with contextlib.suppress(OSError):  # already closed
-                # at the socket level (an SSL socket's too): a blocked recv returns at once
-                socket.socket.shutdown(self._socket, socket.SHUT_RDWR)
-
-    def cancel(self) -> None:
-        """Before the connection is closed: the timer never touches a socket after this."""
-        with self._lock:
-            self._done = True
-            self._socket = None
-        self._timer.cancel()
-
-
-def _watched(base: type[HTTPConnection], watchdog: _Watchdog) -> type[HTTPConnection]:
-    class Watched(base):  # type: ignore[valid-type, misc]
-        def connect(self) -> None:
-            super().connect()
-            watchdog.watch(self.sock)
-
-    return Watched
-
-
-def _pool(target: Target, address: str, timeout: float, watchdog: _Watchdog) -> urllib3.HTTPConnectionPool:
-    """A one-connection pool to the checked ``address``; TLS still verifies ``target.host``."""
-    limits = urllib3.Timeout(connect=timeout, read=timeout)
-    if target.scheme == "https":
-        pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-            address, target.port, timeout=limits, maxsize=1, retries=False, cert_reqs="CERT_REQUIRED",
-            server_hostname=target.host, assert_hostname=target.host)
-        pool.ConnectionCls = _watched(HTTPSConnection, watchdog)
-    else:
-        pool = urllib3.HTTPConnectionPool(address, target.port, timeout=limits, maxsize=1, retries=False)
-        pool.ConnectionCls = _watched(HTTPConnection, watchdog)
-    return pool
-
-
-def _read(response, deadline: _Deadline) -> bytes:
-    chunks, size = [], 0
-    while True:
-        if deadline.left() <= 0:
-            raise BotError("timeout", "the answer was still arriving at the deadline")
-        chunk = response.read(16384)
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise BotError("reply", f"the answer is larger than {MAX_BODY_BYTES // 1024} KiB")
-        chunks.append(chunk)
-
-
-def _resolve_within(deadline: _Deadline, target: Target, allowed: Sequence[Network],
-                    resolver: Resolver | None) -> str:
-    """``resolve`` in a thread of its own, waited for until the deadline: a name server that does not
-    answer counts against the same deadline as everything else (the thread is left to finish)."""
-    try:
-        ipaddress.ip_address(target.host)
-    except ValueError:
-        pass
-    else:
-        return resolve(target.host, target.port, allowed=allowed)  # a literal: nothing to wait for
-    outcome: list[Any] = []
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome.append(resolve(target.host, target.port, allowed=allowed,
-                                   **({"resolver": resolver} if resolver is not None else {})))
-        except Exception as error:  # noqa: BLE001 - handed to the caller's thread as it is
-            outcome.append(error)
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="chat-resolve", daemon=True).start()
-    if not done.wait(max(0.0, deadline.left())):
-        raise BotError("timeout", f"looking up {target.host} took until the deadline")
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0]
-
-
-def _attempt(endpoint: Endpoint, body: bytes, deadline: _Deadline, allowed: Sequence[Network],
+def _attempt(endpoint: Endpoint, body: bytes, deadline: Deadline, allowed: Sequence[Network],
              resolver: Resolver | None) -> str:
-    """One POST (following checked redirects); the reply text or BotError."""
+    """One POST (``studies.chat.http_post``), following checked redirects; the reply text or BotError."""
     url = endpoint.request_url
     origin = None
     for _hop in range(MAX_REDIRECTS + 1):
         try:
             target = url_parse(url)
-            address = _resolve_within(deadline, target, allowed, resolver)
+            origin = origin or target.origin
+            key = {"Authorization": f"Bearer {endpoint.key}"} if endpoint.key and target.origin == origin else {}
+            posted = post_json(url, body, deadline=deadline, timeout=endpoint.timeout, max_bytes=MAX_BODY_BYTES,
+                               user_agent=USER_AGENT, headers=key, allowed=allowed, resolver=resolver)
         except AddressRefused as error:
-            raise BotError("address" if origin is None else "redirect",
-                           str(error) if origin is None else f"a redirect to {url[:200]} was {error}") from None
-        origin = origin or target.origin
-        headers = {"Host": target.host_header, "Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": USER_AGENT}
-        if endpoint.key and target.origin == origin:  # never hand the key to another origin
-            headers["Authorization"] = f"Bearer {endpoint.key}"
-        timeout = min(endpoint.timeout, deadline.left())
-        if timeout <= 0:
-            raise BotError("timeout", "no time was left for the request")
-        watchdog = _Watchdog(deadline.left())
-        pool = _pool(target, address, timeout, watchdog)
+            first = _hop == 0
+            raise BotError("address" if first else "redirect",
+                           str(error) if first else f"a redirect to {url[:200]} was {error}") from None
+        except PostError as error:
+            raise BotError(error.kind, str(error)) from None
+        if posted.status in REDIRECTS:  # never hand the key to another origin: checked above, hop by hop
+            location = posted.headers.get("Location", "")
+            if not location:
+                raise BotError("redirect", f"HTTP {posted.status} without a Location")
+            url = urljoin(url, location)
+            continue
+        if posted.status != 200:
+            raise BotError("status", f"HTTP {posted.status}: {posted.body[:200].decode(errors='replace')}",
+                           status=posted.status)
         try:
-            response = pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False,
-                                    assert_same_host=False, preload_content=False, release_conn=False)
-            try:
-                if response.status in REDIRECTS:
-                    location = response.headers.get("Location", "")
-                    if not location:
-                        raise BotError("redirect", f"HTTP {response.status} without a Location")
-                    url = urljoin(url, location)
-                    continue
-                raw = _read(response, deadline)
-            finally:
-                response.release_conn()
-        except NewConnectionError as error:  # a ConnectTimeoutError subclass in urllib3: refused is not slow
-            raise BotError("connection", f"could not connect to {target.host}:{target.port} "
-                                         f"({str(error)[:200]})") from None
-        except Urllib3Timeout:
-            raise BotError("timeout", f"no answer within {timeout:.1f} s") from None
-        except BotError:
-            if watchdog.fired:
-                raise BotError("timeout", "the answer was still arriving at the deadline") from None
-            raise
-        except (Urllib3Error, OSError, ValueError) as error:
-            if watchdog.fired:
-                raise BotError("timeout", "the answer was still arriving at the deadline") from None
-            raise BotError("connection", f"could not talk to {target.host}:{target.port} "
-                                         f"({type(error).__name__}: {str(error)[:200]})") from None
-        finally:
-            watchdog.cancel()
-            pool.close()
-        if watchdog.fired:
-            raise BotError("timeout", "the answer was still arriving at the deadline")
-        if response.status != 200:
-            raise BotError("status", f"HTTP {response.status}: {raw[:200].decode(errors='replace')}",
-                           status=response.status)
-        try:
-            payload = json.loads(raw)
+            payload = json.loads(posted.body)
         except (ValueError, UnicodeDecodeError):
-            raise BotError("reply", f"the answer is not JSON: {raw[:80].decode(errors='replace')!r}") from None
+            raise BotError("reply", f"the answer is not JSON: {posted.body[:80].decode(errors='replace')!r}") from None
         return reply_text(endpoint.protocol, payload)
     raise BotError("redirect", f"more than {MAX_REDIRECTS} redirects")
 
@@ -364,7 +210,7 @@ def bot_reply(endpoint: Endpoint, turns: Sequence[Mapping[str, str]], *, convers
     if endpoint.protocol not in PROTOCOLS:
         raise BotError("key", f"unknown protocol {endpoint.protocol!r}")
     body = json.dumps(request_body(endpoint, turns, conversation_id, settings)).encode()
-    deadline = _Deadline(deadline_seconds)
+    deadline = Deadline(deadline_seconds)
     started = time.monotonic()
     attempts = 0
     while True:

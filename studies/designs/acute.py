@@ -25,7 +25,7 @@ from django import forms
 from django.db.models import Count, QuerySet
 
 from studies.designs import acute_report as report
-from studies.designs.acute_schedule import acute_items_build, conversation_systems, item_speakers
+from studies.designs.acute_schedule import acute_items_build, conversation_systems, item_speakers, judged_speaker
 from studies.designs.common import CheckAnswers, Errors, ItemSpec, Section, int_field
 from studies.designs.pairwise import CHOICE_PREFIX, REASON_MODES, REASON_PREFIX, SHARED_FIELDS, Pairwise
 from studies.designs.pairwise_schedule import pairwise_orders
@@ -137,10 +137,20 @@ class Acute(Pairwise):
         systems = conversation_systems([c for i in chosen for c in shown.get(i, ())])
         return pairwise_orders(study=study, chosen=chosen, shown=shown, rng=rng, system_of=systems)
 
+    # A check pair (the paper's quality control): two conversations written for it, one known to be
+    # better (e.g. one side degenerate), authored through studies.authoring.checks and scored like any
+    # pairwise check; its rules number the two conversations ({"greater": 1, "than": 2}).
+    check_conversations: ClassVar[int] = 2
+
     def check_item_problem(self, config: Mapping[str, Any], n_responses: int) -> str | None:
         if n_responses != 2:
             return f"an ACUTE-Eval check item compares two conversations, got {n_responses}"
         return None
+
+    def check_speaker(self, config: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> str:
+        """As for the items: the study's ``judged_speaker`` where the conversation has it, else the
+        system's speaker (``acute_schedule.judged_speaker``)."""
+        return judged_speaker(turns, None, str(config.get("judged_speaker") or ""))
 
     # --- the rater's answer ------------------------------------------------------------------------------
 
@@ -189,6 +199,10 @@ class Acute(Pairwise):
 
     report_template: ClassVar[str] = "reports/_acute.html"
 
+    def pairs_frame(self, studies: QuerySet[Study]) -> pd.DataFrame:
+        """As the pairwise design's, ``left``/``right`` the two conversations (check pairs left out)."""
+        return report.comparisons_frame(self.studies_of(studies))
+
     def studies_report(self, studies: QuerySet[Study], *, exclude_flagged: bool) -> list[dict[str, Any]]:
         """The pairwise analysis with the paper's significance marks (``acute_report``); the report section
         and the Bradley–Terry figures are the pairwise design's, reading this."""
@@ -213,7 +227,7 @@ class Acute(Pairwise):
 
     def mixed_export_rows(self, studies: QuerySet[Study], fields: tuple[str, ...], *,
                           raw_ids: bool) -> Iterator[dict[str, Any]]:
-        for row in report.export_rows(self.studies_of(studies), raw_ids=raw_ids):
+        for row in report.export_rows(self.studies_of(studies), raw_ids=raw_ids, with_checks=False):
             entry: dict[str, Any] = dict.fromkeys(fields)
             entry.update({k: row.get(k) for k in (*SHARED_FIELDS, *MIXED_FIELDS)}, design=self.key)
             yield entry

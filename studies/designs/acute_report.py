@@ -33,14 +33,28 @@ FRAME_COLUMNS = {
 EXPORT_FIELDS = (
     "experiment", "study", "criterion", "item", "rater", "platform", "left_conversation", "right_conversation",
     "left_speaker", "right_speaker", "left_system", "right_system", "shown_order", "choice", "winner_system",
-    "winner_conversation", "reason", "seconds", "assignment_status", "submitted_at",
+    "winner_conversation", "reason", "seconds", "assignment_status", "submitted_at", "check", "check_passed",
+    "failed_checks",
 )
 
 
-def comparisons(studies: QuerySet[Study]) -> QuerySet[Comparison]:
-    """Judgments of submitted or approved assignments of ACUTE studies, check items left out."""
-    return Comparison.objects.filter(assignment__study__in=studies.filter(design=KEY), assignment__status__in=DONE,
-                                     item__check_kind="")
+def comparisons(studies: QuerySet[Study], *, with_checks: bool = False) -> QuerySet[Comparison]:
+    """Judgments of submitted or approved assignments of ACUTE studies, check pairs left out (kept, for
+    the export to mark them, with ``with_checks``)."""
+    found = Comparison.objects.filter(assignment__study__in=studies.filter(design=KEY), assignment__status__in=DONE)
+    return found if with_checks else found.filter(item__check_kind="")
+
+
+def check_pairs_summary(study: Study) -> dict[str, Any]:
+    """The study's check pairs (known answer; left out of every result): how many, their judgments, and the
+    raters the checks flagged."""
+    from django.db.models import Count, Q
+
+    judged = Comparison.objects.filter(assignment__study=study, assignment__status__in=DONE, item__check_kind__gt="")
+    raters = study.assignments.filter(status__in=DONE).aggregate(
+        scored=Count("id", filter=Q(checks_shown__gt=0)), failed=Count("id", filter=Q(checks_failed=True)))
+    return {"pairs": study.items.filter(check_kind__gt="").count(), "judgments": judged.count(),
+            "scored_raters": raters["scored"], "failed_raters": raters["failed"]}
 
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
@@ -82,30 +96,63 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
                 for row in criterion["rater_sides"]:
                     row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
             entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame),
-                     "excluded_raters": excluded, "criteria": criteria}
+                     "excluded_raters": excluded, "criteria": criteria, "checks": check_pairs_summary(study)}
             cache.set(key, entry, timeout=3600)
         out.append(entry)
     return out
 
 
-def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[dict[str, Any]]:
+def _check_row_passed(rules: list[dict], criterion: str, left: int, right: int, choice: str) -> bool:
+    """Whether one judgment of a check pair meets its rules on this criterion, as ``studies.rating.checks``
+    scores it with the design's values (1 for the chosen conversation, 0 for the other, ½ each for a tie):
+    ``greater`` than ``than``, or a ``value`` (or ``min``/``max``) of one conversation."""
+    import math
+
+    given = dict(zip((left, right), {"left": (1.0, 0.0), "right": (0.0, 1.0), "tie": (0.5, 0.5)}[choice], strict=True))
+    for rule in rules:
+        if rule.get("criterion") not in (None, "", criterion):
+            continue
+        if "greater" in rule:
+            a, b = given.get(rule["greater"]), given.get(rule["than"])
+            ok = a is not None and b is not None and a > b
+        else:
+            v = given.get(rule["response"]) if "response" in rule else None
+            ok = v is not None and (math.isclose(v, rule["value"]) if "value" in rule else
+                                    rule.get("min", -math.inf) <= v <= rule.get("max", math.inf))
+        if not ok:
+            return False
+    return True
+
+
+def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False,
+                with_checks: bool = True) -> Iterator[dict[str, Any]]:
     """One row per judgment, streamed: both conversations (external ids), the judged speakers, the
-    systems, the order shown (left first), the choice and the winning system and conversation."""
-    queryset = comparisons(studies).order_by("assignment__study_id", "assignment_id", "item__position",
+    systems, the order shown (left first), the choice and the winning system and conversation. A check
+    pair's judgments come marked: ``check`` (its kind: gold or instructed; empty for the study's pairs)
+    and ``check_passed`` (this judgment met the known answer); ``failed_checks``: the rater was flagged.
+    Every result leaves check pairs out (``comparisons``)."""
+    from studies.models import StudyItem
+
+    rules_of = dict(StudyItem.objects.filter(study__in=studies.filter(design=KEY), check_kind__gt="")
+                    .values_list("pk", "check_rules")) if with_checks else {}
+    queryset = comparisons(studies, with_checks=with_checks).order_by("assignment__study_id", "assignment_id", "item__position",
                                              "criterion__position").values_list(
         "assignment__study__experiment__slug", "assignment__study__slug", "criterion__name", "item_id",
         "assignment__rater__external_id", "assignment__rater__platform", "left_conversation__external_id",
         "right_conversation__external_id", "left_speaker", "right_speaker", "left_conversation__metadata__system",
         "right_conversation__metadata__system", "choice", "reason", "seconds", "assignment__status",
-        "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id")
+        "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id", "item__check_kind",
+        "left_conversation_id", "right_conversation_id", "assignment__checks_failed")
     for row in queryset.iterator(chunk_size=5000):
         (experiment, study, criterion, item, rater, platform, left, right, left_speaker, right_speaker, left_system,
-         right_system, choice, reason, seconds, status, submitted, experiment_id, rater_id) = row
+         right_system, choice, reason, seconds, status, submitted, experiment_id, rater_id, check, left_id, right_id,
+         failed) = row
         winner = {"left": (left_system, left), "right": (right_system, right)}.get(choice, ("", ""))
+        passed = _check_row_passed(rules_of.get(item) or [], criterion, left_id, right_id, choice) if check else None
         yield dict(zip(EXPORT_FIELDS, (
             experiment, study, criterion, item, rater if raw_ids else rater_pseudonym(experiment_id, rater_id),
             platform, left, right, left_speaker, right_speaker, left_system, right_system, f"{left}|{right}", choice,
-            winner[0], winner[1], reason, seconds, status, submitted), strict=True))
+            winner[0], winner[1], reason, seconds, status, submitted, check, passed, bool(failed)), strict=True))
 
 
 def live_agreement(study: Study) -> list[dict[str, Any]]:

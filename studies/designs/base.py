@@ -62,6 +62,9 @@ class StudyDesign:
     ranks: ClassVar[bool] = False               # answers rank every target an item shows (BWS)
     compares_pairs: ClassVar[bool] = False      # answers choose between two targets (A/B): win rates, not means
     check_rule_kinds: ClassVar[tuple[str, ...]] = ("response", "greater")  # studies.checks rule keys
+    # A check item of this design shows this many whole conversations written for it (ACUTE-Eval's known-
+    # answer pairs; its rules number the conversations), not responses to one conversation; 0: responses.
+    check_conversations: ClassVar[int] = 0
     normalisation: ClassVar[str] = "none"       # how reports normalise a value (the export's column)
     alpha_level: ClassVar[str] = "interval"     # Krippendorff's alpha level of the normalised scores
     alpha_values: ClassVar[str] = "normalised score"  # what alpha reads, in the report's words
@@ -244,6 +247,11 @@ class StudyDesign:
         """Why a check item showing ``n_responses`` responses does not fit the design, or None."""
         return None
 
+    def check_speaker(self, config: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> str:
+        """The speaker judged in a conversation written for a check item (``check_conversations``) where
+        the researcher named none; "" where the design marks no speaker."""
+        return ""
+
     def check_reference_value(self, config: Mapping[str, Any], given: Any) -> tuple[float | None, str | None]:
         """An anchored design's check item reference value from what the researcher gave: (value,
         problem)."""
@@ -263,6 +271,11 @@ class StudyDesign:
         raise NotImplementedError
 
     # --- reports, the live panel, exports ----------------------------------------------------------------
+
+    def pairs_frame(self, studies: QuerySet[Study]) -> pd.DataFrame:
+        """A design that compares pairs (``compares_pairs``): its judgments as ``studies.analysis.pairwise``
+        reads them, ``left``/``right`` the targets the study's unit rates (responses or conversations)."""
+        raise NotImplementedError(f"{self.key} does not compare pairs")
 
     def studies_of(self, studies: QuerySet[Study]) -> QuerySet[Study]:
         """The studies of this design among ``studies``."""

@@ -315,6 +315,12 @@ class Pairwise(StudyDesign):
 
     report_template: ClassVar[str] = "reports/_pairwise.html"
 
+    def pairs_frame(self, studies: QuerySet[Study]) -> pd.DataFrame:
+        """The judgments of this design's studies in ``studies`` as ``studies.analysis.pairwise`` reads them
+        (``left``/``right``: the targets compared, what the study's unit rates: responses here), check
+        items left out: what human-vs-metric compares a metric's preference with."""
+        return report.comparisons_frame(self.studies_of(studies))
+
     def studies_report(self, studies: QuerySet[Study], *, exclude_flagged: bool) -> list[dict[str, Any]]:
         """Per study of this design in ``studies``: win rates, Bradley–Terry, position bias (the report
         section and its figures read it; a design built on this one, ACUTE-Eval, gives its own)."""

@@ -183,8 +183,13 @@ class RatingsDesign(StudyDesign):
         (included once per criterion), the unit's own part (a whole dialogue, ...)."""
         unit = unit_for(study)
         texts = unit.target_texts(study, item, order, ranked=self.ranks)
-        responses: list[dict[str, Any]] = [{"id": rid, "letter": letter(i), "text": texts[rid]}
-                                           for i, rid in enumerate(order)]
+        # what a row is called: a letter only where there are several ("Response A", "Response B"; one
+        # chat is just "Conversation")
+        several = len(order) > 1
+        responses: list[dict[str, Any]] = [
+            {"id": rid, "letter": letter(i), "text": texts[rid],
+             "label": f"{unit.row_noun} {letter(i)}" if several else unit.row_noun}
+            for i, rid in enumerate(order)]
         config = study.design_config
         rows_by_criterion = []
         for criterion in criteria:

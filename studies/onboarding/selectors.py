@@ -7,7 +7,10 @@ from typing import Any
 from django.db.models import Count, Q
 
 from studies.models import PracticeAnswer, PracticeAttempt, PracticeItem, Study
+from studies.rating.check_rules import rules_text
 from studies.rating.practice_gate import onboarding_of
+
+RESPONSE_KEYS = ("response", "greater", "than", "best", "worst")  # the rule keys that name a response
 
 
 def practice_items(study: Study) -> list[PracticeItem]:
@@ -65,8 +68,8 @@ def answers_of(attempt: PracticeAttempt) -> dict[int, PracticeAnswer]:
 
 
 def study_practice_panel(study: Study) -> dict[str, Any]:
-    """The study page's Practice card: the items with readable rules (responses numbered 1..n, as the rules
-    are written) and the expected answer in the raters' letters (A, B, ...), the
+    """The study page's Practice card (and the API's practice list): the items with their rules (responses
+    numbered from 1, as the API takes them) and the expected answer in the raters' letters (A, B, ...), the
     pass mark, and how raters have done so far."""
     rows = []
     for item in practice_items(study):
@@ -75,8 +78,9 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
         rows.append({"item": item, "number": item.position + 1, "turns": item.conversation.turns,
                      "responses": [texts.get(rid, "") for rid in item.response_ids],
                      "shown": [(n, chr(ord("A") + n - 1), texts.get(rid, "")) for n, rid in enumerate(item.response_ids, 1)],
-                     "rules": [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
-                                for k, v in rule.items()} for rule in item.rules],
+                     # the rules as the API takes them (responses numbered from 1)
+                     "rules": [{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
+                               for rule in item.rules],
                      # what raters see: responses by letter (A, B, ...), as the practice page and its feedback
                      "expected": expected_answer_text(item, {c.name: c.question for c in study.criteria.all()})})
     onboarding = onboarding_of(study)
@@ -88,36 +92,12 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
             "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}
 
 
-def _number(value: Any) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
 def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = None) -> list[str]:
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
-    saw (A, B, ... in the item's fixed order), criteria by their question. A rule of a kind this does
-    not know (e.g. one a new judgement kind adds) is shown with its keys, never dropped."""
-    letter = {rid: f"Response {chr(ord('A') + n)}" for n, rid in enumerate(item.response_ids)}
-    lines = []
-    for rule in item.rules:
-        prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
-        if "greater" in rule:
-            text = f"{letter.get(rule['greater'], '?')} above {letter.get(rule['than'], '?')}"
-        elif "best" in rule:
-            text = f"{letter.get(rule['best'], '?')} ranked best"
-        elif "worst" in rule:
-            text = f"{letter.get(rule['worst'], '?')} ranked worst"
-        elif "response" in rule and "value" in rule:
-            text = f"{letter.get(rule['response'], '?')}: {_number(rule['value'])}"
-        elif "response" in rule and ("min" in rule or "max" in rule):
-            low, high = rule.get("min"), rule.get("max")
-            bound = (f"from {_number(low)} to {_number(high)}" if low is not None and high is not None
-                     else f"at least {_number(low)}" if low is not None else f"at most {_number(high)}")
-            text = f"{letter.get(rule['response'], '?')}: {bound}"
-        else:
-            text = ", ".join(f"{k} {letter.get(v, v) if k == 'response' else v}" for k, v in rule.items()
-                             if k != "criterion")
-        lines.append(prefix + text)
-    return lines
+    saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
+    number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+    return rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
+                       for rule in item.rules], criteria)
 
 
 _FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>

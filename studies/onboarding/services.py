@@ -23,7 +23,7 @@ from django.utils import timezone
 from studies.designs import design_for, unit_for
 from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
-from studies.errors import AssignmentRefused, StudyStateError
+from studies.errors import AssignmentRefused, ConsentRequired, StudyStateError
 from studies.models import (
     Assignment,
     Onboarding,
@@ -210,7 +210,9 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     field) when the form is incomplete or wrong (nothing stored). The answer is stored once: a
     second submit of the same item (double click, reload) returns the first, unchanged, so a rater
     cannot try again after seeing the explanation. After the last item the attempt is scored: passed
-    when at least the pass mark agreed; a pass is announced (``practice_passed``) after the commit."""
+    when at least the pass mark agreed; a pass is announced (``practice_passed``) after the commit.
+    Consent comes first: an attempt whose rater has not agreed (``practice_attempt_consent``) raises
+    ConsentRequired and stores nothing, whatever was posted."""
     study = attempt.study
     if item.study_id != study.pk:
         raise ValidationError({"item": "not a practice item of this study"})
@@ -220,6 +222,8 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     errors.update(repeated_fields(post, design.field_prefixes, criteria))  # one value, posted once (issue 33)
     with transaction.atomic():
         locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if locked.consented_at is None:
+            raise ConsentRequired("the rater has not agreed to the study's terms yet")
         existing = PracticeAnswer.objects.filter(attempt=locked, item=item).first()
         if existing is not None:
             return existing, {}

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from studies.designs import design_for
 from studies.designs.rater_reads import study_criteria
-from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
+from studies.errors import AssignmentRefused, ConsentRequired, PracticeRequired, StudyStateError
 from studies.models import PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
@@ -54,27 +54,38 @@ def practice(request, token: str):
             "attempt": attempt, "study": attempt.study, "passed": True,
             "form_token": form_tokens.form_token(attempt.token, "practice-continue")})
     if attempt.consented_at is None:  # consent first: the instructions and "I agree" before any practice item
-        return _consent_page(request, attempt)
+        return _consent_page(request, attempt, asked=request.GET.get("consent") == CONSENT_NEEDED)
     position = selectors.attempt_next_position(attempt)
     return redirect("raters:practice_item", token=token, position=position or 0)
 
 
-def _consent_page(request, attempt: PracticeAttempt):
+CONSENT_NEEDED = "needed"
+
+
+def _to_consent(token: str):
+    """A practice item asked for (or answered) before consent: the consent page, saying why."""
+    return redirect(reverse("raters:practice", args=[token]) + f"?consent={CONSENT_NEEDED}")
+
+
+def _consent_page(request, attempt: PracticeAttempt, *, asked: bool = False):
     """The study's start page (instructions, what the rater will do, consent) before the practice; a
-    tick goes on to the first practice item."""
-    error = None
+    tick goes on to the first practice item. ``asked``: the rater came from a practice item, which
+    waits for their consent (nothing they sent there was saved)."""
+    error = ("Please read the instructions and tick the box to agree first: practice answers are taken only "
+             "after you agree (nothing was saved).") if asked and request.method != "POST" else None
+    status = 200
     if request.method == "POST":
         if not form_tokens.form_token_valid(attempt.token, "practice-consent", request.POST.get(form_tokens.FIELD)):
             return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
         if request.POST.get("agree") == "yes":
             services.practice_attempt_consent(attempt=attempt)
             return redirect("raters:practice", token=attempt.token)
-        error = "Please tick the box to say you agree before starting."
+        error, status = "Please tick the box to say you agree before starting.", 400
     study = attempt.study
     context = {**start_context(study, items=min(study.items_per_assignment, study.items.count()) or study.items.count(),
                                error=error, form_token=form_tokens.form_token(attempt.token, "practice-consent")),
                "practice_first": True}
-    return render(request, "raters/start.html", context, status=400 if error else 200)
+    return render(request, "raters/start.html", context, status=status)
 
 
 def _item_page(request, attempt: PracticeAttempt, item: PracticeItem, number: int, total: int, *,
@@ -121,7 +132,7 @@ def practice_item(request, token: str, position: int):
         raise Http404
     item, number, total = items[position], position + 1, len(items)
     if attempt.consented_at is None:  # consent first
-        return redirect("raters:practice", token=token)
+        return _to_consent(token)
     answered = attempt.answers.filter(item=item).first()
     if request.method != "POST":
         if answered is not None:
@@ -135,6 +146,8 @@ def practice_item(request, token: str, position: int):
                         "and try again; nothing was saved.", status=403)
     try:
         answer, errors = services.practice_answer(attempt=attempt, item=item, post=request.POST)
+    except ConsentRequired:
+        return _to_consent(token)
     except StudyStateError:
         return redirect("raters:practice", token=token)
     except ValidationError as error:

@@ -6,12 +6,13 @@ scored this way; how an assignment's answers are scored against the rules: ``stu
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db.models import Count
 
-from studies.designs import design_for, kind_for
+from studies.designs import design_for, kind_for, unit_for
 from studies.models import CheckKind, Conversation, Corpus, Response, Study, StudyItem, System
 
 CHECK_SYSTEM = "attention-check"
@@ -105,7 +106,8 @@ def _rule_kind(study: Study, rule: Mapping[str, Any], key: str, n_responses: int
     bad = [r for r in refs if not isinstance(rule.get(r), int) or isinstance(rule.get(r), bool)
            or not 1 <= rule[r] <= n_responses]
     if bad:
-        problems.add(f"{key}.{bad[0]}", f"must be a response number from 1 to {n_responses}")
+        noun = "conversation" if design_for(study).check_conversations else "response"
+        problems.add(f"{key}.{bad[0]}", f"must be a {noun} number from 1 to {n_responses}")
         return None
     allowed = design_for(study).check_rule_kinds  # e.g. response/greater for values, best/worst for ranks
     if kind not in allowed and not any(k in rule for k in LABEL_KEYS):
@@ -167,7 +169,7 @@ def rules_display(item: StudyItem) -> list[dict]:
              for k, v in rule.items()} for rule in item.check_rules]
 
 
-def _checks_corpus(study: Study) -> Corpus:
+def checks_corpus(study: Study) -> Corpus:
     """A per-study corpus holding the check items' conversations (owned like the study, so the texts
     are visible only to its researchers)."""
     corpus, _ = Corpus.objects.get_or_create(
@@ -186,8 +188,9 @@ def _text(value: Any, field: str, problems: Problems) -> str:
     return value.strip()
 
 
-def _turns(value: Any, problems: Problems) -> list[dict[str, str]]:
-    """Turns as [{"speaker", "text"}] or as text, one turn per line ("A: hello" names the speaker)."""
+def turns_clean(value: Any, problems: Problems, field: str = "context") -> list[dict[str, str]]:
+    """Turns as [{"speaker", "text"}] or as text, one turn per line ("A: hello" names the speaker);
+    problems keyed ``field`` (the context, or a compared conversation)."""
     if isinstance(value, str):
         lines = [line.strip() for line in value.splitlines() if line.strip()]
         value = []
@@ -198,15 +201,15 @@ def _turns(value: Any, problems: Problems) -> list[dict[str, str]]:
             else:
                 value.append({"speaker": "A" if n % 2 == 0 else "B", "text": line})
     if not isinstance(value, list) or not value:
-        problems.add("context", "give the conversation, one turn per line")
+        problems.add(field, "give the conversation, one turn per line")
         return []
     turns = []
     for i, turn in enumerate(value):
         if not isinstance(turn, Mapping):
-            problems.add(f"context[{i}]", "each turn is {\"speaker\": ..., \"text\": ...}")
+            problems.add(f"{field}[{i}]", "each turn is {\"speaker\": ..., \"text\": ...}")
             continue
         turns.append({"speaker": str(turn.get("speaker") or ("A" if i % 2 == 0 else "B"))[:40],
-                      "text": _text(turn.get("text"), f"context[{i}].text", problems)})
+                      "text": _text(turn.get("text"), f"{field}[{i}].text", problems)})
     return turns
 
 
@@ -218,7 +221,7 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
     problems = Problems()
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
-    turns = _turns(context, problems)
+    turns = turns_clean(context, problems)
     if isinstance(responses, str):
         responses = [line for line in responses.splitlines() if line.strip()]
     if not isinstance(responses, list) or not responses:
@@ -229,7 +232,7 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
     texts = [_text(r, f"responses[{i}]", problems) for i, r in enumerate(responses)]
     design = design_for(study)
     if texts and (problem := design.check_item_problem(study.design_config, len(texts))
-                  or (shown_counts is not None and _shown_count_problem(len(texts), shown_counts))):
+                  or (shown_counts is not None and shown_count_problem(len(texts), shown_counts))):
         problems.add("responses", problem)  # e.g. two responses for pairwise, tuple_size for BWS
     cleaned_rules, rule_problems = rules_clean(study, rules, len(texts)) if texts else ([], {})
     problems.update({k: v for k, v in rule_problems.items() if k not in problems})
@@ -244,8 +247,9 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
 
 
 def regular_shown_counts(study: Study) -> set[int]:
-    """How many responses the study's regular items show (one number, unless drawn items vary it)."""
-    return set(study.items.filter(check_kind="").annotate(n=Count("item_responses"))
+    """How many responses (or, in a design comparing whole conversations, conversations: the unit's
+    ``shown_relation``) the study's regular items show (one number, unless drawn items vary it)."""
+    return set(study.items.filter(check_kind="").annotate(n=Count(unit_for(study).shown_relation))
                .values_list("n", flat=True).distinct())
 
 
@@ -253,7 +257,7 @@ def counts_text(counts: set[int]) -> str:
     return " or ".join(map(str, sorted(counts)))
 
 
-def _shown_count_problem(n: int, counts: set[int]) -> str | None:
+def shown_count_problem(n: int, counts: set[int]) -> str | None:
     """A check item that shows another number of responses than every regular item (one response among
     sets of four) is recognisable on sight; None when it fits (or no items are built yet)."""
     if not counts or n in counts:
@@ -278,7 +282,7 @@ def written_conversation_create(study: Study, prefix: str, number: int, data: di
     corpus, as ``<prefix>-<n>`` (the first free n from ``number``, metadata ``{prefix: True}``): its
     responses to judge and, for magnitude designs, its reference response. Check and practice items
     both store theirs this way."""
-    corpus = _checks_corpus(study)
+    corpus = checks_corpus(study)
     system, _ = System.objects.get_or_create(name=CHECK_SYSTEM, defaults={
         "description": "Responses written for attention checks and gold items"})
     taken = set(corpus.conversations.values_list("external_id", flat=True))
@@ -293,3 +297,41 @@ def written_conversation_create(study: Study, prefix: str, number: int, data: di
         reference = Response.objects.create(conversation=conversation, system=system, position=len(responses),
                                             text=data["reference"], is_reference=True)
     return conversation, responses, reference
+
+
+def _shown(value: Any) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None = None) -> list[str]:
+    """Rules with 1-based response numbers in the rater's words, one line per rule: responses by the
+    letter raters see (A, B, ...), questions by their text ("How readable?: Response B: at most 2").
+    A rule of a kind this does not know is shown with its keys, never dropped. The checks page and the
+    Practice card (``studies.authoring.rule_rows``, which re-exports it) and the practice's expected answer
+    (``studies.onboarding.selectors.expected_answer_text``) show rules this way."""
+    def letter(n: Any) -> str:
+        return f"Response {string.ascii_uppercase[n - 1]}" if isinstance(n, int) and 1 <= n <= 26 else "Response ?"
+
+    lines = []
+    for rule in rules:
+        prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
+        if "greater" in rule:
+            text = f"{letter(rule['greater'])} above {letter(rule.get('than'))}"
+        elif "best" in rule or "worst" in rule:
+            key = "best" if "best" in rule else "worst"
+            text = f"{letter(rule[key])} ranked {key}"
+        elif "response" in rule and "value" in rule:
+            text = f"{letter(rule['response'])}: {_shown(rule['value'])}"
+        elif "response" in rule and ("min" in rule or "max" in rule):
+            low, high = rule.get("min"), rule.get("max")
+            bound = (f"from {_shown(low)} to {_shown(high)}" if low is not None and high is not None
+                     else f"at least {_shown(low)}" if low is not None else f"at most {_shown(high)}")
+            text = f"{letter(rule['response'])}: {bound}"
+        elif "response" in rule and "label" in rule:
+            text = f"{letter(rule['response'])}: {rule['label']}"
+        elif "response" in rule and "labels" in rule:
+            text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
+        else:
+            text = ", ".join(f"{k} {letter(v) if k == 'response' else v}" for k, v in rule.items() if k != "criterion")
+        lines.append(prefix + text)
+    return lines

@@ -22,6 +22,7 @@ INVITE_DAYS_DEFAULT = 14
 
 
 INVITE_DAYS_MAX = 365
+INVITES_AT_ONCE_MAX = 200  # links made at once (the study page's "how many", the API's ``count``)
 
 
 def _browser_hash(secret: str) -> str:
@@ -49,6 +50,17 @@ def invite_create(*, study: Study, label: str = "", expires_in_days: int | float
         raise ValidationError(errors)
     return Invite.objects.create(study=study, label=label, created_by=created_by,
                                  expires_at=timezone.now() + timedelta(days=expires_in_days))
+
+
+@transaction.atomic
+def invites_create(*, study: Study, count: int = 1, label: str = "",
+                   expires_in_days: int | float = INVITE_DAYS_DEFAULT, created_by=None) -> list[Invite]:
+    """``count`` single-use links at once (1 to ``INVITES_AT_ONCE_MAX``), all or none, the same label and
+    expiry each."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= INVITES_AT_ONCE_MAX:
+        raise ValidationError({"count": f"must be a whole number from 1 to {INVITES_AT_ONCE_MAX}"})
+    return [invite_create(study=study, label=label, expires_in_days=expires_in_days, created_by=created_by)
+            for _ in range(count)]
 
 
 def invite_identity(invite: Invite) -> platforms.Identity:

@@ -10,20 +10,17 @@ from django.db.models import Count, OuterRef, Subquery
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from studies.access import studies_visible_to
 from studies.designs import design_for, unit_for
 from studies.designs.common import draft_in_letters
-from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
-from studies.designs.ratings import field_name
 from studies.designs.units.sides import context_sides
 from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study, StudyItem
 from studies.rating import answers as answering
-from studies.rating import form_tokens, platforms
+from studies.rating import form_tokens, item_answers, platforms
 from studies.rating.pages import (
     _assignment,
     _ended_page,
@@ -124,37 +121,22 @@ def item(request, token: str, position: int):
     if active is not None and not (math.isfinite(active) and 0 <= active <= answering.MAX_ITEM_SECONDS):
         return _message(request, "We could not save this answer", "The field active_ms must be a number of "
                         "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
-    study = assignment.study
-    design = design_for(study)
-    criteria = study_criteria(study)
-    answers, errors = design.answers_parse(request.POST, study=study, order=slot.response_order, criteria=criteria)
-    errors.update(repeated_fields(request.POST, design.field_prefixes, criteria))  # one value, posted once
+    try:
+        errors = item_answers.item_answer_record(slot=slot, post=request.POST, active_seconds=active)
+    except StudyStateError:
+        return redirect("raters:done", token=token)
     if not errors:
-        try:
-            answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers,
-                                     seconds=(timezone.now() - slot.started_at).total_seconds(), active_seconds=active)
-        except StudyStateError:
-            return redirect("raters:done", token=token)
-        except ValidationError as error:
-            for key, messages in error.message_dict.items():
-                criterion, _, rid = key.partition(".")
-                why, _, why_rid = rid.partition(".")  # a criterion's reason: <criterion>.rationale.<target>
-                order = slot.response_order
-                field = (field_name(int(rid), criterion, order) if rid.isdigit() and int(rid) in order else
-                         f"{field_name(int(why_rid), criterion, order)}.{why}"
-                         if why == "rationale" and why_rid.isdigit() and int(why_rid) in order else key)
-                errors[field] = "; ".join(messages)
-        else:
-            following = slots.get(position + 1)
-            if following is None:
-                return redirect(_next_url(assignment, after=position, total=slot.total))
-            if (pending := unit.pending_url(following)) is not None:
-                return redirect(pending)
-            answering.assignment_item_open(slot=following)
-            return _item_page(request, following)
+        following = slots.get(position + 1)
+        if following is None:
+            return redirect(_next_url(assignment, after=position, total=slot.total))
+        if (pending := unit.pending_url(following)) is not None:
+            return redirect(pending)
+        answering.assignment_item_open(slot=following)
+        return _item_page(request, following)
     # Every posted value of a field: a multi-label row's ticked boxes share one name.
+    prefixes = design_for(assignment.study).field_prefixes
     return _item_page(request, slot, values={k: (v[0] if len(v) == 1 else v) for k, v in request.POST.lists()
-                                             if k.startswith(design.field_prefixes)},
+                                             if k.startswith(prefixes)},
                       errors=errors)
 
 

@@ -62,11 +62,12 @@ def labels_only():
 
 
 def _client(user):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from tests.factories import token_for
+
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

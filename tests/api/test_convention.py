@@ -3,11 +3,11 @@ envelope (two different validation errors, a 404, a 409, an unknown /api/ path),
 filters refused by name, filters that work, one strict pagination, and ``Idempotency-Key`` on creates
 and actions (per user: another researcher's same key is theirs)."""
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
 from studies.models import Invite
+from tests.factories import token_for
 from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ ENVELOPE = {"type", "title", "status", "detail", "errors"}
 
 def client_of(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

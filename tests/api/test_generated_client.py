@@ -1,9 +1,9 @@
 """A generated client that works (issue 39): the schema validates with ``openapi-spec-validator``;
 ``openapi-python-client`` generates a client whose modules all import; and that client drives a study
 end to end against a live server (create with nested criteria, import a file, build, publish, invite,
-report, export). The tools are pinned in requirements.txt (they change no other pin); the client runs
-in the generator's Python (httpx, attrs). Without them the test is skipped, saying so. The rating step uses
-the rater services (the rater API of issue 39 is not built yet)."""
+rate through the rater API as a bot with no researcher token, report, export). The tools are pinned in
+requirements.txt (they change no other pin); the client runs in the generator's Python (httpx, attrs).
+Without them the test is skipped, saying so."""
 import json
 import os
 import shutil
@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 
-from studies.models import Rating, Study
-from studies.rating import answers as answering
-from studies.rating import invites
+from studies.models import Assignment, Rating, Study
 from tests.conftest import small_corpus_lines
-from tests.studies.test_services import answer_all
+from tests.factories import token_for
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,7 +72,7 @@ def test_every_generated_module_imports(generated):
 @pytest.mark.django_db(transaction=True)
 def test_the_generated_client_drives_a_study_end_to_end(generated, live_server, user, tmp_path):
     folder, python = generated
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     corpus = tmp_path / "small.jsonl"
     corpus.write_bytes(small_corpus_lines())
     made = run(python, folder, "setup", live_server.url, token, str(corpus))
@@ -84,9 +81,13 @@ def test_the_generated_client_drives_a_study_end_to_end(generated, live_server, 
     assert made["items"] == study.items.count() > 0 and study.experiment.owner == user
     invite = study.invites.get(label="rater one")
     assert invite.token in made["invite_url"]
-    assignment = invites.invite_enter(study=study, token=invite.token, browser_secret="rater-one")
-    answer_all(assignment)
-    answering.assignment_submit(assignment=assignment)
-    assert Rating.objects.filter(assignment=assignment).exists()
+    rated = run(python, folder, "rate", live_server.url, "-", made["invite_url"])
+    assignment = Assignment.objects.get(token=rated["token"])
+    assert (rated["status"], assignment.status, assignment.study_id) == ("submitted", "submitted", study.pk)
+    assert rated["completion_code"] == assignment.completion_code
+    ratings = Rating.objects.filter(assignment=assignment)
+    assert rated["fields"] == ratings.count() > 0  # one field per response and criterion, each stored
+    assert rated["items"] == assignment.assignment_items.filter(answered_at__isnull=False).count()
     read = run(python, folder, "results", live_server.url, token, study.slug)
-    assert "alpha" in read["report_keys"] and read["export_lines"] > 1
+    assert "alpha" in read["report_keys"] and read["export_rows"] == ratings.count()  # a row per rating
+    assert read["report_ratings"] == ratings.count()

@@ -2,6 +2,8 @@
 Screenshots go to test-output/browser/. Tests skip with the reason where Chromium is not installed."""
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,23 @@ def browser():
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
         yield instance
         instance.close()
+
+
+def _requests_in_flight() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if "process_request_thread" in t.name and t.is_alive()]
+
+
+@pytest.fixture(autouse=True)
+def _server_requests_end_before_the_database_is_flushed():
+    """The live server shares the test's database connection with its request threads. A page that
+    flushes answers on ``pagehide`` (rater.js sends a keepalive request) is still being served when its
+    browser context closes; flushing the database under that request fails ("couldn't be flushed") and
+    leaves rows for the next test. This fixture is set up before the tests' pages, so it is torn down
+    after they close and before pytest-django flushes: it waits for the server's request threads."""
+    yield
+    deadline = time.monotonic() + 20
+    while _requests_in_flight() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -55,8 +74,6 @@ def wait_until(tab, expression: str, timeout: float = 30000) -> None:
     """Poll a JavaScript expression until it is true. Playwright's ``wait_for_function`` compiles its
     predicate with eval() inside the page, which the site's Content-Security-Policy (no 'unsafe-eval')
     forbids; ``evaluate`` goes through the DevTools protocol and is not subject to it."""
-    import time
-
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     guarded = f"(() => {{ try {{ return !!({expression}); }} catch (error) {{ return false; }} }})()"

@@ -141,3 +141,51 @@ def test_acute_on_a_phone_by_touch_then_the_report_in_a_browser(live_server, bro
         screenshot(tab, "report-acute-390")
     finally:
         report.close()
+
+
+def test_acute_check_pair_at_1280_looks_like_any_pair_and_a_wrong_answer_flags_the_rater(live_server, browser,
+                                                                                         screenshot, user):
+    from studies.authoring import checks
+    from studies.authoring import services as authoring
+
+    corpus = conversations_corpus(user, {"metabot": 2, "otherbot": 2}, turns=4)
+    study = acute_study(user, corpus=corpus, raters_per_item=2, items_per_assignment=1, platform="prolific",
+                        reason="off", publish=False)
+    item = checks.check_item_create(study=study, kind="gold", rules=[{"greater": 1, "than": 2}], conversations=[
+        "user: what do you do for fun?\nbot: I climb on weekends, and you?\nuser: I hike\nbot: Which trail?",
+        "user: what do you do for fun?\nbot: i dont know\nuser: any hobbies?\nbot: i dont know"])
+    checks.study_checks_configure(study=study, positions="1", min_pass_rate=1)
+    authoring.study_publish(study=study)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    worker = "w-acute-check"
+    try:
+        begin(page, live_server, study, worker)
+        assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
+        first = assignment.assignment_items.order_by("position").first()
+        assert first.item_id == item.pk  # the check pair is the first screen
+        text = page.get_by_test_id("acute-pair").inner_text()
+        assert "I climb on weekends" in text and "i dont know" in text and "Speaker 1" in text
+        for side in ("left", "right"):
+            assert page.get_by_test_id(f"acute-{side}").locator("li.acute-turn.judged").count() == 2
+        screenshot(page, "item-acute-check-pair-1280")
+        degenerate = "a" if first.response_order[0] != item.check_rules[0]["greater"] else "b"
+        bodies = []
+        for _ in range(2):  # the check pair (the degenerate side, wrongly), then the study's pair
+            bodies.append(page.locator("body").inner_text().lower())
+            for name in QUESTIONS:
+                page.locator(f".pairwise-criterion[data-criterion={name}] label.pair-choice[data-key={degenerate}]").click()
+            page.click("form#item-form button[type=submit]")
+            page.wait_for_load_state("networkidle")
+        for word in ("check", "gold", "attention", "known answer"):  # nothing on the screen tells it apart
+            assert bodies[0].count(word) == bodies[1].count(word)
+        assert len(stored(worker)) == 8
+    finally:
+        context.close()
+    from studies.rating import answers as answering
+
+    assignment.refresh_from_db()
+    if assignment.status == Assignment.Status.STARTED:
+        answering.assignment_submit(assignment=assignment)
+        assignment.refresh_from_db()
+    assert (assignment.checks_shown, assignment.checks_passed, assignment.checks_failed) == (1, 0, True)

@@ -138,14 +138,29 @@ def test_onboarding_researcher_practice_card_and_report_in_the_browser(live_serv
         tab.click("#practice summary:has-text('Add a practice item')")
         tab.fill("#practice textarea[name=context]", "A: Hi")
         tab.fill("#practice textarea[name=responses]", "Hello!\nZzz")
-        tab.fill("#practice textarea[name=rules]", '[{"response": 3, "value": 2}]')
+        # the expected answer by controls (issue 34: no JSON): response C, which the item does not have
+        assert tab.locator("#practice textarea[name=rules]").count() == 0
+        assert not tab.locator("#practice [name=rule-0-value]").is_visible()  # nothing expected yet
+        tab.select_option("#practice [name=rule-0-response]", label="C")
+        tab.select_option("#practice [name=rule-0-expects]", label="is exactly")
+        assert not tab.locator("#practice [name=rule-0-than]").is_visible()  # only the fields this rule uses
+        tab.fill("#practice [name=rule-0-value]", "2")
         tab.click("#practice button:has-text('Add the practice item')")
         tab.wait_for_selector("[data-testid=error-rules]")
-        assert "rules[0].response" in tab.inner_text("[data-testid=error-rules]")
+        assert "rule 1 (response)" in tab.inner_text("[data-testid=error-rules]")
         assert tab.locator("[data-testid=error-explanation]").is_visible()
         assert tab.input_value("#practice textarea[name=responses]") == "Hello!\nZzz"  # kept as typed
+        assert tab.input_value("#practice [name=rule-0-value]") == "2"
         fits(tab, viewport["width"])
         screenshot(tab, f"practice-card-{screen}")
+        tab.select_option("#practice [name=rule-0-response]", label="A")
+        tab.fill("#practice [name=rule-0-tolerance]", "1")
+        tab.fill("#practice textarea[name=explanation]", "A greets back.")
+        tab.click("#practice button:has-text('Add the practice item')")
+        tab.wait_for_selector("#practice [data-testid=practice-item] >> nth=3")
+        added = draft.practice_items.order_by("position").last()
+        assert added.rules == [{"response": added.response_ids[0], "min": 1.0, "max": 3.0}]  # as the API stores it
+        tab.wait_for_load_state("networkidle")
         tab.goto(f"{live_server.url}/studies/{DEMO_ONBOARDING_STUDY}/report/")
         section = tab.inner_text("[data-testid=practice-report]")
         assert "75%" in section and "Practice items most often failed" in section

@@ -12,6 +12,7 @@ from studies.designs.ratings import field_name
 from studies.models import PracticeAttempt
 from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
+from tests.factories import consented_attempt
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ class RecordingMTurk:
 
 
 def practise(study, worker, good):
-    attempt = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id=worker,
+    attempt = consented_attempt(study=study, platform="mturk", external_id=worker,
                                                 acceptance_id=f"A{worker}")
     item = onboarding_selectors.practice_items(study)[0]
     values = (5, 1) if good else (1, 5)

@@ -12,6 +12,8 @@ from studies.models import Chat, Rating, Study
 from tests.studies.chat.helpers import bot_system, chat_and_rate, chat_study
 
 pytestmark = pytest.mark.django_db
+
+
 def test_chat_transcripts_scored_by_a_dialogue_metric_on_the_human_vs_metric_page(client, user, local_bot,
                                                                                 loopback_allowed):
     bot_system("chat-rule", local_bot.url("rule"))
@@ -25,6 +27,11 @@ def test_chat_transcripts_scored_by_a_dialogue_metric_on_the_human_vs_metric_pag
     client.force_login(user)
     page = client.get(f"/experiments/{study.experiment.slug}/metrics/{model.name}/").content.decode()
     assert 'id="score-first"' in page and f'value="{study.slug}"' in page  # offered for scoring first
+    offered = client.get(f"/metrics/?study={study.slug}").content.decode()  # only dialogue-level metrics
+    listed = offered.split('data-testid="offered-models">')[1].split("</select>")[0]
+    assert f'value="{model.name}"' in listed and 'value="readability"' not in listed
+    turn_level = client.get(f"/experiments/{study.experiment.slug}/metrics/readability/").content.decode()
+    assert 'data-testid="not-offered"' in turn_level  # a turn-level metric points to the dialogue-level ones
 
     run = services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
     ended = set(Chat.objects.filter(item__study=study, status=Chat.Status.ENDED).values_list("conversation_id", flat=True))

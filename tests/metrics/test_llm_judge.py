@@ -154,6 +154,25 @@ def test_llm_judge_client_slow_judge_stops_at_the_deadline(judge_server):
     assert caught.value.kind == "timeout"
 
 
+@pytest.mark.parametrize("part", ["body", "headers"])
+def test_llm_judge_client_drip_feeding_judge_is_cut_at_the_whole_call_deadline(part):
+    """The judge shares the chat client's POST (``studies.chat.http_post``): a server that sends one byte every
+    half second, each within the 1 s read timeout, is cut by the watchdog at the call's 2 s deadline (the
+    judge's own loop saw the deadline only between body reads, so dripped headers ran about 40 s)."""
+    import time
+
+    from studies.chat.local_bot import LocalBot
+
+    with LocalBot(drip_seconds=0.5) as bot:
+        url = bot.url("drip", protocol="openai") + ("?part=headers" if part == "headers" else "")
+        started = time.monotonic()
+        with pytest.raises(JudgeError) as caught:
+            complete(JudgeEndpoint(url=url, model="m", timeout=1.0, retries=2), [{"role": "user", "content": "hi"}],
+                     allowed=LOOPBACK, deadline_seconds=2.0)
+        elapsed = time.monotonic() - started
+    assert caught.value.kind == "timeout" and elapsed < 3.5
+
+
 def test_llm_judge_client_garbage_is_a_reply_error_not_retried(judge_server):
     with pytest.raises(JudgeError) as caught:
         ask(judge_server, "garbage")

@@ -160,8 +160,9 @@ def test_llm_judge_endpoint_given_to_someone_else_stops_the_judge(user, other_us
 
 
 def test_llm_judge_endpoint_api_creates_scores_and_refuses_others(user, other_user, likert, judge, api):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from tests.factories import token_for
 
     endpoint = endpoint_of(user, judge.url())
     criterion = likert.criteria.first().name
@@ -175,7 +176,7 @@ def test_llm_judge_endpoint_api_creates_scores_and_refuses_others(user, other_us
     run = api.post("/api/metrics/runs/", {"metric_model": name, "study": likert.slug}, format="json")
     assert run.status_code == 201
     bob = APIClient()
-    bob.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=other_user).key}")
+    bob.credentials(HTTP_AUTHORIZATION=f"Token {token_for(other_user)}")
     assert name not in bob.get("/api/metrics/models/").content.decode()
     assert bob.get(f"/api/metrics/models/{name}/").status_code == 404
     assert bob.post("/api/metrics/judges/", {"endpoint": endpoint.pk, "study": likert.slug, "criterion": criterion},

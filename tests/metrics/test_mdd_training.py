@@ -156,3 +156,44 @@ def test_a_cancelled_augmentation_resumes_from_its_part_files(toy):
 def test_mdd_eval_without_a_trained_model_says_so():
     with pytest.raises(ValueError, match="mdd_eval needs a trained model: config 'path' is empty"):
         registry.implementation("mdd_eval", {}).score([ScoringInput(turns=["hi"], response="hello")])
+
+
+def test_a_student_that_takes_no_step_says_so_on_its_run_model_and_card(toy, tmp_path, settings):
+    """Issue 37: a student whose teacher labels no augmented pair confidently takes 0 steps; its run's log
+    summary and phase, its model's notes and its card (and the command's card text) say that no pseudo-label
+    passed the threshold, not only a line inside the log."""
+    from metrics.management.commands.train_metric import card_text
+    from metrics.model_cards import card_compute
+    from ml.models import load_tokenizer
+    from ml.models.mdd_eval import MDDEvalModel
+
+    teacher = MDDEvalModel.from_encoder(str(toy["encoder"]), representation="paired", freeze_encoder=True, floor=True)
+    teacher.save(tmp_path / "teacher", tokenizer=load_tokenizer(str(toy["encoder"])), metadata={})
+    augmented = tmp_path / "augmented.jsonl"
+    augmented.write_text("".join(json.dumps({"context": ["hi", "do you like tea ?"], "response": r, "pair": str(i),
+                                             "technique": "original"}) + "\n"
+                                 for i, r in enumerate(["yes i do", "tax forms", "no"])))
+    run = training.training_run_create(
+        metric="mdd_eval", stage="student", model_name="idle-student", enqueue=False, init_from=str(tmp_path / "teacher"),
+        train_data=str(augmented), validation_data=str(toy["train"]), student_from_teacher=True, threshold=0.5,
+        select_by="ranking", representation="paired", freeze_encoder=True, cache_features=True, floor=True,
+        evaluate_at_start=True, batch_size=30, max_length=32, device="cpu")
+    run = training.training_run_execute(run=run)
+    assert run.status == RunStatus.DONE and run.done == 0
+    said = "no training step: no pseudo-label passed the threshold (none of the 3 augmented pairs has a teacher " \
+           "probability ≥ 0.5), so the student is its teacher, unchanged"
+    assert said in run.log.splitlines()[-1]  # the summary the recipe and the command print
+    assert run.phase.startswith("no training step: no pseudo-label passed the threshold")
+    model = MetricModel.objects.get(name="idle-student")
+    assert model.validation["notes"] == [said]
+    card = card_compute(model, [])
+    assert card["notes"] == [said] and f"  Note: {said}" in card_text(card).splitlines()
+    model.card = card
+    model.save(update_fields=["card"])
+    from django.test import Client
+
+    staff = UserFactory(is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    page = client.get(reverse("metrics:model_detail", args=[model.name])).content.decode()
+    assert 'data-testid="card-note"' in page and "No training step: no pseudo-label passed the threshold" in page

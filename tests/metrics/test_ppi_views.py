@@ -17,6 +17,7 @@ from metrics.models import ScoringRun
 from studies.models import Study
 from tests.metrics.test_ppi_estimates import rated_study, score
 from tests.metrics.test_ppi_estimates import varied_corpus_lines as _lines
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +78,10 @@ def test_ppi_api_and_bad_input(api, scored):
     assert got.status_code == 200
     body = got.json()
     assert body["studies"][0]["criteria"][0]["target_width"] == 0.8 and body["studies"][0]["pay"]["reward"] == 0.9
-    assert api.get(url + "?width=-1").json() == {"width": ["must be above 0, got -1"]}
-    assert api.get(url + "?alpha=2").json() == {"alpha": ["must be above 0 and below 1, got 2"]}
+    assert problem_fields(api.get(url + "?width=-1")) == {"width": ["must be above 0, got -1"]}
+    assert problem_fields(api.get(url + "?alpha=2")) == {"alpha": ["must be above 0 and below 1, got 2"]}
+    assert "study" in problem_fields(api.get(url + "?study=no-such-study"))
+    assert "widht" in problem_fields(api.get(url + "?widht=0.8"))
 
 
 def test_ppi_extend_button_adds_items_once(client, user, scored):
@@ -157,3 +160,19 @@ def test_ppi_demo_report_shows_the_section_after_scoring(client, user):
         assert study["problem"] is None and study["pay"]["remaining_in_frame"] == 0
         assert all(r["n"] == 12 and r["n_unlabelled"] == 0 for c in study["criteria"] for r in c["systems"])
         assert all(p["needed_without_metric"] >= p["needed_with_metric"] for c in study["criteria"] for p in c["plan"])
+
+
+def test_report_controls_each_say_what_they_act_on_once(client, user, scored):
+    """Issue 34 (minor): "Recompute / CSV / XLSX" twice on a report: the toolbar's (reliability) and the
+    estimates section's (prediction-powered) controls are named apart, each name once on the page."""
+    import re
+
+    study, _ = scored
+    client.force_login(user)
+    body = client.get(f"/studies/{study.slug}/report/").content.decode()
+    assert 'data-testid="ppi-section"' in body
+    controls = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", text)).strip() for text in
+                re.findall(r'<(?:a class="button[^"]*"[^>]*|button[^>]*)>(.*?)</(?:a|button)>', body, re.S)]
+    assert len(controls) == len(set(controls)), sorted(c for c in controls if controls.count(c) > 1)
+    for name in ("Reliability CSV", "Reliability XLSX", "Recompute the estimates", "Estimates CSV", "Estimates XLSX"):
+        assert name in controls

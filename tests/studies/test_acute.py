@@ -3,6 +3,7 @@ whole conversations balanced over system pairs with their judged speakers, balan
 sides, storing choices once, the rater page, the export columns, access by other researchers."""
 import csv
 import io
+import re
 from collections import Counter
 
 import pytest
@@ -15,6 +16,7 @@ from studies.designs.acute_schedule import judged_speaker, system_pairs_schedule
 from studies.models import Comparison, Conversation, StudyItemConversation
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
+from studies.rating import form_tokens
 from studies.reports import exporting
 from tests.studies.acute_helpers import (
     ACUTE_QUESTIONS,
@@ -193,6 +195,35 @@ def test_acute_rater_page_shows_both_conversations_marks_the_judged_turns_and_hi
         html.index(Conversation.objects.get(pk=right).turns[0]["text"].split(" turn")[0] + " turn 1")
     assert "Who would you prefer to talk to for a long conversation?" in html
     assert 'name="reason-engagingness"' in html and 'value="tie"' not in html
+
+
+def test_acute_refused_answer_marks_what_is_missing_as_the_pairwise_page_does(user):
+    """The shared questions partial (raters/_pair_questions.html): a missing choice marks the choices, a missing
+    required reason the empty "Why?" box only (issue 34); nothing is stored."""
+    study = acute_study(user, {"a": 2, "b": 2})
+    assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
+        platform="invite", external_id="marks"))
+    answering.assignment_consent(assignment=assignment)
+    slot = assignment.assignment_items.order_by("position").first()
+    url, client = f"/r/a/{assignment.token}/items/{slot.position}/", Client()
+    full = {f"choice-{c}": "left" for c in ACUTE_QUESTIONS} | {f"reason-{c}": "fun" for c in ACUTE_QUESTIONS}
+
+    def refused(**changes):
+        answers = {k: v for k, v in {**full, **changes}.items() if v is not None}
+        page = client.post(url, {**answers, "form_token": form_tokens.form_token(assignment.token, "item")})
+        assert page.status_code == 400
+        html = page.content.decode()
+        marks = {m.group(2): m.group(1).split() for m in re.finditer(
+            r'<fieldset class="([^"]*)" data-criterion="(\w+)">', html)}
+        return marks, [m.split() for m in re.findall(r'<label class="pair-reason([^"]*)">', html)], html
+
+    marks, reasons, html = refused(**{"choice-engagingness": None})
+    assert {"has-error", "choice-missing"} <= set(marks["engagingness"]) and "has-error" not in marks["humanness"]
+    assert not any(reasons) and "<b>Speaker 1</b></span>" in html  # speakers, not "A is better"
+    marks, reasons, _ = refused(**{"reason-humanness": ""})
+    assert "has-error" in marks["humanness"] and "choice-missing" not in marks["humanness"]
+    assert "has-error" not in marks["engagingness"] and reasons.count(["reason-missing"]) == 1
+    assert not Comparison.objects.filter(assignment=assignment).exists()
 
 
 def test_acute_export_carries_both_conversation_ids_the_judged_speakers_and_the_shown_order(user):

@@ -25,7 +25,10 @@ def test_anonymous_requests_are_refused():
 
 def test_token_from_password(user):
     response = APIClient().post("/api/auth/token/", {"username": "alice", "password": "pw-concord"})
-    assert response.status_code == 200 and len(response.json()["token"]) == 40
+    assert response.status_code == 200 and response.json()["token"].startswith("cnc_")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
+    assert client.get("/api/experiments/").status_code == 200
 
 
 @pytest.mark.parametrize("path", [

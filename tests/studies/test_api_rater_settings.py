@@ -1,8 +1,8 @@
 """The rater settings and the experiment link through the API: what the study page sets, a client can set."""
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.factories import token_for
 from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_rater_settings_are_set_read_and_refused_by_field(api, make_study):
 def test_rater_settings_and_the_experiment_link_are_hidden_from_other_researchers(other_user, make_study):
     study = make_study("likert", platform="prolific")
     stranger = APIClient()
-    stranger.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=other_user).key}")
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {token_for(other_user)}")
     assert stranger.get(f"/api/studies/{study.slug}/rater-settings/").status_code == 404
     assert stranger.get(f"/api/experiments/{study.experiment.slug}/link/").status_code == 404
 

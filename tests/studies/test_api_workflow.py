@@ -5,7 +5,6 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
@@ -13,7 +12,7 @@ from studies.models import Study
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reports import selectors
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.problems import problem_fields
 from tests.studies.test_services import answer_all, rater
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def client_for(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

@@ -347,11 +347,13 @@ def researcher(client, user):
 def test_page_adds_a_check_and_keeps_the_form_on_errors(researcher, draft):
     url = f"/studies/{draft.slug}/checks/"
     assert url in researcher.get(f"/studies/{draft.slug}/").content.decode()
-    form = {"kind": "instructed", "context": CONTEXT, "responses": "\n".join(LIKERT_TEXTS), "rules": "[{\"response\": 9}]"}
+    form = {"kind": "instructed", "context": CONTEXT, "responses": "\n".join(LIKERT_TEXTS),
+            "rule-0-response": "9", "rule-0-expects": "value", "rule-0-value": "2"}  # the rule rows' controls
     page = researcher.post(url + "create/", form, follow=True).content.decode()
-    assert "rules[0].response" in page and "Where do you live?" in page  # the message and the typed text
+    assert "rule 1 (response)" in page and "Where do you live?" in page  # the message and the typed text
+    assert 'name="rule-0-value" value="2"' in page  # the rule rows as they were
     assert not draft.items.filter(check_kind__gt="").exists()
-    form["rules"] = '[{"response": 1, "value": 2}]'
+    form["rule-0-response"] = "1"
     researcher.post(url + "create/", form)
     assert draft.items.filter(check_kind="instructed").count() == 1
     researcher.post(url + "configure/", {"per_assignment": "", "positions": "3", "min_pass_rate": "0.5"})

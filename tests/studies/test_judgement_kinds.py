@@ -467,8 +467,11 @@ def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_p
     assert made.status_code == 201 and made.json()["rules"] == rules
     assert api.get(base).json()["items"][0]["rules"] == rules
     client.force_login(user)
-    page = client.get(f"/studies/{kinds_study.slug}/checks/")
-    assert page.status_code == 200 and "expects a label" in page.content.decode()
+    page = client.get(f"/studies/{kinds_study.slug}/checks/").content.decode()
+    # a hand-written check expects a label or a label set by controls (no JSON), and the rules read as words
+    assert '<option value="label">gets the label</option>' in page and '<option value="labels">' in page
+    assert 'name="rule-0-labels" value="repetition"' in page and "JSON" not in page
+    assert "Response B: unsafe" in page and "Response A: none of these" in page
 
 
 def test_categorical_criteria_keep_a_draft_from_switching_to_a_design_without_rating_rows(kinds_study):

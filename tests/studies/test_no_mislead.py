@@ -358,7 +358,8 @@ def test_the_practice_card_says_what_raters_are_told_in_their_letters(make_study
     page = logged_in(user).get(reverse("studies:study_detail", args=[study.slug])).content.decode()
     expected = re.search(r'data-testid="practice-card-expected">([^<]*)<', page).group(1)
     assert "Response B: at most 2" in expected
-    assert "1 (A). I need a table" in page and "2 (B). Banana" in page
+    # rules are chosen by letter (the rule rows), so the card numbers nothing 1, 2 beside the letters
+    assert "A. I need a table" in page and "B. Banana" in page and "1 (A)" not in page
 
 
 def test_the_default_broker_url_makes_kombu_warn_nothing(caplog):
@@ -370,3 +371,35 @@ def test_the_default_broker_url_makes_kombu_warn_nothing(caplog):
     with caplog.at_level("WARNING", logger="kombu.connection"):
         Connection(DEFAULT_BROKER_URL).info()
     assert "No hostname" not in caplog.text
+
+
+def test_set_up_card_separates_the_criteria_and_pages_name_no_developer_references(labels_study, user):
+    """Issue 34 (minors): the set-up card's criteria do not run together ("why required problems
+    (multilabel…"), and no page a researcher or rater reads shows "(issue 24)" or "(studies.chat)"."""
+    detail = logged_in(user).get(reverse("studies:study_detail", args=[labels_study.slug])).content.decode()
+    line = re.sub(r"<[^>]+>", "", re.search(r"<li>Criteria: (.*?)</li>", detail, re.S).group(1))
+    assert line == ("safety (categorical: safe, unsafe, unsure); reason required; "
+                    "problems (multilabel: repetition, contradiction, off-topic); notes (free text)")
+    assignment = rater_entry.assignment_start(
+        study=labels_study, rater=rater_entry.rater_get_or_create(platform="invite", external_id="dev-refs"))
+    rater = Client()
+    pages = [detail, rater.get(reverse("raters:start", args=[assignment.token])).content.decode()]
+    answering.assignment_consent(assignment=assignment)
+    pages.append(rater.get(reverse("raters:item", args=[assignment.token, 0]), follow=True).content.decode())
+    researcher = logged_in(user)
+    pages += [researcher.get(url, follow=True).content.decode() for url in (
+        f"/studies/{labels_study.slug}/report/", f"/studies/{labels_study.slug}/checks/",
+        f"/studies/{labels_study.slug}/edit/", reverse("chat:endpoint_list"))]
+    for html in pages:
+        assert "<html" in html
+        text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>|<!--.*?-->", "", html, flags=re.S))
+        assert not re.search(r"\(issue \d+\)|\((studies|metrics|crowd)\.[a-z_.]+\)", text)
+
+
+def test_the_new_study_form_says_how_to_make_a_labels_only_study(user):
+    """Issue 34 (minor): "there is no 'labels' choice": the designs' list names the labels-only path (Likert
+    with every question given a label or text kind), which pages then call "Labels and free text"."""
+    experiment = authoring.experiment_create(owner=user, title="Choices", slug="choices")
+    page = logged_in(user).get(f"/experiments/{experiment.slug}/studies/new/").content.decode()
+    choice = re.search(r'data-testid="labels-only-choice">([^<]*)<', page).group(1)
+    assert "choose Likert" in choice and "Labels and free text (no scale)" in choice

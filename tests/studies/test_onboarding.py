@@ -15,6 +15,7 @@ from studies.onboarding import services as onboarding
 from studies.onboarding.signals import practice_passed
 from studies.rating import entry as rater_entry
 from studies.rating import practice_gate
+from tests.factories import consented_attempt
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def practice_study(make_study):
 
 
 def begin(study, worker="W1", acceptance="A1"):
-    return onboarding.practice_attempt_begin(study=study, platform="mturk", external_id=worker, acceptance_id=acceptance,
+    return consented_attempt(study=study, platform="mturk", external_id=worker, acceptance_id=acceptance,
                                              platform_data={"assignmentId": acceptance})
 
 
@@ -211,7 +212,7 @@ def test_practice_best_worst_rules_on_bws(make_study):
     texts = ["Best answer here.", "A fine answer.", "An okay answer.", "Gibberish qwerty."]
     add_practice(study, [{"best": 1}, {"worst": 4}], texts=texts)
     authoring.study_publish(study=study)
-    attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
+    attempt = consented_attempt(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
     item = onboarding_selectors.practice_items(study)[0]
     post = {field_name(rid, c.name, item.response_ids): str(rank) for c in study.criteria.all()
             for rid, rank in zip(item.response_ids, (1, 2, 3, 4), strict=True)}
@@ -226,7 +227,7 @@ def test_practice_pairwise_choice_scored_as_ordering(make_study, choice, agreed)
     study = make_study("pairwise", publish=False, platform="prolific")
     add_practice(study, [{"greater": 1, "than": 2}])
     authoring.study_publish(study=study)
-    attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
+    attempt = consented_attempt(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
     item = onboarding_selectors.practice_items(study)[0]
     post = {f"choice-{c.name}": choice for c in study.criteria.all()}
     post.update({f"reason-{c.name}": "Response A answers the question asked." for c in study.criteria.all()})
@@ -250,9 +251,11 @@ def test_practice_expected_answer_in_the_raters_words(practice_study):
         ["Response A: 5"], ["Response B: from 1 to 2"], ["Response A above Response B"]]
     item = items[0]
     item.rules = [{"criterion": "readability", "response": item.response_ids[1], "min": 4.5},
-                  {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"}]
+                  {"best": item.response_ids[0]}, {"response": item.response_ids[0], "label": "off-topic"},
+                  {"response": item.response_ids[1], "labels": []}, {"response": item.response_ids[1], "odd": 1}]
     assert onboarding_selectors.expected_answer_text(item, {"readability": "How readable?"}) == [
-        "How readable?: Response B: at least 4.5", "Response A ranked best", "response Response A, label off-topic"]
+        "How readable?: Response B: at least 4.5", "Response A ranked best", "Response A: off-topic",
+        "Response B: none of these", "response Response B, odd 1"]
 
 
 # --- practice with the judgement kinds: an expected label, an expected label set ------------------------------

@@ -5,10 +5,10 @@ expected answers (responses numbered from 1) and explanations, the pass mark, an
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.models import PracticeAnswer, PracticeAttempt
+from tests.factories import token_for
 from tests.studies.test_onboarding import answer_all, begin, practice_study  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +48,7 @@ def test_practice_results_through_the_api_count_the_attempts(api, practice_study
 def test_practice_api_is_read_only_and_another_researchers_study_is_a_404(api, practice_study, other_user):  # noqa: F811
     assert api.post(f"/api/studies/{practice_study.slug}/practice/", {}).status_code == 405
     theirs = APIClient()
-    theirs.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=other_user).key}")
+    theirs.credentials(HTTP_AUTHORIZATION=f"Token {token_for(other_user)}")
     for path in ("practice/", "practice/results/"):
         assert theirs.get(f"/api/studies/{practice_study.slug}/{path}").status_code == 404
         assert api.get(f"/api/studies/no-such-study/{path}").status_code == 404

@@ -15,21 +15,31 @@ def action(slug, name):
     return f"/studies/{slug}/practice/{name}/"
 
 
+def row(i=0, **fields):
+    """One rule row of the Practice card's form (studies/_rule_rows.html), as its controls post it."""
+    return {f"rule-{i}-{key}": value for key, value in fields.items()}
+
+
+AT_LEAST_4 = row(response="1", expects="min", value="4")
+
+
 def test_practice_item_form_on_the_study_page_shows_field_level_errors(client, user, make_study):
     study = make_study("likert", publish=False)
     client.force_login(user)
-    typed = {"context": "A: Hi", "responses": "Hello!\nZzz", "rules": '[{"response": 1, "value": 9}]',
+    typed = {"context": "A: Hi", "responses": "Hello!\nZzz", **row(response="1", expects="value", value="9"),
              "explanation": ""}
     page = client.post(action(study.slug, "create"), typed, follow=True)
     html = page.content.decode()
     assert page.status_code == 200 and not PracticeItem.objects.exists()
     rules_error = re.search(r'data-testid="error-rules">([^<]+)<', html).group(1)
-    assert rules_error.startswith("rules[0].value: ") and "1" in rules_error
+    assert rules_error.startswith("rule 1 (value): ") and "1" in rules_error
     assert 'data-testid="error-explanation"' in html and 'data-testid="error-context"' not in html
-    assert "Zzz</textarea>" in html and "{&quot;response&quot;: 1, &quot;value&quot;: 9}" in html  # kept as typed
-    not_json = client.post(action(study.slug, "create"), {**typed, "rules": "[{", "explanation": "ok"}, follow=True)
-    assert "not JSON" in re.search(r'data-testid="error-rules">([^<]+)<', not_json.content.decode()).group(1)
-    added = client.post(action(study.slug, "create"), {**typed, "rules": '[{"response": 1, "min": 4}]',
+    assert "Zzz</textarea>" in html and 'name="rule-0-value" value="9"' in html  # kept as typed
+    not_a_number = client.post(action(study.slug, "create"), {**typed, "rule-0-value": "nine", "explanation": "ok"},
+                               follow=True)
+    assert "rule 1: the value must be a number" in re.search(r'data-testid="error-rules">([^<]+)<',
+                                                             not_a_number.content.decode()).group(1)
+    added = client.post(action(study.slug, "create"), {**typed, **AT_LEAST_4,
                                                        "explanation": "A greets back."}, follow=True)
     html = added.content.decode()
     assert PracticeItem.objects.filter(study=study).count() == 1 and 'data-testid="error-' not in html
@@ -41,7 +51,7 @@ def test_practice_pass_mark_form_shows_its_error_and_saves(client, user, make_st
     client.force_login(user)
     for n in range(2):
         client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "Hello!\nZzz",
-                                                   "rules": '[{"response": 1, "min": 4}]', "explanation": f"Why {n}"})
+                                                   **AT_LEAST_4, "explanation": f"Why {n}"})
     refused = client.post(action(study.slug, "configure"), {"pass_mark": "3"}, follow=True).content.decode()
     assert "from 1 to 2" in re.search(r'data-testid="error-pass_mark">([^<]+)<', refused).group(1)
     assert 'name="pass_mark" min="1" max="2" value="3"' in refused  # what was typed, marked invalid
@@ -59,7 +69,7 @@ def test_practice_not_editable_once_published(client, user, make_study):
     study = make_study("likert")
     client.force_login(user)
     page = client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "a\nb",
-                                                      "rules": '[{"response": 1, "min": 4}]', "explanation": "x"},
+                                                      **AT_LEAST_4, "explanation": "x"},
                        follow=True)
     assert "practice is set while it is a draft" in page.content.decode() and not PracticeItem.objects.exists()
     assert "Add a practice item" not in page.content.decode()
@@ -79,7 +89,7 @@ def test_practice_shared_with_the_experiments_draft_conditions_and_copied_with_a
     other = make_study("pairwise", publish=False, experiment=study.experiment)
     client.force_login(user)
     client.post(action(study.slug, "create"), {"context": "A: Hi", "responses": "Hello!\nZzz",
-                                               "rules": '[{"greater": 1, "than": 2}]', "explanation": "A greets."})
+                                               **row(response="1", expects="greater", than="2"), "explanation": "A greets."})
     page = client.post(action(study.slug, "share"), follow=True).content.decode()
     assert "Practice shared with 1 condition(s): likert study." in page and "pairwise study (another design or unit)" in page
     copied = PracticeItem.objects.get(study=twin)

@@ -16,6 +16,7 @@ from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
 from studies.rating import answers as answering
 from studies.reports import selectors as report_selectors
+from tests.factories import consented_attempt
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,7 @@ PRACTICE_TEXTS = ["PRACTICE-ONLY: a table for two, please.", "PRACTICE-ONLY: pur
 
 
 def practise(study, worker, values):
-    attempt = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id=worker,
+    attempt = consented_attempt(study=study, platform="mturk", external_id=worker,
                                                 acceptance_id=f"A-{worker}")
     for item, pair in zip(onboarding_selectors.practice_items(study), values, strict=True):
         post = {field_name(rid, c.name, item.response_ids): str(v) for c in study.criteria.all()

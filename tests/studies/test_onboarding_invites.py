@@ -52,6 +52,7 @@ def post(study, item, values):
 
 
 def take_practice(attempt, study, answers):
+    attempt = onboarding.practice_attempt_consent(attempt=attempt)  # consent first, as the consent page records
     for item, values in zip(onboarding_selectors.practice_items(study), answers, strict=True):
         _, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post(study, item, values))
         assert errors == {}

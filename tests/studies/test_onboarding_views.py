@@ -14,7 +14,7 @@ from studies.designs.ratings import field_name
 from studies.models import Assignment, PracticeAnswer, PracticeAttempt, Rater
 from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
-from tests.factories import prolific_id
+from tests.factories import consented_attempt, prolific_id
 
 pytestmark = pytest.mark.django_db
 
@@ -176,7 +176,7 @@ def test_practice_magnitude_answers_scored_by_the_rules(make_study):
                                            rules=[{"response": 1, "min": 100}], explanation="A beats the anchor.",
                                            reference="The anchor reply.")
     authoring.study_publish(study=study)
-    attempt = onboarding.practice_attempt_begin(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
+    attempt = consented_attempt(study=study, platform="prolific", external_id="P1", acceptance_id="S1")
     post = {field_name(rid, c.name, item.response_ids): v for c in study.criteria.all()
             for rid, v in zip(item.response_ids, ("150", "40"), strict=True)}
     answer, errors = onboarding.practice_answer(attempt=attempt, item=item, post=post)
@@ -200,3 +200,35 @@ def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_
     assert refused.status_code == 403 and not PracticeAnswer.objects.exists()
     assert client.get("/r/p/not-a-token/").status_code == 404
     assert client.get(reverse("raters:practice_item", args=[other.token, 7])).status_code == 404
+
+
+def test_practice_answers_wait_for_consent_in_the_service_and_the_pages(make_study):
+    """Consent first, always (issue 34): an answer posted before "I agree" (a crafted POST with the
+    practice's own form token) is refused by the service, nothing is stored, and the page sends the rater
+    to the consent page, which says why; after agreeing the same answer is taken."""
+    from studies.errors import ConsentRequired
+    from studies.rating import form_tokens
+
+    study = practice_study(make_study)
+    attempt = onboarding.practice_attempt_begin(study=study, platform="mturk", external_id="W9", acceptance_id="A9")
+    item = onboarding_selectors.practice_items(study)[0]
+    answers = {field_name(rid, c.name, item.response_ids): v for c in study.criteria.all()
+               for rid, v in zip(item.response_ids, ("4", "2"), strict=True)}
+    with pytest.raises(ConsentRequired):
+        onboarding.practice_answer(attempt=attempt, item=item, post=answers)
+    assert not PracticeAnswer.objects.exists()
+    client = Client()
+    url = reverse("raters:practice_item", args=[attempt.token, 0])
+    crafted = client.post(url, {"form_token": form_tokens.form_token(attempt.token, "practice"), **answers})
+    assert crafted.status_code == 302 and crafted.url.startswith(reverse("raters:practice", args=[attempt.token]))
+    consent = client.get(crafted.url)
+    html = consent.content.decode()
+    assert consent.status_code == 200 and 'name="agree"' in html
+    assert "practice answers are taken only after you agree (nothing was saved)" in html
+    attempt.refresh_from_db()
+    assert attempt.consented_at is None and not PracticeAnswer.objects.exists()
+    token = re.search(r'name="form_token" value="([0-9a-f]+)"', html).group(1)
+    agreed = client.post(crafted.url, {"form_token": token, "agree": "yes"})
+    assert agreed.status_code == 302
+    taken = client.post(url, {"form_token": form_tokens.form_token(attempt.token, "practice"), **answers})
+    assert taken.status_code == 200 and PracticeAnswer.objects.get().agreed

@@ -215,6 +215,7 @@ def card_text(card: dict) -> str:
     if card.get("status") != "done":
         return f"Model card: {card.get('status')} {card.get('error', '')}".strip()
     lines = [f"Model card ({card['seconds']:.0f} s; paired bootstrap, {card['resamples']} resamples):"]
+    lines += [f"  Note: {note}" for note in card.get("notes", [])]
     for row in card["rows"]:
         lines.append(f"  {row['set']} — {row['quality']}: model {row['model']:.3f}")
         for c in row["comparisons"]:

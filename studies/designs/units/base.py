@@ -66,6 +66,11 @@ class StudyUnit:
         level (``StudyDesign.unit_refusals``), or None."""
         return None
 
+    def checks_refusal(self, design: Any) -> str | None:
+        """Why check items are refused for a study of this unit and ``design`` (its ``checks_problem``),
+        or None."""
+        return self.checks_problem
+
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
         """The unit's settings (``Study.unit_config``) with their defaults, or ValidationError naming
         each bad field (``unit_config.<key>``); a unit without settings takes none."""
@@ -138,6 +143,8 @@ class StudyUnit:
 
     def conversations(self, study: Study) -> QuerySet[Conversation]:
         """The conversations the study's items show (what dialogue-level metrics score): an item's
-        own conversation and those a ranking item shows."""
-        shown = StudyItemConversation.objects.filter(item__study=study).values("conversation_id")
-        return Conversation.objects.filter(Q(pk__in=study.items.values("conversation_id")) | Q(pk__in=shown))
+        own conversation and those a ranking or comparing item shows; check items' conversations are left
+        out (no result reads them, so a metric need not score them before its human-vs-metric report)."""
+        items = study.items.filter(check_kind="")
+        shown = StudyItemConversation.objects.filter(item__in=items).values("conversation_id")
+        return Conversation.objects.filter(Q(pk__in=items.values("conversation_id")) | Q(pk__in=shown))

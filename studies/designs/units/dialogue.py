@@ -55,6 +55,12 @@ class DialogueUnit(StudyUnit):
     shown_relation = "item_conversations"
     checks_problem = "attention checks and gold items are not available for dialogue-unit studies yet"
 
+    def checks_refusal(self, design: Any) -> str | None:
+        """A design whose check items compare whole conversations written for them (ACUTE-Eval's
+        known-answer pairs, ``check_conversations``) takes check items; the others not yet (their rules
+        name responses, and a dialogue item has none)."""
+        return None if getattr(design, "check_conversations", 0) else self.checks_problem
+
     def default_criteria(self) -> list[dict[str, str]]:
         """The seed study's two criteria, asked of the whole dialogue."""
         return [{"name": n, "question": q, "help_text": DIALOGUE_HELP[n]} for n, q in DIALOGUE_QUESTIONS.items()]

@@ -3,14 +3,20 @@ tests/api/test_generated_client.py in the generator's own Python, which has http
 
 ``python drive.py setup BASE TOKEN CORPUS_FILE`` creates an experiment, imports the file, creates a
 study with nested criteria, builds its items, publishes it and makes an invite; prints JSON.
+``python drive.py rate BASE - INVITE_URL`` takes part as a bot rater through the rater API, with no researcher
+token: a session from the invitation link, every item answered from its own field list, the questionnaire
+answered, submitted; prints JSON.
 ``python drive.py results BASE TOKEN STUDY`` reads the report and the CSV export; prints JSON."""
+import csv
 import io
 import json
 import sys
+from urllib.parse import parse_qs, urlsplit
 
-from concord_client import AuthenticatedClient
+from concord_client import AuthenticatedClient, Client
 from concord_client.api.experiments import experiments_create_create
 from concord_client.api.imports import imports_create
+from concord_client.api.rate import rater_answer, rater_items, rater_session_create, rater_submit
 from concord_client.api.studies import (
     invite_create,
     studies_create_create,
@@ -25,6 +31,12 @@ from concord_client.models import (
     ExperimentCreateInputRequest,
     ImportInputRequest,
     InviteCreateInputRequest,
+    RaterAnswerInputRequest,
+    RaterAnswerInputRequestAnswers,
+    RaterSessionInputRequest,
+    RaterSessionInputRequestLink,
+    RaterSubmitInputRequest,
+    RaterSubmitInputRequestQuestionnaire,
     StudyCreateInputRequest,
     StudyItemsBuildInputRequest,
 )
@@ -56,15 +68,62 @@ def setup(client, corpus_file):
             "invite_url": invite.url}
 
 
+def answer(field, targets):
+    """What the bot answers to one field: the scale's top point for the first response, lower after."""
+    if field.kind.value == "scale":
+        points = field.choices or [str(int(field.min_)), str(int(field.max_))]
+        return points[max(0, len(points) - 1 - targets.index(field.target))]
+    if field.kind.value in ("categorical", "choice", "best"):
+        return field.choices[0]
+    if field.kind.value == "worst":
+        return field.choices[-1]
+    if field.kind.value == "multilabel":
+        return [field.choices[0]]
+    return "A bot's reason."
+
+
+def rate(client, invite_url):
+    """Take part through the rater API: the study's key and the invite come from the link itself."""
+    parts = urlsplit(invite_url)
+    key = parts.path.rstrip("/").rpartition("/")[2]
+    link = RaterSessionInputRequestLink.from_dict({"invite": parse_qs(parts.query)["invite"][0]})
+    session = ok(rater_session_create.sync_detailed(key=key, client=client, body=RaterSessionInputRequest(
+        link=link, consent=True, client_secret="generated-client-bot-secret")), 201)
+    rater = {"token": session.token, "client": client, "x_concord_rater_key": session.key}
+    items = ok(rater_items.sync_detailed(**rater, limit=1000))
+    fields_answered = 0
+    for item in items.results:
+        targets = [target.key for target in item.targets]
+        answers = RaterAnswerInputRequestAnswers.from_dict({f.name: answer(f, targets) for f in item.fields})
+        fields_answered += len(item.fields)
+        done = ok(rater_answer.sync_detailed(position=str(item.position), **rater,
+                                             body=RaterAnswerInputRequest(answers=answers, active_ms=2500.0)))
+        assert done.answered, done
+    questionnaire = RaterSubmitInputRequestQuestionnaire.from_dict(
+        {q.name: "no" if q.kind == "yes_no" else "" for q in session.questionnaire})
+    submitted = ok(rater_submit.sync_detailed(**rater, body=RaterSubmitInputRequest(questionnaire=questionnaire)))
+    return {"token": session.token, "items": len(items.results), "fields": fields_answered,
+            "status": submitted.status, "completion_code": submitted.completion_code}
+
+
 def results(client, study):
     report = studies_report_retrieve.sync_detailed(slug=study, client=client)
     assert report.status_code == 200, report.content[:300]
     export = studies_ratings_retrieve.sync_detailed(slug=study, client=client)
     assert export.status_code == 200, export.content[:300]
-    return {"report_keys": sorted(json.loads(report.content)), "export_lines": export.content.decode().count("\n")}
+    body = json.loads(report.content)
+    # the ratings each ICC table reads: one cell per condition and criterion, every rating in one of them
+    tables = body.get("tables") or {}
+    counted = [sum(cell.get("n_ratings") or 0 for cell in cells) for cells in tables.values()] if isinstance(
+        tables, dict) else []
+    rows = list(csv.DictReader(io.StringIO(export.content.decode())))
+    return {"report_keys": sorted(body), "export_rows": len(rows), "report_ratings": max(counted, default=None)}
 
 
 if __name__ == "__main__":
     action, base, token, argument = sys.argv[1:5]
+    if action == "rate":  # a rater: nobody's token
+        print(json.dumps(rate(Client(base_url=base, raise_on_unexpected_status=True), argument)))
+        raise SystemExit(0)
     client = AuthenticatedClient(base_url=base, token=token, prefix="Token", raise_on_unexpected_status=True)
     print(json.dumps(setup(client, argument) if action == "setup" else results(client, argument)))

@@ -3,11 +3,11 @@ settings (shown for the chat unit only, checked with field-level messages), item
 with endpoints (no corpus), publishing; the API's create takes ``unit_config`` and its items build takes
 systems without a corpus; no page or API answer carries an endpoint's key."""
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
 from studies.models import Study
+from tests.factories import token_for
 from tests.problems import problem_fields
 from tests.studies.chat.helpers import bot_system
 
@@ -47,7 +47,7 @@ def test_chat_study_through_the_api(user, local_bot, loopback_allowed):
     bot_system("api-rule", local_bot.url("rule"), key="sk-api-secret")
     authoring.experiment_create(owner=user, title="API chats", slug="api-chats")
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     refused = api.post("/api/studies/create/", {"experiment": "api-chats", "title": "t", "design": "likert",
                                                 "unit": "chat", "unit_config": {"min_turns": 0}}, format="json")
     assert refused.status_code == 400 and "unit_config.min_turns" in problem_fields(refused)

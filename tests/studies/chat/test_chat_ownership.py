@@ -8,7 +8,6 @@ import pytest
 from django.apps import apps as django_apps
 from django.contrib.auth.models import Permission
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
@@ -17,7 +16,7 @@ from studies.chat import services as chatting
 from studies.chat.local_bot import LocalBot
 from studies.errors import StudyStateError
 from studies.models import Chat, System, SystemEndpoint
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.problems import problem_fields
 from tests.studies.chat.helpers import bot_system, chat_study, started_assignment
 
@@ -46,7 +45,7 @@ def bob(other_user, client):
 
 def _api(user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return api
 
 

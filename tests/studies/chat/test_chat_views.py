@@ -251,3 +251,23 @@ def test_chat_start_page_says_raters_will_chat(client, user, local_bot, loopback
     assignment.save(update_fields=["consented_at"])
     page = client.get(reverse("raters:start", args=[assignment.token])).content.decode()
     assert "first chat with a dialogue system" in page
+
+
+def test_a_single_chat_is_rated_as_the_conversation_without_a_letter(client, chat_slot):
+    """Issue 34: one chat is "Conversation", not "Conversation A" (letters only where there are several),
+    on the chat page and on the rating page after it."""
+    from studies.chat import services as chatting
+
+    assignment, position = chat_slot
+    item_id = assignment.assignment_items.get(position=position).item_id
+    chat_page = client.get(_urls(assignment, position)["page"]).content.decode()
+    assert 'aria-label="Conversation"' in chat_page and "Conversation A" not in chat_page
+    chatting.chat_open(assignment=assignment, item_id=item_id)
+    for n, text in enumerate(["Hello!", "What is the weather like?"]):
+        chatting.chat_turn_post(assignment=assignment, item_id=item_id, text=text, client_id=f"c{n}")
+    chatting.chat_end(assignment=assignment, item_id=item_id)
+    page = client.get(reverse("raters:item", args=[assignment.token, position]))
+    html = page.content.decode()
+    assert page.status_code == 200 and "This is the conversation you just had" in html
+    assert re.search(r'<span class="row-label">Conversation</span>', html)
+    assert 'aria-label="Conversation"' in html and "Conversation A" not in html

@@ -1,0 +1,165 @@
+"""The shapes of the human-vs-metric report (``metrics.selectors.human_metric_report``) and the
+prediction-powered estimates (``metrics.ppi.ppi_report``) for the OpenAPI schema (issue 39: typed report
+responses). They only describe the answers; ``tests/api/test_report_schemas.py`` validates live answers
+against what they declare. Undefined numbers (NaN) are written as null, hence nullable; rows may carry
+more keys than listed (the components allow additional properties)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+def _number(**kwargs) -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, **kwargs)
+
+
+class CorrelationSerializer(serializers.Serializer):
+    method = serializers.CharField(help_text="pearson, spearman or kendall")
+    r = _number()
+    p = _number()
+    n = serializers.IntegerField()
+    ci95 = serializers.ListField(child=_number(), allow_null=True, help_text="Fisher z; null for too few points")
+
+
+class CorrelationsSerializer(serializers.Serializer):
+    pearson = CorrelationSerializer()
+    spearman = CorrelationSerializer()
+    kendall = CorrelationSerializer()
+
+
+class HumanMetricPointSerializer(serializers.Serializer):
+    unit = serializers.IntegerField(help_text="the rated response (or conversation)")
+    system = serializers.CharField()
+    human = _number()
+    metric = _number()
+
+
+class HumanMetricCellSerializer(serializers.Serializer):
+    """One condition × criterion: the metric against the mean human score, per response and per system
+    (Pearson, Spearman, Kendall; METRICS.md), and the human ceiling (split-half agreement)."""
+
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    n_responses = serializers.IntegerField()
+    unit = serializers.CharField()
+    missing_scores = serializers.IntegerField()
+    response_level = CorrelationsSerializer(required=False, allow_null=True)
+    system_level = CorrelationsSerializer(required=False, allow_null=True)
+    human_ceiling = _number(required=False)
+    points = HumanMetricPointSerializer(many=True, required=False)
+
+
+class HumanMetricReportSerializer(serializers.Serializer):
+    metric_model = serializers.CharField()
+    metric = serializers.CharField()
+    cells = HumanMetricCellSerializer(many=True)
+    label_cells = serializers.ListField(child=serializers.DictField(),
+                                        help_text="criteria answered by labels: the metric per label")
+    notes = serializers.ListField(child=serializers.CharField())
+    below_baselines = serializers.ListField(
+        child=serializers.DictField(), help_text="where the model is below an untrained baseline on these studies' "
+                                                 "own ratings (as a model card's `below` entries)")
+    warnings = serializers.ListField(child=serializers.CharField(),
+                                     help_text="the card's warnings and those of below_baselines, as lines")
+
+
+class _EstimateFields(serializers.Serializer):
+    estimate = _number()
+    ci_low = _number()
+    ci_high = _number()
+    human_estimate = _number()
+    human_ci_low = _number()
+    human_ci_high = _number()
+    lam = _number(help_text="the power-tuning weight of the metric (0: human only)")
+    n = serializers.IntegerField()
+    n_unlabelled = serializers.IntegerField()
+    n_effective = _number()
+    rho = _number()
+    p = _number()
+    human_p = _number()
+    note = serializers.CharField(allow_blank=True)
+    width = _number()
+    human_width = _number()
+
+
+class RaterNoiseSerializer(serializers.Serializer):
+    units = serializers.IntegerField()
+    ratings_per_unit = _number()
+    within_unit_variance = _number()
+    between_unit_variance = _number()
+    noise_share = _number()
+
+
+class PpiSystemSerializer(_EstimateFields):
+    """A system's mean score: prediction-powered (Angelopoulos et al. 2023, PPI++) beside human only."""
+
+    system = serializers.CharField()
+    frame = serializers.IntegerField(required=False)
+    rater_noise = RaterNoiseSerializer(required=False, allow_null=True)
+
+
+class PpiDifferenceSerializer(_EstimateFields):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    paired = serializers.BooleanField()
+
+
+class PpiRankSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    place = serializers.IntegerField()
+    best = serializers.IntegerField()
+    worst = serializers.IntegerField()
+    sure = serializers.BooleanField()
+    estimate = _number()
+    next = serializers.CharField(allow_null=True, required=False)
+    p_next_holm = _number(required=False)
+
+
+class PpiPlanSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    target_width = _number()
+    alpha = _number()
+    sd_human = _number()
+    n_now = serializers.IntegerField()
+    frame_size = serializers.IntegerField()
+    reachable = serializers.BooleanField()
+    needed_without_metric = serializers.IntegerField(allow_null=True)
+    needed_with_metric = serializers.IntegerField(allow_null=True)
+    more_without_metric = serializers.IntegerField(allow_null=True)
+    more_with_metric = serializers.IntegerField(allow_null=True)
+    ppi_corr = _number()
+
+
+class PpiCriterionSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    systems = PpiSystemSerializer(many=True)
+    differences = PpiDifferenceSerializer(many=True)
+    ranking = PpiRankSerializer(many=True)
+    plan = PpiPlanSerializer(many=True)
+    target_width = _number()
+    frame_size = serializers.IntegerField()
+
+
+class PpiStudySerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    unit = serializers.CharField()
+    metric_model = serializers.CharField()
+    alpha = _number()
+    criteria = PpiCriterionSerializer(many=True)
+    pairwise = serializers.ListField(child=serializers.DictField(), required=False,
+                                     help_text="a pairwise study's win-rate estimates")
+    problem = serializers.CharField(allow_null=True, help_text="why there are no estimates, if so")
+    method = serializers.CharField(allow_null=True, required=False, help_text="how the items were drawn")
+    frame_size = serializers.IntegerField(allow_null=True, required=False)
+    corpus = serializers.CharField(allow_null=True, required=False)
+    items = serializers.IntegerField(allow_null=True, required=False)
+    pay = serializers.DictField(allow_null=True, required=False,
+                                help_text="what the planner's extra items would cost (reward, places, totals)")
+
+
+class PredictionPoweredReportSerializer(serializers.Serializer):
+    metric_model = serializers.CharField()
+    metric = serializers.CharField()
+    alpha = _number()
+    studies = PpiStudySerializer(many=True)
+    notes = serializers.ListField(child=serializers.CharField())

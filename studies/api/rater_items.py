@@ -1,0 +1,169 @@
+"""What the rater API shows of one item and how it reads an answer (issue 39, the rater API).
+
+An item is described from the same form context its page is rendered from (``StudyDesign.form_context``),
+so a bot sees what a person sees: the conversation, the targets lettered in this rater's order (never a
+database id: issue 26), a reference where the design shows one, and one entry per form field to answer
+(``item_fields``: its name, criterion, question, the target it concerns, its kind and the values it takes).
+An answer is a JSON object of those fields; ``answers_as_post`` turns it into the form the page posts, and
+``studies.rating.item_answers`` parses, checks and stores it exactly as it does the page's."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.http import QueryDict
+
+from studies.designs import design_for, unit_for
+from studies.designs.common import number_text
+from studies.designs.kinds.multilabel import NONE_VALUE
+from studies.designs.rater_reads import study_criteria
+from studies.designs.units.sides import context_sides
+from studies.models import AssignmentItem, Study
+
+MAX_FIELDS = 200  # as many as a draft may hold (answers.DRAFT_MAX_FIELDS)
+
+
+def _turns(turns: Sequence[Mapping[str, Any]] | None) -> list[dict[str, str]]:
+    return [{"speaker": str(t.get("speaker", "")), "text": str(t.get("text", ""))} for t in turns or []]
+
+
+def _field(name: str, criterion: Any, kind: str, *, target: str | None = None, required: bool = True,
+           choices: Sequence[Any] = (), low: float | None = None, high: float | None = None,
+           many: bool = False) -> dict[str, Any]:
+    return {"name": name, "criterion": criterion["name"], "question": criterion.get("question") or "",
+            "target": target, "kind": kind, "required": required, "choices": [str(c) for c in choices],
+            "min": low, "max": high, "many": many}
+
+
+def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A rating design's rows: one field per target and criterion, and its "Why?" box where asked."""
+    design = design_for(study)
+    config = study.design_config
+    fields = []
+    for row in context["criteria"]:
+        criterion = by_name[row["name"]]
+        kind = row["kind"]
+        for target in row["rows"]:
+            spec: dict[str, Any] = {}
+            if kind == "scale" and design.ranks:
+                kind_name, spec = "rank", {"choices": row["ranks"]}
+            elif kind == "scale":
+                kind_name = "scale"
+                low, high = design.value_range(config, scale_min=criterion.scale_min, scale_max=criterion.scale_max) \
+                    or (None, None)
+                whole = getattr(design, "whole_numbers", lambda **_: False)(scale_min=criterion.scale_min)
+                spec = {"low": low, "high": high}
+                if whole and low is not None and high is not None:
+                    spec["choices"] = [number_text(p) for p in range(int(low), int(high) + 1)]
+            elif kind == "categorical":
+                kind_name, spec = kind, {"choices": row.get("labels") or []}
+            elif kind == "multilabel":
+                labels = list(row.get("labels") or [])
+                kind_name, spec = kind, {"choices": labels + ([NONE_VALUE] if row.get("none_option") else []),
+                                         "many": True}
+            else:  # free text: its length bounds
+                kind_name, spec = kind, {"low": row.get("min_length"), "high": row.get("max_length"),
+                                         "required": bool(row.get("min_length"))}
+            fields.append(_field(target["field"], row, kind_name, target=target["letter"], **spec))
+            if row.get("rationale"):
+                fields.append(_field(target["why_field"], row, "rationale", target=target["letter"],
+                                     required=row["rationale"] == "required"))
+    return fields
+
+
+def item_fields(study: Study, context: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every form field of an item's page (its ``form_context``), as the API lists them."""
+    by_name = {c.name: c for c in study_criteria(study)}
+    if "pairwise" in context:  # A/B: left (A) or right (B), a tie where allowed; a reason per criterion
+        pairwise = context["pairwise"]
+        choices = ["left", "right", *(["tie"] if pairwise["allow_tie"] else [])]
+        fields = []
+        for row in pairwise["criteria"]:
+            fields.append(_field(row["choice_field"], row, "choice", choices=choices))
+            if pairwise["reason"] != "off":
+                fields.append(_field(row["reason_field"], row, "reason", required=pairwise["reason"] == "required",
+                                     high=pairwise["reason_max_length"]))
+        return fields
+    if "tuple_criteria" in context:  # best-worst tuples: the best and the worst member's letter
+        fields = []
+        for row in context["tuple_criteria"]:
+            letters = [member["letter"] for member in row["options"]]
+            fields += [_field(row["best_field"], row, "best", choices=letters),
+                       _field(row["worst_field"], row, "worst", choices=letters)]
+        return fields
+    return _rating_fields(study, context, by_name)
+
+
+def _targets(context: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if "tuple_members" in context:
+        return [{"key": m["letter"], "text": m["text"], "turns": _turns(m.get("turns"))} for m in context["tuple_members"]]
+    if context.get("pairwise") and context["pairwise"].get("sides") and not context.get("responses"):
+        return [{"key": side["label"], "text": side.get("text", ""), "turns": _turns(side.get("turns"))}
+                for side in context["pairwise"]["sides"]]
+    if context.get("ranked_dialogues"):
+        return [{"key": d["letter"], "text": "", "turns": _turns(d["turns"])} for d in context["ranked_dialogues"]]
+    return [{"key": r["letter"], "text": r["text"], "turns": []} for r in context.get("responses") or []]
+
+
+def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) -> dict[str, Any]:
+    """One slot of an assignment as the rater API shows it (its page's content, as data)."""
+    study = slot.assignment.study
+    criteria = study_criteria(study) if criteria is None else criteria
+    design, item = design_for(study), slot.item
+    context = design.form_context(study=study, item=item, order=slot.response_order, values={}, errors={},
+                                  criteria=criteria)
+    reference = None
+    if context.get("reference") is not None or context.get("anchor_turns"):
+        shown = context.get("reference")
+        reference = {"text": getattr(shown, "text", ""), "turns": _turns(context.get("anchor_turns")),
+                     "value": context.get("reference_value")}
+    # The conversation the targets reply to, as the page shows it above them: a dialogue study's whole
+    # dialogue; none where the design hides it (ACUTE sets ``turns`` empty: it would tell the sides apart).
+    hidden = context.get("turns") == []
+    if context.get("dialogue"):
+        conversation = context.get("dialogue_turns") or []
+    else:
+        conversation = context_sides(item.conversation.turns) if item.conversation is not None and not hidden else []
+    values = design.stored_values(slot, study, criteria)
+    return {
+        "position": slot.position, "answered": slot.answered_at is not None,
+        "pending_url": unit_for(study).pending_url(slot),
+        "context": _turns(conversation), "targets": _targets(context), "reference": reference,
+        "fields": item_fields(study, context), "values": values,
+    }
+
+
+def _text(value: Any) -> str | None:
+    """One JSON answer value as the page posts it (None: not text or a number)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return number_text(value)
+
+
+def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, Any]]) -> tuple[QueryDict, dict[str, str]]:
+    """A JSON answer (field -> text, a number, or a list of labels) as the form the page posts, and
+    each field's problem that the form could not even carry: a field the item does not have, a value
+    that is not text, a number or a list of text."""
+    known = {field["name"] for field in fields}
+    post = QueryDict(mutable=True)
+    errors: dict[str, str] = {}
+    if len(answers) > MAX_FIELDS:
+        return post, {"answers": f"at most {MAX_FIELDS} fields"}
+    for name, value in answers.items():
+        if name not in known:
+            names = sorted(known)
+            listed = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+            errors[name] = f"unknown field: this item takes {listed} (its `fields`)"
+            continue
+        values = value if isinstance(value, list) else [value]
+        texts = [_text(v) for v in values]
+        if any(t is None for t in texts) or len(values) > MAX_FIELDS:
+            errors[name] = "must be text, a finite number or a list of labels"
+            continue
+        post.setlist(name, [t for t in texts if t is not None])
+    return post, errors

@@ -1,0 +1,225 @@
+"""The reliability report's shape for the OpenAPI schema (issue 39: typed report responses instead of an
+untyped object). The report itself is computed by ``studies.analysis.report`` (``Report.as_dict``),
+``reports.position_selectors`` and ``reports.label_selectors``; these serializers only describe it, and
+``tests/api/test_report_schemas.py`` validates live answers against what they declare.
+
+Numbers that can be undefined (NaN: too few raters, no variation) are nullable: the API writes NaN as null
+(``config.renderers``). Rows that may carry more keys than listed (a design's extra columns) keep them: the
+components allow additional properties. Each design's own section (``pairwise``, ``bws_tuples``, ``acute``;
+``reports.selectors.design_sections``) is a list of that design's rows."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+def _number(**kwargs) -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, **kwargs)
+
+
+class ReportConditionSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    design = serializers.CharField()
+    benchmark = serializers.BooleanField()
+    criteria = serializers.ListField(child=serializers.CharField())
+    alpha_level = serializers.CharField(help_text="Krippendorff's alpha level: ordinal, interval, ...")
+    alpha_values = serializers.CharField(help_text="what alpha's values are (Likert value, log10 ratio, ...)")
+    ranks = serializers.BooleanField()
+    report_note = serializers.CharField(allow_blank=True)
+
+
+class IccFormSerializer(serializers.Serializer):
+    value = _number()
+    F = _number()  # noqa: N815 - the report's key
+    df1 = _number()
+    df2 = _number()
+    p = _number()
+    ci95 = serializers.ListField(child=_number(), min_length=2, max_length=2)
+
+
+class IccCellSerializer(serializers.Serializer):
+    """One condition × criterion of Tables 1-7: the six ICC forms (Shrout & Fleiss; McGraw & Wong), or
+    ``error`` saying why there are none (fewer than two raters on an item, an empty group)."""
+
+    table = serializers.CharField()
+    title = serializers.CharField()
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    n_raters = serializers.IntegerField()
+    n_items = serializers.IntegerField()
+    n_ratings = serializers.IntegerField()
+    error = serializers.CharField(required=False, help_text="present when no ICC could be computed")
+    k0 = _number(required=False)
+    method = serializers.CharField(required=False, help_text="complete or incomplete")
+    ipsation = serializers.CharField(required=False, allow_null=True)
+    warnings = serializers.ListField(child=serializers.CharField(), required=False)
+    anova = serializers.DictField(child=_number(), required=False, help_text="sums of squares and df")
+    icc = serializers.DictField(child=IccFormSerializer(), required=False,
+                                help_text="by form: ICC(1,1), ICC(A,1), ICC(C,1), ICC(1,k), ICC(A,k), ICC(C,k)")
+
+
+class IccTablesSerializer(serializers.Serializer):
+    table1 = IccCellSerializer(many=True)
+    table2 = IccCellSerializer(many=True)
+    table3 = IccCellSerializer(many=True)
+    table4 = IccCellSerializer(many=True)
+    table5 = IccCellSerializer(many=True)
+    table6 = IccCellSerializer(many=True)
+    table7 = IccCellSerializer(many=True)
+
+
+class CriteriaCorrelationSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    a = serializers.CharField()
+    b = serializers.CharField()
+    rho = _number()
+    p = _number()
+    n = serializers.IntegerField()
+
+
+class CompletionSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    n = serializers.IntegerField()
+    mean_minutes = _number()
+    median_minutes = _number()
+    minutes = serializers.ListField(child=_number())
+
+
+class AnovaEffectSerializer(serializers.Serializer):
+    effect = serializers.CharField()
+    sum_sq = _number()
+    df = _number()
+    F = _number()  # noqa: N815
+    p = _number()
+    eta_sq = _number()
+
+
+class TukeyPairSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    mean_diff = _number()
+    p = _number()
+    significant = serializers.BooleanField()
+
+
+class ConditionComparisonSerializer(serializers.Serializer):
+    """Two-way ANOVA condition × system and Tukey HSD between conditions on per-rater z-scores."""
+
+    criterion = serializers.CharField()
+    systems = serializers.ListField(child=serializers.CharField())
+    effects = AnovaEffectSerializer(many=True)
+    tukey = TukeyPairSerializer(many=True)
+
+
+class AlphaSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    level = serializers.CharField()
+    values = serializers.CharField()
+    alpha = _number()
+    note = serializers.CharField(allow_blank=True)
+
+
+class PlanningSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    target = _number()
+    raters_needed = serializers.DictField(child=_number(), help_text="by ICC form (Spearman-Brown)")
+
+
+class RaterQualitySerializer(serializers.Serializer):
+    rater = serializers.JSONField(help_text="the rater's id")
+    name = serializers.CharField(help_text="a pseudonym unless raw_ids")
+    study = serializers.SlugField()
+    ratings = serializers.IntegerField()
+    loo_r = _number(help_text="leave-one-out correlation with the other raters")
+    straight_lining = _number()
+    seconds_per_item = _number()
+    flagged = serializers.BooleanField()
+    flag_reasons = serializers.CharField(allow_blank=True)
+    failed_checks = serializers.BooleanField(required=False)
+
+
+class SystemMeanSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    system = serializers.CharField()
+    mean_z = _number()
+    n = serializers.IntegerField()
+    low = _number()
+    high = _number()
+
+
+class DistributionSerializer(serializers.Serializer):
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    system = serializers.CharField()
+    n = serializers.IntegerField()
+    q1 = _number()
+    med = _number()
+    q3 = _number()
+    mean = _number()
+    whislo = _number()
+    whishi = _number()
+
+
+class PositionSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    letter = serializers.CharField()
+    n = serializers.IntegerField()
+    mean_z = _number()
+    mean_score = _number()
+    low = _number()
+    high = _number()
+
+
+class PositionEffectSerializer(serializers.Serializer):
+    """Whether the place a response is shown in changes its score (Kruskal-Wallis H over positions)."""
+
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    positions = PositionSerializer(many=True)
+    H = _number(required=False)  # noqa: N815
+    df = serializers.IntegerField(required=False, allow_null=True)
+    p = _number(required=False)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class LabelCriterionSerializer(serializers.Serializer):
+    """A criterion answered by labels or free text: shares, agreement and association per kind
+    (``reports.label_selectors``)."""
+
+    study = serializers.CharField()
+    criterion = serializers.CharField()
+    kind = serializers.CharField(help_text="categorical, multilabel or free_text")
+    question = serializers.CharField(allow_blank=True)
+    n = serializers.IntegerField()
+    labels = serializers.ListField(child=serializers.CharField())
+    raters = serializers.IntegerField()
+
+
+class ReliabilityReportSerializer(serializers.Serializer):
+    """The reliability report of a study or an experiment (Santhanam & Shaikh 2019, Tables 1-9, and more;
+    STATISTICS.md)."""
+
+    conditions = ReportConditionSerializer(many=True)
+    criteria = serializers.ListField(child=serializers.CharField())
+    tables = IccTablesSerializer()
+    criteria_correlation = CriteriaCorrelationSerializer(many=True, help_text="Table 9: Spearman between criteria")
+    completion = CompletionSerializer(many=True)
+    anova = ConditionComparisonSerializer(many=True, help_text="empty unless two conditions share two systems")
+    alpha = AlphaSerializer(many=True)
+    planning = PlanningSerializer(many=True)
+    raters = RaterQualitySerializer(many=True)
+    systems = SystemMeanSerializer(many=True)
+    distributions = DistributionSerializer(many=True)
+    excluded_raters = serializers.ListField(child=serializers.JSONField())
+    notes = serializers.ListField(child=serializers.CharField())
+    positions = PositionEffectSerializer(many=True)
+    labels = LabelCriterionSerializer(many=True)
+    pairwise = serializers.ListField(child=serializers.DictField(), required=False,
+                                     help_text="the pairwise design's section (empty when no study is pairwise)")
+    bws_tuples = serializers.ListField(child=serializers.DictField(), required=False,
+                                       help_text="the bws_tuples design's section")
+    acute = serializers.ListField(child=serializers.DictField(), required=False,
+                                  help_text="the ACUTE-Eval section")

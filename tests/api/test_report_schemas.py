@@ -1,0 +1,120 @@
+"""Typed report responses (issue 39): the reliability report (study and experiment), human vs metric and
+the prediction-powered estimates declare real component schemas, and live answers validate against what
+the schema declares (OpenAPI 3.0 semantics: ``nullable``), for rated studies of several designs, a
+labels-only study and a study nobody has rated. A mutated answer fails, so the check can fail."""
+import json
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+from openapi_schema_validator import OAS30Validator
+
+from metrics import services
+from studies.rating import answers as answering
+from tests.api.test_blockers import labels_only  # noqa: F401 - the labels-only fixture
+from tests.api.test_convention import client_of
+from tests.metrics.test_ppi_estimates import rated_study, score
+from tests.studies import test_pairwise
+from tests.studies.test_services import answer_all
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def openapi():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return json.loads(json.dumps(schema, default=str))
+
+
+def component(openapi, path: str) -> str:
+    ref = openapi["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    return ref.rpartition("/")[2]
+
+
+def schema_errors(openapi, path: str, data) -> list[str]:
+    schema = openapi["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    validator = OAS30Validator({**schema, "components": openapi["components"]})
+    return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(data)]
+
+
+def assert_conforms(openapi, path: str, response):
+    assert response.status_code == 200, response.content[:500]
+    errors = schema_errors(openapi, path, response.json())
+    assert not errors, errors[:10]
+
+
+STUDY_REPORT = "/api/studies/{slug}/report/"
+EXPERIMENT_REPORT = "/api/experiments/{slug}/report/"
+HUMAN_METRIC = "/api/experiments/{slug}/metrics/{model}/"
+PPI = "/api/experiments/{slug}/metrics/{model}/prediction-powered/"
+
+
+def test_the_reports_are_declared_as_components_not_untyped_objects(openapi):
+    names = {path: component(openapi, path) for path in (STUDY_REPORT, EXPERIMENT_REPORT, HUMAN_METRIC, PPI)}
+    assert names == {STUDY_REPORT: "ReliabilityReport", EXPERIMENT_REPORT: "ReliabilityReport",
+                     HUMAN_METRIC: "HumanMetricReport", PPI: "PredictionPoweredReport"}
+    schemas = openapi["components"]["schemas"]
+    report = schemas["ReliabilityReport"]
+    assert {"tables", "alpha", "raters", "positions", "labels", "notes"} <= set(report["required"])
+    assert report["properties"]["tables"]["$ref"].endswith("/IccTables")
+    assert schemas["PpiSystem"]["properties"]["estimate"]["nullable"] is True
+
+
+@pytest.fixture
+def two_conditions(user, corpus, make_study):
+    """A rated Likert study (varied answers), its metric scores, and a second condition (RME) rated too,
+    so the experiment report compares conditions (ANOVA, Tukey)."""
+    import io
+
+    from studies.corpora import services as corpus_imports
+    from tests.metrics.test_ppi_estimates import varied_corpus_lines
+
+    twelve = corpus_imports.dialogues_import(stream=io.BytesIO(varied_corpus_lines(12)), source_name="twelve.jsonl",
+                                             corpus_slug="twelve", owner=user).corpus
+    study = rated_study(user, twelve, reward="0.90")
+    model = services.metric_model_default(key="readability")
+    score(model, corpus=twelve)
+    rme = make_study("rme", experiment=study.experiment, raters_per_item=2, items_per_assignment=6)
+    for number in range(2):
+        start = test_pairwise.start(rme, f"rme-{number}", seed=number)
+        answer_all(start, value=50 + 20 * number)
+        answering.assignment_submit(assignment=start, total_seconds=90.0 + number)
+    return study, model
+
+
+def test_live_reports_match_their_schemas(api, openapi, two_conditions):
+    study, model = two_conditions
+    experiment = study.experiment.slug
+    assert_conforms(openapi, STUDY_REPORT, api.get(f"/api/studies/{study.slug}/report/"))
+    experiment_report = api.get(f"/api/experiments/{experiment}/report/")
+    assert_conforms(openapi, EXPERIMENT_REPORT, experiment_report)
+    assert len(experiment_report.json()["conditions"]) == 2
+    assert_conforms(openapi, EXPERIMENT_REPORT, api.get(f"/api/experiments/{experiment}/report/?exclude_flagged=1"))
+    assert_conforms(openapi, HUMAN_METRIC, api.get(f"/api/experiments/{experiment}/metrics/{model.name}/"))
+    ppi = api.get(f"/api/experiments/{experiment}/metrics/{model.name}/prediction-powered/?width=0.8")
+    assert_conforms(openapi, PPI, ppi)
+    assert ppi.json()["studies"] and ppi.json()["studies"][0]["criteria"]
+
+
+def test_a_mismatching_answer_is_caught(api, openapi, make_study):
+    study = make_study("likert")
+    data = api.get(f"/api/studies/{study.slug}/report/").json()
+    assert not schema_errors(openapi, STUDY_REPORT, data)  # nobody rated it: empty tables, a note
+    assert schema_errors(openapi, STUDY_REPORT, {**data, "tables": "none"})
+    assert schema_errors(openapi, STUDY_REPORT, {key: value for key, value in data.items() if key != "alpha"})
+    broken = {**data, "conditions": [{**data["conditions"][0], "benchmark": "no"}]}
+    assert schema_errors(openapi, STUDY_REPORT, broken)
+
+
+def test_a_pairwise_study_and_a_labels_study_report_match_their_schemas(api, openapi, make_study, labels_only):  # noqa: F811
+    pairwise = test_pairwise.finished_study(make_study)
+    report = api.get(f"/api/studies/{pairwise.slug}/report/")
+    assert_conforms(openapi, STUDY_REPORT, report)
+    assert report.json()["pairwise"]
+    owner, study = labels_only
+    client = client_of(owner)
+    labels = client.get(f"/api/studies/{study.slug}/report/")
+    assert_conforms(openapi, STUDY_REPORT, labels)
+    assert labels.json()["labels"]
+    assert_conforms(openapi, HUMAN_METRIC, client.get(f"/api/experiments/{study.experiment.slug}/metrics/readability/"))
+    assert_conforms(openapi, PPI, client.get(
+        f"/api/experiments/{study.experiment.slug}/metrics/readability/prediction-powered/"))
