@@ -14,7 +14,7 @@ urlpatterns = [
     path("api/", include("metrics.api.urls")),
     path("api/crowd/", include("crowd.api.urls")),
     path("", include("studies.chat.urls")),  # before /r/<slug>/: the chat pages live under /r/a/<token>/
-    path("r/", include("studies.rating.urls")),
+    path("r/", include("studies.rater_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("crowd.urls")),

@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from crowd import conf
 from crowd.models import Publication
-from studies.authoring import allocation
 from studies.models import Assignment, Study
+from studies.rating import allocation
 from studies.rating.links import study_entry_path
 
 
@@ -23,7 +23,7 @@ def worker_key(worker_id: str) -> str:
 
 def places_needed(study: Study) -> int:
     """Raters needed so every item reaches its target: ceil(items x raters per item / items per rater)
-    (``studies.authoring.allocation.places_needed``); check items ride along in every assignment."""
+    (``studies.rating.allocation.places_needed``); check items ride along in every assignment."""
     items = study.items.filter(check_kind="").count()
     return allocation.places_needed(items, study.raters_per_item, study.items_per_assignment)
 

@@ -177,7 +177,7 @@ def _pairwise(study: Study, units, scores, alpha) -> list[dict[str, Any]]:
 def _pay(study: Study, plans: list[dict]) -> dict[str, Any]:
     """The most items any system needs more of (an item carries every system), with and without the metric,
     and what they cost with the study's pay plan (rewards for the places they need; platform fees on top)."""
-    from studies.authoring.allocation import places_needed
+    from studies.rating.allocation import places_needed
 
     def cost(items):
         if items is None or study.reward is None:

@@ -66,6 +66,12 @@ def trainable(key: str) -> Trainable:
     return cls.training
 
 
+def trainer_keys() -> tuple[str, ...]:
+    """The trainable metrics one ``ml.trainers`` module trains stage by stage (``Trainable.trainer``): those
+    /metrics/'s training form offers (MDD-Eval, trained by its own runner, has a form of its own), sorted."""
+    return tuple(key for key in trainable_keys() if trainable(key).trainer)
+
+
 def all_stages() -> tuple[str, ...]:
     """Every trainable metric's stages, in declaration order, each once."""
     return tuple(dict.fromkeys(stage for key in trainable_keys() for stage in trainable(key).stages))

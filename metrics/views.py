@@ -42,7 +42,8 @@ def metric_list(request):
     if request.user.is_staff:
         context["training_runs"] = TrainingRun.objects.select_related("metric", "result")[:20]
         context["trained_models"] = MetricModel.objects.filter(  # the metrics one ml trainer trains (not MDD-Eval's form)
-            metric__key__in=[k for k in registry.trainable_keys() if registry.trainable(k).trainer]).select_related("metric")
+            metric__key__in=registry.trainer_keys()).select_related("metric")
+        context["trainable_metrics"] = training_choices()
     return render(request, "metrics/metric_list.html", context)
 
 
@@ -64,6 +65,16 @@ def _offer(request) -> dict:
                             "models": selectors.metric_models_offered(request.user, study=study, corpus=corpus),
                             "dialogue": selectors.rates_dialogues(study=study, corpus=corpus)}
     return context
+
+
+def training_choices() -> list[dict]:
+    """The training form's metrics and their stages, as their classes declare them (``Trainable``)."""
+    choices = []
+    for key in registry.trainer_keys():
+        spec = registry.trainable(key)
+        choices.append({"key": key, "label": spec.label or registry.implementation_class(key).name,
+                        "stages": [{"key": stage, "label": spec.stage_labels.get(stage, stage)} for stage in spec.stages]})
+    return choices
 
 
 TRAINING_FIELDS = {"epochs": int, "train_limit": int, "validation_limit": int, "learning_rate": float,

@@ -12,7 +12,10 @@ class StudiesConfig(AppConfig):
         from studies import tasks  # noqa: F401
         from studies.chat.report import report_section
         from studies.onboarding.report import report_section as practice_section
+        from studies.onboarding.views import practice_begin
+        from studies.rating.entry_views import practice_page_register
         from studies.reports import sections
 
         sections.register(report_section)  # the report's "Chats" section (chat studies only)
         sections.register(practice_section)  # the report's "Practice" section (studies with practice items only)
+        practice_page_register(practice_begin)  # a rater who must practise first gets the practice's page

@@ -37,3 +37,10 @@ class PracticeRequired(AssignmentRefused):
         # Set where the link's own parameters are not the practice's identity (an invitation: the
         # invite's rater, ``studies.rating.invites.invite_enter``); None: the link's identity.
         self.identity = identity
+
+
+def errors_text(error) -> list[str]:
+    """A ValidationError as lines a page can show: ``field: message; message`` per field, or its messages."""
+    if hasattr(error, "error_dict"):
+        return [f"{field}: {'; '.join(msgs)}" for field, msgs in error.message_dict.items()]
+    return error.messages

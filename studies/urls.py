@@ -1,10 +1,9 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from studies.authoring import builder_views, check_views, workflow_views
+from studies.authoring import builder_views, check_views, practice_views, workflow_views
 from studies.authoring import views as authoring_views
 from studies.corpora import views as corpus_views
-from studies.onboarding import authoring_views as practice_views
 from studies.rating import views as rater_views
 from studies.reports import review_views
 from studies.reports import views as report_views

@@ -5,19 +5,25 @@
   design is covered without editing this file. A comparison is ``==``/``!=``/``in``/``is`` with
   ``Design.MEMBER`` (or a tuple, list or set holding one), with a design's value as a string beside
   something named ``design``, or a ``case`` on either; templates are searched for ``design == "value"``.
-- No module over 600 lines in studies/, crowd/ or metrics/ (migrations aside)."""
+- No module over 600 lines in studies/, crowd/ or metrics/ (migrations aside).
+- Counted from every module's syntax tree, imports inside functions included (a late import only hides an
+  arrow): no two subpackages of ``studies/`` import each other, and no import circle among the modules of
+  studies/, crowd/, metrics/ and ml/. ``lint-imports`` keeps the same rules as contracts; this reads the
+  code without it."""
 from __future__ import annotations
 
 import ast
 import re
 from pathlib import Path
 
+from architecture.acyclic import strongly_connected
 from studies.models import Design
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("studies", "crowd", "metrics", "config", "architecture")
 ALLOWED = ("studies/designs/", "studies/models/")
 LINE_CAP = 600
+CONTAINERS = ("studies", "crowd", "metrics", "ml")
 
 
 def _is_member(node: ast.AST) -> bool:
@@ -121,3 +127,89 @@ def test_the_cap_counts_lines_and_skips_migrations(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text("x = 1\n" * lines)
     assert long_modules(tmp_path) == [f"studies/big.py: {LINE_CAP + 1} lines"]
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    """Dotted name -> file of every module in the containers (a package by its ``__init__.py``)."""
+    found = {}
+    for package in CONTAINERS:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules of the containers that one module imports, anywhere in it (``ast.walk`` enters functions);
+    ``from a import b`` counts as importing ``a.b`` where that is a module, else ``a``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")
+            base = ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""]).strip(".") if node.level \
+                else node.module or ""
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # a name inside a module, or nothing of ours (django)
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                imported.add(target)
+    return imported
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    modules = _modules(root)
+    return {name: _imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def subpackages_importing_each_other(graph: dict[str, set[str]], root: Path = ROOT) -> list[tuple[str, str]]:
+    """Pairs of ``studies/`` subpackages (folders) with an import each way, from any of their modules."""
+    subpackages = {p.parent.name for p in (root / "studies").glob("*/__init__.py")}
+
+    def subpackage(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if parts[0] == "studies" and len(parts) > 1 and parts[1] in subpackages else None
+
+    arrows = {(subpackage(a), subpackage(b)) for a, targets in graph.items() for b in targets}
+    arrows = {(a, b) for a, b in arrows if a and b and a != b}
+    return sorted((a, b) for a, b in arrows if (b, a) in arrows and a < b)
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    return strongly_connected(set(graph), graph)
+
+
+def test_no_two_studies_subpackages_import_each_other():
+    assert subpackages_importing_each_other(import_graph()) == []
+
+
+def test_no_import_circle_in_studies_crowd_metrics_or_ml():
+    graph = import_graph()
+    assert {"studies.rating.entry", "metrics.registry", "crowd.models", "ml"} <= set(graph)  # every container read
+    assert import_circles(graph) == []
+
+
+def test_the_import_checks_see_late_and_relative_imports(tmp_path):
+    planted = {
+        "studies/__init__.py": "",
+        "studies/upper/__init__.py": "",
+        "studies/upper/views.py": "from studies.lower import pages\n",
+        "studies/lower/__init__.py": "",
+        "studies/lower/pages.py": "def page():\n    from studies.upper.views import x  # late\n    return x\n",
+        "studies/lower/fine.py": "from . import pages\nfrom .pages import page\nimport django.db\n",
+        "metrics/__init__.py": "",
+        "metrics/a.py": "def f():\n    from .b import g\n    return g\n",
+        "metrics/b.py": "from metrics import a\n",
+    }
+    for relative, text in planted.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    graph = import_graph(tmp_path)
+    assert graph["studies.lower.fine"] == {"studies.lower.pages"}
+    assert subpackages_importing_each_other(graph, tmp_path) == [("lower", "upper")]
+    assert import_circles(graph) == [["metrics.a", "metrics.b"], ["studies.lower.pages", "studies.upper.views"]]

@@ -26,9 +26,9 @@ from crowd import conf, costs
 from crowd.errors import PublishRefused
 from crowd.models import Bonus, Publication, WorkerAssignment
 from crowd.scope import linked_studies, places_needed
-from studies.authoring import allocation, planning
+from studies.authoring import planning
 from studies.models import Assignment, Study
-from studies.rating import review
+from studies.rating import allocation, review
 
 DEFAULT_TITLE = "Rate the replies of chatbots"
 DESCRIPTION = "Read short conversations and rate the replies of dialogue systems."

@@ -23,6 +23,7 @@ _PAIRS = {"self_eval_representation": "pairs", "freeze_encoder": True, "cache_fe
           "evaluate_at_start": True, "select_by": "accuracy"}
 TRAINING = Trainable(
     stages=("coarse", "fine"), runner="metrics.stage_training", trainer="ml.trainers.self_eval",
+    label="SelF-Eval", stage_labels={"coarse": "coarse (replacement levels)", "fine": "fine (+ R-drop)"},
     # dialogues = DailyDialog++ contexts + a relevant response; positives.json to train, dev to validate
     data={"coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),
           "fine": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json")},

@@ -18,13 +18,11 @@ from rest_framework.settings import api_settings
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput
 from studies.api.rater_views import RaterAssignmentSerializer, RaterView, assignment_view
-from studies.authoring import allocation
-from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, PracticeRequired
 from studies.models import Assignment, Experiment, Study
+from studies.rating import allocation, closing, invites, platforms, review
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
-from studies.rating import invites, platforms, review
 from studies.rating.links import study_entry_path
 
 OPEN = (Study.Status.PUBLISHED, Study.Status.CLOSED)
@@ -94,7 +92,7 @@ class RaterSessionApi(_SessionApi):
             .exclude(platform=Study.Platform.BENCHMARK).first()
         if study is None:  # as on the pages: an unknown, draft or benchmark study alike
             raise NotFound("no study open to raters at this address")
-        authoring.study_close_if_done(study=study, check_items=False)
+        closing.study_close_if_done(study=study, check_items=False)
         identity = self.identity(given["link"], study.platform)
         try:
             if identity.platform == Study.Platform.INVITE:
@@ -126,7 +124,7 @@ class RaterExperimentSessionApi(_SessionApi):
         if experiment is None or not linked:
             raise NotFound("no experiment open to raters at this address")
         for study in linked:
-            authoring.study_close_if_done(study=study, check_items=False)
+            closing.study_close_if_done(study=study, check_items=False)
         open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
         if problem := allocation.experiment_platform_problem(open_ones):
             raise Conflict(f"this link is not set up correctly: {problem}")

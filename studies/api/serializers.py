@@ -4,11 +4,10 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studies.api.inputs import StrictInput
-from studies.authoring import allocation
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import KINDS
 from studies.models import Design, Study, Unit
-from studies.rating import invites, review
+from studies.rating import allocation, invites, review
 
 
 class CriterionSerializer(StrictInput):

@@ -276,7 +276,7 @@ class ExperimentLinkApi(ApiView):
 
     @extend_schema(responses=OutputSerializer, operation_id="experiment_link")
     def get(self, request, slug):
-        from studies.authoring import allocation
+        from studies.rating import allocation
 
         experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
         link = allocation.experiment_link(experiment)

@@ -28,6 +28,7 @@ from studies.designs.kinds import criterion_kind_clean
 from studies.designs.rater_reads import study_criteria
 from studies.models import CheckKind, Criterion, Response, Study, StudyItem
 from studies.onboarding import services as practice_services
+from studies.rating import check_rules
 from studies.rating.views import item_preview_context
 
 USES = {"practice": "practice item", "gold": "gold check item"}
@@ -215,7 +216,7 @@ def _conversations_gold_save(study: Study, item: StudyItem, order: Sequence[int]
     for found in golds:
         shown = check_item_conversations([found.pk]).get(found.pk, [])
         if [{"turns": c["turns"], "speaker": c["speaker"]} for c in shown] == pair:
-            if found.check_rules == checks.resolve_rules(rules, [c["id"] for c in shown]):
+            if found.check_rules == check_rules.resolve_rules(rules, [c["id"] for c in shown]):
                 return found, False
             raise ValidationError({"expected": f"this item is already a {USES['gold']} with another expected answer: "
                                                "remove that one first (study page)"})
@@ -245,7 +246,7 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     if (found := _written_from(study, use, parts["context"], parts["responses"])) is not None:
         ids = found.response_ids if use == "practice" else \
             list(found.item_responses.order_by("position").values_list("response_id", flat=True))
-        if (found.rules if use == "practice" else found.check_rules) == checks.resolve_rules(rules, ids):
+        if (found.rules if use == "practice" else found.check_rules) == check_rules.resolve_rules(rules, ids):
             return found, False
         raise ValidationError({"expected": f"this item is already a {USES[use]} with another expected answer: "
                                            f"remove that one first (study page)"})

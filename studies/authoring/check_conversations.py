@@ -25,7 +25,7 @@ MAX_TURNS = 60
 def conversations_parse(study: Study, conversations: Any, *, turns_of, problems) -> list[dict[str, Any]]:
     """The conversations a check item compares: [{"turns", "speaker"}], each given as turns, as text
     (one turn per line), or as {"turns": ..., "speaker": ...}; problems keyed ``conversations[i]...``.
-    ``turns_of(value, field, problems)`` reads turns (``checks._turns``)."""
+    ``turns_of(value, field, problems)`` reads turns (``studies.rating.check_rules.turns_clean``)."""
     design = design_for(study)
     wanted = design.check_conversations
     if isinstance(conversations, Mapping):  # the web form: {"1": text, "2": text}

@@ -10,9 +10,8 @@ from django.views.decorators.http import require_POST
 
 from studies.authoring import checks, rule_rows
 from studies.authoring import selectors as study_selectors
-from studies.authoring.views import _errors_text
 from studies.designs import design_for
-from studies.errors import StudyStateError
+from studies.errors import StudyStateError, errors_text
 from studies.models import CheckKind, StudyItem
 from studies.pseudonyms import rater_pseudonym
 from studies.reports.check_selectors import study_checks_summary
@@ -86,7 +85,7 @@ def checks_action(request, slug, action):
     try:
         messages.success(request, _do(request, study, action))
     except ValidationError as error:
-        for text in _errors_text(error):
+        for text in errors_text(error):
             messages.error(request, text)
         if action == "create":  # keep what was typed
             request.session[f"checks-form-{study.pk}"] = {

@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation
 from studies.authoring import services as authoring
 from studies.designs import DESIGNS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
@@ -36,6 +35,7 @@ from studies.models import (
     StudyItemSystem,
 )
 from studies.onboarding import services as onboarding
+from studies.rating import allocation
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -136,53 +136,90 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
     items do not show is refused). Validation names every bad field and nothing is written then."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     errors: dict[str, Any] = {}
-    notes: list[str] = []
     unknown = sorted(set(values) - set(EDITABLE_FIELDS))
     if unknown:
         errors["fields"] = f"cannot change {', '.join(unknown)} here"
     changes: dict[str, Any] = {}
     structure = {k: values[k] for k in STRUCTURE_FIELDS if k in values}
+    criteria_specs, rebuild = _structure_clean(study, structure, errors, changes) if structure else (None, False)
+    _text_and_limits_clean(values, errors, changes)
+    rater_settings = _rater_settings_changed(study, values)
+    if errors:
+        raise ValidationError(errors)
+    if rater_settings:
+        authoring.study_rater_settings_set(study=study, values=rater_settings)  # raises naming its field
+        study.refresh_from_db(fields=["platform_config"])
+    notes = _stale_items_drop(study, changes, rebuild)
+    for field, value in changes.items():
+        setattr(study, field, value)
+    if changes:
+        study.save(update_fields=list(changes))
+    if criteria_specs is not None:
+        _criteria_replace(study, criteria_specs)
+    return study, notes
+
+
+def _structure_clean(study: Study, structure: Mapping[str, Any], errors: dict[str, Any], changes: dict[str, Any]
+                     ) -> tuple[list[dict[str, Any]] | None, bool]:
+    """The design, its settings, the criteria and the platform asked for (``structure``): refused while
+    ``structure_lock_reason`` holds unless they are what the study has; else checked into ``errors`` and
+    ``changes``. Returns (the criteria to store or None, whether the built items go)."""
     design = structure.get("design", study.design)
-    criteria_specs: list[dict[str, Any]] | None = None
+    same = (design == study.design
+            and ("design_config" not in structure
+                 or _config_or_none(design, structure["design_config"]) == study.design_config)
+            and ("criteria" not in structure or _criteria_unchanged(study, structure["criteria"]))
+            and structure.get("platform", study.platform) == study.platform)
+    lock = None if same else structure_lock_reason(study)
+    if lock:
+        errors["design"] = f"cannot change the design, criteria or platform: {lock}"
+    if lock or same:
+        return None, False
     rebuild = False  # the settings the items were drawn under changed: they go
-    if structure:
-        same = (design == study.design
-                and ("design_config" not in structure
-                     or _config_or_none(design, structure["design_config"]) == study.design_config)
-                and ("criteria" not in structure or _criteria_unchanged(study, structure["criteria"]))
-                and structure.get("platform", study.platform) == study.platform)
-        lock = None if same else structure_lock_reason(study)
-        if lock:
-            errors["design"] = f"cannot change the design, criteria or platform: {lock}"
-        elif not same:
-            if "design" in structure or "design_config" in structure:
-                try:
-                    chosen = design_for(design)
-                    config = chosen.config_clean(structure.get(
-                        "design_config", study.design_config if design == study.design else None))
-                except ValidationError as error:
-                    errors.update(error.message_dict)
-                else:
-                    refused = chosen.unit_problem(unit_for(study))
-                    if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
-                        errors["design"] = refused
-                    if design == study.design:  # e.g. new tuples or pairs, or a BWS size its items do not show
-                        problems, stale = chosen.config_change(study, config)
-                        errors.update(problems)
-                        rebuild = rebuild or stale
-                    if (not chosen.takes_kinds and "criteria" not in structure
-                            and study.criteria.exclude(kind="scale").exists()):  # labels, text: Rating rows only
-                        errors["design"] = ("this design answers every criterion on its own scale: first make the "
-                                            "labelled or free-text criteria plain ones")
-                    changes["design"], changes["design_config"] = design, config
-            if "criteria" in structure:
-                takes_kinds = design in DESIGNS and design_for(design).takes_kinds
-                criteria_specs = _criteria_specs(structure["criteria"], errors, takes_kinds=takes_kinds)
-            if "platform" in structure:
-                if structure["platform"] not in Study.Platform.values or structure["platform"] == Study.Platform.BENCHMARK:
-                    errors["platform"] = f"unknown platform {structure['platform']!r}"
-                else:
-                    changes["platform"] = structure["platform"]
+    if "design" in structure or "design_config" in structure:
+        rebuild = _design_clean(study, design, structure, errors, changes)
+    criteria_specs = None
+    if "criteria" in structure:
+        takes_kinds = design in DESIGNS and design_for(design).takes_kinds
+        criteria_specs = _criteria_specs(structure["criteria"], errors, takes_kinds=takes_kinds)
+    if "platform" in structure:
+        if structure["platform"] not in Study.Platform.values or structure["platform"] == Study.Platform.BENCHMARK:
+            errors["platform"] = f"unknown platform {structure['platform']!r}"
+        else:
+            changes["platform"] = structure["platform"]
+    return criteria_specs, rebuild
+
+
+def _design_clean(study: Study, design: str, structure: Mapping[str, Any], errors: dict[str, Any],
+                  changes: dict[str, Any]) -> bool:
+    """A new design or design configuration, checked by the design itself (its settings, the study's unit,
+    a change of what the items were drawn under). Returns whether the built items go (``config_change``)."""
+    try:
+        chosen = design_for(design)
+        config = chosen.config_clean(structure.get(
+            "design_config", study.design_config if design == study.design else None))
+    except ValidationError as error:
+        errors.update(error.message_dict)
+        return False
+    rebuild = False
+    refused = chosen.unit_problem(unit_for(study))
+    if refused:  # the unit is fixed at creation; a design it cannot run is refused as there
+        errors["design"] = refused
+    if design == study.design:  # e.g. new tuples or pairs, or a BWS size its items do not show
+        problems, rebuild = chosen.config_change(study, config)
+        errors.update(problems)
+    if (not chosen.takes_kinds and "criteria" not in structure
+            and study.criteria.exclude(kind="scale").exists()):  # labels, text: Rating rows only
+        errors["design"] = ("this design answers every criterion on its own scale: first make the "
+                            "labelled or free-text criteria plain ones")
+    changes["design"], changes["design_config"] = design, config
+    return rebuild
+
+
+def _text_and_limits_clean(values: Mapping[str, Any], errors: dict[str, Any], changes: dict[str, Any]) -> None:
+    """The study's text and limits (title, instructions, consent text, raters per item, items per assignment,
+    estimated minutes, reward, questionnaire): what may change at any time, checked into ``errors`` and
+    ``changes``."""
     for field in ("title", "instructions", "consent_text"):
         if field in values:
             text = str(values[field] or "").strip() if field == "title" else str(values[field] or "")
@@ -212,32 +249,30 @@ def study_update(*, study: Study, values: Mapping[str, Any]) -> tuple[Study, lis
             errors["questionnaire"] = problem
         else:
             changes["questionnaire"] = list(values["questionnaire"])
+
+
+def _rater_settings_changed(study: Study, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The rater settings in ``values`` (time limit, deadline), less a deadline sent back unchanged."""
     rater_settings = {k: values[k] for k in RATER_SETTING_FIELDS if k in values}
     if "closes_at" in rater_settings and _same_minute(allocation.study_closes_at(study), rater_settings["closes_at"]):
         # The deadline sent back unchanged (an edit form, to the minute): not a new deadline, even if
         # it has passed, so the study's text can still be edited after it.
         del rater_settings["closes_at"]
-    if errors:
-        raise ValidationError(errors)
-    if rater_settings:
-        authoring.study_rater_settings_set(study=study, values=rater_settings)  # raises naming its field
-        study.refresh_from_db(fields=["platform_config"])
+    return rater_settings
+
+
+def _stale_items_drop(study: Study, changes: Mapping[str, Any], rebuild: bool) -> list[str]:
+    """Delete the built items when the design changed or the settings they were drawn under did; the notes say so."""
     if changes.get("design", study.design) != study.design:
         removed, _ = StudyItem.objects.filter(study=study).delete()
         if removed:
-            notes.append("The design changed, so the items were removed: build them again for the new design.")
+            return ["The design changed, so the items were removed: build them again for the new design."]
     elif rebuild:
         removed, _ = StudyItem.objects.filter(study=study).delete()
         if removed:
-            notes.append("The settings that shape the items (tuple size, pairs per conversation, ...) changed, so the "
-                         "items were removed: build them again.")
-    for field, value in changes.items():
-        setattr(study, field, value)
-    if changes:
-        study.save(update_fields=list(changes))
-    if criteria_specs is not None:
-        _criteria_replace(study, criteria_specs)
-    return study, notes
+            return ["The settings that shape the items (tuple size, pairs per conversation, ...) changed, so the "
+                    "items were removed: build them again."]
+    return []
 
 
 def _criteria_unchanged(study: Study, raw: Sequence[Mapping[str, Any] | str]) -> bool:

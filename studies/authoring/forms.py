@@ -365,7 +365,7 @@ def study_form_initial(study: Study) -> dict:
         "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
         "questionnaire_list": study.questionnaire or [],
     }
-    from studies.authoring import allocation
+    from studies.rating import allocation
 
     initial["closes_at"] = allocation.study_closes_at(study)
     initial.update(design_for(study).form_initial(config))

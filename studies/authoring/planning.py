@@ -15,8 +15,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from statistics import median
 from typing import Any
 
-from studies.authoring import allocation, selectors
+from studies.authoring import selectors
 from studies.models import Assignment, Study
+from studies.rating import allocation
 
 PILOT_MIN = 1  # one submitted assignment is a pilot: its time says more than a guess
 CENT = Decimal("0.01")

@@ -7,7 +7,9 @@ takes (``studies.rating.checks``: responses numbered from 1), which the services
 a blank row (nothing chosen under "expects") is left out.
 
 An exact value with a tolerance becomes a range (``min``/``max``), as the builder's preview authoring
-writes one (``studies.authoring.builder``)."""
+writes one (``studies.authoring.builder``). ``rules_text`` (rules in the raters' words) lives in
+``studies.rating.check_rules``, below onboarding, which shows the practice's expected answer with it;
+it is re-exported here."""
 from __future__ import annotations
 
 import math
@@ -15,9 +17,10 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from studies.authoring.checks import MAX_RESPONSES
 from studies.designs import design_for, kind_for
 from studies.models import Study
+from studies.rating.check_rules import MAX_RESPONSES
+from studies.rating.check_rules import rules_text as rules_text  # re-exported: the pages show rules with it
 
 ROWS = 4
 PREFIX = "rule"
@@ -158,39 +161,3 @@ def rule_problems_by_row(problems: Mapping[str, list[str]], numbers: list[int]) 
         else:
             out.setdefault(key, []).extend(texts)
     return out
-
-
-def _shown(value: Any) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None = None) -> list[str]:
-    """Rules with 1-based response numbers in the rater's words, one line per rule: responses by the
-    letter raters see (A, B, ...), questions by their text ("How readable?: Response B: at most 2").
-    A rule of a kind this does not know is shown with its keys, never dropped."""
-    def letter(n: Any) -> str:
-        return f"Response {string.ascii_uppercase[n - 1]}" if isinstance(n, int) and 1 <= n <= 26 else "Response ?"
-
-    lines = []
-    for rule in rules:
-        prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
-        if "greater" in rule:
-            text = f"{letter(rule['greater'])} above {letter(rule.get('than'))}"
-        elif "best" in rule or "worst" in rule:
-            key = "best" if "best" in rule else "worst"
-            text = f"{letter(rule[key])} ranked {key}"
-        elif "response" in rule and "value" in rule:
-            text = f"{letter(rule['response'])}: {_shown(rule['value'])}"
-        elif "response" in rule and ("min" in rule or "max" in rule):
-            low, high = rule.get("min"), rule.get("max")
-            bound = (f"from {_shown(low)} to {_shown(high)}" if low is not None and high is not None
-                     else f"at least {_shown(low)}" if low is not None else f"at most {_shown(high)}")
-            text = f"{letter(rule['response'])}: {bound}"
-        elif "response" in rule and "label" in rule:
-            text = f"{letter(rule['response'])}: {rule['label']}"
-        elif "response" in rule and "labels" in rule:
-            text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
-        else:
-            text = ", ".join(f"{k} {letter(v) if k == 'response' else v}" for k, v in rule.items() if k != "criterion")
-        lines.append(prefix + text)
-    return lines

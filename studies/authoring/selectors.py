@@ -1,50 +1,27 @@
 """Reads for the researcher's pages: what a user may see, and each study's progress.\n\nSized for 10^6 ratings: aggregation happens in the database; Python sees one row per item at most."""
 from __future__ import annotations
 
-from collections.abc import Iterable
 from statistics import median
 from typing import Any
 
 import numpy as np
 from django.db.models import Count, Q, QuerySet
 
+# Visibility lives in studies.access (the reports and rater pages below read it too); re-exported for the pages above.
+from studies.access import experiments_visible_to as experiments_visible_to
+from studies.access import raw_ids_allowed as raw_ids_allowed
+from studies.access import studies_visible_to as studies_visible_to
 from studies.designs import designs_of
 from studies.designs.common import DONE
 from studies.models import (
     Assignment,
     AssignmentItem,
-    Experiment,
     Invite,
     Rating,
     Study,
 )
 
 DONE_STATUSES = DONE  # the assignments every report and progress count (submitted, approved)
-
-
-def experiments_visible_to(user) -> QuerySet[Experiment]:
-    """Experiments the user owns or was given access to; staff see all."""
-    if not user.is_authenticated:
-        return Experiment.objects.none()
-    if user.is_staff:
-        return Experiment.objects.all()
-    return Experiment.objects.filter(Q(owner=user) | Q(collaborators=user)).distinct()
-
-
-def studies_visible_to(user) -> QuerySet[Study]:
-    return Study.objects.filter(experiment__in=experiments_visible_to(user)).select_related("experiment")
-
-
-def raw_ids_allowed(user, experiment_ids: Iterable[int]) -> bool:
-    """Whether the user may see raters' platform ids for these experiments: staff, or an owner or
-    collaborator of every one of them (exports and reports show pseudonyms otherwise)."""
-    if not user.is_authenticated:
-        return False
-    if user.is_staff:
-        return True
-    wanted = set(experiment_ids)
-    mine = Experiment.objects.filter(Q(owner=user) | Q(collaborators=user), pk__in=wanted).values_list("pk", flat=True)
-    return set(mine) == wanted
 
 
 def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[str, Any]]:
@@ -95,15 +72,6 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
 
 def study_progress(study: Study) -> dict[str, Any]:
     return studies_progress([study])[study.pk]
-
-
-def study_item_takes(study: Study) -> dict[int, int]:
-    """item id -> assignments holding it that still count towards its target (not abandoned or rejected)."""
-    return dict(
-        AssignmentItem.objects.filter(assignment__study=study)
-        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
-        .values("item").annotate(n=Count("id")).values_list("item", "n")
-    )
 
 
 def study_invites(study: Study, limit: int = 20) -> list[Invite]:

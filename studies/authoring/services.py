@@ -1,7 +1,6 @@
 """Writes of the researcher's set-up: experiments, studies, their items and reference values, publish and close, rater settings.\n\nNamed <noun>_<verb>, keyword-only, one transaction each; views, API views, commands and tasks call these."""
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,7 +12,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from studies.authoring import allocation, checks, item_draws
+from studies.authoring import checks, item_draws
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
 from studies.designs.kinds import criterion_kind_clean
@@ -29,10 +28,13 @@ from studies.models import (
     StudyItem,
     Unit,
 )
+
+# Closing lives in studies.rating.closing (the rater's path closes a study as it goes); re-exported for the pages,
+# the API and the tasks above.
+from studies.rating.closing import studies_close_due as studies_close_due
+from studies.rating.closing import study_close as study_close
+from studies.rating.closing import study_close_if_done as study_close_if_done
 from studies.slugs import _create_with_slug, _slug_not_available
-
-logger = logging.getLogger(__name__)
-
 
 DEFAULT_CRITERIA = (
     {"name": "readability", "question": "How readable is this response?",
@@ -206,45 +208,6 @@ def study_publish(*, study: Study) -> Study:
     study.status, study.published_at = Study.Status.PUBLISHED, timezone.now()
     study.save(update_fields=["status", "published_at"])
     return study
-
-
-@transaction.atomic
-def study_close(*, study: Study) -> Study:
-    """published -> closed: no new assignments; started ones may still be submitted."""
-    study = Study.objects.select_for_update().get(pk=study.pk)
-    _require_status(study, Study.Status.PUBLISHED, action="close")
-    study.status, study.closed_at = Study.Status.CLOSED, timezone.now()
-    study.save(update_fields=["status", "closed_at"])
-    return study
-
-
-def study_close_if_done(*, study: Study, now=None, check_items: bool = True) -> str | None:
-    """Close a published study that is done: its closing time (``platform_config.closes_at``) has
-    passed, or every item has its ``raters_per_item`` submitted assignments. Returns why it closed,
-    or None (left as it is). Called when an assignment is submitted, when a rater arrives, and by
-    the periodic task ``studies.tasks.studies_close_due``. The row is locked only when the
-    unlocked read says the study is done. ``check_items=False`` checks the closing time only (no
-    query: what a rater's entry asks, since item counts change only at a submission)."""
-    if allocation.study_close_reason(study, now=now, check_items=check_items) is None:
-        return None
-    with transaction.atomic():
-        locked = Study.objects.select_for_update().get(pk=study.pk)
-        reason = allocation.study_close_reason(locked, now=now, check_items=check_items)
-        if reason is None:
-            return None
-        locked.status, locked.closed_at = Study.Status.CLOSED, now or timezone.now()
-        locked.save(update_fields=["status", "closed_at"])
-    study.status, study.closed_at = locked.status, locked.closed_at
-    logger.info("study %s closed: %s", study.slug, reason)
-    return reason
-
-
-def studies_close_due(*, now=None) -> int:
-    """Close every published study that is done (see study_close_if_done); one transaction per
-    study. Returns how many closed."""
-    now = now or timezone.now()
-    candidates = Study.objects.filter(status=Study.Status.PUBLISHED).exclude(platform=Study.Platform.BENCHMARK)
-    return sum(study_close_if_done(study=study, now=now) is not None for study in candidates)
 
 
 RATER_SETTINGS = ("completion_code", "screened_out_code", "completion_url", "time_limit_minutes", "closes_at",

@@ -13,17 +13,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies.authoring import allocation, editing, planning, rule_rows
+from studies.authoring import editing, planning, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.corpora import selectors as corpus_selectors
 from studies.designs import design_for
-from studies.errors import StudyStateError
+from studies.errors import StudyStateError, errors_text
 from studies.models import Study
 from studies.onboarding import selectors as onboarding_selectors
+from studies.rating import allocation, platforms
 from studies.rating import invites as invite_links
-from studies.rating import platforms
 from studies.rating.links import study_entry_path
 from studies.reports import live_selectors, live_services, rater_evidence
 from studies.reports.check_selectors import study_checks_summary
@@ -31,12 +31,6 @@ from studies.reports.exporting import EXPORT_FORMATS
 
 logger = logging.getLogger(__name__)
 LIVE_FORM_LABELS = [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(A,k)")]
-
-
-def _errors_text(error: ValidationError) -> list[str]:
-    if hasattr(error, "error_dict"):
-        return [f"{field}: {'; '.join(msgs)}" for field, msgs in error.message_dict.items()]
-    return error.messages
 
 
 @login_required
@@ -82,7 +76,7 @@ def study_create(request, experiment):
                 )
                 editing.study_update(study=study, values=form.settings_values())
         except ValidationError as error:
-            for text in _errors_text(error):
+            for text in errors_text(error):
                 form.add_error(None, text)
         else:
             messages.success(request, f"Study “{study.title}” created as a draft. Now choose its items.")
@@ -109,7 +103,7 @@ def study_detail(request, slug):
                 reference_system=data["reference_system"] or None, limit=data["limit"],
             )
         except ValidationError as error:
-            for text in _errors_text(error):
+            for text in errors_text(error):
                 build_form.add_error(None, text)
         except StudyStateError as error:
             build_form.add_error(None, str(error))
@@ -188,7 +182,7 @@ def study_live_config(request, slug):
     try:
         study = live_services.study_live_config_set(study=study, **form.cleaned_data)
     except ValidationError as error:
-        for text in _errors_text(error):
+        for text in errors_text(error):
             messages.error(request, text)
     else:
         messages.success(request, "Live reliability settings saved.")
@@ -212,7 +206,7 @@ def invite_create(request, slug):
                                            expires_in_days=form.cleaned_data["expires_in_days"],
                                            created_by=request.user)
     except ValidationError as error:
-        messages.error(request, "; ".join(_errors_text(error)))
+        messages.error(request, "; ".join(errors_text(error)))
     else:
         invite = made[-1]
         what = "Invitation link made" if count == 1 else f"{count} invitation links made"
@@ -230,7 +224,7 @@ def study_rater_settings(request, slug):
         authoring.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
                                                                for k in authoring.RATER_SETTINGS})
     except ValidationError as error:
-        for text in _errors_text(error):
+        for text in errors_text(error):
             messages.error(request, f"{text} (nothing was changed)")
     else:
         messages.success(request, "Rater settings saved.")

@@ -13,15 +13,9 @@ from django.views.decorators.http import require_POST
 
 from studies.authoring import builder, editing, planning, selectors
 from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
-from studies.errors import StudyStateError
+from studies.errors import StudyStateError, errors_text
 from studies.reports import browser_selectors
 from studies.reports.exporting import raw_ids_requested
-
-
-def _errors_text(error: ValidationError) -> list[str]:
-    if hasattr(error, "error_dict"):
-        return [f"{field}: {'; '.join(msgs)}" for field, msgs in error.message_dict.items()]
-    return error.messages
 
 
 def _study(request, slug):
@@ -44,7 +38,7 @@ def study_edit(request, slug):
                 values["design_config"] = {**(study.design_config or {}), **values["design_config"]}
             study, notes = editing.study_update(study=study, values=values)
         except ValidationError as error:
-            for text in _errors_text(error):
+            for text in errors_text(error):
                 form.add_error(None, text)
         else:
             messages.success(request, "Study settings saved.")
@@ -74,7 +68,7 @@ def study_duplicate(request, slug):
     try:
         copy = editing.study_duplicate(study=study, title=form.cleaned_data["title"] or None, experiment=target)
     except ValidationError as error:
-        messages.error(request, "; ".join(_errors_text(error)))
+        messages.error(request, "; ".join(errors_text(error)))
         return redirect("studies:study_detail", slug=slug)
     except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
@@ -118,7 +112,7 @@ def experiment_collaborators(request, experiment, action):
     except StudyStateError as error:
         messages.error(request, f"{str(error)[:1].upper()}{str(error)[1:]}.")
     except ValidationError as error:
-        messages.error(request, "; ".join(_errors_text(error)))
+        messages.error(request, "; ".join(errors_text(error)))
     else:
         done = "can now open" if action == "add" else "no longer has access to"
         messages.success(request, f"{user.get_username()} {done} “{experiment.title}” and its studies.")

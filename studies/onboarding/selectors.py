@@ -1,5 +1,4 @@
-"""Reads for onboarding: a study's practice, whether an identity still has to pass it, and the
-report's practice figures (pass rates, items most often failed)."""
+"""Reads for onboarding: a study's practice and the report's practice figures (pass rates, items most often failed)."""
 from __future__ import annotations
 
 import re
@@ -7,16 +6,11 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from studies.authoring.rule_rows import rules_text
-from studies.models import Onboarding, PracticeAnswer, PracticeAttempt, PracticeItem, Study
+from studies.models import PracticeAnswer, PracticeAttempt, PracticeItem, Study
+from studies.rating.check_rules import rules_text
+from studies.rating.practice_gate import onboarding_of
 
 RESPONSE_KEYS = ("response", "greater", "than", "best", "worst")  # the rule keys that name a response
-# Every link a rater arrives by: an invitation is a chosen person, but the practice also trains them.
-PLATFORMS_WITH_PRACTICE = (Study.Platform.MTURK, Study.Platform.PROLIFIC, Study.Platform.INVITE)
-
-
-def onboarding_of(study: Study) -> Onboarding | None:
-    return Onboarding.objects.filter(study=study).first()
 
 
 def practice_items(study: Study) -> list[PracticeItem]:
@@ -30,29 +24,6 @@ def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
     n = PracticeItem.objects.filter(study=study).count() if n_items is None else n_items
     onboarding = onboarding_of(study)
     return min(onboarding.pass_mark, n) if onboarding is not None and onboarding.pass_mark else n
-
-
-def has_practice(study: Study) -> bool:
-    return PracticeItem.objects.filter(study=study).exists()
-
-
-def passed_attempts(study: Study, platform: str, external_id: str):
-    """Passes that count for this study: in its experiment, or (where the study says so) in any
-    experiment of the same researcher; the identity compared as the entry normalised it."""
-    scope = Q(experiment_id=study.experiment_id)
-    onboarding = onboarding_of(study)
-    if onboarding is not None and onboarding.owner_wide and study.experiment.owner_id is not None:
-        scope |= Q(experiment__owner_id=study.experiment.owner_id)
-    return PracticeAttempt.objects.filter(scope, platform=platform, external_id=external_id,
-                                          status=PracticeAttempt.Status.PASSED)
-
-
-def practice_needed(study: Study, platform: str, external_id: str) -> bool:
-    """Whether this identity must pass the study's practice before it may get a slot: on every
-    platform, invitations included (the invite's rater, ``Invite.rater_id_text``)."""
-    if platform not in PLATFORMS_WITH_PRACTICE or not has_practice(study):
-        return False
-    return not passed_attempts(study, platform, external_id).exists()
 
 
 def attempt_next_position(attempt: PracticeAttempt) -> int | None:
@@ -123,7 +94,7 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
 
 def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = None) -> list[str]:
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
-    saw (A, B, ... in the item's fixed order), criteria by their question (``rule_rows.rules_text``)."""
+    saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
     number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
     return rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
                        for rule in item.rules], criteria)

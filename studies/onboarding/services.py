@@ -2,7 +2,7 @@
 items), and the rater's practice: an attempt per platform identity and experiment, one answer per
 item (stored once), the pass or fail when the last item is answered, and the slot after a pass.
 
-A practice item's expected answer is a list of check rules (``studies.authoring.checks``: value, range,
+A practice item's expected answer is a list of check rules (``studies.rating.check_rules``: value, range,
 ordering; best/worst for BWS; whatever rule kinds the checks learn, e.g. a label or a label set) and
 is scored by ``checks.check_passed`` on the values the study's design gives the answers
 (``StudyDesign.practice_values``: the same values ``check_answers`` reads from stored ratings), so
@@ -20,7 +20,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from studies.authoring import checks as check_authoring
 from studies.designs import design_for, unit_for
 from studies.designs.kinds import repeated_fields
 from studies.designs.rater_reads import study_criteria
@@ -35,7 +34,7 @@ from studies.models import (
 )
 from studies.onboarding import selectors
 from studies.onboarding.signals import practice_passed
-from studies.rating import checks, entry
+from studies.rating import check_rules, checks, entry
 
 MAX_ITEMS = 20
 MAX_EXPLANATION = 5000
@@ -63,7 +62,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
     study = _locked_draft(study, "add practice items")
     if refusal := practice_problem(study):
         raise ValidationError({"rules": refusal.replace("attention-check items", "practice items")})
-    data, problems = check_authoring.item_parts_clean(study, context=context, responses=responses, rules=rules,
+    data, problems = check_rules.item_parts_clean(study, context=context, responses=responses, rules=rules,
                                              reference=reference, reference_value=reference_value)
     problems = dict(problems)
     text = explanation.strip() if isinstance(explanation, str) else ""
@@ -76,12 +75,12 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
     if problems:
         raise ValidationError(problems)
-    conversation, shown, reference_response = check_authoring.written_conversation_create(study, "practice", count + 1, data)
+    conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
         response_ids=[r.pk for r in shown], reference_response=reference_response,
-        reference_value=data["reference_value"], rules=check_authoring.resolve_rules(data["rules"], [r.pk for r in shown]),
+        reference_value=data["reference_value"], rules=check_rules.resolve_rules(data["rules"], [r.pk for r in shown]),
         explanation=text)
     Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
     return item

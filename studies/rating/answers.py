@@ -11,7 +11,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from studies import jobs
-from studies.authoring.services import study_close_if_done
 from studies.designs import design_for, kind_for
 from studies.designs.rater_reads import study_criteria
 from studies.errors import StudyStateError
@@ -21,6 +20,7 @@ from studies.models import (
     Study,
 )
 from studies.rating import checks, platforms
+from studies.rating.closing import study_close_if_done
 
 DRAFT_REASON_MAX = 2000
 

@@ -1,6 +1,7 @@
 """Attention checks and gold items, the rater's side: where a study's check items go in each
-assignment and how an assignment is scored. Writing check items and their rules is the researcher's
-(``studies.authoring.checks``); the report's reads are ``studies.reports.check_selectors``.
+assignment and how an assignment is scored. Writing check items is the researcher's
+(``studies.authoring.checks``), their rules are checked by ``studies.rating.check_rules``; the report's reads
+are ``studies.reports.check_selectors``.
 
 A check item is an ordinary ``StudyItem`` (a conversation and the responses to judge, shown exactly
 like the others, so the rater cannot tell) with ``check_kind`` set and ``check_rules`` saying what

@@ -10,7 +10,6 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from studies.authoring import allocation, selectors
 from studies.designs import design_for, unit_for
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import (
@@ -21,8 +20,7 @@ from studies.models import (
     RaterBlock,
     Study,
 )
-from studies.onboarding import selectors as onboarding
-from studies.rating import checks, platforms, review
+from studies.rating import allocation, checks, platforms, practice_gate, review, selectors
 
 
 def rater_get_or_create(*, platform: str, external_id: str) -> Rater:
@@ -99,7 +97,7 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     assignment_seed = rng.randrange(2**62)
     # Last of the refusals, so nobody practises for a study that is full or closed; a rater who has
     # not passed the practice (studies.onboarding) gets no slot and no rater row.
-    if onboarding.practice_needed(study, rater.platform, rater.external_id):
+    if practice_gate.practice_needed(study, rater.platform, rater.external_id):
         raise PracticeRequired(study)
     if rater.pk is None:
         rater.save(force_insert=True)  # only now, once every check has passed (no orphan raters)

@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Callable
 
 from django.conf import settings
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
-from studies.authoring import allocation
-from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import Experiment, Study
-from studies.onboarding import views as practice_views
+from studies.rating import allocation, closing, form_tokens, framing, invites, platforms
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
-from studies.rating import form_tokens, framing, invites, platforms
 from studies.rating import selectors as rater_selectors
 from studies.rating.pages import (
     _BROWSER_SECRET,
@@ -32,6 +31,20 @@ from studies.rating.pages import (
     start_context,
 )
 from studies.rating.views import _canonical_order, _item_context
+
+# The page that answers PracticeRequired: the practice's first page (``studies.onboarding.views.practice_begin``).
+# The practice builds on the rater pages here, so it is handed in at start-up (``StudiesConfig.ready``) rather
+# than imported from below.
+_practice: dict[str, Callable[..., HttpResponse]] = {}
+
+
+def practice_page_register(begin: Callable[..., HttpResponse]) -> None:
+    """Set the view that begins the practice: ``begin(request, refusal, identity, via_experiment=...)``."""
+    _practice["begin"] = begin
+
+
+def _practice_begin(request, required: PracticeRequired, identity: platforms.Identity, *, via_experiment: bool):
+    return _practice["begin"](request, required, identity, via_experiment=via_experiment)
 
 
 def _refusal_page(request, study: Study, refusal: AssignmentRefused):
@@ -110,7 +123,7 @@ def condition_entry(request, key: str):
 def _enter(request, study: Study | None):
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
-    authoring.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
+    closing.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
@@ -131,7 +144,7 @@ def _enter(request, study: Study | None):
                 study=study, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
     except PracticeRequired as required:  # no slot yet: the practice first (studies.onboarding)
-        response = practice_views.practice_begin(request, required, identity, via_experiment=False)
+        response = _practice_begin(request, required, identity, via_experiment=False)
     except AssignmentRefused as refusal:
         return _refusal_page(request, study, refusal)
     else:
@@ -154,7 +167,7 @@ def experiment_entry(request, slug: str):
     if not linked:
         return _message(request, *NOT_FOUND, status=404)
     for study in linked:
-        authoring.study_close_if_done(study=study, check_items=False)
+        closing.study_close_if_done(study=study, check_items=False)
     open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
     if problem := allocation.experiment_platform_problem(open_ones):
         return _message(request, "This link is not set up correctly",
@@ -179,7 +192,7 @@ def experiment_entry(request, slug: str):
             experiment=experiment, platform=identity.platform, external_id=identity.external_id,
             acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
     except PracticeRequired as required:
-        return practice_views.practice_begin(request, required, identity, via_experiment=True)
+        return _practice_begin(request, required, identity, via_experiment=True)
     except AssignmentRefused as refusal:
         return _refusal_page(request, linked[0], refusal)
     except StudyStateError as error:

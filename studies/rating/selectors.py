@@ -2,8 +2,18 @@
 reads are cached in ``studies.designs.rater_reads``)."""
 from __future__ import annotations
 
-from studies.authoring.selectors import study_item_takes
-from studies.models import Study
+from django.db.models import Count
+
+from studies.models import Assignment, AssignmentItem, Study
+
+
+def study_item_takes(study: Study) -> dict[int, int]:
+    """item id -> assignments holding it that still count towards its target (not abandoned or rejected)."""
+    return dict(
+        AssignmentItem.objects.filter(assignment__study=study)
+        .exclude(assignment__status__in=[Assignment.Status.ABANDONED, Assignment.Status.REJECTED])
+        .values("item").annotate(n=Count("id")).values_list("item", "n")
+    )
 
 
 def study_has_room(study: Study) -> bool:

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies.authoring import selectors as study_selectors
+from studies.access import studies_visible_to
 from studies.designs import design_for, unit_for
 from studies.designs.common import draft_in_letters
 from studies.designs.rater_reads import study_criteria
@@ -239,7 +239,7 @@ def done(request, token: str):
 @login_required
 def preview(request, slug: str, position: int = 0):
     """A researcher tries the study as a rater sees it; nothing is stored."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(studies_visible_to(request.user), slug=slug)
     items = study.items.order_by("position")
     current = items.filter(position__gte=position).select_related("conversation", "reference_response").first()
     if current is None:

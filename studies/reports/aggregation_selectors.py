@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
-from studies.authoring.selectors import DONE_STATUSES
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import CheckKind, Criterion, Rating, Study, StudyItem
 from studies.reports import targets
 from studies.reports.selectors import ratings_version

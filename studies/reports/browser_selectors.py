@@ -19,9 +19,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q
 
-from studies.authoring import selectors as study_selectors
 from studies.designs import KINDS, unit_for
-from studies.designs.common import number_text
+from studies.designs.common import DONE, number_text
 from studies.models import (
     Assignment,
     BestWorstChoice,
@@ -72,7 +71,7 @@ def rater_flags(study: Study) -> dict[int, RaterFlags]:
     ):
         flags[rater_id] = RaterFlags(failed_checks=bool(checks_failed),
                                      screened_out=bool((platform_data or {}).get("screened_out")))
-    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=study_selectors.DONE_STATUSES).exists():
+    if flags and Rating.objects.filter(assignment__study=study, assignment__status__in=DONE).exists():
         try:
             report = report_selectors.reliability_report(Study.objects.filter(pk=study.pk))
         except Exception:  # noqa: BLE001 - quality figures are a courtesy here; the browser works without them
@@ -106,49 +105,86 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
     ``rater`` keeps items that rater rated and only their ratings; ``flagged_only`` keeps ratings of
     flagged raters (and the items they rated)."""
     flags = rater_flags(study) if flags is None else flags
-    wanted_raters: list[int] | None = None
-    if flagged_only:
-        wanted_raters = [rid for rid, f in flags.items() if f.any]
-    if rater is not None:
-        wanted_raters = [rater] if wanted_raters is None else [r for r in wanted_raters if r == rater]
-    items = StudyItem.objects.filter(study=study).select_related("conversation").order_by("position")
-    if wanted_raters is not None:
-        judged = (Exists(Rating.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
-                  | Exists(BestWorstChoice.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
-                  | Exists(Comparison.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters)))
-        items = items.filter(judged)
-    current = Paginator(items, PAGE_SIZE).get_page(page)
+    wanted_raters = _wanted_raters(flags, rater=rater, flagged_only=flagged_only)
+    current = Paginator(_items_judged_by(study, wanted_raters), PAGE_SIZE).get_page(page)
     rows = {item.pk: ItemRow(item=item) for item in current.object_list}
     unit = unit_for(study)
     columns = unit.item_columns([row.item for row in rows.values()])  # responses, dialogues, a chat's systems
     for item_id, row in rows.items():
         row.responses = columns.get(item_id, [])
+    lines = _Lines(study=study, raw_ids=raw_ids, flags=flags, rows=rows)
     only = Q() if wanted_raters is None else Q(assignment__rater_id__in=wanted_raters)
-    names: dict[int, str] = {}
-    lines: dict[tuple[int, int, str], dict[str, Any]] = {}
+    _ratings_read(lines, only)
+    _best_worst_read(lines, only)
+    _comparisons_read(lines, only)
+    _transcripts_read(lines, unit.browser_transcripts(list(rows)))  # the dialogues raters made on an item (a chat's)
+    _cells_fill(rows, unit.browser_column_of({t for line in lines.lines.values() for t in line["values"]}))
+    return current, list(rows.values())
 
-    def line_for(item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
-        if rater_id not in names:
-            names[rater_id] = f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id)
-        line = lines.get((item_id, rater_id, criterion))
+
+def _wanted_raters(flags: dict[int, RaterFlags], *, rater: int | None, flagged_only: bool) -> list[int] | None:
+    """The raters whose ratings the page keeps (flagged ones, one rater, or both), None for all."""
+    wanted: list[int] | None = None
+    if flagged_only:
+        wanted = [rid for rid, f in flags.items() if f.any]
+    if rater is not None:
+        wanted = [rater] if wanted is None else [r for r in wanted if r == rater]
+    return wanted
+
+
+def _items_judged_by(study: Study, wanted_raters: list[int] | None):
+    """The study's items in order; with ``wanted_raters``, only those one of them rated, picked or compared."""
+    items = StudyItem.objects.filter(study=study).select_related("conversation").order_by("position")
+    if wanted_raters is None:
+        return items
+    judged = (Exists(Rating.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
+              | Exists(BestWorstChoice.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters))
+              | Exists(Comparison.objects.filter(item=OuterRef("pk"), assignment__rater_id__in=wanted_raters)))
+    return items.filter(judged)
+
+
+@dataclass
+class _Lines:
+    """A page's rating lines, one per item, rater and criterion, in the order first met, and the raters' shown names."""
+    study: Study
+    raw_ids: bool
+    flags: dict[int, RaterFlags]
+    rows: dict[int, ItemRow]
+    names: dict[int, str] = field(default_factory=dict)
+    lines: dict[tuple[int, int, str], dict[str, Any]] = field(default_factory=dict)
+
+    def name(self, rater_id: int, platform: str, external: str) -> str:
+        if rater_id not in self.names:
+            self.names[rater_id] = f"{platform}:{external}" if self.raw_ids \
+                else rater_pseudonym(self.study.experiment_id, rater_id)
+        return self.names[rater_id]
+
+    def line(self, item_id, rater_id, platform, external, status, criterion, seconds) -> dict[str, Any]:
+        line = self.lines.get((item_id, rater_id, criterion))
         if line is None:
-            line = lines[(item_id, rater_id, criterion)] = {
-                "rater_id": rater_id, "rater": names[rater_id], "status": status, "criterion": criterion,
-                "values": {}, "seconds": seconds, "flags": flags.get(rater_id, RaterFlags()), "choice": False}
-            rows[item_id].ratings.append(line)
+            line = self.lines[(item_id, rater_id, criterion)] = {
+                "rater_id": rater_id, "rater": self.name(rater_id, platform, external), "status": status,
+                "criterion": criterion, "values": {}, "seconds": seconds,
+                "flags": self.flags.get(rater_id, RaterFlags()), "choice": False}
+            self.rows[item_id].ratings.append(line)
         return line
 
-    who = ("item_id", "assignment__rater_id", "assignment__rater__platform", "assignment__rater__external_id",
-           "assignment__status", "criterion__name")
-    order = ("item_id", "assignment__rater_id", "criterion__position")
-    ratings = Rating.objects.filter(only, item_id__in=list(rows)).order_by(*order, "response_id", "conversation_id")
+
+_WHO = ("item_id", "assignment__rater_id", "assignment__rater__platform", "assignment__rater__external_id",
+        "assignment__status", "criterion__name")
+_ORDER = ("item_id", "assignment__rater_id", "criterion__position")
+
+
+def _ratings_read(lines: _Lines, only: Q) -> None:
+    """Rating rows: a value or rank per response (or dialogue), a label, labels or free text shown as text."""
+    ratings = Rating.objects.filter(only, item_id__in=list(lines.rows)).order_by(*_ORDER, "response_id", "conversation_id")
     for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why in ratings.values_list(
-        *who, "seconds", "response_id", "conversation_id", "value", "rank",
+        *_WHO, "seconds", "response_id", "conversation_id", "value", "rank",
         "criterion__kind", "label", "labels", "text", "rationale",
     ):
         # A dialogue-unit rating has no response: its target is the conversation.
         target = response_id if response_id is not None else conversation_id
-        line = line_for(*key, seconds)
+        line = lines.line(*key, seconds)
         if value is None and rank is None:  # a label, labels or free text (studies.designs.kinds): shown as text
             line["choice"] = True
             given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text})
@@ -158,32 +194,45 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
             line["values"][target] = f"{number_text(value if value is not None else rank)} (why: {why})"
         else:
             line["values"][target] = value if value is not None else rank
-    for *key, seconds, best, worst in BestWorstChoice.objects.filter(only, item_id__in=list(rows)).order_by(*order) \
-            .values_list(*who, "seconds", "best_id", "worst_id"):
-        line = line_for(*key, seconds)
+
+
+def _best_worst_read(lines: _Lines, only: Q) -> None:
+    """Best-worst picks: "best" and "worst" under the picked responses."""
+    for *key, seconds, best, worst in BestWorstChoice.objects.filter(only, item_id__in=list(lines.rows)) \
+            .order_by(*_ORDER).values_list(*_WHO, "seconds", "best_id", "worst_id"):
+        line = lines.line(*key, seconds)
         line["values"].update({best: "best", worst: "worst"})
         line["choice"] = True
+
+
+def _comparisons_read(lines: _Lines, only: Q) -> None:
+    """Pairwise choices: "better" and "worse", or "tie" twice; ACUTE-Eval compares two whole conversations."""
     for *key, seconds, left, right, left_dialogue, right_dialogue, choice in Comparison.objects.filter(
-            only, item_id__in=list(rows)).order_by(*order).values_list(
-            *who, "seconds", "left_id", "right_id", "left_conversation_id", "right_conversation_id", "choice"):
+            only, item_id__in=list(lines.rows)).order_by(*_ORDER).values_list(
+            *_WHO, "seconds", "left_id", "right_id", "left_conversation_id", "right_conversation_id", "choice"):
         if left is None:  # two whole conversations compared (ACUTE-Eval)
             left, right = left_dialogue, right_dialogue
         winner = {Comparison.Choice.LEFT: left, Comparison.Choice.RIGHT: right}.get(choice)
-        line = line_for(*key, seconds)
+        line = lines.line(*key, seconds)
         line["values"].update(
             {left: "tie", right: "tie"} if winner is None else {winner: "better", (right if winner == left else left): "worse"})
         line["choice"] = True
-    column_of = unit.browser_column_of({t for line in lines.values() for t in line["values"]})
-    made = unit.browser_transcripts(list(rows))  # the dialogues raters made on an item (a chat's), per rater
-    unnamed = {t["rater_id"] for found in made.values() for t in found} - set(names)
+
+
+def _transcripts_read(lines: _Lines, made: dict[int, list[dict[str, Any]]]) -> None:
+    """The dialogues raters made on each item, under their shown names (raters with no rating named here)."""
+    unnamed = {t["rater_id"] for found in made.values() for t in found} - set(lines.names)
     for rater_id, platform, external in Rater.objects.filter(pk__in=unnamed).values_list("pk", "platform", "external_id"):
-        names[rater_id] = f"{platform}:{external}" if raw_ids else rater_pseudonym(study.experiment_id, rater_id)
+        lines.name(rater_id, platform, external)
     for item_id, found in made.items():
-        rows[item_id].transcripts = [{**t, "rater": names[t["rater_id"]]} for t in found]
-    for row in rows.values():  # one cell per shown response (or column), in the item's order
+        lines.rows[item_id].transcripts = [{**t, "rater": lines.names[t["rater_id"]]} for t in found]
+
+
+def _cells_fill(rows: dict[int, ItemRow], column_of: dict) -> None:
+    """One cell per shown response (or column), in the item's order."""
+    for row in rows.values():
         for line in row.ratings:
             values = {column_of.get(target, target): value for target, value in line["values"].items()}
             line["cells"] = [values.get(r["id"]) for r in row.responses]
             if line["choice"]:  # shown as text (a reason, a label): a number beside it reads as the rater gave it
                 line["cells"] = [number_text(v) if isinstance(v, float) else v for v in line["cells"]]
-    return current, list(rows.values())

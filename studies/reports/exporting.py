@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
 
-from studies.authoring.selectors import raw_ids_allowed
+from studies.access import raw_ids_allowed
 from studies.designs import designs_of
 from studies.models import Study
 from studies.reports.export_selectors import RATINGS_EXPORT_FIELDS, ratings_export_rows

@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import NUMERIC_KINDS
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import Criterion, Rating, Study
 from studies.reports import targets
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
-from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import NUMERIC_KINDS, design_for
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.common import Section
 from studies.models import Assignment, Rating, Study
 from studies.reports.live_labels import live_labels

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from studies.authoring.services import study_close
 from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.models import Study
+from studies.rating.closing import study_close
 from studies.reports.live_selectors import live_config, live_reliability
 
 LIVE_FORMS = ("ICC(C,k)", "ICC(A,k)")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db.models import QuerySet
 
-from studies.authoring.selectors import DONE_STATUSES
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import AssignmentItem, Study
 from studies.reports.selectors import normalised_ratings, ratings_version
 

@@ -23,8 +23,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
-from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import design_for
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.pairwise_report import comparisons_frame
 from studies.designs.rater_reads import study_criteria
 from studies.models import Assignment, AssignmentItem, Comparison, Rating, Study

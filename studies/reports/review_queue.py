@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
-from studies.authoring.selectors import DONE_STATUSES
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.pairwise_report import comparisons_frame
 from studies.models import Assignment, RaterDecision, Rating, Study, StudyItem
 from studies.pseudonyms import rater_pseudonym

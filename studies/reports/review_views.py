@@ -12,8 +12,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from studies.authoring import selectors as study_selectors
-from studies.authoring.views import _errors_text
+from studies import access
+from studies.errors import errors_text
 from studies.models import RaterDecision
 from studies.rating import decisions
 from studies.reports import aggregation_selectors, browser_selectors, rater_evidence, review_queue
@@ -21,7 +21,7 @@ from studies.reports.exporting import raw_ids_requested
 
 
 def _study(request, slug):
-    return get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user), slug=slug)
 
 
 def _back(request, study, rater_id=None):
@@ -53,7 +53,7 @@ def review_page(request, slug):
         "study": study, "raters": review_queue.flagged_raters(study, raw_ids=raw_ids),
         "items": review_queue.disputed_items(study), "raw_ids": raw_ids,
         "aggregation_blocks": [{"study": None, "criteria": aggregation_selectors.study_aggregation(study)}],
-        "exclusions": rater_evidence.exclusions(study_selectors.studies_visible_to(request.user).filter(pk=study.pk)),
+        "exclusions": rater_evidence.exclusions(access.studies_visible_to(request.user).filter(pk=study.pk)),
     })
 
 
@@ -74,7 +74,7 @@ def rater_decide(request, slug, rater):
         messages.success(request, "Decision recorded." if kind == "keep" else
                          "Excluded from every report, export figure and the live panel.")
     except ValidationError as error:
-        for text in _errors_text(error):
+        for text in errors_text(error):
             messages.error(request, text)
     return _back(request, study, rater)
 
@@ -89,6 +89,6 @@ def decision_revert(request, slug, decision):
         decisions.rater_decision_revert(decision=found, user=request.user)
         messages.success(request, "Decision reverted.")
     except ValidationError as error:
-        for text in _errors_text(error):
+        for text in errors_text(error):
             messages.error(request, text)
     return _back(request, study, found.assignment.rater_id)

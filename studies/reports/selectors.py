@@ -8,8 +8,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, Sum, Value, When
 
-from studies.authoring.selectors import DONE_STATUSES
 from studies.designs import DESIGNS, NUMERIC_KINDS, design_for, designs_of, kind_for
+from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.common import Section
 from studies.models import (
     Assignment,

@@ -9,7 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from studies.authoring import selectors as study_selectors
+from studies import access
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
 from studies.models import Study
@@ -32,9 +32,9 @@ def _raw_ids(request, studies) -> bool:
 def _scope(request, *, study: str | None = None, experiment: str | None = None):
     """(title, studies queryset, the study or experiment itself) for the request, or 404."""
     if study is not None:
-        target = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=study)
-        return target.title, study_selectors.studies_visible_to(request.user).filter(pk=target.pk), target
-    target = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=experiment)
+        target = get_object_or_404(access.studies_visible_to(request.user), slug=study)
+        return target.title, access.studies_visible_to(request.user).filter(pk=target.pk), target
+    target = get_object_or_404(access.experiments_visible_to(request.user), slug=experiment)
     return target.title, target.studies.all(), target
 
 
@@ -227,7 +227,7 @@ def ratings_export(request, export_format, study=None, experiment=None):
 
 @login_required
 def study_export(request, slug, export_format):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
         raise Http404(f"ratings download as {', '.join('.' + f for f in EXPORT_FORMATS)}")
     return ratings_response(Study.objects.filter(pk=study.pk), export_format, study.slug,

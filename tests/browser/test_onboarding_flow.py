@@ -121,7 +121,7 @@ def test_onboarding_researcher_practice_card_and_report_in_the_browser(live_serv
     """The study page's Practice card (a refused item shows its problems field by field) and the report's
     Practice section of the demo study with onboarding, without sideways scrolling on a phone."""
     from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER, demo_user
-    from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
+    from studies.authoring.practice_demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
     from tests.browser.conftest import log_in
 
     onboarding_demo_load(owner=demo_user())

@@ -14,6 +14,7 @@ from studies.authoring import services as authoring
 from studies.errors import StudyStateError
 from studies.models import Assignment, Study, StudyItem
 from studies.rating import answers as answering
+from studies.rating import check_rules
 from studies.rating import entry as rater_entry
 from studies.rating import selectors as rater_selectors
 from studies.rating.checks import checks_place
@@ -95,7 +96,7 @@ def test_check_items_survive_an_item_rebuild_and_do_not_count_as_items(draft, co
     check = add_check(draft, [{"response": 1, "value": 2}])
     assert check.position >= checks.CHECK_POSITION_BASE
     assert check.check_rules == [{"response": canonical(check)[0], "value": 2.0}]
-    assert checks.rules_display(check) == [{"response": 1, "value": 2.0}]
+    assert check_rules.rules_display(check) == [{"response": 1, "value": 2.0}]
     authoring.study_items_build(study=draft, corpus=corpus, systems=["hred"], reference_system="human", limit=2)
     assert draft.items.filter(check_kind="").count() == 2
     assert StudyItem.objects.filter(pk=check.pk).exists()
@@ -418,7 +419,7 @@ def test_rater_flow_over_http_shows_checks_like_items_and_scores_at_submit(clien
     assert [s.item.check_kind for s in slots] == ["", "instructed", "", "", ""]  # 4 items + 1 check
     check_page = client.get(f"/r/a/{assignment.token}/items/1/").content.decode()
     assert "choose 2 for this response" in check_page
-    for tell_tale in ("instructed", "gold", checks.CHECK_SYSTEM, "checks-", "check-1"):  # nothing but the text says so
+    for tell_tale in ("instructed", "gold", check_rules.CHECK_SYSTEM, "checks-", "check-1"):  # nothing but the text says so
         assert tell_tale not in check_page
     for slot in slots:
         answers = likert_answers(slot, 2 if slot.item.check_kind else 4)

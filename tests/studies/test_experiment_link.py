@@ -5,12 +5,11 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from studies.authoring import allocation
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rater, Study
+from studies.rating import allocation, review
 from studies.rating import entry as rater_entry
-from studies.rating import review
 
 pytestmark = pytest.mark.django_db
 

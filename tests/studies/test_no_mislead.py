@@ -272,7 +272,7 @@ def test_the_slot_after_a_passed_practice_carries_the_consent(make_study):
 
 
 def test_the_onboarding_demo_consents_before_practice(user):
-    from studies.onboarding.demo import onboarding_demo_load
+    from studies.authoring.practice_demo import onboarding_demo_load
 
     experiment = onboarding_demo_load(owner=user)
     attempts = PracticeAttempt.objects.filter(experiment=experiment)

@@ -14,6 +14,7 @@ from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
 from studies.onboarding.signals import practice_passed
 from studies.rating import entry as rater_entry
+from studies.rating import practice_gate
 from tests.factories import consented_attempt
 
 pytestmark = pytest.mark.django_db
@@ -191,7 +192,7 @@ def test_practice_passed_gives_the_slot_and_is_remembered(practice_study, django
     assert assignment.rater.external_id == "W1" and assignment.acceptance_id == "A1"
     again = rater_entry.assignment_enter(study=practice_study, platform="mturk", external_id="W1", acceptance_id="A1")
     assert again.pk == assignment.pk
-    assert not onboarding_selectors.practice_needed(practice_study, "mturk", "W1")
+    assert not practice_gate.practice_needed(practice_study, "mturk", "W1")
 
 
 def test_practice_pass_counts_per_experiment_and_per_researcher_when_asked(practice_study, make_study):
@@ -199,11 +200,11 @@ def test_practice_pass_counts_per_experiment_and_per_researcher_when_asked(pract
     assert attempt.status == PracticeAttempt.Status.PASSED
     other = make_study("likert", publish=False, platform="mturk")  # another experiment, same researcher
     add_practice(other, [{"response": 1, "value": 5}])
-    assert onboarding_selectors.practice_needed(other, "mturk", "W1")
+    assert practice_gate.practice_needed(other, "mturk", "W1")
     onboarding.onboarding_configure(study=other, pass_mark=1, owner_wide=True)
-    assert not onboarding_selectors.practice_needed(other, "mturk", "W1")
-    assert onboarding_selectors.practice_needed(other, "mturk", "W2")
-    assert onboarding_selectors.practice_needed(other, "invite", "invite-7")  # invitations are gated too
+    assert not practice_gate.practice_needed(other, "mturk", "W1")
+    assert practice_gate.practice_needed(other, "mturk", "W2")
+    assert practice_gate.practice_needed(other, "invite", "invite-7")  # invitations are gated too
 
 
 def test_practice_best_worst_rules_on_bws(make_study):

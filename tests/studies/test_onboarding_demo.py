@@ -1,12 +1,12 @@
-"""The demo's study with onboarding (studies.onboarding.demo): practice items and a pass mark, eight
+"""The demo's study with onboarding (studies.authoring.practice_demo): practice items and a pass mark, eight
 simulated participants through the real services (six pass and rate, two fail and hold no slot),
 loaded once."""
 import pytest
 
 from studies.authoring.demo import demo_user
+from studies.authoring.practice_demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 from studies.models import Assignment, PracticeAttempt, PracticeItem, Rating, Study
 from studies.onboarding import selectors as onboarding_selectors
-from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 
 pytestmark = pytest.mark.django_db
 

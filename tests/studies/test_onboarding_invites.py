@@ -15,7 +15,7 @@ from studies.errors import AssignmentRefused, PracticeRequired
 from studies.models import Assignment, Invite, PracticeAnswer, PracticeAttempt, Rater
 from studies.onboarding import selectors as onboarding_selectors
 from studies.onboarding import services as onboarding
-from studies.rating import invites
+from studies.rating import invites, practice_gate
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_invite_practice_required_as_the_invites_rater_and_the_invite_claimed(ma
     with pytest.raises(AssignmentRefused) as refused:
         invites.invite_enter(study=study, token=invite.token, browser_secret="browser-two")
     assert refused.value.reason == AssignmentRefused.INVITE_CLAIMED
-    assert not onboarding_selectors.practice_needed(make_study("likert"), "invite", "invite-1")  # no practice, no gate
+    assert not practice_gate.practice_needed(make_study("likert"), "invite", "invite-1")  # no practice, no gate
 
 
 def test_invite_practice_failed_holds_no_slot_and_cannot_be_retried(make_study):

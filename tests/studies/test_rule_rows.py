@@ -8,10 +8,10 @@ import re
 import pytest
 from django.http import QueryDict
 
-from studies.authoring import checks
 from studies.authoring.rule_rows import rules_from_rows, rules_text
 from studies.models import PracticeItem
 from studies.onboarding import services as onboarding
+from studies.rating import check_rules
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_an_instructed_check_by_controls_is_stored_as_through_the_api(client, us
                   {"criterion": "coherence", "response": 1, "min": 1, "max": 3}]}, format="json")
     assert made.status_code == 201
     by_page, by_api = (study.items.get(check_kind="instructed") for study in (page_study, api_study))
-    assert checks.rules_display(by_page) == checks.rules_display(by_api) == made.json()["rules"]
+    assert check_rules.rules_display(by_page) == check_rules.rules_display(by_api) == made.json()["rules"]
     assert [r.text for r in (link.response for link in by_page.item_responses.order_by("position"))] == TEXTS
     listed = client.get(url).content.decode()  # the rules in the raters' words, not as JSON
     assert re.search(r'data-testid="check-expected"><li>[^<]*: Response A: 2</li><li>[^<]*: Response A: from 1 to 3'

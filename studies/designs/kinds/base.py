@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from studies.designs.common import field_name
+
 if TYPE_CHECKING:
     from studies.designs.common import Errors
     from studies.models import Criterion
@@ -98,3 +100,39 @@ class JudgementKind:
     def export_text(self, stored: Mapping[str, Any]) -> str:
         """A stored answer as one export cell ("" for the scale: its number has its own columns)."""
         return ""
+
+
+class PerTargetKind(JudgementKind):
+    """A kind whose every target has a field of its own, answered and checked alone (labels, free text). A
+    subclass says what one target's answer is (``answer``) and what the form posted for it (``form_given``);
+    the form's problems by field and an API's by ``<criterion>.<target>`` follow from those, in one wording."""
+
+    def answer(self, criterion: Criterion, given: Any) -> tuple[Any, str | None]:
+        """(the answer to store, None), or (None, what is wrong in the rater's words)."""
+        raise NotImplementedError
+
+    def form_given(self, post: Mapping[str, Any], name: str) -> Any:
+        """What the form posted for one target's field, as ``answer`` takes it."""
+        raise NotImplementedError
+
+    def api_given(self, given: Any) -> Any:
+        """An API's answer as ``answer`` takes it."""
+        return given
+
+    def criterion_parse(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                        post: Mapping[str, Any], order: Sequence[int]) -> tuple[dict[int, Any], Errors]:
+        answers: dict[int, Any] = {}
+        errors: Errors = {}
+        for target in order:
+            name = field_name(target, criterion.name, order)
+            answer, problem = self.answer(criterion, self.form_given(post, name))
+            if problem:
+                errors[name] = problem
+            else:
+                answers[target] = answer
+        return answers, errors
+
+    def criterion_problems(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
+                           answers: Mapping[int, Any], order: Sequence[int]) -> Errors:
+        return {f"{criterion.name}.{target}": problem for target, given in answers.items()
+                if (problem := self.answer(criterion, self.api_given(given))[1])}

@@ -8,17 +8,15 @@ never read as a number (``numeric = False``). No check rule can expect a text.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from studies.designs.common import field_name
-from studies.designs.kinds.base import JudgementKind, RatingsDesign
+from studies.designs.kinds.base import PerTargetKind, RatingsDesign
 from studies.text_checks import text_problem
 
 if TYPE_CHECKING:
-    from studies.designs.common import Errors
     from studies.models import Criterion
 
 MAX_TEXT = 2000  # as much as autosave keeps (rating.answers.DRAFT_REASON_MAX)
@@ -43,7 +41,7 @@ def _bounds(criterion: Criterion) -> tuple[int, int]:
     return int(options["min_length"]), int(options["max_length"])
 
 
-class FreeTextKind(JudgementKind):
+class FreeTextKind(PerTargetKind):
     key = "free_text"
     label = "Free text"
     template = "raters/kinds/free_text.html"
@@ -74,30 +72,16 @@ class FreeTextKind(JudgementKind):
         low, high = _bounds(criterion)
         return {"min_length": low, "max_length": high}
 
-    def criterion_parse(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
-                        post: Mapping[str, Any], order: Sequence[int]) -> tuple[dict[int, Any], Errors]:
-        low, high = _bounds(criterion)
-        answers: dict[int, Any] = {}
-        errors: Errors = {}
-        for target in order:
-            name = field_name(target, criterion.name, order)
-            raw = post.get(name)
-            text = raw.strip() if isinstance(raw, str) else ""
-            if problem := length_problem(text, low, high):
-                errors[name] = problem
-            else:
-                answers[target] = text
-        return answers, errors
+    def form_given(self, post: Mapping[str, Any], name: str) -> Any:
+        raw = post.get(name)
+        return raw.strip() if isinstance(raw, str) else ""
 
-    def criterion_problems(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
-                           answers: Mapping[int, Any], order: Sequence[int]) -> Errors:
+    def answer(self, criterion: Criterion, given: Any) -> tuple[Any, str | None]:
+        if not isinstance(given, str):
+            return None, "must be a text"
         low, high = _bounds(criterion)
-        errors: Errors = {}
-        for target, given in answers.items():
-            problem = "must be a text" if not isinstance(given, str) else length_problem(given, low, high)
-            if problem:
-                errors[f"{criterion.name}.{target}"] = problem
-        return errors
+        problem = length_problem(given, low, high)
+        return (None, problem) if problem else (given, None)
 
     def rating_fields(self, design: RatingsDesign, answer: Any) -> dict[str, Any]:
         return {"value": None, "rank": None, "text": answer.strip()}

@@ -10,51 +10,41 @@ label (``studies.analysis.labels``).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
-
-from studies.designs.common import field_name
-from studies.designs.kinds.base import JudgementKind, RatingsDesign
-from studies.designs.kinds.categorical import NONE_VALUE, labels_clean, posted
+from studies.designs.kinds.base import RatingsDesign
+from studies.designs.kinds.labels import NONE_VALUE, LabelKind, posted
 
 if TYPE_CHECKING:
-    from studies.designs.common import Errors
     from studies.models import Criterion
 
 NONE_TEXT = "None of these"
 
 
 def _options(criterion: Criterion) -> tuple[list[str], bool]:
-    options = criterion.options or {}
-    return list(options.get("labels") or []), bool(options.get("none_option", True))
+    return LabelKind.labels(criterion), bool((criterion.options or {}).get("none_option", True))
 
 
-class MultiLabelKind(JudgementKind):
+class MultiLabelKind(LabelKind):
     key = "multilabel"
     label = "Any of several labels (multi-label)"
     template = "raters/kinds/multilabel.html"
     many_values = True
     check_rule_key = "labels"
-    numeric = False
     rater_task = "tick the labels that apply"
 
-    def options_clean(self, options: Any) -> dict[str, Any]:
-        errors: dict[str, str] = {}
-        labels = labels_clean(options, errors)
+    def more_options_clean(self, options: Any, errors: dict[str, str]) -> dict[str, Any]:
         none_option = options.get("none_option", True) if isinstance(options, Mapping) else True
         if not isinstance(none_option, bool):
             errors["options.none_option"] = f"must be true or false, got {none_option!r}"
-        if errors:
-            raise ValidationError(errors)
-        return {"labels": labels, "none_option": none_option}
+        return {"none_option": none_option}
 
     def row_context(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion) -> dict[str, Any]:
         labels, none_option = _options(criterion)
         return {"labels": labels, "none_option": none_option, "none_value": NONE_VALUE, "none_text": NONE_TEXT}
 
-    def _answer(self, criterion: Criterion, given: Any) -> tuple[list[str] | None, str | None]:
+    def answer(self, criterion: Criterion, given: Any) -> tuple[list[str] | None, str | None]:
         """The chosen labels in the criterion's order ([] for none), or the rater-facing problem."""
         labels, none_option = _options(criterion)
         if not isinstance(given, (list, tuple)) or not all(isinstance(g, str) for g in given):
@@ -73,28 +63,11 @@ class MultiLabelKind(JudgementKind):
             return None, (f"tick the labels that apply, or “{NONE_TEXT}”" if none_option else "tick at least one label")
         return [label for label in labels if label in chosen], None
 
-    def criterion_parse(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
-                        post: Mapping[str, Any], order: Sequence[int]) -> tuple[dict[int, Any], Errors]:
-        answers: dict[int, Any] = {}
-        errors: Errors = {}
-        for target in order:
-            name = field_name(target, criterion.name, order)
-            chosen, problem = self._answer(criterion, posted(post, name))
-            if problem:
-                errors[name] = problem
-            else:
-                answers[target] = chosen
-        return answers, errors
+    def form_given(self, post: Mapping[str, Any], name: str) -> Any:
+        return posted(post, name)  # every ticked box
 
-    def criterion_problems(self, design: RatingsDesign, config: Mapping[str, Any], criterion: Criterion,
-                           answers: Mapping[int, Any], order: Sequence[int]) -> Errors:
-        errors: Errors = {}
-        for target, given in answers.items():
-            # An API answer of [] means "none of these" where the criterion offers it.
-            _, problem = self._answer(criterion, [NONE_VALUE] if given == [] else given)
-            if problem:
-                errors[f"{criterion.name}.{target}"] = problem
-        return errors
+    def api_given(self, given: Any) -> Any:
+        return [NONE_VALUE] if given == [] else given  # an API answer of [] means "none of these" where offered
 
     def rating_fields(self, design: RatingsDesign, answer: Any) -> dict[str, Any]:
         # Sorted: one stored form per set, whatever order a form or an API gave it in.

@@ -6,10 +6,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.authoring.demo import DEMO_CORPUS, DEMO_PASSWORD, DEMO_USER, demo_load, demo_user
 from studies.authoring.kinds_demo import kinds_demo_load
+from studies.authoring.practice_demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 from studies.chat.acute_demo import acute_demo_load
 from studies.chat.demo import BOT_PORT, ChatDemoSkipped, chat_demo_load
 from studies.models import Corpus, Study
-from studies.onboarding.demo import DEMO_ONBOARDING_STUDY, onboarding_demo_load
 from studies.rating.links import study_entry_path
 
 

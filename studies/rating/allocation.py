@@ -1,8 +1,8 @@
 """Reads that decide where a rater goes and when a study is done: the experiment-level link's
 choice of condition, and a study's closing rules (every item has its raters, or its expiry time).
 
-Reads only; the writes that use them are ``services.experiment_enter`` and
-``services.study_close_if_done``.
+Reads only; the writes that use them are ``entry.experiment_enter`` and
+``closing.study_close_if_done``.
 """
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+"""The rater's addresses (``/r/``): the entry links, the assignment's pages and the practice before them.
+Wired here, above both, because the practice (studies.onboarding) builds on the rating pages."""
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <token:...>
