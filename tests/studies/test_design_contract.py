@@ -105,11 +105,16 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if check:
         n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
-        value, _ = design.check_reference_value(study.design_config, 100.0)
-        checks.check_item_create(study=study, kind="gold", context="Are you there?",
-                                 responses=["Yes, I am here."] + [f"Banana {i}." for i in range(n - 1)],
-                                 rules=[rule], reference="I am here." if design.anchored else None,
-                                 reference_value=value)
+        if design.check_conversations:  # a known-answer pair of whole conversations (ACUTE-Eval)
+            checks.check_item_create(study=study, kind="gold", rules=[rule], conversations=[
+                "user: Are you there?\nbot: Yes, I am here. How can I help?",
+                "user: Are you there?\nbot: Banana.\nuser: Hello?\nbot: Banana."][:n])
+        else:
+            value, _ = design.check_reference_value(study.design_config, 100.0)
+            checks.check_item_create(study=study, kind="gold", context="Are you there?",
+                                     responses=["Yes, I am here."] + [f"Banana {i}." for i in range(n - 1)],
+                                     rules=[rule], reference="I am here." if design.anchored else None,
+                                     reference_value=value)
         checks.study_checks_configure(study=study, per_assignment=1)
     if publish:
         authoring.study_publish(study=study)
@@ -137,14 +142,17 @@ def stored(assignment) -> int:
 
 def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
     """A rater who answers every item (random qualities) and each check item right (response 1 the
-    best) or wrong (response 1 the worst), then submits."""
+    best) or wrong (response 1 the worst; conversation 1 in a design comparing conversations), then submits."""
     assignment = rater_entry.assignment_start(
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking = None
         if slot.item.check_kind:
-            ranking = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
+            shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
+                     if design_for(study).check_conversations
+                     else slot.item.item_responses.values_list("response_id", flat=True))
+            ranking = list(shown.order_by("position"))
             ranking = ranking if check_right else ranking[::-1]
         answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
@@ -230,7 +238,7 @@ def test_a_bad_answer_is_refused_field_by_field_and_stores_nothing(client, user,
 @pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_a_check_item_is_scored_pass_and_fail_or_refused_with_a_reason(user, design_key, unit_key):
     design, unit = design_for(design_key), unit_for(unit_key)
-    refusal = unit.checks_problem or design.checks_problem()
+    refusal = unit.checks_refusal(design) or design.checks_problem()
     if refusal:
         with pytest.raises((ValidationError, StudyStateError)) as refused:  # at creation, or at publish
             build(user, design_key, unit_key, check=True)
@@ -368,7 +376,10 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking = None
         if slot.item.check_kind:
-            ranking = list(slot.item.item_responses.order_by("position").values_list("response_id", flat=True))
+            shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
+                     if design_for(study).check_conversations
+                     else slot.item.item_responses.values_list("response_id", flat=True))
+            ranking = list(shown.order_by("position"))
             ranking = ranking if check_right else ranking[::-1]
         answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
