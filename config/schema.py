@@ -38,6 +38,12 @@ PROBLEM_SCHEMA = {
             "properties": {"field": {"type": "string", "nullable": True}, "message": {"type": "string"},
                            "code": {"type": "string", "nullable": True}},
             "required": ["field", "message", "code"]}},
+        "practice": {"type": "object", "description": "only in a rater session's 409 practice_required or "
+                     "practice_failed: the rater's practice attempt, taken at /api/rate/practice/{token}/ with "
+                     "`key` in X-Concord-Rater-Key (studies.api.rater_practice)",
+                     "properties": {"token": {"type": "string"}, "key": {"type": "string"},
+                                    "status": {"type": "string", "description": "started, passed or failed"}},
+                     "required": ["token", "key", "status"]},
     },
     "required": ["type", "title", "status", "detail", "errors"],
 }

@@ -96,7 +96,10 @@ class _SessionApi(RaterView):
 
 class RaterSessionApi(_SessionApi):
     """Enter a study by its link (``key``: the ``/r/c/<key>/`` of the link, or the study's slug) with the
-    link's identity and the rater's consent: the assignment with its token and key (a resumed one: 200)."""
+    link's identity and the rater's consent: the assignment with its token and key (a resumed one: 200).
+    A study with practice items, until this rater has passed them, answers 409 ``practice_required`` whose
+    ``practice`` gives the practice's token and key (``/api/rate/practice/{token}/``; consent recorded), or
+    409 ``practice_failed`` once failed, as the practice pages do."""
 
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_session_create")
@@ -126,7 +129,8 @@ class RaterSessionApi(_SessionApi):
 
 class RaterExperimentSessionApi(_SessionApi):
     """Enter an experiment by its link (``/r/x/<slug>/``): a new rater is placed in the least-filled open
-    condition, a returning one resumes theirs (``entry.experiment_enter``); invitations are per study."""
+    condition, a returning one resumes theirs (``entry.experiment_enter``); invitations are per study. The
+    practice gate answers as for a study's link (409 ``practice_required`` with the ``practice`` to take)."""
 
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_experiment_session_create")
