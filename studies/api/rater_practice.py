@@ -59,9 +59,10 @@ def outcome(attempt: PracticeAttempt) -> dict:
     config = attempt.study.platform_config or {}
     prolific = attempt.platform == Study.Platform.PROLIFIC
     code = platforms.screened_out_code(config) if prolific else ""
-    message = {Study.Platform.MTURK: "Please return this HIT on Mechanical Turk.",
-               Study.Platform.PROLIFIC: "" if code else "Please return your submission on Prolific.",
-               Study.Platform.INVITE: "There is nothing more to do."}.get(attempt.platform, "")
+    messages: dict[str, str] = {Study.Platform.MTURK: "Please return this HIT on Mechanical Turk.",
+                                Study.Platform.PROLIFIC: "" if code else "Please return your submission on Prolific.",
+                                Study.Platform.INVITE: "There is nothing more to do."}
+    message = messages.get(attempt.platform, "")
     return {"screened_out_code": code or None,
             "completion_url": platforms.prolific_completion_url(config, code) if prolific else None,
             "message": (f"You agreed with {attempt.agreed} of {attempt.shown} practice items and this study needs "
@@ -86,7 +87,7 @@ def practice_refusal(attempt: PracticeAttempt) -> Conflict:
         error = Conflict(f"this study starts with practice items: take them at /api/rate/practice/{attempt.token}/ "
                          f"with the key in `practice` as {KEY_HEADER}, then POST its continue/ (or start a "
                          "session again)", code="practice_required")
-    error.extensions = {"practice": {"token": attempt.token, "key": practice_key(attempt),  # type: ignore[attr-defined]
+    error.extensions = {"practice": {"token": attempt.token, "key": practice_key(attempt),
                                      "status": attempt.status}}
     return error
 

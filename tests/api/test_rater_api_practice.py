@@ -142,3 +142,24 @@ def test_consent_comes_first_and_the_key_is_the_attempts_own(practice_study):
     assert session(practice_study, "W3", "A3").json()["practice"]["token"] == unconsented.token
     taken = own.put(other_base + "items/0/answer/", {"answers": answers(item, agree=True)}, format="json")
     assert taken.status_code == 200 and taken.json()["feedback"]["agreed"] is True
+
+
+def test_a_failed_prolific_participant_gets_the_screened_out_code_as_the_result_page_gives(make_study):
+    study = make_study("likert", publish=False, platform="prolific", raters_per_item=2, items_per_assignment=3)
+    study.platform_config = {"completion_code": "PAIDCODE", "screened_out_code": "SCREENED"}
+    study.save(update_fields=["platform_config"])
+    onboarding.practice_item_create(study=study, context="A: Where do you live?\nB: In a small town.",
+                                    responses=["I live in a small town too.", "Potato keyboard seven."],
+                                    rules=[{"response": 1, "min": 4}], explanation="A answers.")
+    authoring.study_publish(study=study)
+    prolific = {"PROLIFIC_PID": "a" * 24, "STUDY_ID": "b" * 24, "SESSION_ID": "c" * 24}
+    refused = APIClient().post(f"/api/rate/studies/{study.rater_key}/sessions/", {"link": prolific, "consent": True},
+                               format="json")
+    client, base = practice_client(refused)
+    item = client.get(base + "items/0/").json()
+    assert client.put(base + "items/0/answer/", {"answers": answers(item, agree=False)},
+                      format="json").json()["feedback"]["practice_status"] == "failed"
+    failed = client.get(base).json()
+    assert failed["screened_out_code"] == "SCREENED" and "cc=SCREENED" in failed["completion_url"]
+    page = APIClient().get(f"/r/p/{failed['token']}/")  # the result page says the same
+    assert b"SCREENED" in page.content and b"PAIDCODE" not in page.content
