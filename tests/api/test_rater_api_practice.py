@@ -8,6 +8,8 @@ from studies.api.rater_practice import practice_key
 from studies.authoring import services as authoring
 from studies.models import Assignment, PracticeAnswer, PracticeAttempt
 from studies.onboarding import services as onboarding
+from studies.rating import invites
+from tests.api.rater_helpers import enter
 from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
@@ -163,3 +165,48 @@ def test_a_failed_prolific_participant_gets_the_screened_out_code_as_the_result_
     assert failed["screened_out_code"] == "SCREENED" and "cc=SCREENED" in failed["completion_url"]
     page = APIClient().get(f"/r/p/{failed['token']}/")  # the result page says the same
     assert b"SCREENED" in page.content and b"PAIDCODE" not in page.content
+
+
+def pass_practice(refused) -> dict:
+    """Answer every practice item as expected, then continue: the assignment's response."""
+    client, base = practice_client(refused)
+    for item in client.get(base + "items/").json()["results"]:
+        client.put(base + f"items/{item['position']}/answer/", {"answers": answers(item, agree=True)}, format="json")
+    slot = client.post(base + "continue/")
+    assert slot.status_code == 201, slot.content[:500]
+    return slot.json()
+
+
+def with_practice(study):
+    onboarding.practice_item_create(study=study, context="A: Where do you live?\nB: In a small town.",
+                                    responses=["I live in a small town too.", "Potato keyboard seven."],
+                                    rules=[{"response": 1, "min": 4}], explanation="A answers.")
+    authoring.study_publish(study=study)
+    study.refresh_from_db()
+    return study
+
+
+def test_an_invitee_takes_the_practice_then_resumes_the_invitation(make_study):
+    study = with_practice(make_study("likert", publish=False, raters_per_item=2, items_per_assignment=3))
+    invite = invites.invite_create(study=study)
+    refused = enter(study, invite=invite)
+    assert refused.status_code == 409 and refused.json()["type"].endswith("practice_required")
+    other_browser = enter(study, invite=invite, secret="another-browser-secret")  # the invite is claimed all the same
+    assert other_browser.status_code == 409 and other_browser.json()["type"].endswith("invite_claimed")
+    assignment = pass_practice(refused)
+    back = enter(study, invite=invite)
+    assert back.status_code == 200 and back.json()["token"] == assignment["token"]
+
+
+def test_the_experiment_link_takes_the_practice_then_places_the_rater(make_study, user):
+    experiment = authoring.experiment_create(owner=user, title="With practice")
+    study = with_practice(make_study("likert", publish=False, experiment=experiment, platform="mturk",
+                                     raters_per_item=2, items_per_assignment=3))
+    url = f"/api/rate/experiments/{experiment.slug}/sessions/"
+    refused = APIClient().post(url, {"link": link("W5", "A5"), "consent": True}, format="json")
+    assert refused.status_code == 409 and refused.json()["type"].endswith("practice_required")
+    assert PracticeAttempt.objects.get(token=refused.json()["practice"]["token"]).via_experiment is True
+    assignment = pass_practice(refused)
+    assert Assignment.objects.get(token=assignment["token"]).study_id == study.pk
+    again = APIClient().post(url, {"link": link("W5", "A5"), "consent": True}, format="json")
+    assert again.status_code == 200 and again.json()["token"] == assignment["token"]
