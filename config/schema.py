@@ -20,6 +20,7 @@ from __future__ import annotations
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from studies.api.base import ApiView
@@ -38,6 +39,12 @@ PROBLEM_SCHEMA = {
             "properties": {"field": {"type": "string", "nullable": True}, "message": {"type": "string"},
                            "code": {"type": "string", "nullable": True}},
             "required": ["field", "message", "code"]}},
+        "practice": {"type": "object", "description": "only in a rater session's 409 practice_required or "
+                     "practice_failed: the rater's practice attempt, taken at /api/rate/practice/{token}/ with "
+                     "`key` in X-Concord-Rater-Key (studies.api.rater_practice)",
+                     "properties": {"token": {"type": "string"}, "key": {"type": "string"},
+                                    "status": {"type": "string", "description": "started, passed or failed"}},
+                     "required": ["token", "key", "status"]},
     },
     "required": ["type", "title", "status", "detail", "errors"],
 }
@@ -60,6 +67,18 @@ class ConcordAutoSchema(AutoSchema):
         if owner and "<locals>" not in owner:  # nested in a view: name it after the view
             return owner.rpartition(".")[2].removesuffix("Api") + name
         return super().get_serializer_name(serializer, direction)
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        """A nested object that may be null, where its serializer asks (``nullable_inline``), is written inline
+        with ``nullable`` beside its ``type``: OpenAPI 3.0.3 lets ``nullable`` act only where ``type`` is in the
+        same schema, so the usual ``allOf: [$ref]`` with ``nullable`` does not admit null (validators refuse it)."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.Serializer) and field.allow_null and getattr(field, "nullable_inline", False):
+            component = self.resolve_serializer(field, direction)
+            if component is not None and component.schema:
+                extra = {key: schema[key] for key in ("description", "readOnly") if key in schema}
+                return {**component.schema, "nullable": True, **extra}
+        return schema
 
     def map_parsers(self):
         """JSON only where JSON is taken (the file import takes multipart only). DRF's default

@@ -48,12 +48,43 @@ class HumanMetricCellSerializer(serializers.Serializer):
     points = HumanMetricPointSerializer(many=True, required=False)
 
 
+class LabelMetricCellSerializer(serializers.Serializer):
+    """One condition × label criterion × label: "this rating gave the label" against the metric's score of
+    the rated target, over ratings (``studies.analysis.labels.label_metric_association``); undefined (null)
+    where every rating or none gave the label, or the scores do not vary."""
+
+    condition = serializers.SlugField()
+    criterion = serializers.CharField()
+    kind = serializers.CharField(help_text="categorical or multilabel")
+    label = serializers.CharField()
+    n = serializers.IntegerField(help_text="ratings with a metric score")
+    positives = serializers.IntegerField(help_text="of them, those that gave the label")
+    r_pb = _number(help_text="point-biserial correlation")
+    p = _number()
+    auc = _number(help_text="P(a rating with the label has the higher score); ties count half")
+
+
+class PpiPaySerializer(serializers.Serializer):
+    """What the planner's extra items would cost with the study's pay plan (platform fees on top)."""
+
+    nullable_inline = True  # config.schema: null admitted
+
+    more_with_metric = serializers.IntegerField(allow_null=True, help_text="the most items any system needs more of")
+    more_without_metric = serializers.IntegerField(allow_null=True)
+    reachable = serializers.BooleanField(help_text="every plan's target is reachable within the frame")
+    cost_with_metric = _number(help_text="null without a reward")
+    cost_without_metric = _number()
+    reward = _number()
+    raters_per_item = serializers.IntegerField()
+    items_per_assignment = serializers.IntegerField()
+    remaining_in_frame = serializers.IntegerField(help_text="frame items not drawn yet")
+
+
 class HumanMetricReportSerializer(serializers.Serializer):
     metric_model = serializers.CharField()
     metric = serializers.CharField()
     cells = HumanMetricCellSerializer(many=True)
-    label_cells = serializers.ListField(child=serializers.DictField(),
-                                        help_text="criteria answered by labels: the metric per label")
+    label_cells = LabelMetricCellSerializer(many=True, help_text="criteria answered by labels: the metric per label")
     notes = serializers.ListField(child=serializers.CharField())
     below_baselines = serializers.ListField(
         child=serializers.DictField(), help_text="where the model is below an untrained baseline on these studies' "
@@ -153,8 +184,8 @@ class PpiStudySerializer(serializers.Serializer):
     frame_size = serializers.IntegerField(allow_null=True, required=False)
     corpus = serializers.CharField(allow_null=True, required=False)
     items = serializers.IntegerField(allow_null=True, required=False)
-    pay = serializers.DictField(allow_null=True, required=False,
-                                help_text="what the planner's extra items would cost (reward, places, totals)")
+    pay = PpiPaySerializer(allow_null=True, required=False,
+                           help_text="what the planner's extra items would cost (reward, places, totals)")
 
 
 class PredictionPoweredReportSerializer(serializers.Serializer):

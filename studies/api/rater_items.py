@@ -110,9 +110,17 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
     """One slot of an assignment as the rater API shows it (its page's content, as data)."""
     study = slot.assignment.study
     criteria = study_criteria(study) if criteria is None else criteria
-    design, item = design_for(study), slot.item
-    context = design.form_context(study=study, item=item, order=slot.response_order, values={}, errors={},
-                                  criteria=criteria)
+    values = design_for(study).stored_values(slot, study, criteria)
+    return {"position": slot.position, "answered": slot.answered_at is not None,
+            "pending_url": unit_for(study).pending_url(slot),
+            **content_view(study, slot.item, slot.response_order, criteria), "values": values}
+
+
+def content_view(study: Study, item: Any, order: Sequence[int], criteria: Sequence[Any]) -> dict[str, Any]:
+    """What an item's page shows, as data: the conversation, the targets, the reference and the fields to
+    answer; ``item`` is a StudyItem (or the unsaved one a practice item is shown as, ``practice_views``)."""
+    context = design_for(study).form_context(study=study, item=item, order=order, values={}, errors={},
+                                             criteria=criteria)
     reference = None
     if context.get("reference") is not None or context.get("anchor_turns"):
         shown = context.get("reference")
@@ -125,13 +133,8 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
         conversation = context.get("dialogue_turns") or []
     else:
         conversation = context_sides(item.conversation.turns) if item.conversation is not None and not hidden else []
-    values = design.stored_values(slot, study, criteria)
-    return {
-        "position": slot.position, "answered": slot.answered_at is not None,
-        "pending_url": unit_for(study).pending_url(slot),
-        "context": _turns(conversation), "targets": _targets(context), "reference": reference,
-        "fields": item_fields(study, context), "values": values,
-    }
+    return {"context": _turns(conversation), "targets": _targets(context), "reference": reference,
+            "fields": item_fields(study, context)}
 
 
 def _text(value: Any) -> str | None:

@@ -3,12 +3,13 @@ as the entry pages take them (``studies.rating.entry_views``), with the rater's 
 link's own query parameters (``link``), checked and bound by the same services (``platforms.identity_from``,
 ``invites.invite_enter``, ``entry.assignment_enter`` / ``entry.experiment_enter``); every refusal is a 409
 whose problem ``type`` names its reason (``AssignmentRefused``: full, closed, blocked, already_done,
-other_condition, invite_claimed, invite_expired, busy; ``practice_required``), a bad link a 400 naming the
-parameter (``link.<name>``). Nothing is written on a refusal, and nothing without consent."""
+other_condition, invite_claimed, invite_expired, busy), a bad link a 400 naming the parameter (``link.<name>``).
+Nothing is written on a refusal, and nothing without consent. A study with practice items answers as its
+entry page does (``rater_practice``): the identity's practice attempt, begun with the session's consent, in a
+409 ``practice_required`` (``practice_failed`` once failed) that carries its ``practice`` token and key."""
 from __future__ import annotations
 
 from django.db.models import Q
-from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -17,13 +18,14 @@ from rest_framework.settings import api_settings
 
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput
+from studies.api.rater_practice import practice_refusal
 from studies.api.rater_views import RaterAssignmentSerializer, RaterView, assignment_view
 from studies.errors import AssignmentRefused, PracticeRequired
-from studies.models import Assignment, Experiment, Study
+from studies.models import Assignment, Experiment, PracticeAttempt, Study
+from studies.onboarding import services as onboarding
 from studies.rating import allocation, closing, invites, platforms, review
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
-from studies.rating.links import study_entry_path
 
 OPEN = (Study.Status.PUBLISHED, Study.Status.CLOSED)
 
@@ -59,11 +61,21 @@ class _SessionApi(RaterView):
         return identity
 
     @staticmethod
-    def refused(refusal: AssignmentRefused, practice_path: str) -> Exception:
+    def refused(refusal: AssignmentRefused, identity: platforms.Identity, *, via_experiment: bool) -> Exception:
         if isinstance(refusal, PracticeRequired):
-            return Conflict(f"this study starts with practice items, which the rater API does not offer: pass them on "
-                            f"the pages ({practice_path} with the link's parameters), then start a session again",
-                            code="practice_required")
+            # As the entry pages (``onboarding.views.practice_begin``): the identity's attempt, new or
+            # remembered; the session's consent is the practice's, recorded before any practice item.
+            identity = refusal.identity or identity
+            try:
+                attempt = onboarding.practice_attempt_begin(
+                    study=refusal.study, platform=identity.platform, external_id=identity.external_id,
+                    acceptance_id=identity.acceptance_id, platform_data=identity.platform_data,
+                    via_experiment=via_experiment)
+            except AssignmentRefused as other:
+                return Conflict(str(other), code=other.reason)
+            if attempt.status == PracticeAttempt.Status.STARTED:
+                attempt = onboarding.practice_attempt_consent(attempt=attempt)
+            return practice_refusal(attempt)
         if refusal.reason == AssignmentRefused.INVITE_INVALID:
             return ValidationError({"link.invite": [str(refusal)]})
         return Conflict(str(refusal), code=refusal.reason)
@@ -82,7 +94,10 @@ class _SessionApi(RaterView):
 
 class RaterSessionApi(_SessionApi):
     """Enter a study by its link (``key``: the ``/r/c/<key>/`` of the link, or the study's slug) with the
-    link's identity and the rater's consent: the assignment with its token and key (a resumed one: 200)."""
+    link's identity and the rater's consent: the assignment with its token and key (a resumed one: 200).
+    A study with practice items, until this rater has passed them, answers 409 ``practice_required`` whose
+    ``practice`` gives the practice's token and key (``/api/rate/practice/{token}/``; consent recorded), or
+    409 ``practice_failed`` once failed, as the practice pages do."""
 
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_session_create")
@@ -106,13 +121,14 @@ class RaterSessionApi(_SessionApi):
                     study=study, platform=identity.platform, external_id=identity.external_id,
                     acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
         except AssignmentRefused as refusal:
-            raise self.refused(refusal, study_entry_path(study)) from None
+            raise self.refused(refusal, identity, via_experiment=False) from None
         return self.consented(assignment)
 
 
 class RaterExperimentSessionApi(_SessionApi):
     """Enter an experiment by its link (``/r/x/<slug>/``): a new rater is placed in the least-filled open
-    condition, a returning one resumes theirs (``entry.experiment_enter``); invitations are per study."""
+    condition, a returning one resumes theirs (``entry.experiment_enter``); invitations are per study. The
+    practice gate answers as for a study's link (409 ``practice_required`` with the ``practice`` to take)."""
 
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_experiment_session_create")
@@ -138,5 +154,5 @@ class RaterExperimentSessionApi(_SessionApi):
                 experiment=experiment, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
         except AssignmentRefused as refusal:
-            raise self.refused(refusal, reverse("raters:experiment_entry", args=[slug])) from None
+            raise self.refused(refusal, identity, via_experiment=True) from None
         return self.consented(assignment)

@@ -6,10 +6,12 @@ untyped object). The report itself is computed by ``studies.analysis.report`` (`
 Numbers that can be undefined (NaN: too few raters, no variation) are nullable: the API writes NaN as null
 (``config.renderers``). Rows that may carry more keys than listed (a design's extra columns) keep them: the
 components allow additional properties. Each design's own section (``pairwise``, ``bws_tuples``, ``acute``;
-``reports.selectors.design_sections``) is a list of that design's rows."""
+``reports.selectors.design_sections``) is a list of that design's rows (``design_report_schemas``)."""
 from __future__ import annotations
 
 from rest_framework import serializers
+
+from studies.api.design_report_schemas import AcuteStudySerializer, BwsTuplesEntrySerializer, PairwiseStudySerializer
 
 
 def _number(**kwargs) -> serializers.FloatField:
@@ -217,9 +219,7 @@ class ReliabilityReportSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
     positions = PositionEffectSerializer(many=True)
     labels = LabelCriterionSerializer(many=True)
-    pairwise = serializers.ListField(child=serializers.DictField(), required=False,
-                                     help_text="the pairwise design's section (empty when no study is pairwise)")
-    bws_tuples = serializers.ListField(child=serializers.DictField(), required=False,
-                                       help_text="the bws_tuples design's section")
-    acute = serializers.ListField(child=serializers.DictField(), required=False,
-                                  help_text="the ACUTE-Eval section")
+    pairwise = PairwiseStudySerializer(many=True, required=False,
+                                       help_text="the pairwise design's section (empty when no study is pairwise)")
+    bws_tuples = BwsTuplesEntrySerializer(many=True, required=False, help_text="the bws_tuples design's section")
+    acute = AcuteStudySerializer(many=True, required=False, help_text="the ACUTE-Eval section")

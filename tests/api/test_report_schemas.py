@@ -1,7 +1,8 @@
 """Typed report responses (issue 39): the reliability report (study and experiment), human vs metric and
 the prediction-powered estimates declare real component schemas, and live answers validate against what
 the schema declares (OpenAPI 3.0 semantics: ``nullable``), for rated studies of several designs, a
-labels-only study and a study nobody has rated. A mutated answer fails, so the check can fail."""
+labels-only study and a study nobody has rated, and the design sections (pairwise, ACUTE-Eval, best-worst
+tuples) and the human-vs-metric label cells as typed rows. A mutated answer fails, so the check can fail."""
 import json
 
 import pytest
@@ -10,10 +11,12 @@ from openapi_schema_validator import OAS30Validator
 
 from metrics import services
 from studies.rating import answers as answering
+from tests.api.rater_helpers import answer_every_item, base, enter, questionnaire_answers, rater_client
 from tests.api.test_blockers import labels_only  # noqa: F401 - the labels-only fixture
 from tests.api.test_convention import client_of
 from tests.metrics.test_ppi_estimates import rated_study, score
 from tests.studies import test_pairwise
+from tests.studies.acute_helpers import acute_study, rate_all
 from tests.studies.test_services import answer_all
 
 pytestmark = pytest.mark.django_db
@@ -118,3 +121,68 @@ def test_a_pairwise_study_and_a_labels_study_report_match_their_schemas(api, ope
     assert_conforms(openapi, HUMAN_METRIC, client.get(f"/api/experiments/{study.experiment.slug}/metrics/readability/"))
     assert_conforms(openapi, PPI, client.get(
         f"/api/experiments/{study.experiment.slug}/metrics/readability/prediction-powered/"))
+
+
+def bot_rates(study, raters: int, *, label: int = 0) -> None:
+    """``raters`` bots each take an invitation, answer every item through the rater API and submit."""
+    for number in range(raters):
+        session = enter(study, secret=f"a-bot-rater-secret-{number:04d}").json()
+        client = rater_client(session)
+        for item in answer_every_item(client, session, label=label + number):
+            assert item["answered"]
+        done = client.post(base(session) + "submit/", {"questionnaire": questionnaire_answers(session)}, format="json")
+        assert done.status_code == 200, done.content[:500]
+
+
+def section_component(openapi, key: str) -> str:
+    return openapi["components"]["schemas"]["ReliabilityReport"]["properties"][key]["items"]["$ref"].rpartition("/")[2]
+
+
+def test_the_design_sections_and_label_cells_are_typed_rows(openapi):
+    assert {key: section_component(openapi, key) for key in ("pairwise", "bws_tuples", "acute")} == {
+        "pairwise": "PairwiseStudy", "bws_tuples": "BwsTuplesEntry", "acute": "AcuteStudy"}
+    schemas = openapi["components"]["schemas"]
+    assert schemas["PairwiseWinRate"]["properties"]["win_rate_a"]["nullable"] is True
+    assert schemas["SplitHalf"]["properties"]["spearman_mean"]["nullable"] is True
+    assert schemas["HumanMetricReport"]["properties"]["label_cells"]["items"]["$ref"].endswith("/LabelMetricCell")
+    assert schemas["LabelMetricCell"]["properties"]["auc"]["nullable"] is True
+    pay = schemas["PpiStudy"]["properties"]["pay"]  # inline, so that null is admitted (OpenAPI 3.0.3)
+    assert pay["nullable"] is True and pay["type"] == "object" and "cost_with_metric" in pay["properties"]
+
+
+def test_acute_bws_tuples_and_labels_sections_match_their_schemas(api, openapi, user, make_study, labels_only):  # noqa: F811
+    acute = acute_study(user, items_per_assignment=6)
+    for number in range(3):
+        rate_all(acute, f"judge-{number}", lambda slot, criterion, n=number: ("left", "right")[(slot.position + n) % 2],
+                 seed=number)
+    report = api.get(f"/api/studies/{acute.slug}/report/")
+    assert_conforms(openapi, STUDY_REPORT, report)
+    section = report.json()["acute"]
+    assert section and section[0]["criteria"] and section[0]["criteria"][0]["win_rates"]
+    assert "mark" in section[0]["criteria"][0]["win_rates"][0] and "pairs" in section[0]["checks"]
+
+    tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=6, tuple_size=3)
+    bot_rates(tuples, 2)
+    report = api.get(f"/api/studies/{tuples.slug}/report/")
+    assert_conforms(openapi, STUDY_REPORT, report)
+    entry = report.json()["bws_tuples"][0]
+    assert entry["responses"] and entry["systems"] and entry["annotations"] > 0
+
+    owner, study = labels_only
+    cells = client_of(owner).get(f"/api/experiments/{study.experiment.slug}/metrics/readability/")
+    assert_conforms(openapi, HUMAN_METRIC, cells)
+    rows = cells.json()["label_cells"]
+    assert rows and any(row["auc"] is None for row in rows)  # the label nobody picked: NaN written as null
+
+
+def test_a_wrongly_typed_design_row_is_caught(api, openapi, make_study):
+    pairwise = test_pairwise.finished_study(make_study)
+    data = api.get(f"/api/studies/{pairwise.slug}/report/").json()
+    assert not schema_errors(openapi, STUDY_REPORT, data)
+    criterion = data["pairwise"][0]["criteria"][0]
+    wrong_rate = {**criterion, "win_rates": [{**criterion["win_rates"][0], "wins_a": "three"}]}
+    broken = {**data, "pairwise": [{**data["pairwise"][0], "criteria": [wrong_rate]}]}
+    assert any("wins_a" in error for error in schema_errors(openapi, STUDY_REPORT, broken))
+    no_strengths = {**criterion, "bt": {**(criterion["bt"] or {}), "strengths": "none"}}
+    assert schema_errors(openapi, STUDY_REPORT, {**data, "pairwise": [{**data["pairwise"][0], "criteria": [no_strengths]}]})
+    assert schema_errors(openapi, STUDY_REPORT, {**data, "bws_tuples": [{"condition": "x"}]})
