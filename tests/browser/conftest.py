@@ -26,8 +26,34 @@ def browser():
         instance.close()
 
 
-def _requests_in_flight() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if "process_request_thread" in t.name and t.is_alive()]
+class _Served:
+    """Requests the live server is serving now: Django's ``ServerHandler.run`` (one request, from its
+    parsed request line to its last byte written) counted in and out. An idle keep-alive connection's
+    thread, waiting for a next request that may never come, is not counted."""
+    lock = threading.Lock()
+    now = 0
+
+    @classmethod
+    def counting(cls, run):
+        def counted(handler, application):
+            with cls.lock:
+                cls.now += 1
+            try:
+                return run(handler, application)
+            finally:
+                with cls.lock:
+                    cls.now -= 1
+        return counted
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _served_requests_counted():
+    from django.core.servers.basehttp import ServerHandler
+
+    original = ServerHandler.run
+    ServerHandler.run = _Served.counting(original)
+    yield
+    ServerHandler.run = original
 
 
 @pytest.fixture(autouse=True)
@@ -36,10 +62,13 @@ def _server_requests_end_before_the_database_is_flushed():
     flushes answers on ``pagehide`` (rater.js sends a keepalive request) is still being served when its
     browser context closes; flushing the database under that request fails ("couldn't be flushed") and
     leaves rows for the next test. This fixture is set up before the tests' pages, so it is torn down
-    after they close and before pytest-django flushes: it waits for the server's request threads."""
+    after they close and before pytest-django flushes: it waits until no request has been in progress
+    for two looks 50 ms apart (a request sent as the page closed may still be on its way in)."""
     yield
     deadline = time.monotonic() + 20
-    while _requests_in_flight() and time.monotonic() < deadline:
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        quiet = quiet + 1 if _Served.now == 0 else 0
         time.sleep(0.05)
 
 
