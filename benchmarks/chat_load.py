@@ -305,7 +305,7 @@ def build(args) -> dict:
 
     owner = get_user_model().objects.get(username="bench-owner")
     system, _ = System.objects.get_or_create(name="slowbot")
-    endpoints.endpoint_set(system=system, protocol="concord", url=args.bot_url,
+    endpoints.endpoint_set(owner=owner, system=system, protocol="concord", url=args.bot_url,
                            timeout_seconds=min(60.0, args.bot_latency + 10), retries=1)
     experiment = authoring.experiment_create(owner=owner, title="chat load")
     study = authoring.study_create(experiment=experiment, title="chat", design="likert", unit="chat",
