@@ -43,10 +43,7 @@ def checks_page(request, slug):
 def _do(request, study, action: str) -> str:
     post = request.POST
     if action == "create":  # the expected answer by rule rows (rule_rows)
-        rules, numbers, problems = rule_rows.rules_from_rows(post)
-        if problems:
-            raise ValidationError(problems)
-        try:
+        with rule_rows.rules_posted(post) as rules:
             compared = design_for(study).check_conversations  # conversation_<k> (and speaker_<k>) fields
             if compared:
                 checks.check_item_create(study=study, kind=post.get("kind", ""), rules=rules, conversations=[
@@ -57,8 +54,6 @@ def _do(request, study, action: str) -> str:
                                          responses=post.get("responses", ""), rules=rules,
                                          reference=post.get("reference"),
                                          reference_value=post.get("reference_value") or None)
-        except ValidationError as error:
-            raise ValidationError(rule_rows.rule_problems_by_row(error.message_dict, numbers)) from None
         return "Check item added."
     if action == "delete":
         item = get_object_or_404(StudyItem, study=study, pk=post.get("item") or 0)

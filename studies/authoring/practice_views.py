@@ -42,16 +42,11 @@ def field_errors(error: ValidationError) -> dict[str, list[str]]:
 def _do(request, study, action: str) -> str:
     post = request.POST
     if action == "create":  # the expected answer by rule rows (rule_rows), never typed JSON
-        rules, numbers, problems = rule_rows.rules_from_rows(post)
-        if problems:
-            raise ValidationError(problems)
-        try:
+        with rule_rows.rules_posted(post) as rules:
             services.practice_item_create(study=study, context=post.get("context", ""),
                                           responses=post.get("responses", ""), rules=rules,
                                           explanation=post.get("explanation", ""), reference=post.get("reference"),
                                           reference_value=post.get("reference_value") or None)
-        except ValidationError as error:
-            raise ValidationError(rule_rows.rule_problems_by_row(error.message_dict, numbers)) from None
         return "Practice item added."
     if action == "delete":
         item = get_object_or_404(PracticeItem, study=study, pk=post.get("item") or 0)

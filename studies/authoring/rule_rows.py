@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
+
+from django.core.exceptions import ValidationError
 
 from studies.designs import design_for, kind_for
 from studies.models import Study
@@ -161,3 +164,17 @@ def rule_problems_by_row(problems: Mapping[str, list[str]], numbers: list[int]) 
         else:
             out.setdefault(key, []).extend(texts)
     return out
+
+
+@contextmanager
+def rules_posted(post: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
+    """The rules a page's rule rows make (``rules_from_rows``; its problems raised as ValidationError), for
+    the service called inside, whose ValidationError is raised again keyed by row (``rule_problems_by_row``):
+    the checks page and the Practice card write their items this way."""
+    rules, numbers, problems = rules_from_rows(post)
+    if problems:
+        raise ValidationError(problems)
+    try:
+        yield rules
+    except ValidationError as error:
+        raise ValidationError(rule_problems_by_row(error.message_dict, numbers)) from None
