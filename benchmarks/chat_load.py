@@ -6,7 +6,7 @@ The server as deployed: a fresh PostgreSQL database (``--database``, dropped and
 gunicorn with ``config/gunicorn.py`` (the compose file's server) and ``--workers``, under
 ``config.settings.production`` (the same environment as benchmarks/http_load.py, plus the loopback bot
 allowed); the project's local bot (studies.chat.local_bot, its ``slow`` bot) answering after
-``--bot-latency`` seconds, in this process.
+``--bot-latency`` seconds, in a process of its own (like a real bot).
 
 Two studies on Mechanical Turk: a Likert study (4 responses x 2 criteria per item, as http_load) and a
 Likert chat study. Three phases of ``--seconds`` each on the same server:
@@ -331,7 +331,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
     parser.add_argument("--kills", type=int, default=0, help="workers to SIGKILL halfway through phase 2")
     parser.add_argument("--seconds", type=float, default=40.0, help="length of each phase")
-    parser.add_argument("--items-per-rater", type=int, default=300)
+    # enough that no rater runs out of items within a phase (a quiet box rates about 10 items a second each)
+    parser.add_argument("--items-per-rater", type=int, default=600)
     parser.add_argument("--postgres", default="postgres://postgres:postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="concord_chatload")
     parser.add_argument("--seed", type=int, default=0)
