@@ -10,6 +10,8 @@ from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
 
 from metrics import services
+from metrics.api import report_schemas as metric_schemas
+from studies.api import design_report_schemas, report_schemas, schema_fields
 from studies.rating import answers as answering
 from tests.api.rater_helpers import answer_every_item, base, enter, questionnaire_answers, rater_client
 from tests.api.test_blockers import labels_only  # noqa: F401 - the labels-only fixture
@@ -186,3 +188,11 @@ def test_a_wrongly_typed_design_row_is_caught(api, openapi, make_study):
     no_strengths = {**criterion, "bt": {**(criterion["bt"] or {}), "strengths": "none"}}
     assert schema_errors(openapi, STUDY_REPORT, {**data, "pairwise": [{**data["pairwise"][0], "criteria": [no_strengths]}]})
     assert schema_errors(openapi, STUDY_REPORT, {**data, "bws_tuples": [{"condition": "x"}]})
+
+
+def test_the_report_schemas_share_one_nullable_number():
+    field = schema_fields.number(help_text="h")
+    assert field.allow_null and field.run_validation(None) is None and field.run_validation("0.5") == 0.5
+    assert report_schemas.number is design_report_schemas.number is schema_fields.number
+    assert metric_schemas.number is schema_fields.number
+    assert not any(hasattr(module, "_number") for module in (report_schemas, design_report_schemas, metric_schemas))
