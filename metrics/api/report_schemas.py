@@ -65,8 +65,6 @@ class LabelMetricCellSerializer(serializers.Serializer):
 class PpiPaySerializer(serializers.Serializer):
     """What the planner's extra items would cost with the study's pay plan (platform fees on top)."""
 
-    nullable_inline = True  # config.schema: null admitted
-
     more_with_metric = serializers.IntegerField(allow_null=True, help_text="the most items any system needs more of")
     more_without_metric = serializers.IntegerField(allow_null=True)
     reachable = serializers.BooleanField(help_text="every plan's target is reachable within the frame")

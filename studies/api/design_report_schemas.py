@@ -45,8 +45,6 @@ class BradleyTerryStrengthSerializer(serializers.Serializer):
 
 
 class BradleyTerrySerializer(serializers.Serializer):
-    nullable_inline = True  # null where the strengths do not exist (config.schema)
-
     strengths = BradleyTerryStrengthSerializer(many=True)
     resamples = serializers.IntegerField()
     dropped = serializers.IntegerField(help_text="resamples where the MLE did not exist")
@@ -169,8 +167,6 @@ class TupleSystemScoreSerializer(serializers.Serializer):
 
 
 class SplitHalfSerializer(serializers.Serializer):
-    nullable_inline = True  # null before a tuple is annotated twice (config.schema)
-
     spearman_mean = number()
     spearman_sd = number()
     pearson_mean = number()
