@@ -166,6 +166,43 @@ class PpiCriterionSerializer(serializers.Serializer):
     frame_size = serializers.IntegerField()
 
 
+class PpiWinRateSerializer(_EstimateFields):
+    """A pair's win rate: the share of judgments a wins over b (ties half), prediction-powered beside human only,
+    the metric's outcome being which of the two responses it scores higher (``metrics.ppi._pairwise``)."""
+
+    a = serializers.CharField()
+    b = serializers.CharField()
+
+
+class PpiStrengthSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    strength = number(help_text="Bradley-Terry log-strength against the reference system (0)")
+    ci_low = number()
+    ci_high = number()
+    human_strength = number()
+    human_ci_low = number()
+    human_ci_high = number()
+    reference = serializers.BooleanField(help_text="the system the others are measured against")
+
+
+class PpiBradleyTerrySerializer(serializers.Serializer):
+    """Bradley-Terry strengths through the logistic form, ``ppi_logistic_ci`` beside ``classical_logistic_ci``
+    (``studies.analysis.ppi.bradley_terry``); ``strengths`` empty and ``problem`` saying why where no fit exists."""
+
+    n = serializers.IntegerField()
+    n_unlabelled = serializers.IntegerField()
+    strengths = PpiStrengthSerializer(many=True)
+    problem = serializers.CharField(allow_null=True)
+
+
+class PpiPairwiseCriterionSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    win_rates = PpiWinRateSerializer(many=True)
+    bradley_terry = PpiBradleyTerrySerializer(
+        allow_null=True, help_text="null where the humans decided every judgment the same way or fewer than two "
+                                   "systems were compared")
+
+
 class PpiStudySerializer(serializers.Serializer):
     slug = serializers.SlugField()
     title = serializers.CharField()
@@ -173,8 +210,8 @@ class PpiStudySerializer(serializers.Serializer):
     metric_model = serializers.CharField()
     alpha = number()
     criteria = PpiCriterionSerializer(many=True)
-    pairwise = serializers.ListField(child=serializers.DictField(), required=False,
-                                     help_text="a pairwise study's win-rate estimates")
+    pairwise = PpiPairwiseCriterionSerializer(many=True, required=False,
+                                              help_text="a pairwise study's win rates and Bradley-Terry strengths")
     problem = serializers.CharField(allow_null=True, help_text="why there are no estimates, if so")
     method = serializers.CharField(allow_null=True, required=False, help_text="how the items were drawn")
     frame_size = serializers.IntegerField(allow_null=True, required=False)
