@@ -69,11 +69,14 @@ class ConcordAutoSchema(AutoSchema):
         return super().get_serializer_name(serializer, direction)
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
-        """A nested object that may be null, where its serializer asks (``nullable_inline``), is written inline
-        with ``nullable`` beside its ``type``: OpenAPI 3.0.3 lets ``nullable`` act only where ``type`` is in the
-        same schema, so the usual ``allOf: [$ref]`` with ``nullable`` does not admit null (validators refuse it)."""
+        """A nested object that may be null is written inline with ``nullable`` beside its ``type``: OpenAPI
+        3.0.3 lets ``nullable`` act only where ``type`` is in the same schema object, so drf-spectacular's
+        ``allOf: [$ref]`` with ``nullable`` beside it does not admit null (validators refuse it;
+        tfranzel/drf-spectacular#925). Its component is still registered (a list of it keeps the ``$ref``).
+        ``OAS_VERSION`` 3.1 would write ``oneOf: [$ref, {type: null}]`` instead, but it changes how every
+        nullable field of the schema is written, for the tests' validators and the generated client alike."""
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        if isinstance(field, serializers.Serializer) and field.allow_null and getattr(field, "nullable_inline", False):
+        if isinstance(field, serializers.Serializer) and field.allow_null:
             component = self.resolve_serializer(field, direction)
             if component is not None and component.schema:
                 extra = {key: schema[key] for key in ("description", "readOnly") if key in schema}

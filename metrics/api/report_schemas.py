@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-
-def _number(**kwargs) -> serializers.FloatField:
-    return serializers.FloatField(allow_null=True, **kwargs)
+from studies.api.schema_fields import number
 
 
 class CorrelationSerializer(serializers.Serializer):
     method = serializers.CharField(help_text="pearson, spearman or kendall")
-    r = _number()
-    p = _number()
+    r = number()
+    p = number()
     n = serializers.IntegerField()
-    ci95 = serializers.ListField(child=_number(), allow_null=True, help_text="Fisher z; null for too few points")
+    ci95 = serializers.ListField(child=number(), allow_null=True, help_text="Fisher z; null for too few points")
 
 
 class CorrelationsSerializer(serializers.Serializer):
@@ -29,8 +27,8 @@ class CorrelationsSerializer(serializers.Serializer):
 class HumanMetricPointSerializer(serializers.Serializer):
     unit = serializers.IntegerField(help_text="the rated response (or conversation)")
     system = serializers.CharField()
-    human = _number()
-    metric = _number()
+    human = number()
+    metric = number()
 
 
 class HumanMetricCellSerializer(serializers.Serializer):
@@ -44,7 +42,7 @@ class HumanMetricCellSerializer(serializers.Serializer):
     missing_scores = serializers.IntegerField()
     response_level = CorrelationsSerializer(required=False, allow_null=True)
     system_level = CorrelationsSerializer(required=False, allow_null=True)
-    human_ceiling = _number(required=False)
+    human_ceiling = number(required=False)
     points = HumanMetricPointSerializer(many=True, required=False)
 
 
@@ -59,22 +57,20 @@ class LabelMetricCellSerializer(serializers.Serializer):
     label = serializers.CharField()
     n = serializers.IntegerField(help_text="ratings with a metric score")
     positives = serializers.IntegerField(help_text="of them, those that gave the label")
-    r_pb = _number(help_text="point-biserial correlation")
-    p = _number()
-    auc = _number(help_text="P(a rating with the label has the higher score); ties count half")
+    r_pb = number(help_text="point-biserial correlation")
+    p = number()
+    auc = number(help_text="P(a rating with the label has the higher score); ties count half")
 
 
 class PpiPaySerializer(serializers.Serializer):
     """What the planner's extra items would cost with the study's pay plan (platform fees on top)."""
 
-    nullable_inline = True  # config.schema: null admitted
-
     more_with_metric = serializers.IntegerField(allow_null=True, help_text="the most items any system needs more of")
     more_without_metric = serializers.IntegerField(allow_null=True)
     reachable = serializers.BooleanField(help_text="every plan's target is reachable within the frame")
-    cost_with_metric = _number(help_text="null without a reward")
-    cost_without_metric = _number()
-    reward = _number()
+    cost_with_metric = number(help_text="null without a reward")
+    cost_without_metric = number()
+    reward = number()
     raters_per_item = serializers.IntegerField()
     items_per_assignment = serializers.IntegerField()
     remaining_in_frame = serializers.IntegerField(help_text="frame items not drawn yet")
@@ -94,30 +90,30 @@ class HumanMetricReportSerializer(serializers.Serializer):
 
 
 class _EstimateFields(serializers.Serializer):
-    estimate = _number()
-    ci_low = _number()
-    ci_high = _number()
-    human_estimate = _number()
-    human_ci_low = _number()
-    human_ci_high = _number()
-    lam = _number(help_text="the power-tuning weight of the metric (0: human only)")
+    estimate = number()
+    ci_low = number()
+    ci_high = number()
+    human_estimate = number()
+    human_ci_low = number()
+    human_ci_high = number()
+    lam = number(help_text="the power-tuning weight of the metric (0: human only)")
     n = serializers.IntegerField()
     n_unlabelled = serializers.IntegerField()
-    n_effective = _number()
-    rho = _number()
-    p = _number()
-    human_p = _number()
+    n_effective = number()
+    rho = number()
+    p = number()
+    human_p = number()
     note = serializers.CharField(allow_blank=True)
-    width = _number()
-    human_width = _number()
+    width = number()
+    human_width = number()
 
 
 class RaterNoiseSerializer(serializers.Serializer):
     units = serializers.IntegerField()
-    ratings_per_unit = _number()
-    within_unit_variance = _number()
-    between_unit_variance = _number()
-    noise_share = _number()
+    ratings_per_unit = number()
+    within_unit_variance = number()
+    between_unit_variance = number()
+    noise_share = number()
 
 
 class PpiSystemSerializer(_EstimateFields):
@@ -140,16 +136,16 @@ class PpiRankSerializer(serializers.Serializer):
     best = serializers.IntegerField()
     worst = serializers.IntegerField()
     sure = serializers.BooleanField()
-    estimate = _number()
+    estimate = number()
     next = serializers.CharField(allow_null=True, required=False)
-    p_next_holm = _number(required=False)
+    p_next_holm = number(required=False)
 
 
 class PpiPlanSerializer(serializers.Serializer):
     system = serializers.CharField()
-    target_width = _number()
-    alpha = _number()
-    sd_human = _number()
+    target_width = number()
+    alpha = number()
+    sd_human = number()
     n_now = serializers.IntegerField()
     frame_size = serializers.IntegerField()
     reachable = serializers.BooleanField()
@@ -157,7 +153,7 @@ class PpiPlanSerializer(serializers.Serializer):
     needed_with_metric = serializers.IntegerField(allow_null=True)
     more_without_metric = serializers.IntegerField(allow_null=True)
     more_with_metric = serializers.IntegerField(allow_null=True)
-    ppi_corr = _number()
+    ppi_corr = number()
 
 
 class PpiCriterionSerializer(serializers.Serializer):
@@ -166,8 +162,45 @@ class PpiCriterionSerializer(serializers.Serializer):
     differences = PpiDifferenceSerializer(many=True)
     ranking = PpiRankSerializer(many=True)
     plan = PpiPlanSerializer(many=True)
-    target_width = _number()
+    target_width = number()
     frame_size = serializers.IntegerField()
+
+
+class PpiWinRateSerializer(_EstimateFields):
+    """A pair's win rate: the share of judgments a wins over b (ties half), prediction-powered beside human only,
+    the metric's outcome being which of the two responses it scores higher (``metrics.ppi._pairwise``)."""
+
+    a = serializers.CharField()
+    b = serializers.CharField()
+
+
+class PpiStrengthSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    strength = number(help_text="Bradley-Terry log-strength against the reference system (0)")
+    ci_low = number()
+    ci_high = number()
+    human_strength = number()
+    human_ci_low = number()
+    human_ci_high = number()
+    reference = serializers.BooleanField(help_text="the system the others are measured against")
+
+
+class PpiBradleyTerrySerializer(serializers.Serializer):
+    """Bradley-Terry strengths through the logistic form, ``ppi_logistic_ci`` beside ``classical_logistic_ci``
+    (``studies.analysis.ppi.bradley_terry``); ``strengths`` empty and ``problem`` saying why where no fit exists."""
+
+    n = serializers.IntegerField()
+    n_unlabelled = serializers.IntegerField()
+    strengths = PpiStrengthSerializer(many=True)
+    problem = serializers.CharField(allow_null=True)
+
+
+class PpiPairwiseCriterionSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    win_rates = PpiWinRateSerializer(many=True)
+    bradley_terry = PpiBradleyTerrySerializer(
+        allow_null=True, help_text="null where the humans decided every judgment the same way or fewer than two "
+                                   "systems were compared")
 
 
 class PpiStudySerializer(serializers.Serializer):
@@ -175,10 +208,10 @@ class PpiStudySerializer(serializers.Serializer):
     title = serializers.CharField()
     unit = serializers.CharField()
     metric_model = serializers.CharField()
-    alpha = _number()
+    alpha = number()
     criteria = PpiCriterionSerializer(many=True)
-    pairwise = serializers.ListField(child=serializers.DictField(), required=False,
-                                     help_text="a pairwise study's win-rate estimates")
+    pairwise = PpiPairwiseCriterionSerializer(many=True, required=False,
+                                              help_text="a pairwise study's win rates and Bradley-Terry strengths")
     problem = serializers.CharField(allow_null=True, help_text="why there are no estimates, if so")
     method = serializers.CharField(allow_null=True, required=False, help_text="how the items were drawn")
     frame_size = serializers.IntegerField(allow_null=True, required=False)
@@ -191,6 +224,6 @@ class PpiStudySerializer(serializers.Serializer):
 class PredictionPoweredReportSerializer(serializers.Serializer):
     metric_model = serializers.CharField()
     metric = serializers.CharField()
-    alpha = _number()
+    alpha = number()
     studies = PpiStudySerializer(many=True)
     notes = serializers.ListField(child=serializers.CharField())

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-
-def _number(**kwargs) -> serializers.FloatField:
-    return serializers.FloatField(allow_null=True, **kwargs)
+from studies.api.schema_fields import number
 
 
 class PairwiseWinRateSerializer(serializers.Serializer):
@@ -26,29 +24,27 @@ class PairwiseWinRateSerializer(serializers.Serializer):
     wins_a = serializers.IntegerField()
     wins_b = serializers.IntegerField()
     ties = serializers.IntegerField()
-    tie_share = _number()
-    score_a = _number(help_text="a's mean score, ties as half")
-    win_rate_a = _number(help_text="null without decisive judgments")
-    ci_low = _number()
-    ci_high = _number()
-    p = _number()
-    p_holm = _number()
-    bt_expected_a = _number(required=False, help_text="a's score the Bradley–Terry fit predicts (where it exists)")
+    tie_share = number()
+    score_a = number(help_text="a's mean score, ties as half")
+    win_rate_a = number(help_text="null without decisive judgments")
+    ci_low = number()
+    ci_high = number()
+    p = number()
+    p_holm = number()
+    bt_expected_a = number(required=False, help_text="a's score the Bradley–Terry fit predicts (where it exists)")
     mark = serializers.CharField(required=False, allow_blank=True,
                                  help_text="ACUTE-Eval: the paper's significance mark (*, **, ***)")
 
 
 class BradleyTerryStrengthSerializer(serializers.Serializer):
     system = serializers.CharField()
-    theta = _number(help_text="log-strength (MM fit, mean 0)")
-    ci_low = _number(help_text="percentile bootstrap; null with fewer than two usable resamples")
-    ci_high = _number()
-    win_prob_vs_mean = _number(help_text="P(beats a system of average strength)")
+    theta = number(help_text="log-strength (MM fit, mean 0)")
+    ci_low = number(help_text="percentile bootstrap; null with fewer than two usable resamples")
+    ci_high = number()
+    win_prob_vs_mean = number(help_text="P(beats a system of average strength)")
 
 
 class BradleyTerrySerializer(serializers.Serializer):
-    nullable_inline = True  # null where the strengths do not exist (config.schema)
-
     strengths = BradleyTerryStrengthSerializer(many=True)
     resamples = serializers.IntegerField()
     dropped = serializers.IntegerField(help_text="resamples where the MLE did not exist")
@@ -62,14 +58,14 @@ class PositionBiasSerializer(serializers.Serializer):
     decisive = serializers.IntegerField()
     left_wins = serializers.IntegerField()
     ties = serializers.IntegerField()
-    left_share = _number()
-    ci_low = _number()
-    ci_high = _number()
-    p = _number()
+    left_share = number()
+    ci_low = number()
+    ci_high = number()
+    p = number()
 
 
 class PairwiseAgreementSerializer(serializers.Serializer):
-    alpha = _number(help_text="Krippendorff's alpha (nominal over a, b, tie); null where undefined")
+    alpha = number(help_text="Krippendorff's alpha (nominal over a, b, tie); null where undefined")
     units = serializers.IntegerField(help_text="items with two raters or more")
     note = serializers.CharField(allow_blank=True, required=False)
 
@@ -77,13 +73,13 @@ class PairwiseAgreementSerializer(serializers.Serializer):
 class SideShownSerializer(serializers.Serializer):
     system = serializers.CharField()
     shown = serializers.IntegerField()
-    left_share = _number()
+    left_share = number()
 
 
 class SideBalanceSerializer(serializers.Serializer):
     systems = SideShownSerializer(many=True)
-    min_left_share = _number()
-    max_left_share = _number()
+    min_left_share = number()
+    max_left_share = number()
 
 
 class RaterSideSerializer(serializers.Serializer):
@@ -91,10 +87,10 @@ class RaterSideSerializer(serializers.Serializer):
     n = serializers.IntegerField()
     decisive = serializers.IntegerField()
     left_wins = serializers.IntegerField()
-    left_share = _number()
-    tie_share = _number()
-    p = _number()
-    p_holm = _number()
+    left_share = number()
+    tie_share = number()
+    p = number()
+    p_holm = number()
     side_preference = serializers.BooleanField()
 
 
@@ -142,12 +138,12 @@ class TupleDesignSerializer(serializers.Serializer):
     tuple_size = serializers.IntegerField(required=False)
     appearances_min = serializers.IntegerField(required=False)
     appearances_max = serializers.IntegerField(required=False)
-    pair_mean = _number(required=False, help_text="mean co-occurrences of a pair of responses")
-    pair_sd = _number(required=False)
+    pair_mean = number(required=False, help_text="mean co-occurrences of a pair of responses")
+    pair_sd = number(required=False)
 
 
 class TuplesPerTupleSerializer(serializers.Serializer):
-    mean = _number()
+    mean = number()
     min = serializers.IntegerField()
     max = serializers.IntegerField()
 
@@ -158,27 +154,25 @@ class TupleResponseScoreSerializer(serializers.Serializer):
     appearances = serializers.IntegerField()
     best = serializers.IntegerField()
     worst = serializers.IntegerField()
-    score = _number(help_text="(#best − #worst) / #appearances, in [−1, 1]")
+    score = number(help_text="(#best − #worst) / #appearances, in [−1, 1]")
 
 
 class TupleSystemScoreSerializer(serializers.Serializer):
     system = serializers.CharField()
     n = serializers.IntegerField()
-    mean = _number()
-    sd = _number()
-    low = _number(help_text="t 95% interval over the system's responses")
-    high = _number()
+    mean = number()
+    sd = number()
+    low = number(help_text="t 95% interval over the system's responses")
+    high = number()
 
 
 class SplitHalfSerializer(serializers.Serializer):
-    nullable_inline = True  # null before a tuple is annotated twice (config.schema)
-
-    spearman_mean = _number()
-    spearman_sd = _number()
-    pearson_mean = _number()
-    pearson_sd = _number()
-    spearman_brown = _number(help_text="2r/(1+r) of the mean Spearman")
-    pearson_brown = _number()
+    spearman_mean = number()
+    spearman_sd = number()
+    pearson_mean = number()
+    pearson_sd = number()
+    spearman_brown = number(help_text="2r/(1+r) of the mean Spearman")
+    pearson_brown = number()
     trials = serializers.IntegerField()
 
 

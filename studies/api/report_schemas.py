@@ -12,10 +12,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from studies.api.design_report_schemas import AcuteStudySerializer, BwsTuplesEntrySerializer, PairwiseStudySerializer
-
-
-def _number(**kwargs) -> serializers.FloatField:
-    return serializers.FloatField(allow_null=True, **kwargs)
+from studies.api.schema_fields import number
 
 
 class ReportConditionSerializer(serializers.Serializer):
@@ -31,12 +28,12 @@ class ReportConditionSerializer(serializers.Serializer):
 
 
 class IccFormSerializer(serializers.Serializer):
-    value = _number()
-    F = _number()  # noqa: N815 - the report's key
-    df1 = _number()
-    df2 = _number()
-    p = _number()
-    ci95 = serializers.ListField(child=_number(), min_length=2, max_length=2)
+    value = number()
+    F = number()  # noqa: N815 - the report's key
+    df1 = number()
+    df2 = number()
+    p = number()
+    ci95 = serializers.ListField(child=number(), min_length=2, max_length=2)
 
 
 class IccCellSerializer(serializers.Serializer):
@@ -51,11 +48,11 @@ class IccCellSerializer(serializers.Serializer):
     n_items = serializers.IntegerField()
     n_ratings = serializers.IntegerField()
     error = serializers.CharField(required=False, help_text="present when no ICC could be computed")
-    k0 = _number(required=False)
+    k0 = number(required=False)
     method = serializers.CharField(required=False, help_text="complete or incomplete")
     ipsation = serializers.CharField(required=False, allow_null=True)
     warnings = serializers.ListField(child=serializers.CharField(), required=False)
-    anova = serializers.DictField(child=_number(), required=False, help_text="sums of squares and df")
+    anova = serializers.DictField(child=number(), required=False, help_text="sums of squares and df")
     icc = serializers.DictField(child=IccFormSerializer(), required=False,
                                 help_text="by form: ICC(1,1), ICC(A,1), ICC(C,1), ICC(1,k), ICC(A,k), ICC(C,k)")
 
@@ -74,33 +71,33 @@ class CriteriaCorrelationSerializer(serializers.Serializer):
     condition = serializers.SlugField()
     a = serializers.CharField()
     b = serializers.CharField()
-    rho = _number()
-    p = _number()
+    rho = number()
+    p = number()
     n = serializers.IntegerField()
 
 
 class CompletionSerializer(serializers.Serializer):
     condition = serializers.SlugField()
     n = serializers.IntegerField()
-    mean_minutes = _number()
-    median_minutes = _number()
-    minutes = serializers.ListField(child=_number())
+    mean_minutes = number()
+    median_minutes = number()
+    minutes = serializers.ListField(child=number())
 
 
 class AnovaEffectSerializer(serializers.Serializer):
     effect = serializers.CharField()
-    sum_sq = _number()
-    df = _number()
-    F = _number()  # noqa: N815
-    p = _number()
-    eta_sq = _number()
+    sum_sq = number()
+    df = number()
+    F = number()  # noqa: N815
+    p = number()
+    eta_sq = number()
 
 
 class TukeyPairSerializer(serializers.Serializer):
     a = serializers.CharField()
     b = serializers.CharField()
-    mean_diff = _number()
-    p = _number()
+    mean_diff = number()
+    p = number()
     significant = serializers.BooleanField()
 
 
@@ -118,15 +115,15 @@ class AlphaSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     level = serializers.CharField()
     values = serializers.CharField()
-    alpha = _number()
+    alpha = number()
     note = serializers.CharField(allow_blank=True)
 
 
 class PlanningSerializer(serializers.Serializer):
     condition = serializers.SlugField()
     criterion = serializers.CharField()
-    target = _number()
-    raters_needed = serializers.DictField(child=_number(), help_text="by ICC form (Spearman-Brown)")
+    target = number()
+    raters_needed = serializers.DictField(child=number(), help_text="by ICC form (Spearman-Brown)")
 
 
 class RaterQualitySerializer(serializers.Serializer):
@@ -134,9 +131,9 @@ class RaterQualitySerializer(serializers.Serializer):
     name = serializers.CharField(help_text="a pseudonym unless raw_ids")
     study = serializers.SlugField()
     ratings = serializers.IntegerField()
-    loo_r = _number(help_text="leave-one-out correlation with the other raters")
-    straight_lining = _number()
-    seconds_per_item = _number()
+    loo_r = number(help_text="leave-one-out correlation with the other raters")
+    straight_lining = number()
+    seconds_per_item = number()
     flagged = serializers.BooleanField()
     flag_reasons = serializers.CharField(allow_blank=True)
     failed_checks = serializers.BooleanField(required=False)
@@ -146,10 +143,10 @@ class SystemMeanSerializer(serializers.Serializer):
     condition = serializers.SlugField()
     criterion = serializers.CharField()
     system = serializers.CharField()
-    mean_z = _number()
+    mean_z = number()
     n = serializers.IntegerField()
-    low = _number()
-    high = _number()
+    low = number()
+    high = number()
 
 
 class DistributionSerializer(serializers.Serializer):
@@ -157,22 +154,22 @@ class DistributionSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     system = serializers.CharField()
     n = serializers.IntegerField()
-    q1 = _number()
-    med = _number()
-    q3 = _number()
-    mean = _number()
-    whislo = _number()
-    whishi = _number()
+    q1 = number()
+    med = number()
+    q3 = number()
+    mean = number()
+    whislo = number()
+    whishi = number()
 
 
 class PositionSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     letter = serializers.CharField()
     n = serializers.IntegerField()
-    mean_z = _number()
-    mean_score = _number()
-    low = _number()
-    high = _number()
+    mean_z = number()
+    mean_score = number()
+    low = number()
+    high = number()
 
 
 class PositionEffectSerializer(serializers.Serializer):
@@ -181,9 +178,9 @@ class PositionEffectSerializer(serializers.Serializer):
     condition = serializers.SlugField()
     criterion = serializers.CharField()
     positions = PositionSerializer(many=True)
-    H = _number(required=False)  # noqa: N815
+    H = number(required=False)  # noqa: N815
     df = serializers.IntegerField(required=False, allow_null=True)
-    p = _number(required=False)
+    p = number(required=False)
     note = serializers.CharField(required=False, allow_blank=True)
 
 

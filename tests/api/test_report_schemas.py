@@ -5,11 +5,16 @@ labels-only study and a study nobody has rated, and the design sections (pairwis
 tuples) and the human-vs-metric label cells as typed rows. A mutated answer fails, so the check can fail."""
 import json
 
+import numpy as np
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
 
 from metrics import services
+from metrics.api import report_schemas as metric_schemas
+from metrics.models import MetricScore
+from studies.api import design_report_schemas, report_schemas, schema_fields
+from studies.models import Response
 from studies.rating import answers as answering
 from tests.api.rater_helpers import answer_every_item, base, enter, questionnaire_answers, rater_client
 from tests.api.test_blockers import labels_only  # noqa: F401 - the labels-only fixture
@@ -186,3 +191,42 @@ def test_a_wrongly_typed_design_row_is_caught(api, openapi, make_study):
     no_strengths = {**criterion, "bt": {**(criterion["bt"] or {}), "strengths": "none"}}
     assert schema_errors(openapi, STUDY_REPORT, {**data, "pairwise": [{**data["pairwise"][0], "criteria": [no_strengths]}]})
     assert schema_errors(openapi, STUDY_REPORT, {**data, "bws_tuples": [{"condition": "x"}]})
+
+
+def test_the_report_schemas_share_one_nullable_number():
+    field = schema_fields.number(help_text="h")
+    assert field.allow_null and field.run_validation(None) is None and field.run_validation("0.5") == 0.5
+    assert report_schemas.number is design_report_schemas.number is schema_fields.number
+    assert metric_schemas.number is schema_fields.number
+    assert not any(hasattr(module, "_number") for module in (report_schemas, design_report_schemas, metric_schemas))
+
+
+def test_a_pairwise_studys_prediction_powered_rows_are_typed(api, openapi, make_study):
+    """A pairwise study's estimates (``metrics.ppi._pairwise``): per criterion the win rates (a over b, ties
+    half) and the Bradley-Terry strengths, or null where no logistic fit exists; a live answer validates
+    against the typed rows and a wrongly typed row is caught."""
+    study = test_pairwise.finished_study(make_study, n_raters=3, contrarian=True)
+    model = services.metric_model_default(key="readability")
+    rng = np.random.default_rng(1)  # the small corpus's templated responses score alike: store varied scores
+    MetricScore.objects.bulk_create([MetricScore(metric_model=model, response_id=pk, value=float(rng.normal()))
+                                     for pk in Response.objects.values_list("pk", flat=True)])
+    answer = api.get(f"/api/experiments/{study.experiment.slug}/metrics/{model.name}/prediction-powered/")
+    assert_conforms(openapi, PPI, answer)
+    data = answer.json()
+    entry = data["studies"][0]
+    criterion = entry["pairwise"][0]
+    assert criterion["win_rates"] and criterion["bradley_terry"]["strengths"]
+    schemas = openapi["components"]["schemas"]
+    assert schemas["PpiStudy"]["properties"]["pairwise"]["items"]["$ref"].endswith("/PpiPairwiseCriterion")
+
+    def with_criterion(changed):
+        return {**data, "studies": [{**entry, "pairwise": [changed]}]}
+
+    assert not schema_errors(openapi, PPI, with_criterion({**criterion, "bradley_terry": None}))
+    wrong_rate = {**criterion, "win_rates": [{**criterion["win_rates"][0], "estimate": "high"}]}
+    assert any("estimate" in error for error in schema_errors(openapi, PPI, with_criterion(wrong_rate)))
+    strengths = criterion["bradley_terry"]["strengths"]
+    wrong_strength = {**criterion, "bradley_terry": {**criterion["bradley_terry"],
+                                                     "strengths": [{**strengths[0], "reference": "yes"}]}}
+    assert any("reference" in error for error in schema_errors(openapi, PPI, with_criterion(wrong_strength)))
+    assert schema_errors(openapi, PPI, with_criterion({**criterion, "win_rates": [{"a": "hred"}]}))
