@@ -1,6 +1,6 @@
 """Chat load beside the rater path: does a slow bot slow the site? (issue 33)
 
-    python benchmarks/chat_load.py --raters 30 --bot-latency 2 --workers 3 [--kills 0] [--seconds 40]
+    python benchmarks/chat_load.py --raters 30 --bot-latency 2 --workers 3 [--kills 0] [--seconds 40] [--stagger S]
 
 The server as deployed: a fresh PostgreSQL database (``--database``, dropped and created), migrated;
 gunicorn with ``config/gunicorn.py`` (the compose file's server) and ``--workers``, under
@@ -15,8 +15,12 @@ Likert chat study. Three phases of ``--seconds`` each on the same server:
    the page and rates item after item);
 2. with chatters: ``raters/2`` new raters rate the same way while ``raters/2`` chatters each chat as the
    page's script does (POST the message as JSON with its client id, then look at the state when the
-   system's replies so far took, then every 0.5 s, until the reply is shown), then end the chat and rate it. ``--kills`` workers get SIGKILL halfway
-   through; a request whose connection dies is sent again unchanged;
+   system's replies so far took, then every 0.5 s, until the reply is shown, and send the next message
+   at once), then end the chat and rate it. The chatters' first messages are spread over ``--stagger``
+   seconds (default one turn: the bot's latency + 0.5 s): real raters do not press "send" in the same
+   millisecond, and with a bot of fixed latency chatters who start together stay in lockstep, their turns
+   reaching the server in bursts of ``raters/2`` (``--stagger 0`` measures that worst case). ``--kills``
+   workers get SIGKILL halfway through; a request whose connection dies is sent again unchanged;
 3. the baseline again (new raters): on a shared machine the load from elsewhere drifts, so phase 2 is
    compared with the mean of the baselines around it.
 
@@ -84,8 +88,8 @@ class Chatter:
     static/concord/chat.js does), ends the chat and rates it."""
 
     def __init__(self, *, index: int, port: int, start_url: str, stats: ChatStats, line: StartLine,
-                 deadline: float) -> None:
-        self.index, self.port, self.stats, self.line = index, port, stats, line
+                 deadline: float, delay: float = 0.0) -> None:
+        self.index, self.port, self.stats, self.line, self.delay = index, port, stats, line, delay
         self.rater = Rater(index=10_000 + index, host="127.0.0.1", port=port, start_url=start_url, items=1,
                            stats=Stats(), deadline=deadline)
         self.stop_at = deadline
@@ -135,6 +139,7 @@ class Chatter:
         token, position = token_match.group(1), int(token_match.group(2))
         self.line.arrive(r)
         self.line.wait(self.stop_at)
+        time.sleep(self.delay)  # --stagger: raters do not all send their first message in the same instant
         n = 0
         while time.monotonic() < self.stop_at:
             client_id, text = f"bench-{self.index}-{n}", LINES[(self.index + n) % len(LINES)]
@@ -194,13 +199,13 @@ class Go:
         self.event.wait(timeout=300)
 
 
-def chat_process(port: int, starts: list[str], ready, go, stop_at, out) -> None:
+def chat_process(port: int, starts: list[str], ready, go, stop_at, out, stagger: float = 0.0) -> None:
     """The chatters, in a process of their own: the raters' HTML parsing in the load generator would
     otherwise delay the chatters' clocks (one interpreter lock), and every turn would look slower."""
     stats = ChatStats()
     line = Go(go, stop_at)
     chatters = [Chatter(index=i, port=port, start_url=url, stats=stats, line=line,
-                        deadline=time.monotonic() + 300) for i, url in enumerate(starts)]
+                        deadline=time.monotonic() + 300, delay=stagger * i / len(starts)) for i, url in enumerate(starts)]
     threads = [threading.Thread(target=c.run, daemon=True) for c in chatters]
     for thread in threads:
         thread.start()
@@ -215,7 +220,7 @@ def chat_process(port: int, starts: list[str], ready, go, stop_at, out) -> None:
 
 
 def phase(*, port: int, likert_starts: list[str], chat_starts: list[str], seconds: float, server: Gunicorn,
-          kills: int) -> dict:
+          kills: int, stagger: float = 0.0) -> dict:
     """Raters (and chatters) for ``seconds`` from the moment all raters have reached their first form."""
     import multiprocessing
 
@@ -227,7 +232,7 @@ def phase(*, port: int, likert_starts: list[str], chat_starts: list[str], second
                     deadline=setup_bound, ready=line) for i, url in enumerate(likert_starts)]
     threads = [threading.Thread(target=x.run, daemon=True) for x in raters]
     ready, go, stop_at, out = context.Event(), context.Event(), context.Value("d", 0.0), context.Queue()
-    chat = context.Process(target=chat_process, args=(port, chat_starts, ready, go, stop_at, out), daemon=True) \
+    chat = context.Process(target=chat_process, args=(port, chat_starts, ready, go, stop_at, out, stagger), daemon=True) \
         if chat_starts else None
     load = os.getloadavg()[0]
     if chat:
@@ -336,9 +341,14 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgres://postgres:postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="concord_chatload")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stagger", type=float, default=None,
+                        help="seconds over which the chatters send their first messages (default: one turn, "
+                             "bot latency + 0.5 s; 0: all at once, in lockstep)")
     args = parser.parse_args()
     if "127.0.0.1" not in args.postgres and "localhost" not in args.postgres:
         parser.error("--postgres: only a loopback server")
+    if args.stagger is None:
+        args.stagger = args.bot_latency + POLL_SECONDS
     if args.raters < 2:
         parser.error("--raters: at least 2 (half rate, half chat)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
@@ -377,7 +387,7 @@ def main() -> None:
                       seconds=args.seconds, server=server, kills=0)
         beside = phase(port=port, likert_starts=entry_urls(likert_slug, half, rng),
                        chat_starts=entry_urls(studies["chat"]["slug"], chatters, rng), seconds=args.seconds,
-                       server=server, kills=args.kills)
+                       server=server, kills=args.kills, stagger=args.stagger)
         after = phase(port=port, likert_starts=entry_urls(likert_slug, half, rng), chat_starts=[],
                       seconds=args.seconds, server=server, kills=0)
         server_ms = server.server_times()
@@ -408,7 +418,7 @@ def main() -> None:
     }, indent=2, default=str))
     print(json.dumps({
         "bot_latency_s": args.bot_latency, "raters": args.raters, "workers": args.workers, "kills": args.kills,
-        "turn_p50_s": second["turn_s"]["p50"], "turn_p95_s": second["turn_s"]["p95"], "turns": second["turn_s"]["n"],
+        "stagger_s": args.stagger, "turn_p50_s": second["turn_s"]["p50"], "turn_p95_s": second["turn_s"]["p95"], "turns": second["turn_s"]["n"],
         "rating_p95_s": round(p95_beside / 1000, 3) if p95_beside else None,
         "rating_p95_alone_s": round(p95_alone / 1000, 3) if p95_alone else None,
         "rating_p95_ratio": round(p95_beside / p95_alone, 2) if p95_alone and p95_beside else None,
