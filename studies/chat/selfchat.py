@@ -202,7 +202,8 @@ def selfchat_run(*, run: SelfChatRun, clock: Callable[[], float] = time.monotoni
     """Make every dialogue of the run that is not done (rules in the module docstring); failed ones are
     tried again from their stored turns. ``on_turn`` is called after each stored turn (progress)."""
     with transaction.atomic():
-        run = SelfChatRun.objects.select_for_update().select_related("system_a", "system_b", "corpus").get(pk=run.pk)
+        run = (SelfChatRun.objects.select_for_update(of=("self",))  # not the systems and corpus it joins
+               .select_related("system_a", "system_b", "corpus").get(pk=run.pk))
         run.status, run.error = SelfChatRun.Status.RUNNING, ""
         run.save(update_fields=["status", "error", "updated_at"])
     found = {"a": _visible_endpoint(run.owner, run.system_a.name), "b": _visible_endpoint(run.owner, run.system_b.name)}

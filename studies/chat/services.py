@@ -81,8 +81,9 @@ def chat_corpus(study: Study) -> Corpus:
 
 
 def _locked(assignment: Assignment) -> Assignment:
-    """The assignment row, locked; refuses one that is no longer being worked on."""
-    locked = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
+    """The assignment row, locked; refuses one that is no longer being worked on. Only that row (``OF``): the
+    study comes along unlocked, or every turn of a study would wait for every other rater's (issue 33)."""
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
     if locked.status != Assignment.Status.STARTED:
         raise ChatRefused(f"this task is already {locked.get_status_display().lower()}")
     return locked
@@ -269,7 +270,7 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
     """Step 3: store each reply (or failure) in a chat still waiting for it, from this call (locked)."""
     replies = failures = 0
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().select_related("study").get(pk=assignment.pk)
+        locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
         max_turns, now = chat_config(locked.study)["max_turns"], timezone.now()
         for chat in _chats(locked, item_id):
             outcome = outcomes.get(chat.pk)

@@ -86,3 +86,47 @@ def test_messages_to_two_items_of_one_assignment_are_both_answered(slow_study):
                                                                     text="hi", client_id=f"for-{item_id}"))
     assert [o.replies for o in outcomes] == [1, 1], outcomes
     assert ChatTurn.objects.filter(role="system").count() == 2
+
+
+def test_one_raters_turn_does_not_wait_for_anothers_lock(user, loopback_allowed, local_bot):
+    """A turn locks its own assignment row only (FOR UPDATE OF): a lock on the joined study row would make
+    every chat turn of a study wait for every other, and a burst of raters' turns queue one behind another
+    while each holds a web worker (issue 33). Rater B's message is stored and answered, and the reply
+    stored, while rater A's turn holds its lock; the study row stays free for a lock that does not wait."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from studies.models import Study
+
+    bot_system("quickbot", local_bot.url("rule"), timeout=5, retries=0)
+    study = chat_study(user, ["quickbot"], unit_config={"max_turns": 10, "messages_per_minute": 60})
+    first, second = started_assignment(study, "w-a"), started_assignment(study, "w-b")
+    item_id = study.items.first().pk
+    chat.chat_open(assignment=first, item_id=item_id)
+    held, release = threading.Event(), threading.Event()
+
+    def hold_first() -> None:
+        try:
+            with transaction.atomic():
+                chat._locked(first)
+                held.set()
+                release.wait(20)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_first)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")  # a wait for A's lock fails the test, not hangs it
+            chat.chat_open(assignment=second, item_id=item_id)
+            outcome = chat.chat_turn_post(assignment=second, item_id=item_id, text="hello", client_id="b-1")
+            assert outcome.stored and outcome.replies == 1
+            Study.objects.select_for_update(nowait=True).get(pk=study.pk)  # not held by A's turn either
+    finally:
+        release.set()
+        holder.join(20)
+    assert ChatTurn.objects.filter(chat__assignment=second).count() == 2
