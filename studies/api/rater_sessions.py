@@ -21,13 +21,11 @@ from studies.api.inputs import StrictInput
 from studies.api.rater_practice import practice_refusal
 from studies.api.rater_views import RaterAssignmentSerializer, RaterView, assignment_view
 from studies.errors import AssignmentRefused, PracticeRequired
-from studies.models import Assignment, Experiment, PracticeAttempt, Study
+from studies.models import Assignment, PracticeAttempt, Study
 from studies.onboarding import services as onboarding
-from studies.rating import allocation, closing, invites, platforms, review
 from studies.rating import answers as answering
+from studies.rating import closing, invites, links, platforms, review
 from studies.rating import entry as rater_entry
-
-OPEN = (Study.Status.PUBLISHED, Study.Status.CLOSED)
 
 
 class RaterSessionInputSerializer(StrictInput):
@@ -103,8 +101,7 @@ class RaterSessionApi(_SessionApi):
                    operation_id="rater_session_create")
     def post(self, request, key):
         given = self.given(request)
-        study = Study.objects.filter(Q(rater_key=key) | Q(slug=key), status__in=OPEN) \
-            .exclude(platform=Study.Platform.BENCHMARK).first()
+        study = links.enterable_studies().filter(Q(rater_key=key) | Q(slug=key)).first()
         if study is None:  # as on the pages: an unknown, draft or benchmark study alike
             raise NotFound("no study open to raters at this address")
         closing.study_close_if_done(study=study, check_items=False)
@@ -134,24 +131,18 @@ class RaterExperimentSessionApi(_SessionApi):
                    operation_id="rater_experiment_session_create")
     def post(self, request, slug):
         given = self.given(request)
-        experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
-        linked = list(experiment.studies.filter(status__in=OPEN).exclude(platform=Study.Platform.BENCHMARK)
-                      .order_by("pk")) if experiment else []
-        if experiment is None or not linked:
+        link = links.experiment_link_open(slug)
+        if link is None:
             raise NotFound("no experiment open to raters at this address")
-        for study in linked:
-            closing.study_close_if_done(study=study, check_items=False)
-        open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
-        if problem := allocation.experiment_platform_problem(open_ones):
-            raise Conflict(f"this link is not set up correctly: {problem}")
-        platform = (open_ones or linked)[0].platform
-        if platform == Study.Platform.INVITE:
+        if link.problem:
+            raise Conflict(f"this link is not set up correctly: {link.problem}")
+        if link.platform == Study.Platform.INVITE:
             raise ValidationError({"link": ["this experiment takes raters by invitation: enter with the invitation's "
                                             "own study link"]})
-        identity = self.identity(given["link"], platform)
+        identity = self.identity(given["link"], link.platform)
         try:
             assignment = rater_entry.experiment_enter(
-                experiment=experiment, platform=identity.platform, external_id=identity.external_id,
+                experiment=link.experiment, platform=identity.platform, external_id=identity.external_id,
                 acceptance_id=identity.acceptance_id, platform_data=identity.platform_data)
         except AssignmentRefused as refusal:
             raise self.refused(refusal, identity, via_experiment=True) from None

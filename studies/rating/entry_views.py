@@ -10,8 +10,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
-from studies.models import Experiment, Study
-from studies.rating import allocation, closing, form_tokens, framing, invites, platforms
+from studies.models import Study
+from studies.rating import allocation, closing, form_tokens, framing, invites, links, platforms
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import selectors as rater_selectors
@@ -101,23 +101,16 @@ def _mturk_preview(request, study: Study):
     return render(request, "raters/item.html", context)
 
 
-def _enterable(**lookup) -> Study | None:
-    # Anonymous visitors learn nothing from an address: an unknown one, a draft and a benchmark
-    # study all get the same page.
-    return Study.objects.filter(**lookup, status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED]) \
-        .exclude(platform=Study.Platform.BENCHMARK).first()
-
-
 @rater_page
 def entry(request, slug: str):
     """A study's link by its slug (``/r/<slug>/``): links handed out before the opaque key; still open."""
-    return _enter(request, _enterable(slug=slug))
+    return _enter(request, links.enterable_studies().filter(slug=slug).first())
 
 
 @rater_page
 def condition_entry(request, key: str):
     """A study's link (``/r/c/<rater_key>/``, ``studies.rating.links``): it names no condition."""
-    return _enter(request, _enterable(rater_key=key))
+    return _enter(request, links.enterable_studies().filter(rater_key=key).first())
 
 
 def _enter(request, study: Study | None):
@@ -161,19 +154,15 @@ def experiment_entry(request, slug: str):
     """The experiment-level link (``/r/x/<experiment>/``, same platform parameters as a study's
     link): a new rater is placed in the least-filled open condition, a returning one goes back to
     theirs (rater_entry.experiment_enter)."""
-    experiment = Experiment.objects.filter(slug=slug, is_benchmark=False).first()
-    linked = list(experiment.studies.filter(status__in=[Study.Status.PUBLISHED, Study.Status.CLOSED])
-                  .exclude(platform=Study.Platform.BENCHMARK).order_by("pk")) if experiment else []
-    if not linked:
+    link = links.experiment_link_open(slug)
+    if link is None:
         return _message(request, *NOT_FOUND, status=404)
-    for study in linked:
-        closing.study_close_if_done(study=study, check_items=False)
-    open_ones = [s for s in linked if s.status == Study.Status.PUBLISHED]
-    if problem := allocation.experiment_platform_problem(open_ones):
+    experiment, linked, open_ones = link.experiment, link.linked, link.open_ones
+    if link.problem:
         return _message(request, "This link is not set up correctly",
-                        f"We cannot start the task: {problem}. Nothing was stored; please tell the researcher.",
+                        f"We cannot start the task: {link.problem}. Nothing was stored; please tell the researcher.",
                         status=409)
-    platform = (open_ones or linked)[0].platform
+    platform = link.platform
     if platform == Study.Platform.INVITE:
         return _message(request, "We could not start the task", "This experiment takes raters by invitation: "
                         "please open the invitation link you were given.", status=400)
