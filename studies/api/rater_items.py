@@ -72,9 +72,8 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
     return fields
 
 
-def item_fields(study: Study, context: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every form field of an item's page (its ``form_context``), as the API lists them."""
-    by_name = {c.name: c for c in study_criteria(study)}
+def item_fields(study: Study, context: Mapping[str, Any], criteria: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every form field of an item's page (its ``form_context``, built from ``criteria``), as the API lists them."""
     if "pairwise" in context:  # A/B: left (A) or right (B), a tie where allowed; a reason per criterion
         pairwise = context["pairwise"]
         choices = ["left", "right", *(["tie"] if pairwise["allow_tie"] else [])]
@@ -92,7 +91,7 @@ def item_fields(study: Study, context: Mapping[str, Any]) -> list[dict[str, Any]
             fields += [_field(row["best_field"], row, "best", choices=letters),
                        _field(row["worst_field"], row, "worst", choices=letters)]
         return fields
-    return _rating_fields(study, context, by_name)
+    return _rating_fields(study, context, {c.name: c for c in criteria})
 
 
 def _targets(context: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -134,7 +133,7 @@ def content_view(study: Study, item: Any, order: Sequence[int], criteria: Sequen
     else:
         conversation = context_sides(item.conversation.turns) if item.conversation is not None and not hidden else []
     return {"context": _turns(conversation), "targets": _targets(context), "reference": reference,
-            "fields": item_fields(study, context)}
+            "fields": item_fields(study, context, criteria)}
 
 
 def _text(value: Any) -> str | None:

@@ -26,7 +26,9 @@ from rest_framework.settings import api_settings
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.api.rater_items import answers_as_post, item_view
+from studies.api.rater_items import answers_as_post, content_view, item_view
+from studies.designs import unit_for
+from studies.designs.rater_reads import study_criteria
 from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import answers as answering
@@ -228,10 +230,12 @@ class RaterAnswerApi(RaterView):
         data.is_valid(raise_exception=True)
         _started(assignment)
         slot = _slot(assignment, position)
-        view = item_view(slot)
-        if view["pending_url"] is not None:
-            raise Conflict(f"this item needs its chat first, on its page ({view['pending_url']})")
-        post, errors = answers_as_post(data.validated_data["answers"], view["fields"])
+        study = assignment.study
+        if (pending := unit_for(study).pending_url(slot)) is not None:
+            raise Conflict(f"this item needs its chat first, on its page ({pending})")
+        criteria = study_criteria(study)  # the fields only: the stored answers are read once, for the answer
+        fields = content_view(study, slot.item, slot.response_order, criteria)["fields"]
+        post, errors = answers_as_post(data.validated_data["answers"], fields)
         if errors:
             raise ValidationError({"answers": {name: [message] for name, message in errors.items()}})
         answering.assignment_item_open(slot=slot)
@@ -244,7 +248,7 @@ class RaterAnswerApi(RaterView):
         if errors:
             raise ValidationError({"answers": {name: [message] for name, message in errors.items()}})
         slot.refresh_from_db(fields=["answered_at", "started_at"])
-        return Response(RaterItemSerializer(item_view(slot)).data)
+        return Response(RaterItemSerializer(item_view(slot, criteria=criteria)).data)
 
 
 class RaterSubmitApi(RaterView):
