@@ -408,6 +408,7 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
         part = part.reset_index(drop=True)
         entry: dict[str, Any] = {
             "criterion": criterion, "n": len(part), "raters": int(part["rater"].nunique()),
+            "items": int(part["item"].nunique()),
             "win_rates": [r for r in rates if r["criterion"] == criterion],
             "position_bias": position_bias(part), "agreement": agreement(part), "bt": None, "bt_error": None,
         }

@@ -27,6 +27,7 @@ from studies.analysis.agreement import krippendorff_alpha, raters_needed
 from studies.analysis.anova import common_systems, tukey, two_way_anova
 from studies.analysis.icc import FORMS, ICCInputError, icc
 from studies.analysis.normalise import per_rater_z
+from studies.analysis.system_scores import scale_scores
 
 TARGET_ICC = 0.9
 # Krippendorff's alpha reads the same normalised scores as the ICC (issue #18). Magnitude estimates become
@@ -59,6 +60,8 @@ class Report:
     planning: list[dict[str, Any]] = field(default_factory=list)
     raters: list[dict[str, Any]] = field(default_factory=list)
     systems: list[dict[str, Any]] = field(default_factory=list)
+    # Which system is better, per condition × criterion (studies.analysis.system_scores): first on the page.
+    system_scores: list[dict[str, Any]] = field(default_factory=list)
     distributions: list[dict[str, Any]] = field(default_factory=list)
     excluded_raters: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -341,6 +344,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
     if not frame.groupby(["study", "criterion", "unit"])["rater"].nunique().gt(1).any():
         report.notes.append("Reliability (ICC, Krippendorff's alpha, raters needed, leave-one-out ρ) cannot be "
                             "computed yet: it needs at least two raters on one item.")
+    report.system_scores = scale_scores(frame)
     frame = with_z(frame)
     report.tables = icc_tables(frame, slugs, criteria)
     report.criteria_correlation = criteria_correlation(frame, slugs, criteria)
