@@ -319,8 +319,25 @@ def _records(quality: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in quality.to_dict("records")]
 
 
+def _explain_choice_cells(report: Report) -> Report:
+    """A condition whose judgments are choices (``icc_reason``: pairwise, ACUTE-Eval) has no ICC by design:
+    its cells say so instead of "no submitted ratings yet" beside its hundreds of judgments."""
+    reasons = {c["slug"]: c["icc_reason"] for c in report.conditions if c.get("icc_reason")}
+    for rows in report.tables.values():
+        for row in rows:
+            if row["condition"] in reasons and "icc" not in row:
+                row["error"] = reasons[row["condition"]]
+    if reasons and len(reasons) == len(report.conditions):
+        report.notes = [n for n in report.notes if not n.startswith("No submitted ratings yet")]
+    return report
+
+
 def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     """Everything the report page shows. ``conditions``: [{"slug", "title", "design", "benchmark"}]."""
+    return _explain_choice_cells(_build_report(frame, conditions, options))
+
+
+def _build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     options = options or ReportOptions()
     slugs = [c["slug"] for c in conditions]
     configured = [name for c in conditions for name in c.get("criteria", ())]

@@ -83,10 +83,10 @@ def _paired(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
     mean, low, high = t_interval(diff, confidence=confidence)
     row: dict[str, Any] = {"test": "paired t on per-item means", "n": n, "diff": mean, "ci_low": low, "ci_high": high,
                            "statistic": None, "df": None, "p": None, "wilcoxon_p": None}
-    if n >= 2 and np.std(diff) > 0:
+    if n >= 2 and np.ptp(diff) > 1e-9:  # equal differences up to rounding: t is 0/0 or ±inf, not a test
         result = stats.ttest_rel(a, b)
         row.update(statistic=_finite(result.statistic), df=float(n - 1), p=_finite(result.pvalue))
-    elif n >= 2:  # every item gives the same difference: t is undefined (0/0 or ±inf)
+    elif n >= 2:
         row.update(p=1.0 if mean == 0 else None)
     if np.count_nonzero(diff):
         row["wilcoxon_p"] = _finite(stats.wilcoxon(diff, zero_method="wilcox").pvalue)
@@ -97,7 +97,7 @@ def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
     row: dict[str, Any] = {"test": "Welch t on unit means (never shown on one screen)", "n": int(a.size + b.size),
                            "diff": float(a.mean() - b.mean()) if a.size and b.size else None,
                            "ci_low": None, "ci_high": None, "statistic": None, "df": None, "p": None, "wilcoxon_p": None}
-    if a.size < 2 or b.size < 2 or (np.var(a) == 0 and np.var(b) == 0):
+    if a.size < 2 or b.size < 2 or (np.ptp(a) <= 1e-9 and np.ptp(b) <= 1e-9):
         return row
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))

@@ -26,6 +26,8 @@ class ReportConditionSerializer(serializers.Serializer):
     alpha_values = serializers.CharField(help_text="what alpha's values are (Likert value, log10 ratio, ...)")
     ranks = serializers.BooleanField()
     report_note = serializers.CharField(allow_blank=True)
+    icc_reason = serializers.CharField(allow_blank=True, required=False,
+                                       help_text="why a condition has no ICC by design (its judgments are choices)")
 
 
 class IccFormSerializer(serializers.Serializer):
