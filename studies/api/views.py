@@ -402,7 +402,7 @@ class DialoguesImportApi(ApiView):
             summary = corpus_imports.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
-                more_files=[(f.name, f.file) for f in values["more_files"]],
+                more_files=[(f.name, f.file) for f in values["more_files"]], judged_speaker=values["judged_speaker"],
             )
         except ImportFailed as failure:
             raise ValidationError({"file": [str(p) for p in failure.problems]}) from None
