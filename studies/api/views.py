@@ -377,6 +377,9 @@ class DialoguesImportApi(ApiView):
         upload = values["file"]
         if values["run_in_background"] and values["more_files"]:
             raise ValidationError({"more_files": ["several files are imported at once; leave run_in_background off"]})
+        if values["run_in_background"] and values["judged_speaker"]:
+            raise ValidationError({"judged_speaker": ["a background import keeps the file's judged speakers; leave "
+                                                      "run_in_background off to choose one"]})
         if values["run_in_background"]:
             from django.conf import settings
 

@@ -16,6 +16,7 @@ from studies.designs import design_for
 from studies.models import Conversation, Corpus, Study, StudyItemConversation
 from studies.rating.checks import check_passed
 from tests import parlai_files
+from tests.problems import problem_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -214,3 +215,42 @@ def test_parlai_concord_jsonl_turn_key_id_keeps_the_speaker_name(user):
     summary = services.dialogues_import(stream=io.BytesIO(json.dumps(line).encode()), source_name="own.jsonl",
                                         owner=user, systems=["seq2seq"])
     assert [t["speaker"] for t in summary.corpus.conversations.get().turns] == ["alice_bot", "human"]
+
+
+def test_parlai_pairings_of_the_older_shape_speaker_key_and_extra_fields(user):
+    """ParlAI's first ACUTE-Eval task wrote each turn's speaker under "speaker" and kept the evaluator's
+    hashed id in the dialogue; both import, the names kept and the extra fields in the metadata."""
+    lines = parlai_files.pairings_lines()
+    for line in lines:
+        for dialogue in line["dialogue_dicts"]:
+            dialogue["evaluator_id_hashed"] = "HUMAN1"
+            for turn in dialogue["dialogue"]:
+                turn["speaker"] = turn.pop("id")
+    summary = pairings_import(user, lines)
+    stored = Conversation.objects.get(corpus=summary.corpus, external_id="b90-1")
+    assert {t["speaker"] for t in stored.turns} == {"blender_90M", "human_evaluator"}
+    assert stored.metadata["parlai"] == {"evaluator_id_hashed": "HUMAN1"}
+    assert summary.acute_study.items.filter(check_kind="").count() == 3
+
+
+def test_parlai_pairings_import_through_the_api_names_the_format_and_the_study(api, user):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("pairings.jsonl", parlai_files.jsonl(parlai_files.pairings_lines(missing_speaker=True)))
+    response = api.post("/api/imports/", {"file": upload}, format="multipart")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["format"] == "parlai-pairings" and body["format_name"] == "ParlAI ACUTE-Eval pairings (pairings.jsonl)"
+    assert body["acute_study"] == Study.objects.get(design="acute").slug and body["unit"] == "dialogue"
+    assert body["warnings"] == ["line 3, dialogue_dicts[0].dialogue[2].id: the turn names no speaker; taken as "
+                                "'human_evaluator', the speaker two turns away"]
+
+
+def test_parlai_judged_speaker_is_refused_in_a_background_import(api):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("model2.blended_skill_talk.jsonl", parlai_files.jsonl(parlai_files.selfchat_lines()))
+    response = api.post("/api/imports/", {"file": upload, "run_in_background": "true",
+                                          "judged_speaker": "TransformerGenerator_2"}, format="multipart")
+    assert response.status_code == 400 and "judged_speaker" in problem_fields(response)
+    assert not Corpus.objects.exists()

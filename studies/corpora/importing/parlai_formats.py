@@ -168,9 +168,13 @@ def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Re
                 continue
             kept[key] = (digest, line)
             keys.append(key)
+            # ParlAI's other fields of the dialogue (evaluator_id_hashed, ...) and the pair's tags, kept as given
+            extra = {k: v for k, v in dialogue.items() if k not in ("dialogue", "speakers", "id", "conversation_id")}
             metadata = {"system": system_key(speakers[i]), "judged_speaker": _judged(turns, speakers[i], header),
                         "speakers": [t for t in dialogue.get("speakers", []) if isinstance(t, str)]
-                        if isinstance(dialogue.get("speakers"), list) else [], "source": "parlai-pairings"}
+                        if isinstance(dialogue.get("speakers"), list) else [], "source": "parlai-pairings",
+                        **({"parlai": extra} if extra else {}),
+                        **({"tags": record["tags"]} if isinstance(record.get("tags"), list) else {})}
             yield ParsedConversation(key, turns, [], line, metadata)
         if problems:
             yield from problems
