@@ -145,3 +145,17 @@ def test_corpus_browser_import_page_redirects_to_the_corpus_naming_the_format(re
 def test_corpus_browser_bob_cannot_list_alices_conversations(selfchats, other_user):
     bob = client_of(other_user)
     assert bob.get(f"/api/corpora/{selfchats.slug}/conversations/").status_code == 404
+
+
+def test_corpus_browser_search_finds_non_ascii_text_and_speakers(user):
+    lines = [{"id": "fr", "turns": [{"speaker": "Zoë", "text": "Un café, s'il vous plaît."}, {"speaker": "bot", "text": "Bien sûr."}],
+              "responses": {"seq2seq": "Voilà."}},
+             {"id": "en", "turns": [{"speaker": "Zoe", "text": "A coffee, please."}, {"speaker": "bot", "text": "Sure."}],
+              "responses": {"seq2seq": "Here."}}]
+    data = "".join(json.dumps(x) + "\n" for x in lines).encode()
+    corpus = corpus_imports.dialogues_import(stream=io.BytesIO(data), source_name="fr.jsonl", owner=user,
+                                             systems=["seq2seq"]).corpus
+    assert [c.external_id for c in browsing.conversations_found(corpus, text="café")] == ["fr"]
+    assert [c.external_id for c in browsing.conversations_found(corpus, speaker="Zoë")] == ["fr"]
+    assert [c.external_id for c in browsing.conversations_found(corpus, speaker="Zoe")] == ["en"]
+    assert [c.external_id for c in browsing.conversations_found(corpus, text="voilà")] == ["fr"]
