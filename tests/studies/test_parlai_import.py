@@ -254,3 +254,22 @@ def test_parlai_judged_speaker_is_refused_in_a_background_import(api):
                                           "judged_speaker": "TransformerGenerator_2"}, format="multipart")
     assert response.status_code == 400 and "judged_speaker" in problem_fields(response)
     assert not Corpus.objects.exists()
+
+
+def test_parlai_background_import_is_listed_with_its_summary(api, user, tmp_path):
+    """A worker's import of a self-chat log: the job's summary (the format named, the corpus) is listed
+    by the API as it is stored (not only its counts)."""
+    from studies.models import ImportJob
+
+    path = tmp_path / "upload.jsonl"
+    path.write_bytes(parlai_files.jsonl(parlai_files.selfchat_lines()))
+    job = services.import_job_create(owner=user, path=str(path), source_name="model2.blended_skill_talk.jsonl",
+                                     source_format="auto", corpus_slug="")
+    services.import_job_run(job=job)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE, job.message
+    listed = api.get("/api/imports/")
+    assert listed.status_code == 200
+    [entry] = listed.json()["results"]
+    assert entry["counts"]["format_name"] == "ParlAI self-chat log (self_chats/*.jsonl)"
+    assert entry["counts"]["conversations"] == 2 and entry["counts"]["warnings"] == []
