@@ -273,3 +273,38 @@ def test_parlai_background_import_is_listed_with_its_summary(api, user, tmp_path
     [entry] = listed.json()["results"]
     assert entry["counts"]["format_name"] == "ParlAI self-chat log (self_chats/*.jsonl)"
     assert entry["counts"]["conversations"] == 2 and entry["counts"]["warnings"] == []
+
+
+def test_parlai_pairings_study_runs_with_raters_and_reports_the_file_systems(user):
+    """The imported study publishes as it is; raters judge its pairs (and the onboarding pair), the careless
+    one fails the check pair, and the report compares the file's two models."""
+    from studies.authoring import services as authoring
+    from studies.designs.acute_report import acute_report
+    from tests.studies.acute_helpers import rate_all, system_of
+
+    study = pairings_import(user).acute_study
+    study.raters_per_item = 2
+    study.save(update_fields=["raters_per_item"])
+    authoring.study_publish(study=study)
+    (check,) = study.items.filter(check_kind="gold")
+    better = check.check_rules[0]["greater"]
+
+    def picks(careful: bool):
+        def choose(slot, criterion):
+            left, right = slot.response_order
+            if slot.item_id == check.pk:
+                return "left" if (left == better) == careful else "right"
+            return "left" if system_of([left])[left] == "blender_90M" else "right"
+        return choose
+
+    careful = rate_all(study, "careful", picks(True), seed=1)
+    careless = rate_all(study, "careless", picks(False), seed=2)
+    careful.refresh_from_db()
+    careless.refresh_from_db()
+    assert (careful.checks_shown, careful.checks_failed, careless.checks_failed) == (1, False, True)
+    [entry] = acute_report(Study.objects.filter(pk=study.pk), resamples=20)
+    assert entry["n"] == 2 * 3 * 4 and entry["failed_included"] == 1
+    [row] = entry["criteria"][0]["win_rates"]
+    assert {row["system_a"], row["system_b"]} == {"blender_90M", "seq2seq_convai2"}
+    wins = row["win_rate_a"] if row["system_a"] == "blender_90M" else 1 - row["win_rate_a"]
+    assert wins == 1.0
