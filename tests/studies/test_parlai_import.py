@@ -308,3 +308,16 @@ def test_parlai_pairings_study_runs_with_raters_and_reports_the_file_systems(use
     assert {row["system_a"], row["system_b"]} == {"blender_90M", "seq2seq_convai2"}
     wins = row["win_rate_a"] if row["system_a"] == "blender_90M" else 1 - row["win_rate_a"]
     assert wins == 1.0
+
+
+def test_parlai_pairings_judged_speaker_chosen_in_the_import_applies_to_items_and_metadata(user):
+    """Choosing human_evaluator (to judge the people, say) marks them on every side that has them, in the
+    items and the conversations alike; the onboarding pair keeps its speakers_to_eval, which its known
+    answer is about."""
+    study = pairings_import(user, judged_speaker="human_evaluator").acute_study
+    sides = StudyItemConversation.objects.filter(item__study=study, item__check_kind="")
+    assert set(sides.values_list("speaker", flat=True)) == {"human_evaluator"}
+    assert set(Conversation.objects.filter(corpus__slug="pairings").values_list("metadata__judged_speaker",
+                                                                                 flat=True)) == {"human_evaluator"}
+    check = StudyItemConversation.objects.filter(item__study=study, item__check_kind="gold").order_by("position")
+    assert list(check.values_list("speaker", flat=True)) == ["model_1", "model_2"]

@@ -140,6 +140,9 @@ def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Re
         if problems:
             yield from problems
             continue
+        # The import form's speaker where a side has it, else the file's speakers_to_eval (one rule for the
+        # conversation's metadata and the pair's item).
+        judged = [_judged(turns, speakers[i], header) for i, (_, turns) in enumerate(sides)]
         if onboarding:
             correct = record.get("correct_answer")
             if correct not in speakers:
@@ -147,6 +150,7 @@ def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Re
                     f"an onboarding pair names the better speaker, one of {', '.join(map(repr, speakers))}; "
                     f"got {correct!r}"))
                 continue
+            # its known answer is about speakers_to_eval: those stay judged whatever the import form says
             header.pairs.append({"line": line, "onboarding": True, "dialogues": [t for _, t in sides],
                                  "speakers": speakers, "correct": speakers.index(correct)})
             continue
@@ -170,7 +174,7 @@ def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Re
             keys.append(key)
             # ParlAI's other fields of the dialogue (evaluator_id_hashed, ...) and the pair's tags, kept as given
             extra = {k: v for k, v in dialogue.items() if k not in ("dialogue", "speakers", "id", "conversation_id")}
-            metadata = {"system": system_key(speakers[i]), "judged_speaker": _judged(turns, speakers[i], header),
+            metadata = {"system": system_key(speakers[i]), "judged_speaker": judged[i],
                         "speakers": [t for t in dialogue.get("speakers", []) if isinstance(t, str)]
                         if isinstance(dialogue.get("speakers"), list) else [], "source": "parlai-pairings",
                         **({"parlai": extra} if extra else {}),
@@ -179,7 +183,7 @@ def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Re
         if problems:
             yield from problems
             continue
-        header.pairs.append({"line": line, "conversations": keys, "speakers": speakers})
+        header.pairs.append({"line": line, "conversations": keys, "speakers": judged})
 
 
 # --- self-chat logs -----------------------------------------------------------------------------------
