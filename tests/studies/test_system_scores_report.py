@@ -54,9 +54,8 @@ def test_system_scores_come_first_on_a_single_condition_likert_report(make_study
 
 def test_system_scores_name_the_better_system_with_its_test(make_study, user):
     study = rated_likert(make_study)
-    from studies.reports import selectors, system_scores
-
     from studies.models import Study
+    from studies.reports import selectors, system_scores
 
     studies = Study.objects.filter(pk=study.pk)
     report = selectors.reliability_report(studies)
