@@ -136,7 +136,7 @@ def scale_block(part: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dict[s
         r.setdefault("p_holm", None)
         r["better"] = (None if r["p_holm"] is None or r["p_holm"] >= 1 - confidence or not r["diff"]
                        else r["system_a"] if r["diff"] > 0 else r["system_b"])
-    return {"measure": "mean score", "systems": systems, "pairs": pairs, "n_raters": int(part["rater"].nunique()),
+    return {"measure": "mean score", "pair_measure": "difference (first − second)", "systems": systems, "pairs": pairs, "n_raters": int(part["rater"].nunique()),
             "n_items": int(part["item"].nunique()), "n_units": int(part["unit"].nunique()), "n_ratings": len(part),
             "paired": any(r["test"].startswith("paired") for r in pairs)}
 
@@ -174,4 +174,5 @@ def choice_block(win_rates: list[dict[str, Any]], *, confidence: float = CONFIDE
               "df": None, "p": r["p"], "p_holm": r["p_holm"], "wilcoxon_p": None, "ties": r["ties"],
               "better": (None if r["p_holm"] is None or r["p_holm"] >= 1 - confidence or r["win_rate_a"] == 0.5
                          else r["system_a"] if r["win_rate_a"] > 0.5 else r["system_b"])} for r in win_rates]
-    return {"measure": "share of decisive judgments won", "systems": systems, "pairs": pairs, "paired": True}
+    return {"measure": "share of decisive judgments won", "pair_measure": "win rate of the first",
+            "systems": systems, "pairs": pairs, "paired": True}

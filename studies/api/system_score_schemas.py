@@ -31,6 +31,7 @@ class SystemDifferenceSerializer(serializers.Serializer):
     p_holm = number(help_text="Holm-adjusted over the pairs of this condition × criterion")
     wilcoxon_p = number(help_text="Wilcoxon signed-rank p beside the paired t (scale designs)")
     better = serializers.CharField(allow_null=True, help_text="the better system where p (Holm) < .05")
+    win_rate_a = number(required=False, help_text="the first system's share of decisive judgments (choice designs)")
 
 
 class SystemScoresBlockSerializer(serializers.Serializer):
@@ -40,6 +41,7 @@ class SystemScoresBlockSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     design = serializers.CharField()
     measure = serializers.CharField()
+    pair_measure = serializers.CharField(help_text="what a pair's number is: a difference, or a win rate")
     method = serializers.CharField()
     note = serializers.CharField(allow_blank=True)
     n_raters = serializers.IntegerField()
