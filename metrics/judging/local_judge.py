@@ -15,7 +15,8 @@ segment:
 - ``garbage``: HTTP 200 with bytes that are not JSON;
 - ``surrogate``: ``good`` whose content holds a lone surrogate (``\\ud800``, valid JSON, not storable text);
 - ``deep``: HTTP 200 with JSON arrays nested 100,000 deep;
-- ``drip``: ``good``, its body sent one byte every ``drip_seconds``.
+- ``drip``: ``good``, its body sent one byte every ``drip_seconds``;
+- ``mixed``: per prompt, the behaviour its text names as ``judge:<behaviour>`` (``good`` where none).
 
 Run on its own: ``python -m metrics.judging.local_judge --port 8766`` (prints ``listening on PORT``)."""
 from __future__ import annotations
@@ -32,7 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST = "127.0.0.1"
 BEHAVIOURS = ("good", "logprobs", "malformed", "refuse", "out_of_scale", "slow", "ratelimit", "flaky", "garbage",
-              "surrogate", "deep", "drip")
+              "surrogate", "deep", "drip", "mixed")
+MARKER = re.compile(r"judge:([a-z_]+)")
 SCALE = re.compile(r"Score on a scale of whole numbers from (-?\d+) to (-?\d+)")
 LABELS = re.compile(r"Answer with exactly one of these labels: (.+)\.$", re.M)
 RESPONSE = re.compile(r"\nResponse:\n(.*?)\n\nEvaluation form", re.S)
@@ -83,6 +85,9 @@ class LocalJudge:
                     body = {}
                 with judge.lock:
                     judge.requests.append((behaviour, dict(self.headers), body))
+                if behaviour == "mixed":
+                    named = MARKER.search(json.dumps(body.get("messages")))
+                    behaviour = named.group(1) if named and named.group(1) in BEHAVIOURS else "good"
                 status, headers, payload = judge.answer(behaviour, body)
                 self.send_response(status)
                 for k, v in headers.items():

@@ -31,15 +31,17 @@ def start_worker(transactional_db, tmp_path):
     """Start real `celery worker` processes on the test database (the one pytest-django created)
     and the real broker; stopped (killed if need be) after the test. ``kind`` (main, calls, gpu) runs the
     worker exactly as ``config.workers`` defines it for the demo and the compose file; without it, one
-    solo process on ``queues``."""
+    solo process on ``queues`` (by default every queue those workers serve)."""
     settings_dict = connection.settings_dict
     database_url = (f"postgres://{settings_dict['USER']}@{settings_dict['HOST']}:{settings_dict['PORT']}/"
                     f"{settings_dict['NAME']}")
     processes = []
 
-    def start(name: str, queues: str = "default,gpu", kind: str = "", **extra_env) -> subprocess.Popen:
-        from config.workers import worker_argv
+    from config.workers import WORKERS, worker_argv
 
+    every_queue = ",".join(queue for worker in WORKERS.values() for queue in worker.queues)
+
+    def start(name: str, queues: str = every_queue, kind: str = "", **extra_env) -> subprocess.Popen:
         env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings.test",
                "CONCORD_VAR_DIR": str(tmp_path), **extra_env}
         log = (tmp_path / f"{name}.log").open("w")
