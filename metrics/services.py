@@ -113,7 +113,7 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
     metric = run.metric_model.metric
     implementation = registry.implementation(metric.key, run.metric_model.config)
     if stop is not None and isinstance(getattr(implementation, "stop", None), threading.Event):
-        implementation.stop = stop
+        implementation.stop = stop  # type: ignore[attr-defined]  # checked just above
     if implementation.scores_conversations:  # dialogue level (SelF-Eval): one score per conversation
         from metrics.dialogue_scoring import scoring_run_execute_conversations
 

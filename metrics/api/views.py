@@ -36,8 +36,11 @@ def worker_waiting(run) -> str | None:
     waited = (timezone.now() - run.created_at).total_seconds()
     if waited < WORKER_WAIT_SECONDS:
         return None
-    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the gpu "
-            "queue (celery -A config worker -Q default,gpu)?")
+    if run_jobs.owner_at_limit(run):
+        return "waiting for your other judge runs: each researcher runs a few at once, so others' runs are not held up"
+    queue = run_jobs.scoring_queue(run.metric_model)
+    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the {queue} "
+            f"queue (python -m config.workers {queue})?")
 
 
 class WorkerRunSerializer(serializers.Serializer):
