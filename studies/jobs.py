@@ -18,8 +18,11 @@ def queue_after_commit(task_name: str, *args, robust: bool = False, queue: str |
     not raised into the committed request."""
     from celery import current_app
 
-    options = {"queue": queue} if queue else {}
-    transaction.on_commit(lambda: current_app.tasks[task_name].apply_async(args, **options), robust=robust)
+    def send() -> None:
+        task = current_app.tasks[task_name]
+        task.apply_async(args, queue=queue) if queue else task.delay(*args)
+
+    transaction.on_commit(send, robust=robust)
 
 
 def failure_text(error: BaseException) -> str:

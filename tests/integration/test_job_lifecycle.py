@@ -21,7 +21,7 @@ from studies.authoring import services as authoring
 from studies.chat import selfchat, selfchat_jobs
 from studies.chat.local_bot import LocalBot
 from studies.corpora import services as corpus_imports
-from studies.models import SelfChatDialogue, SelfChatRun
+from studies.models import SelfChatDialogue, SelfChatRun, SystemEndpoint
 from tests.integration.test_scoring_workers import wait_for
 from tests.metrics.test_llm_judge_runs import endpoint_of
 from tests.studies.chat.test_selfchat import endpoint as bot_endpoint
@@ -132,3 +132,29 @@ def test_judge_run_and_selfchat_run_of_a_killed_worker_are_found_and_resumed(
         assert chat.dialogues.filter(status=SelfChatDialogue.Status.DONE).count() == 12
         # finished dialogues are not made again: their turns were asked once (at most one turn in flight twice)
         assert len(bot.requests) <= 12 * 2 + 1 and len(bot.requests) - bot_asked <= (12 - len(finished)) * 2
+
+
+def test_judge_run_cancelled_on_a_worker_stops_within_seconds(start_worker, user, settings,
+                                                               django_capture_on_commit_callbacks):
+    """A judge dripping its answers (each attempt cut at 4 s, three attempts a prompt: a batch of 4 prompts two
+    at a time holds the worker about 30 s): Cancel ends the task (its lease let go) within one attempt, and no
+    prompt is sent after that."""
+    settings.CHAT_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    worker = start_worker("calls", kind="calls", **LOOPBACK, **FAST_LEASES)
+    with LocalJudge(drip_seconds=0.2) as judge:
+        corpus = corpus_with(user, [f"Answer {n} about the market and the bread." for n in range(12)], "cancel")
+        model = judge_of(user, likert_of(user, corpus), judge.url("drip"), "judge-cancel", concurrency=2)
+        endpoint = SystemEndpoint.objects.get(pk=model.config["endpoint"])
+        endpoint.timeout_seconds = 4.0
+        endpoint.save(update_fields=["timeout_seconds"])
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.scoring_run_create(metric_model=model, corpus=corpus)
+        wait_for(lambda: len(judge.requests) >= 2, 60, worker, "the judge to be asked")
+        cancelled_at = time.monotonic()
+        services.scoring_run_cancel(run=run)
+        wait_for(lambda: ScoringRun.objects.get(pk=run.pk).lease_until is None, 20, worker, "the task to stop")
+        assert time.monotonic() - cancelled_at < 10
+        asked = len(judge.requests)
+        assert asked <= 4 and ScoringRun.objects.get(pk=run.pk).status == "cancelled"
+        assert not MetricScore.objects.filter(metric_model=model).exists()
+    assert len(judge.requests) == asked
