@@ -9,8 +9,12 @@ integration tests (``tests/integration/conftest.py``), so all of them run the wo
   ``settings.JOB_CALLS_PER_OWNER`` of these at once, so others' runs always find a free thread;
 - ``gpu``: training and learned-metric scoring, one at a time (a GPU's memory holds one model).
 
-``python -m config.workers KIND [celery options]`` runs that worker (the compose file's commands);
-``worker_argv`` gives the command line."""
+The beat (``beat_argv``, ``python -m config.workers beat``) runs as a process of its own beside them: it
+sends the periodic tasks (``CELERY_BEAT_SCHEDULE``), the recover tasks that find jobs whose worker died among
+them.
+
+``python -m config.workers KIND [celery options]`` runs that worker or the beat (the compose file's
+commands); ``worker_argv`` gives the command line."""
 from __future__ import annotations
 
 import os
@@ -39,10 +43,18 @@ def worker_argv(kind: str, *extra: str, python: str = sys.executable) -> list[st
             f"--concurrency={worker.concurrency}", "-O", "fair", "--loglevel=INFO", *extra]
 
 
+def beat_argv(*extra: str, python: str = sys.executable) -> list[str]:
+    """The beat's command line; its schedule file lives in the var folder (``CONCORD_VAR_DIR``)."""
+    from config.env import VAR_DIR
+
+    return [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",
+            "--schedule", str(VAR_DIR / "celerybeat-schedule"), *extra]
+
+
 def main(argv: list[str]) -> None:
-    if not argv or argv[0] not in WORKERS:
-        raise SystemExit(f"usage: python -m config.workers {{{','.join(WORKERS)}}} [celery options]")
-    command = worker_argv(argv[0], *argv[1:])
+    if not argv or argv[0] not in (*WORKERS, "beat"):
+        raise SystemExit(f"usage: python -m config.workers {{{','.join(WORKERS)},beat}} [celery options]")
+    command = beat_argv(*argv[1:]) if argv[0] == "beat" else worker_argv(argv[0], *argv[1:])
     os.execv(command[0], command)
 
 

@@ -26,7 +26,7 @@ def test_compose_names_the_services_and_shares_the_django_block():
     for service, kind in (("worker", "main"), ("calls-worker", "calls"), ("gpu-worker", "gpu")):
         assert compose["services"][service]["command"] == f"python -m config.workers {kind}"
         assert compose["services"][service]["environment"] == web["environment"]
-    assert "celery -A config beat" in compose["services"]["beat"]["command"]
+    assert compose["services"]["beat"]["command"] == "python -m config.workers beat"
 
 
 def test_workers_serve_every_queue_that_tasks_are_routed_to():

@@ -1,5 +1,5 @@
-"""python manage.py demo_serve: the Celery workers as ``config.workers`` defines them (main, with the beat
-embedded; calls; gpu) and the chat demo's small rule-based bot (studies.chat.local_bot, on 127.0.0.1:8765) beside the web server, on the embedded
+"""python manage.py demo_serve: the Celery workers and the beat as ``config.workers`` defines them (main,
+calls, gpu) and the chat demo's small rule-based bot (studies.chat.local_bot, on 127.0.0.1:8765) beside the web server, on the embedded
 defaults. Prints the URLs and the login; Ctrl-C or SIGTERM stops them all (and on Linux the worker and
 the bot also stop when this process dies any other way: PR_SET_PDEATHSIG)."""
 import ctypes
@@ -28,13 +28,13 @@ def _exit_on_sigterm(signum, frame):
 
 
 def _workers_start() -> list[subprocess.Popen]:
-    """One worker of each kind in ``config.workers`` (the same as the compose file's), the beat inside main."""
-    from config.workers import WORKERS, worker_argv
+    """One worker of each kind in ``config.workers`` and the beat (the same as the compose file's)."""
+    from config.workers import WORKERS, beat_argv, worker_argv
 
     started = []
-    for kind in WORKERS:
-        beat = ["-B", "--schedule", str(settings.VAR_DIR / "celerybeat-schedule")] if kind == "main" else []
-        process = subprocess.Popen(worker_argv(kind, "-n", f"demo-{kind}@%h", *beat), preexec_fn=_die_with_parent)
+    for kind in (*WORKERS, "beat"):
+        command = beat_argv() if kind == "beat" else worker_argv(kind, "-n", f"demo-{kind}@%h")
+        process = subprocess.Popen(command, preexec_fn=_die_with_parent)
         process.kind = kind
         started.append(process)
     return started
