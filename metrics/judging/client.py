@@ -42,7 +42,7 @@ class JudgeEndpoint:
     url: str
     model: str
     key: str = field(default="", repr=False)
-    timeout: float = 30.0  # per attempt: connecting and each read
+    timeout: float = 30.0  # per attempt, on the wall clock: connecting, every read, the whole body
     retries: int = 4
     concurrency: int = 4
     requests_per_minute: int = 0  # 0: no limit
