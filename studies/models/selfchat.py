@@ -35,6 +35,9 @@ class SelfChatRun(models.Model):
                                     help_text='{"a": {...}, "b": {...}}: system prompt, sampling, requests per minute.')
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True, help_text="Why the run stopped, for the researcher.")
+    # the job's lifecycle (studies.chat.selfchat_jobs): starts so far, and the running worker's lease
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
