@@ -67,7 +67,7 @@ def test_selfchat_two_bots_make_n_conversations_of_t_turns_stored_as_a_corpus(us
     sent = bot_requests(second)[0]["body"]
     assert sent["messages"][0] == {"role": "system", "content": "You are a parrot."}
     assert (sent["temperature"], sent["top_p"], sent["max_tokens"]) == (0.7, 0.9, 64)
-    assert [m["role"] for m in sent["messages"][1:]] == ["user", "user"]  # the opener and bot a's turn
+    assert [m["role"] for m in sent["messages"][1:]] == ["assistant", "user"]  # its opener, bot a's turn
     assert "context" not in bot_requests(first)[0]["body"]  # bot a has no settings: nothing added
 
 
