@@ -239,11 +239,12 @@ def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(clien
     page = client.get("/selfchats/")
     assert page.status_code == 200 and 'value="rule-a"' in page.content.decode()
     bad = client.post("/selfchats/", {"title": "T", "system_a": "rule-a", "system_b": "rule-a", "openers": "Hi",
-                                      "conversations": 2, "turns": 2, "bot_settings": "{not json"})
-    assert bad.status_code == 400 and "not JSON" in bad.content.decode() and not SelfChatRun.objects.exists()
+                                      "conversations": 2, "turns": 2, "a_temperature": "hot"})
+    assert bad.status_code == 400 and "Bot A: temperature" in bad.content.decode()
+    assert not SelfChatRun.objects.exists()
     made = client.post("/selfchats/", {"title": "Mine", "system_a": "rule-a", "system_b": "rule-a",
                                        "openers": "Hi there\nI like tea", "conversations": 2, "turns": 2,
-                                       "bot_settings": '{"a": {"requests_per_minute": 0}}'})
+                                       "a_requests_per_minute": 0})
     run = SelfChatRun.objects.get()
     assert made.status_code == 302 and run.openers == ["Hi there", "I like tea"] and run.owner == user
     selfchat.selfchat_run(run=run)
