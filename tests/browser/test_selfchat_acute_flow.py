@@ -69,6 +69,7 @@ def test_selfchat_browser_form_runs_two_bots_into_one_corpus_and_shows_their_con
     tab.click("button:has-text('Start the self-chat')")
     errors = tab.get_by_test_id("selfchat-errors").inner_text()
     assert "Bot A: temperature" in errors and "Opening contexts" in errors and not SelfChatRun.objects.exists()
+    screenshot(tab, "selfchat-form-errors-1280")
     tab.fill("#id_a_temperature", "")
     first = selfchat(tab, title="Rule bot", bot="rulebot", conversations=3, personas="I am a chef.\nI love the sea.")
     assert "Done: 3 of 3 conversations done" in tab.get_by_test_id("selfchat-progress").inner_text()
