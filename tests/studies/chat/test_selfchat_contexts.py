@@ -144,3 +144,30 @@ def test_selfchat_cancel_stops_before_the_next_call_and_a_rerun_continues(user, 
     with pytest.raises(ValidationError) as refused:
         selfchat.selfchat_cancel(run=run)
     assert "done" in refused.value.messages[0]
+
+
+def test_selfchat_personas_and_openers_are_in_the_acute_export(user, two_bots):
+    from studies.designs import acute_report
+    from studies.models import Study
+    from tests.studies.acute_helpers import rate_all
+
+    first, second = two_bots
+    endpoint("rule-a", first.url("rule"))
+    endpoint("parrot-b", second.url("parrot"))
+    corpus = selfchat.selfchat_run(run=make_run(user, b="rule-a", conversations=2, turns=2, title="Personas",
+                                                personas={"a": PERSONAS})).corpus
+    selfchat.selfchat_run(run=make_run(user, a="parrot-b", b="parrot-b", conversations=2, turns=2, corpus=corpus,
+                                       personas={"a": ["I am a parrot."]}))
+    experiment = authoring.experiment_create(owner=user, title="ACUTE personas")
+    study = authoring.study_create(experiment=experiment, title="acute", design="acute", unit="dialogue")
+    authoring.study_items_build(study=study, corpus=corpus)
+    authoring.study_publish(study=study)
+    rate_all(study, "r1", lambda slot, criterion: "left")
+    rows = list(acute_report.export_rows(Study.objects.filter(pk=study.pk)))
+    assert rows and {"left_persona", "right_persona", "left_opener", "right_opener"} <= set(rows[0])
+    by_id = {c.external_id: c.metadata for c in Conversation.objects.filter(corpus=corpus)}
+    for row in rows:
+        for side in ("left", "right"):
+            meta = by_id[row[f"{side}_conversation"]]
+            assert row[f"{side}_persona"] == meta["personas"]["a"] != ""  # the judged bot is bot a
+            assert row[f"{side}_opener"] == meta["opener"]
