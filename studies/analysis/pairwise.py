@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from studies.analysis.agreement import krippendorff_alpha
+from studies.analysis.labels import pairwise_agreement
 
 COLUMNS = ["criterion", "item", "rater", "left_system", "right_system", "choice"]
 CHOICES = ("left", "right", "tie")
@@ -380,15 +381,19 @@ def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, A
 
 
 def agreement(frame: pd.DataFrame) -> dict[str, Any]:
-    """Krippendorff's alpha (nominal) over {a, b, tie}; units are items (one system pair each)."""
+    """Krippendorff's alpha (nominal) over {a, b, tie} and the raw agreement (``labels.pairwise_agreement``);
+    units are items (one system pair each)."""
     data = canonical(frame)
     codes = data["outcome"].map({"a": 0.0, "b": 1.0, "tie": 2.0})
     paired = data.groupby("item")["rater"].nunique()
     pairable = int((paired >= 2).sum())
     if pairable == 0:
-        return {"alpha": None, "units": 0, "note": "needs two raters on one item"}
+        return {"alpha": None, "units": 0, "raw_agreement": None, "pairs": 0, "note": "needs two raters on one item"}
     alpha = krippendorff_alpha(data["item"], data["rater"], codes, level="nominal")
-    return {"alpha": _finite(alpha), "units": pairable,
+    # raw agreement beside α (the share of agreeing pairs of judgments on one item), since a prevalent
+    # outcome drives α towards 0 at high agreement (Feinstein & Cicchetti 1990)
+    raw = pairwise_agreement(data["item"], data["outcome"])
+    return {"alpha": _finite(alpha), "units": pairable, "raw_agreement": raw["agreement"], "pairs": raw["pairs"],
             "note": "" if math.isfinite(alpha) else "every judgment is the same: alpha is undefined"}
 
 

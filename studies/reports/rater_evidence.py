@@ -6,7 +6,8 @@ reason. Figures:
 
 - attention checks and gold items: shown, passed, the study's pass mark, each check item passed or not;
 - agreement with the others (leave one out): Spearman ρ with the others' mean for scales (the reliability
-  report's ``loo_r``), Cohen's κ with the others' majority for labels, agreement with the Bradley–Terry
+  report's ``loo_r``), Gwet's AC1 with the others' majority for labels (raw agreement and Cohen's κ beside
+  it; κ is not the flag's figure because a prevalent label breaks it), agreement with the Bradley–Terry
   order for A/B choices (``studies.analysis.rater_quality``);
 - straight-lining (share of screens with one value throughout: the reliability report's figure);
 - position habit: the top answer at the first shown position (A/B: the left side) against chance;
@@ -135,7 +136,8 @@ def rater_speed(study: Study, assignment: Assignment, seconds: dict[int, list[fl
 
 
 def label_agreement(study: Study) -> dict[int, list[dict[str, Any]]]:
-    """rater id -> per label criterion, κ with the others' majority (a multi-label answer's set as one label)."""
+    """rater id -> per label criterion, agreement, AC1 and κ with the others' majority (a multi-label
+    answer's set as one label)."""
     from studies.analysis.rater_quality import label_agreement_loo
 
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -148,7 +150,9 @@ def label_agreement(study: Study) -> dict[int, list[dict[str, Any]]]:
         else:
             answers = [(r, (i, t, c), label) for r, i, t, c, label in rows.values_list(
                 "assignment__rater_id", "item_id", "response_id", "conversation_id", "label") if label]
-        for rater, found in label_agreement_loo(answers).items():
+        categories = [str(o) for o in (criterion.options or {}).get("labels") or []] \
+            if criterion.kind == "categorical" else []
+        for rater, found in label_agreement_loo(answers, categories).items():
             out[rater].append({"criterion": criterion.name, **found})
     return out
 
@@ -202,9 +206,12 @@ def rater_flags(study: Study, assignment: Assignment, *, quality: dict[str, Any]
         flags.append(Flag("straight_lining", "share of screens with one value throughout", straight,
                           limits["max_straight_lining"], False))
     for found in labels:
-        if found["kappa"] is not None:
-            flags.append(Flag(f"kappa-{found['criterion']}", f"{found['criterion']}: Cohen's κ with the others' majority",
-                              found["kappa"], limits["min_kappa"], True, f"{found['n']} shared targets"))
+        if found["ac1"] is not None:
+            kappa = "undefined" if found["kappa"] is None else f"{found['kappa']:.3f}"
+            flags.append(Flag(f"ac1-{found['criterion']}", f"{found['criterion']}: Gwet's AC1 with the others' majority",
+                              found["ac1"], limits["min_ac1"], True,
+                              f"raw agreement {found['agreement']:.2f} over {found['n']} shared targets; "
+                              f"Cohen's κ {kappa}, not used: a prevalent label makes it 0 at high agreement"))
     for found in order:
         if found["share"] is not None:
             flags.append(Flag(f"order-{found['criterion']}", f"{found['criterion']}: choices agreeing with the "

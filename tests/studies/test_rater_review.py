@@ -130,9 +130,9 @@ def test_rater_evidence_flags_show_their_figure_and_the_threshold_from_settings(
     straight = flags["straight_lining"]
     assert straight.figure == 1.0 and straight.threshold == 0.8 and straight.raised and straight.rule == "above 0.8"
     assert flags["checks"].figure == 0.0 and flags["checks"].raised and flags["checks"].detail == "0 of 1"
-    assert flags["kappa-safety"].raised and flags["kappa-safety"].threshold == 0.2
+    assert flags["ac1-safety"].raised and flags["ac1-safety"].threshold == 0.2
     honest = {f.key: f for f in rater_evidence.rater_evidence(study, done["r0"].rater_id)["flags"]}
-    assert not any(f.raised for f in honest.values()) and honest["kappa-safety"].figure > 0.5
+    assert not any(f.raised for f in honest.values()) and honest["ac1-safety"].figure > 0.5
     settings.RATER_FLAGS = {**settings.RATER_FLAGS, "max_straight_lining": 1.0}
     assert not {f.key: f for f in rater_evidence.rater_evidence(study, spam.rater_id)["flags"]}["straight_lining"].raised
 
@@ -154,7 +154,7 @@ def test_review_queue_lists_the_flagged_rater_undecided_first_and_the_most_dispu
     study, done = rated
     queue = review_queue.flagged_raters(study)
     assert [row["rater_id"] for row in queue] == [done[SPAMMER].rater_id]
-    assert {f.key for f in queue[0]["raised"]} >= {"checks", "straight_lining", "kappa-safety"}
+    assert {f.key for f in queue[0]["raised"]} >= {"checks", "straight_lining", "ac1-safety"}
     exclude(done[SPAMMER], user)
     assert review_queue.flagged_raters(study)[0]["verdict"].kind == "exclude"
     items = review_queue.disputed_items(study, limit=3)
