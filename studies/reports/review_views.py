@@ -52,6 +52,7 @@ def review_page(request, slug):
     return render(request, "reports/review_queue.html", {
         "study": study, "raters": review_queue.flagged_raters(study, raw_ids=raw_ids),
         "items": review_queue.disputed_items(study), "raw_ids": raw_ids,
+        "disputed_scope": review_queue.disputed_scope(study, raw_ids=raw_ids),
         "aggregation_blocks": [{"study": None, "criteria": aggregation_selectors.study_aggregation(study)}],
         "exclusions": rater_evidence.exclusions(access.studies_visible_to(request.user).filter(pk=study.pk)),
     })
