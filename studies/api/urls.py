@@ -3,6 +3,7 @@ from django.urls import path
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.api import (
     check_views,
+    corpus_browser_views,
     corpus_views,
     label_views,
     place_views,
@@ -71,6 +72,10 @@ urlpatterns = [
     path("corpora/", corpus_views.CorpusListApi.as_view(), name="corpus-list"),
     path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
     path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
+    path("corpora/<slug:slug>/conversations/", corpus_browser_views.CorpusConversationListApi.as_view(),
+         name="corpus-conversations"),
+    path("corpora/<slug:slug>/conversations/<id:pk>/", corpus_browser_views.CorpusConversationDetailApi.as_view(),
+         name="corpus-conversation"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
     path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
     path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
