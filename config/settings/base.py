@@ -139,9 +139,11 @@ RATER_FLAGS = {
     # No published cut-off exists (Kim et al. 2019, Sociological Methods & Research 48(3), compare indicators
     # of straight-lining without one); 0.8 leaves raters whose screens are mostly identical
     "max_straight_lining": env.float("CONCORD_FLAG_MAX_STRAIGHT", default=0.8),
-    # Cohen's κ with the others' majority label (labels) below this: "slight" agreement or less
-    # (Landis & Koch 1977, Biometrics 33(1): 0.00-0.20 slight)
-    "min_kappa": env.float("CONCORD_FLAG_MIN_KAPPA", default=0.2),
+    # Gwet's AC1 with the others' majority label (labels) below this: "slight" agreement or less on the
+    # Landis & Koch (1977, Biometrics 33(1)) scale, which Gwet (2014, Handbook of Inter-Rater Reliability,
+    # 4th ed., ch. 6) applies to AC1. Not Cohen's κ: κ is 0 for a rater who always gives a prevalent label
+    # at 97% agreement (Feinstein & Cicchetti 1990); AC1 is not (Gwet 2008; studies.analysis.rater_quality)
+    "min_ac1": env.float("CONCORD_FLAG_MIN_AC1", default=0.2),
     # share of decisive A/B choices agreeing with the Bradley-Terry order at or below this: chance (0.5)
     "min_order_agreement": env.float("CONCORD_FLAG_MIN_ORDER_AGREEMENT", default=0.5),
     # median active seconds per item below this share of the study's median: "speeders", the 30% of the

@@ -223,7 +223,10 @@
       return;
     }
     var data = itemForm ? new FormData(itemForm) : new FormData();
-    section.querySelectorAll("[name]").forEach(function (input) { data.append(input.name, input.value); });
+    section.querySelectorAll("[name]").forEach(function (input) {
+      if (input.type === "checkbox" && !input.checked) { return; }  // only the answers ticked for the check
+      data.append(input.name, input.value);
+    });
     data.append("builder_item", String(item));
     data.append("csrfmiddlewaretoken", csrf());
     status.textContent = "Saving…";

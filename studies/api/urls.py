@@ -5,6 +5,7 @@ from studies.api import (
     check_views,
     corpus_browser_views,
     corpus_views,
+    label_views,
     place_views,
     practice_views,
     rater_practice,
@@ -58,6 +59,9 @@ urlpatterns = [
          name="study-practice-results"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
+    path("studies/<slug:slug>/aggregated-labels/", label_views.AggregatedLabelListApi.as_view(),
+         name="study-aggregated-labels"),
+    path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # Resources on their own paths (issue 39; the action routes above keep working)

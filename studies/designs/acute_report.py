@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
@@ -81,7 +82,8 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
     out = []
     for study in studies.filter(design=KEY).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
-        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}"
+        side_level = settings.RATER_FLAGS["position_p"]  # the review queue's threshold: one test on both pages
+        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}:{side_level}"
         key = "acute-report:" + hashlib.sha256(version.encode()).hexdigest()
         entry = cache.get(key)
         if entry is None:
@@ -96,7 +98,7 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
                     excluded, frame = failed, frame[~flagged]
                 else:
                     included = failed
-            criteria = analyse(frame, resamples=resamples, seed=seed)
+            criteria = analyse(frame, resamples=resamples, seed=seed, side_level=side_level)
             for criterion in criteria:
                 for row in criterion["win_rates"]:
                     row["mark"] = significance_mark(row["p"])
