@@ -41,7 +41,7 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.rating.links import study_entry_path
-from studies.reports import label_selectors
+from studies.reports import label_selectors, system_scores
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -464,8 +464,9 @@ class ReportApiMixin:
                              "No numeric ratings: these criteria are answered by labels or text (see labels)."
                              for note in data.get("notes", [])]
         # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
-        data.update({section.key: section.data
-                     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
+        own = report_selectors.design_sections(studies, report, exclude_flagged=exclude)
+        data.update({section.key: section.data for section in own})
+        data["system_scores"] = system_scores.system_scores(report, own)  # the page's first section
         return no_store(Response(data))
 
 

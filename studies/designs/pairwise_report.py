@@ -132,7 +132,8 @@ def pairwise_sheets_of(entries: list[dict[str, Any]]) -> dict[str, pd.DataFrame]
             wins += [{"study": study["slug"], **r} for r in c["win_rates"]]
             bt = c["bt"] or {}
             strengths += [{"study": study["slug"], "criterion": c["criterion"], **s, "resampled_over": bt.get("over"),
-                           "resamples": bt.get("resamples"), "dropped": bt.get("dropped")} for s in bt.get("strengths", [])]
+                           "resamples": bt.get("resamples"), "dropped": bt.get("dropped"),
+                           "degenerate": bt.get("degenerate"), "estimator": bt.get("estimator")} for s in bt.get("strengths", [])]
             bias, alpha = c["position_bias"], c["agreement"]
             checks.append({"study": study["slug"], "criterion": c["criterion"], "judgments": c["n"], "raters": c["raters"],
                            **{f"left_{k}" if k in ("ci_low", "ci_high", "p") else k: v for k, v in bias.items() if k != "n"},
