@@ -4,6 +4,7 @@ import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <t
 from studies.api import (
     check_views,
     corpus_views,
+    endpoint_views,
     place_views,
     practice_views,
     rater_practice,
@@ -68,6 +69,9 @@ urlpatterns = [
     path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
     path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
+    path("systems/endpoints/", endpoint_views.EndpointListApi.as_view(), name="endpoint-list"),  # GET, POST
+    path("systems/endpoints/<id:pk>/", endpoint_views.EndpointDetailApi.as_view(), name="endpoint-detail"),
+    path("systems/endpoints/<id:pk>/try/", endpoint_views.EndpointTryApi.as_view(), name="endpoint-try"),
     path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
     path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
     # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.
