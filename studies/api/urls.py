@@ -2,6 +2,7 @@ from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.api import (
+    chat_rater_views,
     check_views,
     corpus_views,
     endpoint_views,
@@ -84,6 +85,14 @@ urlpatterns = [
          name="rater-item"),
     path("rate/assignments/<token:token>/items/<position:position>/answer/", rater_views.RaterAnswerApi.as_view(),
          name="rater-answer"),
+    path("rate/assignments/<token:token>/items/<position:position>/chat/", chat_rater_views.RaterChatApi.as_view(),
+         name="rater-chat"),
+    path("rate/assignments/<token:token>/items/<position:position>/chat/turns/",
+         chat_rater_views.RaterChatTurnApi.as_view(), name="rater-chat-turn"),
+    path("rate/assignments/<token:token>/items/<position:position>/chat/retry/",
+         chat_rater_views.RaterChatRetryApi.as_view(), name="rater-chat-retry"),
+    path("rate/assignments/<token:token>/items/<position:position>/chat/end/",
+         chat_rater_views.RaterChatEndApi.as_view(), name="rater-chat-end"),
     path("rate/assignments/<token:token>/submit/", rater_views.RaterSubmitApi.as_view(), name="rater-submit"),
     path("rate/practice/<token:token>/", rater_practice.RaterPracticeApi.as_view(), name="rater-practice"),
     path("rate/practice/<token:token>/items/", rater_practice.RaterPracticeItemListApi.as_view(),
