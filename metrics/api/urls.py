@@ -1,14 +1,14 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from metrics.api import ranking_views, views
+from metrics.api import ranking_views, run_views, views
 
 app_name = "metrics-api"
 urlpatterns = [
     path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
     path("metrics/models/<slug:name>/", views.MetricModelDetailApi.as_view(), name="model-detail"),
-    path("metrics/judges/", views.JudgeCreateApi.as_view(), name="judge-create"),
-    path("metrics/runs/", views.ScoringRunCreateApi.as_view(), name="run-create"),
+    path("metrics/judges/", run_views.JudgesApi.as_view(), name="judge-create"),
+    path("metrics/runs/", run_views.ScoringRunsApi.as_view(), name="run-create"),
     path("metrics/runs/<id:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
     path("metrics/runs/<id:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
     path("metrics/training/", views.TrainingRunCreateApi.as_view(), name="training-create"),

@@ -19,10 +19,16 @@ from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):
-    runs = ScoringRun.objects.select_related("metric_model", "study")
+    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
+    from django.db.models import Q
+
+    from studies.corpora.selectors import corpora_visible_to
+
+    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
     if user.is_staff:
         return runs
-    return runs.filter(study__in=study_selectors.studies_visible_to(user))
+    return runs.filter(Q(study__in=study_selectors.studies_visible_to(user))
+                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
 
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
