@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from metrics.api import ranking_views, run_views, views
+from metrics.api import bme_views, ranking_views, run_views, views
 
 app_name = "metrics-api"
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("metrics/training/", views.TrainingRunCreateApi.as_view(), name="training-create"),
     path("metrics/training/<id:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),
     path("metrics/training/<id:pk>/cancel/", views.TrainingRunCancelApi.as_view(), name="training-cancel"),
+    path("studies/<slug:slug>/bme-anchors/", bme_views.BmeAnchorsApi.as_view(), name="bme-anchors"),
     path("experiments/<slug:slug>/judges/ranking/", ranking_views.JudgeRankingApi.as_view(), name="judge-ranking"),
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
     path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/", views.PredictionPoweredApi.as_view(),
