@@ -114,6 +114,24 @@ def page_not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+def api_not_found(request, rest: str = ""):
+    """The last route under /api/: a path no API view answers is the problem JSON 404 in every setting
+    (with ``DEBUG`` on, Django's technical 404 page would answer HTML instead of ``page_not_found``). A path
+    without its final slash whose slashed form is an API view is redirected there, as ``APPEND_SLASH`` would."""
+    from django.http import HttpResponsePermanentRedirect
+    from django.urls import Resolver404, resolve
+
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(request.path + "/" + (f"?{query}" if query else ""))
+    return problem_response(404, "not_found", f"No API endpoint at {request.path}.")
+
+
 def server_error(request):
     if _is_api(request):
         return problem_response(500, "server_error", "Server error: the request was not completed.")

@@ -61,6 +61,8 @@ class StudyOutputSerializer(serializers.Serializer):
     time_limit_minutes = serializers.SerializerMethodField(
         help_text="how long a started assignment holds its place (the study's limit, else the default)")
     questionnaire = serializers.JSONField()
+    rater_key = serializers.CharField(help_text="the study's rater link key: raters enter at /r/c/<key>/ (the rater "
+                                      "API: /api/rate/studies/<key>/sessions/)")
 
     def get_paused(self, study) -> bool:
         return study.paused_at is not None and study.status == Study.Status.PUBLISHED
