@@ -22,6 +22,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -114,6 +115,7 @@ def page_not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+@csrf_exempt  # a POST to no view is a 404, not the CSRF middleware's HTML 403
 def api_not_found(request, rest: str = ""):
     """The last route under /api/: a path no API view answers is the problem JSON 404 in every setting
     (with ``DEBUG`` on, Django's technical 404 page would answer HTML instead of ``page_not_found``). A path

@@ -29,7 +29,7 @@ class ScoringRunSerializer(RunOutputSerializer):
     created_at = serializers.DateTimeField()
 
 
-class ScoringRunsApi(ApiView):
+class ScoringRunCreateApi(ApiView):
     """Your scoring runs, newest first (GET); start one (POST) on a study, or on a whole corpus."""
 
     class InputSerializer(StrictInput):

@@ -23,6 +23,7 @@ from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.report_schemas import ReliabilityReportSerializer
+from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -122,7 +123,7 @@ class StudyCreateApi(ApiView):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
         design = serializers.ChoiceField(choices=Design.choices)
-        design_config = serializers.DictField(required=False, default=dict)
+        design_config = DesignConfigField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
         raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_RATERS_PER_ITEM)
         items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000,

@@ -100,3 +100,21 @@ def test_duplicated_study_is_named_after_the_original(api, user, corpus):
     first = api.post(f"/api/studies/{labels.slug}/duplicate/", {}, format="json").json()["slug"]
     second = api.post(f"/api/studies/{first}/duplicate/", {}, format="json").json()["slug"]
     assert (first, second) == ("demo-labels-2", "demo-labels-3")
+
+
+def test_design_config_is_typed_with_every_designs_keys(schema):
+    from studies.designs import DESIGNS
+
+    typed = schema["components"]["schemas"]["DesignConfigSchema"]["properties"]
+    assert set(typed) == {key for design in DESIGNS.values() for key in design.defaults}
+    assert typed["points"]["type"] == "integer" and typed["labels"]["type"] == "array"
+    for path in ("StudyOutput", "StudyCreateInputRequest"):
+        assert schema["components"]["schemas"][path]["properties"]["design_config"]["$ref"].endswith(
+            "DesignConfigSchema" + ("Request" if "Request" in path else ""))
+
+
+def test_a_post_to_no_api_view_is_the_problem_404_not_a_csrf_page():
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/api/studies/%C2%9F/practice/items/", {})
+    assert response.status_code == 404 and response["Content-Type"] == "application/problem+json"

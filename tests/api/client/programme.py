@@ -54,7 +54,7 @@ from concord_client.models import (
     RaterSessionInputRequestLink,
     RaterSubmitInputRequest,
     RaterSubmitInputRequestQuestionnaire,
-    ScoringRunsInputRequest,
+    ScoringRunCreateInputRequest,
     StudyCreateInputRequest,
     StudyCreateInputRequestUnitConfig,
     StudyItemsBuildInputRequest,
@@ -132,9 +132,9 @@ def review(client, study, corpus):
     excluded = ok(study_rater_decide.sync_detailed(slug=study, rater=rater_id, client=client, body=RaterDecisionInputRequest(
         kind=RaterDecisionInputKindEnum.EXCLUDE, reason="a check of the review through the client")), 201)
     reverted = ok(study_decision_revert.sync_detailed(slug=study, decision=excluded.id, client=client))
-    runs = [_finished(client, ok(metrics_runs_create.sync_detailed(client=client, body=ScoringRunsInputRequest(
+    runs = [_finished(client, ok(metrics_runs_create.sync_detailed(client=client, body=ScoringRunCreateInputRequest(
         metric_model=model, study=study)), 201)) for model in ("readability", "cosine_last")]
-    whole = _finished(client, ok(metrics_runs_create.sync_detailed(client=client, body=ScoringRunsInputRequest(
+    whole = _finished(client, ok(metrics_runs_create.sync_detailed(client=client, body=ScoringRunCreateInputRequest(
         metric_model="readability", corpus=corpus)), 201))
     listed = ok(metrics_runs_list.sync_detailed(client=client, corpus=corpus))
     return {"rater": rater_id, "queue_raters": len(queue.raters), "flags": len(evidence.flags),
