@@ -51,13 +51,10 @@ class ImportJobOutputSerializer(serializers.Serializer):
     source_format = serializers.CharField()
     corpus = serializers.CharField(source="corpus_slug", help_text="the corpus it imports into")
     message = serializers.CharField()
-    counts = serializers.SerializerMethodField(help_text="conversations, responses, ... imported")
+    counts = serializers.DictField(help_text="a finished import's summary: counts, and the corpus, format (format_name), "
+                                             "systems created, warnings by line, a study made from the file")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-
-    def get_counts(self, job) -> dict[str, int]:
-        # the import's summary holds names too (corpus, format): the counts are its whole numbers
-        return {k: v for k, v in (job.counts or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _corpus(request, slug: str):

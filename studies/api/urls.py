@@ -4,6 +4,7 @@ import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <t
 from studies.api import (
     chat_rater_views,
     check_views,
+    corpus_browser_views,
     corpus_views,
     endpoint_views,
     place_views,
@@ -85,6 +86,10 @@ urlpatterns = [
     path("corpora/", corpus_views.CorpusListApi.as_view(), name="corpus-list"),
     path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
     path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
+    path("corpora/<slug:slug>/conversations/", corpus_browser_views.CorpusConversationListApi.as_view(),
+         name="corpus-conversations"),
+    path("corpora/<slug:slug>/conversations/<id:pk>/", corpus_browser_views.CorpusConversationDetailApi.as_view(),
+         name="corpus-conversation"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
     path("systems/endpoints/", endpoint_views.EndpointListApi.as_view(), name="endpoint-list"),  # GET, POST
     path("systems/endpoints/<id:pk>/", endpoint_views.EndpointDetailApi.as_view(), name="endpoint-detail"),

@@ -70,9 +70,11 @@ def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
 
 def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, resamples: int = 1000,
                  seed: int = 0) -> list[dict[str, Any]]:
-    """Per ACUTE study: {pk, slug, title, n, excluded_raters, criteria: studies.analysis.pairwise's
-    report, each win-rate row with the paper's significance mark}, cached per version of its
-    comparisons. ``exclude_flagged`` leaves out raters who failed the study's checks."""
+    """Per ACUTE study: {pk, slug, title, n, excluded_raters, failed_included, criteria:
+    studies.analysis.pairwise's report, each win-rate row with the paper's significance mark}, cached per
+    version of its comparisons. ``exclude_flagged`` leaves out raters who failed the study's checks (as
+    ParlAI's ``acute_eval/analysis.py`` leaves out workers who failed onboarding by default);
+    ``failed_included``: how many such raters are in the figures when they are kept."""
     from studies.analysis.acute import significance_mark
     from studies.analysis.pairwise import pairwise_report as analyse
 
@@ -84,11 +86,16 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
         entry = cache.get(key)
         if entry is None:
             frame = comparisons_frame(one)
-            excluded = 0
-            if exclude_flagged and len(frame):
+            excluded = included = 0
+            if len(frame):
                 flagged = frame["failed_checks"].fillna(False).astype(bool)
-                excluded = int(frame.loc[flagged, "rater"].nunique())
-                frame = frame[~flagged]
+                failed = int(frame.loc[flagged, "rater"].nunique())
+                # ParlAI's analysis leaves out workers who failed onboarding by default; Concord keeps them
+                # unless asked, and the report says how many are in the win rates (``failed_included``).
+                if exclude_flagged:
+                    excluded, frame = failed, frame[~flagged]
+                else:
+                    included = failed
             criteria = analyse(frame, resamples=resamples, seed=seed)
             for criterion in criteria:
                 for row in criterion["win_rates"]:
@@ -96,7 +103,8 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
                 for row in criterion["rater_sides"]:
                     row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
             entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame),
-                     "excluded_raters": excluded, "criteria": criteria, "checks": check_pairs_summary(study)}
+                     "excluded_raters": excluded, "failed_included": included, "criteria": criteria,
+                     "checks": check_pairs_summary(study)}
             cache.set(key, entry, timeout=3600)
         out.append(entry)
     return out
