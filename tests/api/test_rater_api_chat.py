@@ -104,3 +104,16 @@ def test_rater_api_chat_after_submit_is_409(study):
                        format="json").status_code == 200
     after = client.post(url + "turns/", {"text": "More?"}, format="json")
     assert after.status_code == 409
+
+
+def test_rater_api_chat_too_fast_is_a_429_with_retry_after(user, local_bot, loopback_allowed):
+    bot_system("rule-bot", local_bot.url("rule"))
+    study = chat_study(user, ["rule-bot"], unit_config={"messages_per_minute": 1, "max_turns": 5})
+    session = _session(study)
+    client = rater_client(session)
+    url = base(session) + "items/0/chat/"
+    assert client.post(url + "turns/", {"text": "Hello!"}, format="json").status_code == 200
+    fast = client.post(url + "turns/", {"text": "Again!"}, format="json")
+    assert fast.status_code == 429 and int(fast["Retry-After"]) >= 1
+    assert fast.json()["type"] == "urn:concord:problem:throttled"
+    assert ChatTurn.objects.filter(chat__assignment__token=session["token"], role="user").count() == 1
