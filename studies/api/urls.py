@@ -15,6 +15,7 @@ from studies.api import (
     rater_views,
     resource_views,
     review_views,
+    selfchat_views,
     token_views,
     views,
     workflow_views,
@@ -94,6 +95,12 @@ urlpatterns = [
     path("systems/endpoints/", endpoint_views.EndpointListApi.as_view(), name="endpoint-list"),  # GET, POST
     path("systems/endpoints/<id:pk>/", endpoint_views.EndpointDetailApi.as_view(), name="endpoint-detail"),
     path("systems/endpoints/<id:pk>/try/", endpoint_views.EndpointTryApi.as_view(), name="endpoint-try"),
+    path("selfchats/", selfchat_views.SelfChatListApi.as_view(), name="selfchat-list"),  # GET: list; POST: create
+    path("selfchats/<id:pk>/", selfchat_views.SelfChatDetailApi.as_view(), name="selfchat-detail"),
+    path("selfchats/<id:pk>/conversations/", selfchat_views.SelfChatConversationListApi.as_view(),
+         name="selfchat-conversations"),
+    path("selfchats/<id:pk>/cancel/", selfchat_views.SelfChatCancelApi.as_view(), name="selfchat-cancel"),
+    path("selfchats/<id:pk>/rerun/", selfchat_views.SelfChatRerunApi.as_view(), name="selfchat-rerun"),
     path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
     path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
     # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.
