@@ -215,6 +215,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human evaluation studies of dialogue systems: studies, items, imports, exports.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # studies.converters: an item's position and a row id are whole numbers (the token stays a string)
+    "PATH_CONVERTER_OVERRIDES": {"position": {"type": "integer", "minimum": 0, "maximum": 999999},
+                                 "id": {"type": "integer", "minimum": 0, "maximum": 999999999999999999}},
     "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI assets served by the app itself (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",

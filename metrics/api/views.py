@@ -20,10 +20,16 @@ from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):
-    runs = ScoringRun.objects.select_related("metric_model", "study")
+    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
+    from django.db.models import Q
+
+    from studies.corpora.selectors import corpora_visible_to
+
+    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
     if user.is_staff:
         return runs
-    return runs.filter(study__in=study_selectors.studies_visible_to(user))
+    return runs.filter(Q(study__in=study_selectors.studies_visible_to(user))
+                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
 
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
@@ -111,23 +117,7 @@ class MetricModelDetailApi(ApiView):
             selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)).data)
 
 
-class ScoringRunCreateApi(ApiView):
-    class InputSerializer(StrictInput):
-        metric_model = serializers.SlugField()
-        study = serializers.SlugField()
-        force = serializers.BooleanField(default=False)
-
-    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
-    def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
-        model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=data.validated_data["metric_model"])
-        try:
-            run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
-        except DjangoValidationError as error:  # e.g. a turn-level metric on a dialogue study: 400, field named
-            raise serializers.ValidationError(error.message_dict) from None
-        return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+# POST /api/metrics/runs/ (and its list): metrics.api.run_views.ScoringRunCreateApi
 
 
 class ScoringRunDetailApi(ApiView):

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.http import QueryDict
+from django.urls import reverse
 
 from studies.designs import design_for, unit_for
 from studies.designs.common import number_text
@@ -112,6 +113,8 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
     values = design_for(study).stored_values(slot, study, criteria)
     return {"position": slot.position, "answered": slot.answered_at is not None,
             "pending_url": unit_for(study).pending_url(slot),
+            "chat_url": reverse("studies-api:rater-chat", args=[slot.assignment.token, slot.position])
+            if unit_for(study).collects_dialogues else None,
             **content_view(study, slot.item, slot.response_order, criteria), "values": values}
 
 

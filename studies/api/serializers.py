@@ -4,6 +4,7 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studies.api.inputs import StrictInput
+from studies.api.schema_fields import DesignConfigField
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import KINDS
 from studies.models import Design, Study, Unit
@@ -41,7 +42,7 @@ class StudyOutputSerializer(serializers.Serializer):
     experiment = serializers.SlugField(source="experiment.slug")
     design = serializers.ChoiceField(choices=Design.choices)
     unit = serializers.ChoiceField(choices=Unit.choices)
-    design_config = serializers.DictField()
+    design_config = DesignConfigField()
     unit_config = serializers.DictField(help_text="the unit's settings (a chat study's turns and limits)")
     criteria = CriterionSerializer(many=True, source="criteria.all")
     raters_per_item = serializers.IntegerField()
@@ -61,6 +62,8 @@ class StudyOutputSerializer(serializers.Serializer):
     time_limit_minutes = serializers.SerializerMethodField(
         help_text="how long a started assignment holds its place (the study's limit, else the default)")
     questionnaire = serializers.JSONField()
+    rater_key = serializers.CharField(help_text="the study's rater link key: raters enter at /r/c/<key>/ (the rater "
+                                      "API: /api/rate/studies/<key>/sessions/)")
 
     def get_paused(self, study) -> bool:
         return study.paused_at is not None and study.status == Study.Status.PUBLISHED

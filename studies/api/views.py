@@ -23,6 +23,7 @@ from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.report_schemas import ReliabilityReportSerializer
+from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -97,20 +98,23 @@ class ExperimentCreateApi(ApiView):
 
 
 class StudyListApi(ApiView):
-    """The studies you can see, filtered by ``experiment`` (slug) and ``status``."""
+    """The studies you can see, filtered by ``experiment`` (slug), ``status`` and ``design``."""
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
     @extend_schema(responses=StudyOutputSerializer(many=True), parameters=[
         OpenApiParameter("experiment", str, description="an experiment's slug"),
-        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices])])
+        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices]),
+        OpenApiParameter("design", str, enum=[value for value, _ in Design.choices])])
     def get(self, request):
-        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status"})
+        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status", "design"})
         studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
         if experiment := request.query_params.get("experiment"):
             studies = studies.filter(experiment__slug=experiment)
         if wanted := choice_param(request, "status", [value for value, _ in Study.Status.choices]):
             studies = studies.filter(status=wanted)
+        if design := choice_param(request, "design", [value for value, _ in Design.choices]):
+            studies = studies.filter(design=design)
         return paginate(self, studies.select_related("experiment"), request, StudyOutputSerializer)
 
 
@@ -119,7 +123,7 @@ class StudyCreateApi(ApiView):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
         design = serializers.ChoiceField(choices=Design.choices)
-        design_config = serializers.DictField(required=False, default=dict)
+        design_config = DesignConfigField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
         raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_RATERS_PER_ITEM)
         items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000,
@@ -408,8 +412,22 @@ class DialoguesImportApi(ApiView):
                 more_files=[(f.name, f.file) for f in values["more_files"]], judged_speaker=values["judged_speaker"],
             )
         except ImportFailed as failure:
-            raise ValidationError({"file": [str(p) for p in failure.problems]}) from None
+            raise ValidationError(_import_problems(failure)) from None
+        corpus_imports.import_recorded(owner=request.user, source_name=upload.name, source_format=summary.format,
+                                       summary=summary)
         return Response(ImportOutputSerializer(summary.as_dict()).data, status=status.HTTP_201_CREATED)
+
+
+def _import_problems(failure: ImportFailed) -> dict[str, list[str]]:
+    """The problems by request field: the corpus name's under ``corpus`` (the field the client sent), the
+    file's (by line and field) under ``file``."""
+    found: dict[str, list[str]] = {}
+    for problem in failure.problems:
+        if problem.line is None and problem.field == "corpus" and not problem.source:
+            found.setdefault("corpus", []).append(problem.message)
+        else:
+            found.setdefault("file", []).append(str(problem))
+    return found
 
 
 class ImportJobDetailApi(ApiView):

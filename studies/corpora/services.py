@@ -396,6 +396,14 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     return study, len(ratings)
 
 
+def import_recorded(*, owner, source_name: str, source_format: str, summary) -> ImportJob:
+    """Record an import that ran synchronously (the upload answered with its summary) as a finished job, so
+    that the list of imports shows every import, not only the background ones. No file is kept (``path`` empty)."""
+    return ImportJob.objects.create(owner=owner, path="", source_name=source_name[:300], source_format=source_format,
+                                    corpus_slug=summary.corpus.slug, corpus=summary.corpus,
+                                    status=ImportJob.Status.DONE, counts=summary.as_dict(), finished_at=timezone.now())
+
+
 def import_job_create(*, owner, path: str, source_name: str, source_format: str, corpus_slug: str,
                       systems: Sequence[str] = ()) -> ImportJob:
     job = ImportJob.objects.create(owner=owner, path=path, source_name=source_name, source_format=source_format,
