@@ -50,15 +50,20 @@
   // back (online), and with a keepalive request when the page is hidden or left.
   const pendingKey = form.dataset.draftUrl ? `concord-draft:${form.dataset.draftUrl}` : "";
   const OFFLINE = "Not saved yet — offline; will be sent when the connection is back";
+  // Where storage is refused (a cross-site frame without third-party storage) the page itself keeps it.
+  let memory = null;
   function pending() {
-    try { return pendingKey ? JSON.parse(localStorage.getItem(pendingKey) || "null") : null; } catch (e) { return null; }
+    if (!pendingKey) return null;
+    try { return JSON.parse(localStorage.getItem(pendingKey) || "null"); } catch (e) { return memory; }
   }
   let seq = (pending() || {}).seq || 0;
   function keep(data) {
     seq = Math.max(seq, (pending() || {}).seq || 0) + 1;
-    try { if (pendingKey) localStorage.setItem(pendingKey, JSON.stringify({seq, at: Date.now(), data})); } catch (e) { /* storage full or off */ }
+    memory = {seq, at: Date.now(), data};
+    try { if (pendingKey) localStorage.setItem(pendingKey, JSON.stringify(memory)); } catch (e) { /* storage full or off */ }
   }
   function stored(sent) {
+    if (memory && memory.seq === sent) memory = null;
     const now = pending();
     try { if (now && now.seq === sent) localStorage.removeItem(pendingKey); } catch (e) { /* ignore */ }
     return !pending();
@@ -383,6 +388,7 @@
     }
     clearTimeout(timer);
     form.querySelector("input[name=active_ms]").value = String(currentActive());
+    memory = null;
     try { if (pendingKey) localStorage.removeItem(pendingKey); } catch (e) { /* the POST carries every answer */ }
   });
   // Back online: try a save first (it proves the server answers), then submit again (checks run again).
