@@ -91,11 +91,11 @@ class Tally:
     statuses: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)  # cases schemathesis could not draw or send, by reason
     errors: list[dict[str, Any]] = field(default_factory=list)
-    routes: set[str] = field(default_factory=set)
+    routes: dict[str, Counter] = field(default_factory=dict)  # route -> its answers by status
 
     def note(self, method: str, route: str, kind: str, status: int) -> None:
         self.requests += 1
-        self.routes.add(route)
+        self.routes.setdefault(route, Counter())[status] += 1
         self.statuses[status] += 1
         if status >= 500:
             self.errors.append({"method": method.upper(), "route": route, "input": kind, "status": status})
@@ -411,6 +411,7 @@ def fuzz(*, examples: int = 10, seed: int = 0, limit: int | None = None, world: 
         hostile_rater_pass(tally, world)
         routes = fuzz_routes.api_routes()[:limit]
         if limit is None:  # a slice leaves these to their own test (tests/test_fuzz_api.py)
+            fuzz_routes.rater_api_session(world, "again")  # the passes above may have ended the first
             fuzz_routes.rater_api_pass(tally, world)
         fuzz_routes.route_pass(tally, world, routes)
     finally:

@@ -13,12 +13,14 @@ URLconf serves, and the rater API answered by a real rater.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
 
 from benchmarks.fuzz_api import HOSTILE_BODIES, HOSTILE_VALUES, HUGE_DIGITS, Tally, World, _client
 
+_TOKENS = itertools.count(1)
 SKIPPED = ("/api/schema/", "/api/docs/")  # the schema and its viewer take no input
 RATER_PREFIX = "/api/rate/assignments/"
 KEY_HEADER = "HTTP_X_CONCORD_RATER_KEY"
@@ -44,7 +46,7 @@ def api_routes() -> list[str]:
     return [r for r in dict.fromkeys(found) if r.startswith("/api/") and r not in SKIPPED]
 
 
-def rater_api_session(world: World) -> None:
+def rater_api_session(world: World, label: str = "") -> None:
     """A rater enters the world's published (Prolific) study through the rater API, with its link's
     parameters, consent and a secret: ``world.rater_key``, ``api_token`` and ``api_key``."""
     import hashlib
@@ -52,7 +54,7 @@ def rater_api_session(world: World) -> None:
     from studies.models import Study
 
     study = Study.objects.get(slug=world.study)
-    pid, session = (hashlib.sha256(f"fuzz-api{p}".encode()).hexdigest()[:24] for p in ("pid", "session"))
+    pid, session = (hashlib.sha256(f"fuzz-api{label}{p}".encode()).hexdigest()[:24] for p in ("pid", "session"))
     body = {"link": {"PROLIFIC_PID": pid, "SESSION_ID": session}, "consent": True,
             "client_secret": "fuzz-rater-secret-0001"}
     entered = _client().post(f"/api/rate/studies/{study.rater_key}/sessions/", json.dumps(body),
@@ -60,6 +62,16 @@ def rater_api_session(world: World) -> None:
     assert entered.status_code in (200, 201), entered.content[:300]
     answer = entered.json()
     world.rater_key, world.api_token, world.api_key = study.rater_key, answer["token"], answer["key"]
+
+
+def researcher_token_fresh(world: World) -> None:
+    """A new API token for the world's researcher (the passes send DELETE to the token routes too)."""
+    from django.contrib.auth import get_user_model
+
+    from studies.api.tokens import api_token_create
+
+    world.token = api_token_create(user=get_user_model().objects.get(username="fuzzer"),
+                                   name=f"fuzz-{next(_TOKENS)}").secret
 
 
 def route_fill(route: str, world: World) -> str:
@@ -79,6 +91,7 @@ def route_pass(tally: Tally, world: World, routes: list[str] | None = None) -> N
     """Hostile queries and whole bodies to every URLconf route under ``/api/`` (``api_routes``)."""
     client = _client()
     for route in routes if routes is not None else api_routes():
+        researcher_token_fresh(world)  # a DELETE of /api/auth/tokens/{pk}/ may have revoked the last one
         url, auth = route_fill(route, world), route_auth(route, world)
         for kind, value in (("nul-query", "a\x00b"), ("huge-query", HUGE_DIGITS), ("arabic-digits", "\u0661")):
             for method in ("get", "delete"):
@@ -126,5 +139,6 @@ def rater_api_pass(tally: Tally, world: World) -> None:
 
 def routes_reached(tally: Tally, routes: list[str]) -> dict[str, Any]:
     """Which discovered routes got a request (a route with none is a gap in the pass)."""
-    sent = {route for route in tally.routes}
-    return {"routes": len(routes), "routes_not_sent": [r for r in routes if r not in sent]}
+    return {"routes": len(routes), "routes_not_sent": [r for r in routes if r not in tally.routes],
+            # a route that only ever answered 401 was never past its door: the pass lost its identity
+            "routes_only_401": [r for r in routes if set(tally.routes.get(r, ())) == {401}]}
