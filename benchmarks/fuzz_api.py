@@ -291,11 +291,12 @@ def schema_pass(tally: Tally, world: World, *, examples: int, seed: int, limit: 
 
 def hostile_api_pass(tally: Tally, world: World, *, limit: int | None = None) -> None:
     """Hand-written hostile bodies to every API operation that takes one (and every field of it)."""
-    from benchmarks.fuzz_routes import route_auth, route_fill
+    from benchmarks.fuzz_routes import researcher_token_fresh, route_auth, route_fill
 
     _, raw = _schema()
     client = _client()
     for method, path, operation in list(_api_operations(raw))[:limit]:
+        researcher_token_fresh(world)  # the schema pass (or this one) may have revoked it: DELETE /api/auth/tokens/{pk}/
         url, auth = route_fill(path, world), route_auth(path, world)
         if method in ("get", "delete"):
             for kind, value in (("nul-query", "a\x00b"), ("huge-query", HUGE_DIGITS), ("arabic-digits", "\u0661")):
