@@ -88,7 +88,6 @@ def test_any_exception_in_a_chat_call_thread_fails_the_turn(client, chatting_in_
 
 @pytest.mark.django_db(transaction=True)
 def test_an_exception_while_storing_a_chat_reply_fails_the_turn(client, chatting_in_background, monkeypatch):
-    real = chatting._finish_turn
     calls_made = []
 
     def broken(*args, **kwargs):
@@ -98,6 +97,6 @@ def test_an_exception_while_storing_a_chat_reply_fails_the_turn(client, chatting
     monkeypatch.setattr(chatting, "_finish_turn", broken)
     assignment, _, urls = chatting_in_background("rule")
     state = _send_and_wait(client, assignment, urls)
-    assert calls_made and real is not broken
+    assert calls_made  # the storing was tried, and failed
     assert not state["waiting"] and state["can_retry"]
     assert Chat.objects.get().status == Chat.Status.FAILED
