@@ -65,13 +65,17 @@ def rater_api_session(world: World, label: str = "") -> None:
 
 
 def researcher_token_fresh(world: World) -> None:
-    """A new API token for the world's researcher (the passes send DELETE to the token routes too)."""
+    """The world's researcher token, made again when a pass revoked it (the passes send DELETE to
+    ``/api/auth/tokens/{pk}/`` too); a valid one is kept (a user holds at most 100 active tokens)."""
     from django.contrib.auth import get_user_model
 
-    from studies.api.tokens import api_token_create
+    from studies.api.tokens import TokenRefused, api_token_create, token_authenticate
 
-    world.token = api_token_create(user=get_user_model().objects.get(username="fuzzer"),
-                                   name=f"fuzz-{next(_TOKENS)}").secret
+    try:
+        token_authenticate(world.token)
+    except TokenRefused:
+        world.token = api_token_create(user=get_user_model().objects.get(username="fuzzer"),
+                                       name=f"fuzz-{next(_TOKENS)}").secret
 
 
 def route_fill(route: str, world: World) -> str:
