@@ -51,7 +51,8 @@ class ImportJobOutputSerializer(serializers.Serializer):
     source_format = serializers.CharField()
     corpus = serializers.CharField(source="corpus_slug", help_text="the corpus it imports into")
     message = serializers.CharField()
-    counts = serializers.DictField(child=serializers.IntegerField())
+    counts = serializers.DictField(help_text="a finished import's summary: counts, and the corpus, format (format_name), "
+                                             "systems created, warnings by line, a study made from the file")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 

@@ -130,6 +130,9 @@ class AcuteStudySerializer(PairwiseStudySerializer):
     """One ACUTE-Eval study (Li, Weston & Roller 2019): the pairwise analysis with the paper's marks."""
 
     checks = AcuteChecksSerializer()
+    failed_included = serializers.IntegerField(
+        required=False, help_text="raters who failed the check pairs and are in these figures (0 with exclude_flagged; "
+                                  "ParlAI leaves out workers who failed onboarding by default)")
 
 
 class TupleDesignSerializer(serializers.Serializer):

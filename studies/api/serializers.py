@@ -83,6 +83,11 @@ class ImportOutputSerializer(serializers.Serializer):
     missing_scores = serializers.DictField(child=serializers.IntegerField(), required=False,
                                            help_text="quality -> records where it had no score (a missing value)")
     unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
+    format_name = serializers.CharField(required=False, help_text="the format read, in words (the one detected)")
+    warnings = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="what was guessed, by line (a turn whose speaker could not be read)")
+    acute_study = serializers.SlugField(allow_null=True, required=False,
+                                        help_text="a ParlAI pairings file's draft ACUTE-Eval study (its pairs)")
 
 
 class ImportInputSerializer(StrictInput):
@@ -91,6 +96,10 @@ class ImportInputSerializer(StrictInput):
     corpus = serializers.SlugField(required=False, allow_blank=True)
     systems = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
     run_in_background = serializers.BooleanField(default=False, help_text="queue a worker job (large files)")
+    judged_speaker = serializers.CharField(required=False, allow_blank=True, max_length=100, default="",
+                                           help_text="dialogues: the speaker to judge wherever a conversation has it "
+                                                     "(else the file's: ParlAI's speakers_to_eval, a self-chat's first "
+                                                     "speaker, a model chat's bot)")
     more_files = serializers.ListField(
         child=serializers.FileField(), required=False, default=list,
         help_text="further files of the same evaluation and format (e.g. the parts of DSTC9): one corpus and one "

@@ -3,6 +3,7 @@ from django.urls import path
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.api import (
     check_views,
+    corpus_browser_views,
     corpus_views,
     place_views,
     practice_views,
@@ -10,6 +11,7 @@ from studies.api import (
     rater_sessions,
     rater_views,
     resource_views,
+    selfchat_views,
     token_views,
     views,
     workflow_views,
@@ -67,7 +69,17 @@ urlpatterns = [
     path("corpora/", corpus_views.CorpusListApi.as_view(), name="corpus-list"),
     path("corpora/<slug:slug>/", corpus_views.CorpusDetailApi.as_view(), name="corpus-detail"),
     path("corpora/<slug:slug>/systems/", corpus_views.CorpusSystemListApi.as_view(), name="corpus-systems"),
+    path("corpora/<slug:slug>/conversations/", corpus_browser_views.CorpusConversationListApi.as_view(),
+         name="corpus-conversations"),
+    path("corpora/<slug:slug>/conversations/<id:pk>/", corpus_browser_views.CorpusConversationDetailApi.as_view(),
+         name="corpus-conversation"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
+    path("selfchats/", selfchat_views.SelfChatListApi.as_view(), name="selfchat-list"),  # GET: list; POST: create
+    path("selfchats/<id:pk>/", selfchat_views.SelfChatDetailApi.as_view(), name="selfchat-detail"),
+    path("selfchats/<id:pk>/conversations/", selfchat_views.SelfChatConversationListApi.as_view(),
+         name="selfchat-conversations"),
+    path("selfchats/<id:pk>/cancel/", selfchat_views.SelfChatCancelApi.as_view(), name="selfchat-cancel"),
+    path("selfchats/<id:pk>/rerun/", selfchat_views.SelfChatRerunApi.as_view(), name="selfchat-rerun"),
     path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
     path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
     # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.

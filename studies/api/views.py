@@ -377,6 +377,9 @@ class DialoguesImportApi(ApiView):
         upload = values["file"]
         if values["run_in_background"] and values["more_files"]:
             raise ValidationError({"more_files": ["several files are imported at once; leave run_in_background off"]})
+        if values["run_in_background"] and values["judged_speaker"]:
+            raise ValidationError({"judged_speaker": ["a background import keeps the file's judged speakers; leave "
+                                                      "run_in_background off to choose one"]})
         if values["run_in_background"]:
             from django.conf import settings
 
@@ -402,7 +405,7 @@ class DialoguesImportApi(ApiView):
             summary = corpus_imports.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
-                more_files=[(f.name, f.file) for f in values["more_files"]],
+                more_files=[(f.name, f.file) for f in values["more_files"]], judged_speaker=values["judged_speaker"],
             )
         except ImportFailed as failure:
             raise ValidationError({"file": [str(p) for p in failure.problems]}) from None

@@ -103,10 +103,24 @@ def preview_context(study: Study, data: Mapping[str, Any], number: int) -> dict[
     context.update({
         "study": study, "item_number": number, "item_count": count,
         "builder_problems": problems, "builder_notes": notes,
-        "expected_uses": USES, "practice_problem": practice_services.practice_problem(study),
+        **expected_offer(study),
         "scale_tolerance": any(kind_for(c).numeric for c in criteria) and _takes_values(study),
     })
     return context
+
+
+def expected_offer(study: Study) -> dict[str, Any]:
+    """What the preview offers to save the researcher's answers as: ``expected_uses`` (practice and/or a
+    gold check item, as the study's design and unit take them), ``expected_refusal`` (why nothing is
+    offered) and ``practice_note`` (why practice is not, where gold check items are: ACUTE-Eval takes
+    check pairs but no practice yet). Read from the same services as the checks page, so the two agree."""
+    design = design_for(study)
+    checks_refused = unit_for(study).checks_refusal(design) or design.checks_problem()
+    practice_refused = practice_services.practice_problem(study)
+    uses = {key: label for key, label in USES.items()
+            if not (checks_refused if key == "gold" else practice_refused)}
+    return {"expected_uses": uses, "expected_refusal": "" if uses else (checks_refused or practice_refused),
+            "practice_note": practice_refused if uses and "practice" not in uses else ""}
 
 
 def _takes_values(study: Study) -> bool:
@@ -232,8 +246,9 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     written on any problem. The same item sent twice (a double click) is stored once; another answer to an
     item already written is refused (remove that item first)."""
     study = Study.objects.select_for_update().get(pk=study.pk)  # one save at a time: the check below holds
-    if use not in USES:
-        raise ValidationError({"use": f"choose one of: {', '.join(USES.values())}"})
+    offered = expected_offer(study)["expected_uses"]
+    if use not in offered:
+        raise ValidationError({"use": f"choose one of: {', '.join(offered.values()) or 'none for this study'}"})
     rules = expected_rules(study, item, post, tolerance=tolerance)
     design = design_for(study)
     order = unit_for(study).item_targets([item.pk])[item.pk]

@@ -31,7 +31,9 @@ def checks_page(request, slug):
                for a in summary["flagged"]]
     form = request.session.pop(f"checks-form-{study.pk}", {})
     criteria = {c.name: c.question for c in study.criteria.all()}
-    items = [{**row, "expected": rule_rows.rules_text(row["rules"], criteria)} for row in checks.study_check_items(study)]
+    items = [{**row, "expected": rule_rows.rules_text(row["rules"], criteria,
+                                                      noun="Conversation" if row.get("conversations") else "Response")}
+             for row in checks.study_check_items(study)]
     return render(request, "studies/checks.html", {
         "study": study, "design": design_for(study), "items": items, "summary": summary,
         "flagged": flagged, "kinds": CheckKind.choices, "form": form,
