@@ -11,6 +11,7 @@ from studies.authoring import services as authoring
 from studies.chat import endpoints, selfchat
 from studies.chat.local_bot import LocalBot
 from studies.models import Conversation, Corpus, SelfChatDialogue, SelfChatRun, System, SystemEndpoint
+from tests.visible import visible_text
 
 pytestmark = pytest.mark.django_db
 OPENERS = ["Hi, my name is Ada.", "I like hiking in the hills.", "I feel tired today."]
@@ -254,7 +255,7 @@ def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(clien
     client.force_login(other_user)
     assert client.get(f"/selfchats/{run.pk}/").status_code == 404
     assert client.post(f"/selfchats/{run.pk}/rerun/").status_code == 404
-    assert "Mine" not in client.get("/selfchats/").content.decode()
+    assert "Mine" not in visible_text(client.get("/selfchats/").content)
     admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root")
     client.force_login(admin)
     assert client.get(f"/selfchats/{run.pk}/").status_code == 200
