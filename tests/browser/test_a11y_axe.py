@@ -32,9 +32,9 @@ RESEARCHER_PAGES = [
 ]
 RATER_PAGES = [
     "preview_likert", "preview_rme", "preview_bme", "preview_bws", "preview_acute",
-    "start_likert", "item_likert", "questionnaire_likert", "done_likert",
+    "start_likert", "item_likert", "done_likert",
     "start_acute", "item_acute", "questionnaire_acute",
-    "chat_page", "chat_questionnaire",
+    "chat_page",
     "practice_start", "practice_item", "practice_feedback",
 ]
 PAGES = RESEARCHER_PAGES + RATER_PAGES
@@ -73,7 +73,7 @@ def _build(live_server) -> tuple[dict[str, str], dict[str, str], object]:
     onboarding_demo_load(owner=owner)
     experiment = Experiment.objects.get(slug=DEMO_EXPERIMENT)
     acute = acute_study(owner, corpus=conversations_corpus(owner, {"metabot": 3, "otherbot": 3}, turns=6),
-                        raters_per_item=2, items_per_assignment=2)
+                        raters_per_item=6, items_per_assignment=2)  # room for the scan's four raters
     from tests.studies.acute_helpers import rate_all
 
     rate_all(acute, "acute-rated", lambda slot, c: "left")
@@ -99,6 +99,9 @@ def _build(live_server) -> tuple[dict[str, str], dict[str, str], object]:
     fresh_acute = rater_entry.assignment_start(
         study=acute, rater=rater_entry.rater_get_or_create(platform="invite", external_id="a11y-acute-new"), seed=3)
     consented_acute = started(acute, "a11y-acute")
+    # Every item answered, not submitted: the questionnaire (with its age-band select) is the next page.
+    answered_acute = rate_all(acute, "a11y-acute-answered", lambda slot, c: "right", submit=False)
+    answering.assignment_consent(assignment=answered_acute)
     chatting = started(chat, "a11y-chat")
     submitted = Assignment.objects.filter(study__slug="demo-likert", status=Assignment.Status.SUBMITTED).first()
     practice = Study.objects.get(slug=DEMO_ONBOARDING_STUDY)
@@ -123,12 +126,10 @@ def _build(live_server) -> tuple[dict[str, str], dict[str, str], object]:
         "preview_bme": "/studies/demo-bme/preview/", "preview_bws": "/studies/demo-bws/preview/",
         "preview_acute": f"/studies/{acute.slug}/preview/",
         "start_likert": f"/r/a/{fresh_likert.token}/", "item_likert": f"/r/a/{consented_likert.token}/items/0/",
-        "questionnaire_likert": f"/r/a/{consented_likert.token}/questionnaire/",
         "done_likert": f"/r/a/{submitted.token}/done/",
         "start_acute": f"/r/a/{fresh_acute.token}/", "item_acute": f"/r/a/{consented_acute.token}/items/0/",
-        "questionnaire_acute": f"/r/a/{consented_acute.token}/questionnaire/",
+        "questionnaire_acute": f"/r/a/{answered_acute.token}/questionnaire/",
         "chat_page": f"/r/a/{chatting.token}/items/0/chat/",
-        "chat_questionnaire": f"/r/a/{chatting.token}/questionnaire/",
     }
     return researcher, rater, practice
 
@@ -179,8 +180,8 @@ def scans(django_db_setup, django_db_blocker, live_server):
                             try:
                                 # A report computes its statistics on first view: more than Playwright's 30 s here.
                                 response = tab.goto(live_server.url + path, timeout=180_000)
-                                if response.status != 200:
-                                    _SCANS[(name, width)] = {"error": f"{path} answered {response.status}"}
+                                if response.status != 200 or not tab.url.endswith(path):  # not redirected
+                                    _SCANS[(name, width)] = {"error": f"{path} answered {response.status} at {tab.url}"}
                                     continue
                                 tab.wait_for_load_state("networkidle")
                                 _SCANS[(name, width)] = {"violations": _violations(tab), "path": path}
