@@ -10,10 +10,11 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics import registry, selectors, services, training
+from metrics import registry, run_jobs, selectors, services, training
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
 from metrics.models import ScoringRun, TrainingRun
 from studies.api.base import ApiView
+from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.authoring import selectors as study_selectors
 
@@ -35,8 +36,11 @@ def worker_waiting(run) -> str | None:
     waited = (timezone.now() - run.created_at).total_seconds()
     if waited < WORKER_WAIT_SECONDS:
         return None
-    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the gpu "
-            "queue (celery -A config worker -Q default,gpu)?")
+    if run_jobs.owner_at_limit(run):
+        return "waiting for your other judge runs: each researcher runs a few at once, so others' runs are not held up"
+    queue = run_jobs.scoring_queue(run.metric_model)
+    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the {queue} "
+            f"queue (python -m config.workers {queue})?")
 
 
 class WorkerRunSerializer(serializers.Serializer):
@@ -59,6 +63,7 @@ class WorkerRunSerializer(serializers.Serializer):
 
 class RunOutputSerializer(WorkerRunSerializer):
     metric_model = serializers.CharField(source="metric_model.name")
+    error = serializers.CharField(help_text="Why the run failed (empty unless it did).")
     study = serializers.CharField(source="study.slug", allow_null=True, default=None)
     eta_seconds = serializers.SerializerMethodField()
 
@@ -136,6 +141,19 @@ class ScoringRunCancelApi(ApiView):
     def post(self, request, pk):
         run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
+
+
+class ScoringRunRerunApi(ApiView):
+    """Queue a failed, cancelled or done run again (409 while it is queued or running): it continues from
+    the stored scores, and a judge's cached answers are not asked again."""
+
+    @extend_schema(request=None, responses={202: RunOutputSerializer})
+    def post(self, request, pk):
+        try:
+            run = run_jobs.scoring_run_rerun(run=get_object_or_404(visible_runs(request.user), pk=pk))
+        except DjangoValidationError as error:
+            raise Conflict(" ".join(error.messages)) from None
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
 def _report_studies(request, slug: str):

@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from studies.analysis.agreement import krippendorff_alpha
+from studies.analysis.labels import pairwise_agreement
 
 COLUMNS = ["criterion", "item", "rater", "left_system", "right_system", "choice"]
 CHOICES = ("left", "right", "tie")
@@ -359,11 +360,17 @@ def _binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.where(n > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5)), np.nan)
 
 
-def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
-    """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
-    against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
-    below ``level`` (a rater who mostly clicks one side; the balanced schedule keeps that from
-    favouring a system, but it adds noise and may mean inattention)."""
+SIDE_P = 0.01  # the default of settings.RATER_FLAGS["position_p"]: the report and the review queue use that setting
+
+
+def rater_sides(frame: pd.DataFrame, *, level: float = SIDE_P) -> list[dict[str, Any]]:
+    """Per rater: decisive judgments, share that chose the left side, tie share, the exact two-sided
+    binomial p of the left choices against ½ (as ``scipy.stats.binomtest``; the chance of a split at
+    least this uneven if the rater picked sides at random) and its Holm adjustment over the raters
+    (shown, not used); ``side_preference`` where p is below ``level``. The review queue's rater flag is
+    the same test with the same threshold (``studies.reports.rater_evidence``), so the two pages agree.
+    A rater who mostly clicks one side: the balanced schedule keeps that from favouring a system, but it
+    adds noise and may mean inattention."""
     counts = pd.crosstab(frame["rater"], frame["choice"]).reindex(columns=list(CHOICES), fill_value=0)
     left, right, ties = (counts[c].to_numpy() for c in ("left", "right", "tie"))
     decisive = left + right
@@ -375,25 +382,29 @@ def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, A
     tested = [r for r in rows if r["p"] is not None]
     if tested:
         for r, p in zip(tested, holm([r["p"] for r in tested]), strict=True):
-            r["p_holm"], r["side_preference"] = float(p), bool(p < level)
+            r["p_holm"], r["side_preference"] = float(p), bool(r["p"] < level)
     return rows
 
 
 def agreement(frame: pd.DataFrame) -> dict[str, Any]:
-    """Krippendorff's alpha (nominal) over {a, b, tie}; units are items (one system pair each)."""
+    """Krippendorff's alpha (nominal) over {a, b, tie} and the raw agreement (``labels.pairwise_agreement``);
+    units are items (one system pair each)."""
     data = canonical(frame)
     codes = data["outcome"].map({"a": 0.0, "b": 1.0, "tie": 2.0})
     paired = data.groupby("item")["rater"].nunique()
     pairable = int((paired >= 2).sum())
     if pairable == 0:
-        return {"alpha": None, "units": 0, "note": "needs two raters on one item"}
+        return {"alpha": None, "units": 0, "raw_agreement": None, "pairs": 0, "note": "needs two raters on one item"}
     alpha = krippendorff_alpha(data["item"], data["rater"], codes, level="nominal")
-    return {"alpha": _finite(alpha), "units": pairable,
+    # raw agreement beside α (the share of agreeing pairs of judgments on one item), since a prevalent
+    # outcome drives α towards 0 at high agreement (Feinstein & Cicchetti 1990)
+    raw = pairwise_agreement(data["item"], data["outcome"])
+    return {"alpha": _finite(alpha), "units": pairable, "raw_agreement": raw["agreement"], "pairs": raw["pairs"],
             "note": "" if math.isfinite(alpha) else "every judgment is the same: alpha is undefined"}
 
 
 def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: int = 0,
-                    over: str = "rater") -> list[dict[str, Any]]:
+                    over: str = "rater", side_level: float = SIDE_P) -> list[dict[str, Any]]:
     """Everything above, per criterion: {criterion, n, raters, win_rates (with ``bt_expected_a``, the
     score of a that the fitted model predicts, where it exists), bt (or bt_error), position_bias,
     side_balance, rater_sides, raters_with_side_preference, agreement}."""
@@ -412,8 +423,9 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
             "position_bias": position_bias(part), "agreement": agreement(part), "bt": None, "bt_error": None,
         }
         entry["side_balance"] = side_balance(part)
-        sides = rater_sides(part)
+        sides = rater_sides(part, level=side_level)
         entry["rater_sides"] = sides
+        entry["side_level"] = side_level
         entry["raters_with_side_preference"] = sum(r["side_preference"] for r in sides)
         cluster = over if part[over].nunique() >= 2 else "item"
         try:

@@ -67,6 +67,9 @@ class PositionBiasSerializer(serializers.Serializer):
 class PairwiseAgreementSerializer(serializers.Serializer):
     alpha = number(help_text="Krippendorff's alpha (nominal over a, b, tie); null where undefined")
     units = serializers.IntegerField(help_text="items with two raters or more")
+    raw_agreement = number(required=False, help_text="agreeing pairs among the pairs of judgments on one item "
+                                                     "(raw agreement beside alpha); null without pairs")
+    pairs = serializers.IntegerField(required=False, help_text="pairs of judgments on one item")
     note = serializers.CharField(allow_blank=True, required=False)
 
 

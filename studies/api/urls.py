@@ -5,12 +5,14 @@ from studies.api import (
     check_views,
     corpus_browser_views,
     corpus_views,
+    label_views,
     place_views,
     practice_views,
     rater_practice,
     rater_sessions,
     rater_views,
     resource_views,
+    selfchat_views,
     token_views,
     views,
     workflow_views,
@@ -57,6 +59,9 @@ urlpatterns = [
          name="study-practice-results"),
     path("studies/<slug:slug>/ratings/", views.RatingsExportApi.as_view(), name="study-ratings"),
     path("studies/<slug:slug>/report/", views.StudyReportApi.as_view(), name="study-report"),
+    path("studies/<slug:slug>/aggregated-labels/", label_views.AggregatedLabelListApi.as_view(),
+         name="study-aggregated-labels"),
+    path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # Resources on their own paths (issue 39; the action routes above keep working)
@@ -73,6 +78,12 @@ urlpatterns = [
     path("corpora/<slug:slug>/conversations/<id:pk>/", corpus_browser_views.CorpusConversationDetailApi.as_view(),
          name="corpus-conversation"),
     path("systems/", corpus_views.SystemListApi.as_view(), name="system-list"),
+    path("selfchats/", selfchat_views.SelfChatListApi.as_view(), name="selfchat-list"),  # GET: list; POST: create
+    path("selfchats/<id:pk>/", selfchat_views.SelfChatDetailApi.as_view(), name="selfchat-detail"),
+    path("selfchats/<id:pk>/conversations/", selfchat_views.SelfChatConversationListApi.as_view(),
+         name="selfchat-conversations"),
+    path("selfchats/<id:pk>/cancel/", selfchat_views.SelfChatCancelApi.as_view(), name="selfchat-cancel"),
+    path("selfchats/<id:pk>/rerun/", selfchat_views.SelfChatRerunApi.as_view(), name="selfchat-rerun"),
     path("auth/tokens/", token_views.ApiTokenListApi.as_view(), name="api-token-list"),
     path("auth/tokens/<id:pk>/", token_views.ApiTokenDetailApi.as_view(), name="api-token-detail"),
     # The rater API (studies.api.rater_views): anonymous raters, addressed by their assignment's token.

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
@@ -34,7 +35,7 @@ EXPORT_FIELDS = (
     "experiment", "study", "criterion", "item", "rater", "platform", "left_conversation", "right_conversation",
     "left_speaker", "right_speaker", "left_system", "right_system", "shown_order", "choice", "winner_system",
     "winner_conversation", "reason", "seconds", "assignment_status", "submitted_at", "check", "check_passed",
-    "failed_checks",
+    "failed_checks", "left_persona", "right_persona", "left_opener", "right_opener",
 )
 
 
@@ -81,7 +82,8 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
     out = []
     for study in studies.filter(design=KEY).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
-        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}"
+        side_level = settings.RATER_FLAGS["position_p"]  # the review queue's threshold: one test on both pages
+        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}:{side_level}"
         key = "acute-report:" + hashlib.sha256(version.encode()).hexdigest()
         entry = cache.get(key)
         if entry is None:
@@ -96,7 +98,7 @@ def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, res
                     excluded, frame = failed, frame[~flagged]
                 else:
                     included = failed
-            criteria = analyse(frame, resamples=resamples, seed=seed)
+            criteria = analyse(frame, resamples=resamples, seed=seed, side_level=side_level)
             for criterion in criteria:
                 for row in criterion["win_rates"]:
                     row["mark"] = significance_mark(row["p"])
@@ -150,17 +152,29 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False,
         "right_conversation__external_id", "left_speaker", "right_speaker", "left_conversation__metadata__system",
         "right_conversation__metadata__system", "choice", "reason", "seconds", "assignment__status",
         "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id", "item__check_kind",
-        "left_conversation_id", "right_conversation_id", "assignment__checks_failed")
+        "left_conversation_id", "right_conversation_id", "assignment__checks_failed",
+        "left_conversation__metadata__bots", "right_conversation__metadata__bots",
+        "left_conversation__metadata__opener", "right_conversation__metadata__opener")
     for row in queryset.iterator(chunk_size=5000):
         (experiment, study, criterion, item, rater, platform, left, right, left_speaker, right_speaker, left_system,
          right_system, choice, reason, seconds, status, submitted, experiment_id, rater_id, check, left_id, right_id,
-         failed) = row
+         failed, left_bots, right_bots, left_opener, right_opener) = row
         winner = {"left": (left_system, left), "right": (right_system, right)}.get(choice, ("", ""))
         passed = _check_row_passed(rules_of.get(item) or [], criterion, left_id, right_id, choice) if check else None
         yield dict(zip(EXPORT_FIELDS, (
             experiment, study, criterion, item, rater if raw_ids else rater_pseudonym(experiment_id, rater_id),
             platform, left, right, left_speaker, right_speaker, left_system, right_system, f"{left}|{right}", choice,
-            winner[0], winner[1], reason, seconds, status, submitted, check, passed, bool(failed)), strict=True))
+            winner[0], winner[1], reason, seconds, status, submitted, check, passed, bool(failed),
+            _persona(left_bots, left_speaker), _persona(right_bots, right_speaker), left_opener or "",
+            right_opener or ""), strict=True))
+
+
+def _persona(bots: Any, speaker: str) -> str:
+    """The judged speaker's persona in a self-chat (``metadata.bots``: each bot's speaker and persona)."""
+    if not isinstance(bots, dict):
+        return ""
+    return next((str(bot.get("persona") or "") for bot in bots.values()
+                 if isinstance(bot, dict) and bot.get("speaker") == speaker), "")
 
 
 def live_agreement(study: Study) -> list[dict[str, Any]]:

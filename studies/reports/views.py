@@ -13,7 +13,7 @@ from studies import access
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
 from studies.models import Study
-from studies.reports import aggregation_selectors, label_selectors, position_selectors, rater_evidence, sections
+from studies.reports import aggregated_labels, label_selectors, position_selectors, rater_evidence, sections
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -112,7 +112,8 @@ def report_page(request, study=None, experiment=None):
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
         "exclusions": rater_evidence.exclusions(studies),
-        "aggregation_blocks": [{"study": s, "criteria": aggregation_selectors.study_aggregation(s)} for s in studies],
+        "aggregation_blocks": [{"study": s, "criteria": aggregated_labels.report_criteria(s, raw_ids=_raw_ids(request, studies))}
+                               for s in studies],
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }
@@ -179,8 +180,11 @@ def report_download(request, export_format, study=None, experiment=None):
     titles = condition_titles(report)
     icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
     name = f"{target.slug}-reliability"
+    aggregated = pd.DataFrame(aggregated_labels.table_rows(studies), columns=aggregated_labels.TABLE_FIELDS)
     if export_format == "csv":
-        response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
+        # a study with label criteria only has no ICC row: its CSV is the aggregated labels (also a sheet of the XLSX)
+        table = icc_rows if len(icc_rows) or not len(aggregated) else spreadsheet_frame(aggregated)
+        response = HttpResponse(table.to_csv(index=False), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
         return no_store(response)
     sheets = {
@@ -205,6 +209,11 @@ def report_download(request, export_format, study=None, experiment=None):
             {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
              "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
              "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
+    if len(aggregated):  # every target's aggregated label and probability, and each rater's competence
+        sheets["Aggregated labels"] = aggregated
+        sheets["Rater competence"] = pd.DataFrame(
+            [row for s in studies for row in aggregated_labels.competence_rows(s, raw_ids=_raw_ids(request, studies))],
+            columns=aggregated_labels.COMPETENCE_FIELDS)
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():
