@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from studies.designs.kinds.multilabel import NONE_TEXT, NONE_VALUE
 from studies.models import PracticeAnswer, PracticeAttempt, PracticeItem, Study
 from studies.rating.check_rules import rules_text
 from studies.rating.practice_gate import onboarding_of
@@ -96,8 +97,13 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
     saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
     number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
-    return rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
-                       for rule in item.rules], criteria)
+    return [_labelled(line) for line in rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
+                       for rule in item.rules], criteria)]
+
+
+def _labelled(text: str) -> str:
+    """A line with multi-label's internal "none" value shown as the words the rater clicked."""
+    return text.replace(NONE_VALUE, NONE_TEXT)
 
 
 _FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>
@@ -109,7 +115,7 @@ def given_answer_text(values: dict, criteria: dict[str, str] | None = None) -> l
     lines = []
     for key in sorted(values):
         value = values[key]
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        shown = _labelled(", ".join(map(str, value)) if isinstance(value, list) else str(value))
         if not shown:
             continue
         if match := _FORM_KEY.match(key):

@@ -140,6 +140,12 @@ def _guard(request, assignment: Assignment):
     return None
 
 
+def _one(noun: str) -> str:
+    """The singular of a start page's plural noun: "pairs of responses" -> "pair of responses"."""
+    first, _, rest = noun.partition(" ")
+    return " ".join(filter(None, [first.removesuffix("s"), rest]))
+
+
 def start_context(study: Study, *, items: int, error: str | None, form_token: str) -> dict:
     """What the start page shows (instructions, what the rater will do, the consent box), for a slot or,
     before any practice item, for a practice attempt: consent comes first either way."""
@@ -150,5 +156,6 @@ def start_context(study: Study, *, items: int, error: str | None, form_token: st
         "study": study, "error": error, "instructions": render_markdown(study.instructions),
         "design_explanation": " ".join(filter(None, [chats, design.description(study)])),
         "screen_noun": design.screen_noun(unit),  # what one screen shows, counted
+        "screen_noun_one": _one(design.screen_noun(unit)),  # "There is 1 pair of conversations", not "are 1 pairs"
         "items": items, "criteria": study.criteria.all(), "form_token": form_token,
     }
