@@ -154,7 +154,8 @@ def _criterion(criterion, units, means, ratings, scores, plan_width, alpha, fram
         y, f, _ = _arrays(by_system[system], labelled, scores)
         plans.append({"system": system, **(plan(y, f, target_width=float(width or 0), n_now=len(y),
                                                 frame_size=len(by_system[system]), alpha=alpha) or {})})
-    combination = _combination({s: by_system[s] for s in systems}, labelled, scores, *combine, alpha) if combine else []
+    combination = (_combination({s: by_system[s] for s in systems}, labelled, scores, combine[0], combine[1], alpha)
+                   if combine else [])
     return {"criterion": criterion, "systems": rows, "differences": differences, "ranking": ranking,
             "plan": plans, "target_width": width, "frame_size": frame_size,
             "pooled": _pooled(units, labelled, scores, alpha), "combination": combination,

@@ -30,6 +30,17 @@ def unscored(run: ScoringRun) -> QuerySet[Response]:
     return run_responses(run).exclude(pk__in=scored)
 
 
+def unscored_in_scope(run: ScoringRun) -> int:
+    """How many targets of ``run``'s scope (responses, or conversations for a dialogue-level model) have no
+    score from its model now: what a retry would ask again."""
+    from metrics.dialogue_scoring import run_conversations
+
+    if scores_conversations(run.metric_model):
+        scored = MetricScore.objects.filter(metric_model_id=run.metric_model_id, conversation__isnull=False)
+        return run_conversations(run).exclude(pk__in=scored.values("conversation_id")).count()
+    return unscored(run).count()
+
+
 def response_scores(metric_model: MetricModel, response_ids) -> dict[int, float]:
     return dict(MetricScore.objects.filter(metric_model=metric_model, response_id__in=response_ids)
                 .values_list("response_id", "value"))

@@ -131,6 +131,20 @@ class ScoringRunDetailApi(ApiView):
         return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
 
 
+class ScoringRunRetryApi(ApiView):
+    """A new run of the same model and scope that scores only what is still unscored (201); 400 naming
+    ``run`` while it is queued or running, or when nothing is left to score."""
+
+    @extend_schema(request=None, responses={201: RunOutputSerializer})
+    def post(self, request, pk):
+        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        try:
+            again = services.scoring_run_retry(run=run)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return Response(RunOutputSerializer(again).data, status=status.HTTP_201_CREATED)
+
+
 class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):

@@ -11,6 +11,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
+from scipy import stats
 
 from metrics import ppi, services
 from metrics.models import ScoringRun
@@ -54,7 +55,9 @@ def test_ppi_report_section_figure_and_downloads(client, user, scored):
     body = client.get(f"/studies/{study.slug}/report/?ppi_width=0.01").content.decode()
     assert 'data-testid="ppi-extend"' not in body and "too few conversations left" in body
     widest = max(r["human_width"] for c in report["studies"][0]["criteria"] for r in c["systems"])
-    body = client.get(f"/studies/{study.slug}/report/?ppi_width={widest * 0.9}").content.decode()
+    # 0.9 of the widest human-only interval as a normal interval would draw it (the page's is Student t on 7 df)
+    target = widest * 0.9 * stats.norm.ppf(0.975) / stats.t.ppf(0.975, 7)
+    body = client.get(f"/studies/{study.slug}/report/?ppi_width={target}").content.decode()
     assert 'data-testid="ppi-extend"' in body and 'name="expected_items" value="8"' in body
     base = f"/experiments/{study.experiment.slug}/metrics/{model.name}/prediction-powered"
     svg = client.get(f"{base}/{study.slug}/coherence.svg")
