@@ -40,7 +40,8 @@ def _weights(y, f, fu, every):
 def crossfit_core(y, metrics, metrics_unlabelled, *, folds: int = FOLDS, alpha: float = 0.05,
                   seed: int = 0) -> dict[str, np.ndarray]:
     """The cross-fitted estimate along leading axes: y (..., n), metrics (..., n, k), metrics_unlabelled
-    (..., N, k). Returns estimate, se, df, low, high and the mean weights (..., k)."""
+    (..., N, k). Returns estimate, se, df, low, high, the mean weights (..., k) and each labelled unit's
+    rectifier Y - F w (w fitted without its fold)."""
     from scipy import stats
 
     y = np.asarray(y, dtype=float)
@@ -64,7 +65,8 @@ def crossfit_core(y, metrics, metrics_unlabelled, *, folds: int = FOLDS, alpha: 
     df = float(n - 1)
     half = stats.t.ppf(1 - alpha / 2, df) * se
     return {"estimate": estimate, "se": se, "df": np.full(np.shape(estimate), df), "low": estimate - half,
-            "high": estimate + half, "weights": w_bar, "folds": np.full(np.shape(estimate), k_folds)}
+            "high": estimate + half, "weights": w_bar, "folds": np.full(np.shape(estimate), k_folds),
+            "rectifier": rectifier}
 
 
 def combined_metrics_estimate(y, metrics, metrics_unlabelled, *, names: list[str], alpha: float = 0.05,

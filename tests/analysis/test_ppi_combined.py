@@ -37,11 +37,16 @@ def test_ppi_crossfit_correction_never_uses_its_own_label():
     y, f, fu = y[0], f[0], fu[0]
     base = crossfit_core(y, f, fu, seed=1)
     changed = y.copy()
-    changed[0] += 10.0  # one label moves: its own rectifier moves by exactly 10 / n in the estimate only via itself
+    changed[0] += 10.0
     moved = crossfit_core(changed, f, fu, seed=1)
-    fold_weights_moved = not np.allclose(base["weights"], moved["weights"])
-    assert fold_weights_moved  # the other folds' weights use it
-    assert np.isfinite(moved["estimate"]) and moved["df"] == 19
+    predicted_before, predicted_after = y - base["rectifier"], changed - moved["rectifier"]
+    fold = np.random.default_rng(1).permutation(20) % 5
+    same_fold = fold == fold[0]
+    # the units of unit 0's fold are predicted by weights fitted without it: unchanged
+    assert predicted_after[same_fold] == pytest.approx(predicted_before[same_fold], abs=1e-12)
+    # every other unit's weights were fitted with it: they move
+    assert not np.allclose(predicted_after[~same_fold], predicted_before[~same_fold])
+    assert moved["df"] == 19
 
 
 def test_ppi_combination_says_when_not_worth_it():
