@@ -11,6 +11,13 @@ STATISTICS = {"spearman": lambda a, b: stats.spearmanr(a, b).statistic,
               "kendall": lambda a, b: stats.kendalltau(a, b).statistic}
 
 
+def scipy_exact_p(x, y, method):
+    """SciPy's exact permutation p as its documentation computes a correlation's: only x's order is
+    permuted (n! pairings), y held fixed."""
+    return stats.permutation_test((x,), lambda u: STATISTICS[method](u, y), permutation_type="pairings",
+                                  n_resamples=np.inf).pvalue
+
+
 def test_ranking_four_systems_in_order_is_not_p_zero():
     got = correlate([0.2, 0.4, 0.5, 0.9], [2.1, 2.5, 3.0, 3.2], "spearman")
     assert got.r == pytest.approx(1.0)
@@ -21,13 +28,12 @@ def test_ranking_four_systems_in_order_is_not_p_zero():
 
 
 @pytest.mark.parametrize("method", ["spearman", "pearson", "kendall"])
-@pytest.mark.parametrize("n", [3, 5, 7])
+@pytest.mark.parametrize("n", [3, 5, 6])
 def test_ranking_exact_p_equals_scipy_permutation_test(method, n):
     rng = np.random.default_rng(n)
     x = rng.normal(size=n)
     y = x + rng.normal(size=n)
-    expected = stats.permutation_test((x, y), STATISTICS[method], permutation_type="pairings",
-                                      n_resamples=np.inf).pvalue
+    expected = scipy_exact_p(x, y, method)
     assert exact_permutation_p(x, y, method) == pytest.approx(expected, abs=1e-9)
     assert correlate(x, y, method).p == pytest.approx(expected, abs=1e-9)
 
