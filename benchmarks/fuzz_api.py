@@ -91,9 +91,11 @@ class Tally:
     statuses: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)  # cases schemathesis could not draw or send, by reason
     errors: list[dict[str, Any]] = field(default_factory=list)
+    routes: dict[str, Counter] = field(default_factory=dict)  # route -> its answers by status
 
     def note(self, method: str, route: str, kind: str, status: int) -> None:
         self.requests += 1
+        self.routes.setdefault(route, Counter())[status] += 1
         self.statuses[status] += 1
         if status >= 500:
             self.errors.append({"method": method.upper(), "route": route, "input": kind, "status": status})
@@ -119,10 +121,14 @@ class World:
     publication: int | None = None
     # one rater mid-way through a published study of every other design: (design, token, positions, fields)
     others: list[tuple[str, str, int, list[str]]] = field(default_factory=list)
+    # a rater who entered through the rater API (benchmarks.fuzz_routes.rater_api_session)
+    rater_key: str = ""
+    api_token: str = ""
+    api_key: str = ""
 
     def path_parameters(self, names: list[str]) -> dict[str, Any]:
         known = {"slug": self.study, "study": self.study, "experiment": self.experiment, "pk": self.publication or 1,
-                 "position": 0, "token": self.rater_token}
+                 "position": 0, "token": self.rater_token, "key": self.rater_key, "user": "fuzzer"}
         return {name: known[name] for name in names if name in known}
 
 
@@ -238,12 +244,6 @@ def _api_operations(raw: dict) -> Iterator[tuple[str, str, dict]]:
                 yield method, path, operation
 
 
-def _fill(path: str, world: World) -> str:
-    import re
-
-    return re.sub(r"\{(\w+)\}", lambda m: str(world.path_parameters([m.group(1)]).get(m.group(1), "x")), path)
-
-
 def _sender(tally: Tally, headers: dict, route: str, kind: str) -> Callable:
     def send(case) -> None:
         try:
@@ -266,16 +266,20 @@ def schema_pass(tally: Tally, world: World, *, examples: int, seed: int, limit: 
     operations = [result.ok() for result in schema.get_all_operations()][:limit]
     for operation in operations:
         names = [p.name for p in operation.path_parameters]
+        rater = operation.path.startswith("/api/rate/assignments/")  # the rater API's own identity
+        called = {"X-Concord-Rater-Key": world.api_key, "Host": "127.0.0.1"} if rater else headers
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             for real in (False, True):
                 fixed = world.path_parameters(names) if real else None
+                if fixed and rater:
+                    fixed["token"] = world.api_token
                 try:
                     strategy = operation.as_strategy(mode, path_parameters=fixed)
                 except Exception:  # noqa: BLE001 - a schema schemathesis cannot draw from: skipped, counted
                     tally.skipped["strategy"] += 1
                     continue
 
-                send = _sender(tally, headers, operation.path, f"schemathesis-{mode.value}")
+                send = _sender(tally, called, operation.path, f"schemathesis-{mode.value}")
                 try:
                     seeded(seed)(settings(max_examples=examples, database=None, deadline=None,
                                           suppress_health_check=list(HealthCheck), phases=[Phase.generate])(
@@ -287,11 +291,13 @@ def schema_pass(tally: Tally, world: World, *, examples: int, seed: int, limit: 
 
 def hostile_api_pass(tally: Tally, world: World, *, limit: int | None = None) -> None:
     """Hand-written hostile bodies to every API operation that takes one (and every field of it)."""
+    from benchmarks.fuzz_routes import researcher_token_fresh, route_auth, route_fill
+
     _, raw = _schema()
     client = _client()
-    auth = {"HTTP_AUTHORIZATION": f"Token {world.token}"}
     for method, path, operation in list(_api_operations(raw))[:limit]:
-        url = _fill(path, world)
+        researcher_token_fresh(world)  # the schema pass (or this one) may have revoked it: DELETE /api/auth/tokens/{pk}/
+        url, auth = route_fill(path, world), route_auth(path, world)
         if method in ("get", "delete"):
             for kind, value in (("nul-query", "a\x00b"), ("huge-query", HUGE_DIGITS), ("arabic-digits", "\u0661")):
                 response = getattr(client, method)(url, {"limit": value, "offset": value, "format": value,
@@ -382,7 +388,8 @@ def _rater_pass(tally: Tally, world: World, label: str = "") -> None:
 
 
 def fuzz(*, examples: int = 10, seed: int = 0, limit: int | None = None, world: World | None = None) -> dict[str, Any]:
-    """Run the three passes; ``limit`` keeps the first operations only (the fast test's slice)."""
+    """Run the passes (schema, hostile API bodies, rater POSTs, the rater API, every URLconf route under
+    /api/); ``limit`` keeps the first operations and routes only, without the rater API (the fast test's slice)."""
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
@@ -397,15 +404,23 @@ def fuzz(*, examples: int = 10, seed: int = 0, limit: int | None = None, world: 
     try:
         world = world or world_build()
         tally = Tally()
+        from benchmarks import fuzz_routes
+
+        fuzz_routes.rater_api_session(world)
         schema_pass(tally, world, examples=examples, seed=seed, limit=limit)
         hostile_api_pass(tally, world, limit=limit)
         hostile_rater_pass(tally, world)
+        routes = fuzz_routes.api_routes()[:limit]
+        if limit is None:  # a slice leaves these to their own test (tests/test_fuzz_api.py)
+            fuzz_routes.rater_api_session(world, "again")  # the passes above may have ended the first
+            fuzz_routes.rater_api_pass(tally, world)
+        fuzz_routes.route_pass(tally, world, routes)
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
-    return tally.summary()
+    return {**tally.summary(), **fuzz_routes.routes_reached(tally, routes)}
 
 
 def main() -> int:

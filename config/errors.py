@@ -22,6 +22,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -112,6 +113,25 @@ def page_not_found(request, exception=None):
     if _is_api(request):
         return problem_response(404, "not_found", f"No API endpoint at {request.path}.")
     return defaults.page_not_found(request, exception)
+
+
+@csrf_exempt  # a POST to no view is a 404, not the CSRF middleware's HTML 403
+def api_not_found(request, rest: str = ""):
+    """The last route under /api/: a path no API view answers is the problem JSON 404 in every setting
+    (with ``DEBUG`` on, Django's technical 404 page would answer HTML instead of ``page_not_found``). A path
+    without its final slash whose slashed form is an API view is redirected there, as ``APPEND_SLASH`` would."""
+    from django.http import HttpResponsePermanentRedirect
+    from django.urls import Resolver404, resolve
+
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(request.path + "/" + (f"?{query}" if query else ""))
+    return problem_response(404, "not_found", f"No API endpoint at {request.path}.")
 
 
 def server_error(request):

@@ -26,9 +26,12 @@ class TokenObtainApi(APIView):
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES
     renderer_classes = (renderers.JSONRenderer,)
 
-    @extend_schema(request=AuthTokenSerializer, responses=inline_serializer("AuthTokenIssued", {
+    authentication_classes = ()  # a login needs no credentials (and the schema then declares none)
+
+    @extend_schema(request=AuthTokenSerializer, auth=[], responses=inline_serializer("AuthTokenIssued", {
         "token": serializers.CharField(help_text="the secret, shown only now (only its hash is kept)"),
-        "expires": serializers.DateTimeField(),
+        "expires_at": serializers.DateTimeField(help_text="when it stops working (as in /api/auth/tokens/)"),
+        "expires": serializers.DateTimeField(help_text="deprecated: the same as expires_at, kept for older clients"),
         "id": serializers.IntegerField(help_text="the token's id at /api/auth/tokens/<id>/ (DELETE revokes it)"),
         "name": serializers.CharField()}))
     def post(self, request, *args, **kwargs):
@@ -41,5 +44,6 @@ class TokenObtainApi(APIView):
                                            f"locked out for {minutes} minutes."}, status=status.HTTP_429_TOO_MANY_REQUESTS)
             raise ValidationError(serializer.errors)
         issued = login_token_issue(user=serializer.validated_data["user"])
-        return Response({"token": issued.secret, "expires": issued.token.expires_at, "id": issued.token.pk,
+        return Response({"token": issued.secret, "expires_at": issued.token.expires_at,
+                         "expires": issued.token.expires_at, "id": issued.token.pk,
                          "name": issued.token.name})

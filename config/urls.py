@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from config.errors import api_not_found
 from config.token_views import TokenObtainApi
 
 urlpatterns = [
@@ -17,6 +18,7 @@ urlpatterns = [
     path("r/", include("studies.rater_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    re_path(r"^api/(?P<rest>.*)$", api_not_found),  # after every API route: the problem JSON 404, DEBUG or not
     path("", include("crowd.urls")),
     path("", include("metrics.urls")),
     path("", include("studies.urls")),

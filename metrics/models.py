@@ -102,6 +102,9 @@ class ScoringRun(WorkerRun):
     seconds = models.FloatField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     progress_at = models.DateTimeField(null=True, blank=True)
+    # held by the running worker and renewed while it lives (studies.jobs.Lease); past it: the worker is gone
+    lease_until = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, help_text="Why the run failed, for the researcher.")
 
     def __str__(self) -> str:
         return f"{self.metric_model} on {self.study or self.corpus or 'everything'} ({self.status})"

@@ -5,6 +5,7 @@ Scoring is batched and idempotent: a run scores only responses without a score f
 written to the run row at most once a second; a cancelled run stops at the next batch."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from django.core.exceptions import ValidationError
@@ -16,8 +17,8 @@ from django.utils import timezone
 from metrics import registry, selectors
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
+from metrics.run_jobs import scoring_run_queue
 from metrics.scoring_loop import scoring_run_batches
-from studies import jobs
 from studies.authoring import services as study_services
 from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
@@ -88,8 +89,8 @@ def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None,
     if problem := selectors.metric_model_fit_problem(metric_model, study=study, corpus=corpus):
         raise ValidationError({"metric_model": problem})
     run = ScoringRun.objects.create(metric_model=metric_model, study=study, corpus=corpus, force=force)
-    if enqueue:  # by name: the task imports this module
-        jobs.queue_after_commit("metrics.tasks.scoring_run_execute", run.pk)
+    if enqueue:  # by name (the task imports this module), on its kind's queue
+        scoring_run_queue(run)
     return run
 
 
@@ -112,8 +113,10 @@ def scoring_run_cancel(*, run: ScoringRun) -> ScoringRun:
     return run
 
 
-def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], None] | None = None) -> ScoringRun:
-    """Score the run's unscored responses in batches; safe to call again after a crash (resume)."""
+def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], None] | None = None,
+                        stop: threading.Event | None = None) -> ScoringRun:
+    """Score the run's unscored responses in batches; safe to call again after a crash (resume). ``stop``
+    (the run's lease, set on Cancel) reaches an implementation that stops inside a batch (an LLM judge)."""
     claimed = ScoringRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1, started_at=Coalesce("started_at", Now()))
     run.refresh_from_db()
@@ -121,6 +124,8 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
         return run
     metric = run.metric_model.metric
     implementation = registry.implementation(metric.key, run.metric_model.config)
+    if stop is not None and isinstance(getattr(implementation, "stop", None), threading.Event):
+        implementation.stop = stop  # type: ignore[attr-defined]  # checked just above
     if implementation.scores_conversations:  # dialogue level (SelF-Eval): one score per conversation
         from metrics.dialogue_scoring import scoring_run_execute_conversations
 

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import ppi, registry, selectors, services, training
+from metrics import ppi, registry, run_jobs, selectors, services, training
 from metrics.api.views import visible_runs
 from metrics.judge_views import judge_endpoints
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
@@ -208,6 +208,19 @@ def run_retry(request, pk):
 @require_POST
 def run_cancel(request, pk):
     services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
+    return redirect("metrics:metric_list")
+
+
+@login_required
+@require_POST
+def run_rerun(request, pk):
+    """Queue a stopped run again: it continues from the stored scores (a judge's cached answers are reused)."""
+    try:
+        run_jobs.scoring_run_rerun(run=get_object_or_404(visible_runs(request.user), pk=pk))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, "Queued again: it continues from the stored scores.")
     return redirect("metrics:metric_list")
 
 

@@ -2,9 +2,9 @@
 from celery import shared_task
 
 from studies.authoring import services as authoring
-from studies.chat import selfchat
+from studies.chat import selfchat_jobs
 from studies.corpora import services as corpus_imports
-from studies.models import ImportJob, SelfChatRun, Study
+from studies.models import ImportJob, Study
 from studies.rating import review
 from studies.reports import live_services
 
@@ -32,10 +32,17 @@ def studies_close_due() -> dict:
     return {"expired": expired, "closed": authoring.studies_close_due()}
 
 
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def selfchat_run(self, run_id: int) -> str:
+    """Make a self-chat run's conversations under its lease; a redelivery or the recover task's (the worker
+    died) continues from the stored turns; any exception fails the run with its reason. A run whose owner
+    already runs their share of the calls worker waits, queued."""
+    if selfchat_jobs.selfchat_owner_at_limit(run_id=run_id):
+        raise self.retry(countdown=5, max_retries=None)
+    return selfchat_jobs.selfchat_run_job(run_id=run_id)
+
+
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def selfchat_run(run_id: int) -> str:
-    """Make a self-chat run's conversations; a redelivery (the worker died) continues from the stored turns."""
-    run = SelfChatRun.objects.filter(pk=run_id).first()
-    if run is None:
-        return "missing"
-    return selfchat.selfchat_run(run=run).status
+def selfchat_runs_recover() -> dict:
+    """On the beat schedule: self-chat runs whose worker died, queued again or failed with the reason."""
+    return selfchat_jobs.selfchat_runs_recover()

@@ -3,6 +3,7 @@ from django.urls import path
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
 from studies.authoring import builder_views, check_views, practice_views, workflow_views
 from studies.authoring import views as authoring_views
+from studies.corpora import browser_views as corpus_browser
 from studies.corpora import views as corpus_views
 from studies.rating import views as rater_views
 from studies.reports import review_views
@@ -50,4 +51,8 @@ urlpatterns = [
     path("studies/<slug:slug>/<str:action>/", authoring_views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", report_views.study_export, name="study_export"),
     path("import/", corpus_views.dialogues_import, name="import"),
+    path("corpora/", corpus_browser.corpus_list, name="corpus_list"),
+    path("corpora/<slug:slug>/", corpus_browser.corpus_detail, name="corpus_detail"),
+    path("corpora/<slug:slug>/conversations/<id:pk>/", corpus_browser.conversation_detail,
+         name="corpus_conversation"),
 ]

@@ -37,23 +37,26 @@ def test_sigterm_stops_the_demo_and_its_worker(tmp_path):
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     demo = subprocess.Popen([sys.executable, "manage.py", "demo_serve", "--no-bot", "--port", str(_free_port())],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    worker = None
+    worker, others = None, {}
     try:
         deadline = time.monotonic() + 60
         while worker is None and time.monotonic() < deadline:
             line = demo.stdout.readline()
             if match := re.search(r"worker pid (\d+)", line):
                 worker = int(match.group(1))
+                others = {kind: int(pid) for kind, pid in re.findall(r"(\w+) pid (\d+)", line.split(";", 1)[-1])}
         assert worker is not None and _alive(worker)
+        assert set(others) == {"calls", "gpu", "beat"}  # config.workers' kinds and the beat
         time.sleep(3)  # runserver up, the worker booting
         demo.send_signal(signal.SIGTERM)
         demo.wait(timeout=30)
         deadline = time.monotonic() + 25
-        while _alive(worker) and time.monotonic() < deadline:
+        while any(_alive(pid) for pid in (worker, *others.values())) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not _alive(worker)
+        assert not any(_alive(pid) for pid in (worker, *others.values()))
     finally:
         if demo.poll() is None:
             demo.kill()
-        if worker is not None and _alive(worker):
-            os.kill(worker, signal.SIGKILL)
+        for pid in (worker, *others.values()):
+            if pid is not None and _alive(pid):
+                os.kill(pid, signal.SIGKILL)

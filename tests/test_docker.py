@@ -15,14 +15,31 @@ REQUIRED = re.compile(r"^\$\{DJANGO_SECRET_KEY:\?.+\}$")  # compose stops with t
 
 def test_compose_names_the_services_and_shares_the_django_block():
     compose = yaml.safe_load((DOCKER / "compose.yml").read_text())
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "proxy"}
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "calls-worker", "gpu-worker", "beat",
+                                        "proxy"}
     web, worker = compose["services"]["web"], compose["services"]["worker"]
     assert web["environment"] == worker["environment"]
     assert web["environment"]["DATABASE_URL"].startswith("postgres://")
     assert web["environment"]["CELERY_BROKER_URL"].startswith("redis://")
     assert "gunicorn -c config/gunicorn.py" in web["command"]
     assert 'wsgi_app = "config.wsgi"' in (Path(__file__).resolve().parents[1] / "config" / "gunicorn.py").read_text()
-    assert "-Q default,gpu" in worker["command"]
+    for service, kind in (("worker", "main"), ("calls-worker", "calls"), ("gpu-worker", "gpu")):
+        assert compose["services"][service]["command"] == f"python -m config.workers {kind}"
+        assert compose["services"][service]["environment"] == web["environment"]
+    assert compose["services"]["beat"]["command"] == "python -m config.workers beat"
+
+
+def test_workers_serve_every_queue_that_tasks_are_routed_to():
+    """Each queue a task goes to has a worker (config.workers), and no queue is served twice."""
+    from django.conf import settings
+
+    from config.workers import WORKERS, worker_argv
+
+    served = [queue for worker in WORKERS.values() for queue in worker.queues]
+    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
+    assert routed | {"calls", "imports", "periodic"} == set(served) and len(served) == len(set(served))
+    assert WORKERS["calls"].pool == "threads" and WORKERS["calls"].concurrency >= 4
+    assert worker_argv("calls", python="python")[:8] == ["python", "-m", "celery", "-A", "config", "worker", "-Q", "calls"]
 
 
 def test_compose_ships_no_secret_key_and_no_insecure_cookie_default():
@@ -50,7 +67,7 @@ def test_gunicorn_is_reached_only_through_the_tls_proxy():
 def test_gpu_overlay_reserves_an_nvidia_device_for_the_gpu_queue():
     overlay = yaml.safe_load((DOCKER / "compose.gpu.yml").read_text())
     gpu = overlay["services"]["gpu-worker"]
-    assert "-Q gpu --concurrency=1" in gpu["command"]
+    assert gpu["command"] == "python -m config.workers gpu"
     assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
     assert gpu["build"]["dockerfile"] == "docker/Dockerfile.gpu"
 

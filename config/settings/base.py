@@ -139,9 +139,11 @@ RATER_FLAGS = {
     # No published cut-off exists (Kim et al. 2019, Sociological Methods & Research 48(3), compare indicators
     # of straight-lining without one); 0.8 leaves raters whose screens are mostly identical
     "max_straight_lining": env.float("CONCORD_FLAG_MAX_STRAIGHT", default=0.8),
-    # Cohen's κ with the others' majority label (labels) below this: "slight" agreement or less
-    # (Landis & Koch 1977, Biometrics 33(1): 0.00-0.20 slight)
-    "min_kappa": env.float("CONCORD_FLAG_MIN_KAPPA", default=0.2),
+    # Gwet's AC1 with the others' majority label (labels) below this: "slight" agreement or less on the
+    # Landis & Koch (1977, Biometrics 33(1)) scale, which Gwet (2014, Handbook of Inter-Rater Reliability,
+    # 4th ed., ch. 6) applies to AC1. Not Cohen's κ: κ is 0 for a rater who always gives a prevalent label
+    # at 97% agreement (Feinstein & Cicchetti 1990); AC1 is not (Gwet 2008; studies.analysis.rater_quality)
+    "min_ac1": env.float("CONCORD_FLAG_MIN_AC1", default=0.2),
     # share of decisive A/B choices agreeing with the Bradley-Terry order at or below this: chance (0.5)
     "min_order_agreement": env.float("CONCORD_FLAG_MIN_ORDER_AGREEMENT", default=0.5),
     # median active seconds per item below this share of the study's median: "speeders", the 30% of the
@@ -213,6 +215,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human evaluation studies of dialogue systems: studies, items, imports, exports.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # studies.converters: an item's position and a row id are whole numbers (the token stays a string)
+    "PATH_CONVERTER_OVERRIDES": {"position": {"type": "integer", "minimum": 0, "maximum": 999999},
+                                 "id": {"type": "integer", "minimum": 0, "maximum": 999999999999999999}},
     "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI assets served by the app itself (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -230,7 +235,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Celery: queues `default` and `gpu`; the filesystem broker needs no server.
+# Celery (queues below); the filesystem broker needs no server.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=DEFAULT_BROKER_URL)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {
@@ -247,8 +252,23 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=12 * 3600)}
 )
 CELERY_TASK_IGNORE_RESULT = True
+# Queues by kind of work, so that one kind never waits behind another (docs/architecture.md, "Background
+# jobs"): `calls` (outside endpoints: LLM judges, self-chats, crowd platforms), `imports`, `gpu` (training and
+# learned-metric scoring), `periodic` (the beat's tasks) and `default`; config/workers.py says who serves each.
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {
+    "studies.tasks.selfchat_run": {"queue": "calls"},
+    "crowd.tasks.publication_sync": {"queue": "calls"},
+    "crowd.tasks.crowd_practice_grant": {"queue": "calls"},
+    "studies.tasks.import_job_run": {"queue": "imports"},
+    "studies.tasks.studies_close_due": {"queue": "periodic"},
+    "studies.tasks.selfchat_runs_recover": {"queue": "periodic"},
+    "crowd.tasks.crowd_sync_all": {"queue": "periodic"},
+    "crowd.tasks.crowd_qualifications_grant": {"queue": "periodic"},
+    "metrics.tasks.scoring_runs_recover": {"queue": "periodic"},
+    # a judge's scoring run is sent to `calls` by metrics.services.scoring_run_create; other metric work here
+    "metrics.tasks.*": {"queue": "gpu"},
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -257,7 +277,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # crowd platforms: sync MTurk/Prolific and abandon stale assignments every 10 minutes (needs `celery beat`)
 CELERY_BEAT_SCHEDULE = {"crowd-sync": {"task": "crowd.tasks.crowd_sync_all", "schedule": 600.0},
                         "crowd-qualifications": {"task": "crowd.tasks.crowd_qualifications_grant", "schedule": 60.0},
-                        "studies-close-due": {"task": "studies.tasks.studies_close_due", "schedule": 300.0}}
+                        "studies-close-due": {"task": "studies.tasks.studies_close_due", "schedule": 300.0},
+                        "selfchat-runs-recover": {"task": "studies.tasks.selfchat_runs_recover", "schedule": 60.0},
+                        "scoring-runs-recover": {"task": "metrics.tasks.scoring_runs_recover", "schedule": 60.0}}
+# A running job (scoring run, self-chat run) holds a lease on its row, renewed every JOB_HEARTBEAT_SECONDS by
+# its worker (which also reads a Cancel then); the beat's recover tasks find leases past their end (a worker
+# killed or lost) and queue the run again, up to JOB_MAX_ATTEMPTS starts, then mark it failed with the reason.
+JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=120.0)
+JOB_HEARTBEAT_SECONDS = env.float("JOB_HEARTBEAT_SECONDS", default=5.0)
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
+# Running jobs on the `calls` queue per researcher: their other ones wait queued, so that one researcher's
+# slow endpoint never holds every slot of the calls worker.
+JOB_CALLS_PER_OWNER = env.int("JOB_CALLS_PER_OWNER", default=2)
 
 LOGGING = {
     "version": 1,

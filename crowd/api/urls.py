@@ -1,12 +1,14 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from crowd.api import views
+from crowd.api import decision_views, views
 
 app_name = "crowd-api"
 urlpatterns = [
     path("studies/<slug:slug>/", views.StudyCrowdApi.as_view(), name="study"),
     path("studies/<slug:slug>/publications/", views.PublicationConfigureApi.as_view(), name="publication-configure"),
+    path("studies/<slug:slug>/raters/<id:rater>/decisions/", decision_views.RaterPlatformDecisionApi.as_view(),
+         name="rater-decide"),
     path("publications/<id:pk>/balance/", views.BalanceApi.as_view(), name="balance"),
     path("publications/<id:pk>/publish/", views.PublishApi.as_view(), name="publish"),
     path("publications/<id:pk>/sync/", views.SyncApi.as_view(), name="sync"),

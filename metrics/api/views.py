@@ -10,19 +10,26 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics import registry, selectors, services, training
+from metrics import registry, run_jobs, selectors, services, training
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
 from metrics.models import ScoringRun, TrainingRun
 from studies.api.base import ApiView
+from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
 from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):
-    runs = ScoringRun.objects.select_related("metric_model", "study")
+    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
+    from django.db.models import Q
+
+    from studies.corpora.selectors import corpora_visible_to
+
+    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
     if user.is_staff:
         return runs
-    return runs.filter(study__in=study_selectors.studies_visible_to(user))
+    return runs.filter(Q(study__in=study_selectors.studies_visible_to(user))
+                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
 
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
@@ -35,8 +42,11 @@ def worker_waiting(run) -> str | None:
     waited = (timezone.now() - run.created_at).total_seconds()
     if waited < WORKER_WAIT_SECONDS:
         return None
-    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the gpu "
-            "queue (celery -A config worker -Q default,gpu)?")
+    if run_jobs.owner_at_limit(run):
+        return "waiting for your other judge runs: each researcher runs a few at once, so others' runs are not held up"
+    queue = run_jobs.scoring_queue(run.metric_model)
+    return (f"queued {int(waited)} s ago and no worker has picked it up: is a Celery worker running on the {queue} "
+            f"queue (python -m config.workers {queue})?")
 
 
 class WorkerRunSerializer(serializers.Serializer):
@@ -59,6 +69,7 @@ class WorkerRunSerializer(serializers.Serializer):
 
 class RunOutputSerializer(WorkerRunSerializer):
     metric_model = serializers.CharField(source="metric_model.name")
+    error = serializers.CharField(help_text="Why the run failed (empty unless it did).")
     study = serializers.CharField(source="study.slug", allow_null=True, default=None)
     eta_seconds = serializers.SerializerMethodField()
 
@@ -106,23 +117,7 @@ class MetricModelDetailApi(ApiView):
             selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)).data)
 
 
-class ScoringRunCreateApi(ApiView):
-    class InputSerializer(StrictInput):
-        metric_model = serializers.SlugField()
-        study = serializers.SlugField()
-        force = serializers.BooleanField(default=False)
-
-    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
-    def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=data.validated_data["study"])
-        model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=data.validated_data["metric_model"])
-        try:
-            run = services.scoring_run_create(metric_model=model, study=study, force=data.validated_data["force"])
-        except DjangoValidationError as error:  # e.g. a turn-level metric on a dialogue study: 400, field named
-            raise serializers.ValidationError(error.message_dict) from None
-        return Response(RunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+# POST /api/metrics/runs/ (and its list): metrics.api.run_views.ScoringRunCreateApi
 
 
 class ScoringRunDetailApi(ApiView):
@@ -150,6 +145,19 @@ class ScoringRunCancelApi(ApiView):
     def post(self, request, pk):
         run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
+
+
+class ScoringRunRerunApi(ApiView):
+    """Queue a failed, cancelled or done run again (409 while it is queued or running): it continues from
+    the stored scores, and a judge's cached answers are not asked again."""
+
+    @extend_schema(request=None, responses={202: RunOutputSerializer})
+    def post(self, request, pk):
+        try:
+            run = run_jobs.scoring_run_rerun(run=get_object_or_404(visible_runs(request.user), pk=pk))
+        except DjangoValidationError as error:
+            raise Conflict(" ".join(error.messages)) from None
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
 def _report_studies(request, slug: str):

@@ -10,6 +10,7 @@ probability-weighted expectation over the scale (G-Eval eq. 1). Tokens and cost 
 cached answers cost nothing again."""
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -27,6 +28,7 @@ class LLMJudge(MetricImplementation):
                                   "on one of your study's criteria (G-Eval-style prompt, temperature 0).")
 
     missing: Counter = field(default_factory=Counter)
+    stop: threading.Event = field(default_factory=threading.Event)  # set by the run's lease once it is cancelled
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: int = 0
@@ -46,13 +48,14 @@ class LLMJudge(MetricImplementation):
 
         endpoint, allowed = judge_endpoint_for(self.config)
         results = judge_all(endpoint, JudgeCriterion.from_dict(self.config["criterion"]), inputs, cache=JudgeCache(),
-                            logprobs=bool(self.config.get("logprobs")), allowed=allowed)
+                            logprobs=bool(self.config.get("logprobs")), allowed=allowed, stop=self.stop.is_set)
         for result in results:
             self.prompt_tokens += result.prompt_tokens
             self.completion_tokens += result.completion_tokens
             self.cached += result.cached
-            if result.judgment.value is None:
-                self.missing[result.judgment.missing] += 1
+            if result.judgment.value is None:  # a failed call by its reason (timeout, not_json, too_deep, ...)
+                self.missing[result.reason if result.judgment.missing == "error" and result.reason
+                             else result.judgment.missing] += 1
         return [r.judgment.value for r in results]
 
     def score(self, batch: list[ScoringInput]) -> list[float | None]:  # type: ignore[override]

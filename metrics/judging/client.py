@@ -2,7 +2,9 @@
 
 - ``complete``: POST ``{"model", "messages", "temperature": 0, "max_tokens", ["logprobs", "top_logprobs"]}``;
   the answer's ``choices[0].message.content``, its ``logprobs`` and ``usage`` tokens. One deadline over
-  the whole call on a monotonic clock (connect, every read, every retry and pause); retried on 429 and
+  the whole call on a monotonic clock (connect, every read, every retry and pause), and each attempt ends
+  at ``endpoint.timeout`` on the same clock (a server dripping a byte every half second cannot hold a
+  prompt for the whole call's deadline); ``stop`` (a run cancelled) is asked before every attempt. Retried on 429 and
   5xx (a ``Retry-After`` in seconds is honoured, capped at ``MAX_PAUSE``), on a connection that fails or
   times out, with exponential backoff otherwise; a refused address, another 4xx or an answer that is not
   the protocol's is not retried.
@@ -40,7 +42,7 @@ class JudgeEndpoint:
     url: str
     model: str
     key: str = field(default="", repr=False)
-    timeout: float = 30.0  # per attempt: connecting and each read
+    timeout: float = 30.0  # per attempt, on the wall clock: connecting, every read, the whole body
     retries: int = 4
     concurrency: int = 4
     requests_per_minute: int = 0  # 0: no limit
@@ -62,12 +64,15 @@ class Completion:
 
 
 class JudgeError(Exception):
-    """No usable answer. ``kind``: timeout, connection, status, reply or address; ``str()`` is the detail
-    for the researcher (never the key)."""
+    """No usable answer. ``kind``: timeout, connection, status, reply, address or stopped; ``reason``: the
+    run log's word for it (the kind, or for a reply ``not_json``, ``too_deep``, ``unstorable``); ``str()``
+    is the detail for the researcher (never the key)."""
 
-    def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None,
+                 reason: str = ""):
         super().__init__(detail)
         self.kind, self.status, self.retry_after = kind, status, retry_after
+        self.reason = reason or kind
         self.attempts, self.seconds = 1, 0.0
 
     @property
@@ -114,7 +119,10 @@ def _post(endpoint: JudgeEndpoint, body: bytes, deadline: Deadline, allowed: Seq
     try:
         payload = json.loads(posted.body)
     except (ValueError, UnicodeDecodeError):
-        raise JudgeError("reply", f"the answer is not JSON: {posted.body[:80].decode(errors='replace')!r}") from None
+        raise JudgeError("reply", f"the answer is not JSON: {posted.body[:80].decode(errors='replace')!r}",
+                         reason="not_json") from None
+    except RecursionError:  # [[[[... 100,000 deep: the parser's recursion limit, not a crash of the run
+        raise JudgeError("reply", "the answer is JSON nested too deeply to read", reason="too_deep") from None
     if not isinstance(payload, dict):
         raise JudgeError("reply", "the answer is not a JSON object")
     return payload
@@ -130,22 +138,45 @@ def completion_read(payload: dict, *, attempts: int, seconds: float) -> Completi
         text = ""
     if not isinstance(text, str):
         raise JudgeError("reply", f"the content is a {type(text).__name__}, not text")
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+    if problem := unstorable(text, logprobs):
+        raise JudgeError("reply", f"the answer {problem}: it cannot be stored", reason="unstorable")
     usage: dict = payload["usage"] if isinstance(payload.get("usage"), dict) else {}
 
     def tokens(key: str) -> int:
         value = usage.get(key)
         return value if isinstance(value, int) and value >= 0 else 0
 
-    return Completion(text=text, logprobs=choice.get("logprobs") if isinstance(choice, dict) else None,
+    return Completion(text=text, logprobs=logprobs,
                       prompt_tokens=tokens("prompt_tokens"), completion_tokens=tokens("completion_tokens"),
                       attempts=attempts, seconds=seconds)
+
+
+def unstorable(text: str, logprobs: Any) -> str | None:
+    """Why the answer cannot be stored as it is (PostgreSQL text and JSON hold no lone surrogate and no NUL),
+    or None. The text is checked character by character; the log-probabilities as their JSON."""
+    for char in text:
+        if "\ud800" <= char <= "\udfff":
+            return "holds a lone surrogate"
+        if char == "\x00":
+            return "holds a NUL character"
+    if logprobs is not None:
+        try:
+            dumped = json.dumps(logprobs, ensure_ascii=False, allow_nan=False)
+            dumped.encode()
+        except (ValueError, UnicodeEncodeError, RecursionError):
+            return "has log-probabilities that are not storable JSON"
+        if "\\u0000" in dumped or "\x00" in dumped:
+            return "has log-probabilities holding a NUL character"
+    return None
 
 
 def complete(endpoint: JudgeEndpoint, messages: Sequence[dict[str, str]], *, temperature: float = 0.0,
              max_tokens: int = 256, logprobs: bool = False, deadline_seconds: float = 120.0,
              allowed: Sequence[Network] = (), resolver: Resolver | None = None,
-             sleep: Callable[[float], None] = time.sleep) -> Completion:
-    """Ask the judge once, retrying passing failures while the deadline allows; JudgeError otherwise."""
+             sleep: Callable[[float], None] = time.sleep, stop: Callable[[], bool] = lambda: False) -> Completion:
+    """Ask the judge once, retrying passing failures while the deadline allows; JudgeError otherwise. Each
+    attempt ends at ``endpoint.timeout`` (wall clock) or the whole call's deadline, whichever is first."""
     body = json.dumps(request_body(endpoint, messages, temperature=temperature, max_tokens=max_tokens,
                                    logprobs=logprobs)).encode()
     started = time.monotonic()
@@ -153,13 +184,16 @@ def complete(endpoint: JudgeEndpoint, messages: Sequence[dict[str, str]], *, tem
     attempts = 0
     while True:
         attempts += 1
+        if stop():
+            raise JudgeError("stopped", "the run was stopped before this prompt was answered")
         try:
-            payload = _post(endpoint, body, deadline, allowed, resolver)
+            attempt = Deadline(max(0.0, min(endpoint.timeout, deadline.left())))
+            payload = _post(endpoint, body, attempt, allowed, resolver)
             return completion_read(payload, attempts=attempts, seconds=time.monotonic() - started)
         except JudgeError as error:
             error.attempts, error.seconds = attempts, time.monotonic() - started
             pause = error.retry_after if error.retry_after is not None else min(BACKOFF_SECONDS * 2 ** (attempts - 1), MAX_PAUSE)
-            if not error.retryable or attempts > endpoint.retries or pause >= deadline.left():
+            if not error.retryable or attempts > endpoint.retries or pause >= deadline.left() or stop():
                 raise
             sleep(pause)
 
@@ -185,7 +219,8 @@ class RateLimit:
 
 def complete_many(endpoint: JudgeEndpoint, prompts: Sequence[Sequence[dict[str, str]]], *,
                   on_done: Callable[[int], None] | None = None, **options) -> list[Completion | JudgeError]:
-    """Every prompt judged, ``endpoint.concurrency`` at a time within its rate limit; results in order."""
+    """Every prompt judged, ``endpoint.concurrency`` at a time within its rate limit; results in order.
+    Once ``options["stop"]()`` is true, the prompts not yet sent end as JudgeError "stopped" at once."""
     limit = RateLimit(endpoint.requests_per_minute)
     done = 0
     lock = threading.Lock()

@@ -12,7 +12,11 @@ segment:
 - ``slow``: ``good`` after ``slow_seconds``;
 - ``ratelimit``: HTTP 429 with ``Retry-After: 0.05`` on the first request of each prompt, then ``good``;
 - ``flaky``: HTTP 503 on the first request of each prompt, then ``good``;
-- ``garbage``: HTTP 200 with bytes that are not JSON.
+- ``garbage``: HTTP 200 with bytes that are not JSON;
+- ``surrogate``: ``good`` whose content holds a lone surrogate (``\\ud800``, valid JSON, not storable text);
+- ``deep``: HTTP 200 with JSON arrays nested 100,000 deep;
+- ``drip``: ``good``, its body sent one byte every ``drip_seconds``;
+- ``mixed``: per prompt, the behaviour its text names as ``judge:<behaviour>`` (``good`` where none).
 
 Run on its own: ``python -m metrics.judging.local_judge --port 8766`` (prints ``listening on PORT``)."""
 from __future__ import annotations
@@ -28,7 +32,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST = "127.0.0.1"
-BEHAVIOURS = ("good", "logprobs", "malformed", "refuse", "out_of_scale", "slow", "ratelimit", "flaky", "garbage")
+BEHAVIOURS = ("good", "logprobs", "malformed", "refuse", "out_of_scale", "slow", "ratelimit", "flaky", "garbage",
+              "surrogate", "deep", "drip", "mixed")
+MARKER = re.compile(r"judge:([a-z_]+)")
 SCALE = re.compile(r"Score on a scale of whole numbers from (-?\d+) to (-?\d+)")
 LABELS = re.compile(r"Answer with exactly one of these labels: (.+)\.$", re.M)
 RESPONSE = re.compile(r"\nResponse:\n(.*?)\n\nEvaluation form", re.S)
@@ -59,8 +65,8 @@ def _probabilities(point: int, low: int, high: int) -> dict[int, float]:
 class LocalJudge:
     """The server on a free port; ``requests`` keeps (behaviour, headers, body) of every request."""
 
-    def __init__(self, *, port: int = 0, slow_seconds: float = 3.0):
-        self.slow_seconds = slow_seconds
+    def __init__(self, *, port: int = 0, slow_seconds: float = 3.0, drip_seconds: float = 0.5):
+        self.slow_seconds, self.drip_seconds = slow_seconds, drip_seconds
         self.requests: list[tuple[str, dict, dict]] = []
         self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -79,13 +85,25 @@ class LocalJudge:
                     body = {}
                 with judge.lock:
                     judge.requests.append((behaviour, dict(self.headers), body))
+                if behaviour == "mixed":
+                    named = MARKER.search(json.dumps(body.get("messages")))
+                    behaviour = named.group(1) if named and named.group(1) in BEHAVIOURS else "good"
                 status, headers, payload = judge.answer(behaviour, body)
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if behaviour != "drip":
+                    self.wfile.write(payload)
+                    return
+                for n in range(len(payload)):  # until the client hangs up
+                    try:
+                        self.wfile.write(payload[n:n + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(judge.drip_seconds)
 
         self.server = ThreadingHTTPServer((HOST, port), Handler)
         self.server.daemon_threads = True
@@ -115,6 +133,8 @@ class LocalJudge:
             return 404, json_type, b'{"error": "no such judge"}'
         if behaviour == "garbage":
             return 200, json_type, b"\x00not json"
+        if behaviour == "deep":
+            return 200, json_type, b"[" * 100_000 + b"]" * 100_000
         if behaviour == "ratelimit" and self._first_time(behaviour, body):
             return 429, {**json_type, "Retry-After": "0.05"}, b'{"error": {"message": "rate limited"}}'
         if behaviour == "flaky" and self._first_time(behaviour, body):
@@ -126,7 +146,9 @@ class LocalJudge:
         form = f"Label: {verdict}" if isinstance(verdict, str) else f"Score: {verdict}"
         text = {"malformed": "I would say it is fine, maybe a four.",
                 "refuse": "I'm sorry, but I can't help with rating this.",
-                "out_of_scale": "The response is fine.\nScore: 9"}.get(behaviour, f"The response was judged by rule.\n{form}")
+                "out_of_scale": "The response is fine.\nScore: 9",
+                "surrogate": f"The response \ud800 was judged by rule.\n{form}"}.get(
+            behaviour, f"The response was judged by rule.\n{form}")
         choice: dict = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         if behaviour == "logprobs" and body.get("logprobs") and isinstance(verdict, int):
             scale = SCALE.search(prompt)
@@ -147,8 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="A rule-based OpenAI-compatible judge on 127.0.0.1")
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--slow-seconds", type=float, default=3.0)
+    parser.add_argument("--drip-seconds", type=float, default=0.5)
     args = parser.parse_args(argv)
-    judge = LocalJudge(port=args.port, slow_seconds=args.slow_seconds)
+    judge = LocalJudge(port=args.port, slow_seconds=args.slow_seconds, drip_seconds=args.drip_seconds)
     print(f"listening on {judge.port}", flush=True)
     try:
         judge.server.serve_forever()

@@ -39,6 +39,7 @@ class JudgeResult:
     completion_tokens: int = 0
     cached: bool = False
     error: str = ""  # the call failed (the judgment is then missing with missing="error")
+    reason: str = ""  # why, in a word: the failure's ``JudgeError.reason`` (timeout, not_json, too_deep, ...)
 
 
 def cache_key(endpoint: JudgeEndpoint, prompt: str, *, logprobs: bool, temperature: float, max_tokens: int) -> str:
@@ -71,7 +72,8 @@ def judge_all(endpoint: JudgeEndpoint, criterion: JudgeCriterion, inputs: Sequen
     for n, key in enumerate(keys):
         answer = fresh.get(n)
         if isinstance(answer, JudgeError):
-            results.append(JudgeResult(Judgment(None, missing="error"), error=f"{answer.kind}: {answer}"))
+            results.append(JudgeResult(Judgment(None, missing="error"), error=f"{answer.kind}: {answer}",
+                                       reason=answer.reason))
             continue
         if answer is not None:
             cache[key] = {"text": answer.text, "logprobs": answer.logprobs, "prompt_tokens": answer.prompt_tokens,

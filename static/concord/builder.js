@@ -15,6 +15,39 @@
     schedule();
   }
 
+  // A short name is made from its question as the server makes a blank one (Django's slugify, 60
+  // characters), so a pre-filled name never keeps naming a question it no longer asks.
+  function slug(text) {
+    return text.normalize("NFKD").replace(/[^\x00-\x7f]/g, "").toLowerCase().replace(/[^\w\s-]/g, "")
+      .replace(/[-\s]+/g, "-").replace(/^[-_]+|[-_]+$/g, "").slice(0, 60).replace(/^-+|-+$/g, "");
+  }
+
+  // The questionnaire's names use underscores (studies.authoring.questionnaire_rows), the criteria's hyphens.
+  function nameFor(row, question) {
+    var builder = row.closest("[data-builder]");
+    var made = slug(question);
+    return builder && builder.getAttribute("data-prefix") === "q" ? made.replace(/-/g, "_").replace(/^_+|_+$/g, "") : made;
+  }
+
+  // A row's name follows its question while it is pre-filled (or blank, or the question's own slug);
+  // the researcher typing a name stops it (clearing the name starts it again).
+  function markAutoName(row, prefilled) {
+    var name = row.querySelector("[data-row-field=name]"), question = row.querySelector("[data-row-field=question]");
+    if (!name || !question || name.disabled) { return; }
+    if (prefilled || name.value === "" || name.value === nameFor(row, question.value)) { row.setAttribute("data-auto-name", ""); }
+  }
+
+  function followQuestion(event) {
+    var row = event.target.closest && event.target.closest("[data-row]");
+    var field = event.target.getAttribute && event.target.getAttribute("data-row-field");
+    if (!row) { return; }
+    if (field === "question" && row.hasAttribute("data-auto-name")) {
+      row.querySelector("[data-row-field=name]").value = nameFor(row, event.target.value);
+    } else if (field === "name") {
+      if (event.target.value === "") { row.setAttribute("data-auto-name", ""); } else { row.removeAttribute("data-auto-name"); }
+    }
+  }
+
   function showKindFields(row) {
     var kind = row.querySelector("[data-row-field=kind]");
     row.querySelectorAll("[data-kinds]").forEach(function (part) {
@@ -42,6 +75,7 @@
     function addRow(after) {
       if (!template) { return; }
       var fresh = template.content.firstElementChild.cloneNode(true);
+      fresh.setAttribute("data-auto-name", "");
       if (after && after.nextElementSibling) { rows.insertBefore(fresh, after.nextElementSibling); }
       else { rows.appendChild(fresh); }
       renumber();
@@ -95,12 +129,55 @@
       }
     });
     rows.querySelectorAll("[data-row]").forEach(showKindFields);
+    rows.querySelectorAll("[data-row]").forEach(function (row) { markAutoName(row, builder.hasAttribute("data-prefilled")); });
+    builder.renumber = renumber;
   }
 
   form.querySelectorAll("[data-builder]").forEach(setUp);
+
+  // A new study's questions are the chosen design's usual ones (ACUTE-Eval: the paper's four) until the
+  // researcher edits a row; the defaults of every design and unit come from the server (json_script).
+  var criteria = form.querySelector("[data-builder][data-prefix=c]");
+  var defaultsNode = document.getElementById("builder-defaults");
+  var defaults = defaultsNode ? JSON.parse(defaultsNode.textContent) : null;
+
+  function chosen(name) {
+    var input = form.querySelector("input[name=" + name + "]:checked");
+    return input ? input.value : "";
+  }
+
+  function swapDefaults() {
+    if (!defaults || !criteria || !criteria.hasAttribute("data-prefilled")) { return; }
+    var wanted = defaults.rows[chosen("design") + ":" + (chosen("unit") || "response")];
+    var rows = criteria.querySelector("[data-builder-rows]");
+    var template = criteria.querySelector("template[data-builder-template]");
+    if (!wanted || !template) { return; }
+    rows.innerHTML = "";
+    wanted.forEach(function (spec) {
+      var fresh = template.content.firstElementChild.cloneNode(true);
+      fresh.querySelector("[data-row-field=name]").value = spec.name;
+      fresh.querySelector("[data-row-field=question]").value = spec.question;
+      fresh.querySelector("[data-row-field=help]").value = spec.help;
+      fresh.setAttribute("data-auto-name", "");
+      rows.appendChild(fresh);
+    });
+    criteria.renumber();
+    rows.querySelectorAll("[data-row]").forEach(showKindFields);
+  }
+
+  form.addEventListener("change", function (event) {
+    if (event.target.name === "design" || event.target.name === "unit") { swapDefaults(); }
+  });
+  form.addEventListener("input", function (event) {
+    followQuestion(event);
+    if (criteria && criteria.contains(event.target) && event.target.closest("[data-row]")) {
+      criteria.removeAttribute("data-prefilled");  // edited: the rows are the researcher's now
+    }
+  });
   form.addEventListener("change", function (event) {
     var row = event.target.closest && event.target.closest("[data-row]");
     if (row && event.target.getAttribute("data-row-field") === "kind") { showKindFields(row); }
+    if (row && criteria && criteria.contains(row)) { criteria.removeAttribute("data-prefilled"); }
     changed();
   });
   form.addEventListener("input", changed);
@@ -146,7 +223,10 @@
       return;
     }
     var data = itemForm ? new FormData(itemForm) : new FormData();
-    section.querySelectorAll("[name]").forEach(function (input) { data.append(input.name, input.value); });
+    section.querySelectorAll("[name]").forEach(function (input) {
+      if (input.type === "checkbox" && !input.checked) { return; }  // only the answers ticked for the check
+      data.append(input.name, input.value);
+    });
     data.append("builder_item", String(item));
     data.append("csrfmiddlewaretoken", csrf());
     status.textContent = "Saving…";

@@ -1,6 +1,7 @@
 // The rater's chat page: send without reloading, show the system "writing", keep what the rater typed
 // until the server has stored it (a lost connection or a refused message never empties the box; the
-// text also survives a reload, in localStorage), retry a failed reply, end the chat. Without this script
+// text also survives a reload, in localStorage, and so does a message typed but not sent: a draft),
+// retry a failed reply, end the chat. Without this script
 // the page's forms post and the server redirects back: the same views, answering JSON here.
 (function () {
   "use strict";
@@ -29,6 +30,11 @@
     try {
       if (pending) localStorage.setItem(key, JSON.stringify(pending)); else localStorage.removeItem(key);
     } catch (error) { /* storage may be off (private mode, frames): the box still holds the text */ }
+  }
+  // What is typed but not sent yet: a draft, kept in this browser for this assignment's item across reloads.
+  const draftKey = `${key}:draft`;
+  function draft(text) {
+    try { if (text) localStorage.setItem(draftKey, text); else localStorage.removeItem(draftKey); } catch (error) { /* off */ }
   }
   function say(message) { problem.textContent = message || ""; problem.hidden = !message; }
   function counter() { used.textContent = String(box.value.length); }
@@ -105,6 +111,7 @@
         if (response.ok) {
           pending = null;
           remember();
+          draft("");
           box.value = "";
           counter();
           say("");
@@ -143,7 +150,7 @@
   box.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); form.requestSubmit(); }
   });
-  box.addEventListener("input", counter);
+  box.addEventListener("input", () => { counter(); draft(box.value); });
 
   function action(formElement) {
     formElement.addEventListener("submit", (event) => {
@@ -177,6 +184,8 @@
     const lastSent = mine.length ? mine[mine.length - 1].textContent : null;
     if (saved && saved.text && saved.text === lastSent) localStorage.removeItem(key); // it was stored after all
     else if (saved && saved.text && !box.value) { pending = saved; box.value = saved.text; }
+    const typed = localStorage.getItem(draftKey);
+    if (typed && !box.value) box.value = typed;  // typed, never sent, then the page was reloaded
   } catch (error) { /* nothing saved */ }
   counter();
   if (root.querySelector(".chat-side[data-status=waiting]")) follow(0);

@@ -41,38 +41,63 @@
     return data;
   }
   // Every change is saved: a pick (change) at once, typing (input) after a 400 ms pause. Until the server
-  // has it, the answers are also kept in this tab's sessionStorage, and a page that is hidden or left
-  // (pagehide, visibilitychange) sends them with a keepalive request that outlives the page: an answer
-  // picked and the page reloaded at once comes back, from the server or, should the reload win the race,
-  // from the tab (and is then saved).
+  // has it, the answers wait in localStorage (this browser, across reloads and a closed tab) as the
+  // page's pending answer: {seq, at, data}, seq one more for every change. Only the server's "stored"
+  // for the pending seq clears it, so a failed or offline save keeps it, an older save's late answer
+  // never clears a newer change, and one save is in flight at a time (the server gets them in order).
+  // A pending answer is newer than anything the server has (an assignment is bound to this browser):
+  // on load it replaces the answers the page shows, and it is sent on load, when the connection comes
+  // back (online), and with a keepalive request when the page is hidden or left.
   const pendingKey = form.dataset.draftUrl ? `concord-draft:${form.dataset.draftUrl}` : "";
-  const keep = (data) => { try { if (pendingKey) sessionStorage.setItem(pendingKey, JSON.stringify(data)); } catch (e) { /* storage full or off */ } };
-  const kept = () => { try { return pendingKey ? JSON.parse(sessionStorage.getItem(pendingKey) || "null") : null; } catch (e) { return null; } };
-  const forget = (sent) => { try { if (pendingKey && sessionStorage.getItem(pendingKey) === sent) sessionStorage.removeItem(pendingKey); } catch (e) { /* ignore */ } };
-  let timer = null, unsaved = false;
+  const OFFLINE = "Not saved yet — offline; will be sent when the connection is back";
+  // Where storage is refused (a cross-site frame without third-party storage) the page itself keeps it.
+  let memory = null;
+  function pending() {
+    if (!pendingKey) return null;
+    try { return JSON.parse(localStorage.getItem(pendingKey) || "null"); } catch (e) { return memory; }
+  }
+  let seq = (pending() || {}).seq || 0;
+  function keep(data) {
+    seq = Math.max(seq, (pending() || {}).seq || 0) + 1;
+    memory = {seq, at: Date.now(), data};
+    try { if (pendingKey) localStorage.setItem(pendingKey, JSON.stringify(memory)); } catch (e) { /* storage full or off */ }
+  }
+  function stored(sent) {
+    if (memory && memory.seq === sent) memory = null;
+    const now = pending();
+    try { if (now && now.seq === sent) localStorage.removeItem(pendingKey); } catch (e) { /* ignore */ }
+    return !pending();
+  }
+  let timer = null, inFlight = false, again = false, offline = false;
   function send(keepalive) {
     clearTimeout(timer);
     timer = null;
-    if (!form.dataset.draftUrl) return;
-    const body = JSON.stringify(answers());
-    keep(JSON.parse(body));
-    unsaved = false;
+    const waiting = pending();
+    if (!form.dataset.draftUrl || !waiting) return;
+    if (inFlight && !keepalive) { again = true; return; }
+    if (!navigator.onLine) { offline = true; saveStatus.textContent = OFFLINE; return; }
+    inFlight = true;
     fetch(form.dataset.draftUrl, {
       method: "POST", headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken},
-      body, credentials: "omit", keepalive,
+      body: JSON.stringify(waiting.data), credentials: "omit", keepalive,
     }).then((r) => {
-      if (r.ok) forget(body);
+      offline = false;
+      // A refusal (4xx) will not change by sending again: the answers stay on the page, not in the outbox.
+      const done = r.ok ? stored(waiting.seq) : (r.status < 500 && stored(waiting.seq));
+      if (r.ok && !done) { again = true; saveStatus.textContent = "Saving…"; return; }
       // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
       const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
         || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
       saveStatus.textContent = !r.ok ? "Not saved — your answers are still on this page"
         : marked ? "Draft saved (not submitted): please fix the marked answers" : "Saved";
-    })
-      .catch(() => { saveStatus.textContent = "Offline — your answers are kept on this page; they will be saved"; });
+    }).catch(() => { offline = true; saveStatus.textContent = OFFLINE; })
+      .finally(() => {
+        inFlight = false;
+        if (again) { again = false; send(false); }
+      });
   }
   function scheduleSave(event) {
     if (!form.dataset.draftUrl) return;
-    unsaved = true;
     keep(answers());
     const typed = event && event.type === "input" && event.target.matches("textarea, input[type=text], input:not([type])");
     if (!typed) { send(false); return; }
@@ -81,30 +106,29 @@
   }
   form.addEventListener("input", scheduleSave);
   form.addEventListener("change", scheduleSave);
-  const flush = () => { if (unsaved) send(true); };
+  const flush = () => { if (pending() && navigator.onLine) send(true); };
   window.addEventListener("pagehide", flush);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
-  form.addEventListener("submit", () => { clearTimeout(timer); unsaved = false; try { if (pendingKey) sessionStorage.removeItem(pendingKey); } catch (e) { /* ignore */ } });
+  window.addEventListener("online", () => send(false));
+  window.addEventListener("offline", () => { offline = true; if (pending()) saveStatus.textContent = OFFLINE; });
 
-  // Answers the tab kept but the page does not show (the reload came before the save): put them back.
+  // The pending answer (newer than the server's) replaces what the page shows, and is sent again.
   (function restore() {
-    const data = kept();
-    if (!data) return;
-    let restored = false;
-    Object.entries(data).forEach(([name, value]) => {
+    const waiting = pending();
+    if (!waiting || !waiting.data) return;
+    Object.entries(waiting.data).forEach(([name, value]) => {
       const fields = [...form.elements].filter((f) => f.name === name);
       if (!fields.length) return;
       const values = Array.isArray(value) ? value.map(String) : [String(value)];
       const choices = fields.filter((f) => f.type === "radio" || f.type === "checkbox");
-      if (choices.length) {
-        if (choices.some((f) => f.checked)) return;  // the server's answer stands
-        choices.forEach((f) => { if (values.includes(f.value)) { f.checked = true; restored = true; } });
-      } else if (fields[0].value === "" && values[0] !== "") {
-        fields[0].value = values[0];
-        restored = true;
-      }
+      if (choices.length) choices.forEach((f) => { f.checked = values.includes(f.value); });
+      else fields[0].value = values[0];
     });
-    if (restored) send(false); else forget(JSON.stringify(data));
+    form.querySelectorAll("ol.ranking").forEach((list) => {  // the rows follow their restored ranks
+      [...list.querySelectorAll("li.rank-item")].sort((x, y) => (Number(x.querySelector("select").value) || 99)
+        - (Number(y.querySelector("select").value) || 99)).forEach((li) => list.appendChild(li));
+    });
+    send(false);
   })();
 
   // --- checks: one function per kind of field, each returns its message ("" when fine) -----------
@@ -350,6 +374,40 @@
       if (focusable) focusable.focus({preventScroll: true});
       return;
     }
+    // Offline (the browser says so, or the last save could not reach the server): stay on this page,
+    // say so, and go on by itself once the connection is back; the answers wait in the outbox meanwhile.
+    if (form.dataset.draftUrl && (!navigator.onLine || offline)) {
+      event.preventDefault();
+      keep(answers());
+      summary.hidden = false;
+      summary.textContent = "The connection is gone. Your answers are kept on this page; it goes on to the next "
+        + "item as soon as the connection is back.";
+      saveStatus.textContent = OFFLINE;
+      waitForConnection();
+      return;
+    }
+    clearTimeout(timer);
     form.querySelector("input[name=active_ms]").value = String(currentActive());
+    memory = null;
+    try { if (pendingKey) localStorage.removeItem(pendingKey); } catch (e) { /* the POST carries every answer */ }
   });
+  // Back online: try a save first (it proves the server answers), then submit again (checks run again).
+  let waitingToGoOn = false;
+  function waitForConnection() {
+    if (waitingToGoOn) return;
+    waitingToGoOn = true;
+    const tryAgain = () => {
+      if (!navigator.onLine) return;
+      fetch(form.dataset.draftUrl, {method: "POST", body: JSON.stringify((pending() || {}).data || answers()),
+        headers: {"Content-Type": "application/json", "X-Concord-Form-Token": draftToken}, credentials: "omit"})
+        .then(() => {
+          offline = false; waitingToGoOn = false;
+          window.removeEventListener("online", tryAgain); clearInterval(every);
+          summary.hidden = true; summary.textContent = "";
+          form.requestSubmit();
+        }).catch(() => { /* still offline: the next online event or look tries again */ });
+    };
+    const every = setInterval(tryAgain, 5000);
+    window.addEventListener("online", tryAgain);
+  }
 })();

@@ -19,6 +19,8 @@
         if (phase) phase.textContent = run.phase || "";
         const validation = row.querySelector(".run-validation");
         if (validation && run.best_validation !== null) validation.textContent = run.best_validation.toFixed(4);
+        const error = row.nextElementSibling && row.nextElementSibling.querySelector(".run-error");
+        if (error) error.textContent = run.error ? `Failed: ${run.error}` : "";
         row.dataset.status = run.status;
         if (["queued", "running"].includes(run.status)) setTimeout(() => update(row), 1000);
       })

@@ -18,7 +18,17 @@
       field.hidden = field.getAttribute("data-units").split(" ").indexOf(unit || "response") < 0;
     });
   }
+  // A design that cannot judge the unit chosen takes the first it can (ACUTE-Eval: the dialogue), as the
+  // server does (studies.authoring.builder_defaults.design_units).
+  var defaultsNode = document.getElementById("builder-defaults");
+  var units = defaultsNode ? JSON.parse(defaultsNode.textContent).units : {};
+  function switchUnit() {
+    var allowed = units[chosen("design")], unit = chosen("unit") || "response";
+    var input = allowed && allowed.indexOf(unit) < 0 && form.querySelector("input[name=unit][value=" + allowed[0] + "]");
+    if (input && !input.disabled) { input.checked = true; }
+  }
   form.addEventListener("change", function (event) {
+    if (event.target.name === "design") { switchUnit(); }
     if (event.target.name === "design" || event.target.name === "unit") { update(); }
   });
   update();

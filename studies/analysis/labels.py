@@ -9,7 +9,11 @@ with confidence intervals, agreement, association with the system, and a label a
   rated by the most common number of raters m (κ needs the same m per target):
   κ = (P̄ − P̄_e) / (1 − P̄_e), P_i = (Σ_j n_ij² − m) / (m(m − 1)), P̄_e = Σ_j p_j², p_j = Σ_i n_ij / (N m);
   as statsmodels' ``fleiss_kappa``.
-- Agreement, multi-label: one binary (label present / absent) α and κ per label.
+- Raw agreement beside each: the share of agreeing pairs among all pairs of answers on the same target
+  (``pairwise_agreement``: Σ_u Σ_k C(n_uk, 2) / Σ_u C(m_u, 2)), since a chance-corrected coefficient
+  alone misleads where one label is prevalent: α or κ near 0 at 94 % raw agreement (Feinstein & Cicchetti
+  1990, "High agreement but low kappa"; Gwet 2008).
+- Agreement, multi-label: one binary (label present / absent) α, κ and raw agreement per label.
 - Association of system and label: Pearson's chi-square test of independence on the systems × labels
   table (``scipy.stats.chi2_contingency``, Yates' correction off for 2 × 2), and Fisher's exact test
   where the table is 2 × 2 (``scipy.stats.fisher_exact``); Cramér's V = √(χ² / (N (min(r, c) − 1))).
@@ -88,14 +92,27 @@ def fleiss_kappa(units: Sequence[Any], codes: Sequence[int], n_categories: int) 
     return (float((p_bar - p_e) / (1 - p_e)) if p_e < 1 else math.nan), n_units
 
 
+def pairwise_agreement(units: Sequence[Any], codes: Sequence[Any]) -> dict[str, Any]:
+    """Raw agreement of (unit, answer) pairs: {"agreement": agreeing pairs / pairs of answers on the same
+    unit (None without any), "pairs"}; a unit with m answers has m(m − 1)/2 pairs."""
+    counts = pd.DataFrame({"unit": list(units), "code": list(codes)}).groupby(["unit", "code"]).size()
+    if counts.empty:
+        return {"agreement": None, "pairs": 0}
+    per_unit = counts.groupby(level=0).sum()
+    pairs = int((per_unit * (per_unit - 1) // 2).sum())
+    agreeing = int((counts * (counts - 1) // 2).sum())
+    return {"agreement": agreeing / pairs if pairs else None, "pairs": pairs}
+
+
 def categorical_agreement(frame: pd.DataFrame, labels: Sequence[str]) -> dict[str, Any]:
     """Krippendorff's α (nominal) and Fleiss' κ of one categorical criterion. ``frame``: ``unit``
     (the rated target), ``rater``, ``label``."""
     codes = frame["label"].map({label: i for i, label in enumerate(labels)}).to_numpy(dtype=float)
     alpha = krippendorff_alpha(frame["unit"], frame["rater"], codes, level="nominal") if len(frame) else math.nan
     kappa, used = fleiss_kappa(frame["unit"], codes.astype(int), len(labels)) if len(frame) else (math.nan, 0)
-    return {"alpha": alpha, "kappa": kappa, "kappa_units": used,
-            "units": int((frame.groupby("unit").size() >= 2).sum()) if len(frame) else 0}
+    raw = pairwise_agreement(frame["unit"], frame["label"]) if len(frame) else {"agreement": None, "pairs": 0}
+    return {"alpha": alpha, "kappa": kappa, "kappa_units": used, "raw_agreement": raw["agreement"],
+            "pairs": raw["pairs"], "units": int((frame.groupby("unit").size() >= 2).sum()) if len(frame) else 0}
 
 
 def multilabel_agreement(frame: pd.DataFrame, labels: Sequence[str]) -> list[dict[str, Any]]:
@@ -106,7 +123,9 @@ def multilabel_agreement(frame: pd.DataFrame, labels: Sequence[str]) -> list[dic
         present = frame["labels"].map(lambda chosen, label=label: label in chosen).astype(float).to_numpy()
         alpha = krippendorff_alpha(frame["unit"], frame["rater"], present, level="nominal") if len(frame) else math.nan
         kappa, used = fleiss_kappa(frame["unit"], present.astype(int), 2) if len(frame) else (math.nan, 0)
+        raw = pairwise_agreement(frame["unit"], present) if len(frame) else {"agreement": None, "pairs": 0}
         rows.append({"label": label, "alpha": alpha, "kappa": kappa, "kappa_units": used,
+                     "raw_agreement": raw["agreement"], "pairs": raw["pairs"],
                      "present": int(present.sum()) if len(frame) else 0})
     return rows
 

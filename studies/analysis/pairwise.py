@@ -20,9 +20,11 @@ Conventions (say them in the paper):
   system, or group of systems, wins or loses all its comparisons, Hunter 2004 Assumption 1); we
   say so instead of reporting an infinite strength. ``bradley_terry_logit`` is the independent
   check: a logistic regression without intercept on a ±1 design matrix (statsmodels ``Logit``).
-- Bootstrap CIs of θ: percentile intervals over resampled raters (clusters; default) or items,
-  seeded, 1000 resamples by default; resamples in which the MLE does not exist are dropped and
-  counted.
+- The report's strengths and their bootstrap CIs (``bradley_terry_bootstrap``) are the posterior mode
+  under a weak N(0, 2²) prior on each θ (``studies.analysis.bradley_terry``), finite where a system won or
+  lost everything, where the MLE is infinite; percentile intervals over resampled raters (clusters;
+  default) or items, seeded, 1000 resamples by default, every resample kept (dropping those without an
+  MLE cut the interval at the estimate); those resamples are counted as ``degenerate``.
 - Position bias: share of decisive judgments that chose the left side, exact binomial test against
   0.5 (scipy ``binomtest``) with its Wilson interval. The scheduler balances sides per rater and
   per item, so a bias shows the raters' habit, not the design. Per rater the same test, Holm-adjusted
@@ -42,6 +44,7 @@ import pandas as pd
 from scipy import stats
 
 from studies.analysis.agreement import krippendorff_alpha
+from studies.analysis.labels import pairwise_agreement
 
 COLUMNS = ["criterion", "item", "rater", "left_system", "right_system", "choice"]
 CHOICES = ("left", "right", "tie")
@@ -198,55 +201,6 @@ def _exists(wins: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.asarray(reach.all(axis=(1, 2)))
 
 
-def _newton_batch(wins: np.ndarray, n: np.ndarray, start: np.ndarray, *, tol: float = 1e-10,
-                  max_iter: int = 50) -> np.ndarray:
-    """``_newton`` on a stack of count matrices at once (one batched solve per step); a resample stops
-    stepping once its step is below ``tol``, as alone; one that does not converge is fitted by ``_newton``
-    (and its MM fallback) on its own."""
-    w = wins.sum(axis=2)
-    theta = np.tile(start - start[-1], (len(wins), 1))
-    active = np.ones(len(wins), dtype=bool)
-    done = np.zeros(len(wins), dtype=bool)
-    for _ in range(max_iter):
-        if not active.any():
-            break
-        t, nn = theta[active], n[active]
-        with np.errstate(over="ignore"):  # a diverging resample: caught as non-finite below
-            p = 1 / (1 + np.exp(t[:, None, :] - t[:, :, None]))
-        gradient = w[active] - (nn * p).sum(axis=2)
-        weight = nn * p * p.transpose(0, 2, 1)
-        laplacian = weight.sum(axis=2)[:, :, None] * np.eye(wins.shape[1]) - weight
-        try:
-            step = np.linalg.solve(laplacian[:, :-1, :-1], gradient[:, :-1, None])[..., 0]
-        except np.linalg.LinAlgError:
-            break  # a singular system in the stack: the rest go one by one
-        t[:, :-1] += step
-        theta[active] = t
-        rows = np.flatnonzero(active)
-        finite = np.isfinite(t).all(axis=1)
-        converged = finite & (np.abs(step).max(axis=1) < tol)
-        done[rows[converged]] = True
-        active[rows[converged | ~finite]] = False
-    out = theta - theta.mean(axis=1, keepdims=True)
-    for r in np.flatnonzero(~done):
-        out[r] = _newton(wins[r], n[r], start)
-    return out
-
-
-def _resampled_fits(per_cluster: np.ndarray, draws: np.ndarray, theta: np.ndarray, systems: list[str]) -> np.ndarray:
-    """θ of each resample whose MLE exists (rows of ``draws``: the clusters drawn), from its weighted sum
-    of the per-cluster win matrices."""
-    clusters = per_cluster.shape[0]
-    weights = np.zeros((len(draws), clusters))
-    np.add.at(weights, (np.repeat(np.arange(len(draws)), draws.shape[1]), draws.ravel()), 1.0)
-    wins = (weights @ per_cluster.reshape(clusters, -1)).reshape(len(draws), len(systems), len(systems))
-    n = wins + wins.transpose(0, 2, 1)
-    keep = _exists(wins, n)  # includes a system absent from the resample
-    if not keep.any():
-        return np.empty((0, len(systems)))
-    return _newton_batch(wins[keep], n[keep], theta)
-
-
 def bradley_terry_mm(frame: pd.DataFrame, *, tol: float = 1e-12, max_iter: int = 100000) -> dict[str, float]:
     """Log-strengths θ (mean 0) by Hunter's (2004) MM algorithm; ties count as half a win each.
     Raises BTError when the MLE does not exist."""
@@ -282,22 +236,36 @@ def bradley_terry_logit(frame: pd.DataFrame) -> dict[str, float]:
 
 def bradley_terry_bootstrap(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: int = 0, over: str = "rater",
                             confidence: float = CONFIDENCE) -> dict[str, Any]:
-    """θ (MM) with percentile bootstrap CIs, resampling whole clusters (``over`` = rater or item) with
-    replacement. Returns {"strengths": [{system, theta, ci_low, ci_high, win_prob_vs_mean}], "resamples",
-    "dropped" (resamples where the MLE did not exist), "over"}; raises BTError when the point estimate
-    itself does not exist.
+    """θ, the posterior mode under a weak prior (``studies.analysis.bradley_terry``: finite where a system
+    won or lost everything), with percentile bootstrap CIs resampling whole clusters (``over`` = rater or
+    item) with replacement, **every resample kept**. Returns {"strengths": [{system, theta, theta_mle,
+    ci_low, ci_high, win_prob_vs_mean}], "resamples", "dropped" (always 0), "degenerate" (resamples in which
+    the MLE would not exist, kept), "mle_exists", "note", "estimator", "prior_sd", "over"}; raises BTError
+    with fewer than two systems or systems never linked by comparisons.
 
     Each cluster's win matrix is computed once; a resample is a weighted sum of them (the weights are
-    how often each cluster was drawn), and all resamples are fitted together: Newton's method from the
-    full-data θ on the stack of resamples (``_newton_batch``; the same MLE as MM, and the same θ as fitting
-    each resample alone, checked in the tests)."""
+    how often each cluster was drawn), and all resamples are fitted together (``map_fit`` on the stack;
+    the same θ as fitting each resample alone, checked in the tests)."""
+    from studies.analysis.bradley_terry import ESTIMATOR, PRIOR_SD, connected, map_fit
+
     if over not in ("rater", "item"):
         raise ValueError("over must be 'rater' or 'item'")
     data = canonical(frame)
     systems = sorted(set(data["system_a"]) | set(data["system_b"]))
+    if len(systems) < 2:
+        raise BTError("Bradley–Terry needs at least two systems")
     wins, n = _counts(data, systems)
-    _check_exists(wins, n, systems)
-    theta = _mm(wins, n, tol=1e-12, max_iter=100000)
+    if not connected(n):
+        raise BTError("Bradley–Terry strengths cannot be compared: the systems split into groups never compared "
+                      "with each other")
+    theta = map_fit(wins, n)
+    try:
+        _check_exists(wins, n, systems)
+        mle: np.ndarray | None = _mm(wins, n, tol=1e-12, max_iter=100000)
+        note = ""
+    except BTError as error:
+        mle, note = None, f"{str(error).split('(', 1)[-1].rstrip(')')}: the maximum-likelihood strength is infinite; " \
+                          "the prior keeps it finite"
     codes, _ = pd.factorize(data[over], sort=True)
     per_cluster = np.zeros((codes.max() + 1, len(systems), len(systems)))
     index = {s: k for k, s in enumerate(systems)}
@@ -307,20 +275,26 @@ def bradley_terry_bootstrap(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, 
     np.add.at(per_cluster, (codes, a, b), score)
     np.add.at(per_cluster, (codes, b, a), 1.0 - score)
     rng = np.random.default_rng(seed)
-    matrix = _resampled_fits(per_cluster, rng.integers(0, len(per_cluster), size=(resamples, len(per_cluster))),
-                             theta, systems)
-    dropped = resamples - len(matrix)
+    draws = rng.integers(0, len(per_cluster), size=(resamples, len(per_cluster)))
+    weights = np.zeros((resamples, len(per_cluster)))
+    np.add.at(weights, (np.repeat(np.arange(resamples), draws.shape[1]), draws.ravel()), 1.0)
+    stack = (weights @ per_cluster.reshape(len(per_cluster), -1)).reshape(resamples, len(systems), len(systems))
+    totals = stack + stack.transpose(0, 2, 1)
+    matrix = map_fit(stack, totals)
+    degenerate = int((~_exists(stack, totals)).sum())
     tail = (1 - confidence) / 2
     strengths = []
     for k, system in enumerate(systems):
         low = high = None
         if len(matrix) >= 2:
             low, high = (float(v) for v in np.quantile(matrix[:, k], [tail, 1 - tail]))
-        strengths.append({"system": system, "theta": float(theta[k]), "ci_low": low, "ci_high": high,
+        strengths.append({"system": system, "theta": float(theta[k]),
+                          "theta_mle": None if mle is None else float(mle[k]), "ci_low": low, "ci_high": high,
                           # P(beats a system of average strength, θ = 0)
                           "win_prob_vs_mean": 1 / (1 + math.exp(-theta[k]))})
     strengths.sort(key=lambda r: -r["theta"])
-    return {"strengths": strengths, "resamples": resamples, "dropped": dropped, "over": over}
+    return {"strengths": strengths, "resamples": resamples, "dropped": 0, "degenerate": degenerate,
+            "mle_exists": mle is not None, "note": note, "estimator": ESTIMATOR, "prior_sd": PRIOR_SD, "over": over}
 
 
 def position_bias(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dict[str, Any]:
@@ -359,11 +333,17 @@ def _binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.where(n > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5)), np.nan)
 
 
-def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, Any]]:
-    """Per rater: decisive judgments, share that chose the left side, tie share, exact binomial p
-    against 0.5 and its Holm adjustment over the raters; ``side_preference`` where the adjusted p is
-    below ``level`` (a rater who mostly clicks one side; the balanced schedule keeps that from
-    favouring a system, but it adds noise and may mean inattention)."""
+SIDE_P = 0.01  # the default of settings.RATER_FLAGS["position_p"]: the report and the review queue use that setting
+
+
+def rater_sides(frame: pd.DataFrame, *, level: float = SIDE_P) -> list[dict[str, Any]]:
+    """Per rater: decisive judgments, share that chose the left side, tie share, the exact two-sided
+    binomial p of the left choices against ½ (as ``scipy.stats.binomtest``; the chance of a split at
+    least this uneven if the rater picked sides at random) and its Holm adjustment over the raters
+    (shown, not used); ``side_preference`` where p is below ``level``. The review queue's rater flag is
+    the same test with the same threshold (``studies.reports.rater_evidence``), so the two pages agree.
+    A rater who mostly clicks one side: the balanced schedule keeps that from favouring a system, but it
+    adds noise and may mean inattention."""
     counts = pd.crosstab(frame["rater"], frame["choice"]).reindex(columns=list(CHOICES), fill_value=0)
     left, right, ties = (counts[c].to_numpy() for c in ("left", "right", "tie"))
     decisive = left + right
@@ -375,25 +355,29 @@ def rater_sides(frame: pd.DataFrame, *, level: float = 0.05) -> list[dict[str, A
     tested = [r for r in rows if r["p"] is not None]
     if tested:
         for r, p in zip(tested, holm([r["p"] for r in tested]), strict=True):
-            r["p_holm"], r["side_preference"] = float(p), bool(p < level)
+            r["p_holm"], r["side_preference"] = float(p), bool(r["p"] < level)
     return rows
 
 
 def agreement(frame: pd.DataFrame) -> dict[str, Any]:
-    """Krippendorff's alpha (nominal) over {a, b, tie}; units are items (one system pair each)."""
+    """Krippendorff's alpha (nominal) over {a, b, tie} and the raw agreement (``labels.pairwise_agreement``);
+    units are items (one system pair each)."""
     data = canonical(frame)
     codes = data["outcome"].map({"a": 0.0, "b": 1.0, "tie": 2.0})
     paired = data.groupby("item")["rater"].nunique()
     pairable = int((paired >= 2).sum())
     if pairable == 0:
-        return {"alpha": None, "units": 0, "note": "needs two raters on one item"}
+        return {"alpha": None, "units": 0, "raw_agreement": None, "pairs": 0, "note": "needs two raters on one item"}
     alpha = krippendorff_alpha(data["item"], data["rater"], codes, level="nominal")
-    return {"alpha": _finite(alpha), "units": pairable,
+    # raw agreement beside α (the share of agreeing pairs of judgments on one item), since a prevalent
+    # outcome drives α towards 0 at high agreement (Feinstein & Cicchetti 1990)
+    raw = pairwise_agreement(data["item"], data["outcome"])
+    return {"alpha": _finite(alpha), "units": pairable, "raw_agreement": raw["agreement"], "pairs": raw["pairs"],
             "note": "" if math.isfinite(alpha) else "every judgment is the same: alpha is undefined"}
 
 
 def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: int = 0,
-                    over: str = "rater") -> list[dict[str, Any]]:
+                    over: str = "rater", side_level: float = SIDE_P) -> list[dict[str, Any]]:
     """Everything above, per criterion: {criterion, n, raters, win_rates (with ``bt_expected_a``, the
     score of a that the fitted model predicts, where it exists), bt (or bt_error), position_bias,
     side_balance, rater_sides, raters_with_side_preference, agreement}."""
@@ -408,12 +392,14 @@ def pairwise_report(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, seed: in
         part = part.reset_index(drop=True)
         entry: dict[str, Any] = {
             "criterion": criterion, "n": len(part), "raters": int(part["rater"].nunique()),
+            "items": int(part["item"].nunique()),
             "win_rates": [r for r in rates if r["criterion"] == criterion],
             "position_bias": position_bias(part), "agreement": agreement(part), "bt": None, "bt_error": None,
         }
         entry["side_balance"] = side_balance(part)
-        sides = rater_sides(part)
+        sides = rater_sides(part, level=side_level)
         entry["rater_sides"] = sides
+        entry["side_level"] = side_level
         entry["raters_with_side_preference"] = sum(r["side_preference"] for r in sides)
         cluster = over if part[over].nunique() >= 2 else "item"
         try:

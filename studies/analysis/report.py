@@ -27,6 +27,7 @@ from studies.analysis.agreement import krippendorff_alpha, raters_needed
 from studies.analysis.anova import common_systems, tukey, two_way_anova
 from studies.analysis.icc import FORMS, ICCInputError, icc
 from studies.analysis.normalise import per_rater_z
+from studies.analysis.system_scores import scale_scores
 
 TARGET_ICC = 0.9
 # Krippendorff's alpha reads the same normalised scores as the ICC (issue #18). Magnitude estimates become
@@ -59,6 +60,8 @@ class Report:
     planning: list[dict[str, Any]] = field(default_factory=list)
     raters: list[dict[str, Any]] = field(default_factory=list)
     systems: list[dict[str, Any]] = field(default_factory=list)
+    # Which system is better, per condition × criterion (studies.analysis.system_scores): first on the page.
+    system_scores: list[dict[str, Any]] = field(default_factory=list)
     distributions: list[dict[str, Any]] = field(default_factory=list)
     excluded_raters: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -316,8 +319,25 @@ def _records(quality: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in quality.to_dict("records")]
 
 
+def _explain_choice_cells(report: Report) -> Report:
+    """A condition whose judgments are choices (``icc_reason``: pairwise, ACUTE-Eval) has no ICC by design:
+    its cells say so instead of "no submitted ratings yet" beside its hundreds of judgments."""
+    reasons = {c["slug"]: c["icc_reason"] for c in report.conditions if c.get("icc_reason")}
+    for rows in report.tables.values():
+        for row in rows:
+            if row["condition"] in reasons and "icc" not in row:
+                row["error"] = reasons[row["condition"]]
+    if reasons and len(reasons) == len(report.conditions):
+        report.notes = [n for n in report.notes if not n.startswith("No submitted ratings yet")]
+    return report
+
+
 def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     """Everything the report page shows. ``conditions``: [{"slug", "title", "design", "benchmark"}]."""
+    return _explain_choice_cells(_build_report(frame, conditions, options))
+
+
+def _build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options: ReportOptions | None = None) -> Report:
     options = options or ReportOptions()
     slugs = [c["slug"] for c in conditions]
     configured = [name for c in conditions for name in c.get("criteria", ())]
@@ -341,6 +361,7 @@ def build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options:
     if not frame.groupby(["study", "criterion", "unit"])["rater"].nunique().gt(1).any():
         report.notes.append("Reliability (ICC, Krippendorff's alpha, raters needed, leave-one-out ρ) cannot be "
                             "computed yet: it needs at least two raters on one item.")
+    report.system_scores = scale_scores(frame)
     frame = with_z(frame)
     report.tables = icc_tables(frame, slugs, criteria)
     report.criteria_correlation = criteria_correlation(frame, slugs, criteria)

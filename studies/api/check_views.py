@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from studies.api.base import ApiView
-from studies.api.inputs import StrictInput
+from studies.api.inputs import StrictInput, query_params_checked
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import checks
 from studies.errors import StudyStateError
@@ -53,6 +53,7 @@ class CheckListApi(ApiView):
     @extend_schema(responses=OutputSerializer, operation_id="study_checks_list",
                    summary="The study's check items, check settings and the assignments that failed")
     def get(self, request, slug):
+        query_params_checked(request, ())  # takes none: a filter it would ignore is refused, named
         study = _visible_study(request, slug)
         return Response(self.OutputSerializer({
             "settings": checks_config(study), "items": checks.study_check_items(study),

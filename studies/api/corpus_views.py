@@ -51,7 +51,8 @@ class ImportJobOutputSerializer(serializers.Serializer):
     source_format = serializers.CharField()
     corpus = serializers.CharField(source="corpus_slug", help_text="the corpus it imports into")
     message = serializers.CharField()
-    counts = serializers.DictField(child=serializers.IntegerField())
+    counts = serializers.DictField(help_text="a finished import's summary: counts, and the corpus, format (format_name), "
+                                             "systems created, warnings by line, a study made from the file")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -120,12 +121,13 @@ class SystemListApi(ApiView):
 class ImportsApi(DialoguesImportApi):
     """Upload a dialogue file (POST): synchronous by default (all or nothing: 400 lists the problems by line
     and field); ``run_in_background`` queues a worker job and answers 202 with its id. GET lists your
-    background imports, newest first, filtered by ``status`` and ``corpus`` (the slug imported into)."""
+    imports (synchronous ones as done, background ones as they run), newest first, filtered by ``status`` and ``corpus`` (the slug imported into)."""
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
     @extend_schema(responses=ImportJobOutputSerializer(many=True), operation_id="import_list",
-                   description="Your background imports (run_in_background), newest first.",
+                   description="Your imports, newest first: background ones (run_in_background) as they run, "
+                                               "synchronous ones as done.",
                    parameters=[OpenApiParameter("status", str, enum=[v for v, _ in ImportJob.Status.choices]),
                                OpenApiParameter("corpus", str, description="the slug of the corpus imported into")])
     def get(self, request):

@@ -38,7 +38,8 @@ class PairwiseWinRateSerializer(serializers.Serializer):
 
 class BradleyTerryStrengthSerializer(serializers.Serializer):
     system = serializers.CharField()
-    theta = number(help_text="log-strength (MM fit, mean 0)")
+    theta = number(help_text="log-strength, posterior mode under a weak N(0, 2²) prior (mean 0)")
+    theta_mle = number(required=False, help_text="the maximum-likelihood log-strength; null where it is infinite")
     ci_low = number(help_text="percentile bootstrap; null with fewer than two usable resamples")
     ci_high = number()
     win_prob_vs_mean = number(help_text="P(beats a system of average strength)")
@@ -47,7 +48,12 @@ class BradleyTerryStrengthSerializer(serializers.Serializer):
 class BradleyTerrySerializer(serializers.Serializer):
     strengths = BradleyTerryStrengthSerializer(many=True)
     resamples = serializers.IntegerField()
-    dropped = serializers.IntegerField(help_text="resamples where the MLE did not exist")
+    dropped = serializers.IntegerField(help_text="resamples left out: 0, every resample is kept")
+    degenerate = serializers.IntegerField(required=False, help_text="resamples (kept) in which the MLE would not exist")
+    mle_exists = serializers.BooleanField(required=False)
+    note = serializers.CharField(required=False, allow_blank=True, help_text="why the MLE is infinite, if it is")
+    estimator = serializers.CharField(required=False)
+    prior_sd = number(required=False)
     over = serializers.CharField(help_text="the bootstrap's cluster: rater or item")
 
 
@@ -67,6 +73,9 @@ class PositionBiasSerializer(serializers.Serializer):
 class PairwiseAgreementSerializer(serializers.Serializer):
     alpha = number(help_text="Krippendorff's alpha (nominal over a, b, tie); null where undefined")
     units = serializers.IntegerField(help_text="items with two raters or more")
+    raw_agreement = number(required=False, help_text="agreeing pairs among the pairs of judgments on one item "
+                                                     "(raw agreement beside alpha); null without pairs")
+    pairs = serializers.IntegerField(required=False, help_text="pairs of judgments on one item")
     note = serializers.CharField(allow_blank=True, required=False)
 
 
@@ -130,6 +139,9 @@ class AcuteStudySerializer(PairwiseStudySerializer):
     """One ACUTE-Eval study (Li, Weston & Roller 2019): the pairwise analysis with the paper's marks."""
 
     checks = AcuteChecksSerializer()
+    failed_included = serializers.IntegerField(
+        required=False, help_text="raters who failed the check pairs and are in these figures (0 with exclude_flagged; "
+                                  "ParlAI leaves out workers who failed onboarding by default)")
 
 
 class TupleDesignSerializer(serializers.Serializer):

@@ -24,6 +24,7 @@ from studies.rating import invites, review
 class AssignmentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     rater = serializers.SerializerMethodField(help_text="the rater's pseudonym in this experiment")
+    rater_id = serializers.IntegerField(help_text="the rater's id in the review routes (/studies/<slug>/raters/<id>/)")
     status = serializers.ChoiceField(choices=Assignment.Status.choices)
     started_at = serializers.DateTimeField()
     submitted_at = serializers.DateTimeField(allow_null=True)

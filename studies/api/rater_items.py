@@ -9,10 +9,12 @@ An answer is a JSON object of those fields; ``answers_as_post`` turns it into th
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.http import QueryDict
+from django.urls import reverse
 
 from studies.designs import design_for, unit_for
 from studies.designs.common import number_text
@@ -22,6 +24,7 @@ from studies.designs.units.sides import context_sides
 from studies.models import AssignmentItem, Study
 
 MAX_FIELDS = 200  # as many as a draft may hold (answers.DRAFT_MAX_FIELDS)
+MAX_WHOLE = int(sys.float_info.max)  # the largest JSON integer a float (as the page's numbers are) can hold
 
 
 def _turns(turns: Sequence[Mapping[str, Any]] | None) -> list[dict[str, str]]:
@@ -112,6 +115,8 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
     values = design_for(study).stored_values(slot, study, criteria)
     return {"position": slot.position, "answered": slot.answered_at is not None,
             "pending_url": unit_for(study).pending_url(slot),
+            "chat_url": reverse("studies-api:rater-chat", args=[slot.assignment.token, slot.position])
+            if unit_for(study).collects_dialogues else None,
             **content_view(study, slot.item, slot.response_order, criteria), "values": values}
 
 
@@ -143,6 +148,8 @@ def _text(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not -MAX_WHOLE < value < MAX_WHOLE:  # JSON integers have no bound; floats do
         return None
     return number_text(value)
 

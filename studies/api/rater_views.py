@@ -16,6 +16,7 @@ on the rater pages, under the same rules (Label Studio's annotation API is the m
 from __future__ import annotations
 
 from django.db.models import Count, Q
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -151,6 +152,8 @@ class RaterItemSerializer(serializers.Serializer):
     answered = serializers.BooleanField()
     pending_url = serializers.CharField(allow_null=True, help_text="a page to visit before this item can be answered "
                                        "(a chat with a system): the API cannot answer it until then")
+    chat_url = serializers.CharField(allow_null=True, help_text="a chat-then-rate item's chat in this API (GET its "
+                                     "state, POST turns/ and end/), where the item has one")
     context = TurnSerializer(many=True, help_text="the conversation the targets reply to (or the dialogue judged)")
     targets = RaterTargetSerializer(many=True)
     reference = RaterReferenceSerializer(allow_null=True)
@@ -232,7 +235,8 @@ class RaterAnswerApi(RaterView):
         slot = _slot(assignment, position)
         study = assignment.study
         if (pending := unit_for(study).pending_url(slot)) is not None:
-            raise Conflict(f"this item needs its chat first, on its page ({pending})")
+            raise Conflict(f"this item needs its chat first: chat and end it through "
+                           f"{reverse('studies-api:rater-chat', args=[token, position])} (its page: {pending})")
         criteria = study_criteria(study)  # the fields only: the stored answers are read once, for the answer
         fields = content_view(study, slot.item, slot.response_order, criteria)["fields"]
         post, errors = answers_as_post(data.validated_data["answers"], fields)

@@ -13,6 +13,7 @@ from rest_framework import serializers
 
 from studies.api.design_report_schemas import AcuteStudySerializer, BwsTuplesEntrySerializer, PairwiseStudySerializer
 from studies.api.schema_fields import number
+from studies.api.system_score_schemas import SystemScoresBlockSerializer
 
 
 class ReportConditionSerializer(serializers.Serializer):
@@ -25,6 +26,8 @@ class ReportConditionSerializer(serializers.Serializer):
     alpha_values = serializers.CharField(help_text="what alpha's values are (Likert value, log10 ratio, ...)")
     ranks = serializers.BooleanField()
     report_note = serializers.CharField(allow_blank=True)
+    icc_reason = serializers.CharField(allow_blank=True, required=False,
+                                       help_text="why a condition has no ICC by design (its judgments are choices)")
 
 
 class IccFormSerializer(serializers.Serializer):
@@ -201,6 +204,7 @@ class ReliabilityReportSerializer(serializers.Serializer):
     """The reliability report of a study or an experiment (Santhanam & Shaikh 2019, Tables 1-9, and more;
     STATISTICS.md)."""
 
+    system_scores = SystemScoresBlockSerializer(many=True, help_text="which system is better, per condition × criterion")
     conditions = ReportConditionSerializer(many=True)
     criteria = serializers.ListField(child=serializers.CharField())
     tables = IccTablesSerializer()

@@ -4,6 +4,7 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studies.api.inputs import StrictInput
+from studies.api.schema_fields import DesignConfigField
 from studies.corpora.importing.formats import FORMATS
 from studies.designs import KINDS
 from studies.models import Design, Study, Unit
@@ -41,7 +42,7 @@ class StudyOutputSerializer(serializers.Serializer):
     experiment = serializers.SlugField(source="experiment.slug")
     design = serializers.ChoiceField(choices=Design.choices)
     unit = serializers.ChoiceField(choices=Unit.choices)
-    design_config = serializers.DictField()
+    design_config = DesignConfigField()
     unit_config = serializers.DictField(help_text="the unit's settings (a chat study's turns and limits)")
     criteria = CriterionSerializer(many=True, source="criteria.all")
     raters_per_item = serializers.IntegerField()
@@ -61,6 +62,8 @@ class StudyOutputSerializer(serializers.Serializer):
     time_limit_minutes = serializers.SerializerMethodField(
         help_text="how long a started assignment holds its place (the study's limit, else the default)")
     questionnaire = serializers.JSONField()
+    rater_key = serializers.CharField(help_text="the study's rater link key: raters enter at /r/c/<key>/ (the rater "
+                                      "API: /api/rate/studies/<key>/sessions/)")
 
     def get_paused(self, study) -> bool:
         return study.paused_at is not None and study.status == Study.Status.PUBLISHED
@@ -83,6 +86,11 @@ class ImportOutputSerializer(serializers.Serializer):
     missing_scores = serializers.DictField(child=serializers.IntegerField(), required=False,
                                            help_text="quality -> records where it had no score (a missing value)")
     unit = serializers.ChoiceField(choices=Unit.choices, required=False, help_text="what the imported judgments rate")
+    format_name = serializers.CharField(required=False, help_text="the format read, in words (the one detected)")
+    warnings = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="what was guessed, by line (a turn whose speaker could not be read)")
+    acute_study = serializers.SlugField(allow_null=True, required=False,
+                                        help_text="a ParlAI pairings file's draft ACUTE-Eval study (its pairs)")
 
 
 class ImportInputSerializer(StrictInput):
@@ -91,6 +99,10 @@ class ImportInputSerializer(StrictInput):
     corpus = serializers.SlugField(required=False, allow_blank=True)
     systems = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
     run_in_background = serializers.BooleanField(default=False, help_text="queue a worker job (large files)")
+    judged_speaker = serializers.CharField(required=False, allow_blank=True, max_length=100, default="",
+                                           help_text="dialogues: the speaker to judge wherever a conversation has it "
+                                                     "(else the file's: ParlAI's speakers_to_eval, a self-chat's first "
+                                                     "speaker, a model chat's bot)")
     more_files = serializers.ListField(
         child=serializers.FileField(), required=False, default=list,
         help_text="further files of the same evaluation and format (e.g. the parts of DSTC9): one corpus and one "

@@ -23,6 +23,7 @@ from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.report_schemas import ReliabilityReportSerializer
+from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import (
     CriterionSerializer,
     ImportInputSerializer,
@@ -41,7 +42,7 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import invites
 from studies.rating.links import study_entry_path
-from studies.reports import label_selectors
+from studies.reports import label_selectors, system_scores
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -97,20 +98,23 @@ class ExperimentCreateApi(ApiView):
 
 
 class StudyListApi(ApiView):
-    """The studies you can see, filtered by ``experiment`` (slug) and ``status``."""
+    """The studies you can see, filtered by ``experiment`` (slug), ``status`` and ``design``."""
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
     @extend_schema(responses=StudyOutputSerializer(many=True), parameters=[
         OpenApiParameter("experiment", str, description="an experiment's slug"),
-        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices])])
+        OpenApiParameter("status", str, enum=[value for value, _ in Study.Status.choices]),
+        OpenApiParameter("design", str, enum=[value for value, _ in Design.choices])])
     def get(self, request):
-        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status"})
+        query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status", "design"})
         studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
         if experiment := request.query_params.get("experiment"):
             studies = studies.filter(experiment__slug=experiment)
         if wanted := choice_param(request, "status", [value for value, _ in Study.Status.choices]):
             studies = studies.filter(status=wanted)
+        if design := choice_param(request, "design", [value for value, _ in Design.choices]):
+            studies = studies.filter(design=design)
         return paginate(self, studies.select_related("experiment"), request, StudyOutputSerializer)
 
 
@@ -119,7 +123,7 @@ class StudyCreateApi(ApiView):
         experiment = serializers.SlugField()
         title = serializers.CharField(max_length=200)
         design = serializers.ChoiceField(choices=Design.choices)
-        design_config = serializers.DictField(required=False, default=dict)
+        design_config = DesignConfigField(required=False, default=dict)
         criteria = CriterionSerializer(many=True, required=False)
         raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_RATERS_PER_ITEM)
         items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000,
@@ -377,6 +381,9 @@ class DialoguesImportApi(ApiView):
         upload = values["file"]
         if values["run_in_background"] and values["more_files"]:
             raise ValidationError({"more_files": ["several files are imported at once; leave run_in_background off"]})
+        if values["run_in_background"] and values["judged_speaker"]:
+            raise ValidationError({"judged_speaker": ["a background import keeps the file's judged speakers; leave "
+                                                      "run_in_background off to choose one"]})
         if values["run_in_background"]:
             from django.conf import settings
 
@@ -402,11 +409,25 @@ class DialoguesImportApi(ApiView):
             summary = corpus_imports.dialogues_import(
                 stream=upload.file, source_name=upload.name, source_format=values["format"],
                 corpus_slug=values.get("corpus") or None, owner=request.user, systems=values["systems"],
-                more_files=[(f.name, f.file) for f in values["more_files"]],
+                more_files=[(f.name, f.file) for f in values["more_files"]], judged_speaker=values["judged_speaker"],
             )
         except ImportFailed as failure:
-            raise ValidationError({"file": [str(p) for p in failure.problems]}) from None
+            raise ValidationError(_import_problems(failure)) from None
+        corpus_imports.import_recorded(owner=request.user, source_name=upload.name, source_format=summary.format,
+                                       summary=summary)
         return Response(ImportOutputSerializer(summary.as_dict()).data, status=status.HTTP_201_CREATED)
+
+
+def _import_problems(failure: ImportFailed) -> dict[str, list[str]]:
+    """The problems by request field: the corpus name's under ``corpus`` (the field the client sent), the
+    file's (by line and field) under ``file``."""
+    found: dict[str, list[str]] = {}
+    for problem in failure.problems:
+        if problem.line is None and problem.field == "corpus" and not problem.source:
+            found.setdefault("corpus", []).append(problem.message)
+        else:
+            found.setdefault("file", []).append(str(problem))
+    return found
 
 
 class ImportJobDetailApi(ApiView):
@@ -461,8 +482,9 @@ class ReportApiMixin:
                              "No numeric ratings: these criteria are answered by labels or text (see labels)."
                              for note in data.get("notes", [])]
         # Each design's own section under its key ("pairwise", "bws_tuples"; empty where no study is of it).
-        data.update({section.key: section.data
-                     for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude)})
+        own = report_selectors.design_sections(studies, report, exclude_flagged=exclude)
+        data.update({section.key: section.data for section in own})
+        data["system_scores"] = system_scores.system_scores(report, own)  # the page's first section
         return no_store(Response(data))
 
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from studies.api.base import ApiView
 from studies.api.inputs import StrictInput, query_params_checked, whole_param
+from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
 from studies.authoring import editing, planning, selectors
@@ -38,7 +39,7 @@ class StudySettingsApi(ApiView):
     class InputSerializer(StrictInput):
         title = serializers.CharField(max_length=200, required=False)
         design = serializers.ChoiceField(choices=Design.choices, required=False)
-        design_config = serializers.DictField(required=False)
+        design_config = DesignConfigField(required=False)
         criteria = CriterionSerializer(many=True, required=False)
         platform = serializers.ChoiceField(choices=[c for c in Study.Platform.choices if c[0] != "benchmark"],
                                            required=False)

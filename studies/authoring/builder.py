@@ -103,10 +103,25 @@ def preview_context(study: Study, data: Mapping[str, Any], number: int) -> dict[
     context.update({
         "study": study, "item_number": number, "item_count": count,
         "builder_problems": problems, "builder_notes": notes,
-        "expected_uses": USES, "practice_problem": practice_services.practice_problem(study),
+        **expected_offer(study),
         "scale_tolerance": any(kind_for(c).numeric for c in criteria) and _takes_values(study),
+        "answer_choices": answer_choices(study, preview_item(study, number)),
     })
     return context
+
+
+def expected_offer(study: Study) -> dict[str, Any]:
+    """What the preview offers to save the researcher's answers as: ``expected_uses`` (practice and/or a
+    gold check item, as the study's design and unit take them), ``expected_refusal`` (why nothing is
+    offered) and ``practice_note`` (why practice is not, where gold check items are: ACUTE-Eval takes
+    check pairs but no practice yet). Read from the same services as the checks page, so the two agree."""
+    design = design_for(study)
+    checks_refused = unit_for(study).checks_refusal(design) or design.checks_problem()
+    practice_refused = practice_services.practice_problem(study)
+    uses = {key: label for key, label in USES.items()
+            if not (checks_refused if key == "gold" else practice_refused)}
+    return {"expected_uses": uses, "expected_refusal": "" if uses else (checks_refused or practice_refused),
+            "practice_note": practice_refused if uses and "practice" not in uses else ""}
 
 
 def _takes_values(study: Study) -> bool:
@@ -188,6 +203,53 @@ def expected_rules(study: Study, item: StudyItem, post: Mapping[str, Any], *, to
     return rules
 
 
+TEST_FIELD = "expected_test"  # the answers a gold check tests: "<criterion>|<response number>" or "<criterion>|"
+
+
+def rule_key(rule: Mapping[str, Any]) -> str:
+    """A rule's checkbox in the preview: its question and response ("safety|2"), or its question alone for
+    a rule about an order (best, worst, greater)."""
+    return f"{rule.get('criterion', '')}|{rule.get('response', '')}"
+
+
+def answer_choices(study: Study, item: StudyItem) -> list[dict[str, str]]:
+    """The checkboxes of the preview's expected-answer card: one per question and response for labels
+    and values, one per question for an order; labelled as the rater sees them ("safety · response B")."""
+    import string
+
+    design = design_for(study)
+    order = unit_for(study).item_targets([item.pk]).get(item.pk, [])
+    choices = []
+    for criterion in study_criteria(study):
+        kind = kind_for(criterion)
+        if not (kind.check_rule_key or kind.numeric):
+            continue
+        per_response = kind.check_rule_key or ("response" in design.check_rule_kinds and _takes_values(study))
+        if per_response:
+            choices += [{"key": f"{criterion.name}|{n}", "text": f"{criterion.name} · response {string.ascii_uppercase[n - 1]}"}
+                        for n in range(1, len(order) + 1)]
+        else:
+            choices.append({"key": f"{criterion.name}|", "text": f"{criterion.name} · the order"})
+    return choices
+
+
+def rules_chosen(rules: list[dict], post: Mapping[str, Any], use: str) -> list[dict]:
+    """The rules of the answers the researcher ticked (``TEST_FIELD``): a gold check tests only what was
+    chosen, so one extra label elsewhere on the screen does not fail a careful rater. A gold check needs
+    at least one; a practice item with none ticked shows every answer."""
+    getlist = getattr(post, "getlist", None)
+    chosen = set(getlist(TEST_FIELD) if getlist else (post.get(TEST_FIELD) or []))
+    if not chosen:
+        if use == "gold":
+            raise ValidationError({TEST_FIELD: "tick the answers this check tests (a rater passes when those match; "
+                                               "the other answers on the screen are not scored)"})
+        return rules
+    kept = [rule for rule in rules if rule_key(rule) in chosen]
+    if not kept:
+        raise ValidationError({TEST_FIELD: "none of the ticked answers has an expected value: tick an answer you gave"})
+    return kept
+
+
 def _written_from(study: Study, use: str, turns: Any, texts: list[str]) -> Any:
     """The practice or gold check item already written from an item with these turns and texts, or None."""
     if use == "practice":
@@ -232,9 +294,10 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     written on any problem. The same item sent twice (a double click) is stored once; another answer to an
     item already written is refused (remove that item first)."""
     study = Study.objects.select_for_update().get(pk=study.pk)  # one save at a time: the check below holds
-    if use not in USES:
-        raise ValidationError({"use": f"choose one of: {', '.join(USES.values())}"})
-    rules = expected_rules(study, item, post, tolerance=tolerance)
+    offered = expected_offer(study)["expected_uses"]
+    if use not in offered:
+        raise ValidationError({"use": f"choose one of: {', '.join(offered.values()) or 'none for this study'}"})
+    rules = rules_chosen(expected_rules(study, item, post, tolerance=tolerance), post, use)
     design = design_for(study)
     order = unit_for(study).item_targets([item.pk])[item.pk]
     if design.check_conversations and use == "gold":  # a pair of whole conversations (ACUTE-Eval)

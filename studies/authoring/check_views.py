@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from studies.authoring import checks, rule_rows
+from studies.authoring import checks, gold_pool, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
@@ -31,12 +31,16 @@ def checks_page(request, slug):
                for a in summary["flagged"]]
     form = request.session.pop(f"checks-form-{study.pk}", {})
     criteria = {c.name: c.question for c in study.criteria.all()}
-    items = [{**row, "expected": rule_rows.rules_text(row["rules"], criteria)} for row in checks.study_check_items(study)]
+    items = [{**row, "expected": rule_rows.rules_text(row["rules"], criteria,
+                                                      noun="Conversation" if row.get("conversations") else "Response")}
+             for row in checks.study_check_items(study)]
     return render(request, "studies/checks.html", {
         "study": study, "design": design_for(study), "items": items, "summary": summary,
         "flagged": flagged, "kinds": CheckKind.choices, "form": form,
         # the hand-written check item's expected answer, by controls (rule_rows), never typed JSON
         "rule_choices": rule_rows.rule_choices(study), "rule_rows": form.get("rule_rows") or rule_rows.rows_empty(),
+        # regular items showing a check's or a practice item's conversation: they leave the pool at publish
+        "shadowed": len(gold_pool.shadowed_item_ids(study)), "empty_rule_rows": rule_rows.rows_empty()[:1],
     })
 
 
@@ -59,6 +63,15 @@ def _do(request, study, action: str) -> str:
         item = get_object_or_404(StudyItem, study=study, pk=post.get("item") or 0)
         checks.check_item_delete(item=item)
         return "Check item removed."
+    if action == "rule_drop":  # the check no longer tests this answer
+        item = get_object_or_404(StudyItem, study=study, check_kind__gt="", pk=post.get("item") or 0)
+        checks.check_rule_drop(item=item, index=post.get("rule"))
+        return "Rule dropped: the check no longer tests that answer."
+    if action == "rule_add":
+        item = get_object_or_404(StudyItem, study=study, check_kind__gt="", pk=post.get("item") or 0)
+        with rule_rows.rules_posted(post) as rules:
+            checks.check_rules_add(item=item, rules=rules)
+        return "Rule added."
     if action == "configure":
         checks.study_checks_configure(study=study, per_assignment=post.get("per_assignment"),
                                       positions=post.get("positions", ""), min_pass_rate=post.get("min_pass_rate"))

@@ -137,6 +137,53 @@ def check_item_delete(*, item: StudyItem) -> None:
     check_conversations.written_conversations_delete(written)
 
 
+def _shown_ids(item: StudyItem) -> list[int]:
+    """What a check item's rules number from 1: its responses, or its compared conversations."""
+    compared = check_conversations.check_item_conversations([item.pk]).get(item.pk, [])
+    if compared:
+        return [c["id"] for c in compared]
+    return list(item.item_responses.order_by("position").values_list("response_id", flat=True))
+
+
+@transaction.atomic
+def check_rules_set(*, item: StudyItem, rules: Any) -> StudyItem:
+    """Replace a check item's rules (responses numbered from 1, as the API takes them) on a draft study:
+    a researcher edits what a check tests, e.g. keeps only the answer it is about. Checked as when the item
+    was written; ValidationError names the rule and nothing changes."""
+    study = Study.objects.select_for_update().get(pk=item.study_id)
+    _require_draft(study, "change a check's rules")
+    if not item.check_kind:
+        raise ValidationError({"item": "not a check item"})
+    ids = _shown_ids(item)
+    cleaned, problems = rules_clean(study, rules, len(ids))
+    if problems:
+        raise ValidationError(dict(problems))
+    item.check_rules = resolve_rules(cleaned, ids)
+    item.save(update_fields=["check_rules"])
+    return item
+
+
+def check_rule_drop(*, item: StudyItem, index: Any) -> StudyItem:
+    """Drop the check item's rule at ``index`` (0-based, as listed): the check no longer tests that answer.
+    The last rule cannot be dropped (remove the item instead)."""
+    numbered = next((row["rules"] for row in study_check_items(item.study) if row["id"] == item.pk), [])
+    try:
+        position = int(index)
+        if not 0 <= position < len(numbered):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValidationError({"rule": f"no rule {index!r} on this check (it has {len(numbered)})"}) from None
+    if len(numbered) == 1:
+        raise ValidationError({"rule": "a check needs at least one rule: remove the check item instead"})
+    return check_rules_set(item=item, rules=[r for i, r in enumerate(numbered) if i != position])
+
+
+def check_rules_add(*, item: StudyItem, rules: Any) -> StudyItem:
+    """Add rules (responses numbered from 1) to the check item's own."""
+    numbered = next((row["rules"] for row in study_check_items(item.study) if row["id"] == item.pk), [])
+    return check_rules_set(item=item, rules=[*numbered, *(rules or [])])
+
+
 @transaction.atomic
 def study_checks_configure(*, study: Study, per_assignment: Any = None, positions: Any = None,
                            min_pass_rate: Any = None) -> Study:

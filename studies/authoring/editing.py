@@ -9,6 +9,7 @@ estimated duration, time limit, deadline) may change at any time: they touch onl
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -36,6 +37,7 @@ from studies.models import (
 )
 from studies.onboarding import services as onboarding
 from studies.rating import allocation
+from studies.slugs import unique_slug
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
@@ -343,8 +345,11 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
         raise StudyStateError("an imported benchmark takes no raters; it cannot be duplicated")
     target = experiment or study.experiment
     config = {k: v for k, v in (study.platform_config or {}).items() if k != "closes_at"}
+    # named after the original (``demo-labels`` -> ``demo-labels-2``), not after its design, which a labels
+    # study shares with every Likert one (``demo-likert-2``)
+    slug = unique_slug(Study, re.sub(r"-\d+$", "", study.slug)) if target.pk == study.experiment_id else None
     copy = authoring.study_create(
-        experiment=target, title=(title or f"{study.title} (copy)")[:200], design=study.design,
+        experiment=target, title=(title or f"{study.title} (copy)")[:200], design=study.design, slug=slug,
         design_config=study.design_config,
         criteria=[{"name": c.name, "question": c.question, "help_text": c.help_text, "kind": c.kind,
                    "options": c.options, "rationale": c.rationale} for c in study.criteria.all()],

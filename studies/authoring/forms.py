@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 
-from studies.authoring import questionnaire_rows
+from studies.authoring import builder_defaults, questionnaire_rows
 from studies.authoring.criteria_rows import (
     FIELDS,
     kind_choices,
@@ -174,16 +174,13 @@ class StudyForm(forms.Form):
     reason) disables the design, its settings and the criteria (studies.authoring.editing explains why)."""
 
     title = forms.CharField(max_length=200)
-    design = forms.ChoiceField(
-        choices=Design.choices, widget=forms.RadioSelect,
-        help_text=" ".join(f"{Design(k).label}: {d.explanation}" for k, d in DESIGNS.items()),
-    )
+    design = forms.ChoiceField(choices=Design.choices, widget=forms.RadioSelect)
     unit = forms.ChoiceField(
         choices=Unit.choices, initial=Unit.RESPONSE, widget=forms.RadioSelect, label="Unit of judgement", required=False,
         help_text="Response: raters judge candidate next turns of a conversation. Dialogue: raters read a whole "
                   "conversation and rate it (Likert or RME; the items are the corpus's conversations). Chat: raters "
                   "chat with a system (or two side by side) through its endpoint, then rate the conversation they "
-                  "had (Likert, or BWS for two); the items are systems.",
+                  "had (Likert, or BWS for two); the items are systems. ACUTE-Eval always judges dialogues.",
     )
     # The builder's rows (``studies.authoring.criteria_rows``: ``c-<i>-<field>``) replace this text on the
     # page; a post without rows (the API's clients, older scripts) may still give the criteria as text.
@@ -235,6 +232,8 @@ class StudyForm(forms.Form):
     STRUCTURE = ("design", "criteria", "platform", *design_form_fields())
     # The units' settings (each unit's ``form_fields``), shown for the chosen unit: name -> units.
     UNIT_FIELDS = {name: " ".join(u.key for u in UNITS.values() if name in u.form_fields) for name in unit_form_fields()}
+    # One line per design for the chooser; the questions and units the builder's script switches to.
+    DESIGN_EXPLANATIONS = builder_defaults.design_explanations()
 
     def __init__(self, *args, locked: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -264,6 +263,26 @@ class StudyForm(forms.Form):
     def clean_unit(self) -> str:
         return self.cleaned_data.get("unit") or Unit.RESPONSE  # not given: responses, as before units existed
 
+    def clean(self):
+        """A design that cannot judge the default unit (ACUTE-Eval compares whole dialogues) takes the
+        first unit it can, as the page's script switches it (a unit the researcher picked stays, and the
+        service says why it does not fit)."""
+        data = super().clean()
+        design, unit = data.get("design"), data.get("unit")
+        allowed = builder_defaults.design_units().get(design or "", [])
+        if unit == Unit.RESPONSE and allowed and unit not in allowed and not self.fields["unit"].disabled:
+            data["unit"] = allowed[0]
+        return data
+
+    @property
+    def prefilled(self) -> bool:
+        """A new study's builder, showing the default design's questions: the page's script swaps them for
+        the chosen design's until the researcher edits a row."""
+        return not self.is_bound and "criteria_rows" not in self.initial and not self.locked
+
+    def builder_defaults(self) -> dict:
+        return builder_defaults.builder_defaults()
+
     def unit_config(self) -> dict:
         return unit_for(self.cleaned_data["unit"]).config_from_form(self.cleaned_data)
 
@@ -277,10 +296,13 @@ class StudyForm(forms.Form):
         if self.fields["criteria"].disabled:
             return text
         if rows_posted(self.data):
-            specs, problems = rows_parse(rows_read(self.data))
+            rows = rows_read(self.data)
+            specs, problems = rows_parse(rows)
             if problems:
                 raise forms.ValidationError(problems)
             self._criteria = specs
+            if "criteria_rows" not in self.initial and _same_rows(rows, self._default_rows()):
+                self._criteria = []  # the page's untouched defaults: the chosen design's own (services)
             return text
         self._criteria = criteria_parse(text)
         return text
@@ -292,10 +314,17 @@ class StudyForm(forms.Form):
             return rows_read(self.data)
         if "criteria_rows" in self.initial:
             return self.initial["criteria_rows"]
-        return rows_of_criteria(["readability", "coherence"])
+        return self._default_rows()
+
+    @staticmethod
+    def _default_rows() -> list[dict[str, str]]:
+        return builder_defaults.default_rows(builder_defaults.DEFAULT_DESIGN, builder_defaults.DEFAULT_UNIT)
 
     def criteria_specs(self) -> list[dict[str, str]]:
-        return getattr(self, "_criteria", None) or criteria_parse(self.cleaned_data["criteria"] or "")
+        """The criteria as posted; empty for the page's untouched default rows (the service then gives the
+        chosen design's and unit's own questions, e.g. ACUTE-Eval's four)."""
+        specs = getattr(self, "_criteria", None)
+        return specs if specs is not None else criteria_parse(self.cleaned_data["criteria"] or "")
 
     def criteria_names(self) -> list[str]:
         return [c["name"] for c in self.criteria_specs()]
@@ -351,6 +380,12 @@ class StudyForm(forms.Form):
             return {}
         return {"design": self.cleaned_data["design"], "design_config": self.design_config(),
                 "criteria": self.criteria_specs(), "platform": self.cleaned_data["platform"]}
+
+
+def _same_rows(posted: list[dict[str, str]], shown: list[dict[str, str]]) -> bool:
+    """Whether the posted rows are the shown ones, unedited (what a question is and how it is answered)."""
+    keys = ("name", "question", "help", "kind", "labels", "rationale")
+    return [[r.get(k, "") for k in keys] for r in posted] == [[r.get(k, "") for k in keys] for r in shown]
 
 
 def study_form_initial(study: Study) -> dict:

@@ -34,7 +34,8 @@ EXPECTS = {**VALUE_EXPECTS, "greater": "is rated above", "best": "is ranked best
 
 
 def rule_choices(study: Study) -> dict[str, Any]:
-    """What the rule rows offer for this study: its questions, the responses by letter, what a rule can
+    """What the rule rows offer for this study: its questions, the responses by letter (the two
+    conversations of a check pair, A and B, where the design compares whole conversations), what a rule can
     expect (values for designs whose answers are values, an order, best/worst for rankings, a label or a
     label set for questions answered by labels), and each label question's labels."""
     design = design_for(study)
@@ -52,7 +53,11 @@ def rule_choices(study: Study) -> dict[str, Any]:
             offered.append(key)
     n = min(int((study.design_config or {}).get("tuple_size") or MAX_RESPONSES), MAX_RESPONSES) \
         if design.ranks else MAX_RESPONSES
+    compared = getattr(design, "check_conversations", 0)  # a check pair of whole conversations (ACUTE-Eval)
+    if compared:
+        n = compared
     return {
+        "noun": "Conversation" if compared else "Response",
         "criteria": [{"name": c.name, "question": c.question} for c in criteria],
         "letters": [(i + 1, string.ascii_uppercase[i]) for i in range(n)],
         "expects": [(key, EXPECTS[key]) for key in offered],

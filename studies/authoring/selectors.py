@@ -26,12 +26,14 @@ DONE_STATUSES = DONE  # the assignments every report and progress count (submitt
 
 def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[str, Any]]:
     """Per study: items, target raters per item, item-ratings done vs needed (capped per item at the
-    target), assignments by status, ratings stored, and completion time (mean, median seconds)."""
+    target), assignments by status, ratings stored (check items left out, as in the export; those of
+    excluded raters also counted apart, with the raters), and completion time (mean, median seconds)."""
     ids = [s.pk for s in studies]
     targets = {s.pk: s.raters_per_item for s in studies}
     progress: dict[int, dict[str, Any]] = {
         pk: {"items": 0, "raters_per_item": targets[pk], "done": 0, "needed": 0, "percent": 0.0,
              "assignments": {status: 0 for status in Assignment.Status.values}, "ratings": 0,
+             "excluded_ratings": 0, "excluded_raters": 0,
              "mean_seconds": None, "median_seconds": None}
         for pk in ids
     }
@@ -51,9 +53,17 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
     for pk, status, n in (Assignment.objects.filter(study_id__in=ids).values("study_id", "status")
                           .annotate(n=Count("id")).values_list("study_id", "status", "n")):
         progress[pk]["assignments"][status] = n
-    for pk, n in (Rating.objects.filter(assignment__study_id__in=ids).values("assignment__study_id")
-                  .annotate(n=Count("id")).values_list("assignment__study_id", "n")):
+    # Counted as the ratings export counts them: answers to check items are not ratings; those of raters a
+    # reviewer excluded are (the export keeps them, marked) and are counted apart, since the report leaves them out.
+    for pk, n, excluded in (Rating.objects.filter(assignment__study_id__in=ids, item__check_kind="")
+                            .values("assignment__study_id")
+                            .annotate(n=Count("id"), excluded=Count("id", filter=Q(assignment__excluded=True)))
+                            .values_list("assignment__study_id", "n", "excluded")):
         progress[pk]["ratings"] = n
+        progress[pk]["excluded_ratings"] = excluded
+    for pk, n in (Assignment.objects.filter(study_id__in=ids, excluded=True).values("study_id")
+                  .annotate(n=Count("id")).values_list("study_id", "n")):
+        progress[pk]["excluded_raters"] = n
     for design in designs_of(list(studies)):  # judgments kept outside Rating (best-worst picks) count as ratings
         for pk, n in design.judgments_per_study([s.pk for s in studies if s.design == design.key]).items():
             progress[pk]["ratings"] += n
@@ -71,7 +81,10 @@ def studies_progress(studies: QuerySet[Study] | list[Study]) -> dict[int, dict[s
 
 
 def study_progress(study: Study) -> dict[str, Any]:
-    return studies_progress([study])[study.pk]
+    """``studies_progress`` of one study, and the screens one rater gets (items + checks)."""
+    from studies.rating.screens import screens_per_assignment
+
+    return {**studies_progress([study])[study.pk], "screens": screens_per_assignment(study)}
 
 
 def study_invites(study: Study, limit: int = 20) -> list[Invite]:

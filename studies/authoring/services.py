@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from studies.authoring import checks, item_draws
+from studies.authoring.gold_pool import shadowed_items_drop
 from studies.designs import design_for, unit_for
 from studies.designs.common import ItemSpec
 from studies.designs.kinds import criterion_kind_clean
@@ -196,6 +197,7 @@ def study_publish(*, study: Study) -> Study:
     value, every BWS item shows tuple_size responses, ...)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_status(study, Study.Status.DRAFT, action="publish")
+    study.shadowed_dropped = shadowed_items_drop(study=study)  # a check or practice item is never also rated
     problems = []
     if not study.items.filter(check_kind="").exists():
         problems.append("it has no items (import dialogues and build the items first)")

@@ -239,11 +239,14 @@ def study_transition(request, slug, action):
     if service is None:
         return redirect("studies:study_detail", slug=slug)
     try:
-        service(study=study)
+        done = service(study=study)
     except StudyStateError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Study {'published' if action == 'publish' else 'closed'}.")
+        if dropped := getattr(done, "shadowed_dropped", 0):
+            messages.info(request, f"{dropped} item(s) showing a check or practice item's conversation left the "
+                                   "rated items: raters meet each of those conversations once, as the check or practice.")
         if action == "publish" and _prolific_code_missing(study):
             messages.warning(request, "Published without a Prolific completion code: set it under Raters → "
                                       "Completion and time before you publish the study on Prolific.")

@@ -89,7 +89,7 @@ def _executor() -> ThreadPoolExecutor:
 def _run(job: Callable[[], object]) -> None:
     try:
         job()
-    except Exception:  # a failure is the chat's to show (it stays waiting, then expires); never the pool's
+    except Exception:  # the job fails its own chats (services._answer); never the pool's to handle
         logger.exception("a background chat call failed")
     finally:
         connections.close_all()  # each thread's own connection: none left open between calls

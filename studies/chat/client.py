@@ -198,6 +198,8 @@ def _attempt(endpoint: Endpoint, body: bytes, deadline: Deadline, allowed: Seque
             payload = json.loads(posted.body)
         except (ValueError, UnicodeDecodeError):
             raise BotError("reply", f"the answer is not JSON: {posted.body[:80].decode(errors='replace')!r}") from None
+        except RecursionError:  # valid JSON nested deeper than the parser's recursion limit
+            raise BotError("reply", "the answer is JSON nested too deep to read") from None
         return reply_text(endpoint.protocol, payload)
     raise BotError("redirect", f"more than {MAX_REDIRECTS} redirects")
 

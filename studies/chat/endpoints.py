@@ -136,3 +136,10 @@ def try_message(error: BotError) -> str:
     else:
         hint = TRY_HINTS.get(error.kind, "")
     return f"{error}" + (f". What to do: {hint}." if hint else "")
+
+
+@transaction.atomic
+def endpoint_delete(*, endpoint: SystemEndpoint) -> None:
+    """Remove an endpoint (its stored key with it). A chat study or self-chat that talks to the system
+    through it gets "the system has no endpoint" on its next call, as when the key is cleared."""
+    SystemEndpoint.objects.filter(pk=endpoint.pk).delete()

@@ -18,7 +18,9 @@ first path segment picks the bot:
   the status line and headers too): each byte restarts a read timeout, so only a deadline over the whole
   call stops it;
 - ``/odd/``: HTTP 200 ``{"reply": "a\u0000b\ud800"}``: a NUL and a lone surrogate, which neither
-  PostgreSQL nor UTF-8 can hold.
+  PostgreSQL nor UTF-8 can hold;
+- ``/deep/``: HTTP 200 with JSON arrays nested ``DEEP_LEVELS`` deep (valid JSON, 200 kB): Python's
+  parser raises RecursionError on it, not ValueError.
 
 ``requests`` keeps what was asked (path, headers, parsed body) so a test can check what the bot got.
 
@@ -36,7 +38,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
-BOTS = ("rule", "parrot", "slow", "gate", "error", "garbage", "flaky", "redirect", "drip", "odd")
+BOTS = ("rule", "parrot", "slow", "gate", "error", "garbage", "flaky", "redirect", "drip", "odd", "deep")
+DEEP_LEVELS = 100_000
 ODD_REPLY = b'{"reply": "a\\u0000b\\ud800"}'
 OPENAI_SUFFIX = "/v1/chat/completions"
 
@@ -139,6 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(503, b'{"error": "busy, try again"}')
         if bot == "odd":
             return self._send(200, ODD_REPLY)
+        if bot == "deep":
+            return self._send(200, b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS)
         if bot == "drip":
             return self._drip(parse_qs(parts.query).get("part", ["body"])[0] == "headers")
         if bot == "slow":

@@ -23,6 +23,7 @@ call whose process died (a killed worker) is resumed by the next look at the cha
 """
 from __future__ import annotations
 
+import logging
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from studies.chat import calls
@@ -49,6 +51,8 @@ from studies.models import (
     SystemEndpoint,
 )
 from studies.rating import platforms
+
+logger = logging.getLogger(__name__)
 
 STALE_MARGIN_SECONDS = 15
 CLIENT_ID_MAX = 64
@@ -238,6 +242,9 @@ def _ask(request) -> BotReply | BotError:
                          settings=sent)
     except BotError as error:
         return error
+    except Exception as error:  # noqa: BLE001 - whatever the call raises, the turn ends as failed with Try again
+        logger.exception("a chat bot call raised")
+        return BotError("reply", f"the call failed: {type(error).__name__}: {error}"[:500])
 
 
 def _call_bots(requests: dict[int, tuple]) -> dict[int, BotReply | BotError]:
@@ -259,10 +266,22 @@ def _answer(assignment: Assignment, item_id: int, chats: list[Chat], caller: str
     assignment_id = assignment.pk
 
     def job() -> None:
-        _finish_turn(Assignment(pk=assignment_id), item_id, _call_bots(requests), caller)
+        try:
+            _finish_turn(Assignment(pk=assignment_id), item_id, _call_bots(requests), caller)
+        except Exception as error:  # the outcome could not be stored: fail the turn now, not at the stale margin
+            logger.exception("a chat reply could not be stored")
+            _fail_waiting(list(requests), caller, f"the reply could not be stored: {type(error).__name__}")
 
     transaction.on_commit(lambda: calls.background(job))
     return TurnOutcome(stored=True, replies=0, failures=0, pending=len(chats))
+
+
+def _fail_waiting(chat_ids: list[int], caller: str, detail: str) -> int:
+    """The chats still waiting for ``caller`` fail with ``detail`` (one UPDATE, no lock or read: the last
+    resort of a call thread whose outcome could not be stored); how many."""
+    return Chat.objects.filter(pk__in=chat_ids, status=Chat.Status.WAITING, caller=caller).update(
+        status=Chat.Status.FAILED, waiting_since=None, error_kind="reply", error=detail[:2000],
+        failures=F("failures") + 1)
 
 
 def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotReply | BotError],

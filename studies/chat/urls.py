@@ -19,4 +19,7 @@ urlpatterns = [
     path("selfchats/", selfchat_views.selfchat_list, name="selfchat_list"),
     path("selfchats/<id:pk>/", selfchat_views.selfchat_detail, name="selfchat_detail"),
     path("selfchats/<id:pk>/rerun/", selfchat_views.selfchat_rerun, name="selfchat_rerun"),
+    path("selfchats/<id:pk>/cancel/", selfchat_views.selfchat_cancel, name="selfchat_cancel"),
+    path("selfchats/<id:pk>/conversations/<int:index>/", selfchat_views.selfchat_conversation,
+         name="selfchat_conversation"),
 ]

@@ -16,8 +16,10 @@ from django.utils.text import slugify
 from studies import jobs
 from studies.corpora.importing import files as import_files
 from studies.corpora.importing.formats import system_key
+from studies.corpora.importing.parsers import FORMAT_NAMES
 from studies.corpora.importing.reading import text_problem, value_problem
 from studies.corpora.importing.records import ImportFailed, ImportProblem, ParsedConversation, ParsedHeader
+from studies.corpora.parlai_study import pairings_study_create
 from studies.designs import design_for
 from studies.models import (
     Assignment,
@@ -65,9 +67,17 @@ class ImportSummary:
     ratings: int = 0
     missing_scores: dict[str, int] = field(default_factory=dict)
     unit: str = Unit.RESPONSE
+    warnings: list[str] = field(default_factory=list)  # what was guessed (a speaker), by line
+    acute_study: Study | None = None  # a ParlAI pairings file's draft ACUTE-Eval study (parlai_study)
+
+    @property
+    def format_name(self) -> str:
+        return FORMAT_NAMES.get(self.format, self.format)
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "format_name": self.format_name, "warnings": self.warnings,
+            "acute_study": self.acute_study.slug if self.acute_study else None,
             "corpus": self.corpus.slug, "format": self.format, "conversations": self.conversations,
             "responses": self.responses, "systems_created": self.systems_created,
             "benchmark_study": self.benchmark_study.slug if self.benchmark_study else None,
@@ -93,7 +103,8 @@ def _size_of(stream: BinaryIO) -> int | None:
 
 def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str = "auto",
                      corpus_slug: str | None = None, owner=None, systems: Iterable[str] = (),
-                     on_progress=None, more_files: Sequence[tuple[str, BinaryIO]] = ()) -> ImportSummary:
+                     on_progress=None, more_files: Sequence[tuple[str, BinaryIO]] = (),
+                     judged_speaker: str = "") -> ImportSummary:
     """Import conversations and responses from a binary stream, all or nothing.
 
     The file is parsed one record at a time and written in batches inside one transaction; any
@@ -103,7 +114,10 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     formats) or be named in ``systems``. GRADE, FED and DSTC9 human scores also become a closed,
     read-only benchmark study (one rater per annotator position) whose unit is the file's: responses,
     or whole dialogues (FED dialogue level, DSTC9). ``more_files`` ((name, stream) pairs of the same
-    format) go into the same corpus and benchmark study: several files of one evaluation."""
+    format) go into the same corpus and benchmark study: several files of one evaluation. ParlAI files
+    (``parlai_formats``) keep every speaker's name; ``judged_speaker`` names the speaker to judge wherever
+    a conversation has it (else the file's); a pairings file also makes a draft ACUTE-Eval study of
+    exactly its pairs (``parlai_study``)."""
     files = [(source_name, stream), *more_files]
     limit = settings.IMPORT_MAX_BYTES
     size = sum(_size_of(s) or 0 for _, s in files)
@@ -120,7 +134,7 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
     if Corpus.objects.filter(slug=slug).exists():
         raise ImportFailed([_corpus_name_taken(slug)])
     declared = {system_key(s) for s in systems}
-    header = ParsedHeader()
+    header = ParsedHeader(judged_speaker=(judged_speaker or "").strip())
     with transaction.atomic():
         try:
             with transaction.atomic():  # a savepoint: a concurrent import of the same name loses cleanly
@@ -161,6 +175,9 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         writer.describe_systems()
         summary.missing_scores = dict(header.missing_scores)
         summary.unit = header.unit
+        summary.warnings = [str(w) for w in header.warnings]
+        if source_format == "parlai-pairings" and any(not p.get("onboarding") for p in header.pairs):
+            summary.acute_study = pairings_study_create(corpus=corpus, pairs=header.pairs, owner=owner)
         scored = [entry for entry in writer.scored if any(v is not None for s in entry[2].values() for v in s)]
         if header.benchmark and scored:
             summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, scored, owner)
@@ -377,6 +394,14 @@ def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner)
     AssignmentItem.objects.bulk_create(slots, batch_size=2000)
     Rating.objects.bulk_create(ratings, batch_size=2000)
     return study, len(ratings)
+
+
+def import_recorded(*, owner, source_name: str, source_format: str, summary) -> ImportJob:
+    """Record an import that ran synchronously (the upload answered with its summary) as a finished job, so
+    that the list of imports shows every import, not only the background ones. No file is kept (``path`` empty)."""
+    return ImportJob.objects.create(owner=owner, path="", source_name=source_name[:300], source_format=source_format,
+                                    corpus_slug=summary.corpus.slug, corpus=summary.corpus,
+                                    status=ImportJob.Status.DONE, counts=summary.as_dict(), finished_at=timezone.now())
 
 
 def import_job_create(*, owner, path: str, source_name: str, source_format: str, corpus_slug: str,

@@ -12,6 +12,8 @@ from studies.corpora.forms import ImportForm
 from studies.corpora.importing.records import ImportFailed, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 
+MAX_WARNINGS = 20
+
 
 @login_required
 @csrf_exempt  # CSRF is checked below, once the size-limit handler is in place (Django docs, upload handlers)
@@ -34,15 +36,23 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
                 stream=upload.file, source_name=upload.name, source_format=form.cleaned_data["format"],
                 corpus_slug=form.cleaned_data["corpus"] or None, owner=request.user,
                 systems=[s.strip() for s in form.cleaned_data["systems"].split(",") if s.strip()],
+                judged_speaker=form.cleaned_data["judged_speaker"],
             )
         except ImportFailed as failure:
             problems = [str(p) for p in failure.problems]
         else:
+            detected = f"Detected format: {summary.format_name}. " if form.cleaned_data["format"] == "auto" else ""
             messages.success(request, (
-                f"Imported {summary.conversations} conversations and {summary.responses} responses "
+                f"{detected}Imported {summary.conversations} conversations and {summary.responses} responses "
                 f"into corpus {summary.corpus.slug}."
                 + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
+                + (f" The pairs to judge became the draft ACUTE-Eval study {summary.acute_study.slug}."
+                   if summary.acute_study else "")
                 + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))
-            return redirect("studies:experiment_list")
+            for warning in summary.warnings[:MAX_WARNINGS]:
+                messages.warning(request, f"Warning: {warning}")
+            if len(summary.warnings) > MAX_WARNINGS:
+                messages.warning(request, f"… and {len(summary.warnings) - MAX_WARNINGS} more warnings of the same kind.")
+            return redirect("studies:corpus_detail", slug=summary.corpus.slug)
     corpora = corpus_selectors.item_corpora_visible_to(request.user)[:50]
     return render(request, "studies/import.html", {"form": form, "problems": problems, "corpora": corpora})

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
@@ -34,7 +35,7 @@ EXPORT_FIELDS = (
     "experiment", "study", "criterion", "item", "rater", "platform", "left_conversation", "right_conversation",
     "left_speaker", "right_speaker", "left_system", "right_system", "shown_order", "choice", "winner_system",
     "winner_conversation", "reason", "seconds", "assignment_status", "submitted_at", "check", "check_passed",
-    "failed_checks",
+    "failed_checks", "left_persona", "right_persona", "left_opener", "right_opener",
 )
 
 
@@ -70,33 +71,42 @@ def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
 
 def acute_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, resamples: int = 1000,
                  seed: int = 0) -> list[dict[str, Any]]:
-    """Per ACUTE study: {pk, slug, title, n, excluded_raters, criteria: studies.analysis.pairwise's
-    report, each win-rate row with the paper's significance mark}, cached per version of its
-    comparisons. ``exclude_flagged`` leaves out raters who failed the study's checks."""
+    """Per ACUTE study: {pk, slug, title, n, excluded_raters, failed_included, criteria:
+    studies.analysis.pairwise's report, each win-rate row with the paper's significance mark}, cached per
+    version of its comparisons. ``exclude_flagged`` leaves out raters who failed the study's checks (as
+    ParlAI's ``acute_eval/analysis.py`` leaves out workers who failed onboarding by default);
+    ``failed_included``: how many such raters are in the figures when they are kept."""
     from studies.analysis.acute import significance_mark
     from studies.analysis.pairwise import pairwise_report as analyse
 
     out = []
     for study in studies.filter(design=KEY).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
-        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}"
+        side_level = settings.RATER_FLAGS["position_p"]  # the review queue's threshold: one test on both pages
+        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}:{side_level}"
         key = "acute-report:" + hashlib.sha256(version.encode()).hexdigest()
         entry = cache.get(key)
         if entry is None:
             frame = comparisons_frame(one)
-            excluded = 0
-            if exclude_flagged and len(frame):
+            excluded = included = 0
+            if len(frame):
                 flagged = frame["failed_checks"].fillna(False).astype(bool)
-                excluded = int(frame.loc[flagged, "rater"].nunique())
-                frame = frame[~flagged]
-            criteria = analyse(frame, resamples=resamples, seed=seed)
+                failed = int(frame.loc[flagged, "rater"].nunique())
+                # ParlAI's analysis leaves out workers who failed onboarding by default; Concord keeps them
+                # unless asked, and the report says how many are in the win rates (``failed_included``).
+                if exclude_flagged:
+                    excluded, frame = failed, frame[~flagged]
+                else:
+                    included = failed
+            criteria = analyse(frame, resamples=resamples, seed=seed, side_level=side_level)
             for criterion in criteria:
                 for row in criterion["win_rates"]:
                     row["mark"] = significance_mark(row["p"])
                 for row in criterion["rater_sides"]:
                     row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
             entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame),
-                     "excluded_raters": excluded, "criteria": criteria, "checks": check_pairs_summary(study)}
+                     "excluded_raters": excluded, "failed_included": included, "criteria": criteria,
+                     "checks": check_pairs_summary(study)}
             cache.set(key, entry, timeout=3600)
         out.append(entry)
     return out
@@ -142,17 +152,29 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False,
         "right_conversation__external_id", "left_speaker", "right_speaker", "left_conversation__metadata__system",
         "right_conversation__metadata__system", "choice", "reason", "seconds", "assignment__status",
         "assignment__submitted_at", "assignment__study__experiment_id", "assignment__rater_id", "item__check_kind",
-        "left_conversation_id", "right_conversation_id", "assignment__checks_failed")
+        "left_conversation_id", "right_conversation_id", "assignment__checks_failed",
+        "left_conversation__metadata__bots", "right_conversation__metadata__bots",
+        "left_conversation__metadata__opener", "right_conversation__metadata__opener")
     for row in queryset.iterator(chunk_size=5000):
         (experiment, study, criterion, item, rater, platform, left, right, left_speaker, right_speaker, left_system,
          right_system, choice, reason, seconds, status, submitted, experiment_id, rater_id, check, left_id, right_id,
-         failed) = row
+         failed, left_bots, right_bots, left_opener, right_opener) = row
         winner = {"left": (left_system, left), "right": (right_system, right)}.get(choice, ("", ""))
         passed = _check_row_passed(rules_of.get(item) or [], criterion, left_id, right_id, choice) if check else None
         yield dict(zip(EXPORT_FIELDS, (
             experiment, study, criterion, item, rater if raw_ids else rater_pseudonym(experiment_id, rater_id),
             platform, left, right, left_speaker, right_speaker, left_system, right_system, f"{left}|{right}", choice,
-            winner[0], winner[1], reason, seconds, status, submitted, check, passed, bool(failed)), strict=True))
+            winner[0], winner[1], reason, seconds, status, submitted, check, passed, bool(failed),
+            _persona(left_bots, left_speaker), _persona(right_bots, right_speaker), left_opener or "",
+            right_opener or ""), strict=True))
+
+
+def _persona(bots: Any, speaker: str) -> str:
+    """The judged speaker's persona in a self-chat (``metadata.bots``: each bot's speaker and persona)."""
+    if not isinstance(bots, dict):
+        return ""
+    return next((str(bot.get("persona") or "") for bot in bots.values()
+                 if isinstance(bot, dict) and bot.get("speaker") == speaker), "")
 
 
 def live_agreement(study: Study) -> list[dict[str, Any]]:

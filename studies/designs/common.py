@@ -88,6 +88,8 @@ def unknown_systems_message(unknown: Sequence[str], available: Sequence[str], co
 
 def number_text(x: float) -> str:
     """A number as raters read it (and as rater.js writes it with String()): 100, 12.5, 1000000."""
+    if isinstance(x, int) and not isinstance(x, bool):  # exact, and no float conversion to overflow on a huge whole number
+        return str(x)
     return str(int(x)) if float(x).is_integer() else f"{x:.15g}"
 
 

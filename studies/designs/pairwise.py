@@ -303,9 +303,10 @@ class Pairwise(StudyDesign):
     # --- reports, the live panel, exports -------------------------------------------------------------
 
     def judgments_per_study(self, study_ids: Sequence[int]) -> dict[int, int]:
-        """Study id -> A/B judgments stored (one per pair × criterion × rater): the study page counts them."""
-        return dict(Comparison.objects.filter(assignment__study_id__in=list(study_ids)).values("assignment__study_id")
-                    .annotate(n=Count("id")).values_list("assignment__study_id", "n"))
+        """Study id -> A/B judgments stored (one per pair × criterion × rater; check pairs are not judgments of
+        the study, as in the export): the study page counts them."""
+        return dict(Comparison.objects.filter(assignment__study_id__in=list(study_ids), item__check_kind="")
+                    .values("assignment__study_id").annotate(n=Count("id")).values_list("assignment__study_id", "n"))
 
     def judgments_stamp(self, study_ids: Sequence[int]) -> tuple:
         from django.db.models import Max

@@ -25,6 +25,6 @@ def bt_strengths(entry: dict[str, Any] | None, criterion: str) -> str:
     axis.axvline(0, color="#999", linewidth=0.8, linestyle="--")
     axis.set_yticks(ys, [r["system"] for r in rows])
     axis.set_xlabel("Bradley–Terry log-strength θ (95% bootstrap CI)")
-    axis.set_title(f"{criterion}: strengths ({bt['resamples'] - bt['dropped']} resamples over {bt['over']}s)",
+    axis.set_title(f"{criterion}: strengths, penalised ({bt['resamples'] - bt['dropped']} resamples over {bt['over']}s)",
                    fontsize=9)
     return _svg(figure)

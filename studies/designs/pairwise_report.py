@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
@@ -72,7 +73,8 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
     out = []
     for study in pairwise_studies(studies).order_by("id"):
         one = Study.objects.filter(pk=study.pk)
-        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}"
+        side_level = settings.RATER_FLAGS["position_p"]  # the review queue's threshold: one test on both pages
+        version = f"{comparisons_version(one)}:{exclude_flagged}:{resamples}:{seed}:{side_level}"
         key = "pairwise-report:" + hashlib.sha256(version.encode()).hexdigest()
         entry = cache.get(key)
         if entry is None:
@@ -83,7 +85,7 @@ def pairwise_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, 
                 excluded = int(frame.loc[flagged, "rater"].nunique())
                 frame = frame[~flagged]
             entry = {"pk": study.pk, "slug": study.slug, "title": study.title, "n": len(frame), "excluded_raters": excluded,
-                     "criteria": analyse(frame, resamples=resamples, seed=seed)}
+                     "criteria": analyse(frame, resamples=resamples, seed=seed, side_level=side_level)}
             for criterion in entry["criteria"]:  # raters by their per-experiment pseudonym, as in every report
                 for row in criterion["rater_sides"]:
                     row["rater"] = rater_pseudonym(study.experiment_id, row["rater"])
@@ -130,7 +132,8 @@ def pairwise_sheets_of(entries: list[dict[str, Any]]) -> dict[str, pd.DataFrame]
             wins += [{"study": study["slug"], **r} for r in c["win_rates"]]
             bt = c["bt"] or {}
             strengths += [{"study": study["slug"], "criterion": c["criterion"], **s, "resampled_over": bt.get("over"),
-                           "resamples": bt.get("resamples"), "dropped": bt.get("dropped")} for s in bt.get("strengths", [])]
+                           "resamples": bt.get("resamples"), "dropped": bt.get("dropped"),
+                           "degenerate": bt.get("degenerate"), "estimator": bt.get("estimator")} for s in bt.get("strengths", [])]
             bias, alpha = c["position_bias"], c["agreement"]
             checks.append({"study": study["slug"], "criterion": c["criterion"], "judgments": c["n"], "raters": c["raters"],
                            **{f"left_{k}" if k in ("ci_low", "ci_high", "p") else k: v for k, v in bias.items() if k != "n"},

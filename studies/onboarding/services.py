@@ -48,8 +48,13 @@ def _locked_draft(study: Study, action: str) -> Study:
 
 
 def practice_problem(study: Study) -> str | None:
-    """Why this study cannot have practice items (the same designs and units as check items), or None."""
-    return unit_for(study).checks_problem or design_for(study).checks_problem()
+    """Why this study cannot have practice items (the same designs and units as check items, but a check
+    pair of whole conversations has no practice form yet), or None."""
+    design = design_for(study)
+    if getattr(design, "check_conversations", 0):
+        return ("practice items are not available for comparisons of whole conversations yet; "
+                "check pairs are (save your answers as a gold check item, or add one on the checks page)")
+    return unit_for(study).checks_problem or design.checks_problem()
 
 
 @transaction.atomic

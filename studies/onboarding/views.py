@@ -15,6 +15,7 @@ from studies.models import PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
 from studies.rating.pages import _message, rater_page, render_markdown, start_context
+from studies.rating.screens import screens_per_assignment
 
 
 def practice_begin(request, refusal: PracticeRequired, identity: platforms.Identity, *, via_experiment: bool):
@@ -82,7 +83,8 @@ def _consent_page(request, attempt: PracticeAttempt, *, asked: bool = False):
             return redirect("raters:practice", token=attempt.token)
         error, status = "Please tick the box to say you agree before starting.", 400
     study = attempt.study
-    context = {**start_context(study, items=min(study.items_per_assignment, study.items.count()) or study.items.count(),
+    # the screens the assignment will hold after the practice: its items and the checks among them
+    context = {**start_context(study, items=screens_per_assignment(study)["screens"],
                                error=error, form_token=form_tokens.form_token(attempt.token, "practice-consent")),
                "practice_first": True}
     return render(request, "raters/start.html", context, status=status)

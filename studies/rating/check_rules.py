@@ -303,14 +303,16 @@ def _shown(value: Any) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None = None) -> list[str]:
+def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None = None,
+               noun: str = "Response") -> list[str]:
     """Rules with 1-based response numbers in the rater's words, one line per rule: responses by the
     letter raters see (A, B, ...), questions by their text ("How readable?: Response B: at most 2").
     A rule of a kind this does not know is shown with its keys, never dropped. The checks page and the
     Practice card (``studies.authoring.rule_rows``, which re-exports it) and the practice's expected answer
-    (``studies.onboarding.selectors.expected_answer_text``) show rules this way."""
+    (``studies.onboarding.selectors.expected_answer_text``) show rules this way. ``noun``: what the
+    numbers name ("Conversation" for a check pair of whole conversations)."""
     def letter(n: Any) -> str:
-        return f"Response {string.ascii_uppercase[n - 1]}" if isinstance(n, int) and 1 <= n <= 26 else "Response ?"
+        return f"{noun} {string.ascii_uppercase[n - 1]}" if isinstance(n, int) and 1 <= n <= 26 else f"{noun} ?"
 
     lines = []
     for rule in rules:

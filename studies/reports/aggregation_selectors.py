@@ -52,28 +52,63 @@ def criterion_aggregation(criterion: Criterion) -> dict[str, Any]:
 
     ratings = targets.with_targets(Rating.objects.filter(
         criterion=criterion, assignment__status__in=DONE_STATUSES, assignment__excluded=False))
-    rows = list(ratings.values_list("assignment__rater_id", "item_id", "target_id", "label", "labels"))
+    rows = list(ratings.values_list("assignment__rater_id", "item_id", "target_id", "label", "labels", "target_system"))
     options = [str(o) for o in (criterion.options or {}).get("labels") or []]
     if criterion.kind == "multilabel":
-        answers = aggregation.multilabel_rows(((r, (i, t), labels) for r, i, t, _, labels in rows), options)
+        answers = aggregation.multilabel_rows(((r, (i, t), labels) for r, i, t, _, labels, _ in rows), options)
+        order = ["no", "yes"]  # a tied option is not given: it needs more than half the raters
     else:
-        answers = [(r, (i, t), label) for r, i, t, label, _ in rows]
+        answers = [(r, (i, t), label) for r, i, t, label, _, _ in rows]
+        order = options  # a tie goes to the label listed first in the criterion
     frame = aggregation.answers_frame(answers)
     truth = _truth(criterion, options)
     used = method_used()
-    methods, competence, labels = [], {}, {}
+    methods, competence, labels, delivered = [], {}, {}, []
     for method, title in aggregation.METHODS.items():
-        result = aggregation.aggregate(frame, method)
+        result = aggregation.aggregate(frame, method, order)
         methods.append({"method": method, "title": title, "used": method == used,
                         **{kind: aggregation.accuracy(result.labels, known) for kind, known in truth.items()}})
         for rater, value in result.competence.items():
             competence.setdefault(rater, {})[method] = value
         if method == used:
             labels = result.labels
+            delivered = delivered_targets(criterion, rows, result, options)
     return {"criterion": criterion.name, "kind": criterion.kind, "method": used,
             "method_title": aggregation.METHODS[used], "methods": methods, "competence": competence,
-            "labels": labels, "n_answers": len(rows), "n_raters": len({r for r, *_ in rows}),
+            "labels": labels, "targets": delivered, "n_answers": len(rows), "n_raters": len({r for r, *_ in rows}),
             "has_truth": any(truth.values())}
+
+
+def delivered_targets(criterion: Criterion, rows: list[tuple], result: Any, options: list[str]) -> list[dict[str, Any]]:
+    """One entry per rated target, in item order: {item, position, check, target, system, answers, label,
+    probability, probabilities}. Categorical: the label and its posterior probability, and every
+    label's. Multi-label: the options given (P(yes) above ½, ties not given) and each option's P(yes);
+    ``probability`` is the probability of the least certain option's verdict."""
+    answers: dict[tuple[int, int], int] = {}
+    systems: dict[tuple[int, int], str] = {}
+    for _, item, target, _, _, system in rows:
+        answers[(item, target)] = answers.get((item, target), 0) + 1
+        systems[(item, target)] = system or ""
+    items = dict(StudyItem.objects.filter(pk__in={i for i, _ in answers}).values_list("pk", "position"))
+    checks = dict(StudyItem.objects.filter(pk__in={i for i, _ in answers}).values_list("pk", "check_kind"))
+    out = []
+    for (item, target), n in sorted(answers.items(), key=lambda pair: (items.get(pair[0][0], 0), pair[0][1])):
+        task = (item, target)
+        entry = {"item": item, "position": items.get(item, 0) + 1, "check": checks.get(item, ""), "target": target,
+                 "system": systems[task], "answers": n}
+        if criterion.kind == "multilabel":
+            yes = {o: result.probabilities.get((task, o), {}).get("yes", 0.0) for o in options
+                   if (task, o) in result.labels}
+            given = [o for o in options if result.labels.get((task, o)) == "yes"]
+            sure = [result.confidence((task, o)) for o in yes]
+            entry.update(label=given, probabilities=yes, probability=min(sure) if sure else None)
+        else:
+            if task not in result.labels:
+                continue
+            entry.update(label=result.labels[task], probability=result.confidence(task),
+                         probabilities=dict(result.probabilities.get(task, {})))
+        out.append(entry)
+    return out
 
 
 def study_aggregation(study: Study) -> list[dict[str, Any]]:
@@ -83,7 +118,7 @@ def study_aggregation(study: Study) -> list[dict[str, Any]]:
         return []
     studies: QuerySet[Study] = Study.objects.filter(pk=study.pk)
     version = f"{ratings_version(studies)}:{method_used()}"
-    key = "aggregation:" + hashlib.sha256(version.encode()).hexdigest()
+    key = "aggregation:v2:" + hashlib.sha256(version.encode()).hexdigest()
     found = cache.get(key)
     if found is None:
         found = [criterion_aggregation(c) for c in criteria]

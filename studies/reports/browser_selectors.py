@@ -61,6 +61,7 @@ class ItemRow:
     responses: list[dict[str, Any]] = field(default_factory=list)
     ratings: list[dict[str, Any]] = field(default_factory=list)
     transcripts: list[dict[str, Any]] = field(default_factory=list)  # dialogues raters made on it (chats)
+    aggregated: list[dict[str, Any]] = field(default_factory=list)  # label criteria: the aggregated label per column
 
 
 def rater_flags(study: Study) -> dict[int, RaterFlags]:
@@ -119,7 +120,19 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
     _comparisons_read(lines, only)
     _transcripts_read(lines, unit.browser_transcripts(list(rows)))  # the dialogues raters made on an item (a chat's)
     _cells_fill(rows, unit.browser_column_of({t for line in lines.lines.values() for t in line["values"]}))
+    _aggregated_fill(study, rows, unit.browser_column_of)
     return current, list(rows.values())
+
+
+def _aggregated_fill(study: Study, rows: dict[int, ItemRow], columns) -> None:
+    """Each label criterion's aggregated label and its probability under each column (``aggregated_labels``)."""
+    from studies.reports import aggregated_labels
+
+    if not rows or not study.criteria.filter(kind__in=("categorical", "multilabel")).exists():
+        return
+    for item_id, lines in aggregated_labels.browser_lines(study, list(rows), columns).items():
+        row = rows[item_id]
+        row.aggregated = [{**line, "cells": [line["values"].get(r["id"]) for r in row.responses]} for line in lines]
 
 
 def _wanted_raters(flags: dict[int, RaterFlags], *, rater: int | None, flagged_only: bool) -> list[int] | None:

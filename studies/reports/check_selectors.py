@@ -16,7 +16,15 @@ def checks_flagged(study: Study) -> list[Assignment]:
 
 
 def study_checks_summary(study: Study) -> dict[str, Any]:
-    """For the study page: how many check items, the settings, and who is suggested for rejection."""
+    """For the study page: how many check items, the settings, and who is suggested for rejection.
+    ``checks_per_rater`` and ``items_per_rater`` are what a rater is actually shown: the configured number
+    of checks (or of positions) capped by the check items there are (``checks.checks_place``), and the
+    study's items per rater capped by its regular items (``entry``: an assignment takes at most them all)."""
     scored = study.assignments.filter(checks_shown__gt=0)
-    return {"count": study.items.filter(check_kind__gt="").count(), "config": checks_config(study),
-            "scored": scored.count(), "flagged": checks_flagged(study)}
+    config = checks_config(study)
+    count = study.items.filter(check_kind__gt="").count()
+    regular = study.items.filter(check_kind="").count()
+    return {"count": count, "config": config, "scored": scored.count(), "flagged": checks_flagged(study),
+            "checks_per_rater": min(len(config["positions"]) or config["per_assignment"], count),
+            "items_per_rater": min(study.items_per_assignment, regular) if regular else study.items_per_assignment,
+            "regular_items": regular}

@@ -18,6 +18,9 @@ working) and then what a position-bias or context analysis needs:
   raters" leaves out) and ``screened_out`` (failed checks, or screened out by hand), so an analysis
   outside Concord can drop the same raters; ``excluded`` / ``excluded_reason``: a reviewer left the rater
   out of the results (``studies.rating.decisions``): every report does, the export keeps the rows and says why.
+- ``aggregated_label`` / ``aggregated_probability`` / ``aggregation_method``: on a label criterion's rows, the
+  target's label aggregated over the raters (excluded raters left out) with its posterior probability and the
+  method (``studies.reports.aggregated_labels``); empty elsewhere.
 
 Texts and contexts are looked up once per response and per item (a study has far fewer of them than
 ratings), not fetched with every rating row.
@@ -32,13 +35,14 @@ from django.db.models import IntegerField, JSONField, OuterRef, QuerySet, Subque
 from django.db.models.functions import Coalesce
 
 from studies.designs import KINDS, designs_of, unit_for
-from studies.models import Assignment, AssignmentItem, Response, Study, StudyItem, StudyItemResponse
+from studies.models import Assignment, AssignmentItem, Criterion, Response, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
+from studies.reports import aggregated_labels, aggregation_selectors
 from studies.reports.selectors import EXPORT_FIELDS, normalised_ratings
 
 EXTRA_FIELDS = ("item_order", "shown_position", "shown_letter", "active_seconds", "response_text", "context",
                 "kind", "answer", "rationale", "checks_shown", "checks_passed", "failed_checks", "screened_out",
-                "excluded", "excluded_reason")
+                "excluded", "excluded_reason", "aggregated_label", "aggregated_probability", "aggregation_method")
 _CHECK_FIELDS = ("assignment__checks_shown", "assignment__checks_passed", "assignment__checks_failed",
                  "assignment__platform_data", "assignment__excluded", "assignment__exclusion_reason")
 RATINGS_EXPORT_FIELDS = (*EXPORT_FIELDS, *EXTRA_FIELDS)
@@ -100,6 +104,8 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             for pk, turns in unit_for(study).conversations(study).values_list("pk", "turns")}
     texts = dict(StudyItemResponse.objects.filter(item__in=items).values_list("response_id", "response__text"))
     names: dict[tuple[int, int], str] = {}
+    aggregated = aggregated_labels.lookup(studies) if Criterion.objects.filter(
+        study__in=studies, kind__in=aggregation_selectors.LABEL_KINDS).exists() else {}
     width = len(EXPORT_FIELDS)
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
@@ -115,6 +121,10 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
                      shown_letter=shown_letter(position), active_seconds=active, response_text=texts.get(response),
                      context=contexts.get(item_id) or made.get(conversation_id), kind=kind, answer=answer,
                      rationale=given[3], **_check_columns(*checks))
+        label, probability, method = aggregated.get(
+            (entry["study"], entry["criterion"], item_id, response if response is not None else conversation_id),
+            (None, None, None))
+        entry.update(aggregated_label=label, aggregated_probability=probability, aggregation_method=method)
         yield entry
     for design in designs_of(studies):
         if design.export_fields() is None:  # its own judgments in these columns (best-worst tuple picks)

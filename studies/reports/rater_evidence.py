@@ -6,7 +6,8 @@ reason. Figures:
 
 - attention checks and gold items: shown, passed, the study's pass mark, each check item passed or not;
 - agreement with the others (leave one out): Spearman ρ with the others' mean for scales (the reliability
-  report's ``loo_r``), Cohen's κ with the others' majority for labels, agreement with the Bradley–Terry
+  report's ``loo_r``), Gwet's AC1 with the others' majority for labels (raw agreement and Cohen's κ beside
+  it; κ is not the flag's figure because a prevalent label breaks it), agreement with the Bradley–Terry
   order for A/B choices (``studies.analysis.rater_quality``);
 - straight-lining (share of screens with one value throughout: the reliability report's figure);
 - position habit: the top answer at the first shown position (A/B: the left side) against chance;
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from studies.designs import design_for
 from studies.designs.common import DONE as DONE_STATUSES
@@ -99,19 +100,32 @@ def _screens(assignment_ids: list[int]) -> dict[int, list[list[tuple[int, float]
     return out
 
 
-def rater_position(assignment: Assignment) -> dict[str, Any] | None:
-    """The rater's position habit: scales (top value first) or A/B (left chosen)."""
+def rater_position(assignment: Assignment) -> list[dict[str, Any]]:
+    """The rater's position habit. A/B choices: per criterion, the left side chosen among the decisive
+    judgments by ``studies.analysis.pairwise.rater_sides``, the very test the report's side-preference
+    count uses (exact two-sided binomial against ½), so the queue and the report agree. Scales: the top
+    value shown first against chance 1/m, pooled over criteria."""
+    from studies.analysis.pairwise import rater_sides
     from studies.analysis.rater_quality import position_habit as habit
     from studies.analysis.rater_quality import top_first
 
-    picks = list(Comparison.objects.filter(assignment=assignment, item__check_kind="").exclude(choice="tie")
-                 .values_list("choice", flat=True))
+    picks = list(Comparison.objects.filter(assignment=assignment, item__check_kind="")
+                 .order_by("criterion__position").values_list("criterion__name", "choice"))
     if picks:
-        return {"what": "chose the left side", **habit(sum(c == "left" for c in picks), len(picks), 0.5)}
+        import pandas as pd
+
+        frame = pd.DataFrame(picks, columns=["criterion", "choice"]).assign(rater=assignment.rater_id)
+        out = []
+        for criterion, part in frame.groupby("criterion", sort=False):
+            (row,) = rater_sides(part)
+            if row["decisive"]:
+                out.append({"criterion": criterion, "what": "chose the left side", "first": row["left_wins"],
+                            "screens": row["decisive"], "share": row["left_share"], "chance": 0.5, "p": row["p"]})
+        return out
     first, counted, chance = top_first(_screens([assignment.pk]).get(assignment.pk, []))
     if not counted:
-        return None
-    return {"what": "rated the first response highest", **habit(first, counted, chance)}
+        return []
+    return [{"criterion": "", "what": "rated the first response highest", **habit(first, counted, chance)}]
 
 
 def study_seconds(study: Study) -> dict[int, list[float]]:
@@ -134,31 +148,36 @@ def rater_speed(study: Study, assignment: Assignment, seconds: dict[int, list[fl
     return {"median": mine, "study_median": everyone, "share": mine / everyone if everyone else None}
 
 
-def label_agreement(study: Study) -> dict[int, list[dict[str, Any]]]:
-    """rater id -> per label criterion, κ with the others' majority (a multi-label answer's set as one label)."""
+def label_agreement(study: Study, *, keep: int | None = None) -> dict[int, list[dict[str, Any]]]:
+    """rater id -> per label criterion, agreement, AC1 and κ with the others' majority (a multi-label
+    answer's set as one label)."""
     from studies.analysis.rater_quality import label_agreement_loo
 
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for criterion in study.criteria.filter(kind__in=aggregation_selectors.LABEL_KINDS).order_by("position"):
-        rows = Rating.objects.filter(criterion=criterion, item__check_kind="", assignment__status__in=DONE_STATUSES,
-                                     assignment__excluded=False)
+        rows = Rating.objects.filter(Q(assignment__excluded=False) | Q(assignment__rater_id=keep), criterion=criterion,
+                                     item__check_kind="", assignment__status__in=DONE_STATUSES)
         if criterion.kind == "multilabel":
             answers = [(r, (i, t, c), "; ".join(sorted(labels))) for r, i, t, c, labels in rows.values_list(
                 "assignment__rater_id", "item_id", "response_id", "conversation_id", "labels") if labels is not None]
         else:
             answers = [(r, (i, t, c), label) for r, i, t, c, label in rows.values_list(
                 "assignment__rater_id", "item_id", "response_id", "conversation_id", "label") if label]
-        for rater, found in label_agreement_loo(answers).items():
+        categories = [str(o) for o in (criterion.options or {}).get("labels") or []] \
+            if criterion.kind == "categorical" else []
+        for rater, found in label_agreement_loo(answers, categories).items():
             out[rater].append({"criterion": criterion.name, **found})
     return out
 
 
-def order_agreement(study: Study) -> dict[int, list[dict[str, Any]]]:
+def order_agreement(study: Study, *, keep: int | None = None) -> dict[int, list[dict[str, Any]]]:
     """rater id -> per criterion, the share of decisive A/B choices agreeing with the Bradley–Terry order."""
     from studies.analysis.pairwise import BTError, bradley_terry_mm
     from studies.analysis.rater_quality import order_agreement as agreement_of
 
     frame = comparisons_frame(Study.objects.filter(pk=study.pk))
+    if keep is not None and keep not in set(frame["rater"] if len(frame) else []):
+        frame = _with_rater(study, frame, keep)
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for criterion, part in (frame.groupby("criterion") if len(frame) else []):
         try:
@@ -169,6 +188,17 @@ def order_agreement(study: Study) -> dict[int, list[dict[str, Any]]]:
             found = agreement_of(mine[["left_system", "right_system", "choice"]].itertuples(index=False), strengths)
             out[int(rater)].append({"criterion": criterion, **found})
     return out
+
+
+def _with_rater(study: Study, frame: Any, rater_id: int) -> Any:
+    """``frame`` with an excluded rater's own A/B choices added back (their page keeps its evidence)."""
+    import pandas as pd
+
+    from studies.designs.pairwise_report import FRAME_COLUMNS, comparisons
+
+    rows = comparisons(Study.objects.filter(pk=study.pk), with_excluded=True).filter(
+        assignment__rater_id=rater_id).values_list(*FRAME_COLUMNS.values())
+    return pd.concat([frame, pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))], ignore_index=True)
 
 
 def quality_rows(study: Study) -> dict[int, dict[str, Any]]:
@@ -182,7 +212,7 @@ def quality_rows(study: Study) -> dict[int, dict[str, Any]]:
 
 def rater_flags(study: Study, assignment: Assignment, *, quality: dict[str, Any] | None = None,
                 labels: list[dict[str, Any]] | None = None, order: list[dict[str, Any]] | None = None,
-                position: dict[str, Any] | None = None, speed: dict[str, Any] | None = None) -> list[Flag]:
+                position: list[dict[str, Any]] | None = None, speed: dict[str, Any] | None = None) -> list[Flag]:
     """The rater's flags, each with its figure and threshold (figures not given are computed)."""
     limits = thresholds()
     rater_id = assignment.rater_id
@@ -202,18 +232,26 @@ def rater_flags(study: Study, assignment: Assignment, *, quality: dict[str, Any]
         flags.append(Flag("straight_lining", "share of screens with one value throughout", straight,
                           limits["max_straight_lining"], False))
     for found in labels:
-        if found["kappa"] is not None:
-            flags.append(Flag(f"kappa-{found['criterion']}", f"{found['criterion']}: Cohen's κ with the others' majority",
-                              found["kappa"], limits["min_kappa"], True, f"{found['n']} shared targets"))
+        if found["ac1"] is not None:
+            kappa = "undefined" if found["kappa"] is None else f"{found['kappa']:.3f}"
+            flags.append(Flag(f"ac1-{found['criterion']}", f"{found['criterion']}: Gwet's AC1 with the others' majority",
+                              found["ac1"], limits["min_ac1"], True,
+                              f"raw agreement {found['agreement']:.2f} over {found['n']} shared targets; "
+                              f"Cohen's κ {kappa}, not used: a prevalent label makes it 0 at high agreement"))
     for found in order:
         if found["share"] is not None:
             flags.append(Flag(f"order-{found['criterion']}", f"{found['criterion']}: choices agreeing with the "
                               "Bradley–Terry order", found["share"], limits["min_order_agreement"], True,
                               f"{found['agree']} of {found['n']}"))
-    if position and position["p"] is not None:
-        flags.append(Flag("position", f"binomial p that the rater {position['what']} by chance", position["p"],
+    for found in position:
+        if found["p"] is None:
+            continue
+        key = f"position-{found['criterion']}" if found["criterion"] else "position"
+        where = f"{found['criterion']}: " if found["criterion"] else ""
+        flags.append(Flag(key, f"{where}{found['what']}: exact two-sided binomial p against chance", found["p"],
                           limits["position_p"], True,
-                          f"{position['first']} of {position['screens']} (chance {position['chance']:.2f})"))
+                          f"{found['first']} of {found['screens']}, chance {found['chance']:.2f}; p is the chance "
+                          "of a split at least this uneven if the rater answered without regard to position"))
     if speed and speed["share"] is not None:
         flags.append(Flag("speed", "median active seconds per item, share of the study's median", speed["share"],
                           limits["min_speed_share"], True,
@@ -232,7 +270,11 @@ def rater_evidence(study: Study, rater_id: int, *, raw_ids: bool = False) -> dic
     if assignment is None:
         return None
     quality = quality_rows(study).get(rater_id, {})
-    labels, order = label_agreement(study).get(rater_id, []), order_agreement(study).get(rater_id, [])
+    # an excluded rater's figures are computed with their answers put back beside the others' (whom
+    # they still leave alone), so the page keeps the evidence that justified the exclusion
+    keep = rater_id if assignment.excluded else None
+    labels = label_agreement(study, keep=keep).get(rater_id, [])
+    order = order_agreement(study, keep=keep).get(rater_id, [])
     position, speed = rater_position(assignment), rater_speed(study, assignment)
     competence = [{"criterion": found["criterion"], "method": found["method_title"],
                    "values": [(m["title"], found["competence"].get(rater_id, {}).get(m["method"])) for m in found["methods"]]}

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.pairwise_report import comparisons_frame
-from studies.models import Assignment, RaterDecision, Rating, Study, StudyItem
+from studies.models import Assignment, Comparison, RaterDecision, Rating, Study, StudyItem
 from studies.pseudonyms import rater_pseudonym
 from studies.reports import rater_evidence
 from studies.reports import selectors as report_selectors
@@ -103,8 +103,36 @@ def disputed_items(study: Study, *, limit: int | None = None) -> list[dict[str, 
                  key=lambda pair: (-pair[1]["figure"], pair[0]))[:limit]
     items = StudyItem.objects.select_related("conversation").in_bulk([item for item, _ in top])
     raters = defaultdict(set)
-    for item, experiment, rater in Rating.objects.filter(item_id__in=[i for i, _ in top],
-                                                         assignment__status__in=DONE_STATUSES) \
-            .values_list("item_id", "assignment__study__experiment_id", "assignment__rater_id"):
+    for item, experiment, rater in _answered(study, items=[i for i, _ in top]):
         raters[item].add(rater_pseudonym(experiment, rater))
     return [{"item": items[item], **entry, "raters": sorted(raters[item])} for item, entry in top if item in items]
+
+
+def _answered(study: Study, *, items: list[int] | None = None) -> list[tuple[int, int, int]]:
+    """(item, experiment, rater) of the answers the disputed items count: submitted or approved, not
+    excluded, no check items; ratings and A/B choices alike (distinct)."""
+    done = {"assignment__study": study, "assignment__status__in": DONE_STATUSES, "assignment__excluded": False,
+            "item__check_kind": ""}
+    if items is not None:
+        done["item_id__in"] = items
+    columns = ("item_id", "assignment__study__experiment_id", "assignment__rater_id")
+    return list(Rating.objects.filter(**done).order_by().values_list(*columns).union(
+        Comparison.objects.filter(**done).order_by().values_list(*columns)))
+
+
+def disputed_scope(study: Study, *, raw_ids: bool = False) -> dict[str, Any]:
+    """Which raters the disputed items leave out, and why: those a reviewer excluded, those whose
+    assignment is not submitted, and those none of whose items another rater answered (an item needs two
+    answers to disagree); check items are left out for everyone."""
+    answers = _answered(study)
+    per_item: dict[int, set[int]] = defaultdict(set)
+    for item, _, rater in answers:
+        per_item[item].add(rater)
+    shared = {rater for item, _, rater in answers if len(per_item[item]) > 1}
+    alone = sorted({rater for _, _, rater in answers} - shared)
+    names = {a.rater_id: rater_evidence.rater_name(study, a, raw_ids=raw_ids)
+             for a in Assignment.objects.filter(study=study).select_related("rater")}
+    excluded = Assignment.objects.filter(study=study, excluded=True).values_list("rater_id", flat=True)
+    unsubmitted = Assignment.objects.filter(study=study).exclude(status__in=DONE_STATUSES).count()
+    return {"excluded": sorted(names[r] for r in excluded), "alone": sorted(names[r] for r in alone if r in names),
+            "unsubmitted": unsubmitted, "raters": len({r for _, _, r in answers})}

@@ -16,7 +16,7 @@ from studies import access
 from studies.errors import errors_text
 from studies.models import RaterDecision
 from studies.rating import decisions
-from studies.reports import aggregation_selectors, browser_selectors, rater_evidence, review_queue
+from studies.reports import aggregated_labels, browser_selectors, rater_evidence, review_queue
 from studies.reports.exporting import raw_ids_requested
 
 
@@ -52,7 +52,8 @@ def review_page(request, slug):
     return render(request, "reports/review_queue.html", {
         "study": study, "raters": review_queue.flagged_raters(study, raw_ids=raw_ids),
         "items": review_queue.disputed_items(study), "raw_ids": raw_ids,
-        "aggregation_blocks": [{"study": None, "criteria": aggregation_selectors.study_aggregation(study)}],
+        "disputed_scope": review_queue.disputed_scope(study, raw_ids=raw_ids),
+        "aggregation_blocks": [{"study": None, "criteria": aggregated_labels.report_criteria(study, raw_ids=raw_ids)}],
         "exclusions": rater_evidence.exclusions(access.studies_visible_to(request.user).filter(pk=study.pk)),
     })
 

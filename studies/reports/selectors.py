@@ -99,8 +99,14 @@ def report_conditions(studies: QuerySet[Study]) -> list[dict[str, Any]]:
     """One entry per study, with its configured criteria (so an empty report still has its table cells)
     and what its design says about its scores (``report_facts``: Krippendorff's alpha level, ...)."""
     return [{"slug": s.slug, "title": s.title, "design": s.design, "benchmark": s.platform == Study.Platform.BENCHMARK,
-             "criteria": [c.name for c in s.criteria.all() if kind_for(c).numeric], **design_for(s).report_facts()}
+             "criteria": [c.name for c in s.criteria.all() if kind_for(c).numeric], **design_for(s).report_facts(),
+             # a choice design's judgments are not scores: its ICC cells say so, not "no submitted ratings"
+             "icc_reason": CHOICES_NOT_SCORES.format(design=s.design) if design_for(s).report_replaces_icc() else ""}
             for s in studies.order_by("id").prefetch_related("criteria")]
+
+
+CHOICES_NOT_SCORES = ("{design} judgments are choices, not scores: no ICC; see the system scores and the design's "
+                      "own section (win rates, Bradley–Terry)")
 
 
 def scale_criteria_exist(studies: QuerySet[Study]) -> bool:

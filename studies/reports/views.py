@@ -5,7 +5,7 @@ import io
 from typing import TYPE_CHECKING
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
@@ -13,7 +13,14 @@ from studies import access
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
 from studies.models import Study
-from studies.reports import aggregation_selectors, label_selectors, position_selectors, rater_evidence, sections
+from studies.reports import (
+    aggregated_labels,
+    label_selectors,
+    position_selectors,
+    rater_evidence,
+    sections,
+    system_scores,
+)
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
 
@@ -83,6 +90,7 @@ def report_page(request, study=None, experiment=None):
     raw_ids = _raw_ids(request, studies)
     report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=raw_ids)
     own = [s for s in report_selectors.design_sections(studies, report, exclude_flagged=exclude) if s.data]
+    scores = system_scores.system_scores(report, own)
     # Criteria answered by labels or free text (studies.designs.kinds), in any design: their own section.
     labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
     if labelled:
@@ -92,6 +100,7 @@ def report_page(request, study=None, experiment=None):
                for name, alt in _figure_names(report)} if report.tables else {}
     context = {
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
+        "system_scores": scores,  # which system is better: the page's first section
         "titles": condition_titles(report), "positions": position_selectors.position_report(studies),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
         "tables": [{"key": key, "title": table_title(key, excluding_flagged=exclude), "rows": _matrix(report, key), "all": _all_forms(report, key)}
@@ -112,7 +121,8 @@ def report_page(request, study=None, experiment=None):
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
         "exclusions": rater_evidence.exclusions(studies),
-        "aggregation_blocks": [{"study": s, "criteria": aggregation_selectors.study_aggregation(s)} for s in studies],
+        "aggregation_blocks": [{"study": s, "criteria": aggregated_labels.report_criteria(s, raw_ids=_raw_ids(request, studies))}
+                               for s in studies],
         "download_query": "?" + "&".join([*(["exclude_flagged=1"] if exclude else []), *(["raw_ids=1"] if raw_ids else [])])
         if exclude or raw_ids else "",
     }
@@ -178,12 +188,26 @@ def report_download(request, export_format, study=None, experiment=None):
     report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=_raw_ids(request, studies))
     titles = condition_titles(report)
     icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
+    blocks = system_scores.system_scores(report, report_selectors.design_sections(studies, report, exclude_flagged=exclude))
+    score_tables = {"system_scores": ("System scores", pd.DataFrame(system_scores.score_rows(blocks))),
+                    "system_differences": ("System differences", pd.DataFrame(system_scores.difference_rows(blocks)))}
     name = f"{target.slug}-reliability"
+    aggregated = pd.DataFrame(aggregated_labels.table_rows(studies), columns=aggregated_labels.TABLE_FIELDS)
     if export_format == "csv":
-        response = HttpResponse(icc_rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+        table = request.GET.get("table", "icc")  # the ICC tables, or the system scores or their differences
+        if table != "icc" and table not in score_tables:
+            return HttpResponseBadRequest("table: use icc, system_scores or system_differences",
+                                          content_type="text/plain; charset=utf-8")
+        if table == "icc":  # a study with label criteria only has no ICC row: its CSV is the aggregated labels
+            rows = icc_rows if len(icc_rows) or not len(aggregated) else spreadsheet_frame(aggregated)
+        else:
+            rows = spreadsheet_frame(_with_titles(score_tables[table][1], titles))
+        response = HttpResponse(rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
+        suffix = "" if table == "icc" else "-" + table.replace("_", "-")
+        response["Content-Disposition"] = f'attachment; filename="{name}{suffix}.csv"'
         return no_store(response)
     sheets = {
+        **{sheet: frame for sheet, frame in score_tables.values()},
         "ICC": icc_rows,
         "Table 9 criteria": pd.DataFrame(report.criteria_correlation),
         "Completion time": pd.DataFrame(report.completion).drop(columns="minutes", errors="ignore"),
@@ -205,6 +229,11 @@ def report_download(request, export_format, study=None, experiment=None):
             {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
              "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
              "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
+    if len(aggregated):  # every target's aggregated label and probability, and each rater's competence
+        sheets["Aggregated labels"] = aggregated
+        sheets["Rater competence"] = pd.DataFrame(
+            [row for s in studies for row in aggregated_labels.competence_rows(s, raw_ids=_raw_ids(request, studies))],
+            columns=aggregated_labels.COMPETENCE_FIELDS)
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
         for sheet, frame in sheets.items():

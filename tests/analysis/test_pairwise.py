@@ -66,8 +66,10 @@ def test_a_system_that_never_loses_has_no_finite_strength():
                           "right_system": ["b", "c", "a"], "choice": ["left", "left", "right"]})
     with pytest.raises(pw.BTError, match="never lost: a"):
         pw.bradley_terry_mm(frame)
-    report = pw.pairwise_report(frame, resamples=20)
-    assert report[0]["bt"] is None and "never lost: a" in report[0]["bt_error"]
+    report = pw.pairwise_report(frame, resamples=20)  # the report's penalised fit stays finite and says why
+    bt = report[0]["bt"]
+    assert report[0]["bt_error"] is None and not bt["mle_exists"] and "never lost: a" in bt["note"]
+    assert all(s["theta_mle"] is None and math.isfinite(s["theta"]) for s in bt["strengths"])
 
 
 def test_win_rates_match_the_wilson_formula_and_an_exact_binomial_test():
@@ -156,18 +158,19 @@ def test_bootstrap_is_seeded_and_its_intervals_cover_the_estimate():
     other = pw.bradley_terry_bootstrap(frame, resamples=200, seed=5, over="item")
     assert one == again and one != other and other["over"] == "item"
     mm = pw.bradley_terry_mm(frame)
-    for row in one["strengths"]:
-        assert row["theta"] == pytest.approx(mm[row["system"]], abs=1e-9)
+    for row in one["strengths"]:  # 600 judgments: the weak prior moves the estimate by well under its interval
+        assert row["theta_mle"] == pytest.approx(mm[row["system"]], abs=1e-9)
+        assert row["theta"] == pytest.approx(mm[row["system"]], abs=0.02)
         assert row["ci_low"] < row["theta"] < row["ci_high"]
     assert [r["system"] for r in one["strengths"]] == ["alpha", "beta", "gamma", "delta"]
 
 
-def test_resamples_without_a_finite_mle_are_dropped_and_counted():
+def test_bradley_terry_resamples_without_a_finite_mle_are_kept_and_counted():
     # Rater 1 alone makes a beat b; without rater 1 in a resample, a never won.
     frame = pd.DataFrame({"criterion": "c", "item": [1, 2, 3, 4], "rater": [1, 2, 3, 4],
                           "left_system": "a", "right_system": "b", "choice": ["left", "right", "right", "tie"]})
     result = pw.bradley_terry_bootstrap(frame, resamples=300, seed=1)
-    assert 0 < result["dropped"] < 300
+    assert 0 < result["degenerate"] < 300 and result["dropped"] == 0
 
 
 def test_bad_input_names_the_problem():
@@ -213,7 +216,9 @@ def test_raters_with_a_side_habit_are_named_and_the_model_check_is_reported():
     assert rows["clicker"]["p_holm"] == pytest.approx(min(1.0, 7 * rows["clicker"]["p"]), rel=1e-9)
     (entry,) = pw.pairwise_report(honest, resamples=50)
     assert entry["raters_with_side_preference"] == 0
-    theta = pw.bradley_terry_mm(honest)
+    theta = {r["system"]: r["theta"] for r in entry["bt"]["strengths"]}  # the report's penalised fit
+    mm = pw.bradley_terry_mm(honest)
+    assert all(abs(theta[s] - mm[s]) < 0.01 for s in mm)  # 360 judgments: the weak prior barely moves it
     for row in entry["win_rates"]:
         assert row["bt_expected_a"] == pytest.approx(1 / (1 + math.exp(theta[row["system_b"]] - theta[row["system_a"]])))
         assert abs(row["bt_expected_a"] - row["score_a"]) < 0.15  # the simulated data follow the model
@@ -233,28 +238,27 @@ def test_the_bootstraps_newton_fit_is_the_mm_fit():
 
 
 @pytest.mark.parametrize(("seed", "raters", "per_rater"), [(31, 20, 25), (31, 5, 6)])  # 5 x 6: resamples without an MLE
-def test_the_batched_bootstrap_fits_each_resample_as_a_loop_of_single_fits_would(seed, raters, per_rater):
+def test_the_batched_bradley_terry_bootstrap_fits_each_resample_as_a_loop_of_single_fits_would(seed, raters, per_rater):
     """All resamples are fitted in one stack; the reference draws the same clusters in the same order and
-    fits them one by one with the existence check and ``_newton``."""
+    fits them one by one, keeping every one, and counts those without an MLE."""
+    from studies.analysis.bradley_terry import map_fit
+
     frame = simulate(seed=seed, raters=raters, per_rater=per_rater)
     result = pw.bradley_terry_bootstrap(frame, resamples=300, seed=7)
     data = pw.canonical(frame)
     systems = sorted(set(data["system_a"]) | set(data["system_b"]))
-    wins, n = pw._counts(data, systems)
-    theta = pw._mm(wins, n, tol=1e-12, max_iter=100000)
     codes, _ = pd.factorize(data["rater"], sort=True)
     clusters = [pw._counts(data[codes == c], systems)[0] for c in range(codes.max() + 1)]
     rng = np.random.default_rng(7)
-    fits, dropped = [], 0
+    fits, degenerate = [], 0
     for _ in range(300):
         sample = sum(clusters[c] for c in rng.integers(0, len(clusters), size=len(clusters)))
         try:
             pw._check_exists(sample, sample + sample.T, systems)
         except pw.BTError:
-            dropped += 1
-            continue
-        fits.append(pw._newton(sample, sample + sample.T, theta))
-    assert result["dropped"] == dropped and (dropped > 0) == (raters == 5)
+            degenerate += 1
+        fits.append(map_fit(sample, sample + sample.T))
+    assert result["degenerate"] == degenerate and (degenerate > 0) == (raters == 5) and result["dropped"] == 0
     bounds = np.quantile(np.array(fits), [0.025, 0.975], axis=0)
     by_system = {r["system"]: r for r in result["strengths"]}
     for k, system in enumerate(systems):

@@ -46,8 +46,8 @@ def generated(tmp_path_factory):
     return folder, str(Path(generator).parent / "python")
 
 
-def run(python: str, folder: Path, *args: str) -> dict:
-    done = subprocess.run([python, str(HERE / "client" / "drive.py"), *args], capture_output=True, text=True,
+def run(python: str, folder: Path, *args: str, script: str = "drive.py") -> dict:
+    done = subprocess.run([python, str(HERE / "client" / script), *args], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(folder)})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -91,3 +91,60 @@ def test_the_generated_client_drives_a_study_end_to_end(generated, live_server, 
     read = run(python, folder, "results", live_server.url, token, study.slug)
     assert "alpha" in read["report_keys"] and read["export_rows"] == ratings.count()  # a row per rating
     assert read["report_ratings"] == ratings.count()
+
+
+@pytest.fixture
+def eager_tasks():
+    from config.celery import app as celery_app
+
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_generated_client_runs_the_notebook_programme(generated, live_server, user, tmp_path, local_bot,
+                                                          loopback_allowed, eager_tasks):
+    """Endpoints, a chat-then-rate study chatted and rated by a bot through the rater API, the rater review
+    (exclude, then revert), scoring a study with two metrics and a whole corpus with one, and the best-judge
+    ranking: every call through the generated client, none by hand."""
+    from django.contrib.auth.models import Permission
+
+    from metrics import selectors, services
+    from metrics.models import MetricScore
+    from studies.models import Chat, ChatTurn, Response, SystemEndpoint
+
+    folder, python = generated
+    user.user_permissions.add(Permission.objects.get(codename="change_systemendpoint"))
+    models = [services.metric_model_default(key=key) for key in ("readability", "cosine_last")]
+    token = token_for(user)
+    corpus = tmp_path / "small.jsonl"
+    corpus.write_bytes(small_corpus_lines())
+    likert = run(python, folder, "setup", live_server.url, token, str(corpus))
+    run(python, folder, "rate", live_server.url, "-", likert["invite_url"])
+    made = run(python, folder, "researcher", live_server.url, token, local_bot.url("rule"), script="programme.py")
+    endpoint = SystemEndpoint.objects.get(pk=made["endpoint"])
+    assert (made["system"], made["has_key"], made["tried"], endpoint.owner) == ("gen-bot", True, True, user)
+    assert made["reply"] and made["listed"] == 1
+    chatted = run(python, folder, "chat", live_server.url, "-", made["invite_url"], script="programme.py")
+    assignment = Assignment.objects.get(token=chatted["token"])
+    assert (chatted["status"], assignment.status, assignment.study.slug) == ("submitted", "submitted", made["study"])
+    assert chatted["turns"] == ChatTurn.objects.filter(chat__assignment=assignment).count() == 4
+    assert set(Chat.objects.filter(assignment=assignment).values_list("status", flat=True)) == {"ended"}
+    assert Rating.objects.filter(assignment=assignment).count() > 0
+    reviewed = run(python, folder, "review", live_server.url, token, likert["study"], likert["corpus"],
+                   script="programme.py")
+    rated = Assignment.objects.get(study__slug=likert["study"])
+    assert reviewed["rater"] == rated.rater_id and reviewed["evidence_assignment"] == rated.pk
+    assert (reviewed["excluded"], reviewed["reverted"]) == ("exclude", True) and not rated.excluded
+    assert reviewed["runs"] == ["done", "done"]
+    responses = Response.objects.filter(conversation__corpus__slug=likert["corpus"]).count()
+    assert reviewed["corpus_run"] == ["done", responses, responses] and reviewed["corpus_runs_listed"] == 1
+    assert MetricScore.objects.filter(metric_model=models[0], response__conversation__corpus__slug=likert["corpus"]
+                                      ).count() == responses
+    ranked = run(python, folder, "ranking", live_server.url, token, likert["experiment"], likert["study"],
+                 script="programme.py")
+    expected = selectors.judges_ranking(Study.objects.filter(slug=likert["study"]), models)
+    assert ranked["models"] == ["cosine_last", "readability"]
+    assert ranked["rankings"] == [[row["condition"], row["criterion"], row["best"], [r["metric"] for r in row["rows"]]]
+                                  for row in expected] and expected

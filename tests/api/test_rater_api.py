@@ -116,8 +116,13 @@ def test_every_design_answered_through_the_api(make_study, design, config, table
     (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "free_text"), "short", "10"),
     (lambda item: item["fields"][0]["name"], [3, 4], "sent 2 times"),                # one value, posted once
     (lambda item: "rZ-readability", 3, "unknown field"),
+    (lambda item: item["fields"][0]["name"], 10 ** 400, "text, a finite number"),     # no float holds it
+    (lambda item: item["fields"][0]["name"], -(10 ** 400), "text, a finite number"),
+    (lambda item: item["fields"][0]["name"], [1, 10 ** 400], "text, a finite number"),
+    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "free_text"), 10 ** 400, "text, a finite number"),
+    (lambda item: item["fields"][0]["name"], 1e308, "pick one of the points"),
 ], ids=["scale-range", "scale-comma", "scale-bool", "categorical", "multilabel", "rationale-required", "free-text-short",
-        "repeated", "unknown-field"])
+        "repeated", "unknown-field", "huge-int", "huge-negative-int", "huge-int-in-list", "huge-int-as-text", "huge-float"])
 def test_a_bad_answer_is_refused_naming_the_field_and_stores_nothing(kinds_study, field_of, value, words):
     session = session_of(kinds_study)
     client = rater_client(session)

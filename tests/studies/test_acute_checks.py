@@ -69,6 +69,7 @@ def test_check_pairs_authored_by_service_api_csv_and_builder_and_bad_input_names
                  .values_list("conversation_id", flat=True))
     post = {f"choice-{c}": "right" for c in study.criteria.values_list("name", flat=True)}
     post.update({f"reason-{c}": "more engaging" for c in study.criteria.values_list("name", flat=True)})
+    post["expected_test"] = [f"{c}|" for c in study.criteria.values_list("name", flat=True)]
     gold, new = builder.expected_answer_save(study=study, item=regular, post=post, use="gold")
     again, repeated = builder.expected_answer_save(study=study, item=regular, post=post, use="gold")
     assert new and not repeated and again.pk == gold.pk

@@ -158,6 +158,7 @@ def test_builder_pages_show_rows_and_no_typed_syntax(researcher, user, make_stud
     study = make_study("likert", publish=False, labels=["bad", "poor", "fair", "good", "great", "superb"])
     for url in ("/experiments/e/studies/new/", f"/studies/{study.slug}/edit/"):
         page = researcher.get(url).content.decode()
+        page = re.sub(r'<script id="builder-defaults" type="application/json">.*?</script>', "", page, flags=re.S)
         assert 'data-testid="builder-row"' in page and 'name="c-0-question"' in page
         assert 'name="criteria"' not in page  # the old text box, and its pipes, are gone
         assert "name | question" not in page and "separated by |" not in page and "[{" not in page
@@ -366,7 +367,8 @@ def test_builder_expected_labels_become_a_gold_check_item(researcher, user, corp
     for letter in shown_letters[1:]:
         answers.update({f"r{letter}-safety": "unsafe", f"r{letter}-problems": ["repetition", "off-topic"],
                         f"r{letter}-notes": "rude"})
-    response = expected(researcher, study, answers, expected_use="gold")
+    every = [f"{c}|{n}" for c in ("safety", "problems") for n in range(1, len(shown_letters) + 1)]
+    response = expected(researcher, study, answers, expected_use="gold", expected_test=every)
     assert response.json()["saved"] is True, response.json()
     check = study.items.get(check_kind="gold")
     ids = list(check.item_responses.order_by("position").values_list("response_id", flat=True))
@@ -490,12 +492,13 @@ def test_builder_expected_answer_sent_twice_is_stored_once_and_a_changed_one_is_
     answers = {f"r{letter}-{c}": "4" for c in ("readability", "coherence") for letter in letters(study)}
     for use, count in (("practice", lambda: PracticeItem.objects.filter(study=study).count()),
                        ("gold", lambda: study.items.filter(check_kind="gold").count())):
-        first = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.")
-        again = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.")
+        ticked = [f"{c}|{n}" for c in ("readability", "coherence") for n in range(1, len(letters(study)) + 1)]
+        first = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.", expected_test=ticked)
+        again = expected(researcher, study, answers, expected_use=use, expected_explanation="Fine.", expected_test=ticked)
         assert first.json()["saved"] and again.json()["saved"] and "Already saved" in again.json()["message"]
         assert count() == 1
         changed = expected(researcher, study, {**answers, "rA-readability": "1"}, expected_use=use,
-                           expected_explanation="Fine.")
+                           expected_explanation="Fine.", expected_test=ticked)
         assert changed.status_code == 400 and "remove that one first" in changed.json()["errors"]["expected"]
         assert count() == 1
 

@@ -16,6 +16,7 @@ from studies.rating import entry as rater_entry
 from studies.rating import form_tokens
 from studies.reports import selectors as report_selectors
 from tests.problems import problem_fields
+from tests.visible import visible_text
 
 
 def key(slot, target):
@@ -470,7 +471,7 @@ def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_p
     page = client.get(f"/studies/{kinds_study.slug}/checks/").content.decode()
     # a hand-written check expects a label or a label set by controls (no JSON), and the rules read as words
     assert '<option value="label">gets the label</option>' in page and '<option value="labels">' in page
-    assert 'name="rule-0-labels" value="repetition"' in page and "JSON" not in page
+    assert 'name="rule-0-labels" value="repetition"' in page and "JSON" not in visible_text(page)
     assert "Response B: unsafe" in page and "Response A: none of these" in page
 
 

@@ -18,6 +18,7 @@ from studies.rating import entry as rater_entry
 from studies.rating import platforms, review
 from tests.factories import prolific_id
 from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
+from tests.visible import visible_text
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,8 @@ def test_a_screened_out_rater_gets_the_screened_out_code_and_their_items_go_back
     for url in (f"/r/a/{assignment.token}/done/", f"/r/a/{assignment.token}/items/0/",
                 f"/r/{study.slug}/?PROLIFIC_PID=2149fac79658885917e81e64&SESSION_ID=e8bc163c82eee18733288c7d"):
         page = client.get(url).content.decode()
-        assert "did not pass this study's checks" in page and "GOOD" not in page
+        assert "did not pass this study's checks" in page and "GOOD" not in visible_text(page)
+        assert "cc=GOOD" not in page
         assert prolific_link(page) == "https://app.prolific.com/submissions/complete?cc=SCREENED"
     # the study had one slot per item: the screened-out rater's items are free again
     other = rater_entry.assignment_enter(study=study, platform="prolific", external_id="next", acceptance_id="s2")
@@ -124,7 +126,7 @@ def test_without_a_screened_out_code_the_rater_is_asked_to_return_and_sees_no_co
     assignment = enter(client, study, "PROLIFIC_PID=148de9c5a7a44d19e56cd9ae&SESSION_ID=e8bc163c82eee18733288c7d")
     review.assignment_screen_out(assignment=assignment, reason="failed the instructed-response item")
     page = client.get(f"/r/a/{assignment.token}/done/").content.decode()
-    assert "return your submission on Prolific" in page and "GOOD" not in page and "cc=" not in page
+    assert "return your submission on Prolific" in page and "GOOD" not in visible_text(page) and "cc=" not in page
 
 
 def test_a_submitted_assignment_screened_out_stays_submitted_with_the_screened_out_code(make_study):

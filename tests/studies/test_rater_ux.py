@@ -15,6 +15,7 @@ from studies.models import AssignmentItem, Rating
 from studies.rating.pages import sentence
 from studies.reports import export_selectors
 from tests.studies.test_rater_views import enter, post_item
+from tests.visible import visible_text
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,19 @@ def test_start_page_describes_an_rme_study_with_its_own_reference_and_range(clie
     assert ("Each conversation comes with a reference response worth 50. Give every response a number from 0 to "
             "500 that says how good it is compared with the reference; decimals such as 12.5 are fine. A response "
             "twice as good as the reference gets 100; one half as good gets 25.") in page
-    assert "999" not in page and "value 100" not in page
+    shown = visible_text(page)  # not the whole page: its random form token can hold "999"
+    assert "999" not in shown and "value 100" not in shown
+
+
+def test_start_page_rme_range_check_holds_when_the_form_token_holds_999(client, make_study, monkeypatch):
+    """The start page's form token is a random hex digest: one that holds "999" is not the range."""
+    from studies.rating import form_tokens
+
+    monkeypatch.setattr(form_tokens, "form_token", lambda token, purpose: "0999" * 16)
+    study = make_study("rme", platform="prolific", reference_value=50, min=0, max=500)
+    page = start_page(client, study, "PROLIFIC_PID=53b23bd1d9b2f0fdae6580fc&SESSION_ID=6b86b273ff34fce19d6b804e")
+    assert 'value="0999' in page  # the token is on the page, in an attribute
+    assert "999" not in visible_text(page) and "from 0 to 500" in visible_text(page)
 
 
 def test_start_page_of_a_bme_study_names_the_anchors_its_items_show(client, make_study):
@@ -183,7 +196,7 @@ def test_a_bad_mturk_link_names_the_parameter_as_spelled(client, make_study):
     study = make_study("likert", platform="mturk")
     response = client.get(f"/r/{study.slug}/?workerId=A1&assignmentId=A1&turkSubmitTo=https://www.mturk.com")
     page = response.content.decode()
-    assert response.status_code == 400 and "The link lacks hitId." in page and "hitid" not in page
+    assert response.status_code == 400 and "The link lacks hitId." in page and "hitid" not in visible_text(page)
 
 
 def test_a_bad_invitation_keeps_its_capitals(client, make_study):

@@ -17,6 +17,8 @@ then one conversation per line::
 
 A response value may be a list of strings (several responses of one system).
 
+ParlAI's ACUTE-Eval pairings, self-chat and model-chat logs: ``parlai_formats``.
+
 ``csv``: one response per row; columns ``conversation_id, context, system, response`` and optionally
 ``is_reference`` (true/false/1/0) and ``speakers``. ``context`` holds the turns separated by ``|||``
 (speakers, if given, likewise). Rows of one conversation are adjacent and repeat its context.
@@ -60,7 +62,7 @@ from studies.corpora.importing.records import (
     ParsedResponse,
 )
 
-FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed", "dstc9")
+FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed", "dstc9", "parlai-pairings", "parlai-selfchat", "parlai-modelchat")
 TURN_SEPARATOR = "|||"
 DDPP_LEVELS = (
     ("positive_responses", "ddpp-relevant", "DailyDialog++ relevant responses (level 3)"),
@@ -114,7 +116,8 @@ def _turns(value: Any, line: int, field: str, *, keep_empty: bool = False) -> li
         if isinstance(turn, str):
             text, speaker = turn, "AB"[i % 2]
         elif isinstance(turn, dict):
-            text, speaker = turn.get("text"), turn.get("speaker", "AB"[i % 2])
+            # ParlAI names a turn's speaker "id": kept as the speaker rather than replaced by A/B
+            text, speaker = turn.get("text"), turn.get("speaker", turn.get("id", "AB"[i % 2]))
         else:
             return ImportProblem(line, f"{field}[{i}]", "must be a string or {speaker, text}")
         where = f"{field}[{i}].text" if isinstance(turn, dict) else f"{field}[{i}]"

@@ -7,13 +7,26 @@ from typing import BinaryIO
 
 from studies.corpora.importing.formats import Record, parse_csv, parse_jsonl
 from studies.corpora.importing.judgment_formats import parse_ddpp, parse_dstc9, parse_fed, parse_grade
+from studies.corpora.importing.parlai_formats import (
+    PARLAI_FORMATS,
+    detect_parlai,
+    parse_parlai_modelchat,
+    parse_parlai_pairings,
+    parse_parlai_selfchat,
+)
 from studies.corpora.importing.records import (
     ParsedHeader,
 )
 
 PARSERS: dict[str, Callable[[BinaryIO, ParsedHeader], Iterator[Record]]] = {
     "jsonl": parse_jsonl, "csv": parse_csv, "ddpp": parse_ddpp, "grade": parse_grade, "fed": parse_fed,
-    "dstc9": parse_dstc9,
+    "dstc9": parse_dstc9, "parlai-pairings": parse_parlai_pairings, "parlai-selfchat": parse_parlai_selfchat,
+    "parlai-modelchat": parse_parlai_modelchat,
+}
+# Each format in words, for the import page and the command ("Detected format: ...").
+FORMAT_NAMES = {
+    "jsonl": "Concord JSON lines", "csv": "Concord CSV", "ddpp": "DailyDialog++", "grade": "GRADE",
+    "fed": "FED / DSTC10", "dstc9": "DSTC9 interactive evaluation", **PARLAI_FORMATS,
 }
 # A DSTC9 record: a quality key with a bare number at the top level (FED keeps them in "annotations").
 DSTC9_QUALITY = re.compile(r'"(coherent|consistent|diverse|likeable|understanding|flexible|informative|inquisitive|'
@@ -35,6 +48,8 @@ def detect_format(name: str, head: bytes) -> str | None:
             return "dstc9"
         return None
     if text.startswith("{"):
+        if parlai := detect_parlai(text):
+            return parlai
         first = text.split("\n", 1)[0]
         if '"positive_responses"' in first:
             return "ddpp"

@@ -63,6 +63,13 @@ class ParsedHeader:
     missing_scores: dict[str, int] = field(default_factory=dict)  # criterion -> records with an empty list
     unit: str = "response"  # "dialogue" when the judgments are of whole conversations (studies.models.Unit)
     source: str = ""  # the name of the file being read (DSTC9 names a chatbot's file after it)
+    # What was read but had to be guessed (a turn without a speaker): shown after the import, by line.
+    warnings: list[ImportProblem] = field(default_factory=list)
+    # ParlAI ACUTE-Eval pairings: the pairs to judge and the onboarding (check) pairs, in file order;
+    # each {"line", "conversations": [external id, external id], "speakers": [judged, judged]} or, for an
+    # onboarding pair, {"line", "onboarding": True, "dialogues": [turns, turns], "speakers", "correct": index}.
+    pairs: list[dict] = field(default_factory=list)
+    judged_speaker: str = ""  # the import form's choice: the speaker judged wherever a conversation has it
 
 
 def missing_scores_text(missing: dict[str, int], unit: str = "response") -> str:

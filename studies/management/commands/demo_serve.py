@@ -1,5 +1,5 @@
-"""python manage.py demo_serve: one Celery worker (queues default and gpu) and the chat demo's small
-rule-based bot (studies.chat.local_bot, on 127.0.0.1:8765) beside the web server, on the embedded
+"""python manage.py demo_serve: the Celery workers and the beat as ``config.workers`` defines them (main,
+calls, gpu) and the chat demo's small rule-based bot (studies.chat.local_bot, on 127.0.0.1:8765) beside the web server, on the embedded
 defaults. Prints the URLs and the login; Ctrl-C or SIGTERM stops them all (and on Linux the worker and
 the bot also stop when this process dies any other way: PR_SET_PDEATHSIG)."""
 import ctypes
@@ -27,6 +27,19 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)  # unwinds through runserver, so the finally below stops the children
 
 
+def _workers_start() -> list[subprocess.Popen]:
+    """One worker of each kind in ``config.workers`` and the beat (the same as the compose file's)."""
+    from config.workers import WORKERS, beat_argv, worker_argv
+
+    started = []
+    for kind in (*WORKERS, "beat"):
+        command = beat_argv() if kind == "beat" else worker_argv(kind, "-n", f"demo-{kind}@%h")
+        process = subprocess.Popen(command, preexec_fn=_die_with_parent)
+        process.kind = kind
+        started.append(process)
+    return started
+
+
 class Command(BaseCommand):
     help = "Run the web server and a Celery worker for the demo."
 
@@ -43,12 +56,8 @@ class Command(BaseCommand):
         # SIGTERM (make demo stopped by a process manager, `kill`) used to end this process at once,
         # leaving the Celery worker running; it now unwinds like Ctrl-C.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        worker = None
-        if not options["no_worker"]:
-            worker = subprocess.Popen([
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,gpu",
-                "--concurrency=1", "--pool=solo", "--loglevel=WARNING", "-n", "demo@%h",
-            ], preexec_fn=_die_with_parent)
+        workers = [] if options["no_worker"] else _workers_start()
+        worker = workers[0] if workers else None
         bot = None
         if not options["no_bot"]:
             bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(options["bot_port"])],
@@ -60,7 +69,8 @@ class Command(BaseCommand):
         self.stdout.write(f"  Admin:            {base}/admin/")
         self.stdout.write(f"  Database:         {settings.DATABASES['default']['NAME']}")
         self.stdout.write(f"  Broker:           {settings.CELERY_BROKER_URL}"
-                          f"{f' (worker pid {worker.pid})' if worker else ''}")
+                          + (f" (worker pid {worker.pid} main; " + ", ".join(f"{p.kind} pid {p.pid}" for p in workers[1:])
+                             + ")" if worker else ""))
         if bot is not None:
             self.stdout.write(f"  Chat demo bot:    http://127.0.0.1:{options['bot_port']}/rule/chat and /parrot/chat "
                               f"(pid {bot.pid}); settings allow it with CHAT_ALLOWED_NETWORKS")
@@ -68,7 +78,7 @@ class Command(BaseCommand):
         try:
             call_command("runserver", f"{options['host']}:{options['port']}", use_reloader=False)
         finally:
-            for process in (worker, bot):
+            for process in (*workers, bot):
                 if process is not None:
                     process.terminate()
                     try:

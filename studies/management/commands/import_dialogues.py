@@ -1,4 +1,4 @@
-"""python manage.py import_dialogues FILE [FILE ...] [--format auto|jsonl|csv|ddpp|grade|fed|dstc9]
+"""python manage.py import_dialogues FILE [FILE ...] [--format auto|jsonl|csv|ddpp|grade|fed|dstc9|parlai-...]
 [--corpus NAME] [--system NAME ...] [--owner USERNAME]: all or nothing; problems are printed by line and
 field. Several files (of one format, e.g. the parts of one DSTC9 evaluation) make one corpus and one
 benchmark study."""
@@ -25,6 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", help="corpus name (default: the file name)")
         parser.add_argument("--system", action="append", default=[], help="a system the file may use (repeatable)")
         parser.add_argument("--owner", help="username that owns the corpus and any benchmark study")
+        parser.add_argument("--judged-speaker", default="",
+                            help="whole dialogues: the speaker to judge wherever a conversation has it")
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     def handle(self, *args, **options):
@@ -46,6 +48,7 @@ class Command(BaseCommand):
                 summary = dialogues_import(
                     stream=stream, source_name=path.name, source_format=options["format"],
                     corpus_slug=options["corpus"], owner=owner, systems=options["system"], on_progress=progress,
+                    judged_speaker=options["judged_speaker"],
                     more_files=[(p.name, files.enter_context(p.open("rb"))) for p in paths[1:]],
                 )
             except ImportFailed as failure:
@@ -56,6 +59,8 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
+        if options["format"] == "auto":
+            self.stdout.write(f"Detected format: {summary.format_name}")
         self.stdout.write(self.style.SUCCESS(
             f"Imported {summary.conversations} conversations and {summary.responses} responses into corpus "
             f"{summary.corpus.slug!r} ({summary.format}) in {result['seconds']} s."))
@@ -64,5 +69,9 @@ class Command(BaseCommand):
         if summary.benchmark_study:
             unit = " of whole dialogues" if summary.unit == "dialogue" else ""
             self.stdout.write(f"Benchmark study {summary.benchmark_study.slug!r}: {summary.ratings} human ratings{unit}.")
+        if summary.acute_study:
+            self.stdout.write(f"The pairs to judge became the draft ACUTE-Eval study {summary.acute_study.slug!r}.")
+        for warning in summary.warnings:
+            self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
         if summary.missing_scores:
             self.stdout.write(missing_scores_text(summary.missing_scores, summary.unit))

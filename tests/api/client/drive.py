@@ -96,7 +96,7 @@ def rate(client, invite_url):
         targets = [target.key for target in item.targets]
         answers = RaterAnswerInputRequestAnswers.from_dict({f.name: answer(f, targets) for f in item.fields})
         fields_answered += len(item.fields)
-        done = ok(rater_answer.sync_detailed(position=str(item.position), **rater,
+        done = ok(rater_answer.sync_detailed(position=item.position, **rater,
                                              body=RaterAnswerInputRequest(answers=answers, active_ms=2500.0)))
         assert done.answered, done
     questionnaire = RaterSubmitInputRequestQuestionnaire.from_dict(

@@ -11,6 +11,7 @@ from studies.authoring import services as authoring
 from studies.chat import endpoints, selfchat
 from studies.chat.local_bot import LocalBot
 from studies.models import Conversation, Corpus, SelfChatDialogue, SelfChatRun, System, SystemEndpoint
+from tests.visible import visible_text
 
 pytestmark = pytest.mark.django_db
 OPENERS = ["Hi, my name is Ada.", "I like hiking in the hills.", "I feel tired today."]
@@ -67,7 +68,7 @@ def test_selfchat_two_bots_make_n_conversations_of_t_turns_stored_as_a_corpus(us
     sent = bot_requests(second)[0]["body"]
     assert sent["messages"][0] == {"role": "system", "content": "You are a parrot."}
     assert (sent["temperature"], sent["top_p"], sent["max_tokens"]) == (0.7, 0.9, 64)
-    assert [m["role"] for m in sent["messages"][1:]] == ["user", "user"]  # the opener and bot a's turn
+    assert [m["role"] for m in sent["messages"][1:]] == ["assistant", "user"]  # its opener, bot a's turn
     assert "context" not in bot_requests(first)[0]["body"]  # bot a has no settings: nothing added
 
 
@@ -239,11 +240,12 @@ def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(clien
     page = client.get("/selfchats/")
     assert page.status_code == 200 and 'value="rule-a"' in page.content.decode()
     bad = client.post("/selfchats/", {"title": "T", "system_a": "rule-a", "system_b": "rule-a", "openers": "Hi",
-                                      "conversations": 2, "turns": 2, "bot_settings": "{not json"})
-    assert bad.status_code == 400 and "not JSON" in bad.content.decode() and not SelfChatRun.objects.exists()
+                                      "conversations": 2, "turns": 2, "a_temperature": "hot"})
+    assert bad.status_code == 400 and "Bot A: temperature" in bad.content.decode()
+    assert not SelfChatRun.objects.exists()
     made = client.post("/selfchats/", {"title": "Mine", "system_a": "rule-a", "system_b": "rule-a",
                                        "openers": "Hi there\nI like tea", "conversations": 2, "turns": 2,
-                                       "bot_settings": '{"a": {"requests_per_minute": 0}}'})
+                                       "a_requests_per_minute": 0})
     run = SelfChatRun.objects.get()
     assert made.status_code == 302 and run.openers == ["Hi there", "I like tea"] and run.owner == user
     selfchat.selfchat_run(run=run)
@@ -253,7 +255,7 @@ def test_selfchat_pages_create_a_run_show_progress_and_are_the_owners_only(clien
     client.force_login(other_user)
     assert client.get(f"/selfchats/{run.pk}/").status_code == 404
     assert client.post(f"/selfchats/{run.pk}/rerun/").status_code == 404
-    assert "Mine" not in client.get("/selfchats/").content.decode()
+    assert "Mine" not in visible_text(client.get("/selfchats/").content)
     admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root")
     client.force_login(admin)
     assert client.get(f"/selfchats/{run.pk}/").status_code == 200
