@@ -23,7 +23,8 @@ from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports.exporting import no_store, spreadsheet_safe
 
-TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry")
+TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry", "combination")
+
 
 
 def number(raw: str | None, *, name: str, positive: bool = True) -> float | None:
@@ -45,17 +46,19 @@ def report_section(request, studies, target):
     if not models:
         return None
     chosen = request.GET.get("ppi_metric")
-    model = next((m for m in models if m.name == chosen), models[0])
+    best = metric_selectors.best_ranked_model(studies, models) if len(models) > 1 else None
+    model = next((m for m in models if m.name == chosen), best or models[0])
     try:
         width = number(request.GET.get("ppi_width"), name="ppi_width")
         error = None
     except ValidationError as problem:
         width, error = None, "; ".join(f"{k}: {' '.join(v)}" for k, v in problem.message_dict.items())
-    report = ppi.ppi_report(studies, model, target_width=width)
+    combine = [m for m in models if m != model] if request.GET.get("ppi_combine") == "1" else []
+    report = ppi.ppi_report(studies, model, target_width=width, combine=combine)
     experiment = target if not isinstance(target, Study) else target.experiment
     params = {**({"study": target.slug} if isinstance(target, Study) else {}), **({"width": width} if width else {})}
     return render_to_string("metrics/_ppi_section.html", {
-        "ppi": report, "models": models, "model": model, "width": width, "width_error": error, "experiment": experiment,
+        "ppi": report, "models": models, "model": model, "best": best, "combine": bool(combine), "width": width, "width_error": error, "experiment": experiment,
         "query": "?" + urlencode(params) if params else "",
     }, request=request)
 
@@ -70,7 +73,9 @@ def _scope(request, slug, model):
     alpha = number(request.GET.get("alpha"), name="alpha") or ppi.ALPHA
     if not 0 < alpha < 1:
         raise ValidationError({"alpha": f"must be between 0 and 1, got {alpha}"})
-    return experiment, metric_model, ppi.ppi_report(studies, metric_model, alpha=alpha, target_width=width)
+    combine = metric_selectors.combined_models(request.user, request.GET.get("combine"))
+    return experiment, metric_model, ppi.ppi_report(studies, metric_model, alpha=alpha, target_width=width,
+                                                    combine=combine)
 
 
 def _bad_request(error: ValidationError) -> HttpResponseBadRequest:
@@ -94,6 +99,11 @@ def report_tables(report: dict) -> dict[str, list[dict]]:
                                             "ratings_per_unit": noise.get("ratings_per_unit"),
                                             "rater_noise_variance": noise.get("within_unit_variance"),
                                             "rater_noise_share": noise.get("noise_share")})
+            if c.get("pooled"):
+                tables["estimates"].append({**at, **c["pooled"]})
+            tables["combination"] += [{**at, **{k: v for k, v in row.items() if k != "weights"},
+                                       **{f"weight_{m}": w for m, w in row["weights"].items()}}
+                                      for row in c.get("combination", [])]
             tables["differences"] += [{**at, **d} for d in c["differences"]]
             tables["places"] += [{**at, **p} for p in c["ranking"]]
             tables["planner"] += [{**at, **p} for p in c["plan"]]

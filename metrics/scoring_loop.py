@@ -44,9 +44,21 @@ def scoring_run_batches(*, run: ScoringRun, device: str, targets: QuerySet, unsc
             if ScoringRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
                 run.refresh_from_db()
                 return run
-    log = f"attempt {run.attempts}: scored {len(pending)} of {total}{noun} on {device}{notes()}"
+    log = attempt_log(attempt=run.attempts, total=total, tried=len(pending), stored=len(pending) - unscored.count(),
+                      noun=noun, device=device) + notes()
     ScoringRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
         status=RunStatus.DONE, done=done, finished_at=Now(), seconds=time.monotonic() - started,
         log=(run.log + "\n" + log).strip())
     run.refresh_from_db()
     return run
+
+
+def attempt_log(*, attempt: int, total: int, tried: int, stored: int, noun: str, device: str) -> str:
+    """One attempt's line: what was stored this time (not what was tried), what had a score already, and
+    what was tried and got none. A failed call is not cached, so the next run of the same scope asks it
+    again; a refusal or unparseable answer is cached and stays missing (``metrics.judging.run``)."""
+    line = f"attempt {attempt}: scored {stored} of {total}{noun} this time on {device}; {total - tried} had a score already"
+    if tried > stored:
+        line += (f"; {tried - stored} tried got no score: a retry of the run asks only those again (failed calls are "
+                 "not cached; answers cached as refused or unparseable stay missing)")
+    return line

@@ -30,6 +30,17 @@ def unscored(run: ScoringRun) -> QuerySet[Response]:
     return run_responses(run).exclude(pk__in=scored)
 
 
+def unscored_in_scope(run: ScoringRun) -> int:
+    """How many targets of ``run``'s scope (responses, or conversations for a dialogue-level model) have no
+    score from its model now: what a retry would ask again."""
+    from metrics.dialogue_scoring import run_conversations
+
+    if scores_conversations(run.metric_model):
+        scored = MetricScore.objects.filter(metric_model_id=run.metric_model_id, conversation__isnull=False)
+        return run_conversations(run).exclude(pk__in=scored.values("conversation_id")).count()
+    return unscored(run).count()
+
+
 def response_scores(metric_model: MetricModel, response_ids) -> dict[int, float]:
     return dict(MetricScore.objects.filter(metric_model=metric_model, response_id__in=response_ids)
                 .values_list("response_id", "value"))
@@ -87,6 +98,7 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
                 "notes": [scale_absent_reason(studies)]}
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
+    imported = set(studies.filter(platform=Study.Platform.BENCHMARK).values_list("slug", flat=True))
     cells = []
     for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
         per_response = part.groupby("unit").agg(human=("score", "mean"), metric=("metric", "first"),
@@ -101,14 +113,23 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
                                correlate_all(per_response["metric"], per_response["human"], bootstrap=bootstrap).items()},
             "system_level": {m: c.as_dict() for m, c in
                              correlate_all(per_system["metric"], per_system["human"]).items()},
-            "human_ceiling": _finite(np.nanmean(raters["loo_r"])) if raters["loo_r"].notna().any() else None,
+            # one rater against the others' mean: not comparable where "raters" are annotator positions
+            "human_ceiling": None if study in imported else (
+                _finite(np.nanmean(raters["loo_r"])) if raters["loo_r"].notna().any() else None),
+            "human_ceiling_note": HIDDEN_CEILING if study in imported else CEILING,
             "points": per_response.reset_index()[["unit", "system", "human", "metric"]].to_dict("records"),
         })
     return {"metric_model": metric_model.name, "metric": metric_model.metric.key, "cells": cells,
             "label_cells": label_metric_cells(studies, metric_model), "notes": [
         "Human score of a response (or, in a dialogue study, of a whole dialogue, joined to the metric's "
-        "dialogue-level scores): the mean of its normalised ratings over raters. Human ceiling: the mean "
-        "Spearman correlation of one rater with the mean of the other raters (leave-one-rater-out)."]}
+        "dialogue-level scores): the mean of its normalised ratings over raters. " + CEILING]}
+
+
+CEILING = ("Single-rater agreement (shown as the human ceiling): the mean Spearman correlation of one rater with the "
+           "mean of the other raters (leave-one-rater-out). It is the agreement of ONE rating, while the metric is "
+           "correlated with the mean of all raters, so a metric above it is not better than a human.")
+HIDDEN_CEILING = ("No human ceiling: the judgments are imported, and their raters are annotator positions (the j-th "
+                  "score of each item), not people, so one position against the others measures no rater.")
 
 
 def label_metric_cells(studies: QuerySet[Study], metric_model: MetricModel) -> list[dict[str, Any]]:
@@ -244,11 +265,46 @@ def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
     frame = frame.assign(**{f"m{m.pk}": unit_scores(m, frame) for m in models})
     rows = []
     for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
-        per_unit = part.groupby("unit").agg(human=("score", "mean"), **{f"m{m.pk}": (f"m{m.pk}", "first") for m in models})
-        ranking = rank_metrics(per_unit["human"].tolist(), {m.name: per_unit[f"m{m.pk}"].tolist() for m in models},
-                               resamples=resamples)
-        rows.append({"condition": study, "criterion": criterion, **ranking, "summary": ranking_sentence(ranking)})
+        fit = [m for m in models if judged_criterion(m) in (None, criterion)]
+        other = [{"metric": m.name, "criterion": judged_criterion(m)} for m in models if m not in fit]
+        per_unit = part.groupby("unit").agg(human=("score", "mean"), **{f"m{m.pk}": (f"m{m.pk}", "first") for m in fit})
+        ranking = rank_metrics(per_unit["human"].tolist(), {m.name: per_unit[f"m{m.pk}"].tolist() for m in fit},
+                               resamples=resamples) if len(fit) >= 2 else {
+            "rows": [], "best": fit[0].name if fit else None, "n": len(per_unit), "problem":
+            "fewer than two metrics judge this criterion: nothing to rank"}
+        rows.append({"condition": study, "criterion": criterion, **ranking, "summary": ranking_sentence(ranking),
+                     "not_ranked": other, "not_ranked_note": "; ".join(
+                         f"{o['metric']} was made to judge {o['criterion']}, so it is not ranked on {criterion}"
+                         for o in other)})
     return rows
+
+
+def judged_criterion(metric_model: MetricModel) -> str | None:
+    """The criterion an LLM judge was made for (its prompt asks about that one), or None for a metric
+    that is not tied to one (every other metric scores the same way whatever the criterion)."""
+    criterion = (metric_model.config or {}).get("criterion")
+    return str(criterion.get("name") or "") or None if isinstance(criterion, dict) else None
+
+
+def best_ranked_model(studies: QuerySet[Study], models: list[MetricModel], *, resamples: int = 1000
+                      ) -> MetricModel | None:
+    """The metric model the best-judge ranking puts first most often over the studies' conditions and
+    criteria (ties: the higher mean correlation where it was ranked, then the order given); None with
+    fewer than two models or no ranking. What the prediction-powered section uses by default."""
+    blocks = judges_ranking(studies, models, resamples=resamples)
+    wins: dict[str, int] = {}
+    correlations: dict[str, list[float]] = {}
+    for block in blocks:
+        if block.get("best") and block.get("rows"):
+            wins[block["best"]] = wins.get(block["best"], 0) + 1
+        for row in block.get("rows", []):
+            if row.get("r") is not None:
+                correlations.setdefault(row["metric"], []).append(row["r"])
+    if not wins:
+        return None
+    order = {m.name: i for i, m in enumerate(models)}
+    name = max(wins, key=lambda m: (wins[m], float(np.mean(correlations.get(m, [-1.0]))), -order.get(m, 0)))
+    return next((m for m in models if m.name == name), None)
 
 
 def studies_scored_by(metric_model: MetricModel, studies: QuerySet[Study]) -> QuerySet[Study]:
@@ -310,3 +366,18 @@ def _baseline_shortfalls(studies, metric_model, baselines, resamples) -> list[di
                               "low": low, "high": high, "below": True,
                               "clearly_below": bool(np.isfinite(high) and high < 0)})
     return below
+
+
+def combined_models(user, raw: str | None, *, field: str = "combine") -> list:
+    """The metric models named in ``raw`` (comma-separated) that ``user`` may use; ValidationError naming
+    ``field`` and the unknown names otherwise."""
+    from django.core.exceptions import ValidationError
+
+    names = [n.strip() for n in (raw or "").split(",") if n.strip()]
+    if not names:
+        return []
+    found = {m.name: m for m in metric_models_usable_by(user).filter(name__in=names)}
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise ValidationError({field: f"no metric model {', '.join(repr(n[:60]) for n in unknown[:5])} you may use"})
+    return [found[n] for n in dict.fromkeys(names)]

@@ -94,6 +94,18 @@ def scoring_run_create(*, metric_model: MetricModel, study: Study | None = None,
     return run
 
 
+def scoring_run_retry(*, run: ScoringRun, enqueue: bool = True) -> ScoringRun:
+    """A new run of ``run``'s scope and model that scores only what is still unscored (never forced): after
+    failed judge calls, only those are asked again, since answered ones are stored or cached. ValidationError
+    (field ``run``) while the run is queued or running, or when nothing of its scope is unscored."""
+    if run.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise ValidationError({"run": f"run {run.pk} is {run.status}: retry it once it has finished"})
+    left = selectors.unscored_in_scope(run)
+    if not left:
+        raise ValidationError({"run": f"run {run.pk}: every target of its scope has a score; nothing to retry"})
+    return scoring_run_create(metric_model=run.metric_model, study=run.study, corpus=run.corpus, enqueue=enqueue)
+
+
 def scoring_run_cancel(*, run: ScoringRun) -> ScoringRun:
     ScoringRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now())

@@ -11,6 +11,7 @@ urlpatterns = [
     path("metrics/runs/start/", views.run_start, name="run_start"),
     path("metrics/judges/start/", judge_views.judge_start, name="judge_start"),
     path("metrics/runs/<id:pk>/cancel/", views.run_cancel, name="run_cancel"),
+    path("metrics/runs/<id:pk>/retry/", views.run_retry, name="run_retry"),
     path("metrics/runs/<id:pk>/rerun/", views.run_rerun, name="run_rerun"),
     path("metrics/training/start/", views.training_start, name="training_start"),
     path("metrics/training/mdd-eval/start/", mdd_views.mdd_training_start, name="mdd_training_start"),

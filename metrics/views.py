@@ -192,6 +192,20 @@ def run_start(request):
 
 @login_required
 @require_POST
+def run_retry(request, pk):
+    """Queue a run that scores only what ``pk``'s scope still lacks (failed judge calls are asked again)."""
+    run = get_object_or_404(visible_runs(request.user), pk=pk)
+    try:
+        again = services.scoring_run_retry(run=run)
+    except ValidationError as error:
+        messages.error(request, "Not retried: " + "; ".join(m for v in error.message_dict.values() for m in v))
+    else:
+        messages.success(request, f"Run {again.pk} queued: it scores only the unscored targets of run {run.pk}.")
+    return redirect("metrics:metric_list")
+
+
+@login_required
+@require_POST
 def run_cancel(request, pk):
     services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
     return redirect("metrics:metric_list")

@@ -16,6 +16,7 @@ class CorrelationSerializer(serializers.Serializer):
     p = number()
     n = serializers.IntegerField()
     ci95 = serializers.ListField(child=number(), allow_null=True, help_text="Fisher z; null for too few points")
+    p_method = serializers.CharField(required=False, help_text="asymptotic, or exact permutation (all n! pairings) for 8 pairs or fewer")
 
 
 class CorrelationsSerializer(serializers.Serializer):
@@ -42,7 +43,9 @@ class HumanMetricCellSerializer(serializers.Serializer):
     missing_scores = serializers.IntegerField()
     response_level = CorrelationsSerializer(required=False, allow_null=True)
     system_level = CorrelationsSerializer(required=False, allow_null=True)
-    human_ceiling = number(required=False)
+    human_ceiling = number(required=False, help_text="one rater against the others' mean (leave-one-rater-out "
+                           "Spearman); null for imported judgments, whose raters are annotator positions")
+    human_ceiling_note = serializers.CharField(required=False, help_text="what the ceiling is, or why it is hidden")
     points = HumanMetricPointSerializer(many=True, required=False)
 
 
@@ -106,6 +109,12 @@ class _EstimateFields(serializers.Serializer):
     note = serializers.CharField(allow_blank=True)
     width = number()
     human_width = number()
+    se = number(required=False, help_text="the standard error the interval uses (small-sample)")
+    se_asymptotic = number(required=False, help_text="ppi_py's normal standard error, for comparison")
+    df = number(required=False, help_text="Student t degrees of freedom of the interval")
+    method = serializers.CharField(required=False, allow_blank=True, help_text="how the interval was made")
+    warning = serializers.CharField(required=False, allow_blank=True,
+                                    help_text="set below the n where the interval's coverage was measured")
 
 
 class RaterNoiseSerializer(serializers.Serializer):
@@ -113,7 +122,8 @@ class RaterNoiseSerializer(serializers.Serializer):
     ratings_per_unit = number()
     within_unit_variance = number()
     between_unit_variance = number()
-    noise_share = number()
+    noise_share = number(help_text="share of the variance of unit means that raters' disagreement accounts for")
+    noise_share_capped = serializers.BooleanField(required=False, help_text="the estimate was above 1")
 
 
 class PpiSystemSerializer(_EstimateFields):
@@ -156,8 +166,34 @@ class PpiPlanSerializer(serializers.Serializer):
     ppi_corr = number()
 
 
+class PpiCombinationSerializer(serializers.Serializer):
+    """Several metrics combined by cross-fitted weights (``studies.analysis.ppi_combined``), for one system."""
+
+    system = serializers.CharField()
+    metrics = serializers.ListField(child=serializers.CharField())
+    estimate = number()
+    ci_low = number()
+    ci_high = number()
+    se = number()
+    df = number()
+    n = serializers.IntegerField()
+    n_unlabelled = serializers.IntegerField()
+    folds = serializers.IntegerField()
+    weights = serializers.DictField(child=number())
+    best_single = serializers.CharField(allow_null=True)
+    best_single_se = number()
+    worth_it = serializers.BooleanField(help_text="its standard error is below the best single metric's")
+    verdict = serializers.CharField()
+    method = serializers.CharField()
+    warning = serializers.CharField(allow_blank=True)
+
+
 class PpiCriterionSerializer(serializers.Serializer):
     criterion = serializers.CharField()
+    pooled = PpiSystemSerializer(required=False, allow_null=True, help_text="every system's units together")
+    combination = PpiCombinationSerializer(many=True, required=False)
+    labelled_per_system = serializers.DictField(child=serializers.IntegerField(), required=False)
+    warnings = serializers.ListField(child=serializers.CharField(), required=False)
     systems = PpiSystemSerializer(many=True)
     differences = PpiDifferenceSerializer(many=True)
     ranking = PpiRankSerializer(many=True)
@@ -219,11 +255,14 @@ class PpiStudySerializer(serializers.Serializer):
     items = serializers.IntegerField(allow_null=True, required=False)
     pay = PpiPaySerializer(allow_null=True, required=False,
                            help_text="what the planner's extra items would cost (reward, places, totals)")
+    combination_problem = serializers.CharField(required=False, help_text="why the metrics were not combined")
 
 
 class PredictionPoweredReportSerializer(serializers.Serializer):
     metric_model = serializers.CharField()
     metric = serializers.CharField()
     alpha = number()
+    combined_with = serializers.ListField(child=serializers.CharField(), required=False,
+                                          help_text="the further metric models combined with this one")
     studies = PpiStudySerializer(many=True)
     notes = serializers.ListField(child=serializers.CharField())

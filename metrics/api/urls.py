@@ -11,6 +11,7 @@ urlpatterns = [
     path("metrics/runs/", run_views.ScoringRunCreateApi.as_view(), name="run-create"),
     path("metrics/runs/<id:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
     path("metrics/runs/<id:pk>/cancel/", views.ScoringRunCancelApi.as_view(), name="run-cancel"),
+    path("metrics/runs/<id:pk>/retry/", views.ScoringRunRetryApi.as_view(), name="run-retry"),
     path("metrics/runs/<id:pk>/rerun/", views.ScoringRunRerunApi.as_view(), name="run-rerun"),
     path("metrics/training/", views.TrainingRunCreateApi.as_view(), name="training-create"),
     path("metrics/training/<id:pk>/", views.TrainingRunDetailApi.as_view(), name="training-detail"),

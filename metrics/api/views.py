@@ -126,6 +126,20 @@ class ScoringRunDetailApi(ApiView):
         return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
 
 
+class ScoringRunRetryApi(ApiView):
+    """A new run of the same model and scope that scores only what is still unscored (201); 400 naming
+    ``run`` while it is queued or running, or when nothing is left to score."""
+
+    @extend_schema(request=None, responses={201: RunOutputSerializer})
+    def post(self, request, pk):
+        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        try:
+            again = services.scoring_run_retry(run=run)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return Response(RunOutputSerializer(again).data, status=status.HTTP_201_CREATED)
+
+
 class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):
@@ -182,11 +196,13 @@ class PredictionPoweredApi(ApiView):
 
     @extend_schema(responses=PredictionPoweredReportSerializer, parameters=[
         STUDY_PARAMETER, OpenApiParameter("width", float, description="the planner's target interval width (> 0)"),
-        OpenApiParameter("alpha", float, description="the error level, between 0 and 1 (default 0.05)")])
+        OpenApiParameter("alpha", float, description="the error level, between 0 and 1 (default 0.05)"),
+        OpenApiParameter("combine", str, description="further metric models (comma-separated names) combined with "
+                                                     "this one by cross-fitted weights, per system")])
     def get(self, request, slug, model):
         from metrics import ppi
 
-        query_params_checked(request, {"study", "width", "alpha"})
+        query_params_checked(request, {"study", "width", "alpha", "combine"})
         studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         errors = {}
@@ -201,10 +217,15 @@ class PredictionPoweredApi(ApiView):
                     continue
                 if not (values[name] > low and (high is None or values[name] < high)):
                     errors[name] = [f"must be above {low}" + (f" and below {high}" if high else "") + f", got {raw[:40]}"]
+        try:
+            combine = selectors.combined_models(request.user, request.query_params.get("combine"))
+        except DjangoValidationError as error:
+            errors.update(error.message_dict)
+            combine = []
         if errors:
             raise serializers.ValidationError(errors)
         return Response(ppi.ppi_report(studies, metric_model, alpha=values.get("alpha", ppi.ALPHA),
-                                       target_width=values.get("width")))
+                                       target_width=values.get("width"), combine=combine))
 
 
 class TrainingRunOutputSerializer(WorkerRunSerializer):

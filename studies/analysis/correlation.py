@@ -4,6 +4,12 @@ Pearson, Spearman and Kendall tau-b (SciPy), each with its two-sided p-value; th
 ``scipy.stats.bootstrap`` over pairs (paired resampling, BCa method), with the statistics written
 to work along an axis so that all resamples are computed at once. Used for human-vs-metric
 agreement, criterion-vs-criterion (the seed's Table 9) and rater quality.
+
+With few pairs (n <= ``EXACT_MAX_N``, e.g. system-level correlations over 4 systems) the asymptotic
+p-values are wrong: SciPy's Spearman p for r = 1 is 0 whatever n, while only 2 of the 4! orderings of 4
+systems reach |r| = 1 (exact p = 1/12 = .083). There the p-value is the exact permutation p: the
+statistic over all n! pairings, two-sided as ``scipy.stats.permutation_test`` defines it
+(2 x the smaller tail, at most 1); ``p_method`` says which one a Correlation carries.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 METHODS = ("pearson", "spearman", "kendall")
+EXACT_MAX_N = 8  # 8! = 40,320 pairings: all of them at once in a few MB
 
 
 @dataclass(frozen=True)
@@ -23,6 +30,7 @@ class Correlation:
     p: float
     n: int
     ci95: tuple[float, float] | None
+    p_method: str = "asymptotic"  # or "exact permutation" (n <= EXACT_MAX_N)
 
     def as_dict(self) -> dict:
         """JSON-safe: undefined values (NaN) become None."""
@@ -31,7 +39,7 @@ class Correlation:
 
         ci = [finite(v) for v in self.ci95] if self.ci95 else None
         return {"method": self.method, "r": finite(self.r), "p": finite(self.p), "n": self.n,
-                "ci95": ci if ci and None not in ci else None}
+                "ci95": ci if ci and None not in ci else None, "p_method": self.p_method}
 
 
 def _statistic(method: str, x: np.ndarray, y: np.ndarray):
@@ -74,9 +82,30 @@ def _vectorised(method: str):
     return lambda u, v, axis=-1: _kendall_b_along(u, v, axis)
 
 
+def exact_permutation_p(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
+    """Two-sided exact permutation p of r(x, y): r over every one of the n! orderings of ``y`` against
+    ``x``, p = min(1, 2 min(P(r* >= r), P(r* <= r))), ``scipy.stats.permutation_test``'s definition with
+    its relative tolerance for ties of the statistic. n at most ``EXACT_MAX_N``."""
+    import itertools
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size > EXACT_MAX_N:
+        raise ValueError(f"exact permutation p: at most {EXACT_MAX_N} pairs, got {a.size}")
+    along = _vectorised(method)
+    orders = np.array(list(itertools.permutations(range(a.size))))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = along(np.broadcast_to(a, orders.shape), b[orders], axis=-1)
+        observed = float(along(a[None, :], b[None, :], axis=-1)[0])
+    gamma = abs(1e-14 * observed)
+    greater = np.mean(null >= observed - gamma)
+    less = np.mean(null <= observed + gamma)
+    return float(min(1.0, 2 * min(greater, less)))
+
+
 def correlate(x: ArrayLike, y: ArrayLike, method: str = "spearman", *, bootstrap: int = 0,
               seed: int = 0) -> Correlation:
-    """r and p of one method; with ``bootstrap`` > 0 resamples, a paired BCa 95% CI."""
+    """r and p of one method (the exact permutation p with at most ``EXACT_MAX_N`` pairs); with
+    ``bootstrap`` > 0 resamples, a paired BCa 95% CI."""
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)
     a, b = a[keep], b[keep]
@@ -90,6 +119,9 @@ def correlate(x: ArrayLike, y: ArrayLike, method: str = "spearman", *, bootstrap
         boot = stats.bootstrap((a, b), _vectorised(method), paired=True, vectorized=True, batch=batch,
                                n_resamples=bootstrap, method="BCa", rng=np.random.default_rng(seed))
         ci = (float(boot.confidence_interval.low), float(boot.confidence_interval.high))
+    if a.size <= EXACT_MAX_N:
+        return Correlation(method, float(result.statistic), exact_permutation_p(a, b, method), int(a.size), ci,
+                           p_method="exact permutation")
     return Correlation(method, float(result.statistic), float(result.pvalue), int(a.size), ci)
 
 

@@ -21,11 +21,13 @@ what the planner (``ppi_mean_power``) assumes. ``clip=True`` gives ppi_py's own 
 Several metrics combine the same way (control variates, vector lambda):
 theta = mean(Y) + w'(mean(F_unlabelled) - mean(F_labelled)) with
 w = Sigma_F^-1 cov(F, Y) / (1 + n/N), Sigma_F the metrics' covariance over all units; the interval is
-PPI's with the single prediction F w and lambda = 1 (``combined_estimate``).
-Every number comes from ``ppi_py`` (``ppi_mean_ci``, ``ppi_mean_pval``, ``ppi_ols_ci``,
-``ppi_logistic_ci``, ``ppi_mean_power``, and its baselines for the human-only side); this module only
-arranges arrays, so it imports no Django and loads ``ppi_py`` (SciPy, statsmodels, numba) inside its
-functions.
+PPI's with the single prediction F w and lambda = 1 (``combined_estimate``; cross-fitted weights in
+``studies.analysis.ppi_combined``).
+Means: lambda and the point estimate are ppi_py's, the interval the small-sample one of
+``studies.analysis.ppi_small_n`` (Student t; ppi_py's normal interval covers about .90 at 12 labelled
+units). The rest comes from ``ppi_py`` (``ppi_ols_ci`` widened to t, ``ppi_logistic_ci``,
+``ppi_mean_power``); this module only arranges arrays, so it imports no Django and loads ``ppi_py``
+(SciPy, statsmodels, numba) inside its functions.
 
 - Differences between systems: where the same conversations carry both systems (paired units), PPI of
   the mean of the per-conversation differences; otherwise (e.g. dialogue units) the OLS coefficient of
@@ -88,6 +90,11 @@ class MeanEstimate:
     p: float | None = None  # against ``null`` (differences: against 0)
     human_p: float | None = None
     note: str = ""
+    se: float | None = None  # the standard error the interval uses
+    se_asymptotic: float | None = None  # ppi_py's (normal, divisor n): what ppi_mean_ci would use
+    df: float | None = None  # Student t degrees of freedom of the interval
+    method: str = ""  # how the interval was made
+    warning: str = ""  # below the n where its coverage was measured
 
     @property
     def width(self) -> float:
@@ -119,30 +126,37 @@ def power_tuning(y, yhat, yhat_unlabelled, *, clip: bool = False) -> float:
 def mean_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA, null: float | None = None,
                   clip: bool = False) -> MeanEstimate | None:
     """PPI++ mean of ``y`` with power tuning (lambda unclipped unless ``clip``), and the classical mean
-    beside it; None with fewer than 2 labelled units. With no unlabelled unit the metric cannot add
-    anything: the estimate is the human one."""
-    ppi_py, _ = _ppi()
+    beside it; None with fewer than 2 labelled units. lambda and the point estimate are ppi_py's; the
+    intervals and p-values are the small-sample ones of ``studies.analysis.ppi_small_n`` (t quantiles),
+    which hold at a dozen labelled units where ppi_py's normal interval covers about .90. With no
+    unlabelled unit (or 2 labelled units, too few to fit lambda) the estimate is the human one."""
+    from studies.analysis.ppi_small_n import HUMAN_METHOD, METHOD, ppi_mean_small_n, small_n_warning, t_p_value
+
     y, yhat, yhat_unlabelled = _arrays(y, yhat, yhat_unlabelled)
     n, big_n = len(y), len(yhat_unlabelled)
     if n < 2 or len(yhat) != n:
         return None
-    human_low, human_high = (float(v) for v in ppi_py.classical_mean_ci(y, alpha=alpha))
-    human_p = None
-    if null is not None:
-        human_p = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, np.zeros(1), null=null, lam=0))[0])
+    core = ppi_mean_small_n(y, yhat, np.zeros(2) if big_n < 2 else yhat_unlabelled, alpha=alpha, lam=0.0)
+    human_low, human_high = float(core["human_low"]), float(core["human_high"])
+    human_p = t_p_value(float(y.mean()), float(core["human_se"]), n - 1, null) if null is not None else None
     rho = float(np.corrcoef(y, yhat)[0, 1]) if np.std(y) > 0 and np.std(yhat) > 0 else None
-    if big_n < 2:
+    warning = small_n_warning(n)
+    if big_n < 2 or n < 3:
+        why = ("every unit of the frame is human-rated: the metric adds nothing" if big_n < 2 else
+               "2 human-rated units are too few to weigh the metric: human only")
         return MeanEstimate(float(y.mean()), human_low, human_high, float(y.mean()), human_low, human_high, 0.0, n,
-                            big_n, float(n), rho, human_p, human_p,
-                            note="every unit of the frame is human-rated: the metric adds nothing")
+                            big_n, float(n), rho, human_p, human_p, note=why, se=_finite(core["human_se"]),
+                            df=float(n - 1), method=HUMAN_METHOD, warning=warning)
     lam = power_tuning(y, yhat, yhat_unlabelled, clip=clip)
-    low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=alpha, lam=lam))
-    estimate = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam))[0])
-    p = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, yhat_unlabelled, null=null, lam=lam))[0]) if null is not None else None
-    se, human_se = (high - low), (human_high - human_low)
-    n_effective = n * (human_se / se) ** 2 if se > 0 else None
+    core = ppi_mean_small_n(y, yhat, yhat_unlabelled, alpha=alpha, lam=lam)
+    low, high, estimate = float(core["low"]), float(core["high"]), float(core["estimate"])
+    se, df = float(core["se"]), float(core["df"])
+    p = t_p_value(estimate, se, df, null) if null is not None else None
+    width, human_width = high - low, human_high - human_low
+    n_effective = n * (human_width / width) ** 2 if width > 0 else None
     return MeanEstimate(estimate, low, high, float(y.mean()), human_low, human_high, lam, n, big_n, n_effective, rho,
-                        p, human_p)
+                        p, human_p, se=_finite(se), se_asymptotic=_finite(core["se_asymptotic"]), df=df, method=METHOD,
+                        warning=warning)
 
 
 def combination_weights(y, metrics, metrics_unlabelled) -> np.ndarray:
@@ -166,31 +180,36 @@ def combination_weights(y, metrics, metrics_unlabelled) -> np.ndarray:
 
 def combined_estimate(y, metrics, metrics_unlabelled, *, alpha: float = ALPHA,
                       null: float | None = None) -> tuple[MeanEstimate, np.ndarray] | None:
-    """PPI of the mean of ``y`` with several metrics at once: the prediction is F w with the weights of
-    ``combination_weights`` and lambda = 1 (the weights already carry the tuning), through
-    ``ppi_mean_ci``. One metric gives ``mean_estimate``'s unclipped answer. Returns the estimate and w;
-    None with fewer than 2 labelled or unlabelled units."""
-    ppi_py, _ = _ppi()
+    """PPI of the mean of ``y`` with several metrics at once, weights fitted in-sample: the prediction
+    is F w with the weights of ``combination_weights`` and lambda = 1 (the weights already carry the
+    tuning), with ``mean_estimate``'s small-sample interval. One metric gives ``mean_estimate``'s
+    unclipped answer. The weights are fitted on the same labels they correct, which makes the interval
+    optimistic with several metrics and few labels: ``studies.analysis.ppi_combined`` fits them on
+    held-apart folds instead (what Concord reports). Returns the estimate and w; None with fewer than 3
+    labelled or 2 unlabelled units."""
+    from studies.analysis.ppi_small_n import METHOD, ppi_mean_small_n, small_n_warning, t_p_value
+
     y = np.asarray(y, dtype=float).ravel()
     f = np.asarray(metrics, dtype=float).reshape(len(y), -1)
     fu = np.asarray(metrics_unlabelled, dtype=float).reshape(-1, f.shape[1])
     n, big_n = len(y), len(fu)
-    if n < 2 or big_n < 2:
+    if n < 3 or big_n < 2:
         return None
     w = combination_weights(y, f, fu)
     pred, pred_u = f @ w, fu @ w
-    human_low, human_high = (float(v) for v in ppi_py.classical_mean_ci(y, alpha=alpha))
-    low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, pred, pred_u, alpha=alpha, lam=1.0))
-    estimate = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, pred, pred_u, lam=1.0))[0])
-    p = human_p = None
-    if null is not None:
-        p = float(np.ravel(ppi_py.ppi_mean_pval(y, pred, pred_u, null=null, lam=1.0))[0])
-        human_p = float(np.ravel(ppi_py.ppi_mean_pval(y, pred, np.zeros(1), null=null, lam=0))[0])
+    core = ppi_mean_small_n(y, pred, pred_u, alpha=alpha, lam=1.0)
+    estimate, se, df = float(core["estimate"]), float(core["se"]), float(core["df"])
+    low, high = float(core["low"]), float(core["high"])
+    human_low, human_high = float(core["human_low"]), float(core["human_high"])
+    p = t_p_value(estimate, se, df, null) if null is not None else None
+    human_p = t_p_value(float(y.mean()), float(core["human_se"]), n - 1, null) if null is not None else None
     rho = float(np.corrcoef(y, pred)[0, 1]) if np.std(y) > 0 and np.std(pred) > 0 else None
     width, human_width = high - low, human_high - human_low
     return MeanEstimate(estimate, low, high, float(y.mean()), human_low, human_high, 1.0, n, big_n,
                         n * (human_width / width) ** 2 if width > 0 else None, rho, p, human_p,
-                        note=f"{f.shape[1]} metrics combined"), w
+                        note=f"{f.shape[1]} metrics combined", se=_finite(se),
+                        se_asymptotic=_finite(core["se_asymptotic"]), df=df, method=METHOD,
+                        warning=small_n_warning(n)), w
 
 
 def paired_difference(y_a, y_b, f_a, f_b, f_a_unlabelled, f_b_unlabelled, *, alpha: float = ALPHA) -> MeanEstimate | None:
@@ -201,8 +220,11 @@ def paired_difference(y_a, y_b, f_a, f_b, f_a_unlabelled, f_b_unlabelled, *, alp
 
 def unpaired_difference(y_a, f_a, fu_a, y_b, f_b, fu_b, *, alpha: float = ALPHA) -> MeanEstimate | None:
     """a - b on separate units: the OLS coefficient of an indicator of a (``ppi_ols_ci`` with lambda tuned
-    for that coefficient; ``classical_ols_ci`` beside it). p-values: two-sided normal, from the interval."""
+    for that coefficient; ``classical_ols_ci`` beside it). Small-sample correction: ppi_py's normal
+    interval gives the standard error, scaled by sqrt(n / (n - k)) and used with Student's t on n - k
+    df (k = 3 fitted: intercept, indicator, lambda; k = 2 human only); p-values from the same t."""
     from scipy.stats import norm
+    from scipy.stats import t as student
 
     ppi_py, _ = _ppi()
     y_a, f_a, fu_a, y_b, f_b, fu_b = _arrays(y_a, f_a, fu_a, y_b, f_b, fu_b)
@@ -215,22 +237,31 @@ def unpaired_difference(y_a, f_a, fu_a, y_b, f_b, fu_b, *, alpha: float = ALPHA)
     x, y, yhat = design(len(y_a), len(y_b)), np.r_[y_a, y_b], np.r_[f_a, f_b]
     z = norm.ppf(1 - alpha / 2)
 
-    def p_of(low, high):
-        se = (high - low) / (2 * z)
-        return float(2 * norm.sf(abs((low + high) / 2) / se)) if se > 0 else None
+    def small_n(low, high, k):  # the normal interval widened to t on n - k df, and its p
+        n = len(y)
+        df = max(n - k, 1)
+        se = (high - low) / (2 * z) * np.sqrt(n / df)
+        middle, half = (low + high) / 2, student.ppf(1 - alpha / 2, df) * se
+        return middle - half, middle + half, (float(2 * student.sf(abs(middle) / se, df)) if se > 0 else None)
 
-    human_low, human_high = (float(v[1]) for v in ppi_py.classical_ols_ci(x, y, alpha=alpha))
+    classical = ppi_py.classical_ols_ci(x, y, alpha=alpha)
+    human_low, human_high, human_p = small_n(float(classical[0][1]), float(classical[1][1]), 2)
     human = (human_low + human_high) / 2
     if min(len(fu_a), len(fu_b)) < 1:
         return MeanEstimate(human, human_low, human_high, human, human_low, human_high, 0.0, len(y), 0, float(len(y)),
-                            None, p_of(human_low, human_high), p_of(human_low, human_high),
-                            note="every unit of the frame is human-rated: the metric adds nothing")
+                            None, human_p, human_p, note="every unit of the frame is human-rated: the metric adds nothing",
+                            df=float(len(y) - 2), method="OLS, Student t")
     xu, yhat_u = design(len(fu_a), len(fu_b)), np.r_[fu_a, fu_b]
-    low, high = (float(v[1]) for v in ppi_py.ppi_ols_ci(x, y, yhat, xu, yhat_u, alpha=alpha, coord=1))
+    powered = ppi_py.ppi_ols_ci(x, y, yhat, xu, yhat_u, alpha=alpha, coord=1)
+    low, high, p = small_n(float(powered[0][1]), float(powered[1][1]), 3)
     se, human_se = high - low, human_high - human_low
+    from studies.analysis.ppi_small_n import small_n_warning
+
     return MeanEstimate((low + high) / 2, low, high, human, human_low, human_high, float("nan"), len(y), len(yhat_u),
-                        len(y) * (human_se / se) ** 2 if se > 0 else None, None, p_of(low, high), p_of(human_low, human_high),
-                        note="separate units per system: OLS on a system indicator")
+                        len(y) * (human_se / se) ** 2 if se > 0 else None, None, p, human_p,
+                        note="separate units per system: OLS on a system indicator", df=float(len(y) - 3),
+                        method="PPI OLS, normal interval widened to Student t",
+                        warning=small_n_warning(min(len(y_a), len(y_b))))
 
 
 def rank_places(systems: Sequence[str], estimates: Sequence[float], pvalues: dict[tuple[str, str], float | None], *,
@@ -308,7 +339,13 @@ def bradley_terry(systems: Sequence[str], pairs, outcomes, predicted, unlabelled
 def rater_noise(units, scores) -> dict:
     """How rater noise enters: the pooled within-unit variance of single ratings (units with 2+ ratings),
     the mean number of ratings per unit, and the share of Var(Y) (Y = a unit's mean rating) that the
-    rating noise accounts for, mean(s_w^2 / k_i) / Var(Y). None where it cannot be told."""
+    rating noise accounts for, mean(s_w^2 / k_i) / Var(Y), Var(Y) with divisor (units - 1) so that
+    both are unbiased (E Var(Y) = between-unit variance + E[s_w^2 / k]). None where it cannot be told.
+
+    A share near 1 is not an error: the system's rated units differ from one another no more than
+    their raters disagree about each one (e.g. every unit of a system equally good), so the metric has
+    no real differences between units to track and cannot narrow the interval; more ratings per unit
+    would. Above 1 (sampling error) it is reported as 1 with ``noise_share_capped``."""
     units = np.asarray(units)
     scores = np.asarray(scores, dtype=float)
     codes, inverse, k = np.unique(units, return_inverse=True, return_counts=True)
@@ -317,11 +354,12 @@ def rater_noise(units, scores) -> dict:
     within = np.bincount(inverse, weights=(scores - means[inverse]) ** 2)
     df = int((k - 1).sum())
     s_w2 = float(within.sum() / df) if df > 0 else None
-    var_y = float(means.var()) if len(codes) > 1 else None
+    var_y = float(means.var(ddof=1)) if len(codes) > 1 else None
     share = float(np.mean(s_w2 / k) / var_y) if s_w2 is not None and var_y else None
     return {"units": len(codes), "ratings_per_unit": float(k.mean()) if len(k) else None,
             "within_unit_variance": s_w2, "between_unit_variance": var_y,
-            "noise_share": min(share, 1.0) if share is not None else None}
+            "noise_share": min(share, 1.0) if share is not None else None,
+            "noise_share_capped": share is not None and share > 1.0}
 
 
 def plan(y, yhat, *, target_width: float, n_now: int, frame_size: int | None, alpha: float = ALPHA) -> dict | None:

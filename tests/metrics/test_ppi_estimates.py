@@ -5,6 +5,7 @@ import io
 import numpy as np
 import ppi_py
 import pytest
+from scipy import stats
 
 from metrics import ppi, services
 from metrics.models import MetricScore
@@ -100,16 +101,20 @@ def test_ppi_study_estimates_match_ppi_py_on_the_stored_rows(user, corpus12):
         f, fu = np.array([scores[r] for r in labelled]), np.array([scores[r] for r in unlabelled])
         arrays[row["system"]] = (labelled, y, f, fu)
         (low, high), lam = _ppi_py_ci(y, f, fu)
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
+        assert row["se_asymptotic"] == pytest.approx((high[0] - low[0]) / (2 * stats.norm.ppf(0.975)), abs=TOL)
         assert row["estimate"] == pytest.approx(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)[0], abs=TOL)
-        assert (row["human_ci_low"], row["human_ci_high"]) == pytest.approx(ppi_py.classical_mean_ci(y, alpha=0.05), abs=TOL)
+        half = stats.t.ppf(0.975, row["df"]) * row["se"]
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((row["estimate"] - half, row["estimate"] + half), abs=TOL)
+        assert (row["human_ci_low"], row["human_ci_high"]) == pytest.approx(
+            tuple(stats.ttest_1samp(y, 0).confidence_interval(0.95)), abs=TOL)
         assert (row["n"], row["n_unlabelled"], row["frame"]) == (8, 4, 12)
         assert row["rater_noise"]["ratings_per_unit"] == 3.0
     # a difference: paired by conversation (every item carries every system)
     diff = next(d for d in coherence["differences"] if (d["a"], d["b"]) == ("hred", "seq2seq"))
     (_, ya, fa, fua), (_, yb, fb, fub) = arrays["hred"], arrays["seq2seq"]  # response ids follow conversation order
-    (low, high), _ = _ppi_py_ci(ya - yb, fa - fb, fua - fub)
-    assert diff["paired"] and (diff["ci_low"], diff["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
+    (low, high), lam = _ppi_py_ci(ya - yb, fa - fb, fua - fub)
+    assert diff["paired"] and diff["estimate"] == pytest.approx((low[0] + high[0]) / 2, abs=TOL)
+    assert diff["se_asymptotic"] == pytest.approx((high[0] - low[0]) / (2 * stats.norm.ppf(0.975)), abs=TOL)
     assert diff["estimate"] > 0 and diff["p"] < 0.05  # hred is rated 1.5 points above seq2seq
     assert coherence["ranking"][0]["system"] == "human" and coherence["ranking"][-1]["system"] == "seq2seq"
     # the planner: ppi_mean_power on the same arrays, and the pay plan's cost of the extra items
@@ -182,7 +187,8 @@ def test_ppi_pairwise_win_rates_match_ppi_py(user, make_study):
     f, fu = np.array([outcome(c) for c in labelled]), np.array([outcome(c) for c in both if c not in shares])
     assert len(fu) > 0 and row["n"] == len(labelled)
     (low, high), _ = _ppi_py_ci(y, f, fu)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=TOL)
+    assert row["estimate"] == pytest.approx((low[0] + high[0]) / 2, abs=TOL)
+    assert row["se_asymptotic"] == pytest.approx((high[0] - low[0]) / (2 * stats.norm.ppf(0.975)), abs=TOL)
     assert row["human_estimate"] == pytest.approx(y.mean(), abs=TOL)
     bt = criterion["bradley_terry"]  # the human reference wins every comparison here: no finite strengths
     assert bt["n"] == len(set(Comparison.objects.filter(criterion__name="coherence").values_list("item_id", flat=True)))

@@ -11,6 +11,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
+from scipy import stats
 
 from metrics import ppi, services
 from metrics.models import ScoringRun
@@ -48,11 +49,15 @@ def test_ppi_report_section_figure_and_downloads(client, user, scored):
     report = ppi.ppi_report(Study.objects.filter(pk=study.pk), model)
     first = report["studies"][0]["criteria"][0]["systems"][0]
     assert f"{first['estimate']:.2f}" in body and f"{first['human_estimate']:.2f}" in body
-    # default target: half the widest interval, which needs about 4 x 8 items: more than the 12 of the frame
-    assert 'data-testid="ppi-planner"' in body and 'data-testid="ppi-extend"' not in body
-    assert "too few conversations left" in body
+    assert 'data-testid="ppi-planner"' in body and "n = 8" in body  # n beside every interval
+    assert 'data-testid="ppi-pooled"' in body  # every system's units together, beside the per-system rows
+    # a target far below the frame's reach: more than the 12 conversations of the frame
+    body = client.get(f"/studies/{study.slug}/report/?ppi_width=0.01").content.decode()
+    assert 'data-testid="ppi-extend"' not in body and "too few conversations left" in body
     widest = max(r["human_width"] for c in report["studies"][0]["criteria"] for r in c["systems"])
-    body = client.get(f"/studies/{study.slug}/report/?ppi_width={widest * 0.9}").content.decode()
+    # 0.9 of the widest human-only interval as a normal interval would draw it (the page's is Student t on 7 df)
+    target = widest * 0.9 * stats.norm.ppf(0.975) / stats.t.ppf(0.975, 7)
+    body = client.get(f"/studies/{study.slug}/report/?ppi_width={target}").content.decode()
     assert 'data-testid="ppi-extend"' in body and 'name="expected_items" value="8"' in body
     base = f"/experiments/{study.experiment.slug}/metrics/{model.name}/prediction-powered"
     svg = client.get(f"{base}/{study.slug}/coherence.svg")
@@ -60,7 +65,8 @@ def test_ppi_report_section_figure_and_downloads(client, user, scored):
     assert all(name in svg.content.decode() for name in ("seq2seq", "thred", "human only"))
     assert client.get(f"{base}/{study.slug}/nonsense.svg").status_code == 404
     rows = list(csv.DictReader(io.StringIO(client.get(f"{base}.csv").content.decode())))
-    assert len(rows) == 2 * 4  # criteria × systems (the Likert study judges the human reference too)
+    assert len(rows) == 2 * 5  # criteria × (systems + all systems pooled; the Likert study judges the reference too)
+    assert sum(r["system"] == "all systems" for r in rows) == 2
     row = rows[0]
     assert {"estimate", "ci_low", "ci_high", "human_estimate", "lam", "n_effective", "rater_noise_share"} <= set(row)
     book = openpyxl.load_workbook(io.BytesIO(client.get(f"{base}.xlsx").content))

@@ -151,7 +151,12 @@ def test_human_vs_metric_joins_dialogue_scores_to_dialogue_ratings(api, client, 
             expected = function(metric_values, human.to_numpy())
             got = cell["response_level"][method]
             assert got["r"] == pytest.approx(expected.statistic, abs=1e-9)
-            assert got["p"] == pytest.approx(expected.pvalue, abs=1e-9)
+            # 8 dialogues: the exact permutation p over all orderings, not the asymptotic one
+            humans = human.to_numpy()
+            exact = stats.permutation_test((np.asarray(metric_values),),
+                                           lambda a, f=function, h=humans: f(a, h).statistic,
+                                           permutation_type="pairings", n_resamples=np.inf).pvalue
+            assert got["p"] == pytest.approx(exact, abs=1e-9) and got["p_method"] == "exact permutation"
     # the page (and its CSV) include the dialogue study once every rated dialogue has a score
     client.force_login(user)
     page = client.get(f"/experiments/{dialogue_study.experiment.slug}/metrics/{model.name}/")

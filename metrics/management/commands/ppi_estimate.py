@@ -1,4 +1,4 @@
-"""python manage.py ppi_estimate MODEL (--study SLUG | --experiment SLUG) [--width W] [--alpha A] [--json]
+"""python manage.py ppi_estimate MODEL (--study SLUG | --experiment SLUG) [--width W] [--alpha A] [--combine M ...] [--json]
 
 Human + metric estimates (metrics.ppi): per study, criterion and system the prediction-powered mean human
 score beside the human-only one, the places, and the planner's items for a target interval width."""
@@ -25,6 +25,8 @@ class Command(BaseCommand):
         scope.add_argument("--experiment")
         parser.add_argument("--width", type=float, help="planner: target interval width (default: half the widest)")
         parser.add_argument("--alpha", type=float, default=ppi.ALPHA, help="error level (default 0.05: 95%% intervals)")
+        parser.add_argument("--combine", nargs="+", default=[], metavar="MODEL",
+                            help="further metric models combined with MODEL by cross-fitted weights, per system")
         parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
 
     def handle(self, *args, **options):
@@ -45,12 +47,20 @@ class Command(BaseCommand):
             if experiment is None:
                 raise CommandError(f"--experiment: no experiment {options['experiment']!r}")
             studies = experiment.studies.all()
-        report = ppi.ppi_report(studies, model, alpha=options["alpha"], target_width=options["width"])
+        combine = []
+        for name in options["combine"]:
+            other = MetricModel.objects.filter(name=name).first()
+            if other is None:
+                raise CommandError(f"--combine: no model {name!r}")
+            combine.append(other)
+        report = ppi.ppi_report(studies, model, alpha=options["alpha"], target_width=options["width"], combine=combine)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=1, default=str))
             return
         for study in report["studies"]:
             self.stdout.write(f"{study['title']} ({study['slug']})")
+            if study.get("combination_problem"):
+                self.stdout.write(f"  {study['combination_problem']}")
             if study["problem"]:
                 self.stdout.write(f"  not estimated: {study['problem']}")
                 continue
@@ -58,13 +68,17 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {c['criterion']}: system, human only [CI], with {model.name} [CI], lambda, "
                                   f"rated/unrated, effective n, place")
                 places = {p["system"]: p for p in c["ranking"]}
-                for r in c["systems"]:
-                    p = places[r["system"]]
+                for r in c["systems"] + ([c["pooled"]] if c.get("pooled") else []):
+                    p = places.get(r["system"])
                     self.stdout.write(
                         f"    {r['system']:<14} {_num(r['human_estimate'])} [{_num(r['human_ci_low'])}, "
                         f"{_num(r['human_ci_high'])}]  {_num(r['estimate'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]"
-                        f"  {_num(r['lam'], 2)}  {r['n']}/{r['n_unlabelled']}  {_num(r['n_effective'], 1)}"
-                        f"  {p['place']} ({p['best']}-{p['worst']})")
+                        f" n = {r['n']}  {_num(r['lam'], 2)}  {r['n']}/{r['n_unlabelled']}  {_num(r['n_effective'], 1)}"
+                        + (f"  {p['place']} ({p['best']}-{p['worst']})" if p else "")
+                        + (f"  warning: {r['warning']}" if r.get("warning") else ""))
+                for k in c.get("combination", []):
+                    self.stdout.write(f"    combined {k['system']}: {_num(k['estimate'])} [{_num(k['ci_low'])}, "
+                                      f"{_num(k['ci_high'])}] n = {k['n']}; {k['verdict']}")
                 for p in c["plan"]:
                     self.stdout.write(f"    plan {p['system']}: width {_num(c['target_width'])} needs "
                                       f"{p['needed_without_metric']} rated items without the metric, "

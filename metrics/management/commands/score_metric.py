@@ -1,4 +1,6 @@
-"""python manage.py score_metric METRIC [--model NAME] [--study SLUG | --corpus SLUG | --all] [--force]
+"""python manage.py score_metric METRIC [--model NAME] [--study SLUG | --corpus SLUG | --all | --retry RUN] [--force]
+
+``--retry RUN``: a run of RUN's model and scope that scores only what is still unscored (failed judge calls).
 
 The same code path as the Celery task (services.scoring_run_execute), run here with a progress bar."""
 from django.core.exceptions import ValidationError
@@ -20,6 +22,8 @@ class Command(BaseCommand):
         scope.add_argument("--study")
         scope.add_argument("--corpus")
         scope.add_argument("--all", action="store_true")
+        scope.add_argument("--retry", type=int, metavar="RUN",
+                           help="score only what run RUN left unscored (its failed calls), with its model and scope")
         parser.add_argument("--force", action="store_true")
 
     def handle(self, *args, **options):
@@ -32,6 +36,18 @@ class Command(BaseCommand):
         else:
             model = services.metric_model_default(key=options["metric"])
         study = corpus = None
+        if options["retry"] is not None:
+            from metrics.models import ScoringRun
+
+            old = ScoringRun.objects.filter(pk=options["retry"]).select_related("metric_model").first()
+            if old is None:
+                raise CommandError(f"--retry: no run {options['retry']}")
+            try:
+                run = services.scoring_run_retry(run=old, enqueue=False)
+            except ValidationError as error:
+                raise CommandError("; ".join(f"--retry: {m}" for m in error.messages)) from None
+            model = run.metric_model
+            return self._execute(run, model, options)
         if options["study"]:
             study = Study.objects.filter(slug=options["study"]).first() or self._missing("study", options["study"])
         if options["corpus"]:
@@ -41,6 +57,9 @@ class Command(BaseCommand):
                                               enqueue=False)
         except ValidationError as error:  # a turn-level metric on a dialogue study
             raise CommandError("; ".join(f"--metric: {m}" for m in error.messages)) from None
+        self._execute(run, model, options)
+
+    def _execute(self, run, model, options):
         with tqdm(unit=" responses", disable=options["verbosity"] < 1) as bar:
             def progress(done, total):
                 bar.total = total

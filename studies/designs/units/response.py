@@ -35,7 +35,9 @@ class ResponseUnit(StudyUnit):
                              ) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
         """(judged systems, [(conversation id, {"judged": {system: response id}, "reference": id})])
         for the conversations that have a response of every judged system (and a reference where the
-        design is anchored), sampled to ``spec.limit``; ValidationError naming the field otherwise."""
+        design is anchored), sampled to ``spec.limit``; where no conversation has them all and each has one
+        judged response (one system answered each context), every conversation with it; ValidationError
+        naming the field otherwise."""
         corpus, systems, reference_system = spec.corpus_required(), spec.systems, spec.reference_system
         available = set(Response.objects.filter(conversation__corpus=corpus).values_list("system__name", flat=True))
         # "every system except the reference": the one named, and those whose responses the file marked as the reference
@@ -63,6 +65,11 @@ class ResponseUnit(StudyUnit):
             (cid, e) for cid, e in sorted(by_conversation.items())
             if len(e["judged"]) == len(judged_systems) and (e["reference"] or not design.anchored)
         ]
+        if not usable and by_conversation and all(len(e["judged"]) <= 1 for e in by_conversation.values()):
+            # one response per conversation (GRADE's shape: each context answered by one system): an item
+            # shows the one response its conversation has, so a sample of items samples responses across systems
+            usable = [(cid, e) for cid, e in sorted(by_conversation.items())
+                      if e["judged"] and (e["reference"] or not design.anchored)]
         if spec.limit is not None and spec.limit < len(usable):
             usable = sorted(random.Random(spec.seed).sample(usable, spec.limit))
         if not usable:
@@ -78,7 +85,7 @@ class ResponseUnit(StudyUnit):
         # A reference reaches raters only when chosen: as the anchor of an anchored design, or named as the
         # reference system; one the import file marked is otherwise never shown and rated.
         rated_reference = not design.anchored and bool(spec.reference_system)
-        shown = len(judged_systems) + (1 if rated_reference and usable[0][1]["reference"] else 0)
+        shown = max(len(e["judged"]) for _, e in usable) + (1 if rated_reference and usable[0][1]["reference"] else 0)
         design.items_shown(study, shown)
         study.items.filter(check_kind="").delete()  # check items (studies.checks) stay
         reference_value = design.fixed_reference_value(study.design_config)
@@ -89,7 +96,7 @@ class ResponseUnit(StudyUnit):
         ])
         links = []
         for item, (_, entry) in zip(items, usable, strict=True):
-            judged = [entry["judged"][s] for s in judged_systems]
+            judged = [entry["judged"][s] for s in judged_systems if s in entry["judged"]]
             if rated_reference and entry["reference"] and entry["reference"] not in judged:
                 judged.append(entry["reference"])
             links += [StudyItemResponse(item=item, response_id=r, position=p) for p, r in enumerate(judged)]
