@@ -112,17 +112,21 @@ class CheckResultSerializer(serializers.Serializer):
 
 class AgreementSerializer(serializers.Serializer):
     criterion = serializers.CharField()
-    kappa = number(required=False, help_text="labels: Cohen's κ with the others' majority")
+    ac1 = number(required=False, help_text="labels: Gwet's AC1 with the others' majority (the flag's figure)")
+    agreement = number(required=False, help_text="labels: raw agreement with the others' majority")
+    kappa = number(required=False, help_text="labels: Cohen's κ with the others' majority (shown, not flagged: "
+                                             "a prevalent label makes it 0 at high agreement)")
     share = number(required=False, help_text="A/B: share of choices agreeing with the Bradley–Terry order")
     n = serializers.IntegerField(required=False)
 
 
 class RaterPositionSerializer(serializers.Serializer):
+    criterion = serializers.CharField(help_text="A/B choices: the criterion; scales: empty (pooled)")
     what = serializers.CharField()
     first = serializers.IntegerField()
     screens = serializers.IntegerField()
     chance = serializers.FloatField()
-    p = number(help_text="binomial p of so many by chance")
+    p = number(help_text="exact two-sided binomial p against chance")
 
 
 class SpeedSerializer(serializers.Serializer):
@@ -160,7 +164,8 @@ class RaterEvidenceApi(ApiView):
         checks = CheckResultSerializer(many=True)
         labels = AgreementSerializer(many=True)
         order = AgreementSerializer(many=True)
-        position = RaterPositionSerializer(allow_null=True)
+        position = RaterPositionSerializer(many=True, help_text="per criterion for A/B choices; one pooled row "
+                                                                "for scales; empty when nothing was counted")
         speed = SpeedSerializer(allow_null=True)
         competence = CompetenceSerializer(many=True)
         seconds = SecondsSerializer(many=True)

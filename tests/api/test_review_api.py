@@ -25,7 +25,7 @@ def test_review_queue_api_lists_the_flagged_rater_and_disputed_items(api, rated)
     body = api.get(f"/api/studies/{study.slug}/review/").json()
     assert [row["rater"] for row in body["raters"]] == [done[SPAMMER].rater_id]
     spam = body["raters"][0]
-    assert {f["key"] for f in spam["raised"]} >= {"checks", "straight_lining", "kappa-safety"}
+    assert {f["key"] for f in spam["raised"]} >= {"checks", "straight_lining", "ac1-safety"}
     assert spam["verdict"] is None and spam["name"] != SPAMMER  # a pseudonym
     figures = [item["figure"] for item in body["items"]]
     assert figures == sorted(figures, reverse=True) and figures and figures[-1] > 0
