@@ -2,8 +2,10 @@
 navigation, a form with a field per setting, two runs of two local bots (studies.chat.local_bot) into one
 corpus, their conversations opened from the run page; the study builder switching to the dialogue unit
 and the paper's four questions when ACUTE-Eval is chosen, short names following their questions; then
-items built on the self-chat corpus, four raters (one careless, always the left side), and the report's
-win rates and significance marks checked against SciPy's exact binomial test on the stored judgments."""
+items built on the self-chat corpus, a check pair authored on the checks page (a good conversation
+against one where the bot repeats itself), four raters (one careless: one side throughout, caught by the
+check pair and flagged in the review), and the report's win rates and significance marks, which leave the
+check pair out, checked against SciPy's exact binomial test on the stored judgments."""
 import re
 
 import pytest
@@ -20,6 +22,9 @@ from tests.studies.chat.test_selfchat import endpoint
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DESKTOP = {"width": 1280, "height": 900}
 OPENERS = "Hi, my name is Ada.\nI like hiking in the hills.\nI feel tired today."
+GOOD = "user: hi, what do you do for fun?\nbot: I climb on weekends. Do you like the outdoors?\nuser: yes, hiking\n" \
+       "bot: Nice! Which trail did you walk last?"
+REPEATING = "user: hi, what do you do for fun?\nbot: i dont know\nuser: any hobbies?\nbot: i dont know"
 
 
 @pytest.fixture
@@ -119,9 +124,16 @@ def test_acute_builder_browser_choosing_acute_brings_the_dialogue_unit_and_the_f
         ("which-speaker-knows-more-about-the-world", "Which speaker knows more about the world?")]
 
 
+def good_side(slot):
+    """The side ("a" left, "b" right) of the check pair's good conversation (written first, ``check-<n>-1``)."""
+    first = Conversation.objects.get(pk=slot.response_order[0])
+    return "a" if first.external_id.endswith("-1") else "b"
+
+
 def rate(browser, live_server, study, worker, *, careless):
-    """One rater's whole assignment by keyboard: the rulebot's side on every question, or (careless)
-    always the left one."""
+    """One rater's whole assignment by keyboard: the rulebot's side on every question and the good
+    conversation of the check pair, or (careless) one side throughout without reading: the side the
+    check pair's repeating bot happens to be shown on, so that the known answer catches them."""
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
     try:
@@ -131,10 +143,17 @@ def rate(browser, live_server, study, worker, *, careless):
         page.click("button:has-text('Start')")
         page.wait_for_url(re.compile(r".*/items/0/$"))
         assignment = Assignment.objects.get(rater__external_id=prolific_id(worker))
-        slots = list(assignment.assignment_items.order_by("position"))
+        slots = list(assignment.assignment_items.select_related("item").order_by("position"))
+        [check] = [slot for slot in slots if slot.item.check_kind]
+        always = {"a": "b", "b": "a"}[good_side(check)]
         for number, slot in enumerate(slots):
             systems = [Conversation.objects.get(pk=pk).metadata["system"] for pk in slot.response_order]
-            key = "a" if careless or systems[0] == "rulebot" else "b"
+            if careless:
+                key = always
+            elif slot.item.check_kind:
+                key = good_side(slot)
+            else:
+                key = "a" if systems[0] == "rulebot" else "b"
             for _ in ACUTE_CRITERIA:
                 page.keyboard.press(key)
             page.click("form#item-form button[type=submit]")
@@ -146,18 +165,20 @@ def rate(browser, live_server, study, worker, *, careless):
         page.wait_for_url(lambda url: "/questionnaire/" not in url)
         assignment.refresh_from_db()
         assert assignment.status == "submitted"
+        return assignment
     finally:
         context.close()
 
 
 def expected_rows(study):
-    """Per criterion: (rulebot wins, parrotbot wins, p, mark) from the stored judgments, by SciPy."""
+    """Per criterion: (rulebot wins, parrotbot wins, p, mark) from the stored judgments of the study's
+    pairs (the check pair's left out), by SciPy."""
     from scipy.stats import binomtest
 
     rows = {}
     for criterion in study.criteria.all():
         wins = {"rulebot": 0, "parrotbot": 0}
-        for left, right, choice in Comparison.objects.filter(criterion=criterion).values_list(
+        for left, right, choice in Comparison.objects.filter(criterion=criterion, item__check_kind="").values_list(
                 "left_conversation__metadata__system", "right_conversation__metadata__system", "choice"):
             wins[left if choice == "left" else right] += 1
         p = binomtest(wins["parrotbot"], wins["rulebot"] + wins["parrotbot"], 0.5).pvalue
@@ -188,18 +209,53 @@ def test_selfchat_to_acute_end_to_end_two_bots_four_raters_one_careless_the_repo
     tab.click("button:has-text('Build items')")
     tab.wait_for_load_state()
     assert study.items.count() == 6
+    tab.click("text=Check items and settings")  # the check pair, written as a researcher would
+    assert tab.locator("h1").inner_text().startswith("Attention checks")
+    add = tab.locator("#check-add")
+    add.locator("select[name=kind]").select_option("gold")
+    add.get_by_label("Conversation A, one turn per line").fill(GOOD)
+    add.get_by_label("Conversation B, one turn per line").fill(REPEATING)
+    add.locator("select[name=rule-0-response]").select_option("1")
+    add.locator("select[name=rule-0-expects]").select_option("greater")
+    add.locator("select[name=rule-0-than]").select_option("2")
+    screenshot(tab, "selfchat-acute-check-pair-1280")
+    add.locator("button:has-text('Add check item')").click()
+    tab.wait_for_load_state()
+    assert tab.get_by_test_id("check-item").count() == 1
+    tab.get_by_test_id("check-item").locator("summary").first.click()  # opened, as the researcher reads it
+    assert tab.get_by_test_id("check-expected").inner_text().strip() == "Conversation A above Conversation B"
+    [pair] = study.items.filter(check_kind="gold")
+    good, bad = pair.check_rules[0]["greater"], pair.check_rules[0]["than"]
+    assert Conversation.objects.get(pk=bad).turns[1] == {"speaker": "bot", "text": "i dont know"}
+    assert "Which trail did you walk last?" in Conversation.objects.get(pk=good).turns[-1]["text"]
+    assert "1 check per rater" in tab.get_by_test_id("checks-per-rater").inner_text()
+    tab.goto(f"{live_server.url}/studies/{study.slug}/")
     tab.click("button:has-text('Publish')")
     tab.wait_for_load_state()
     study.refresh_from_db()
     assert study.status == "published"
-    for n in range(4):
-        rate(browser, live_server, study, f"w-selfchat-{n}", careless=n == 3)
-    assert Comparison.objects.filter(assignment__study=study).count() == 4 * 6 * 4
+    done = [rate(browser, live_server, study, f"w-selfchat-{n}", careless=n == 3) for n in range(4)]
+    assert [(a.checks_shown, a.checks_passed, a.checks_failed) for a in done] == [(1, 1, False)] * 3 + [(1, 0, True)]
+    assert Comparison.objects.filter(assignment__study=study).count() == 4 * 7 * 4  # six pairs and the check
+    assert Comparison.objects.filter(item=pair).count() == 4 * 4
+    regular = Comparison.objects.filter(assignment__study=study, item__check_kind="").count()
+    assert regular == 4 * 6 * 4
+    tab.goto(f"{live_server.url}/studies/{study.slug}/review/")
+    queue = tab.get_by_test_id("queue-rater")
+    careless = queue.filter(has=tab.get_by_test_id("flag-checks"))
+    assert careless.count() == 1 and tab.get_by_test_id("flag-checks").count() == 1  # the careful ones passed
+    assert "0 of 1" in careless.get_by_test_id("flag-checks").inner_text()
+    careless.locator("h3 a").click()
+    tab.wait_for_url(re.compile(rf".*/raters/{done[3].rater_id}/.*"))
     expected = expected_rows(study)
+    assert sum(rule + parrot for rule, parrot, _, _ in expected.values()) == regular
     assert all(rule >= 18 for rule, _, _, _ in expected.values())  # three careful raters x six items
     tab.goto(f"{live_server.url}/studies/{study.slug}/report/")
     report = tab.get_by_test_id("acute-report")
     screenshot(tab, "selfchat-acute-report-1280")
+    pairs = report.get_by_test_id("acute-check-pairs").inner_text()
+    assert "1 check pair with a known answer (16 judgments) are left out" in pairs
+    assert "1 of 4 raters shown them failed" in pairs
     tables = report.get_by_test_id("win-rates")
     assert tables.count() == 4
     for index, criterion in enumerate(c["name"] for c in ACUTE_CRITERIA):
