@@ -10,7 +10,7 @@ reason. Figures:
   it; κ is not the flag's figure because a prevalent label breaks it), agreement with the Bradley–Terry
   order for A/B choices (``studies.analysis.rater_quality``);
 - straight-lining (share of screens with one value throughout: the reliability report's figure);
-- an excluded rater's agreement, ρ and straight-lining are those from before the exclusion: computed with
+- an excluded rater's agreement, ρ, straight-lining and competence are those from before the exclusion: computed with
   that rater's answers put back (every other excluded rater still out), so the page keeps its evidence;
 - position habit: the top answer at the first shown position (A/B: the left side) against chance;
 - speed: the rater's median active seconds per item against the study's median;
@@ -281,7 +281,8 @@ def rater_evidence(study: Study, rater_id: int, *, raw_ids: bool = False) -> dic
     position, speed = rater_position(assignment), rater_speed(study, assignment)
     competence = [{"criterion": found["criterion"], "method": found["method_title"],
                    "values": [(m["title"], found["competence"].get(rater_id, {}).get(m["method"])) for m in found["methods"]]}
-                  for found in aggregation_selectors.study_aggregation(study) if rater_id in found["competence"]]
+                  for found in aggregation_selectors.study_aggregation(study, keep=keep)
+                  if rater_id in found["competence"]]
     times = list(assignment.assignment_items.order_by("position").values_list(
         "position", "item__position", "active_seconds", "item__check_kind"))
     return {

@@ -81,6 +81,10 @@ def test_exclusion_keeps_rho_and_straight_lining_on_the_raters_page_and_api(rate
     # the labels' figures too, as before
     assert {f.key: f.figure for f in after["flags"] if f.key.startswith("ac1-")} == pytest.approx(
         {f.key: f.figure for f in before["flags"] if f.key.startswith("ac1-")})
+    # and the rater's competence on the label criterion by each aggregation method
+    assert before["competence"] and [
+        [(title, pytest.approx(v, abs=1e-9)) for title, v in row["values"]] for row in before["competence"]] == [
+        row["values"] for row in after["competence"]]
     body = api.get(f"/api/studies/{study.slug}/raters/{liner}/").json()
     assert set(api_figures(body)) == set(api_figures(api_before)) == set(shown)  # ρ and straight-lining still there
     for key, (figure, threshold, raised) in api_figures(api_before).items():
