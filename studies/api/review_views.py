@@ -160,6 +160,9 @@ class RaterEvidenceApi(ApiView):
         assignment = serializers.IntegerField(source="assignment.pk")
         status = serializers.CharField(source="assignment.status")
         excluded = serializers.BooleanField(source="assignment.excluded")
+        with_own_answers = serializers.BooleanField(
+            help_text="true for an excluded rater: the figures are from before the exclusion, computed with "
+                      "the rater's own answers put back (reports and the other raters' figures leave them out)")
         flags = FlagSerializer(many=True)
         checks = CheckResultSerializer(many=True)
         labels = AgreementSerializer(many=True)

@@ -302,8 +302,9 @@ class StudyDesign:
         report and the live panel)."""
         return ()
 
-    def report_frame(self, studies: QuerySet[Study]) -> pd.DataFrame | None:
-        """Rows for the seed report's ratings frame from judgments that are not Ratings, or None."""
+    def report_frame(self, studies: QuerySet[Study], *, keep: int | None = None) -> pd.DataFrame | None:
+        """Rows for the seed report's ratings frame from judgments that are not Ratings, or None
+        (excluded raters left out but ``keep``, one rater id put back)."""
         return None
 
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,

@@ -262,8 +262,8 @@ class BWSTuples(StudyDesign):
     def judgments_stamp(self, study_ids: Sequence[int]) -> tuple:
         return report.choices_stamp(study_ids)
 
-    def report_frame(self, studies: QuerySet[Study]) -> pd.DataFrame | None:
-        return report.report_frame(studies)
+    def report_frame(self, studies: QuerySet[Study], *, keep: int | None = None) -> pd.DataFrame | None:
+        return report.report_frame(studies, keep=keep)
 
     def report_sections(self, studies: QuerySet[Study], *, exclude_flagged: bool,
                         excluded_raters: Iterable[Any] = ()) -> list[Section]:

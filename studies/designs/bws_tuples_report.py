@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from django.db.models import Count, Max, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from studies.designs.common import DONE
 from studies.models import BestWorstChoice, Study, StudyItem, StudyItemResponse
@@ -43,16 +43,18 @@ MEMBER_COLUMNS = {"item": "item_id", "unit": "response_id", "system": "response_
                   "conversation": "response__conversation__external_id"}
 
 
-def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True) -> pd.DataFrame:
+def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True, keep: int | None = None) -> pd.DataFrame:
     """One row per member of every annotated tuple (choice × member, two queries): the choice's
     columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
-    ``score`` (+1 best, −1 worst, 0 otherwise)."""
+    ``score`` (+1 best, −1 worst, 0 otherwise). ``done_only``: submitted, not excluded (but ``keep``,
+    one excluded rater's id put back for their own page)."""
     import pandas as pd
 
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=KEY)
     if done_only:
-        choices = choices.filter(assignment__status__in=DONE, assignment__excluded=False)
+        choices = choices.filter(Q(assignment__excluded=False) | Q(assignment__rater_id=keep),
+                                 assignment__status__in=DONE)
     frame = pd.DataFrame.from_records(list(choices.values_list(*ANNOTATION_COLUMNS.values())),
                                       columns=list(ANNOTATION_COLUMNS))
     if frame.empty:
@@ -70,13 +72,13 @@ def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True) -> pd.D
     return frame
 
 
-def report_frame(studies: QuerySet[Study]) -> pd.DataFrame:
+def report_frame(studies: QuerySet[Study], *, keep: int | None = None) -> pd.DataFrame:
     """Rows for the seed report's frame (``selectors.RATINGS_FRAME_COLUMNS``): one per rater ×
     response × criterion, ``score`` = that rater's mean of +1/−1/0 over their appearances of the
     response (a rater may meet one response in two tuples)."""
     import pandas as pd
 
-    frame = annotation_rows(studies)
+    frame = annotation_rows(studies, keep=keep)
     columns = ["study", "design", "criterion", "unit", "system", "item", "rater", "rater_name", "assignment",
                "experiment", "value", "rank", "score", "seconds", "total_seconds", "prior_rating_experience",
                "prior_agent_experience", "failed_checks"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import CheckKind, Criterion, Rating, Study, StudyItem
@@ -45,13 +45,15 @@ def _truth(criterion: Criterion, options: list[str]) -> dict[str, dict[Any, str]
     return known
 
 
-def criterion_aggregation(criterion: Criterion) -> dict[str, Any]:
+def criterion_aggregation(criterion: Criterion, *, keep: int | None = None) -> dict[str, Any]:
     """One label criterion: its methods (title, accuracy on gold and instructed items), the labels of
-    the method used, and competence per rater id and method."""
+    the method used, and competence per rater id and method. ``keep``: one excluded rater put back (for
+    that rater's own page: their competence as before the exclusion)."""
     from studies.analysis import aggregation
 
     ratings = targets.with_targets(Rating.objects.filter(
-        criterion=criterion, assignment__status__in=DONE_STATUSES, assignment__excluded=False))
+        Q(assignment__excluded=False) | Q(assignment__rater_id=keep), criterion=criterion,
+        assignment__status__in=DONE_STATUSES))
     rows = list(ratings.values_list("assignment__rater_id", "item_id", "target_id", "label", "labels", "target_system"))
     options = [str(o) for o in (criterion.options or {}).get("labels") or []]
     if criterion.kind == "multilabel":
@@ -111,16 +113,17 @@ def delivered_targets(criterion: Criterion, rows: list[tuple], result: Any, opti
     return out
 
 
-def study_aggregation(study: Study) -> list[dict[str, Any]]:
-    """``criterion_aggregation`` for each label criterion of the study, cached per ratings version."""
+def study_aggregation(study: Study, *, keep: int | None = None) -> list[dict[str, Any]]:
+    """``criterion_aggregation`` for each label criterion of the study, cached per ratings version
+    (``keep``: an excluded rater put back, for their own page only)."""
     criteria = list(study.criteria.filter(kind__in=LABEL_KINDS).order_by("position"))
     if not criteria:
         return []
     studies: QuerySet[Study] = Study.objects.filter(pk=study.pk)
-    version = f"{ratings_version(studies)}:{method_used()}"
+    version = f"{ratings_version(studies)}:{method_used()}:{keep}"
     key = "aggregation:v2:" + hashlib.sha256(version.encode()).hexdigest()
     found = cache.get(key)
     if found is None:
-        found = [criterion_aggregation(c) for c in criteria]
+        found = [criterion_aggregation(c, keep=keep) for c in criteria]
         cache.set(key, found, timeout=3600)
     return found

@@ -10,6 +10,8 @@ reason. Figures:
   it; κ is not the flag's figure because a prevalent label breaks it), agreement with the Bradley–Terry
   order for A/B choices (``studies.analysis.rater_quality``);
 - straight-lining (share of screens with one value throughout: the reliability report's figure);
+- an excluded rater's agreement, ρ, straight-lining and competence are those from before the exclusion: computed with
+  that rater's answers put back (every other excluded rater still out), so the page keeps its evidence;
 - position habit: the top answer at the first shown position (A/B: the left side) against chance;
 - speed: the rater's median active seconds per item against the study's median;
 - competence on each label criterion by majority vote, Dawid–Skene and MACE (``aggregation_selectors``).
@@ -201,10 +203,11 @@ def _with_rater(study: Study, frame: Any, rater_id: int) -> Any:
     return pd.concat([frame, pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))], ignore_index=True)
 
 
-def quality_rows(study: Study) -> dict[int, dict[str, Any]]:
-    """rater id -> the reliability report's row (leave-one-out ρ, straight-lining)."""
+def quality_rows(study: Study, *, keep: int | None = None) -> dict[int, dict[str, Any]]:
+    """rater id -> the reliability report's row (leave-one-out ρ, straight-lining); ``keep``: an
+    excluded rater put back beside the others (the others' excluded raters stay out)."""
     try:
-        report = report_selectors.reliability_report(Study.objects.filter(pk=study.pk))
+        report = report_selectors.reliability_report(Study.objects.filter(pk=study.pk), keep=keep)
     except Exception:  # noqa: BLE001 - the page shows the other evidence without the report's figures
         return {}
     return {int(row["rater"]): row for row in report.raters}
@@ -269,20 +272,22 @@ def rater_evidence(study: Study, rater_id: int, *, raw_ids: bool = False) -> dic
     assignment = rater_assignment(study, rater_id)
     if assignment is None:
         return None
-    quality = quality_rows(study).get(rater_id, {})
     # an excluded rater's figures are computed with their answers put back beside the others' (whom
     # they still leave alone), so the page keeps the evidence that justified the exclusion
     keep = rater_id if assignment.excluded else None
+    quality = quality_rows(study, keep=keep).get(rater_id, {})
     labels = label_agreement(study, keep=keep).get(rater_id, [])
     order = order_agreement(study, keep=keep).get(rater_id, [])
     position, speed = rater_position(assignment), rater_speed(study, assignment)
     competence = [{"criterion": found["criterion"], "method": found["method_title"],
                    "values": [(m["title"], found["competence"].get(rater_id, {}).get(m["method"])) for m in found["methods"]]}
-                  for found in aggregation_selectors.study_aggregation(study) if rater_id in found["competence"]]
+                  for found in aggregation_selectors.study_aggregation(study, keep=keep)
+                  if rater_id in found["competence"]]
     times = list(assignment.assignment_items.order_by("position").values_list(
         "position", "item__position", "active_seconds", "item__check_kind"))
     return {
         "assignment": assignment, "name": rater_name(study, assignment, raw_ids=raw_ids),
+        "with_own_answers": keep is not None,
         "flags": rater_flags(study, assignment, quality=quality, labels=labels, order=order, position=position,
                              speed=speed),
         "checks": _checks(study, assignment), "labels": labels, "order": order, "position": position, "speed": speed,

@@ -32,18 +32,19 @@ EXPORT_FIELDS = (
 
 
 def normalised_ratings(studies: QuerySet[Study], *, numeric_only: bool = True,
-                       with_excluded: bool = False) -> QuerySet[Rating]:
+                       with_excluded: bool = False, keep: int | None = None) -> QuerySet[Rating]:
     """Ratings of the studies with ``normalised_value`` computed in the database as each design says
     (``StudyDesign.normalised_value``: magnitude designs log10(max(value, 1) / reference value), Bard
     et al. 1996; BWS m + 1 − rank, m targets ranked; the value itself otherwise); ``normalisation``
     names which. ``numeric_only``: only the criteria answered by a number (the scale analyses); the
     export asks for every kind (labels and texts have ``value`` None). Raters a reviewer excluded
     (``Assignment.excluded``, studies.rating.decisions) are left out unless ``with_excluded`` (the
-    export keeps them and says so)."""
+    export keeps them and says so); ``keep``: one excluded rater (an id) put back, the others left out
+    (that rater's own page shows the figures that justified the exclusion)."""
     shown = targets.SHOWN  # m of an item: the responses, dialogues or chats it shows
     # Labels and free text (studies.designs.kinds) are never read as numbers: their own sections count them.
     ratings = Rating.objects.filter(assignment__study__in=studies, item__check_kind="")
-    ratings = ratings if with_excluded else ratings.filter(assignment__excluded=False)
+    ratings = ratings if with_excluded else ratings.filter(Q(assignment__excluded=False) | Q(assignment__rater_id=keep))
     ratings = targets.with_targets(ratings.filter(criterion__kind__in=NUMERIC_KINDS) if numeric_only else ratings)
     normalised = [(design.key, design.normalisation, rule) for design in DESIGNS.values()
                   if (rule := design.normalised_value(shown)) is not None]
@@ -73,17 +74,18 @@ RATINGS_FRAME_COLUMNS = {
 }
 
 
-def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False) -> pd.DataFrame:
+def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False, keep: int | None = None) -> pd.DataFrame:
     """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
     the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
-    rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``."""
+    rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``. ``keep``: an excluded rater put back
+    (``normalised_ratings``)."""
     import pandas as pd
 
-    rows = (normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES)
+    rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
     frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
     for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
-        extra = design.report_frame(design.studies_of(studies))
+        extra = design.report_frame(design.studies_of(studies), keep=keep)
         if extra is not None and len(extra):
             frame = pd.concat([frame, extra], ignore_index=True) if len(frame) else extra
     if not raw_ids and len(frame):  # one HMAC per rater, joined back without a per-row loop
@@ -144,20 +146,22 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
 
 
-def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False):
+def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False,
+                       keep: int | None = None):
     """The reliability report (studies.analysis.report) of these studies, computed once per version
     of their ratings and kept in the cache (the page and its figures share it). Raters are named by
-    pseudonym unless ``raw_ids``. Its flag thresholds are the rater pages' (``settings.RATER_FLAGS``)."""
+    pseudonym unless ``raw_ids``. Its flag thresholds are the rater pages' (``settings.RATER_FLAGS``).
+    ``keep``: one excluded rater put back (for that rater's own page only; reports never pass it)."""
     from studies.analysis.report import ReportOptions, build_report
 
     limits = settings.RATER_FLAGS
     options = ReportOptions(exclude_flagged=exclude_flagged, min_loo=limits["min_loo_r"],
                             max_straight=limits["max_straight_lining"])
-    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}:{options.min_loo}:{options.max_straight}"
+    version = f"{ratings_version(studies)}:{exclude_flagged}:{raw_ids}:{options.min_loo}:{options.max_straight}:{keep}"
     key = "report:" + hashlib.sha256(version.encode()).hexdigest()
     report = cache.get(key)
     if report is None:
-        report = build_report(ratings_frame(studies, raw_ids=raw_ids), report_conditions(studies), options)
+        report = build_report(ratings_frame(studies, raw_ids=raw_ids, keep=keep), report_conditions(studies), options)
         cache.set(key, report, timeout=3600)
     return report
 
