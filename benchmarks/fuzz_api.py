@@ -83,6 +83,11 @@ RATER_VALUES = ["\u0000", "9" * 5000, "1e400", "NaN", "-Infinity", "\u0663", "\u
                 "", " "]  # lone surrogates go in raw bodies (HOSTILE_BODIES), a form cannot encode one
 
 
+# A crowd route's documented answer when the platform itself cannot be reached (here, with no network, every
+# MTurk or Prolific call): the outside service failed, not Concord; counted apart from the server's own errors.
+GATEWAY = frozenset({502, 503, 504})
+
+
 @dataclass
 class Tally:
     """What was sent and what came back."""
@@ -97,12 +102,13 @@ class Tally:
         self.requests += 1
         self.routes.setdefault(route, Counter())[status] += 1
         self.statuses[status] += 1
-        if status >= 500:
+        if status >= 500 and status not in GATEWAY:
             self.errors.append({"method": method.upper(), "route": route, "input": kind, "status": status})
 
     def summary(self) -> dict[str, Any]:
         return {"requests": self.requests, "by_status": {str(k): v for k, v in sorted(self.statuses.items())},
-                "answers_500": sum(v for k, v in self.statuses.items() if k >= 500),
+                "answers_500": sum(v for k, v in self.statuses.items() if k >= 500 and k not in GATEWAY),
+                "answers_gateway": sum(v for k, v in self.statuses.items() if k in GATEWAY),
                 "not_sent": dict(self.skipped), "errors": self.errors[:200]}
 
 

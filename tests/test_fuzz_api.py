@@ -26,6 +26,17 @@ def test_the_tally_reports_500s_with_their_routes():
     assert summary["errors"] == [{"method": "POST", "route": "/api/x/", "input": "nul", "status": 500}]
 
 
+def test_the_tally_counts_an_unreachable_platforms_502_apart_from_server_errors():
+    # A crowd route answers 502 when MTurk or Prolific cannot be reached (always, with no network): the
+    # outside service failed, which the route says; a 500 or 501 is Concord's own failure and still counts.
+    tally = fuzz_api.Tally()
+    tally.note("get", "/api/crowd/publications/{pk}/balance/", "nul-query", 502)
+    tally.note("get", "/api/x/", "nul", 501)
+    summary = tally.summary()
+    assert summary["answers_gateway"] == 1 and summary["answers_500"] == 1
+    assert [error["status"] for error in summary["errors"]] == [501]
+
+
 def test_the_fuzz_pass_finds_every_api_route_in_the_urlconf():
     from benchmarks.fuzz_routes import api_routes
 
