@@ -99,6 +99,8 @@
   function scheduleSave(event) {
     if (!form.dataset.draftUrl) return;
     keep(answers());
+    // A newer change is not saved yet: the line must not keep saying "Saved" about an older one.
+    saveStatus.textContent = navigator.onLine ? "Saving…" : OFFLINE;
     const typed = event && event.type === "input" && event.target.matches("textarea, input[type=text], input:not([type])");
     if (!typed) { send(false); return; }
     clearTimeout(timer);

@@ -61,6 +61,6 @@ def test_autosave_does_not_say_saved_beside_refused_answers(live_server, desktop
     desktop.wait_for_load_state("networkidle")
     assert desktop.locator(".error").count() > 0
     desktop.locator("form#item-form input[type=text], form#item-form input[type=number]").first.fill("12")
-    desktop.locator(".autosave:not(:empty)").wait_for()
+    desktop.locator(".autosave", has_text=re.compile("saved", re.I)).wait_for()  # past "Saving…"
     notice = desktop.locator(".autosave").inner_text()
     assert notice != "Saved" and "not submitted" in notice
