@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from metrics import services
+from metrics import run_jobs, services
 from metrics.models import MetricScore, ScoringRun
 from studies.corpora import services as corpus_imports
 from tests.browser.conftest import log_in
@@ -43,7 +43,7 @@ def test_ppi_section_shows_n_pooled_and_the_combination(live_server, page, scree
 
 def test_ppi_retry_the_unscored_button_queues_a_run(live_server, page, user, monkeypatch):
     queued = []
-    monkeypatch.setattr(services.jobs, "queue_after_commit", lambda name, *args, **kw: queued.append((name, args)))
+    monkeypatch.setattr(run_jobs.jobs, "queue_after_commit", lambda name, *args, **kw: queued.append((name, args)))
     study, _ = _study(user)
     model = services.metric_model_default(key="readability")
     run = services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
