@@ -57,6 +57,7 @@ API_FOR_PAGE = {
     "metrics:judge_start": ["metrics-api:judge-create"],
     "metrics:run_cancel": ["metrics-api:run-cancel"],
     "metrics:run_rerun": ["metrics-api:run-rerun"],
+    "metrics:run_retry": ["metrics-api:run-retry"],
     "metrics:training_start": ["metrics-api:training-create"],
     "metrics:mdd_training_start": ["metrics-api:training-create"],
     "metrics:training_cancel": ["metrics-api:training-cancel"],
