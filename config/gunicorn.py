@@ -1,4 +1,4 @@
-"""How the web server runs (``gunicorn config.wsgi -c config/gunicorn.py``): docker/compose.yml, the README
+"""How the web server runs (``gunicorn config.wsgi -c config/gunicorn.py``): docker/compose.yml, the deployment docs
 and the load benchmarks (benchmarks/http_load.py, benchmarks/chat_load.py) all start it with this file.
 
 Sync workers: a rater's page or answer is a few milliseconds of CPU, and nothing in a request waits on

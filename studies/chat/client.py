@@ -1,6 +1,6 @@
 """One bot reply over HTTP: the dialogue so far in, one reply out (no Django here).
 
-Two protocols (the README documents Concord's):
+Two protocols (docs/guide/chat-then-rate.md documents Concord's):
 
 - ``concord``: ``POST <url>`` with ``{"protocol": "concord-chat/1", "model": ..., "conversation_id": ...,
   "turns": [{"speaker": "user" | "system", "text": ...}, ...]}``; the answer is ``{"reply": "..."}``.
