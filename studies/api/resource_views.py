@@ -1,4 +1,4 @@
-"""Researcher API resources with GET/PATCH/DELETE on their own path (issue 39), beside the older action
+"""Researcher API resources with GET/PATCH/DELETE on their own path, beside the older action
 routes they replace (``POST …/delete/``, ``…/revoke/``, ``…/settings/``, ``…/collaborators/remove/``),
 which keep working:
 

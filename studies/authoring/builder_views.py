@@ -1,4 +1,4 @@
-"""The study builder's endpoints (issue 34): the live preview of a draft (the rater's page for a real
+"""The study builder's endpoints: the live preview of a draft (the rater's page for a real
 item, rendered with the criteria as typed and never saved) and an expected answer authored in it.
 Thin: ``studies.authoring.builder`` renders and converts, the practice and check services write."""
 from __future__ import annotations
