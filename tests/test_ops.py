@@ -37,7 +37,7 @@ def test_a_run_without_chromium_ends_with_a_banner_naming_the_command_that_enabl
     assert any("sudo apt-get install -y chromium" in line for line in tail), result.stdout
 
 
-# What a web or API process must not import at start (docs/architecture.md; issue 26: pandas, SciPy, matplotlib
+# What a web or API process must not import at start (docs/architecture.md; pandas, SciPy, matplotlib
 # and statsmodels with the URLconf made a web worker 224 MB): they load where a report or figure is computed.
 WEB_HEAVY = ("torch", "transformers", "sentence_transformers", "pandas", "scipy", "matplotlib", "statsmodels", "sklearn",
              "pingouin")

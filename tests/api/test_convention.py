@@ -1,4 +1,4 @@
-"""Issue 39's one convention, through the test client on a fresh database: every error in one RFC 9457
+"""The API's one convention, through the test client on a fresh database: every error in one RFC 9457
 envelope (two different validation errors, a 404, a 409, an unknown /api/ path), unknown fields and
 filters refused by name, filters that work, one strict pagination, and ``Idempotency-Key`` on creates
 and actions (per user: another researcher's same key is theirs)."""

@@ -71,7 +71,7 @@ def test_likert_and_bws_items_judge_the_reference_unlabelled_me_items_anchor_it(
 
 
 def test_bws_tuple_size_follows_the_responses_shown(make_study, user, corpus):
-    # Issue #18: 4 systems + the reference could not be built with the default tuple size of 4.
+    # 4 systems + the reference could not be built with the default tuple size of 4.
     experiment = authoring.experiment_create(owner=user, title="E")
     study = authoring.study_create(experiment=experiment, title="S", design="bws", design_config={"tuple_size": 3})
     authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
