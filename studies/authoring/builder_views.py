@@ -9,7 +9,8 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studies.authoring import builder, editing, selectors
+from studies import access
+from studies.authoring import builder, editing
 from studies.authoring.criteria_rows import rows_posted
 from studies.errors import StudyStateError
 
@@ -17,7 +18,7 @@ ITEM_FIELD = "builder_item"
 
 
 def _study(request, slug: str):
-    return get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user), slug=slug)
 
 
 def _number(data) -> int:

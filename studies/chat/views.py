@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from studies.authoring.selectors import studies_visible_to
+from studies.access import studies_visible_to
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
