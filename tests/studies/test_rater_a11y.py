@@ -184,3 +184,21 @@ def test_a11y_practice_feedback_is_one_table_per_question_in_the_studys_order():
     assert not any("__none__" in " ".join(row) for row in shown)
     # one row per question and response: never two lists to match up
     assert len({(q, t) for q, t, *_ in shown}) == len(shown)
+
+
+def test_a11y_researcher_pages_name_check_items_and_invite_raters_without_internal_numbers(client, make_study):
+    from studies.authoring.checks import CHECK_POSITION_BASE
+    from studies.models import Assignment
+    from studies.reports.rater_evidence import rater_name
+    from studies.templatetags.report_format import item_ref
+
+    assert item_ref(CHECK_POSITION_BASE) == "check 1" and item_ref(CHECK_POSITION_BASE + 4) == "check 5"
+    assert item_ref(3) == "#3"
+    study = make_study("likert")
+    invited = consented(study, "invite-13")
+    assert rater_name(study, invited, raw_ids=True) == "invite 13"
+    other = Assignment(rater=rater_entry.rater_get_or_create(platform="mturk", external_id="A1B2"))
+    assert rater_name(study, other, raw_ids=True) == "mturk:A1B2"
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    shown = [p for p in templates.rglob("*.html") if re.search(r"#\{\{ *[\w.]*position *\}\}", p.read_text())]
+    assert not shown, f"item positions shown raw (a check item reads #{CHECK_POSITION_BASE}): {shown}"
