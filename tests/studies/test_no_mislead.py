@@ -248,9 +248,10 @@ def test_consent_comes_before_the_practice(make_study):
                  for name in study.criteria.values_list("name", flat=True)
                  for rid, value in zip(item.response_ids, ("4", "5"), strict=True)})
     feedback = client.post(action, data).content.decode()
-    given = re.search(r'data-testid="practice-given">(.*?)</ul>', feedback, re.S).group(1)
-    assert "Response A: 4" in given and "Response B: 5" in given
-    assert "Response B: at most 2" in feedback
+    rows = re.findall(r'<th scope="row">([^<]*)</th><td data-testid="practice-given">([^<]*)</td>'
+                      r'<td data-testid="practice-expected">([^<]*)</td>', feedback)
+    assert ("Response A", "4") in [row[:2] for row in rows]
+    assert any(row[:2] == ("Response B", "5") and "at most 2" in row[2] for row in rows), rows
 
 
 def test_the_slot_after_a_passed_practice_carries_the_consent(make_study):

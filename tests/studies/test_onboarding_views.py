@@ -81,7 +81,9 @@ def test_practice_pages_fail_politely_without_a_slot(make_study):
     feedback, action, data = post_item(client, entry, study, (3, 5))  # B is 5: disagrees
     assert feedback.status_code == 200 and b"Your answer differs from ours" in feedback.content
     assert b"<strong>1 or 2</strong>" in feedback.content  # the explanation, Markdown rendered
-    assert b"<li>Response B: at most 2</li>" in feedback.content  # our answer, in the rater's letters
+    # our answer beside the rater's, in the rater's letters
+    assert re.search(rb'<th scope="row">Response B</th><td data-testid="practice-given">5</td>'
+                     rb'<td data-testid="practice-expected">at most 2</td>', feedback.content)
     assert client.post(action, data).content == feedback.content  # a double submit: the same feedback
     assert client.get(action).content == feedback.content  # a reload: the feedback, no second try
     second = client.get(reverse("raters:practice_item", args=[PracticeAttempt.objects.get().token, 1]))
