@@ -10,9 +10,11 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics import registry, run_jobs, selectors, services, training
+from metrics import registry
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
 from metrics.models import ScoringRun, TrainingRun
+from metrics.scoring import run_jobs, selectors, services
+from metrics.training import services as training
 from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
@@ -104,7 +106,7 @@ class MetricModelListApi(ApiView):
 
 class MetricModelDetailApi(ApiView):
     """One metric model with its card: the model beside every untrained baseline on every human-judgment set
-    (``metrics.model_cards``), and the warnings where it is below one."""
+    (``metrics.benchmarking.model_cards``), and the warnings where it is below one."""
 
     class OutputSerializer(MetricModelListApi.OutputSerializer):
         config = serializers.JSONField()
@@ -191,7 +193,7 @@ class HumanMetricReportApi(ApiView):
 
 
 class PredictionPoweredApi(ApiView):
-    """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
+    """Human + metric estimates (metrics.ppi.estimates) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 
     @extend_schema(responses=PredictionPoweredReportSerializer, parameters=[
@@ -200,7 +202,7 @@ class PredictionPoweredApi(ApiView):
         OpenApiParameter("combine", str, description="further metric models (comma-separated names) combined with "
                                                      "this one by cross-fitted weights, per system")])
     def get(self, request, slug, model):
-        from metrics import ppi
+        from metrics.ppi import estimates as ppi
 
         query_params_checked(request, {"study", "width", "alpha", "combine"})
         studies = _report_studies(request, slug)
@@ -304,7 +306,7 @@ class TrainingRunCancelApi(ApiView):
 
 class JudgeCreateApi(ApiView):
     """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
-    (``metrics.judge_services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
+    (``metrics.judging.services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
 
     class InputSerializer(StrictInput):
         endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
@@ -319,7 +321,7 @@ class JudgeCreateApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses={201: MetricModelDetailApi.OutputSerializer})
     def post(self, request):
-        from metrics.judge_services import judge_model_create
+        from metrics.judging.services import judge_model_create
 
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -1,14 +1,14 @@
 """Metrics against public human judgments, straight from the files (no database): what
-``benchmark_metric`` prints and what a model card (``metrics.model_cards``) compares.
+``benchmark_metric`` prints and what a model card (``metrics.benchmarking.model_cards``) compares.
 
 - Human scores (GRADE, FED turn and dialogue level, DSTC9): per quality, the human score of an item is the
   mean over its annotators; Pearson, Spearman, Kendall (with p) between metric and human, n items.
 - DailyDialog++: ranking accuracy between quality levels (the share of response pairs from one context
   where the better level scores higher; ties count half) and Spearman with the level. A dialogue-level
-  metric is benchmarked on the replacement levels instead (``metrics.dialogue_benchmarking``).
+  metric is benchmarked on the replacement levels instead (``metrics.benchmarking.dialogue``).
 - Several files: each file's figures, and pooled ones (every item of the files of one kind together:
   DSTC9's eleven per-chatbot files are one evaluation).
-The paper's own figure is shown beside each quality where it gives one (``metrics.published``)."""
+The paper's own figure is shown beside each quality where it gives one (``metrics.benchmarking.published``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from metrics.benchmarking.judgments import JudgedItem, JudgmentSet, expand, read_set, select
+from metrics.benchmarking.published import published
 from metrics.implementations.base import MetricImplementation, ScoringInput
-from metrics.judgments import JudgedItem, JudgmentSet, expand, read_set, select
-from metrics.published import published
 from studies.analysis.correlation import correlate_all
 
 
@@ -140,7 +140,7 @@ def benchmark(implementation: MetricImplementation, paths: Sequence[str | Path],
         entry: dict[str, Any] = {"dataset": path.name, "format": judgments.kind, "level": judgments.level,
                                  "missing_values": judgments.missing}
         if judgments.kind == "ddpp" and scores_dialogues(implementation):  # replacement levels (SelF-Eval's task)
-            from metrics.dialogue_benchmarking import replacement
+            from metrics.benchmarking.dialogue import replacement
 
             entry.update(replacement(implementation, path, offset=offset, limit=limit, seed=seed))
             files.append(entry)

@@ -1,5 +1,5 @@
 """SelF-Eval's own benchmark: replacement-level accuracy on DailyDialog++ (the paper's Table 2), for a
-dialogue-level metric (SelF-Eval and its baselines; every other file goes through ``metrics.benchmarking``).
+dialogue-level metric (SelF-Eval and its baselines; every other file goes through ``metrics.benchmarking.benchmarks``).
 
 Each dialogue (context + its first relevant response) gives three seeded samples: Rep-0 the dialogue, Rep-1
 one turn replaced, Rep-2 2..n turns replaced, replacement turns from the other dialogues of the file
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.published import PUBLISHED
+from metrics.benchmarking.published import PUBLISHED
 
 
 def replacement_accuracy(scores: list[list[float]]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ class JudgedItem:
 @dataclass
 class JudgmentSet:
     name: str
-    kind: str  # grade, fed-turn, ddpp, fed-dialogue, dstc9; study / study-dialogue (metrics.model_cards)
+    kind: str  # grade, fed-turn, ddpp, fed-dialogue, dstc9; study / study-dialogue (metrics.benchmarking.model_cards)
     items: list[JudgedItem]
     missing: dict[str, int] = field(default_factory=dict)  # quality -> missing values (records)
     dataset: str = ""  # GRADE's Dataset field (dailydialog, convai2, ...)

@@ -23,8 +23,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from metrics import registry
-from metrics.benchmarking import score_set, scores_dialogues
-from metrics.judgments import JudgedItem, JudgmentSet, file_kind, read_set, select
+from metrics.benchmarking.benchmarks import score_set, scores_dialogues
+from metrics.benchmarking.judgments import JudgedItem, JudgmentSet, file_kind, read_set, select
 from metrics.models import MetricModel
 from studies.analysis.correlation import correlation_difference, ratio_difference
 

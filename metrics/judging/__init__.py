@@ -11,4 +11,4 @@ dialogue on one of the study's own criteria, beside the learned metrics.
 - ``local_judge``: a rule-based OpenAI-compatible judge server on loopback, for the tests and the demo.
 
 None of these modules imports Django: the cache, the runs and the endpoints' ownership are
-``metrics.judge_services``'s."""
+``metrics.judging.services``'s."""

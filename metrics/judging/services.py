@@ -108,7 +108,7 @@ def judge_model_create(*, owner, endpoint_id: int, study: Study, criterion: str,
                        price_prompt_per_million: float = 0.0, price_completion_per_million: float = 0.0) -> MetricModel:
     """A judge of ``study``'s ``criterion`` through the owner's ``endpoint_id``, at the study unit's level
     (a response given its context, or a whole dialogue). ValidationError names each field at fault."""
-    from metrics.services import metric_register
+    from metrics.scoring.services import metric_register
 
     errors: dict[str, str] = {}
     endpoint = _endpoints_usable_by(owner).filter(pk=endpoint_id).select_related("system").first()

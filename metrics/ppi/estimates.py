@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet, Sum
 
 from metrics.models import MetricModel, MetricScore
-from metrics.selectors import conversation_scores, response_scores
+from metrics.scoring.selectors import conversation_scores, response_scores
 from studies.analysis.ppi_small_n import COVERAGE_MEASURED_FROM_N
 from studies.authoring.item_draws import draw_problem
 from studies.designs import design_for, unit_for

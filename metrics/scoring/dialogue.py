@@ -12,7 +12,7 @@ from collections.abc import Callable
 from django.db.models import QuerySet
 
 from metrics.models import MetricScore, ScoringRun
-from metrics.scoring_loop import scoring_run_batches
+from metrics.scoring.loop import scoring_run_batches
 from studies.designs import unit_for
 from studies.models import Conversation
 

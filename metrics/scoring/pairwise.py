@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from metrics.models import MetricModel
-from metrics.selectors import conversation_scores, response_scores
+from metrics.scoring.selectors import conversation_scores, response_scores
 from studies.designs import design_for, unit_for
 from studies.models import Study
 

@@ -1,4 +1,4 @@
-"""A scoring run's life as a background job, beside its scoring (``metrics.services``): which queue it goes
+"""A scoring run's life as a background job, beside its scoring (``metrics.scoring.services``): which queue it goes
 to, what ends it as failed, "Rerun", and finding runs whose worker died (docs/architecture.md, "Background
 jobs").
 

@@ -33,7 +33,7 @@ def unscored(run: ScoringRun) -> QuerySet[Response]:
 def unscored_in_scope(run: ScoringRun) -> int:
     """How many targets of ``run``'s scope (responses, or conversations for a dialogue-level model) have no
     score from its model now: what a retry would ask again."""
-    from metrics.dialogue_scoring import run_conversations
+    from metrics.scoring.dialogue import run_conversations
 
     if scores_conversations(run.metric_model):
         scored = MetricScore.objects.filter(metric_model_id=run.metric_model_id, conversation__isnull=False)
@@ -153,7 +153,7 @@ def label_metric_cells(studies: QuerySet[Study], metric_model: MetricModel) -> l
 
 
 def card_warnings(card: dict | None) -> list[str]:
-    """A model card's warnings (``metrics.model_cards``), one line per set and baseline where the model is
+    """A model card's warnings (``metrics.benchmarking.model_cards``), one line per set and baseline where the model is
     below it (clearly: the whole interval of the difference below 0)."""
     return [f"{'clearly ' if b.get('clearly_below') else ''}below {b['baseline']} on {b['set']} ({b['quality']}): "
             f"Δ {b['delta']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}]" for b in (card or {}).get("below", [])]

@@ -14,11 +14,12 @@ from django.db.models import F
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
-from metrics import registry, selectors
+from metrics import registry
 from metrics.implementations.base import ScoringInput
 from metrics.models import Metric, MetricModel, MetricScore, RunStatus, ScoringRun
-from metrics.run_jobs import scoring_run_queue
-from metrics.scoring_loop import scoring_run_batches
+from metrics.scoring import selectors
+from metrics.scoring.loop import scoring_run_batches
+from metrics.scoring.run_jobs import scoring_run_queue
 from studies.authoring import services as study_services
 from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
@@ -127,7 +128,7 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
     if stop is not None and isinstance(getattr(implementation, "stop", None), threading.Event):
         implementation.stop = stop  # type: ignore[attr-defined]  # checked just above
     if implementation.scores_conversations:  # dialogue level (SelF-Eval): one score per conversation
-        from metrics.dialogue_scoring import scoring_run_execute_conversations
+        from metrics.scoring.dialogue import scoring_run_execute_conversations
 
         return scoring_run_execute_conversations(run=run, implementation=implementation, on_progress=on_progress)
     def scores_of(ids: list[int]) -> list[MetricScore]:

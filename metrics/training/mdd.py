@@ -1,6 +1,6 @@
 """MDD-Eval's stages as TrainingRuns (Zhang et al. AAAI 2022; ``ml.trainers.mdd_eval``): ``teacher``,
 ``augment`` and ``student`` (which pseudo-labels the augmented set with the teacher first). Each runs
-on queue ``gpu`` through ``metrics.training`` (the same create / execute / cancel / resume path as
+on queue ``gpu`` through ``metrics.training.services`` (the same create / execute / cancel / resume path as
 QuantiDCE); this module is the runner MDD-Eval's ``Trainable`` names (``configure`` / ``execute``).
 
 - teacher / student register their best model as a MetricModel (validation accuracy per class,
@@ -101,8 +101,8 @@ def export_corpora(sources: str, directory: Path) -> str:
 
 def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
     """Execute (resume) one MDD-Eval stage and register what it made; the run is already claimed by
-    ``metrics.training.training_run_execute`` (RUNNING, attempts counted)."""
-    from metrics.training import TrainingRunProgress, metric_model_register_trained, training_run_fail
+    ``metrics.training.services.training_run_execute`` (RUNNING, attempts counted)."""
+    from metrics.training.services import TrainingRunProgress, metric_model_register_trained, training_run_fail
     from ml.devices import pick_device
     from ml.trainers import mdd_eval
 
@@ -140,7 +140,7 @@ def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> Training
     meta = json.loads((best / "metric.json").read_text())
     model.validation.update({k: meta[k] for k in ("validation_accuracy", "pseudo_labels") if meta.get(k)})
     unchanged = (meta.get("pseudo_labels") or {}).get("student_unchanged") if not state.step else None
-    if unchanged:  # said on the run (log, phase), the model and its card (metrics.model_cards reads ``notes``)
+    if unchanged:  # said on the run (log, phase), the model and its card (metrics.benchmarking.model_cards reads ``notes``)
         model.validation["notes"] = [*model.validation.get("notes", []), unchanged]
     MetricModel.objects.filter(pk=model.pk).update(validation=model.validation)
     summary = (f"attempt {run.attempts}: {state.step} steps on {device} in {seconds:.0f} s"
@@ -160,7 +160,7 @@ def estimate(*, metric: str = "mdd_eval", stage: str, directory: Path, **setting
     """The expected seconds of a stage on this device: the teacher and the student by timing two steps on
     their real data (the student's pseudo-labels of a sample of the augmented set, scaled to its size:
     an upper bound, since the threshold drops some); augmentation by running it on 20 pairs and scaling."""
-    from metrics.stage_training import trainer_estimate
+    from metrics.training.stages import trainer_estimate
     from ml.data.mdd_augment import dialogue_pairs
     from ml.trainers import mdd_eval
 

@@ -67,7 +67,7 @@ def recipe_run(*, metric: str, name: str, recipe: str = "default", overrides: di
                callbacks: Sequence[Callback] = (), log: Callable[[str], None] = print) -> list[TrainingRun]:
     """Run (or finish) every stage of a recipe here; returns the stages' runs. A stage that fails stops the
     recipe with ValueError naming it (its run keeps the log and its checkpoints)."""
-    from metrics import training
+    from metrics.training import services as training
 
     plan = recipe_plan(metric=metric, recipe=recipe, name=name, overrides=overrides)
     if not plan:

@@ -1,8 +1,8 @@
 """Writes for training learned metrics: create a TrainingRun, execute it (the worker's or the
 command's job), register the result as a MetricModel. What is metric-specific — the stages, their
 configuration and execution — is the metric's ``Trainable`` runner, declared where it is registered
-(``metrics.implementations``; ``metrics.stage_training`` for QuantiDCE and SelF-Eval,
-``metrics.mdd_training`` for MDD-Eval); this module only creates, claims, follows and cancels runs.
+(``metrics.implementations``; ``metrics.training.stages`` for QuantiDCE and SelF-Eval,
+``metrics.training.mdd`` for MDD-Eval); this module only creates, claims, follows and cancels runs.
 
 Execution is resumable: the trainer checkpoints every N steps into the run's output directory and
 ``training_run_execute`` always resumes from the latest checkpoint there, so a run whose worker died
@@ -22,7 +22,7 @@ from django.db.models.functions import Now
 
 from metrics import registry
 from metrics.models import Metric, MetricModel, RunStatus, TrainingRun
-from metrics.services import metric_register
+from metrics.scoring.services import metric_register
 from ml.trainers import Callback, TrainingState
 from studies import jobs
 

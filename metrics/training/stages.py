@@ -1,7 +1,7 @@
 """QuantiDCE's and SelF-Eval's stages as TrainingRuns: one ``ml.trainers`` module per metric (its
 ``Trainable.trainer``) trains every stage from a ``TrainingConfig``; the stage's default data sets are
 the metric's ``Trainable.data`` under the shared data directory. The runner named in both metrics'
-``Trainable`` (``metrics.implementations``); ``metrics.training`` creates, claims and cancels the runs."""
+``Trainable`` (``metrics.implementations``); ``metrics.training.services`` creates, claims and cancels the runs."""
 from __future__ import annotations
 
 import importlib
@@ -29,7 +29,7 @@ def configure(*, metric: str, stage: str, **settings_given) -> TrainingConfig:
     config = TrainingConfig.for_stage(stage, metric=metric, **settings_given)
     train, validation = spec.data.get(stage, ("", ""))
     if metric == "self_eval":  # any imported corpus as the dialogue source: --train corpus:SLUG
-        from metrics.dialogue_sources import resolve
+        from metrics.training.sources import resolve
 
         config.train_data, config.validation_data = resolve(config.train_data), resolve(config.validation_data)
     if not config.train_data and train:
@@ -50,7 +50,7 @@ def configure(*, metric: str, stage: str, **settings_given) -> TrainingConfig:
 
 def execute(*, run: TrainingRun, callbacks: Sequence[Callback] = ()) -> TrainingRun:
     """Train (resuming from the latest checkpoint), then register the best model. The run is claimed."""
-    from metrics.training import TrainingRunProgress, metric_model_register_trained, training_run_fail
+    from metrics.training.services import TrainingRunProgress, metric_model_register_trained, training_run_fail
     from ml.devices import pick_device
 
     settings_given = dict(run.config)

@@ -1,4 +1,4 @@
-"""The metrics page's "Make an LLM judge" form (``metrics.judge_services.judge_model_create``)."""
+"""The metrics page's "Make an LLM judge" form (``metrics.judging.services.judge_model_create``)."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from metrics.judge_services import judge_model_create
+from metrics.judging.services import judge_model_create
 from studies import access
 
 

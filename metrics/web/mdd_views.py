@@ -1,4 +1,4 @@
-"""The staff form that queues an MDD-Eval stage (``metrics.mdd_training``); runs then show in the
+"""The staff form that queues an MDD-Eval stage (``metrics.training.mdd``); runs then show in the
 metrics page's training table like every TrainingRun."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from metrics import training
-from metrics.views import numbers_given
+from metrics.training import services as training
+from metrics.web.views import numbers_given
 
 FIELDS = {"epochs": int, "train_limit": int, "pairs_limit": int, "per_technique": int, "threshold": float,
           "learning_rate": float, "max_steps": int}

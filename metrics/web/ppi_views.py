@@ -15,8 +15,8 @@ from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import ppi
-from metrics import selectors as metric_selectors
+from metrics.ppi import estimates as ppi
+from metrics.scoring import selectors as metric_selectors
 from studies import access
 from studies.authoring.item_draws import study_items_extend
 from studies.errors import StudyStateError
@@ -153,7 +153,7 @@ def ppi_download(request, slug, model, export_format):
 
 @login_required
 def ppi_figure(request, slug, model, condition, criterion):
-    from metrics import ppi_plots
+    from metrics.ppi import plots as ppi_plots
 
     try:
         _, metric_model, report = _scope(request, slug, model)

@@ -14,11 +14,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from metrics import ppi, registry, run_jobs, selectors, services, training
+from metrics import registry
 from metrics.api.views import visible_runs
-from metrics.judge_views import judge_endpoints
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
-from metrics.pairwise import pairwise_human_metric
+from metrics.ppi import estimates as ppi
+from metrics.scoring import run_jobs, selectors, services
+from metrics.scoring.pairwise import pairwise_human_metric
+from metrics.training import services as training
+from metrics.web.judge_views import judge_endpoints
 from studies import access
 from studies.corpora.selectors import corpora_visible_to
 from studies.designs import UNITS, design_for, unit_for
@@ -124,7 +127,7 @@ def training_cancel(request, pk):
 
 @staff_member_required
 def training_curve(request, pk):
-    from metrics import plots
+    from metrics.web import plots
 
     return HttpResponse(plots.loss_curve(get_object_or_404(TrainingRun, pk=pk)), content_type="image/svg+xml")
 
@@ -321,7 +324,7 @@ def human_metric_csv(request, slug, model):
 
 @login_required
 def human_metric_scatter(request, slug, model, condition, criterion):
-    from metrics import plots
+    from metrics.web import plots
 
     experiment, metric_model, report, _ = _report(request, slug, model)
     cell = next((c for c in report["cells"] if c["condition"] == condition and c["criterion"] == criterion), None)

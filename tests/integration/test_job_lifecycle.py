@@ -14,9 +14,10 @@ import time
 
 import pytest
 
-from metrics import judge_services, run_jobs, services
+from metrics.judging import services as judge_services
 from metrics.judging.local_judge import LocalJudge
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import run_jobs, services
 from studies.authoring import services as authoring
 from studies.chat import selfchat, selfchat_jobs
 from studies.chat.local_bot import LocalBot

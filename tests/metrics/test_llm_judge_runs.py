@@ -1,4 +1,4 @@
-"""LLM judges as metric models (metrics.judge_services, metrics.implementations.llm_judge): made from a
+"""LLM judges as metric models (metrics.judging.services, metrics.implementations.llm_judge): made from a
 researcher's own OpenAI-compatible endpoint and a criterion of their study, scoring a study through the
 ordinary resumable scoring run against a real local judge server, missing answers stored as nothing,
 tokens and cost in the run's log, the cache, and nobody else's judge or endpoint usable."""
@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from metrics import judge_services, selectors, services
 from metrics.implementations.llm_judge import LLMJudge
+from metrics.judging import services as judge_services
 from metrics.judging.local_judge import LocalJudge, rule_score
 from metrics.models import JudgeAnswer, MetricModel, MetricScore
+from metrics.scoring import selectors, services
 from studies.chat.keys import key_encrypt
 from studies.models import Response, System, SystemEndpoint
 

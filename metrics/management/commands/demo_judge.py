@@ -19,9 +19,10 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=JUDGE_PORT, help=f"the judge server's port ({JUDGE_PORT}; 0: any)")
 
     def handle(self, *args, **options):
-        from metrics import judge_services, services
+        from metrics.judging import services as judge_services
         from metrics.judging.local_judge import LocalJudge
         from metrics.models import MetricModel
+        from metrics.scoring import services
         from studies.authoring.demo import demo_user
         from studies.models import Study, System, SystemEndpoint
 
