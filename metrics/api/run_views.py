@@ -13,10 +13,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics.api.views import JudgeCreateApi, MetricModelDetailApi, RunOutputSerializer, visible_runs
+from metrics.api.views import JudgeCreateApi, MetricModelDetailApi, RunOutputSerializer
 from metrics.judging.services import JUDGE_METRIC
 from metrics.models import RunStatus
 from metrics.scoring import selectors, services
+from metrics.scoring.selectors import visible_runs
 from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked

@@ -12,27 +12,13 @@ from rest_framework.settings import api_settings
 
 from metrics import registry
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
-from metrics.models import ScoringRun, TrainingRun
+from metrics.models import TrainingRun
 from metrics.scoring import run_jobs, selectors, services
 from metrics.training import services as training
 from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-
-
-def visible_runs(user):
-    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
-    from django.db.models import Q
-
-    from studies.corpora.selectors import corpora_visible_to
-
-    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
-    if user.is_staff:
-        return runs
-    return runs.filter(Q(study__in=access.studies_visible_to(user))
-                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
-
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
 
@@ -125,7 +111,7 @@ class MetricModelDetailApi(ApiView):
 class ScoringRunDetailApi(ApiView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request, pk):
-        return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
+        return Response(RunOutputSerializer(get_object_or_404(selectors.visible_runs(request.user), pk=pk)).data)
 
 
 class ScoringRunRetryApi(ApiView):
@@ -134,7 +120,7 @@ class ScoringRunRetryApi(ApiView):
 
     @extend_schema(request=None, responses={201: RunOutputSerializer})
     def post(self, request, pk):
-        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        run = get_object_or_404(selectors.visible_runs(request.user), pk=pk)
         try:
             again = services.scoring_run_retry(run=run)
         except DjangoValidationError as error:
@@ -145,7 +131,7 @@ class ScoringRunRetryApi(ApiView):
 class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):
-        run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
+        run = services.scoring_run_cancel(run=get_object_or_404(selectors.visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
 
 
@@ -156,7 +142,7 @@ class ScoringRunRerunApi(ApiView):
     @extend_schema(request=None, responses={202: RunOutputSerializer})
     def post(self, request, pk):
         try:
-            run = run_jobs.scoring_run_rerun(run=get_object_or_404(visible_runs(request.user), pk=pk))
+            run = run_jobs.scoring_run_rerun(run=get_object_or_404(selectors.visible_runs(request.user), pk=pk))
         except DjangoValidationError as error:
             raise Conflict(" ".join(error.messages)) from None
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)

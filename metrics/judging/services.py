@@ -1,30 +1,24 @@
-"""LLM judges as metric models (``metrics.judging`` does the prompting, calling and parsing; this module
-holds what needs the database): a judge is a ``MetricModel`` of the ``llm_judge`` metric, owned by the
-researcher whose OpenAI-compatible endpoint it calls, configured with a snapshot of one of their study's
-criteria; its answers are cached in ``JudgeAnswer``.
+"""What an LLM judge needs of the database while it runs (the prompting, calling and parsing are the modules
+beside this one): a judge is a ``MetricModel`` of the ``llm_judge`` metric, owned by the researcher whose
+OpenAI-compatible endpoint it calls, configured with a snapshot of one of their study's criteria (made by
+``metrics.scoring.judges.judge_model_create``); its answers are cached in ``JudgeAnswer``.
 
-- ``judge_model_create``: a judge from an endpoint and a study criterion (every problem named by field;
-  nothing is made when one is found);
+- ``criterion_for_judge``: a study criterion as a judge sees it (a short scale or labels);
 - ``judge_endpoint_for``: the endpoint a judge calls, with its key, checked again at every run (an endpoint
   its owner can no longer use is refused, so a judge never carries a key across researchers);
 - ``JudgeCache``: the cache ``metrics.judging.run.judge_all`` reads and writes."""
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from metrics.judging.client import JudgeEndpoint
 from metrics.judging.prompt import JudgeCriterion
-from metrics.models import JudgeAnswer, MetricModel
-from studies.designs import design_for, unit_for
+from metrics.models import JudgeAnswer
+from studies.designs import design_for
 from studies.models import Study
 
 JUDGE_METRIC = "llm_judge"
-NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}$")
 
 
 class JudgeCache:
@@ -71,7 +65,8 @@ class JudgeCache:
         self.absent.discard(key)
 
 
-def _endpoints_usable_by(user):
+def endpoints_usable_by(user):
+    """The chat endpoints ``user`` may call (their own and their experiments' owners'), as the chat's own."""
     from studies.chat.selectors import endpoints_visible_to
 
     return endpoints_visible_to(user)
@@ -102,47 +97,6 @@ def criterion_for_judge(study: Study, criterion_name: str) -> JudgeCriterion:
                           high_label=labels[-1] if len(labels) > 1 else "")
 
 
-@transaction.atomic
-def judge_model_create(*, owner, endpoint_id: int, study: Study, criterion: str, name: str = "",
-                       logprobs: bool = False, concurrency: int = 4, requests_per_minute: int = 0,
-                       price_prompt_per_million: float = 0.0, price_completion_per_million: float = 0.0) -> MetricModel:
-    """A judge of ``study``'s ``criterion`` through the owner's ``endpoint_id``, at the study unit's level
-    (a response given its context, or a whole dialogue). ValidationError names each field at fault."""
-    from metrics.scoring.services import metric_register
-
-    errors: dict[str, str] = {}
-    endpoint = _endpoints_usable_by(owner).filter(pk=endpoint_id).select_related("system").first()
-    if endpoint is None:
-        errors["endpoint"] = "no endpoint of yours has this id (see your chat endpoints)"
-    elif endpoint.protocol != "openai":
-        errors["endpoint"] = f"{endpoint.system.name} speaks Concord's chat protocol; a judge needs an OpenAI-compatible endpoint"
-    snapshot: JudgeCriterion | None = None
-    try:
-        snapshot = criterion_for_judge(study, criterion)
-    except ValueError as error:
-        errors["criterion"] = str(error)
-    name = name or f"judge-{study.slug}-{criterion}"[:80].lower()
-    if not NAME.match(name):
-        errors["name"] = "lower-case letters, digits, - and _ (at most 80)"
-    elif MetricModel.objects.filter(name=name).exists():
-        errors["name"] = f"a metric model is already called {name}"
-    if not 1 <= concurrency <= 32:
-        errors["concurrency"] = "1 to 32 requests at once"
-    if requests_per_minute < 0:
-        errors["requests_per_minute"] = "0 (no limit) or more"
-    if min(price_prompt_per_million, price_completion_per_million) < 0:
-        errors["price"] = "prices are 0 or more"
-    if errors or endpoint is None or snapshot is None:
-        raise ValidationError(errors)
-    config: dict[str, Any] = {
-        "owner": owner.pk, "endpoint": endpoint.pk, "criterion": snapshot.as_dict(), "level": "dialogue" if unit_for(study).level == "dialogue" else "turn",
-        "logprobs": logprobs, "concurrency": concurrency, "requests_per_minute": requests_per_minute,
-        "price_prompt_per_million": price_prompt_per_million,
-        "price_completion_per_million": price_completion_per_million}
-    return MetricModel.objects.create(metric=metric_register(key=JUDGE_METRIC), name=name, owner=owner, config=config,
-                                      base_encoder=endpoint.model_name)
-
-
 def judge_endpoint_for(config: dict) -> tuple[JudgeEndpoint, list]:
     """The judge's endpoint with its key, if its owner (``config["owner"]``) may still use it; ValueError
     otherwise, before anything is sent."""
@@ -152,7 +106,7 @@ def judge_endpoint_for(config: dict) -> tuple[JudgeEndpoint, list]:
     from studies.chat.keys import endpoint_key
 
     owner = get_user_model().objects.filter(pk=int(config.get("owner") or 0), is_active=True).first()
-    endpoint = _endpoints_usable_by(owner).filter(pk=config.get("endpoint")).first() if owner is not None else None
+    endpoint = endpoints_usable_by(owner).filter(pk=config.get("endpoint")).first() if owner is not None else None
     if endpoint is None:
         raise ValueError("the judge's endpoint is gone or no longer its owner's: nothing was sent")
     from studies.chat.keys import KeyUnavailable

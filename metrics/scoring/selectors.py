@@ -1,4 +1,4 @@
-"""Reads for metrics: what a run scores, scores as arrays, and the human-vs-metric report."""
+"""Reads for metrics: what a run scores, scores as arrays, the runs a user may see, and the human-vs-metric report."""
 from __future__ import annotations
 
 import hashlib
@@ -381,3 +381,15 @@ def combined_models(user, raw: str | None, *, field: str = "combine") -> list:
     if unknown:
         raise ValidationError({field: f"no metric model {', '.join(repr(n[:60]) for n in unknown[:5])} you may use"})
     return [found[n] for n in dict.fromkeys(names)]
+
+
+def visible_runs(user) -> QuerySet[ScoringRun]:
+    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
+    from studies.access import studies_visible_to
+    from studies.corpora.selectors import corpora_visible_to
+
+    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
+    if user.is_staff:
+        return runs
+    return runs.filter(Q(study__in=studies_visible_to(user))
+                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))

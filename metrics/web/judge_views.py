@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from metrics.judging.services import judge_model_create
+from metrics.scoring.judges import judge_model_create
 from studies import access
 
 

@@ -15,11 +15,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics import registry
-from metrics.api.views import visible_runs
 from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
 from metrics.ppi import estimates as ppi
 from metrics.scoring import run_jobs, selectors, services
 from metrics.scoring.pairwise import pairwise_human_metric
+from metrics.scoring.selectors import visible_runs
 from metrics.training import services as training
 from metrics.web.judge_views import judge_endpoints
 from studies import access

@@ -66,7 +66,7 @@ def test_corpus_scoring_of_another_researchers_corpus_is_404(api, corpus, other_
 
 
 def test_judges_are_listed_for_their_owner_only(api, other_user, user, make_study, loopback_allowed):
-    from metrics.judging.services import judge_model_create
+    from metrics.scoring.judges import judge_model_create
     from tests.studies.chat.helpers import bot_system
 
     study = make_study("likert")
