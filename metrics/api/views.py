@@ -292,7 +292,7 @@ class TrainingRunCancelApi(ApiView):
 
 class JudgeCreateApi(ApiView):
     """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
-    (``metrics.judging.services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
+    (``metrics.scoring.judges.judge_model_create``); score with it through ``/api/metrics/runs/``."""
 
     class InputSerializer(StrictInput):
         endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
@@ -307,7 +307,7 @@ class JudgeCreateApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses={201: MetricModelDetailApi.OutputSerializer})
     def post(self, request):
-        from metrics.judging.services import judge_model_create
+        from metrics.scoring.judges import judge_model_create
 
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

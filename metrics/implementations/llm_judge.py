@@ -2,7 +2,7 @@
 level) or whole dialogue on one criterion of their study, in G-Eval's form (Liu et al. 2023; the MT-Bench
 judge of Zheng et al. 2023 and Prometheus are judges of the same kind). The prompt, parsing and calls are
 ``metrics.judging``; the judge's endpoint, criterion and limits are its model's ``config``
-(``metrics.judging.services.judge_model_create``).
+(``metrics.scoring.judges.judge_model_create``).
 
 A refusal, an unparseable answer or a failed call is *missing* (None): no score is stored for it and the
 run's log counts each reason, never a 0. Temperature 0; with ``logprobs`` the score is the

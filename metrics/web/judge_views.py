@@ -1,4 +1,4 @@
-"""The metrics page's "Make an LLM judge" form (``metrics.judging.services.judge_model_create``)."""
+"""The metrics page's "Make an LLM judge" form (``metrics.scoring.judges.judge_model_create``)."""
 from __future__ import annotations
 
 from django.contrib import messages
