@@ -26,6 +26,7 @@ from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from studies.authoring.selectors import studies_visible_to
@@ -93,7 +94,7 @@ def chat_page(request, token: str, position: int):
     try:
         chat_services.chat_open(assignment=slot.assignment, item_id=slot.item_id)
     except chat_services.ChatRefused as refused:
-        return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
+        return _message(request, gettext("This chat cannot be opened"), str(refused), status=refused.status)
     assignment_item_open(slot=slot)
     chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     if selectors.chat_ended(slot.assignment, slot.item_id):
@@ -105,10 +106,11 @@ def _refused(request, slot: AssignmentItem):
     if form_tokens.form_token_valid(slot.assignment.token, "chat",
                                     request.POST.get(form_tokens.FIELD) or request.headers.get(form_tokens.HEADER)):
         return None
-    message = "This message was not sent from this task's own page (or the page is out of date): reload it."
+    message = gettext("This message was not sent from this task's own page (or the page is out of date): reload it.")
     if _wants_json(request):
         return JsonResponse({"error": message}, status=403)
-    return _message(request, "This form could not be accepted", message + " Nothing was saved.", status=403)
+    return _message(request, gettext("This form could not be accepted"), message + gettext(" Nothing was saved."),
+                    status=403)
 
 
 def _act(request, token: str, position: int, action):

@@ -11,6 +11,7 @@ from django.db.models.expressions import RawSQL
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from studies.access import studies_visible_to
@@ -129,8 +130,8 @@ def item(request, token: str, position: int):
     except ValueError:
         active = math.nan
     if active is not None and not (math.isfinite(active) and 0 <= active <= answering.MAX_ITEM_SECONDS):
-        return _message(request, "We could not save this answer", "The field active_ms must be a number of "
-                        "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
+        return _message(request, gettext("We could not save this answer"), gettext("The field active_ms must be a number of "
+                        "milliseconds, at most one week. Reload the page and try again; nothing was saved."), status=400)
     try:
         errors = item_answers.item_answer_record(slot=slot, post=request.POST, active_seconds=active)
     except StudyStateError:
@@ -243,7 +244,7 @@ def preview(request, slug: str, position: int = 0):
     items = study.items.order_by("position")
     current = items.filter(position__gte=position).select_related("conversation", "reference_response").first()
     if current is None:
-        return _message(request, "Nothing to preview", "Build the study's items first.", status=404)
+        return _message(request, gettext("Nothing to preview"), gettext("Build the study's items first."), status=404)
     context = _item_context(study, current, _canonical_order(current), {}, {}, preview=True)
     following = items.filter(position__gt=current.position).first()
     context["preview_note"] = "Researcher preview: answers are checked in the page but nothing is saved."
