@@ -17,6 +17,7 @@ from studies.designs import design_for, unit_for
 from studies.models import Assignment, Study
 from studies.rating import form_tokens, platforms, review
 from studies.rating.framing import frameable_by_platforms
+from studies.rating.screen_words import screen_words
 
 
 def render_markdown(text: str) -> str:
@@ -142,22 +143,16 @@ def _guard(request, assignment: Assignment):
     return None
 
 
-def _one(noun: str) -> str:
-    """The singular of a start page's plural noun: "pairs of responses" -> "pair of responses"."""
-    first, _, rest = noun.partition(" ")
-    return " ".join(filter(None, [first.removesuffix("s"), rest]))
-
-
 def start_context(study: Study, *, items: int, error: str | None, form_token: str) -> dict:
     """What the start page shows (instructions, what the rater will do, the consent box), for a slot or,
     before any practice item, for a practice attempt: consent comes first either way."""
     design, unit = design_for(study), unit_for(study)
-    chats = ("For each item you first chat with a dialogue system, then judge the conversation you had."
+    chats = (gettext("For each item you first chat with a dialogue system, then judge the conversation you had.")
              if unit.collects_dialogues else "")
     return {
         "study": study, "error": error, "instructions": render_markdown(study.instructions),
         "design_explanation": " ".join(filter(None, [chats, design.description(study)])),
-        "screen_noun": design.screen_noun(unit),  # what one screen shows, counted
-        "screen_noun_one": _one(design.screen_noun(unit)),  # "There is 1 pair of conversations", not "are 1 pairs"
+        "screen_noun": screen_words(design.screen_noun(unit))[0],  # what one screen shows, counted
+        "screen_noun_one": screen_words(design.screen_noun(unit))[1],  # "There is 1 pair of conversations", not "are 1 pairs"
         "items": items, "criteria": study.criteria.all(), "form_token": form_token,
     }

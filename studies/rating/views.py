@@ -34,6 +34,7 @@ from studies.rating.pages import (
     render_markdown,
 )
 from studies.rating.questionnaire import questionnaire_clean
+from studies.rating.screen_words import screen_words
 
 
 def _canonical_order(item: StudyItem) -> list[int]:
@@ -44,8 +45,7 @@ def _canonical_order(item: StudyItem) -> list[int]:
 def screen_label(noun: str) -> str:
     """One screen's name from the start page's plural noun: "sets of responses" -> "Set of responses",
     "conversations" -> "Conversation" (a best-worst tuple's screen is not "Conversation 1 of 96")."""
-    first, _, rest = noun.partition(" ")
-    return " ".join(filter(None, [first.removesuffix("s").capitalize(), rest])) or "Item"
+    return screen_words(noun)[2]
 
 
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
