@@ -103,7 +103,7 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
 
 def _labelled(text: str) -> str:
     """A line with multi-label's internal "none" value shown as the words the rater clicked."""
-    return text.replace(NONE_VALUE, NONE_TEXT)
+    return text.replace(NONE_VALUE, str(NONE_TEXT))
 
 
 _FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>
