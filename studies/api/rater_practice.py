@@ -44,6 +44,7 @@ from studies.errors import AssignmentRefused, ConsentRequired, StudyStateError
 from studies.models import Assignment, PracticeAnswer, PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
+from studies.rating.language import rater_language_use
 
 SCOPE = "api-practice"
 
@@ -97,6 +98,7 @@ def _attempt(request, token: str) -> PracticeAttempt:
     attempt = PracticeAttempt.objects.select_related("study", "experiment").filter(token=token).first()
     if attempt is None or not form_tokens.form_token_valid(token, SCOPE, request.headers.get(KEY_HEADER)):
         raise NotFound(_("no practice with this token and %(header)s") % {"header": KEY_HEADER})
+    rater_language_use(attempt.study)  # only for the key's holder
     return attempt
 
 

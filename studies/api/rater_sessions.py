@@ -27,6 +27,7 @@ from studies.onboarding import services as onboarding
 from studies.rating import answers as answering
 from studies.rating import closing, invites, links, platforms, review
 from studies.rating import entry as rater_entry
+from studies.rating.language import conditions_language_use, rater_language_use
 
 
 class RaterSessionInputSerializer(StrictInput):
@@ -101,10 +102,11 @@ class RaterSessionApi(_SessionApi):
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_session_create")
     def post(self, request, key):
-        given = self.given(request)
         study = links.enterable_studies().filter(Q(rater_key=key) | Q(slug=key)).first()
         if study is None:  # as on the pages: an unknown, draft or benchmark study alike
             raise NotFound(_("no study open to raters at this address"))
+        rater_language_use(study)
+        given = self.given(request)
         closing.study_close_if_done(study=study, check_items=False)
         identity = self.identity(given["link"], study.platform)
         try:
@@ -131,10 +133,11 @@ class RaterExperimentSessionApi(_SessionApi):
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_experiment_session_create")
     def post(self, request, slug):
-        given = self.given(request)
         link = links.experiment_link_open(slug)
         if link is None:
             raise NotFound(_("no experiment open to raters at this address"))
+        conditions_language_use(link.linked)
+        given = self.given(request)
         if link.problem:
             raise Conflict(_("this link is not set up correctly: %(problem)s") % {"problem": link.problem})
         if link.platform == Study.Platform.INVITE:

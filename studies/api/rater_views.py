@@ -36,6 +36,7 @@ from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import answers as answering
 from studies.rating import form_tokens, item_answers, platforms, review
+from studies.rating.language import rater_language_use
 from studies.rating.questionnaire import questionnaire_clean
 
 KEY_HEADER = "X-Concord-Rater-Key"
@@ -63,6 +64,7 @@ def _assignment(request, token: str) -> Assignment:
     assignment = Assignment.objects.select_related("study", "rater").filter(token=token).first()
     if assignment is None or not form_tokens.form_token_valid(token, "api", request.headers.get(KEY_HEADER)):
         raise NotFound(_("no assignment with this token and %(header)s") % {"header": KEY_HEADER})
+    rater_language_use(assignment.study)  # only for the key's holder
     return review.assignment_expire_if_due(assignment=assignment)
 
 

@@ -38,6 +38,7 @@ from studies.designs import unit_for
 from studies.models import Assignment, AssignmentItem
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
+from studies.rating.language import rater_language_use
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
 from studies.reports.exporting import no_store, raw_ids_requested
 
@@ -51,6 +52,7 @@ def _slot(token: str, position: int) -> AssignmentItem:
             .filter(assignment__token=token, position=position).first())
     if slot is None or not unit_for(slot.assignment.study).collects_dialogues:
         raise Http404
+    rater_language_use(slot.assignment.study)
     return slot
 
 

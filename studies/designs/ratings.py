@@ -46,6 +46,18 @@ _THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")  # 1,000: a thousands separ
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
+# A row's name on the rater's form, translated (studies.rating.language) for the units' nouns.
+_ROW_LABELS = {"Response": (gettext_noop("Response"), gettext_noop("Response %(letter)s")),
+               "Dialogue": (gettext_noop("Dialogue"), gettext_noop("Dialogue %(letter)s")),
+               "Conversation": (gettext_noop("Conversation"), gettext_noop("Conversation %(letter)s"))}
+
+
+def row_label(noun: str, letter_shown: str | None) -> str:
+    """"Response A" (several rows) or "Response" (one), in the page's language where the noun is known."""
+    one, lettered = _ROW_LABELS.get(noun, (noun, f"{noun} %(letter)s"))
+    return gettext(lettered) % {"letter": letter_shown} if letter_shown else gettext(one)
+
+
 class RatingsDesign(StudyDesign):
     """A design whose answers are Rating rows of a number per target and criterion (see the module)."""
 
@@ -190,7 +202,7 @@ class RatingsDesign(StudyDesign):
         several = len(order) > 1
         responses: list[dict[str, Any]] = [
             {"id": rid, "letter": letter(i), "text": texts[rid],
-             "label": f"{unit.row_noun} {letter(i)}" if several else unit.row_noun}
+             "label": row_label(unit.row_noun, letter(i) if several else None)}
             for i, rid in enumerate(order)]
         config = study.design_config
         rows_by_criterion = []

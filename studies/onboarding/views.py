@@ -15,6 +15,7 @@ from studies.errors import AssignmentRefused, ConsentRequired, PracticeRequired,
 from studies.models import PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
+from studies.rating.language import rater_language_use
 from studies.rating.pages import _message, rater_page, render_markdown, start_context
 from studies.rating.screens import screens_per_assignment
 
@@ -30,7 +31,9 @@ def practice_begin(request, refusal: PracticeRequired, identity: platforms.Ident
 
 
 def _attempt(token: str) -> PracticeAttempt:
-    return get_object_or_404(PracticeAttempt.objects.select_related("study", "experiment"), token=token)
+    attempt = get_object_or_404(PracticeAttempt.objects.select_related("study", "experiment"), token=token)
+    rater_language_use(attempt.study)
+    return attempt
 
 
 def _failed_page(request, attempt: PracticeAttempt):

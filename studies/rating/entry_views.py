@@ -16,6 +16,7 @@ from studies.rating import allocation, closing, form_tokens, framing, invites, l
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import selectors as rater_selectors
+from studies.rating.language import conditions_language_use, rater_language_use
 from studies.rating.pages import (
     _BROWSER_SECRET,
     BROWSER_COOKIE,
@@ -119,6 +120,7 @@ def condition_entry(request, key: str):
 def _enter(request, study: Study | None):
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
+    rater_language_use(study)
     closing.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
@@ -161,6 +163,7 @@ def experiment_entry(request, slug: str):
     if link is None:
         return _message(request, *NOT_FOUND, status=404)
     experiment, linked, open_ones = link.experiment, link.linked, link.open_ones
+    conditions_language_use(linked)
     if link.problem:
         return _message(request, gettext("This link is not set up correctly"),
                         gettext("We cannot start the task: %(problem)s. Nothing was stored; please tell the researcher.")

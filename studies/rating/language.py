@@ -2,11 +2,15 @@
 study allows it (``Study.language_from_browser``) and the pages have it (settings.LANGUAGES).
 
 Only the rater's addresses (``/r/`` pages, ``/api/rate/`` API) are translated; the language is active
-for that one request (``translation.override``), so researcher pages and other threads stay English."""
+for that one request (``translation.override``), so researcher pages and other threads stay English. The
+loaders that read a rater's study (its assignment, practice attempt, link) activate its language through
+``rater_language_use``: the study is read once, with everything else the page needs."""
 from __future__ import annotations
 
+from contextvars import ContextVar
+from dataclasses import dataclass
+
 from django.conf import settings
-from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
@@ -51,33 +55,43 @@ def study_rater_language(study: Study | None, accept_language: str = "") -> str:
     return study.language if study.language in language_codes() else DEFAULT_LANGUAGE
 
 
-def _study_of_route(path: str) -> Study | None:
-    """The study a rater address belongs to, from the route's own keys (assignment or practice token,
-    study slug or rater key, experiment slug: its conditions' language when they share one)."""
-    try:
-        match = resolve(path)
-    except Resolver404:
+@dataclass
+class _RaterRequest:
+    """What the middleware knows of a rater request, and what the loaders decided (for the headers)."""
+
+    accept_language: str
+    language: str | None = None
+    from_browser: bool = False
+
+
+_CURRENT: ContextVar[_RaterRequest | None] = ContextVar("concord_rater_request", default=None)
+
+
+def rater_language_use(study: Study | None) -> str | None:
+    """Activate ``study``'s rater language for the rest of this rater request (the loaders of the rater
+    pages and API call it once they hold the study, so it costs no query of its own); the middleware
+    undoes it when the request ends. Outside a rater request (a researcher's preview, a task) nothing
+    changes and None is returned."""
+    current = _CURRENT.get()
+    if current is None or study is None:
         return None
-    kwargs = match.kwargs
-    fields = ("language", "language_from_browser")
-    if "token" in kwargs:
-        practice = "/p/" in path or "/practice/" in path
-        lookup = "practice_attempts__token" if practice else "assignments__token"
-        return Study.objects.filter(**{lookup: kwargs["token"]}).only(*fields).first()
-    if "key" in kwargs:
-        return Study.objects.filter(rater_key=kwargs["key"]).only(*fields).first()
-    if "slug" in kwargs:
-        if "/x/" in path or "/experiments/" in path:
-            studies = list(Study.objects.filter(experiment__slug=kwargs["slug"]).only(*fields)[:50])
-            languages = {(s.language, s.language_from_browser) for s in studies}
-            return studies[0] if len(languages) == 1 else None
-        return Study.objects.filter(slug=kwargs["slug"]).only(*fields).first()
-    return None
+    current.language = study_rater_language(study, current.accept_language)
+    current.from_browser = study.language_from_browser
+    translation.activate(current.language)
+    return current.language
+
+
+def conditions_language_use(studies: list[Study]) -> str | None:
+    """An experiment link's page: its conditions' language where they share one (else English)."""
+    settings_of = {(s.language, s.language_from_browser) for s in studies}
+    return rater_language_use(studies[0]) if len(settings_of) == 1 else None
 
 
 class RaterLanguageMiddleware:
-    """Activates the rater language for a rater address for this request only, and says which it is
-    (``Content-Language``; ``Vary: Accept-Language`` where the browser chose)."""
+    """Rater addresses (``/r/``, ``/api/rate/``) start each request in English and in a fresh state for
+    ``rater_language_use``, and end it with the language they had before (nothing leaks to the thread's
+    next request); the answer says which language it is in (``Content-Language``; ``Vary:
+    Accept-Language`` where the study lets the browser choose)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -85,12 +99,14 @@ class RaterLanguageMiddleware:
     def __call__(self, request):
         if not request.path_info.startswith(RATER_PREFIXES):
             return self.get_response(request)
-        study = _study_of_route(request.path_info)
-        language = study_rater_language(study, request.headers.get("Accept-Language", ""))
-        with translation.override(language):
-            request.LANGUAGE_CODE = language
-            response = self.get_response(request)
-        response.headers.setdefault("Content-Language", language)
-        if study is not None and study.language_from_browser:
+        state = _RaterRequest(accept_language=request.headers.get("Accept-Language", ""))
+        token = _CURRENT.set(state)
+        try:
+            with translation.override(DEFAULT_LANGUAGE):
+                response = self.get_response(request)
+        finally:
+            _CURRENT.reset(token)
+        response.headers.setdefault("Content-Language", state.language or DEFAULT_LANGUAGE)
+        if state.from_browser:
             patch_vary_headers(response, ("Accept-Language",))
         return response

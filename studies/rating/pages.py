@@ -17,6 +17,7 @@ from studies.designs import design_for, unit_for
 from studies.models import Assignment, Study
 from studies.rating import form_tokens, platforms, review
 from studies.rating.framing import frameable_by_platforms
+from studies.rating.language import rater_language_use
 from studies.rating.screen_words import screen_words
 
 
@@ -70,7 +71,9 @@ def rater_page(view):
 
 
 def _assignment(token: str) -> Assignment:
-    return get_object_or_404(Assignment.objects.select_related("study", "rater"), token=token)
+    assignment = get_object_or_404(Assignment.objects.select_related("study", "rater"), token=token)
+    rater_language_use(assignment.study)
+    return assignment
 
 
 def _form_refused(request, assignment: Assignment, purpose: str):

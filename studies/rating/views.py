@@ -23,6 +23,7 @@ from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import form_tokens, item_answers, platforms
+from studies.rating.language import rater_language_use
 from studies.rating.pages import (
     _assignment,
     _ended_page,
@@ -86,7 +87,10 @@ def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
     found = AssignmentItem.objects.select_related(
         "assignment__study", "assignment__rater", "item__conversation", "item__reference_response",
     ).annotate(total=_SLOTS_OF_ASSIGNMENT).filter(assignment__token=token, position__in=positions).order_by()
-    return {slot.position: slot for slot in found}
+    slots = {slot.position: slot for slot in found}
+    if slots:
+        rater_language_use(next(iter(slots.values())).assignment.study)
+    return slots
 
 
 # The assignment's number of items, correlated with the slot read (the query's own table keeps its name

@@ -115,11 +115,21 @@ def test_language_missing_task_page_uses_english_without_a_study():
 
 
 def test_language_refusal_page_in_the_study_language(make_study):
-    study = make_study("likert", platform="prolific", publish=False)
-    Study.objects.filter(pk=study.pk).update(language="es")
+    study = make_study("likert", platform="prolific")
+    Study.objects.filter(pk=study.pk).update(language="es", status=Study.Status.CLOSED)
     page = Client().get(f"/r/{study.slug}/?PROLIFIC_PID={prolific_id('w')}&SESSION_ID={prolific_id('s')}")
     assert html_lang_dir(page)[0] == "es"
-    assert "Tarea no encontrada" in page.content.decode() or "Este estudio" in page.content.decode()
+    assert page["Content-Language"] == "es"
+    text = page.content.decode()
+    assert "Gracias por su interés" in text and "este estudio está cerrado" in text
+    assert "Thank you" not in text and "this study" not in text
+
+
+def test_language_unknown_study_page_stays_english():
+    page = Client().get(f"/r/no-such-study/?PROLIFIC_PID={prolific_id('w')}&SESSION_ID={prolific_id('s')}")
+    assert page.status_code == 404
+    assert html_lang_dir(page) == ("en", "ltr")
+    assert "Task not found" in page.content.decode()
 
 
 def test_language_numbers_formatted_for_the_language_on_the_pay_line(make_study):
