@@ -9,6 +9,8 @@ JS_STRINGS = (  # every t("...") text of the rater scripts (tests/studies/test_i
     gettext_noop("The message could not be sent."),
     gettext_noop("The connection was lost. Your message is kept in the box: send it again when you are back online."),
     gettext_noop("Type a message first."),
+    gettext_noop("No characters left (at most {max})."),
+    gettext_noop("{left} characters left."),
     gettext_noop("That did not work."),
     gettext_noop("The connection was lost; please try again."),
     gettext_noop("Not saved yet — offline; will be sent when the connection is back"),
