@@ -28,8 +28,8 @@ def spanish_phone(browser):
     context.close()
 
 
-def study_in(make_study, language, design="likert", **changes):
-    study = make_study(design, platform="prolific")
+def study_in(make_study, language, design="likert", config=None, **changes):
+    study = make_study(design, platform="prolific", **(config or {}))
     Study.objects.filter(pk=study.pk).update(language=language, **changes)
     study.refresh_from_db()
     return study
@@ -130,3 +130,14 @@ def test_language_browser_language_ignored_when_the_study_does_not_allow_it(live
     begin(spanish_phone, live_server, study, "ar-browser-es")
     assert spanish_phone.evaluate("document.documentElement.dir") == "rtl"
     assert spanish_phone.locator("form#item-form button[type=submit]").inner_text() == "التالي"
+
+
+def test_rtl_arabic_pairwise_choices_run_right_to_left(live_server, phone, make_study):
+    study = study_in(make_study, "ar", design="pairwise", config={"allow_tie": True})
+    begin(phone, live_server, study, "rtl-pair")
+    choices = phone.locator(".pairwise-criterion").first.locator(".pair-choice")
+    boxes = [choices.nth(i).bounding_box() for i in range(3)]
+    assert boxes[0]["x"] > boxes[1]["x"] > boxes[2]["x"]  # A at the right, then about the same, then B
+    assert choices.nth(1).inner_text().strip() == "متقاربان"
+    assert "أفضل" in choices.nth(0).inner_text()
+    assert all(b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in boxes)
