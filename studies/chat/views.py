@@ -120,7 +120,7 @@ def _act(request, token: str, position: int, action):
     with its message (JSON) or the page again with the rater's text kept in the box."""
     slot = _slot(token, position)
     if (page := _blocked(request, slot)) is not None:
-        return JsonResponse({"error": "this task can no longer be worked on"}, status=409) \
+        return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409) \
             if _wants_json(request) else page
     if (refused := _refused(request, slot)) is not None:
         return refused
@@ -184,7 +184,7 @@ def chat_state(request, token: str, position: int):
         return JsonResponse({"waiting": True, "unchanged": True})
     slot = _slot(token, position)
     if slot.assignment.status != slot.assignment.Status.STARTED:
-        return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
+        return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409)
     chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     return JsonResponse(_state(slot))
 
