@@ -101,6 +101,14 @@ class JudgementKind:
         """A stored answer as one export cell ("" for the scale: its number has its own columns)."""
         return ""
 
+    def target_simulate(self, criterion: Criterion, target_id: int, quality: float, rng: Any) -> Any:
+        """What a simulated rater answers for one target (a kind that reads the target's text overrides it)."""
+        return self.simulate(criterion, quality, rng)
+
+    def target_context(self, study: Any, criterion: Criterion, target_ids: Sequence[int]) -> dict[int, Any]:
+        """Extra template context per target row (a kind that shows the target's text its own way)."""
+        return {}
+
 
 class PerTargetKind(JudgementKind):
     """A kind whose every target has a field of its own, answered and checked alone (labels, free text). A
