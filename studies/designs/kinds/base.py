@@ -88,6 +88,7 @@ class JudgementKind:
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
+    own_report: ClassVar[bool] = False  # whether the report shows it in a section of its own, not the labels' one
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
         """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""

@@ -157,6 +157,7 @@ class SpanKind(JudgementKind):
     check_rule_key = "spans"
     numeric = False
     rater_task = "mark words and label them"
+    own_report = True  # studies.reports.span_views
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}
