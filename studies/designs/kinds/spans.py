@@ -158,6 +158,7 @@ class SpanKind(JudgementKind):
     numeric = False
     rater_task = "mark words and label them"
     own_report = True  # studies.reports.span_views
+    long_text = True  # the spans' JSON: autosave keeps it whole, as a free text's
 
     def options_clean(self, options: Any) -> dict[str, Any]:
         errors: dict[str, str] = {}
