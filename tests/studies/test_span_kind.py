@@ -279,3 +279,37 @@ def test_span_simulated_rater_marks_words_of_the_text(user):
     bad = SPANS.target_simulate(criterion, response.pk, -2.0, None)
     assert good == [] and spans_problem(bad, {None: response.text}, LABELS, overlap=False, turns=False)[1] is None
     assert design_for(study).key == "likert"
+
+
+# --- the rater API -----------------------------------------------------------------------------------------
+
+def test_span_rater_api_lists_the_field_and_takes_a_list_of_spans(user):
+    from tests.api.rater_helpers import base, enter, rater_client
+    from tests.problems import problem_fields
+
+    study = span_study(user)
+    study.criteria.filter(name="readability").delete()  # one span criterion alone
+    session = enter(study).json()
+    client = rater_client(session)
+    item = client.get(base(session) + "items/0/").json()
+    fields = [f for f in item["fields"] if f["criterion"] == "errors"]
+    assert fields and all(f["kind"] == "spans" and f["choices"] == LABELS and f["many"] for f in fields)
+    texts = {t["key"]: t["text"] for t in item["targets"]}
+    bad = {f["name"]: [{"start": 0, "end": 3, "label": "rude"}] for f in fields}
+    refused = client.put(base(session) + "items/0/answer/", {"answers": bad}, format="json")
+    assert refused.status_code == 400
+    assert all("“rude” is not one of the labels" in " ".join(problem_fields(refused)[f"answers.{name}"]) for name in bad)
+    good = {f["name"]: [first_word(texts[f["target"]])] for f in fields}
+    assert client.put(base(session) + "items/0/answer/", {"answers": good}, format="json").status_code == 200
+    stored = list(Rating.objects.filter(assignment__token=session["token"]).values_list("spans", flat=True))
+    assert len(stored) == len(fields) and all(len(s) == 1 and s[0]["label"] == LABELS[0] for s in stored)
+
+
+def test_span_builder_rows_take_labels_for_a_span_criterion():
+    from studies.authoring.criteria_rows import rows_parse
+
+    specs, problems = rows_parse([{"name": "errors", "kind": "spans", "question": "Mark errors",
+                                   "labels": "factual error\nunsafe"}])
+    assert not problems and specs[0]["options"] == {"labels": ["factual error", "unsafe"]}
+    _, problems = rows_parse([{"name": "errors", "kind": "spans", "question": "Mark errors", "labels": "one"}])
+    assert problems and "row 1" in problems[0] and "labels" in problems[0]
