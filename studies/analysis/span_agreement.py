@@ -16,7 +16,7 @@ from studies.analysis.spans import NONE, TOKEN_METHOD, annotations_by_doc, cohen
 
 def token_table(texts: Mapping[Hashable, str], annotations: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per (document, token, rater): ``unit`` (doc, token index), ``rater``, ``label``."""
-    rows = []
+    rows: list[tuple[Any, Any, str]] = []
     for doc, by_rater in annotations_by_doc(annotations).items():
         text = texts[doc]
         for rater, spans in by_rater.items():

@@ -71,10 +71,11 @@ def spans_problem(given: Any, docs: Mapping[int | None, str], labels: Sequence[s
         elif turn is not None:
             return None, f"span {n}: a response has no turns (turn {turn!r})"
         text = docs.get(turn if turns else None, "")
-        start, end = span.get("start"), span.get("end")
-        for name, value in (("start", start), ("end", end)):
+        for name in ("start", "end"):
+            value = span.get(name)
             if isinstance(value, bool) or not isinstance(value, int):
                 return None, f"span {n}: {name} must be a whole number, got {value!r}"
+        start, end = int(span["start"]), int(span["end"])
         if not 0 <= start < end <= len(text):
             return None, (f"span {n}: [{start}, {end}) is out of range (the text has {len(text)} characters; "
                           "0 ≤ start < end ≤ its length)")
