@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from studies.analysis.spans import tokens
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
 from studies.models import Rating, Response
@@ -178,3 +179,33 @@ def test_span_unanswered_stops_the_send_and_reload_keeps_marked_spans(live_serve
     desktop.reload()
     row = desktop.get_by_test_id("span-row").first
     assert row.get_by_test_id("span-item").count() == 1 and "marked" in words(row).nth(0).get_attribute("class")
+
+
+def test_span_touch_in_a_dialogue_turn_stores_the_turn_at_390(live_server, phone, user):
+    from studies.models import Conversation
+    from tests.studies.test_design_contract import dialogue_corpus_bytes
+
+    corpus = corpus_imports.dialogues_import(stream=io.BytesIO(dialogue_corpus_bytes(4)), source_name="fed.json",
+                                             owner=user).corpus
+    experiment = authoring.experiment_create(owner=user, title="Browser dialogue spans")
+    study = authoring.study_create(experiment=experiment, title="Dialogue spans", design="likert", unit="dialogue",
+                                   raters_per_item=2, items_per_assignment=2, platform="prolific",
+                                   criteria=[{"name": "errors", "question": "Mark what is wrong", "kind": "spans",
+                                              "options": {"labels": LABELS}}])
+    authoring.study_items_build(study=study, corpus=corpus, seed=1)
+    authoring.study_publish(study=study)
+    begin(phone, live_server, study, "w-span-turns")
+    assert phone.evaluate(NO_SIDEWAYS)
+    second = phone.get_by_test_id("span-doc").nth(1)  # the dialogue's second turn
+    assert second.get_attribute("data-turn") == "1"
+    second.locator(".span-token").nth(0).tap()
+    second.locator(".span-token").nth(1).tap()
+    assert phone.get_by_test_id("span-item").count() == 1
+    phone.locator("form#item-form button[type=submit]").tap()
+    phone.wait_for_url(re.compile(r".*/items/1/$"))
+    rating = Rating.objects.get(assignment__study=study, spans__isnull=False)
+    (span,) = rating.spans
+    text = Conversation.objects.get(pk=rating.conversation_id).turns[1]["text"]
+    assert span["turn"] == 1 and span["label"] == LABELS[0]
+    first_two = tokens(text)[:2]
+    assert (span["start"], span["end"]) == (first_two[0][0], first_two[1][1])  # the two tapped words' offsets
