@@ -12,7 +12,7 @@ are one conversation with several responses.
 Each annotation's ``result`` entries become answers of the rater ``completed_by`` (a user id, an
 e-mail, or Label Studio's user object) on the criterion ``from_name``: ``rating`` (stars) and
 ``number`` as values, ``choices`` as labels (a label set when several are ticked; numbers as values),
-``textarea`` as free text. Cancelled annotations and predictions are not answers; other result types
+``textarea`` as free text (no choice ticked: an empty label set). Cancelled annotations and predictions are not answers; other result types
 (spans, regions) are named in the warnings and left out.
 """
 from __future__ import annotations
@@ -95,8 +95,6 @@ def result_answer(result: Any, line: int, where: str) -> dict | ImportProblem | 
             given = [given]
         if not isinstance(given, list) or not all(isinstance(g, str) for g in given):
             return ImportProblem(line, f"{where}.value", f"{kind} must be a list of texts")
-        if kind == "choices" and not given:
-            return ImportProblem(line, f"{where}.value.choices", "is empty")
         if kind == "choices" and any(len(g) > 60 or not g.strip() for g in given):
             return ImportProblem(line, f"{where}.value.choices", "each label has 1 to 60 characters")
     return {"criterion": system_key(name).lower()[:60], "type": kind, "value": given}
