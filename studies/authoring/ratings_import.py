@@ -6,7 +6,7 @@ The study must rate values (not ranks or A/B choices), have its items built and 
 closed study nobody rated). Each row names the item's conversation by its id in the corpus and the system
 whose response was rated (empty in a dialogue-unit study: the whole conversation is rated); ``value`` is a
 number on the criterion's scale, as the design allows it, or, for a label criterion, the label (a label
-set: labels separated by ";"), or the text of a free-text criterion. All or nothing: every problem is
+set: labels separated by ";", an empty cell for "none of these"), or the text of a free-text criterion. All or nothing: every problem is
 named by row (the header is row 1, as a spreadsheet numbers it) and column, and nothing is stored if any
 row is refused."""
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _answer(study: Study, criterion, text: str) -> tuple[dict[str, Any] | None, 
                                                   scale_max=criterion.scale_max)
         return (None, problem) if problem else ({"value": value}, None)
     if criterion.kind == "multilabel":
-        given: Any = [part.strip() for part in text.split(";") if part.strip()]
+        given: Any = kind.api_given([part.strip() for part in text.split(";") if part.strip()])  # empty: none
     else:
         given = text
     answer, problem = kind.answer(criterion, given)
