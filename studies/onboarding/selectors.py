@@ -27,6 +27,22 @@ def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
     return min(onboarding.pass_mark, n) if onboarding is not None and onboarding.pass_mark else n
 
 
+def max_wrong(study: Study) -> int | None:
+    """The most practice answers that may disagree before the practice ends as failed (None: no limit)."""
+    onboarding = onboarding_of(study)
+    return onboarding.max_wrong if onboarding is not None else None
+
+
+def retakes_allowed(study: Study) -> int:
+    onboarding = onboarding_of(study)
+    return onboarding.retakes if onboarding is not None else 0
+
+
+def retakes_left(attempt: PracticeAttempt) -> int:
+    """How many times a failed rater may still start the practice again."""
+    return max(0, retakes_allowed(attempt.study) - attempt.retakes_used)
+
+
 def attempt_next_position(attempt: PracticeAttempt) -> int | None:
     """The first practice item (0-based) this attempt has not answered, or None."""
     answered = set(attempt.answers.values_list("item_id", flat=True))
@@ -88,6 +104,7 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
     attempts = PracticeAttempt.objects.filter(study=study)
     return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
             "owner_wide": bool(onboarding and onboarding.owner_wide),
+            "max_wrong": onboarding.max_wrong if onboarding else None, "retakes": onboarding.retakes if onboarding else 0,
             "conditions": Study.objects.filter(experiment_id=study.experiment_id).count(),
             "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
             "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}
