@@ -63,7 +63,8 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
     item = StudyItem.objects.create(
         study=study, conversation=conversation, position=CHECK_POSITION_BASE if last is None else last + 1,
         reference_response=reference, reference_value=data["reference_value"], check_kind=kind,
-        check_rules=resolve_rules(data["rules"], [r.pk for r in responses]))
+        check_rules=resolve_rules(data["rules"], [conversation.pk] if unit_for(study).checks_judge_the_context
+                                  else [r.pk for r in responses]))
     StudyItemResponse.objects.bulk_create([StudyItemResponse(item=item, response=r, position=p)
                                            for p, r in enumerate(responses)])
     return item

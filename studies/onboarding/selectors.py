@@ -114,8 +114,9 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
     saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
     number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+    noun = "Dialogue" if item.response_ids == [item.conversation_id] else "Response"  # a dialogue judged whole
     return [_labelled(line) for line in rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
-                       for rule in item.rules], criteria)]
+                       for rule in item.rules], criteria, noun)]
 
 
 def _labelled(text: str) -> str:

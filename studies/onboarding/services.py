@@ -55,7 +55,7 @@ def practice_problem(study: Study) -> str | None:
     if getattr(design, "check_conversations", 0):
         return ("practice items are not available for comparisons of whole conversations yet; "
                 "check pairs are (save your answers as a gold check item, or add one on the checks page)")
-    return unit_for(study).checks_problem or design.checks_problem()
+    return unit_for(study).checks_refusal(design) or design.checks_problem()
 
 
 @transaction.atomic
@@ -82,11 +82,13 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
     if problems:
         raise ValidationError(problems)
     conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
+    # A practice dialogue is judged whole (dialogue unit): its one target is the conversation itself.
+    targets = [conversation.pk] if unit_for(study).checks_judge_the_context else [r.pk for r in shown]
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
-        response_ids=[r.pk for r in shown], reference_response=reference_response,
-        reference_value=data["reference_value"], rules=check_rules.resolve_rules(data["rules"], [r.pk for r in shown]),
+        response_ids=targets, reference_response=reference_response,
+        reference_value=data["reference_value"], rules=check_rules.resolve_rules(data["rules"], targets),
         explanation=text)
     Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
     return item

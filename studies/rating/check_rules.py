@@ -163,8 +163,11 @@ def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
 
 
 def rules_display(item: StudyItem) -> list[dict]:
-    """The stored rules with response ids turned back into 1-based numbers (for pages and the API)."""
+    """The stored rules with response ids turned back into 1-based numbers (for pages and the API); a
+    whole dialogue judged as a check is number 1."""
     order = {rid: n for n, rid in enumerate(item.item_responses.order_by("position").values_list("response_id", flat=True), 1)}
+    if not order and unit_for(item.study).checks_judge_the_context and item.conversation_id:
+        order = {item.conversation_id: 1}
     return [{k: (order.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
              for k, v in rule.items()} for rule in item.check_rules]
 
@@ -222,6 +225,10 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
     turns = turns_clean(context, problems)
+    if unit_for(study).checks_judge_the_context:  # the written dialogue is judged whole: rules number it 1
+        cleaned_rules, rule_problems = rules_clean(study, rules, 1)
+        problems.update({k: v for k, v in rule_problems.items() if k not in problems})
+        return {"turns": turns, "texts": [], "rules": cleaned_rules, "reference": "", "reference_value": None}, problems
     if isinstance(responses, str):
         responses = [line for line in responses.splitlines() if line.strip()]
     if not isinstance(responses, list) or not responses:
