@@ -83,7 +83,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         raise ValidationError(problems)
     conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
     # A practice dialogue is judged whole (dialogue unit): its one target is the conversation itself.
-    targets = [conversation.pk] if unit_for(study).checks_judge_the_context else [r.pk for r in shown]
+    targets = [conversation.pk] if check_rules.judges_the_context(study) else [r.pk for r in shown]
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
