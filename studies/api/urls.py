@@ -136,6 +136,8 @@ urlpatterns = [
          name="rater-practice-item"),
     path("rate/practice/<token:token>/items/<position:position>/answer/",
          rater_practice.RaterPracticeAnswerApi.as_view(), name="rater-practice-answer"),
+    path("rate/practice/<token:token>/retake/", rater_practice.RaterPracticeRetakeApi.as_view(),
+         name="rater-practice-retake"),
     path("rate/practice/<token:token>/continue/", rater_practice.RaterPracticeContinueApi.as_view(),
          name="rater-practice-continue"),
 ]

@@ -184,3 +184,30 @@ def test_onboarding_settings_through_the_api_and_refused_to_another_researcher(m
     assert done.status_code == 200, done.content
     assert (done.json()["max_wrong"], done.json()["retakes"]) == (0, 3)
     assert api.get(f"/api/studies/{study.slug}/practice/").json()["retakes"] == 3
+
+
+def test_onboarding_retake_over_the_rater_api(make_study):
+    from rest_framework.test import APIClient
+
+    from tests.api.test_rater_api_practice import answers, practice_client, session
+    study = make_study("likert", publish=False, platform="mturk", raters_per_item=2, items_per_assignment=3)
+    for n in range(2):
+        onboarding.practice_item_create(study=study, context=f"A: Where do you live?\nB: In town {n}.",
+                                        responses=["I live in a small town too.", "Potato keyboard seven."],
+                                        rules=[{"response": 1, "min": 4}], explanation="A answers.")
+    onboarding.onboarding_configure(study=study, pass_mark=2, max_wrong=0, retakes=1)
+    authoring.study_publish(study=study)
+    client, base = practice_client(session(study, "W5", "A5"))
+    early = client.post(base + "retake/")
+    assert early.status_code == 409 and early.json()["type"].endswith("practice_not_failed")
+    items = client.get(base + "items/").json()["results"]
+    client.put(base + "items/0/answer/", {"answers": answers(items[0], agree=False)}, format="json")
+    failed = client.get(base).json()
+    assert (failed["status"], failed["answered"], failed["retakes_left"]) == ("failed", 1, 1)
+    again = client.post(base + "retake/")
+    assert again.status_code == 200 and again.json()["status"] == "started" and again.json()["retakes_left"] == 0
+    client.put(base + "items/0/answer/", {"answers": answers(items[0], agree=False)}, format="json")
+    out = client.post(base + "retake/")
+    assert out.status_code == 409 and out.json()["type"].endswith("practice_failed")
+    stranger = APIClient()  # without the attempt's key: nothing
+    assert stranger.post(base + "retake/").status_code in (401, 403, 404)
