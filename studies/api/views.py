@@ -428,6 +428,8 @@ def _import_problems(failure: ImportFailed) -> dict[str, list[str]]:
             found.setdefault("corpus", []).append(problem.message)
         else:
             found.setdefault("file", []).append(str(problem))
+    if failure.detected and "file" in found:
+        found["format"] = [f"read as {failure.detected} (detected)"]
     return found
 
 

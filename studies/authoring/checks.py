@@ -27,6 +27,7 @@ from studies.rating.check_rules import (
     checks_corpus,
     counts_text,
     item_problems,
+    judges_the_context,
     regular_shown_counts,
     resolve_rules,
     rules_clean,
@@ -63,7 +64,8 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
     item = StudyItem.objects.create(
         study=study, conversation=conversation, position=CHECK_POSITION_BASE if last is None else last + 1,
         reference_response=reference, reference_value=data["reference_value"], check_kind=kind,
-        check_rules=resolve_rules(data["rules"], [r.pk for r in responses]))
+        check_rules=resolve_rules(data["rules"], [conversation.pk] if judges_the_context(study)
+                                  else [r.pk for r in responses]))
     StudyItemResponse.objects.bulk_create([StudyItemResponse(item=item, response=r, position=p)
                                            for p, r in enumerate(responses)])
     return item

@@ -394,9 +394,9 @@ class RatingsDesign(StudyDesign):
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})
         answers: CheckAnswers = {}
         for row in Rating.objects.filter(assignment=assignment, item_id__in=list(item_ids)).values(
-                "item_id", "criterion__name", "response_id", *fields):
+                "item_id", "criterion__name", "response_id", "conversation_id", *fields):
             kind = kinds.get(row["criterion__name"])
-            if kind is not None:
-                answers.setdefault(row["item_id"], {})[(row["criterion__name"], row["response_id"])] = \
-                    kind.check_value(self, row)
+            if kind is not None:  # the target: a response, or the whole conversation in a dialogue-unit study
+                target = row["response_id"] if row["response_id"] is not None else row["conversation_id"]
+                answers.setdefault(row["item_id"], {})[(row["criterion__name"], target)] = kind.check_value(self, row)
         return answers

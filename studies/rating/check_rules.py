@@ -33,6 +33,12 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def judges_the_context(study: Study) -> bool:
+    """Whether a check or practice item of this study is one whole dialogue judged as it is (a dialogue-unit
+    study rating one dialogue at a time), not responses to a context nor a pair of conversations."""
+    return unit_for(study).checks_judge_the_context and not design_for(study).check_conversations
+
+
 def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "rules") -> tuple[list[dict], dict]:
     """Check rules against the study's design and criteria; responses stay 1-based here. Returns
     (cleaned rules, problems keyed ``rules[i].field``)."""
@@ -163,8 +169,11 @@ def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
 
 
 def rules_display(item: StudyItem) -> list[dict]:
-    """The stored rules with response ids turned back into 1-based numbers (for pages and the API)."""
+    """The stored rules with response ids turned back into 1-based numbers (for pages and the API); a
+    whole dialogue judged as a check is number 1."""
     order = {rid: n for n, rid in enumerate(item.item_responses.order_by("position").values_list("response_id", flat=True), 1)}
+    if not order and judges_the_context(item.study) and item.conversation_id:
+        order = {item.conversation_id: 1}
     return [{k: (order.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
              for k, v in rule.items()} for rule in item.check_rules]
 
@@ -222,6 +231,10 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
     turns = turns_clean(context, problems)
+    if judges_the_context(study):  # the written dialogue is judged whole: rules number it 1
+        cleaned_rules, rule_problems = rules_clean(study, rules, 1)
+        problems.update({k: v for k, v in rule_problems.items() if k not in problems})
+        return {"turns": turns, "texts": [], "rules": cleaned_rules, "reference": "", "reference_value": None}, problems
     if isinstance(responses, str):
         responses = [line for line in responses.splitlines() if line.strip()]
     if not isinstance(responses, list) or not responses:

@@ -105,6 +105,8 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if check:
         n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
+        if unit.checks_judge_the_context and not design.check_conversations:
+            rule = {"response": 1, "min": 2}  # one whole dialogue judged: rated at least 2
         if design.check_conversations:  # a known-answer pair of whole conversations (ACUTE-Eval)
             checks.check_item_create(study=study, kind="gold", rules=[rule], conversations=[
                 "user: Are you there?\nbot: Yes, I am here. How can I help?",
@@ -122,14 +124,15 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     return study
 
 
-def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None) -> dict:
+def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None,
+                      shift: float = 0.0) -> dict:
     """What a simulated rater answers on a slot (the design's own simulator): random qualities, or
     with ``ranking`` (targets from best to worst) clearly that order."""
     rng = np.random.default_rng(seed)
     if ranking is None:
         quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in CRITERIA}
     else:
-        quality = {(t, c): -3.0 * ranking.index(t) for t in slot.response_order for c in CRITERIA}
+        quality = {(t, c): -3.0 * ranking.index(t) + shift for t in slot.response_order for c in CRITERIA}
     return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
                                               reference_quality=dict.fromkeys(CRITERIA, 0.0), rng=rng,
                                               criteria=list(study.criteria.all()))
@@ -147,14 +150,18 @@ def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        ranking = None
-        if slot.item.check_kind:
+        ranking, shift = None, 0.0
+        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations:
+            # one whole dialogue: a careful rater rates it as expected, a careless one far lower
+            ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
+        elif slot.item.check_kind:
             shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
                      if design_for(study).check_conversations
                      else slot.item.item_responses.values_list("response_id", flat=True))
             ranking = list(shown.order_by("position"))
             ranking = ranking if check_right else ranking[::-1]
-        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking, shift=shift)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
 
@@ -339,7 +346,10 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
     if check:
         kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
-        if kind.check_rule_key:
+        if unit_for(unit_key).checks_judge_the_context and not design.check_conversations and not kind.check_rule_key:
+            # a whole dialogue judged as a check (a known bad one, or here a good one): its readability
+            rule = {"criterion": "readability", "response": 1, "min": 2}
+        elif kind.check_rule_key:
             expected = kind.simulate(verdict, 0.0, None)  # what a rater who sees response 1 as the best answers
             expected = [] if expected == ["__none__"] else expected
             rule = {"criterion": "verdict", "response": 1, kind.check_rule_key: expected}
@@ -375,14 +385,18 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        ranking = None
-        if slot.item.check_kind:
+        ranking, shift = None, 0.0
+        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations:
+            # one whole dialogue: a careful rater rates it as expected, a careless one far lower
+            ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
+        elif slot.item.check_kind:
             shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
                      if design_for(study).check_conversations
                      else slot.item.item_responses.values_list("response_id", flat=True))
             ranking = list(shown.order_by("position"))
             ranking = ranking if check_right else ranking[::-1]
-        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking, shift=shift)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
 
@@ -449,8 +463,8 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
 
 @pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
 def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
-    refusal = unit_for(unit_key).checks_problem or design_for(design_key).checks_problem()
-    if refusal:  # e.g. a dialogue item has no responses for a rule to name
+    refusal = unit_for(unit_key).checks_refusal(design_for(design_key)) or design_for(design_key).checks_problem()
+    if refusal:  # e.g. a chat has no known answer; dialogues ranked together take no check yet
         with pytest.raises((ValidationError, StudyStateError)) as refused:
             build_kind(user, kind_key, design_key, unit_key, check=True)
         assert refusal.split(" (")[0] in str(refused.value)

@@ -50,6 +50,8 @@ class StudyUnit:
     target_field: ClassVar[str] = "response"  # the Rating field a rating of this unit sets
     shown_relation: ClassVar[str] = "item_responses"  # the StudyItem relation listing what an item shows
     checks_problem: ClassVar[str | None] = None  # why check items are refused for this unit, or None
+    # A check item's written context is itself what is judged (a whole dialogue): no responses are written.
+    checks_judge_the_context: ClassVar[bool] = False
     collects_dialogues: ClassVar[bool] = False  # the rater makes the dialogue (a chat) before rating it
     form_fields: ClassVar[Mapping[str, forms.Field]] = {}  # the study form's fields for the unit's settings
 
