@@ -11,6 +11,7 @@ import hashlib
 import json
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
@@ -23,6 +24,12 @@ from studies.models import IdempotencyKey
 HEADER = "Idempotency-Key"
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 KEEP_HOURS = 24
+
+
+def django_errors(error: DjangoValidationError) -> ValidationError:
+    """A service's refusal (Django's ValidationError) as the API's 400, its fields named as the service
+    named them (a refusal with no field under ``detail``)."""
+    return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
 class _Replay(Exception):

@@ -22,9 +22,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from studies import endpoint_owners
-from studies.api.base import ApiView
+from studies.api.base import ApiView, django_errors
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.api.views import _django_errors
 from studies.chat import endpoints
 from studies.chat.client import BotError
 from studies.chat.endpoint_views import PERMISSION
@@ -80,7 +79,7 @@ def _saved(**values) -> SystemEndpoint:
     try:
         return endpoints.endpoint_set(**values)
     except DjangoValidationError as error:
-        raise _django_errors(error) from None
+        raise django_errors(error) from None
 
 
 class EndpointListApi(ApiView):
@@ -161,7 +160,7 @@ class EndpointDetailApi(ApiView):
                 try:
                     saved = endpoints.endpoint_owner_set(endpoint=saved, owner=new_owner)
                 except DjangoValidationError as error:
-                    raise _django_errors(error) from None
+                    raise django_errors(error) from None
         return Response(EndpointOutputSerializer(_visible_endpoint(request, saved.pk)).data)
 
     @extend_schema(request=None, responses={204: None}, operation_id="endpoint_destroy")

@@ -6,6 +6,7 @@ from studies.api import (
     check_views,
     corpus_browser_views,
     corpus_views,
+    download_views,
     endpoint_views,
     label_views,
     place_views,
@@ -80,6 +81,19 @@ urlpatterns = [
     path("studies/<slug:slug>/aggregated-labels/", label_views.AggregatedLabelListApi.as_view(),
          name="study-aggregated-labels"),
     path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
+    # The report pages' files and switches (studies.api.download_views)
+    path("studies/<slug:slug>/report/download/", download_views.StudyReportDownloadApi.as_view(),
+         name="study-report-download"),
+    path("experiments/<slug:slug>/report/download/", download_views.ExperimentReportDownloadApi.as_view(),
+         name="experiment-report-download"),
+    path("studies/<slug:slug>/report/figures/<str:name>/", download_views.StudyReportFigureApi.as_view(),
+         name="study-report-figure"),
+    path("experiments/<slug:slug>/report/figures/<str:name>/", download_views.ExperimentReportFigureApi.as_view(),
+         name="experiment-report-figure"),
+    path("experiments/<slug:slug>/ratings/", download_views.ExperimentRatingsApi.as_view(), name="experiment-ratings"),
+    path("studies/<slug:slug>/chats/", download_views.StudyChatsApi.as_view(), name="study-chats"),
+    path("studies/<slug:slug>/live/", download_views.StudyLiveApi.as_view(), name="study-live"),  # GET, PUT
+    path("studies/<slug:slug>/items/extend/", download_views.StudyItemsExtendApi.as_view(), name="study-items-extend"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # Resources on their own paths (issue 39; the action routes above keep working)
