@@ -17,11 +17,11 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from studies import access
 from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput, choice_param, query_params_checked
 from studies.api.views import REPORT_PARAMETERS, _visible_study
-from studies.authoring import selectors as study_selectors
 from studies.authoring.item_draws import study_items_extend
 from studies.chat import selectors as chat_selectors
 from studies.designs import design_for, unit_for
@@ -40,7 +40,7 @@ def _flag(request, name: str) -> bool:
 
 
 def _experiment_studies(request, slug: str):
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     return experiment, experiment.studies.all()
 
 
