@@ -8,6 +8,7 @@ An answer is a JSON object of those fields; ``answers_as_post`` turns it into th
 ``studies.rating.item_answers`` parses, checks and stores it exactly as it does the page's."""
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,8 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
                 # "none of these" is an empty list in the API (the page's box posts NONE_VALUE for it)
                 kind_name, spec = kind, {"choices": list(row.get("labels") or []), "many": True,
                                          "none_allowed": bool(row.get("none_option"))}
+            elif kind == "spans":  # a list of {start, end, label} (see the target's text), or its JSON text
+                kind_name, spec = kind, {"choices": row.get("labels") or [], "many": True}
             else:  # free text: its length bounds
                 kind_name, spec = kind, {"low": row.get("min_length"), "high": row.get("max_length"),
                                          "required": bool(row.get("min_length"))}
@@ -195,13 +198,15 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
             errors[name] = f"unknown field: this item takes {listed} (its `fields`)"
             continue
         field = known[name]
-        if field["many"] and not isinstance(value, list):
+        if field["kind"] == "multilabel" and not isinstance(value, list):
             errors[name] = "must be a list of labels (of its choices; [] for none of these)" if field["none_allowed"] \
                 else "must be a list of labels (of its choices)"
             continue
         if field["kind"] in TEXT_KINDS and not isinstance(value, str):
             errors[name] = "must be text"
             continue
+        if field["kind"] == "spans" and isinstance(value, list):  # marked spans: the page posts them as one JSON text
+            value = json.dumps(value)
         values = value if isinstance(value, list) else [value]
         texts = [_text(v) for v in values]
         if any(t is None for t in texts) or len(values) > MAX_FIELDS:

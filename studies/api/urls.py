@@ -18,6 +18,7 @@ from studies.api import (
     resource_views,
     review_views,
     selfchat_views,
+    span_views,
     token_views,
     views,
     workflow_views,
@@ -94,6 +95,8 @@ urlpatterns = [
     path("studies/<slug:slug>/chats/", download_views.StudyChatsApi.as_view(), name="study-chats"),
     path("studies/<slug:slug>/live/", download_views.StudyLiveApi.as_view(), name="study-live"),  # GET, PUT
     path("studies/<slug:slug>/items/extend/", download_views.StudyItemsExtendApi.as_view(), name="study-items-extend"),
+    path("studies/<slug:slug>/spans/", span_views.SpanListApi.as_view(), name="study-spans"),
+    path("studies/<slug:slug>/span-agreement/", span_views.SpanAgreementApi.as_view(), name="study-span-agreement"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # Resources on their own paths (the action routes above keep working)
