@@ -30,7 +30,7 @@ from rest_framework.settings import api_settings
 
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.api.rater_items import answers_as_post, content_view
+from studies.api.rater_items import answers_as_post, api_values, content_view
 from studies.api.rater_views import (
     KEY_HEADER,
     KEY_PARAMETER,
@@ -126,9 +126,9 @@ def practice_item_view(attempt: PracticeAttempt, item: PracticeItem, criteria=No
     shown = StudyItem(pk=-item.pk, study=study, conversation=item.conversation,
                       reference_response=item.reference_response, reference_value=item.reference_value)
     answer = (selectors.answers_of(attempt) if answers is None else answers).get(item.pk)
-    return {"position": item.position, "answered": answer is not None, "pending_url": None,
-            **content_view(study, shown, item.response_ids, criteria),
-            "values": dict(answer.values or {}) if answer is not None else {},
+    content = content_view(study, shown, item.response_ids, criteria)
+    return {"position": item.position, "answered": answer is not None, "pending_url": None, **content,
+            "values": api_values(answer.values or {}, content["fields"]) if answer is not None else {},
             "feedback": feedback_view(attempt, item, answer, criteria) if answer is not None else None}
 
 

@@ -148,10 +148,13 @@ class RaterFieldSerializer(serializers.Serializer):
                                    help_text="spans: a list of {start, end, label} character offsets into the "
                                              "target's text ({turn} too in a dialogue), [] for nothing to mark")
     required = serializers.BooleanField()
-    choices = serializers.ListField(child=serializers.CharField(), help_text="the values it takes, where they are few")
+    choices = serializers.ListField(child=serializers.CharField(), help_text=(
+        "the values it takes, where they are few. A pairwise (or ACUTE-Eval) choice takes the targets' keys (A or "
+        "B) or tie; left and right are taken too, as A and B"))
     min = serializers.FloatField(allow_null=True, help_text="the lowest value (a scale) or length (text)")
     max = serializers.FloatField(allow_null=True)
-    many = serializers.BooleanField(help_text="takes a list of labels")
+    many = serializers.BooleanField(help_text="takes a list of labels (a list, never one string)")
+    none_allowed = serializers.BooleanField(help_text="a list of labels that may be empty: [] answers none of these")
 
 
 class RaterItemSerializer(serializers.Serializer):

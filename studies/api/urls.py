@@ -7,6 +7,7 @@ from studies.api import (
     corpus_browser_views,
     corpus_views,
     dataio_views,
+    download_views,
     endpoint_views,
     label_views,
     place_views,
@@ -84,6 +85,19 @@ urlpatterns = [
     path("studies/<slug:slug>/aggregated-labels/", label_views.AggregatedLabelListApi.as_view(),
          name="study-aggregated-labels"),
     path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
+    # The report pages' files and switches (studies.api.download_views)
+    path("studies/<slug:slug>/report/download/", download_views.StudyReportDownloadApi.as_view(),
+         name="study-report-download"),
+    path("experiments/<slug:slug>/report/download/", download_views.ExperimentReportDownloadApi.as_view(),
+         name="experiment-report-download"),
+    path("studies/<slug:slug>/report/figures/<str:name>/", download_views.StudyReportFigureApi.as_view(),
+         name="study-report-figure"),
+    path("experiments/<slug:slug>/report/figures/<str:name>/", download_views.ExperimentReportFigureApi.as_view(),
+         name="experiment-report-figure"),
+    path("experiments/<slug:slug>/ratings/", download_views.ExperimentRatingsApi.as_view(), name="experiment-ratings"),
+    path("studies/<slug:slug>/chats/", download_views.StudyChatsApi.as_view(), name="study-chats"),
+    path("studies/<slug:slug>/live/", download_views.StudyLiveApi.as_view(), name="study-live"),  # GET, PUT
+    path("studies/<slug:slug>/items/extend/", download_views.StudyItemsExtendApi.as_view(), name="study-items-extend"),
     path("studies/<slug:slug>/spans/", span_views.SpanListApi.as_view(), name="study-spans"),
     path("studies/<slug:slug>/span-agreement/", span_views.SpanAgreementApi.as_view(), name="study-span-agreement"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones

@@ -39,7 +39,7 @@ def valid_answers(item: dict, *, label: int = 0) -> dict:
         elif kind == "categorical":
             answers[field["name"]] = choices[label % len(choices)]
         elif kind == "multilabel":
-            answers[field["name"]] = [choices[label % (len(choices) - 1)]]
+            answers[field["name"]] = [choices[label % len(choices)]]
         elif kind == "free_text":
             answers[field["name"]] = "x" * int(field["min"] or 1) + " a bot's note"
         elif kind == "spans":
