@@ -88,6 +88,22 @@ class JudgementKind:
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
+    shows_dialogue: ClassVar[bool] = False  # its partial shows the dialogue itself (per turn), not the unit's view
+    levels: ClassVar[tuple[str, ...]] = ("response", "dialogue")  # the unit levels whose targets it can judge
+
+    def rows_extend(self, design: RatingsDesign, criterion: Criterion, rows: list[dict[str, Any]], *,
+                    values: Mapping[str, Any], errors: Mapping[str, str], show: Any) -> None:
+        """Add what the kind's partial shows per row beyond one field (a dialogue's turns); ``show``: the
+        unit's view of a transcript (``StudyUnit.shown_turns``)."""
+
+    def form_values(self, design: RatingsDesign, field: str, stored: Mapping[str, Any],
+                    criterion: Criterion | None = None) -> dict[str, Any]:
+        """A stored rating as the form's values: one field by default (``form_value``)."""
+        return {field: self.form_value(design, stored)}
+
+    def simulate_target(self, criterion: Criterion, target: int, quality: float, rng: Any) -> Any:
+        """What a simulated rater answers for one target (``simulate`` unless the answer depends on it)."""
+        return self.simulate(criterion, quality, rng)
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
         """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""
