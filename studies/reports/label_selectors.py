@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from studies.designs import NUMERIC_KINDS
 from studies.designs.common import DONE as DONE_STATUSES
+from studies.designs.kinds.per_turn import PER_TURN
 from studies.models import Criterion, Rating, Study
 from studies.reports import targets
 
@@ -25,7 +26,8 @@ def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
 
     from studies.analysis import labels as stats
 
-    criteria = list(Criterion.objects.filter(study__in=studies).exclude(kind__in=NUMERIC_KINDS)
+    # per-turn criteria have their own section (reports.per_turn_selectors)
+    criteria = list(Criterion.objects.filter(study__in=studies).exclude(kind__in=[*NUMERIC_KINDS, PER_TURN.key])
                     .select_related("study").order_by("study_id", "position"))
     if not criteria:
         return []

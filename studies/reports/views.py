@@ -16,6 +16,7 @@ from studies.models import Study
 from studies.reports import (
     aggregated_labels,
     label_selectors,
+    per_turn_selectors,
     position_selectors,
     rater_evidence,
     sections,
@@ -95,6 +96,9 @@ def report_page(request, study=None, experiment=None):
     labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
     if labelled:
         own.append(Section("labels", "reports/_labels.html", labelled))
+    turned = per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if turned:  # per-turn behaviours: rates per system, the test between them, agreement per behaviour
+        own.append(Section("per_turn", "reports/_per_turn.html", turned))
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
@@ -229,6 +233,9 @@ def report_download(request, export_format, study=None, experiment=None):
             {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
              "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
              "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
+    turned = per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if turned:
+        sheets[per_turn_selectors.SHEET] = pd.DataFrame(per_turn_selectors.per_turn_sheet_rows(turned))
     if len(aggregated):  # every target's aggregated label and probability, and each rater's competence
         sheets["Aggregated labels"] = aggregated
         sheets["Rater competence"] = pd.DataFrame(
