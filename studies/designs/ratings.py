@@ -381,11 +381,12 @@ class RatingsDesign(StudyDesign):
     def check_answers(self, *, assignment: Assignment, item_ids: Sequence[int]) -> CheckAnswers:
         kinds = {c.name: kind_for(c) for c in assignment.study.criteria.all()}
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})
+        target = f"{unit_for(assignment.study).target_field}_id"  # a response, or a dialogue check's conversation
         answers: CheckAnswers = {}
         for row in Rating.objects.filter(assignment=assignment, item_id__in=list(item_ids)).values(
-                "item_id", "criterion__name", "response_id", *fields):
+                "item_id", "criterion__name", target, *fields):
             kind = kinds.get(row["criterion__name"])
             if kind is not None:
-                answers.setdefault(row["item_id"], {})[(row["criterion__name"], row["response_id"])] = \
+                answers.setdefault(row["item_id"], {})[(row["criterion__name"], row[target])] = \
                     kind.check_value(self, row)
         return answers

@@ -101,6 +101,7 @@ class PerTurnKind(JudgementKind):
     check_rule_key = "turns"
     numeric = False
     rater_task = "label each of the bot's turns"
+    checks_dialogues = True  # a known bad dialogue with expected labels per turn is its check item
     shows_dialogue = True  # its partial shows the dialogue, each judged turn with its questions
     levels: ClassVar[tuple[str, ...]] = ("dialogue",)  # it judges turns of a whole conversation
 
