@@ -22,13 +22,17 @@ from studies.rating.check_rules import Problems, checks_corpus, resolve_rules, r
 CHECK_POSITION_BASE = 1_000_000  # as studies.authoring.checks: after every regular item
 
 
-def written_dialogue_checks(study: Study) -> bool:
-    """Whether the study's check items are dialogues written for them: a dialogue unit whose raters do not
-    make the dialogue (a chat's are unknown in advance), a design rating one dialogue per screen, and a
-    criterion whose kind checks turns of a dialogue."""
-    unit, design = unit_for(study), design_for(study)
+def dialogue_checks_possible(design: Any, unit: Any, kinds: Any) -> bool:
+    """Whether check items may be dialogues written for them: a dialogue unit whose raters do not make the
+    dialogue (a chat's are unknown in advance), a design rating one dialogue per screen without an anchor, and
+    a judgement kind among ``kinds`` that checks turns of a dialogue."""
     return (unit.level == "dialogue" and not unit.collects_dialogues and design.takes_kinds and not design.ranks
-            and not design.anchored and any(kind_for(c).checks_dialogues for c in study.criteria.all()))
+            and not design.anchored and any(kind.checks_dialogues for kind in kinds))
+
+
+def written_dialogue_checks(study: Study) -> bool:
+    """``dialogue_checks_possible`` for a study and its criteria."""
+    return dialogue_checks_possible(design_for(study), unit_for(study), [kind_for(c) for c in study.criteria.all()])
 
 
 def dialogue_check_problems(study: Study, *, kind: Any, context: Any, rules: Any) -> tuple[dict[str, Any], Problems]:

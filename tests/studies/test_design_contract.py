@@ -8,19 +8,21 @@ or fails here without anyone adding it to a list; a design that refuses a unit s
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 
-from studies.authoring import checks, editing
+from studies.authoring import checks, dialogue_checks, editing
 from studies.authoring import services as authoring
 from studies.chat import endpoints
 from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
 from studies.designs import DESIGNS, KINDS, UNITS, design_for, unit_for
 from studies.designs.common import target_key
+from studies.designs.kinds.per_turn import judged_indices
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
@@ -296,11 +298,13 @@ KIND_OPTIONS = {
     "categorical": {"labels": ["safe", "unsafe", "unsure"]},
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
+    "per_turn": {"mode": "multilabel", "labels": ["redundant", "irrelevant", "contradiction"]},
 }
+CHECK_DIALOGUE = "user: Are you there?\nbot: Yes, I am here.\nuser: Good.\nbot: Banana."
 # Every kind in every design that takes kinds, on every unit the design runs on (a chat's raters chat with
 # the local bot first, as in the scale contract above).
 KIND_RUNS = [(k, d, u) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds
-             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None]
+             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None and unit_for(u).level in KINDS[k].levels]
 KIND_CRITERIA = ("readability", "verdict")  # a scale criterion beside one of the kind (with a required reason)
 
 
@@ -336,7 +340,14 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
     if design.anchor_from_metric:
         authoring.study_item_reference_values_set(
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
-    if check:
+    if check and KINDS[kind_key].checks_dialogues:  # a dialogue written for the check, per turn (or refused)
+        verdict = study.criteria.get(name="verdict")
+        turns = [{"speaker": line.split(": ")[0], "text": line.split(": ")[1]} for line in CHECK_DIALOGUE.splitlines()]
+        expected = {str(i): [] for i in judged_indices(turns, "")}  # a careful rater: no problem on any turn
+        checks.check_item_create(study=study, kind="gold", context=CHECK_DIALOGUE, rules=[
+            {"criterion": verdict.name, "response": 1, KINDS[kind_key].check_rule_key: expected, "min_match": 1.0}])
+        checks.study_checks_configure(study=study, per_assignment=1)
+    elif check:
         kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
         if kind.check_rule_key:
             expected = kind.simulate(verdict, 0.0, None)  # what a rater who sees response 1 as the best answers
@@ -374,14 +385,15 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        ranking = None
+        ranking, shift = None, 0.0
         if slot.item.check_kind:
             shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
                      if design_for(study).check_conversations
                      else slot.item.item_responses.values_list("response_id", flat=True))
-            ranking = list(shown.order_by("position"))
+            ranking = list(shown.order_by("position")) or list(slot.response_order)  # or a written dialogue
             ranking = ranking if check_right else ranking[::-1]
-        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+            shift = 0.0 if check_right or len(ranking) > 1 else -3.0  # one dialogue: a careless rater's worse answer
+        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking, shift=shift)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
 
@@ -402,13 +414,14 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
     rows = Rating.objects.filter(assignment=assignment, criterion=verdict)
     assert all(r.value is None and r.rank is None and r.rationale == "Simulated reason." for r in rows)
-    assert {kind.export_text({f: getattr(r, f) for f in ("label", "labels", "text")}) for r in rows} - {""}
+    assert {kind.export_text({f: getattr(r, f) for f in kind.stored_fields()}) for r in rows} - {""}
     slot.refresh_from_db()
     shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
     best = slot.response_order[0]
     assert shown[f"r{key(slot, best)}-verdict.rationale"] == "Simulated reason."
-    assert shown[f"r{key(slot, best)}-verdict"] == kind.form_value(design_for(study), {
-        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()})
+    expected = kind.form_values(design_for(study), f"r{key(slot, best)}-verdict", {
+        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()}, verdict)
+    assert expected and expected.items() <= shown.items()  # one field, or one per judged turn
     other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1], shift=-3.0)
     answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
     slot.refresh_from_db()
@@ -429,11 +442,13 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
                        {"form_token": form_tokens.form_token(assignment.token, "item")})
     assert page.status_code == 400
     html = page.content.decode()
-    for target in slot.response_order:  # the kind's field and the reason's field, each with its message
-        assert f'name="r{key(slot, target)}-verdict"' in html and f'name="r{key(slot, target)}-verdict.rationale"' in html
+    for target in slot.response_order:  # the kind's field(s) (one per judged turn) and the reason's, each with its message
+        assert re.search(rf'name="r{key(slot, target)}-verdict(\.t\d+)?"', html)
+        assert f'name="r{key(slot, target)}-verdict.rationale"' in html
     _, errors = design_for(study).answers_parse({}, study=study, order=slot.response_order,
                                                 criteria=list(study.criteria.all()))
-    assert {f"r{key(slot, t)}-verdict" for t in slot.response_order} <= set(errors)
+    assert all(any(re.fullmatch(rf"r{key(slot, t)}-verdict(\.t\d+)?", name) for name in errors)
+               for t in slot.response_order)
     assert {f"r{key(slot, t)}-verdict.rationale" for t in slot.response_order} <= set(errors)
     assert all(message.split("“")[0] in html for message in errors.values())
     with pytest.raises(ValidationError) as refused:
@@ -449,6 +464,8 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
 @pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
 def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
     refusal = unit_for(unit_key).checks_problem or design_for(design_key).checks_problem()
+    if dialogue_checks.dialogue_checks_possible(design_for(design_key), unit_for(unit_key), [KINDS[kind_key]]):
+        refusal = None  # a per-turn kind checks a dialogue written for the check
     if refusal:  # e.g. a dialogue item has no responses for a rule to name
         with pytest.raises((ValidationError, StudyStateError)) as refused:
             build_kind(user, kind_key, design_key, unit_key, check=True)

@@ -303,21 +303,17 @@ class PerTurnKind(JudgementKind):
         raise NotImplementedError("per-turn answers depend on the dialogue: simulate_target")
 
     def simulate_target(self, criterion: Criterion, target: int, quality: float, rng: Any) -> Any:
-        """Each judged turn shows each behaviour with probability 1/(1 + e^(quality + 1)) (a worse system
-        shows more); categorical: the first label at quality 0 or above, one further per unit below."""
+        """Every judged turn alike: k = round(−quality) clipped behaviours, the first k labels (a worse system
+        shows more; quality 0 or above shows none, "None of these" in the multi-label mode); categorical: the
+        first label at quality 0 or above, one label further per unit below."""
         mode, labels, speaker = options_of(criterion)
         turns = conversation_turns([target]).get(target) or []
-        chance = 1.0 / (1.0 + 2.718281828459045 ** (quality + 1.0))
-        out: dict[int, Any] = {}
-        for index in judged_indices(turns, speaker):
-            if mode == "categorical":
-                step = max(0, int(round(-quality + rng.normal(0, 0.5)))) if hasattr(rng, "normal") else 0
-                out[index] = labels[min(len(labels) - 1, step)]
-            else:
-                draw = rng.random if hasattr(rng, "random") else None
-                chosen = [label for label in labels if draw is not None and draw() < chance]
-                out[index] = chosen or ([NONE_VALUE] if mode == "multilabel" else [])
-        return out
+        k = min(len(labels), max(0, int(round(-quality))))
+        if mode == "categorical":
+            answer: Any = labels[min(len(labels) - 1, k)]
+        else:
+            answer = labels[:k] or ([NONE_VALUE] if mode == "multilabel" else [])
+        return {index: answer for index in judged_indices(turns, speaker)}
 
     def export_text(self, stored: Mapping[str, Any]) -> str:
         """"turn 1: redundant, ignore; turn 3: —" (turns numbered from 1, as the rater saw them)."""
