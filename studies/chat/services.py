@@ -34,7 +34,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from studies.chat import calls
+from studies.chat import calls, turn_questions
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import bot_settings, chat_config, recorded_settings
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
@@ -207,6 +207,9 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
             raise ChatRefused("the system did not reply to your last message: try again or end the chat")
         if _exchanges(chats[0]) >= config["max_turns"]:
             raise ChatRefused(f"this chat has had its {config['max_turns']} turns")
+        if turn_questions.unanswered(locked, item_id):  # model-chat: the questions on each reply come first
+            raise ChatRefused("answer the questions about the bot's last reply first; your message is still in the "
+                              "box", status=409, field="questions")
         if wait := _rate_problem(locked, config["messages_per_minute"], now):
             raise ChatRefused(f"you are sending messages quickly: wait {wait} s and send it again; your message "
                               "is still in the box", status=429, field="text", retry_after=wait)

@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 
 from studies.authoring import checks, dialogue_checks, editing
 from studies.authoring import services as authoring
-from studies.chat import endpoints
+from studies.chat import endpoints, turn_questions
 from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
 from studies.designs import DESIGNS, KINDS, UNITS, design_for, unit_for
@@ -68,8 +68,21 @@ def have_chats(study: Study, assignment) -> None:
     for slot in assignment.assignment_items.order_by("position"):
         chatting.chat_open(assignment=assignment, item_id=slot.item_id)
         for i in range(turns):
+            answer_turn_questions(assignment, slot.item_id)  # a per-turn criterion's questions after each reply
             chatting.chat_turn_post(assignment=assignment, item_id=slot.item_id, text=f"Hello {i}", client_id=str(i))
         chatting.chat_end(assignment=assignment, item_id=slot.item_id)
+
+
+def answer_turn_questions(assignment, item_id: int) -> None:
+    """Answer the questions a chat asks after each bot reply (none ticked, "None of these", or the first label)."""
+    asked = turn_questions.turn_questions(assignment, item_id)
+    if not asked or not asked["pending"]:
+        return
+    modes = {c["name"]: c for c in asked["criteria"]}
+    turn_questions.turn_answers_save(assignment=assignment, item_id=item_id, answers={
+        entry["field"]: {"binary": [], "multilabel": [modes[name]["none_value"]]}.get(
+            modes[name]["mode"], modes[name]["labels"][0]["label"])
+        for turns in asked["turns"].values() for name, entry in turns.items() if not entry["answered"]})
 
 
 def dialogue_corpus_bytes(n: int = 10) -> bytes:
