@@ -12,7 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
 
-from studies.authoring import check_conversations, dialogue_checks
+from studies.authoring import check_conversations
+from studies.rating import dialogue_checks
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import (

@@ -15,7 +15,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 
-from studies.authoring import checks, dialogue_checks, editing
+from studies.authoring import checks, editing
+from studies.rating import dialogue_checks
 from studies.authoring import services as authoring
 from studies.chat import endpoints, turn_questions
 from studies.chat import services as chatting

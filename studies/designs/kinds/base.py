@@ -89,7 +89,7 @@ class JudgementKind:
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
     # its check rules expect answers about the turns of a dialogue written for the check (per turn), so a
-    # dialogue-unit study asking it takes check items of one written dialogue (studies.authoring.dialogue_checks)
+    # dialogue-unit study asking it takes check items of one written dialogue (studies.rating.dialogue_checks)
     checks_dialogues: ClassVar[bool] = False
     shows_dialogue: ClassVar[bool] = False  # its partial shows the dialogue itself (per turn), not the unit's view
     levels: ClassVar[tuple[str, ...]] = ("response", "dialogue")  # the unit levels whose targets it can judge

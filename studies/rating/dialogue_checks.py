@@ -7,7 +7,8 @@ rules naming it as response 1 (``{"criterion": "abc", "response": 1, "turns": {"
 "min_match": 0.8}``; a turn is its index in the dialogue, from 0, as the answers key them). The dialogue is
 stored in the study's checks corpus and is the check item's conversation, so the rater sees it exactly like
 the study's dialogues. A rule naming a turn the criterion does not judge in that dialogue is refused by name.
-Practice items of such studies are written the same way (``studies.onboarding``)."""
+Practice items of such studies are written the same way (``studies.onboarding.services``): the dialogue is
+the practice item's conversation and its one shown target."""
 from __future__ import annotations
 
 from typing import Any
@@ -54,14 +55,19 @@ def dialogue_check_problems(study: Study, *, kind: Any, context: Any, rules: Any
     return {"turns": turns, "rules": cleaned}, problems
 
 
-def dialogue_check_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
-    """Store the dialogue as ``check-<n>`` (the first free n) and the check item showing it."""
+def written_dialogue_create(study: Study, prefix: str, number: int, turns: list[dict[str, str]]) -> Conversation:
+    """The dialogue in the study's checks corpus as ``<prefix>-<n>`` (the first free n from ``number``)."""
     corpus = checks_corpus(study)
     taken = set(corpus.conversations.values_list("external_id", flat=True))
-    while f"check-{number}" in taken:
+    while f"{prefix}-{number}" in taken:
         number += 1
-    conversation = Conversation.objects.create(corpus=corpus, external_id=f"check-{number}", turns=data["turns"],
-                                               metadata={"check": True})
+    return Conversation.objects.create(corpus=corpus, external_id=f"{prefix}-{number}", turns=turns,
+                                       metadata={prefix: True})
+
+
+def dialogue_check_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
+    """Store the dialogue as ``check-<n>`` (the first free n) and the check item showing it."""
+    conversation = written_dialogue_create(study, "check", number, data["turns"])
     last = study.items.filter(check_kind__gt="").aggregate(m=Max("position"))["m"]
     return StudyItem.objects.create(study=study, conversation=conversation, check_kind=kind,
                                     position=CHECK_POSITION_BASE if last is None else last + 1,
