@@ -13,7 +13,6 @@ from django.db import transaction
 from django.db.models import Count, Max
 
 from studies.authoring import check_conversations
-from studies.rating import dialogue_checks
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import (
@@ -22,6 +21,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
+from studies.rating import dialogue_checks
 from studies.rating.check_rules import (
     CHECK_SYSTEM,
     Problems,

@@ -16,7 +16,6 @@ from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 
 from studies.authoring import checks, editing
-from studies.rating import dialogue_checks
 from studies.authoring import services as authoring
 from studies.chat import endpoints, turn_questions
 from studies.chat import services as chatting
@@ -27,8 +26,8 @@ from studies.designs.kinds.per_turn import judged_indices
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
+from studies.rating import dialogue_checks, form_tokens
 from studies.rating import entry as rater_entry
-from studies.rating import form_tokens
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
 from tests.studies.test_import_dialogue import dump, fed_dialogue
