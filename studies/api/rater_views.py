@@ -139,12 +139,15 @@ class RaterFieldSerializer(serializers.Serializer):
     question = serializers.CharField()
     target = serializers.CharField(allow_null=True, help_text="the target's letter, where the field concerns one")
     kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "rationale",
-                                            "choice", "reason", "best", "worst"])
+                                            "choice", "reason", "best", "worst", "per_turn"])
     required = serializers.BooleanField()
     choices = serializers.ListField(child=serializers.CharField(), help_text="the values it takes, where they are few")
     min = serializers.FloatField(allow_null=True, help_text="the lowest value (a scale) or length (text)")
     max = serializers.FloatField(allow_null=True)
     many = serializers.BooleanField(help_text="takes a list of labels")
+    turn = serializers.IntegerField(required=False, help_text="per_turn: the judged turn's index in the dialogue, from 0")
+    mode = serializers.CharField(required=False, help_text="per_turn: binary (any labels, [] for none), multilabel "
+                                                           "(labels or __none__) or categorical (one label)")
 
 
 class RaterItemSerializer(serializers.Serializer):
