@@ -98,7 +98,7 @@ def behaviour_agreement(frame: pd.DataFrame, labels: Sequence[str], *, categoric
     per_label = []
     for label in labels:
         present = has_label(frame["answer"], label)
-        raw = pairwise_agreement(unit, present)
+        raw = pairwise_agreement(unit, list(present))
         per_label.append({"label": label, "alpha": krippendorff_alpha(unit, frame["rater"], present, level="nominal"),
                           "raw_agreement": raw["agreement"], "pairs": raw["pairs"], "present": int(present.sum())})
     result: dict[str, Any] = {"units": int((unit.value_counts() >= 2).sum()), "per_label": per_label,

@@ -63,7 +63,7 @@ def judged_indices(turns: Sequence[Mapping[str, Any]], speaker: str) -> list[int
         return list(range(len(turns)))
     if speaker:
         return [i for i, t in enumerate(turns) if str(t.get("speaker", "")) == speaker]
-    return [i for i, t in enumerate(dialogue_sides(list(turns))) if t["side"] == "side-a"]
+    return [i for i, t in enumerate(dialogue_sides([dict(t) for t in turns])) if t["side"] == "side-a"]
 
 
 def conversation_turns(ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
