@@ -480,7 +480,7 @@ class ReportApiMixin:
         data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled,
                 "per_turn": per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude,
                                                                excluded_raters=report.excluded_raters)}
-        if any(entry["n"] for entry in labelled):
+        if any(entry["n"] for entry in labelled) or any(entry["turns"] for entry in data["per_turn"]):
             data["notes"] = [note if not note.startswith("No submitted ratings yet") else
                              "No numeric ratings: these criteria are answered by labels or text (see labels)."
                              for note in data.get("notes", [])]

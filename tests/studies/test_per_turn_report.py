@@ -56,6 +56,7 @@ def expected_frame(study) -> pd.DataFrame:
 def test_per_turn_report_api_rates_intervals_tests_and_agreement(api, rated):
     body = api.get(f"/api/studies/{rated.slug}/report/").json()
     assert body["labels"] == []  # not counted twice as a label criterion
+    assert not any(note.startswith("No submitted ratings yet") for note in body["notes"])
     [entry] = body["per_turn"]
     assert (entry["criterion"], entry["turns"], entry["dialogues"], entry["raters"]) == ("problems", 36, 6, 3)
     frame = expected_frame(rated)
