@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0025_selfchat_personas_cancel'),
+        ('studies', '0026_study_language'),
     ]
 
     operations = [
