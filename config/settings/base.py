@@ -271,7 +271,7 @@ CELERY_TASK_ROUTES = {
     "crowd.tasks.crowd_sync_all": {"queue": "periodic"},
     "crowd.tasks.crowd_qualifications_grant": {"queue": "periodic"},
     "metrics.tasks.scoring_runs_recover": {"queue": "periodic"},
-    # a judge's scoring run is sent to `calls` by metrics.services.scoring_run_create; other metric work here
+    # a judge's scoring run is sent to `calls` by metrics.scoring.services.scoring_run_create; other metric work here
     "metrics.tasks.*": {"queue": "gpu"},
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -143,8 +143,10 @@ class RaterFieldSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     question = serializers.CharField()
     target = serializers.CharField(allow_null=True, help_text="the target's letter, where the field concerns one")
-    kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "rationale",
-                                            "choice", "reason", "best", "worst", "per_turn"])
+    kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "spans",
+                                            "rationale", "choice", "reason", "best", "worst", "per_turn"],
+                                   help_text="spans: a list of {start, end, label} character offsets into the "
+                                             "target's text ({turn} too in a dialogue), [] for nothing to mark")
     required = serializers.BooleanField()
     choices = serializers.ListField(child=serializers.CharField(), help_text="the values it takes, where they are few")
     min = serializers.FloatField(allow_null=True, help_text="the lowest value (a scale) or length (text)")

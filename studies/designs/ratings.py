@@ -208,11 +208,13 @@ class RatingsDesign(StudyDesign):
         rows_by_criterion = []
         for criterion in criteria:
             rows = []
+            extras = kind_for(criterion).target_context(study, criterion, list(order))
             for response in responses:
                 name = field_name(response["id"], criterion.name, order)
                 value = values.get(name, "")
                 row = {**response, "field": name, "value": value, "error": errors.get(name),
-                       "chosen": value if isinstance(value, list) else [value]}  # a label set's ticked labels
+                       "chosen": value if isinstance(value, list) else [value],  # a label set's ticked labels
+                       **extras.get(response["id"], {})}
                 if criterion.rationale:  # the criterion's "Why?" box beside each answer
                     why = rationale_field(response["id"], criterion.name, order)
                     row.update(why_field=why, why_value=values.get(why, ""), why_error=errors.get(why))
@@ -293,7 +295,7 @@ class RatingsDesign(StudyDesign):
                  for target_id, raw in per_target.items()]
         # An optional free text left empty is no answer: no row (and a text cleared removes its row).
         given = [g for g in every if g[2].get("text", "") != "" or any(
-            g[2].get(k) is not None for k in ("value", "rank", "label", "labels", "turns"))]
+            g[2].get(k) is not None for k in ("value", "rank", "label", "labels", "spans", "turns"))]
         cleared = [(criterion.pk, target_id) for criterion, target_id, stored in every
                    if (criterion, target_id, stored) not in given]
         fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()} | {"rationale"})
@@ -358,7 +360,7 @@ class RatingsDesign(StudyDesign):
                                       rng=rng, criteria=scale) if scale else {}
         for c in criteria:
             if c not in scale:
-                answers[c.name] = {t: kind_for(c).simulate_target(c, t, quality[(t, c.name)], rng)
+                answers[c.name] = {t: kind_for(c).target_simulate(c, t, quality[(t, c.name)], rng)
                                    for t in slot.response_order}
             if c.rationale:
                 answers[rationale_key(c.name)] = {t: "Simulated reason." for t in slot.response_order}

@@ -45,6 +45,8 @@ def valid_answers(item: dict, *, label: int = 0) -> dict:
                 ([choices[-1]] if field["many"] else choices[0])
         elif kind == "free_text":
             answers[field["name"]] = "x" * int(field["min"] or 1) + " a bot's note"
+        elif kind == "spans":
+            answers[field["name"]] = []  # nothing to mark
         elif kind in ("rationale", "reason"):
             answers[field["name"]] = "Because it reads well."
         elif kind == "choice":

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from metrics import registry
-from metrics.benchmarking import score_set
-from metrics.judgments import JudgedItem, JudgmentSet
+from metrics.benchmarking.benchmarks import score_set
+from metrics.benchmarking.judgments import JudgedItem, JudgmentSet
 from ml import devices
 
 DIALOGUE = ["Hi, how are you?", "Fine, and you?", "Tired: I worked all night on the boat.", "What boat?"]

@@ -311,6 +311,7 @@ KIND_OPTIONS = {
     "categorical": {"labels": ["safe", "unsafe", "unsure"]},
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
+    "spans": {"labels": ["factual error", "unsafe", "off-topic"], "overlap": False},
     "per_turn": {"mode": "multilabel", "labels": ["redundant", "irrelevant", "contradiction"]},
 }
 CHECK_DIALOGUE = "user: Are you there?\nbot: Yes, I am here.\nuser: Good.\nbot: Banana."

@@ -14,6 +14,7 @@ from studies.designs.kinds.multilabel import MULTILABEL
 from studies.designs.kinds.per_turn import PER_TURN
 from studies.designs.kinds.rationale import rationale_clean
 from studies.designs.kinds.scale import SCALE
+from studies.designs.kinds.spans import SPANS
 
 KINDS: dict[str, JudgementKind] = {
     SCALE.key: SCALE,
@@ -21,6 +22,7 @@ KINDS: dict[str, JudgementKind] = {
     MULTILABEL.key: MULTILABEL,
     FREE_TEXT.key: FREE_TEXT,
     PER_TURN.key: PER_TURN,
+    SPANS.key: SPANS,
 }
 DEFAULT_KIND = SCALE.key
 _TURN_SUFFIX = re.compile(r"\.t\d{1,4}$")

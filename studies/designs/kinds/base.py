@@ -88,6 +88,7 @@ class JudgementKind:
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
+    own_report: ClassVar[bool] = False  # whether the report shows it in a section of its own, not the labels' one
     # its check rules expect answers about the turns of a dialogue written for the check (per turn), so a
     # dialogue-unit study asking it takes check items of one written dialogue (studies.rating.dialogue_checks)
     checks_dialogues: ClassVar[bool] = False
@@ -104,10 +105,6 @@ class JudgementKind:
         """A stored rating as the form's values: one field by default (``form_value``)."""
         return {field: self.form_value(design, stored)}
 
-    def simulate_target(self, criterion: Criterion, target: int, quality: float, rng: Any) -> Any:
-        """What a simulated rater answers for one target (``simulate`` unless the answer depends on it)."""
-        return self.simulate(criterion, quality, rng)
-
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
         """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""
         return None, "this criterion takes no expected answer"
@@ -119,6 +116,14 @@ class JudgementKind:
     def export_text(self, stored: Mapping[str, Any]) -> str:
         """A stored answer as one export cell ("" for the scale: its number has its own columns)."""
         return ""
+
+    def target_simulate(self, criterion: Criterion, target_id: int, quality: float, rng: Any) -> Any:
+        """What a simulated rater answers for one target (a kind that reads the target's text overrides it)."""
+        return self.simulate(criterion, quality, rng)
+
+    def target_context(self, study: Any, criterion: Criterion, target_ids: Sequence[int]) -> dict[int, Any]:
+        """Extra template context per target row (a kind that shows the target's text its own way)."""
+        return {}
 
 
 class PerTargetKind(JudgementKind):

@@ -100,6 +100,7 @@ class PerTurnKind(JudgementKind):
     many_values = True
     check_rule_key = "turns"
     numeric = False
+    own_report = True  # reports.per_turn_selectors
     rater_task = "label each of the bot's turns"
     checks_dialogues = True  # a known bad dialogue with expected labels per turn is its check item
     shows_dialogue = True  # its partial shows the dialogue, each judged turn with its questions
@@ -300,14 +301,14 @@ class PerTurnKind(JudgementKind):
         return cleaned, None
 
     def simulate(self, criterion: Criterion, quality: float, rng: Any) -> Any:
-        raise NotImplementedError("per-turn answers depend on the dialogue: simulate_target")
+        raise NotImplementedError("per-turn answers depend on the dialogue: target_simulate")
 
-    def simulate_target(self, criterion: Criterion, target: int, quality: float, rng: Any) -> Any:
+    def target_simulate(self, criterion: Criterion, target_id: int, quality: float, rng: Any) -> Any:
         """Every judged turn alike: k = round(−quality) clipped behaviours, the first k labels (a worse system
         shows more; quality 0 or above shows none, "None of these" in the multi-label mode); categorical: the
         first label at quality 0 or above, one label further per unit below."""
         mode, labels, speaker = options_of(criterion)
-        turns = conversation_turns([target]).get(target) or []
+        turns = conversation_turns([target_id]).get(target_id) or []
         k = min(len(labels), max(0, int(round(-quality))))
         if mode == "categorical":
             answer: Any = labels[min(len(labels) - 1, k)]
