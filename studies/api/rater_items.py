@@ -53,6 +53,9 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
     for row in context["criteria"]:
         criterion = by_name[row["name"]]
         kind = row["kind"]
+        if kind == "per_turn":  # one field per judged turn of each shown dialogue (kinds.per_turn)
+            fields += _turn_fields(row)
+            continue
         for target in row["rows"]:
             spec: dict[str, Any] = {}
             if kind == "scale" and design.ranks:
@@ -80,6 +83,24 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
             if row.get("rationale"):
                 fields.append(_field(target["why_field"], row, "rationale", target=target["letter"],
                                      required=row["rationale"] == "required"))
+    return fields
+
+
+def _turn_fields(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A per-turn criterion's fields: one per judged turn (``turn``: its index in the dialogue, from 0); a
+    binary behaviour set takes any list (none ticked: []), multi-label its labels or "__none__", categorical one."""
+    labels, mode = list(row.get("labels") or []), row.get("mode")
+    choices = labels + ([NONE_VALUE] if mode == "multilabel" else [])
+    fields = []
+    for target in row["rows"]:
+        for turn in target.get("turns") or []:
+            if turn["judged"]:
+                fields.append({**_field(turn["field"], row, "per_turn", target=target["letter"], choices=choices,
+                                        many=mode != "categorical", required=mode != "binary"),
+                               "turn": turn["index"], "mode": mode})
+        if row.get("rationale"):
+            fields.append(_field(target["why_field"], row, "rationale", target=target["letter"],
+                                 required=row["rationale"] == "required"))
     return fields
 
 

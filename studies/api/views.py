@@ -43,7 +43,7 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import closing, invites
 from studies.rating.links import study_entry_path
-from studies.reports import label_selectors, system_scores
+from studies.reports import label_selectors, per_turn_selectors, system_scores
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
@@ -482,8 +482,10 @@ class ReportApiMixin:
         # no "no ratings" note while such answers exist (the numeric tables are empty by design then).
         labelled = label_selectors.label_report(studies, exclude_flagged=exclude,
                                                 excluded_raters=report.excluded_raters)
-        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled}
-        if any(entry["n"] for entry in labelled):
+        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled,
+                "per_turn": per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude,
+                                                               excluded_raters=report.excluded_raters)}
+        if any(entry["n"] for entry in labelled) or any(entry["turns"] for entry in data["per_turn"]):
             data["notes"] = [note if not note.startswith("No submitted ratings yet") else
                              "No numeric ratings: these criteria are answered by labels or text (see labels)."
                              for note in data.get("notes", [])]

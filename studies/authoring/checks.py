@@ -21,6 +21,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
+from studies.rating import dialogue_checks
 from studies.rating.check_rules import (
     CHECK_SYSTEM,
     Problems,
@@ -72,6 +73,8 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
 
 
 def _refuse_unit(study: Study) -> None:
+    if dialogue_checks.written_dialogue_checks(study):  # a known bad dialogue, labelled turn by turn
+        return
     if refusal := unit_for(study).checks_refusal(design_for(study)):  # rules name responses or conversations
         raise ValidationError({"kind": refusal})
 
@@ -113,6 +116,11 @@ def check_item_create(*, study: Study, kind: str, context: Any = None, responses
     _require_draft(study, "add check items")
     _refuse_unit(study)
     number = study.items.filter(check_kind__gt="").count() + 1
+    if dialogue_checks.written_dialogue_checks(study):
+        written, problems = dialogue_checks.dialogue_check_problems(study, kind=kind, context=context, rules=rules)
+        if problems:
+            raise ValidationError(dict(problems))
+        return dialogue_checks.dialogue_check_write(study, kind, written, number)
     if design_for(study).check_conversations:
         data, problems = _conversations_check_problems(study, kind=kind, conversations=conversations, rules=rules,
                                                        shown_counts=regular_shown_counts(study))

@@ -35,7 +35,7 @@ from studies.models import (
 )
 from studies.onboarding import selectors
 from studies.onboarding.signals import practice_passed
-from studies.rating import check_rules, checks, entry
+from studies.rating import check_rules, checks, dialogue_checks, entry
 
 MAX_ITEMS = 20
 MAX_EXPLANATION = 5000
@@ -53,6 +53,8 @@ def practice_problem(study: Study) -> str | None:
     """Why this study cannot have practice items (the same designs and units as check items, but a check
     pair of whole conversations has no practice form yet), or None."""
     design = design_for(study)
+    if dialogue_checks.written_dialogue_checks(study):  # a dialogue written for it, labelled turn by turn
+        return None
     if getattr(design, "check_conversations", 0):
         return ("practice items are not available for comparisons of whole conversations yet; "
                 "check pairs are (save your answers as a gold check item, or add one on the checks page)")
@@ -69,8 +71,12 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
     study = _locked_draft(study, "add practice items")
     if refusal := practice_problem(study):
         raise ValidationError({"rules": refusal.replace("attention-check items", "practice items")})
-    data, problems = check_rules.item_parts_clean(study, context=context, responses=responses, rules=rules,
-                                             reference=reference, reference_value=reference_value)
+    written = dialogue_checks.written_dialogue_checks(study)
+    if written:  # the dialogue is the context, its rules name it as response 1
+        data, problems = dialogue_checks.dialogue_check_problems(study, kind="gold", context=context, rules=rules)
+    else:
+        data, problems = check_rules.item_parts_clean(study, context=context, responses=responses, rules=rules,
+                                                      reference=reference, reference_value=reference_value)
     problems = dict(problems)
     text = explanation.strip() if isinstance(explanation, str) else ""
     if not text:
@@ -82,10 +88,17 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
     if problems:
         raise ValidationError(problems)
+    last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
+    if written:
+        dialogue = dialogue_checks.written_dialogue_create(study, "practice", count + 1, data["turns"])
+        item = PracticeItem.objects.create(
+            study=study, position=0 if last is None else last + 1, conversation=dialogue, response_ids=[dialogue.pk],
+            rules=check_rules.resolve_rules(data["rules"], [dialogue.pk]), explanation=text)
+        Onboarding.objects.get_or_create(study=study)
+        return item
     conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
     # A practice dialogue is judged whole (dialogue unit): its one target is the conversation itself.
     targets = [conversation.pk] if check_rules.judges_the_context(study) else [r.pk for r in shown]
-    last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
         response_ids=targets, reference_response=reference_response,

@@ -19,7 +19,7 @@ CHECK_SYSTEM = "attention-check"
 MAX_RESPONSES = 10
 MAX_TEXT = 5000
 VALUE_KEYS = {"value", "min", "max"}
-LABEL_KEYS = ("label", "labels", "spans")  # the expected answer of a categorical or multi-label criterion
+LABEL_KEYS = ("label", "labels", "spans", "turns")  # the expected answer of a label, span or per-turn criterion
 
 
 class Problems(dict):
@@ -99,7 +99,7 @@ def _rule_kind(study: Study, rule: Mapping[str, Any], key: str, n_responses: int
     study's design checks (``check_rule_kinds``; a label rule suits every rating design)."""
     kinds = [k for k in ("response", "greater", "best", "worst") if k in rule]
     unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst",
-                           *LABEL_KEYS}
+                           "min_match", *LABEL_KEYS}
     if unknown:
         problems.add(key, f"unknown key(s) {', '.join(sorted(unknown))}")
         return None
@@ -135,6 +135,15 @@ def _label_rule_clean(rule: Mapping[str, Any], kind: str, label_key: str, target
         if problem:
             problems.add(f"{key}.{label_key}", problem)
             return None
+    if label_key == "turns":  # the share of the listed turns that must match (the researcher's tolerance)
+        share = rule.get("min_match", 1.0)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            problems.add(f"{key}.min_match", "must be a share of the listed turns above 0 and at most 1, e.g. 0.8")
+            return None
+        out["min_match"] = float(share)
+    elif "min_match" in rule:
+        problems.add(f"{key}.min_match", "only a per-turn rule (turns) takes min_match")
+        return None
     return {**out, "response": rule["response"], label_key: expected}
 
 
@@ -344,6 +353,11 @@ def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None =
             text = f"{letter(rule['response'])}: {bound}"
         elif "response" in rule and "label" in rule:
             text = f"{letter(rule['response'])}: {rule['label']}"
+        elif "response" in rule and "turns" in rule:
+            text = f"{letter(rule['response'])}: " + "; ".join(
+                f"turn {int(t) + 1}: {a if isinstance(a, str) else (', '.join(map(str, a)) or 'none')}"
+                for t, a in rule["turns"].items()) + (f" (at least {rule['min_match']:.0%} of these turns)"
+                                                       if rule.get("min_match", 1.0) < 1 else "")
         elif "response" in rule and "labels" in rule:
             text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
         elif "response" in rule and "spans" in rule:

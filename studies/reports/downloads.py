@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 
 from studies.designs import DESIGNS
-from studies.reports import aggregated_labels, label_selectors, position_selectors, system_scores
+from studies.reports import aggregated_labels, label_selectors, per_turn_selectors, position_selectors, system_scores
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import no_store, spreadsheet_frame
 
@@ -119,6 +119,10 @@ def report_file(studies, name: str, export_format: str, *, table: str = "icc", e
             {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
              "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
              "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
+    turned = per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude_flagged,
+                                                excluded_raters=report.excluded_raters)
+    if turned:  # each behaviour's rate per system, its intervals and the test between systems
+        sheets[per_turn_selectors.SHEET] = pd.DataFrame(per_turn_selectors.per_turn_sheet_rows(turned))
     if len(aggregated):  # every target's aggregated label and probability, and each rater's competence
         sheets["Aggregated labels"] = aggregated
         sheets["Rater competence"] = pd.DataFrame(

@@ -17,6 +17,7 @@ from studies.reports import (
     aggregated_labels,
     downloads,
     label_selectors,
+    per_turn_selectors,
     position_selectors,
     rater_evidence,
     sections,
@@ -90,6 +91,9 @@ def report_page(request, study=None, experiment=None):
     labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
     if labelled:
         own.append(Section("labels", "reports/_labels.html", labelled))
+    turned = per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if turned:  # per-turn behaviours: rates per system, the test between them, agreement per behaviour
+        own.append(Section("per_turn", "reports/_per_turn.html", turned))
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
