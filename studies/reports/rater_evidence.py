@@ -1,4 +1,4 @@
-"""The evidence about one rater of a study (issue 36): what the rater's page and the review queue show.
+"""The evidence about one rater of a study: what the rater's page and the review queue show.
 
 Every flag carries its figure, its threshold (``settings.RATER_FLAGS``, each documented with its source
 in config/settings/base.py) and which side of it raises the flag, so a flag is never shown without its

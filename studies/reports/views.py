@@ -119,7 +119,7 @@ def report_page(request, study=None, experiment=None):
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
-        # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
+        # who a reviewer excluded and why; label aggregation and its accuracy on check items
         "exclusions": rater_evidence.exclusions(studies),
         "aggregation_blocks": [{"study": s, "criteria": aggregated_labels.report_criteria(s, raw_ids=_raw_ids(request, studies))}
                                for s in studies],

@@ -19,7 +19,7 @@ from tests.factories import consented_attempt, prolific_id
 pytestmark = pytest.mark.django_db
 
 def consented(client, page):
-    """Consent comes first (issue 34): on the start page before the practice, tick the box and go on."""
+    """Consent comes first: on the start page before the practice, tick the box and go on."""
     html = page.content.decode()
     if 'name="agree"' not in html:
         return page
@@ -205,7 +205,7 @@ def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_
 
 
 def test_practice_answers_wait_for_consent_in_the_service_and_the_pages(make_study):
-    """Consent first, always (issue 34): an answer posted before "I agree" (a crafted POST with the
+    """Consent first, always: an answer posted before "I agree" (a crafted POST with the
     practice's own form token) is refused by the service, nothing is stored, and the page sends the rater
     to the consent page, which says why; after agreeing the same answer is taken."""
     from studies.errors import ConsentRequired

@@ -1,4 +1,4 @@
-"""The chat unit (``Study.unit == "chat"``, issue 25): the rater first chats with a system (or with two
+"""The chat unit (``Study.unit == "chat"``): the rater first chats with a system (or with two
 side by side), then rates the whole conversation they had.
 
 It judges at the dialogue level, so the designs that run on whole dialogues run on chats too: Likert on

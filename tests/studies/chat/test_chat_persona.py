@@ -1,4 +1,4 @@
-"""Chat settings per study (issue 35): a persona or task shown to the rater above the chat and sent to the
+"""Chat settings per study: a persona or task shown to the rater above the chat and sent to the
 bot; for OpenAI-compatible endpoints a system prompt, temperature, top-p and max tokens; all recorded
 with each transcript and exported. Against the local bot server over real HTTP."""
 import json
