@@ -177,6 +177,11 @@ def test_keyboard_only_chat_then_rate(live_server, tab, user, local_bot, loopbac
     keyboard_answer(tab, "Start")
     assert tab.url != start and tab.url.endswith("/chat/")
     minimum = study.unit_config["min_turns"]
+    # Ending is not offered yet, and the button looks as unavailable as it is.
+    end = tab.get_by_test_id("end")
+    assert end.is_disabled()
+    assert float(end.evaluate("(e) => getComputedStyle(e).opacity")) < 1
+    assert end.evaluate("(e) => getComputedStyle(e).cursor") == "not-allowed"
     for turn in range(1, minimum + 1):
         while focused(tab) is None or focused(tab)["name"] != "text":
             tab.keyboard.press("Tab")
