@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: venv demo test test-integration lint docs docs-build migrate bench fuzz clean
+.PHONY: venv demo test test-integration lint docs docs-build migrate bench fuzz messages clean
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Concord needs $(PYTHON) on PATH (set PYTHON=...)"; exit 1; }
@@ -50,6 +50,14 @@ bench: venv
 # The fuzz pass over the API and every rater POST (issue #26): exits 1 on any answer of 500.
 fuzz: venv
 	$(PY) benchmarks/fuzz_api.py
+
+# The rater pages' catalogues (locale/): extract the marked texts, then compile the .mo files that are committed
+# (CI needs no gettext). Needs GNU gettext (msgfmt, xgettext); translate the new entries between the two steps.
+LANGS ?= ar es
+messages: venv
+	$(PY) manage.py makemessages $(foreach l,$(LANGS),-l $(l)) --no-location --no-obsolete \
+		--ignore=.venv --ignore=var --ignore=tests --ignore=staticfiles --ignore=test-output
+	$(PY) manage.py compilemessages $(foreach l,$(LANGS),-l $(l)) --ignore=.venv
 
 clean:
 	rm -rf $(VENV) var staticfiles test-output
