@@ -35,6 +35,10 @@ class CheckItemSerializer(serializers.Serializer):
     rules = serializers.JSONField(help_text=RULES_HELP)
     conversations = serializers.JSONField(help_text="a check pair of whole conversations (ACUTE-Eval): each "
                                                     "{turns, speaker} (the judged speaker); empty otherwise")
+    scripted_reply = serializers.CharField(allow_null=True, help_text="a chat study's check: the bot reply shown "
+                                                                      "in place of the bot's; null otherwise")
+    position = serializers.IntegerField(allow_null=True, help_text="a chat study's check: the bot's reply it "
+                                                                   "replaces (1 = the first); null: random per rater")
 
 
 class ChecksSettingsSerializer(serializers.Serializer):
@@ -83,6 +87,12 @@ class CheckCreateApi(ApiView):
         reference = serializers.CharField(required=False, allow_null=True, default=None,
                                           help_text="magnitude designs: the reference response")
         reference_value = serializers.FloatField(required=False, allow_null=True, default=None, help_text="BME only")
+        scripted_reply = serializers.CharField(required=False, allow_null=True, default=None,
+                                               help_text="chat studies: the bot reply the check shows in place of "
+                                                         "the bot's; rules number the rater's conversation 1")
+        position = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1,
+                                            help_text="chat studies: the bot's reply it replaces (1 = the first; "
+                                                      "at most the turns before the rater may end); null: random")
 
     @extend_schema(request=InputSerializer, responses={201: CheckItemSerializer}, operation_id="study_check_create",
                    summary="Add a check item (draft studies)")

@@ -14,6 +14,7 @@ from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
 from studies.models import CheckKind, StudyItem
 from studies.pseudonyms import rater_pseudonym
+from studies.rating import chat_checks
 from studies.reports.check_selectors import study_checks_summary
 
 MAX_UPLOAD = 5_000_000
@@ -35,7 +36,8 @@ def checks_page(request, slug):
                                                       noun="Conversation" if row.get("conversations") else "Response")}
              for row in checks.study_check_items(study)]
     return render(request, "studies/checks.html", {
-        "study": study, "design": design_for(study), "items": items, "summary": summary,
+        "study": study, "design": design_for(study), "items": items,
+        "scripted_checks": chat_checks.scripted_turn_checks(study), "summary": summary,
         "flagged": flagged, "kinds": CheckKind.choices, "form": form,
         # the hand-written check item's expected answer, by controls (rule_rows), never typed JSON
         "rule_choices": rule_rows.rule_choices(study), "rule_rows": form.get("rule_rows") or rule_rows.rows_empty(),
@@ -49,7 +51,11 @@ def _do(request, study, action: str) -> str:
     if action == "create":  # the expected answer by rule rows (rule_rows)
         with rule_rows.rules_posted(post) as rules:
             compared = design_for(study).check_conversations  # conversation_<k> (and speaker_<k>) fields
-            if compared:
+            if chat_checks.scripted_turn_checks(study):  # a scripted bot reply in the rater's chat
+                checks.check_item_create(study=study, kind=post.get("kind", ""), rules=rules,
+                                         scripted_reply=post.get("scripted_reply", ""),
+                                         position=post.get("position", ""))
+            elif compared:
                 checks.check_item_create(study=study, kind=post.get("kind", ""), rules=rules, conversations=[
                     {"turns": post.get(f"conversation_{k}", ""), "speaker": post.get(f"speaker_{k}", "")}
                     for k in range(1, compared + 1)])
@@ -98,7 +104,8 @@ def checks_action(request, slug, action):
         if action == "create":  # keep what was typed
             request.session[f"checks-form-{study.pk}"] = {
                 **{k: request.POST.get(k, "") for k in ("kind", "context", "responses", "reference", "reference_value",
-                                                        "conversation_1", "conversation_2", "speaker_1", "speaker_2")},
+                                                        "conversation_1", "conversation_2", "speaker_1", "speaker_2",
+                                                        "scripted_reply", "position")},
                 "rule_rows": rule_rows.rows_posted(request.POST)}
     except StudyStateError as error:
         messages.error(request, str(error))

@@ -21,7 +21,7 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
-from studies.rating import dialogue_checks
+from studies.rating import chat_checks, dialogue_checks
 from studies.rating.check_rules import (
     CHECK_SYSTEM,
     Problems,
@@ -73,6 +73,8 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
 
 
 def _refuse_unit(study: Study) -> None:
+    if chat_checks.scripted_turn_checks(study):  # a scripted bot reply in the rater's chat
+        return
     if dialogue_checks.written_dialogue_checks(study):  # a known bad dialogue, labelled turn by turn
         return
     if refusal := unit_for(study).checks_refusal(design_for(study)):  # rules name responses or conversations
@@ -105,17 +107,25 @@ def _conversations_check_write(study: Study, kind: str, data: dict[str, Any], nu
 
 @transaction.atomic
 def check_item_create(*, study: Study, kind: str, context: Any = None, responses: Any = None, rules: Any,
-                      reference: Any = None, reference_value: Any = None, conversations: Any = None) -> StudyItem:
+                      reference: Any = None, reference_value: Any = None, conversations: Any = None,
+                      scripted_reply: Any = None, position: Any = None) -> StudyItem:
     """Add a check item to a draft study. ``context``: the conversation (turns, or text with one
     turn per line); ``responses``: the texts to judge (a list, or one per line); ``rules``: see the
     module docstring. Magnitude studies also need the reference response (and, for BME, its value).
     A design comparing whole conversations (``check_conversations``, ACUTE-Eval) takes ``conversations``
-    instead of a context and responses (``studies.authoring.check_conversations``).
+    instead of a context and responses (``studies.authoring.check_conversations``); a chat study takes
+    ``scripted_reply`` and its ``position`` (the bot's reply it replaces, blank: random) (``studies.rating.chat_checks``).
     Any problem raises ValidationError naming the field and nothing is written."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
     _refuse_unit(study)
     number = study.items.filter(check_kind__gt="").count() + 1
+    if chat_checks.scripted_turn_checks(study):
+        scripted, problems = chat_checks.chat_check_problems(study, kind=kind, scripted_reply=scripted_reply,
+                                                             position=position, rules=rules)
+        if problems:
+            raise ValidationError(dict(problems))
+        return chat_checks.chat_check_write(study, kind, scripted, number)
     if dialogue_checks.written_dialogue_checks(study):
         written, problems = dialogue_checks.dialogue_check_problems(study, kind=kind, context=context, rules=rules)
         if problems:
@@ -253,6 +263,9 @@ def check_items_import(*, study: Study, stream: BinaryIO) -> int:
     study = Study.objects.select_for_update().get(pk=study.pk)
     _require_draft(study, "add check items")
     _refuse_unit(study)
+    if chat_checks.scripted_turn_checks(study):
+        raise ValidationError({"file": "a chat study's checks are scripted bot replies: add them one by one on the "
+                                       "checks page or in the API"})
     compared = design_for(study).check_conversations  # conversation_1..n columns instead of context, responses
     columns = ("kind", *(f"conversation_{k}" for k in range(1, compared + 1)), "rules") if compared else IMPORT_COLUMNS
     try:
@@ -310,6 +323,14 @@ def _float_or_text(value: str | None) -> Any:
 
 # --- reads (the study page, the API) ----------------------------------------------------------------
 
+def _scripted_fields(item: StudyItem) -> dict[str, Any]:
+    """A chat study's check: its scripted reply and the bot reply it replaces (None: random per rater)."""
+    meta = item.conversation.metadata or {}
+    if not meta.get("scripted_reply"):
+        return {"scripted_reply": None, "position": None}
+    return {"scripted_reply": item.conversation.turns[0]["text"], "position": meta.get("position")}
+
+
 def study_check_items(study: Study) -> list[dict[str, Any]]:
     """The study's check items with their responses (numbered as in the rules) and readable rules."""
     items = list(study.items.filter(check_kind__gt="").select_related("conversation", "reference_response")
@@ -326,5 +347,6 @@ def study_check_items(study: Study) -> list[dict[str, Any]]:
                      "responses": [r.text for r in responses],
                      "reference": item.reference_response.text if item.reference_response else None,
                      "reference_value": item.reference_value, "rules": rules,
-                     "conversations": [{"turns": c["turns"], "speaker": c["speaker"]} for c in compared.get(item.pk, [])]})
+                     "conversations": [{"turns": c["turns"], "speaker": c["speaker"]} for c in compared.get(item.pk, [])],
+                     **_scripted_fields(item)})
     return rows

@@ -123,11 +123,12 @@ def study_chats(study: Study, *, raw_ids: bool = False) -> Iterator[dict[str, An
 def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:
     """Per chat study and system: chats, how they ended (by the rater, at the last turn, after the system
     failed), failed calls, replies per chat and the system's reply time (mean and slowest, seconds,
-    retries included); aggregated in the database."""
+    retries included); aggregated in the database. Chats on check items (a scripted reply stands for one of the
+    system's) are left out."""
     ids = [s.pk for s in studies]
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for slug, title, system, chats, ended, failed_end, failures in (
-            Chat.objects.filter(item__study_id__in=ids).values("item__study__slug", "item__study__title", "system__name")
+            Chat.objects.filter(item__study_id__in=ids, item__check_kind="").values("item__study__slug", "item__study__title", "system__name")
             .annotate(n=Count("id"), ended=Count("id", filter=Q(status=Chat.Status.ENDED)),
                       failed_end=Count("id", filter=Q(end_reason=Chat.EndReason.BOT_FAILED)), failures=Sum("failures"))
             .order_by("item__study__slug", "system__name")
@@ -137,7 +138,7 @@ def chat_summary(studies: Iterable[Study]) -> list[dict[str, Any]]:
                                 "ended_after_failure": failed_end, "failed_calls": failures or 0,
                                 "replies_per_chat": None, "reply_seconds_mean": None, "reply_seconds_max": None}
     for slug, system, replies, mean, slowest in (
-            ChatTurn.objects.filter(chat__item__study_id__in=ids, role=ChatTurn.Role.SYSTEM)
+            ChatTurn.objects.filter(chat__item__study_id__in=ids, chat__item__check_kind="", role=ChatTurn.Role.SYSTEM)
             .values("chat__item__study__slug", "chat__system__name")
             .annotate(n=Count("id"), mean=Avg("seconds"), slowest=Max("seconds"))
             .values_list("chat__item__study__slug", "chat__system__name", "n", "mean", "slowest")):

@@ -35,7 +35,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from studies.chat import calls, turn_questions
+from studies.chat import calls, check_turns, turn_questions
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import bot_settings, chat_config, recorded_settings
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
@@ -110,14 +110,15 @@ def _expire_stale(chats: list[Chat], now) -> None:
 
 
 def _append(chat: Chat, role: str, text: str, now, seconds: float | None, *, client_id: str = "",
-            attempts: int = 1) -> None:
+            attempts: int = 1, check: bool = False) -> None:
     """Store one turn (the ChatTurn row, whose unique keys guard against doubles) and append it to the
     chat's conversation (speaker, text, time, seconds): the transcript that reports, exports and
     metrics read. Callers hold the assignment lock, so the loaded transcript is the current one."""
     turns = chat.conversation.turns
     ChatTurn.objects.create(chat=chat, index=len(turns), role=role, text=text, client_id=client_id, created_at=now,
                             seconds=seconds, attempts=attempts)
-    turns.append({"speaker": role, "text": text, "time": now.isoformat(), "seconds": seconds})
+    turns.append({"speaker": role, "text": text, "time": now.isoformat(), "seconds": seconds,
+                  **({"check": True} if check else {})})  # a check item's scripted reply (chat.check_turns)
     chat.conversation.save(update_fields=["turns"])
 
 
@@ -265,6 +266,9 @@ def _call_bots(requests: dict[int, tuple]) -> dict[int, BotReply | BotError]:
 def _answer(assignment: Assignment, item_id: int, chats: list[Chat], caller: str, background: bool) -> TurnOutcome:
     """Steps 2 and 3 for ``chats`` (marked waiting for ``caller``): here, or in this process's call
     threads once the marking has committed."""
+    scripted = {chat.pk: reply for chat in chats if (reply := check_turns.scripted_reply_due(chat))}
+    if scripted:  # a check item's scripted reply stands for the bot's: no call for this turn
+        return _finish_turn(assignment, item_id, scripted, caller)
     owned = item_endpoints(item_id, [c.system_id for c in chats])  # the study owner's, read at every turn
     requests = {chat.pk: _request(chat, owned.get(chat.system_id)) for chat in chats}  # no query in the call thread
     if not background:
@@ -308,7 +312,8 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
                 chat.save(update_fields=["status", "waiting_since", "error_kind", "error", "failures"])
                 continue
             replies += 1
-            _append(chat, ChatTurn.Role.SYSTEM, outcome.text, now, outcome.seconds, attempts=outcome.attempts)
+            _append(chat, ChatTurn.Role.SYSTEM, outcome.text, now, outcome.seconds, attempts=outcome.attempts,
+                    check=isinstance(outcome, check_turns.ScriptedReply))
             chat.status, chat.waiting_since, chat.error_kind, chat.error = Chat.Status.OPEN, None, "", ""
             if _exchanges(chat) >= max_turns:
                 chat.status, chat.ended_at, chat.end_reason = Chat.Status.ENDED, now, Chat.EndReason.MAX_TURNS

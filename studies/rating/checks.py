@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from studies.analysis.spans import spans_match
-from studies.designs import design_for
+from studies.designs import design_for, unit_for
 from studies.designs.rater_reads import study_criteria
 from studies.models import Assignment, Study
 
@@ -136,7 +136,10 @@ def assignment_checks_score(*, assignment: Assignment) -> Assignment:
     criteria = [criterion.name for criterion in study_criteria(study)]
     # Item -> (criterion, response) -> value (a rank for ranking designs; A/B choices as 1, 0 or ½ each).
     answers = design_for(study).check_answers(assignment=assignment, item_ids=[s[0] for s in slots])
-    passed = sum(check_passed(rules, answers.get(item_id, {}), criteria, len(order))
+    if unit_for(study).collects_dialogues:  # a chat check's rules number the rater's own conversation 1
+        from studies.rating.chat_checks import resolve_chat_rules
+        slots = [(item_id, resolve_chat_rules(rules, order or []), order) for item_id, rules, order in slots]
+    passed = sum(check_passed(rules, answers.get(item_id, {}), criteria, len(order or []))
                  for item_id, rules, order in slots)
     assignment.checks_shown, assignment.checks_passed = len(slots), passed
     assignment.checks_failed = passed / len(slots) < checks_config(study)["min_pass_rate"]

@@ -88,8 +88,10 @@ class ChatUnit(StudyUnit):
         "chat_max_tokens": forms.IntegerField(label="Max tokens per reply, OpenAI-compatible endpoints (chat)",
                                               min_value=1, max_value=32000, required=False),
     }
-    checks_problem = ("attention checks and gold items are not available for chat studies: each rater rates the "
-                      "conversation they had, so no answer is known in advance")
+    # Check items of a chat study are scripted bot replies (studies.rating.chat_checks), written on the checks
+    # page or in the API; practice, and gold items saved from the preview, need an answer known in advance.
+    checks_problem = ("practice and gold items saved from the preview are not available for chat studies: each rater "
+                      "rates the conversation they had; add a scripted bot reply as a check on the checks page")
 
     def default_criteria(self) -> list[dict[str, str]]:
         return [dict(c) for c in CHAT_CRITERIA]
@@ -226,7 +228,8 @@ class ChatUnit(StudyUnit):
     def conversations(self, study: Study) -> QuerySet[Conversation]:
         """The transcripts of the study's ended chats that have a turn (what metrics score: a chat still
         going on would change after its score)."""
-        return Conversation.objects.filter(chat__item__study=study, chat__status=Chat.Status.ENDED).exclude(turns=[])
+        return (Conversation.objects.filter(chat__item__study=study, chat__status=Chat.Status.ENDED).exclude(turns=[])
+                .exclude(chat__item__check_kind__gt=""))  # a check's chat has a scripted reply: not the system's
 
 
 CHAT = ChatUnit()
