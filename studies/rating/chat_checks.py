@@ -88,6 +88,10 @@ def chat_check_problems(study: Study, *, kind: Any, scripted_reply: Any, positio
     if "rules" not in problems:
         cleaned, rule_problems = rules_clean(study, rules, 1)
         problems.update({k: v for k, v in rule_problems.items() if k not in problems})
+        for i, rule in enumerate(cleaned):
+            if "turns" in rule or "spans" in rule:  # where the scripted turn falls is known only in the chat
+                problems.add(f"rules[{i}].criterion", "a scripted reply is checked by a question about the "
+                                                      "conversation (a scale or labels), not per reply or by spans")
     return {"text": text, "position": where, "rules": cleaned, "item": first}, problems
 
 

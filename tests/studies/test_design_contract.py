@@ -26,7 +26,7 @@ from studies.designs.kinds.per_turn import judged_indices
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
-from studies.rating import dialogue_checks, form_tokens
+from studies.rating import chat_checks, dialogue_checks, form_tokens
 from studies.rating import entry as rater_entry
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
@@ -117,7 +117,9 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if design.anchor_from_metric:  # the metrics app fills these from a metric's scores
         authoring.study_item_reference_values_set(
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
-    if check:
+    if check and unit.collects_dialogues:  # a chat: a scripted bot reply, rated at least 2 by a careful rater
+        scripted_check(study, {"response": 1, "min": 2})
+    elif check:
         n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
         if unit.checks_judge_the_context and not design.check_conversations:
@@ -137,6 +139,22 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
         authoring.study_publish(study=study)
     study.refresh_from_db()
     return study
+
+
+def scripted_check(study: Study, rule: dict) -> None:
+    """A chat study's check item: a scripted bot reply at the first reply, ``rule`` naming the rater's
+    conversation 1 (``studies.rating.chat_checks``), one per rater."""
+    checks.check_item_create(study=study, kind="gold", scripted_reply="Yes, I am here. How can I help?", position=1,
+                             rules=[rule])
+    checks.study_checks_configure(study=study, per_assignment=1)
+
+
+def check_refusal(design, unit) -> str | None:
+    """Why check items are refused for the design on the unit: a chat's are scripted bot replies, refused only
+    side by side."""
+    if unit.collects_dialogues:
+        return chat_checks.SIDE_BY_SIDE_REFUSAL if design.ranks else None
+    return unit.checks_refusal(design) or design.checks_problem()
 
 
 def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None,
@@ -166,7 +184,10 @@ def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking, shift = None, 0.0
-        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+        if slot.item.check_kind and unit_for(study.unit).collects_dialogues:
+            # a chat's check: the rater's own conversation, rated as expected or far lower
+            ranking, shift = [slot.response_order[0]], 0.0 if check_right else -6.0
+        elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
                 and not design_for(study).check_conversations:
             # one whole dialogue: a careful rater rates it as expected, a careless one far lower
             ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
@@ -260,7 +281,7 @@ def test_a_bad_answer_is_refused_field_by_field_and_stores_nothing(client, user,
 @pytest.mark.parametrize(("design_key", "unit_key"), RUNS)
 def test_a_check_item_is_scored_pass_and_fail_or_refused_with_a_reason(user, design_key, unit_key):
     design, unit = design_for(design_key), unit_for(unit_key)
-    refusal = unit.checks_refusal(design) or design.checks_problem()
+    refusal = check_refusal(design, unit)
     if refusal:
         with pytest.raises((ValidationError, StudyStateError)) as refused:  # at creation, or at publish
             build(user, design_key, unit_key, check=True)
@@ -361,7 +382,15 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
     if design.anchor_from_metric:
         authoring.study_item_reference_values_set(
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
-    if check and KINDS[kind_key].checks_dialogues:  # a dialogue written for the check, per turn (or refused)
+    if check and unit_for(unit_key).collects_dialogues:  # a chat: a scripted bot reply
+        kind = KINDS[kind_key]
+        if kind.check_rule_key in ("label", "labels"):  # what a rater who sees it as the best answers
+            expected = kind.simulate(study.criteria.get(name="verdict"), 0.0, None)
+            scripted_check(study, {"criterion": "verdict", "response": 1, kind.check_rule_key:
+                                   [] if expected == ["__none__"] else expected})
+        else:  # free text, spans, per-turn: judged by its readability
+            scripted_check(study, {"criterion": "readability", "response": 1, "min": 2})
+    elif check and KINDS[kind_key].checks_dialogues:  # a dialogue written for the check, per turn (or refused)
         verdict = study.criteria.get(name="verdict")
         turns = [{"speaker": line.split(": ")[0], "text": line.split(": ")[1]} for line in CHECK_DIALOGUE.splitlines()]
         expected = {str(i): [] for i in judged_indices(turns, "")}  # a careful rater: no problem on any turn
@@ -410,7 +439,10 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
         ranking, shift = None, 0.0
-        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+        if slot.item.check_kind and unit_for(study.unit).collects_dialogues:
+            # a chat's check: the rater's own conversation, judged as expected or far lower
+            ranking, shift = [slot.response_order[0]], 0.0 if check_right else -6.0
+        elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
                 and not design_for(study).check_conversations and not dialogue_checks.written_dialogue_checks(study):
             # one whole dialogue: a careful rater rates it as expected, a careless one far lower
             ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
@@ -491,7 +523,7 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
 
 @pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
 def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
-    refusal = unit_for(unit_key).checks_refusal(design_for(design_key)) or design_for(design_key).checks_problem()
+    refusal = check_refusal(design_for(design_key), unit_for(unit_key))
     if dialogue_checks.dialogue_checks_possible(design_for(design_key), unit_for(unit_key), [KINDS[kind_key]]):
         refusal = None  # a per-turn kind checks a dialogue written for the check
     if refusal:  # e.g. a dialogue item has no responses for a rule to name
