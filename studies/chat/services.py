@@ -96,7 +96,7 @@ def _locked(assignment: Assignment) -> Assignment:
 
 def _chats(assignment: Assignment, item_id: int) -> list[Chat]:
     return list(Chat.objects.filter(assignment=assignment, item_id=item_id)
-                .select_related("conversation", "system").order_by("position"))
+                .select_related("conversation", "system", "item").order_by("position"))
 
 
 def _expire_stale(chats: list[Chat], now) -> None:
