@@ -13,6 +13,7 @@ from studies import access
 from studies.designs import DESIGNS, designs_of
 from studies.designs.common import Section
 from studies.models import Study
+from studies.reads import one_read
 from studies.reports import (
     aggregated_labels,
     label_selectors,
@@ -82,6 +83,7 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 
 
 @login_required
+@one_read()
 def report_page(request, study=None, experiment=None):
     from studies.analysis.report import TABLES, table_title
 
@@ -130,6 +132,7 @@ def report_page(request, study=None, experiment=None):
 
 
 @login_required
+@one_read()
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     from studies.reports import plots
