@@ -180,6 +180,9 @@ CHAT_REPLY_DEADLINE_SECONDS = env.float("CONCORD_CHAT_REPLY_DEADLINE", default=2
 # A rater's turn returns once the message is stored; the bot is asked in the web process's call threads
 # (studies.chat.calls, issue 33), at most CHAT_CALL_THREADS at once per process, and the page follows.
 CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=True)
+# The human-vs-metric page reads its correlations, judges' ranking and baselines as a worker stored them
+# (metrics.summaries); True computes them in the request when none is stored yet.
+METRIC_SUMMARIES_IN_REQUEST = env.bool("CONCORD_METRIC_SUMMARIES_IN_REQUEST", default=False)
 CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
