@@ -2,6 +2,8 @@
 Thin: ids in, services do the work. acks_late + reject_on_worker_lost: a worker that dies mid-run leaves
 the message to be delivered again, and the service resumes from the scores already stored; before that,
 the run's lease ends and ``scoring_runs_recover`` (the beat) queues it again (``metrics.run_jobs``)."""
+import logging
+
 from celery import shared_task
 from django.db import OperationalError
 
@@ -11,6 +13,7 @@ from studies import jobs
 from studies.models import Study
 
 OWNER_WAIT_SECONDS = 5
+logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,),
@@ -30,7 +33,10 @@ def scoring_run_execute(self, run_id: int) -> str:
         if status == RunStatus.DONE and run.study_id:  # new scores: the human-vs-metric page's results, for its owner
             owner = Study.objects.filter(pk=run.study_id).values_list("experiment_id", "experiment__owner_id").first()
             if owner and owner[1]:
-                human_metric_summaries.delay(owner[0], run.metric_model_id, owner[1])
+                try:
+                    human_metric_summaries.delay(owner[0], run.metric_model_id, owner[1])
+                except Exception:  # noqa: BLE001 - the scores are stored; the page queues it again when opened
+                    logger.exception("human-vs-metric results after run %s not queued", run_id)
         return status
     except OperationalError:
         raise

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -23,6 +24,8 @@ from studies.corpora.selectors import corpora_visible_to
 from studies.designs import design_for
 from studies.errors import StudyStateError
 from studies.reports.exporting import no_store, spreadsheet_safe
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -265,7 +268,11 @@ def human_metric_page(request, slug, model):
 
     def queue() -> None:  # once per page, however many of its parts are missing
         if not queued:
-            queued.append(tasks.human_metric_summaries.delay(experiment.pk, metric_model.pk, request.user.pk))
+            queued.append(True)
+            try:
+                tasks.human_metric_summaries.delay(experiment.pk, metric_model.pk, request.user.pk)
+            except Exception:  # noqa: BLE001 - a broker that refuses it: the page still says "computing"
+                logger.exception("human-vs-metric results of %s on %s not queued", metric_model.pk, experiment.pk)
 
     results = selectors.human_metric_page_results(experiment, metric_model, request.user, unscored=unscored_ids,
                                                   queue=queue)

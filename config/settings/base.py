@@ -270,6 +270,7 @@ CELERY_TASK_ROUTES = {
     "crowd.tasks.crowd_qualifications_grant": {"queue": "periodic"},
     "metrics.tasks.scoring_runs_recover": {"queue": "periodic"},
     # a judge's scoring run is sent to `calls` by metrics.services.scoring_run_create; other metric work here
+    "metrics.tasks.human_metric_summaries": {"queue": "default"},  # statistics on the CPU: never behind a training
     "metrics.tasks.*": {"queue": "gpu"},
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
