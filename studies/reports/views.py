@@ -1,6 +1,7 @@
 """Reliability report pages and downloads, for one study or a whole experiment (conditions side by side)."""
 from __future__ import annotations
 
+import hashlib
 import io
 from typing import TYPE_CHECKING
 
@@ -120,6 +121,10 @@ def report_page(request, study=None, experiment=None):
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
+        # the page's body is cached as rendered, per page and version of what it shows (a warm page renders
+        # the header and the other apps' sections only)
+        "body_key": hashlib.sha256(f"{request.get_full_path()}:{report_selectors.ratings_version(studies)}:"
+                                   f"{exclude}:{raw_ids}".encode()).hexdigest(),
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
         "exclusions": rater_evidence.exclusions(studies),
