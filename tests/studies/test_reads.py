@@ -7,6 +7,7 @@ from django.db.models import F
 
 from studies.designs.common import DONE
 from studies.models import AssignmentItem, Rating, Study
+from studies.pseudonyms import rater_pseudonym
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.reads import one_read, queryset_frame
@@ -76,8 +77,11 @@ def test_a_new_rating_changes_the_cached_report_page(client, user, rated):
     before = client.get(url)
     assert len(before.context["report"].raters) == 2
     assert len(client.get(url).context["report"].raters) == 2  # from the cache
-    _rate(rated, "r333")
+    newcomer = _rate(rated, "r333").rater
+    name = rater_pseudonym(rated.experiment_id, newcomer.pk)
+    assert name not in before.content.decode()
     after = client.get(url)
     assert len(after.context["report"].raters) == 3
+    assert name in after.content.decode()  # the page's body is cached as rendered: a new version renders it anew
     frame = report_selectors.ratings_frame(Study.objects.filter(pk=rated.pk))
     assert after.context["report"].tables["table1"][0]["n_raters"] == frame["rater"].nunique() == 3
