@@ -45,7 +45,10 @@ def once(kind: str, studies: QuerySet, compute: Callable[[], T], *extra: Any) ->
     memo = _READ.get()
     if memo is None:
         return compute()
-    key = (kind, str(studies.query), *extra)
+    try:
+        key = (kind, str(studies.query), *extra)
+    except EmptyResultSet:  # a query that can match nothing has no SQL: nothing worth sharing
+        return compute()
     if key not in memo:
         memo[key] = compute()
     return memo[key]

@@ -66,6 +66,7 @@ def test_one_read_shares_each_read_inside_and_nothing_outside(rated):
         version = report_selectors.ratings_version(studies)
         _rate(rated, "r333")
         assert report_selectors.ratings_version(studies) == version  # one read per block, by design
+        assert report_selectors.ratings_frame(Study.objects.filter(pk__in=[])).empty  # no SQL to key it by
     assert report_selectors.ratings_frame(studies) is not first
     assert report_selectors.ratings_version(studies) != version
     assert len(report_selectors.ratings_frame(studies)) > len(first)
