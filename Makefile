@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: venv demo test test-integration lint migrate bench fuzz clean
+.PHONY: venv demo test test-integration lint docs docs-build migrate bench fuzz clean
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Concord needs $(PYTHON) on PATH (set PYTHON=...)"; exit 1; }
@@ -35,6 +35,14 @@ test-integration: venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+
+# The documentation site (mkdocs.yml, from docs/): served with live reload; docs-build is CI's strict build.
+DOCS_PORT ?= 8001
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(DOCS_PORT)
+
+docs-build: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 bench: venv
 	$(PY) benchmarks/import_throughput.py

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DATA = Path(os.environ.get("CONCORD_SHARED_DATA", ROOT.parent / "shared" / "data"))
 CACHE = Path(os.environ.get("QUANTI_CACHE", "/tmp/quanti_feats"))
-VALIDATION_CONTEXTS = 150  # DD++ test contexts 0..149 validate (as the README's --offset 150)
+VALIDATION_CONTEXTS = 150  # DD++ test contexts 0..149 validate (as in docs/metrics/learned.md, --offset 150)
 LEVEL_KEYS = ("random_negative_responses", "adversarial_negative_responses", "positive_responses")
 
 

@@ -1,9 +1,9 @@
-"""How the web server runs (``gunicorn config.wsgi -c config/gunicorn.py``): docker/compose.yml, the README
+"""How the web server runs (``gunicorn config.wsgi -c config/gunicorn.py``): docker/compose.yml, the deployment docs
 and the load benchmarks (benchmarks/http_load.py, benchmarks/chat_load.py) all start it with this file.
 
 Sync workers: a rater's page or answer is a few milliseconds of CPU, and nothing in a request waits on
 anything slow. A chat turn stores the message and returns; the bot is asked in the worker's call threads
-(``studies.chat.calls``, issue 33), so a slow bot holds a thread blocked on a socket, never the worker.
+(``studies.chat.calls``), so a slow bot holds a thread blocked on a socket, never the worker.
 
 ``graceful_timeout`` outlasts the reply deadline (``CONCORD_CHAT_REPLY_DEADLINE``, 25 s): a worker that is
 stopped or restarted lets the calls it runs finish and store their replies; a worker that is killed

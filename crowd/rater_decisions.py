@@ -1,4 +1,4 @@
-"""A reviewer's approve, reject and bonus from a study's review queue or a rater's page (issue 36),
+"""A reviewer's approve, reject and bonus from a study's review queue or a rater's page,
 sent to the platform the rater came from through the crowd app's own calls (``crowd.reviews``,
 ``crowd.bonuses``: MTurk through boto3, Prolific over REST), and recorded as a ``RaterDecision``
 (``studies.rating.decisions``) only once the platform has accepted, with what it answered. A refusal or a

@@ -187,7 +187,7 @@ def crowd_action(request, slug, action):
 @login_required
 @require_POST
 def rater_decide(request, slug, rater):
-    """Approve, reject or bonus one rater from the review queue or the rater's page (issue 36); the
+    """Approve, reject or bonus one rater from the review queue or the rater's page; the
     platform first, then the decision (``crowd.rater_decisions``). Back to the page the form was on."""
     study = _study(request, slug)
     assignment = get_object_or_404(Assignment, study=study, rater_id=rater)

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from metrics.judge_services import judge_model_create
-from studies.authoring import selectors as study_selectors
+from studies import access
 
 
 def judge_endpoints(user):
@@ -21,7 +21,7 @@ def judge_endpoints(user):
 @login_required
 @require_POST
 def judge_start(request):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=request.POST.get("study"))
     try:
         endpoint_id = int(request.POST.get("endpoint", ""))
     except ValueError:

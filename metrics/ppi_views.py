@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from metrics import ppi
 from metrics import selectors as metric_selectors
-from studies.authoring import selectors as study_selectors
+from studies import access
 from studies.authoring.item_draws import study_items_extend
 from studies.errors import StudyStateError
 from studies.models import Study
@@ -64,7 +64,7 @@ def report_section(request, studies, target):
 
 
 def _scope(request, slug, model):
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     metric_model = get_object_or_404(metric_selectors.metric_models_usable_by(request.user), name=model)
     studies = experiment.studies.all()
     if request.GET.get("study"):
@@ -172,7 +172,7 @@ def ppi_figure(request, slug, model, condition, criterion):
 @require_POST
 def ppi_extend(request, slug):
     """Draw ``count`` more items at random from the study's frame (the planner's figure, or the researcher's)."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     try:
         count = int(request.POST.get("count", ""))
         expected = int(request.POST.get("expected_items", ""))

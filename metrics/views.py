@@ -19,7 +19,7 @@ from metrics.api.views import visible_runs
 from metrics.judge_views import judge_endpoints
 from metrics.models import MetricModel, RunStatus, ScoringRun, TrainingRun
 from metrics.pairwise import pairwise_human_metric
-from studies.authoring import selectors as study_selectors
+from studies import access
 from studies.corpora.selectors import corpora_visible_to
 from studies.designs import design_for
 from studies.errors import StudyStateError
@@ -34,9 +34,9 @@ def metric_list(request):
     context = {
         "models": models,
         "warned": [m.name for m in models if selectors.card_warnings(m.card)],
-        "studies": study_selectors.studies_visible_to(request.user).exclude(items=None).distinct(),
+        "studies": access.studies_visible_to(request.user).exclude(items=None).distinct(),
         "runs": visible_runs(request.user)[:20],
-        "experiments": study_selectors.experiments_visible_to(request.user),
+        "experiments": access.experiments_visible_to(request.user),
         "judge_endpoints": judge_endpoints(request.user),
         **_offer(request),
     }
@@ -58,7 +58,7 @@ def _offer(request) -> dict:
     context = {"conversation_corpora": corpora, "dialogue_models": dialogue_models}
     study = corpus = None
     if request.GET.get("study"):
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.GET["study"])
+        study = get_object_or_404(access.studies_visible_to(request.user), slug=request.GET["study"])
     elif request.GET.get("corpus"):
         corpus = get_object_or_404(corpora_visible_to(request.user), slug=request.GET["corpus"])
     if study is not None or corpus is not None:
@@ -135,7 +135,7 @@ def model_detail(request, name):
     """A metric model: what it is, how it was trained, and its card against the untrained baselines."""
     model = get_object_or_404(selectors.metric_models_usable_by(request.user).select_related("metric"), name=name)
     card = model.card or {}
-    own = selectors.studies_scored_by(model, study_selectors.studies_visible_to(request.user))  # the viewer's only
+    own = selectors.studies_scored_by(model, access.studies_visible_to(request.user))  # the viewer's only
     return render(request, "metrics/model_detail.html", {
         "model": model, "card": card, "warnings": selectors.card_warnings(card),
         "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(own, model)}),
@@ -164,7 +164,7 @@ def run_start(request):
         study, corpus = None, get_object_or_404(corpora_visible_to(request.user),
                                                 slug=request.POST.get("corpus"))
     else:
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=request.POST.get("study"))
+        study = get_object_or_404(access.studies_visible_to(request.user), slug=request.POST.get("study"))
         corpus = None
     model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
     warnings = selectors.card_warnings(model.card)
@@ -228,7 +228,7 @@ def run_rerun(request, pk):
 @login_required
 @require_POST
 def bme_fill(request, slug):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     if not design_for(study).anchor_from_metric:  # only a design whose anchors come from a metric (BME)
         raise Http404("this study's reference values do not come from a metric")
     model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=request.POST.get("metric_model"))
@@ -246,7 +246,7 @@ def _report(request, slug, model):
 
     Conditions the model has not scored are left out of the correlations (a correlation with missing
     metric scores is not the one the paper reports) and listed so the page can offer to score them."""
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
     unscored = selectors.unscored_study_ids(experiment, metric_model)
     report = selectors.human_metric_page_results(experiment, metric_model, request.user, unscored=unscored,

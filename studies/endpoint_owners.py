@@ -1,4 +1,4 @@
-"""Whose endpoints are whose (issue 33): an endpoint, its key and the chat systems it serves belong to
+"""Whose endpoints are whose: an endpoint, its key and the chat systems it serves belong to
 the researcher who made them. Nobody else sees, changes, tries or uses them; admins (superusers) see
 all.
 

@@ -8,7 +8,7 @@ class StudyStateError(Exception):
 
 class ConsentRequired(StudyStateError):
     """The rater has not agreed to the study's terms yet (the start page's "I agree"): nothing they
-    answer is taken before consent (issue 34: consent first, always)."""
+    answer is taken before consent (consent first, always)."""
 
 
 class AssignmentRefused(Exception):

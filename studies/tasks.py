@@ -1,11 +1,10 @@
 """Celery tasks: thin; ids in, services do the work."""
 from celery import shared_task
 
-from studies.authoring import services as authoring
 from studies.chat import selfchat_jobs
 from studies.corpora import services as corpus_imports
 from studies.models import ImportJob, Study
-from studies.rating import review
+from studies.rating import closing, review
 from studies.reports import live_services
 
 
@@ -29,7 +28,7 @@ def studies_close_due() -> dict:
     """On the beat schedule: abandon assignments past their time limit (their items go back to the
     pool), then close every published study past its closing time or with every item at its target."""
     expired = review.assignments_expire_stale()
-    return {"expired": expired, "closed": authoring.studies_close_due()}
+    return {"expired": expired, "closed": closing.studies_close_due()}
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)

@@ -1,4 +1,4 @@
-"""The audit's Low findings (issue #26): bad input gets a clear 4xx naming the field, never a 500,
+"""The audit's Low findings: bad input gets a clear 4xx naming the field, never a 500,
 and changes nothing."""
 import io
 import json

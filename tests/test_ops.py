@@ -37,7 +37,7 @@ def test_a_run_without_chromium_ends_with_a_banner_naming_the_command_that_enabl
     assert any("sudo apt-get install -y chromium" in line for line in tail), result.stdout
 
 
-# What a web or API process must not import at start (docs/architecture.md; issue 26: pandas, SciPy, matplotlib
+# What a web or API process must not import at start (docs/architecture.md; pandas, SciPy, matplotlib
 # and statsmodels with the URLconf made a web worker 224 MB): they load where a report or figure is computed.
 WEB_HEAVY = ("torch", "transformers", "sentence_transformers", "pandas", "scipy", "matplotlib", "statsmodels", "sklearn",
              "pingouin")
@@ -77,17 +77,3 @@ def test_web_and_api_processes_import_no_heavy_library_at_start():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert {"metrics.api.views", "studies.api.views", "metrics.views"} <= set(report["modules"])
     assert report["heavy"] == [], f"a web process imported {report['heavy']}"
-
-
-def test_every_concord_setting_read_from_the_environment_is_in_the_readme_table():
-    """CONCORD_SHARED_DATA was read by the recipes and cards but missing from the README (issue 37)."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    read = set()
-    for path in (root / "config").rglob("*.py"):
-        read |= set(re.findall(r'env(?:\.[a-z]+)?\("(CONCORD_[A-Z_]+)"', path.read_text()))
-    table = set(re.findall(r"^\| `(CONCORD_[A-Z_]+)`", (root / "README.md").read_text(), flags=re.M))
-    assert "CONCORD_SHARED_DATA" in read
-    assert read - table == set()

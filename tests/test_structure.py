@@ -1,4 +1,4 @@
-"""The structural rules of docs/architecture.md as checks (issue 38), read from the code itself.
+"""The structural rules of docs/architecture.md as checks, read from the code itself.
 
 - Outside ``studies/designs/`` and ``studies/models/`` (and migrations), no code compares a study's design
   to a member of the ``Design`` enumeration; the members are taken from the enumeration, so a seventh

@@ -66,7 +66,7 @@ DATABASES = {"default": env.db("DATABASE_URL", default=DEFAULT_DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # One connection per process (and per thread), kept between requests: connecting is a TCP handshake, a
 # password exchange (SCRAM: thousands of hash rounds on both sides) and a new PostgreSQL backend, more
-# than a rater's whole page (issue 33). Checked before reuse after an error; 0 connects per request.
+# than a rater's whole page. Checked before reuse after an error; 0 connects per request.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONCORD_DB_CONN_MAX_AGE", default=300)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -128,7 +128,7 @@ SHARED_DATA_DIR = env.path("CONCORD_SHARED_DATA", default=str(BASE_DIR.parent / 
 EMBEDDING_CACHE_DIR = (None if env.str("CONCORD_EMBEDDING_CACHE", default="") == "off"
                        else env.path("CONCORD_EMBEDDING_CACHE", default=str(ARTIFACTS_DIR) + "/embeddings"))
 
-# Rater review (issue 36: studies.reports.rater_evidence). Each flag on a rater's page shows its figure beside
+# Rater review (studies.reports.rater_evidence). Each flag on a rater's page shows its figure beside
 # its threshold; the thresholds, and where each comes from:
 RATER_FLAGS = {
     # leave-one-out Spearman ρ with the others' mean (scales) below this: the corrected item-total
@@ -178,7 +178,7 @@ CHAT_ENDPOINT_KEYS_SECRET = env.str("CONCORD_CHAT_KEYS_SECRET", default="")
 # The longest a rater's message waits for the system's reply, retries included (a call thread is held so long).
 CHAT_REPLY_DEADLINE_SECONDS = env.float("CONCORD_CHAT_REPLY_DEADLINE", default=25.0)
 # A rater's turn returns once the message is stored; the bot is asked in the web process's call threads
-# (studies.chat.calls, issue 33), at most CHAT_CALL_THREADS at once per process, and the page follows.
+# (studies.chat.calls), at most CHAT_CALL_THREADS at once per process, and the page follows.
 CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=True)
 # The human-vs-metric page reads its correlations, judges' ranking and baselines as a worker stored them
 # (metrics.summaries); True computes them in the request when none is stored yet.

@@ -13,9 +13,9 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from metrics import selectors, services
+from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import StrictInput
-from studies.authoring import selectors as study_selectors
 from studies.designs import design_for
 
 
@@ -31,7 +31,7 @@ class BmeAnchorsApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer, operation_id="study_bme_anchors_fill")
     def post(self, request, slug):
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+        study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
         if not design_for(study).anchor_from_metric:
             raise NotFound("this study's reference values do not come from a metric")
         data = self.InputSerializer(data=request.data)

@@ -1,5 +1,5 @@
 """The shapes of the human-vs-metric report (``metrics.selectors.human_metric_report``) and the
-prediction-powered estimates (``metrics.ppi.ppi_report``) for the OpenAPI schema (issue 39: typed report
+prediction-powered estimates (``metrics.ppi.ppi_report``) for the OpenAPI schema (typed report
 responses). They only describe the answers; ``tests/api/test_report_schemas.py`` validates live answers
 against what they declare. Undefined numbers (NaN) are written as null, hence nullable; rows may carry
 more keys than listed (the components allow additional properties)."""

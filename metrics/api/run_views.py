@@ -17,9 +17,9 @@ from metrics import selectors, services
 from metrics.api.views import JudgeCreateApi, MetricModelDetailApi, RunOutputSerializer, visible_runs
 from metrics.judge_services import JUDGE_METRIC
 from metrics.models import RunStatus
+from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
-from studies.authoring import selectors as study_selectors
 from studies.corpora.selectors import corpora_visible_to
 
 
@@ -63,7 +63,7 @@ class ScoringRunCreateApi(ApiView):
             raise ValidationError({"study": ["give a study or a corpus (one of them)"]})
         study = corpus = None
         if "study" in values:
-            study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=values["study"])
+            study = get_object_or_404(access.studies_visible_to(request.user), slug=values["study"])
         else:
             corpus = get_object_or_404(corpora_visible_to(request.user), slug=values["corpus"])
         model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=values["metric_model"])

@@ -13,10 +13,10 @@ from rest_framework.settings import api_settings
 from metrics import registry, run_jobs, selectors, services, training
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
 from metrics.models import ScoringRun, TrainingRun
+from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.authoring import selectors as study_selectors
 
 
 def visible_runs(user):
@@ -28,7 +28,7 @@ def visible_runs(user):
     runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
     if user.is_staff:
         return runs
-    return runs.filter(Q(study__in=study_selectors.studies_visible_to(user))
+    return runs.filter(Q(study__in=access.studies_visible_to(user))
                        | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
 
 
@@ -162,7 +162,7 @@ class ScoringRunRerunApi(ApiView):
 
 def _report_studies(request, slug: str):
     """The experiment's studies, or the one ``?study=`` names (a slug not among them: 400 naming it)."""
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     studies = experiment.studies.all()
     if wanted := request.query_params.get("study"):
         studies = studies.filter(slug=wanted)
@@ -324,7 +324,7 @@ class JudgeCreateApi(ApiView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=values.pop("study"))
+        study = get_object_or_404(access.studies_visible_to(request.user), slug=values.pop("study"))
         try:
             model = judge_model_create(owner=request.user, endpoint_id=values.pop("endpoint"), study=study, **values)
         except DjangoValidationError as error:

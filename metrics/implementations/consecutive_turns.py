@@ -1,4 +1,4 @@
-"""Two untrained dialogue-level baselines for SelF-Eval (issue 13's quality bar): a dialogue's score
+"""Two untrained dialogue-level baselines for SelF-Eval (the bar a trained SelF-Eval must clear): a dialogue's score
 is the mean over its consecutive turn pairs (t_k, t_{k+1}), k = 1..n − 1, of
 
 - ``coherence_turns``: the coherence heuristic 1 − P·(1 − cos(e(t_k), e(t_{k+1}))) of

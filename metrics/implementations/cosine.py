@@ -1,4 +1,4 @@
-"""The untrained turn-level baselines every learned metric is compared with (issue 27): the packaged
+"""The untrained turn-level baselines every learned metric is compared with: the packaged
 MiniLM's cosine between a response and a window of its context,
 
     cosine_last:    cos(e(last turn), e(response))
@@ -7,7 +7,7 @@ MiniLM's cosine between a response and a window of its context,
 e = mean pooling over the encoder's last hidden states (the sentence encoder's own embedding). Every text
 is cut to 128 tokens, the context (and the last turn) keeping its **newest** tokens (nearest the response)
 and the response its beginning: exactly the inputs QuantiDCE's ``windows`` model embeds, so the two read the same
-vectors from the on-disk embedding cache. Issue 15's ablation measured them (docs/quantidce_ablation.md):
+vectors from the on-disk embedding cache. The QuantiDCE ablation measured them (docs/quantidce_ablation.md):
 the last turn transfers to GRADE DailyDialog, the whole context to FED."""
 from __future__ import annotations
 

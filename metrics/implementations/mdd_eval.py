@@ -20,7 +20,7 @@ _FROZEN = {"representation": "paired", "freeze_encoder": True, "cache_features":
 TRAINING = Trainable(
     stages=("teacher", "augment", "student"), runner="metrics.mdd_training",
     recipes={
-        # issue 27: frozen MiniLM pair features computed once; the relevant class starts as the untrained
+        # Frozen MiniLM pair features computed once; the relevant class starts as the untrained
         # cosine of context and response (ml.models.floor); teacher and student are chosen on DailyDialog++
         # validation (test contexts 0-149) by ranking accuracy of P(relevant) — not 3-way accuracy, on which
         # the untrained start scores .333 and so could never be kept — the starting point a candidate; the

@@ -17,7 +17,7 @@ TRAINING = Trainable(
     # MLR on DailyDialog++ dev, validated on the first 150 test contexts; KD on GRADE DailyDialog (a seeded 90/10 split)
     data={"mlr": ("dailydialog_pp/dev.json", "dailydialog_pp/test.json"), "kd": ("grade/dailydialog_EVAL.json", "")},
     recipes={
-        # issue 27: the head starts as the untrained blend of the whole-context and last-turn cosines and learns a
+        # The head starts as the untrained blend of the whole-context and last-turn cosines and learns a
         # correction (ml.models.floor); the starting point is a candidate; chosen by DD++ validation accuracy
         "default": Recipe((RecipeStep("mlr", {"floor": True, "evaluate_at_start": True, "select_by": "accuracy"}),),
                           "MLR on frozen MiniLM features (windows), a correction learned on top of the untrained "

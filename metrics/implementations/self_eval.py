@@ -17,7 +17,7 @@ from typing import Any
 
 from metrics.implementations.base import MetricImplementation, Recipe, RecipeStep, ScoringInput, Trainable
 
-# issue 27: consecutive turns embedded apart by the frozen MiniLM; the head starts as cosine_turns and learns a
+# Consecutive turns embedded apart by the frozen MiniLM; the head starts as cosine_turns and learns a
 # correction (ml.models.floor); the starting point is a candidate; chosen by validation replacement accuracy
 _PAIRS = {"self_eval_representation": "pairs", "freeze_encoder": True, "cache_features": True, "floor": True,
           "evaluate_at_start": True, "select_by": "accuracy"}

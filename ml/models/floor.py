@@ -1,4 +1,4 @@
-"""A head that starts as the untrained cosine and learns a correction on top of it (issue 27):
+"""A head that starts as the untrained cosine and learns a correction on top of it:
 
     z = w · cos + b + g(h)        (added to one output, ``column``; the others are g(h) alone)
 

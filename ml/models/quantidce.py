@@ -18,7 +18,7 @@
       s = σ(½ · (f([u; v; |u − v|; u∘v; cos(u, v)]) + f([w; v; |w − v|; w∘v; cos(w, v)])))
 
   (f the MLP above; inputs ``last_input_ids``… beside the others, ``ml.data.packing.pack_windows``).
-  Issue 15's ablation (docs/quantidce_ablation.md) found the whole context alone transfers to FED but
+  The ablation (docs/quantidce_ablation.md) found the whole context alone transfers to FED but
   not to GRADE, the last turn alone the reverse; the two windows together beat both untrained baselines
   on both sets on average over seeds (five of six seeds each; margins within the bootstrap noise).
 

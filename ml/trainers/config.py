@@ -3,7 +3,7 @@ so a model directory says how it was made. Stage defaults follow QuantiDCE's rel
 (Ye et al. ACL 2021): MLR 5 epochs, 3 contexts per batch, lr 2e-5; KD 20 epochs, batch 10, lr 5e-6;
 AdamW, linear warm-up over 10 % of one epoch, seed 71 — except what the head reads and trains (MLR
 defaults: ``representation="windows"``, ``freeze_encoder=True`` with ``cache_features``,
-``head_learning_rate=1e-3``; the paper's: ``cls``, ``False``, ``0``), chosen by issue 15's ablation."""
+``head_learning_rate=1e-3``; the paper's: ``cls``, ``False``, ``0``), chosen by the QuantiDCE ablation (docs/quantidce_ablation.md)."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +18,7 @@ LR_SCHEDULES = ("auto", "linear", "constant")
 SELECT_BY = ("loss", "accuracy", "ranking")
 STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
     # MLR: the paper's schedule, but by default on the windows representation with the encoder frozen (its
-    # features computed once) and the head at 1e-3 (issue 15, docs/quantidce_ablation.md); the paper:
+    # features computed once) and the head at 1e-3 (docs/quantidce_ablation.md); the paper:
     # representation cls, encoder trained, head_learning_rate 0 (= learning_rate)
     # Validation reads the first 150 contexts of the validation file (DailyDialog++ test), so that
     # ``benchmark_metric --format ddpp --offset 150`` ranks contexts no training choice has seen.
@@ -53,14 +53,14 @@ class TrainingConfig:
     warmup_ratio: float = 0.1  # of one epoch's optimizer steps
     # after the warm-up: "linear" decay to 0 (the paper), "constant", or "auto" (QuantiDCE MLR's default) =
     # constant when the encoder is frozen (a fresh head training alone; decayed over 5 epochs it stays
-    # under-trained: issue 15's ablation, section 8), linear otherwise
+    # under-trained: the QuantiDCE ablation, section 8), linear otherwise
     lr_schedule: str = "linear"
     max_grad_norm: float = 1.0
     seed: int = 71
     max_length: int = 128
     truncate: str = "oldest"
     # the pair representation the head reads (ml.models.quantidce): cls (the paper), mean, paired, windows
-    # (the default: issue 15's ablation, docs/quantidce_ablation.md — cls does not transfer to human scores)
+    # (the default: the QuantiDCE ablation, docs/quantidce_ablation.md — cls does not transfer to human scores)
     representation: str = "windows"
     freeze_encoder: bool = False  # MLR: train the head only, on the pretrained encoder's features
     checkpoint_every: int = 100  # optimizer steps
@@ -88,7 +88,7 @@ class TrainingConfig:
     cache_features: bool = False  # with freeze_encoder: compute the frozen encoder's features once, train the head
     # (QuantiDCE MLR: on by default; each distinct text is embedded once)
     self_eval_representation: str = "cls_mean"  # cls_mean (the paper) or pairs (ml.models.self_eval)
-    # issue 27: a head that starts as the untrained cosine and learns a correction on it (ml.models.floor),
+    # A head that starts as the untrained cosine and learns a correction on it (ml.models.floor),
     # the starting point evaluated as a candidate too, and the model chosen by validation ranking accuracy
     floor: bool = False
     evaluate_at_start: bool = False

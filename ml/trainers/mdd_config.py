@@ -42,7 +42,7 @@ class MDDEvalConfig(TrainingConfig):
     kl_temperature: float = 1.0  # the released code sharpened the KL target with 0.85
     mlm_weight: float = 1.0
     mlm_probability: float = 0.15
-    # issue 27: the student starts as its teacher (not a fresh head), so with evaluate_at_start and a
+    # The student starts as its teacher (not a fresh head), so with evaluate_at_start and a
     # DailyDialog++ validation set it can only be kept where it validates at least as well
     student_from_teacher: bool = False
 

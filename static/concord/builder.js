@@ -195,6 +195,17 @@
     timer = setTimeout(refresh, 250);
   }
 
+  // A screen reader hears one short line after each refresh, not the whole rater page again.
+  function announce() {
+    var status = aside.querySelector("[data-preview-status]");
+    if (!status) { return; }
+    var body = slot.querySelector("[data-testid=preview-body]");
+    var problems = slot.querySelectorAll("[data-testid=builder-problem], [data-testid=preview-refused]").length;
+    var where = body && body.getAttribute("data-items")
+      ? " (item " + (parseInt(body.getAttribute("data-item"), 10) + 1) + " of " + body.getAttribute("data-items") + ")" : "";
+    status.textContent = "Preview updated" + where + (problems ? ": " + problems + " problem" + (problems > 1 ? "s" : "") + " to fix." : ".");
+  }
+
   // The server renders the rater's page with the form as it stands; the newest answer wins.
   function refresh() {
     timer = null;
@@ -207,6 +218,7 @@
     }).then(function (response) { return response.text(); }).then(function (html) {
       if (mine !== sequence) { return; }
       slot.innerHTML = html;
+      announce();
       aside.setAttribute("data-refreshed", String(mine));
       aside.removeAttribute("aria-busy");
     }).catch(function () {

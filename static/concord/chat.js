@@ -37,7 +37,20 @@
     try { if (text) localStorage.setItem(draftKey, text); else localStorage.removeItem(draftKey); } catch (error) { /* off */ }
   }
   function say(message) { problem.textContent = message || ""; problem.hidden = !message; }
-  function counter() { used.textContent = String(box.value.length); }
+  // The count is the box's description (read on focus), never announced per keystroke; a screen
+  // reader hears it only when the message comes near the limit and when it reaches it.
+  const nearLimit = form.querySelector("[data-testid=chars-near-limit]");
+  let limitZone = "";
+  function counter() {
+    used.textContent = String(box.value.length);
+    const max = Number(box.dataset.max), left = max - box.value.length;
+    const zone = left <= 0 ? "full" : left <= Math.max(20, Math.round(max / 10)) ? "near" : "";
+    if (zone !== limitZone && nearLimit) {
+      nearLimit.textContent = zone === "full" ? `No characters left (at most ${max}).`
+        : zone === "near" ? `${left} characters left.` : "";
+    }
+    limitZone = zone;
+  }
 
   function bubble(list, role, who, text) {
     const item = document.createElement("li");

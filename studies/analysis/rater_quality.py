@@ -1,4 +1,4 @@
-"""One rater against the others, for the rater's page (issue 36). No Django here.
+"""One rater against the others, for the rater's page. No Django here.
 
 - ``label_agreement_loo``: a rater's labels against the others' majority label on the same targets
   (leave one out: the rater's own answer is not part of the majority; ties go to the label that sorts

@@ -30,7 +30,7 @@ from studies.analysis.normalise import per_rater_z
 from studies.analysis.system_scores import scale_scores
 
 TARGET_ICC = 0.9
-# Krippendorff's alpha reads the same normalised scores as the ICC (issue #18). Magnitude estimates become
+# Krippendorff's alpha reads the same normalised scores as the ICC. Magnitude estimates become
 # log10 ratios to each item's anchor (negative below it), so their level is interval, not ratio as
 # STATISTICS.md once said for raw ME values: raw magnitudes scale with the anchor and measured agreement
 # about the anchors rather than the responses (raw α .645 beside an ICC of −.09 on the seed's BME data).

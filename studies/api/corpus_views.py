@@ -1,4 +1,4 @@
-"""Researcher API for what studies are built from (issue 39): corpora, systems and background imports,
+"""Researcher API for what studies are built from: corpora, systems and background imports,
 listed and read. Visibility is the import page's (``studies.corpora.listing``): your own corpora and the
 shared ones nobody owns; another researcher's corpus is a 404 and never listed, their systems' descriptions
 never shown, their import jobs never listed. Lists take the one pagination and refuse unknown filters."""

@@ -1,4 +1,4 @@
-"""The shapes of the report's design sections (issue 39: typed report responses), for the OpenAPI schema:
+"""The shapes of the report's design sections (typed report responses), for the OpenAPI schema:
 ``pairwise`` (``studies.designs.pairwise_report.pairwise_report``: per study, per criterion the win rates
 with Wilson intervals and Holm, Bradley–Terry strengths with bootstrap intervals, position bias, side
 balance, per-rater side preference and Krippendorff's alpha, ``studies.analysis.pairwise``), ``acute`` (the

@@ -4,7 +4,7 @@ sent), delete, and "Try it" (one greeting sent; the reply or the failure with wh
 
 A key is write-only: answers say whether one is set and where it comes from (``key_source``), never
 the key. Like the page, these routes need the ``studies.change_systemendpoint`` permission (an admin
-grants it; README "Researcher accounts"): without it a 403. A researcher sees their own endpoints only;
+grants it; docs/reference/api.md, "Researcher accounts"): without it a 403. A researcher sees their own endpoints only;
 another's is a 404, as if it did not exist; an admin sees and changes all, and may give one to another
 researcher (``owner``)."""
 from __future__ import annotations

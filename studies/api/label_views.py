@@ -9,15 +9,15 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, paginate, query_params_checked
-from studies.authoring import selectors as study_selectors
 from studies.reports import aggregated_labels
 from studies.reports.exporting import raw_ids_requested
 
 
 def _study(request, slug):
-    return get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user), slug=slug)
 
 
 class AggregatedLabelSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""Invites and places (issue 39): a study's invitations listed and revoked, its assignments (the places
+"""Invites and places: a study's invitations listed and revoked, its assignments (the places
 raters hold) listed and freed. For the researcher's own studies (``_visible_study``: another's is a
 404). Raters appear by pseudonym, never by platform id."""
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""What the rater API shows of one item and how it reads an answer (issue 39, the rater API).
+"""What the rater API shows of one item and how it reads an answer.
 
 An item is described from the same form context its page is rendered from (``StudyDesign.form_context``),
 so a bot sees what a person sees: the conversation, the targets lettered in this rater's order (never a
-database id: issue 26), a reference where the design shows one, and one entry per form field to answer
+database id, which would tell check items apart), a reference where the design shows one, and one entry per form field to answer
 (``item_fields``: its name, criterion, question, the target it concerns, its kind and the values it takes).
 An answer is a JSON object of those fields; ``answers_as_post`` turns it into the form the page posts, and
 ``studies.rating.item_answers`` parses, checks and stores it exactly as it does the page's."""

@@ -1,4 +1,4 @@
-"""The rater API's practice (issue 39): a study with practice items (``studies.onboarding``) gates the rater
+"""The rater API's practice: a study with practice items (``studies.onboarding``) gates the rater
 API as it gates the pages, and the practice is taken over JSON with the pages' own services.
 
 The order is the pages': the entry (a session, ``rater_sessions``) finds the identity has not passed and

@@ -1,4 +1,4 @@
-"""The rater API's entries (issue 39; the rest is ``rater_views``): a study's link or the experiment's link,
+"""The rater API's entries (the rest is ``rater_views``): a study's link or the experiment's link,
 as the entry pages take them (``studies.rating.entry_views``), with the rater's consent. The identity is the
 link's own query parameters (``link``), checked and bound by the same services (``platforms.identity_from``,
 ``invites.invite_enter``, ``entry.assignment_enter`` / ``entry.experiment_enter``); every refusal is a 409

@@ -1,4 +1,4 @@
-"""The rater API (issue 39): a bot, an LLM rater or a test takes part in a study over JSON, as a person does
+"""The rater API: a bot, an LLM rater or a test takes part in a study over JSON, as a person does
 on the rater pages, under the same rules (Label Studio's annotation API is the model).
 
 - ``POST /api/rate/studies/<key>/sessions/`` (or ``/api/rate/experiments/<slug>/sessions/``) enters with the

@@ -1,4 +1,4 @@
-"""The reliability report's shape for the OpenAPI schema (issue 39: typed report responses instead of an
+"""The reliability report's shape for the OpenAPI schema (typed report responses instead of an
 untyped object). The report itself is computed by ``studies.analysis.report`` (``Report.as_dict``),
 ``reports.position_selectors`` and ``reports.label_selectors``; these serializers only describe it, and
 ``tests/api/test_report_schemas.py`` validates live answers against what they declare.

@@ -1,4 +1,4 @@
-"""Researcher API resources with GET/PATCH/DELETE on their own path (issue 39), beside the older action
+"""Researcher API resources with GET/PATCH/DELETE on their own path, beside the older action
 routes they replace (``POST …/delete/``, ``…/revoke/``, ``…/settings/``, ``…/collaborators/remove/``),
 which keep working:
 
@@ -20,6 +20,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from studies import access
 from studies.api.base import ApiView
 from studies.api.check_views import CheckDeleteApi
 from studies.api.inputs import StrictInput
@@ -27,13 +28,12 @@ from studies.api.serializers import InviteOutputSerializer
 from studies.api.views import ExperimentListApi, StudyDetailApi, _django_errors, _visible_study
 from studies.api.workflow_views import StudySettingsApi
 from studies.authoring import editing, experiments
-from studies.authoring import selectors as study_selectors
 from studies.errors import StudyStateError
 from studies.rating import invites
 
 
 def _visible_experiment(request, slug: str):
-    return get_object_or_404(study_selectors.experiments_visible_to(request.user).select_related("owner")
+    return get_object_or_404(access.experiments_visible_to(request.user).select_related("owner")
                              .prefetch_related("studies", "collaborators"), slug=slug)
 
 

@@ -1,4 +1,4 @@
-"""API tokens (issue 39, ``studies.api.tokens``): several per user, one per script or notebook, beside
+"""API tokens (``studies.api.tokens``): several per user, one per script or notebook, beside
 the login tokens of ``POST /api/auth/token/`` (``kind``). ``POST /api/auth/tokens/`` makes a named one
 and shows its secret once; the list and the detail show only a token's first characters (``prefix``);
 ``DELETE /api/auth/tokens/<id>/`` revokes one of either kind (it answers 401 from then on). A user sees

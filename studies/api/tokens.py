@@ -1,4 +1,4 @@
-"""API tokens (issue 39): made, listed, revoked, and checked on each request. One system for both kinds:
+"""API tokens: made, listed, revoked, and checked on each request. One system for both kinds:
 
 - ``named`` tokens, made at ``/api/auth/tokens/`` (``api_token_create``), one per script or notebook,
   valid until revoked or until their own expiry;

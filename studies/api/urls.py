@@ -82,7 +82,7 @@ urlpatterns = [
     path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
-    # Resources on their own paths (issue 39; the action routes above keep working)
+    # Resources on their own paths (the action routes above keep working)
     path("experiments/<slug:slug>/", resource_views.ExperimentDetailApi.as_view(), name="experiment-detail"),
     path("experiments/<slug:slug>/collaborators/<str:user>/", resource_views.CollaboratorDetailApi.as_view(),
          name="experiment-collaborator"),

@@ -19,6 +19,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
@@ -40,7 +41,7 @@ from studies.corpora.importing.records import ImportFailed
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
-from studies.rating import invites
+from studies.rating import closing, invites
 from studies.rating.links import study_entry_path
 from studies.reports import label_selectors, system_scores
 from studies.reports import selectors as report_selectors
@@ -58,7 +59,7 @@ def _state_error(error: StudyStateError) -> Conflict:
 
 
 def _visible_study(request, slug: str) -> Study:
-    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 class ExperimentListApi(ApiView):
@@ -76,7 +77,7 @@ class ExperimentListApi(ApiView):
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
         query_params_checked(request, PAGE_PARAMETERS)
-        experiments = study_selectors.experiments_visible_to(request.user).prefetch_related("studies").order_by("pk")
+        experiments = access.experiments_visible_to(request.user).prefetch_related("studies").order_by("pk")
         return paginate(self, experiments, request, self.OutputSerializer)
 
 
@@ -108,7 +109,7 @@ class StudyListApi(ApiView):
         OpenApiParameter("design", str, enum=[value for value, _ in Design.choices])])
     def get(self, request):
         query_params_checked(request, {*PAGE_PARAMETERS, "experiment", "status", "design"})
-        studies = study_selectors.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
+        studies = access.studies_visible_to(request.user).prefetch_related("criteria").order_by("pk")
         if experiment := request.query_params.get("experiment"):
             studies = studies.filter(experiment__slug=experiment)
         if wanted := choice_param(request, "status", [value for value, _ in Study.Status.choices]):
@@ -144,7 +145,7 @@ class StudyCreateApi(ApiView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=values.pop("experiment"))
+        experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=values.pop("experiment"))
         try:
             study = authoring.study_create(experiment=experiment, **values)
         except DjangoValidationError as error:
@@ -172,7 +173,7 @@ class StudyCloseApi(ApiView):
     @extend_schema(request=None, responses=StudyOutputSerializer)
     def post(self, request, slug):
         try:
-            study = authoring.study_close(study=_visible_study(request, slug))
+            study = closing.study_close(study=_visible_study(request, slug))
         except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(study).data)
@@ -282,7 +283,7 @@ class ExperimentLinkApi(ApiView):
     def get(self, request, slug):
         from studies.rating import allocation
 
-        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
         link = allocation.experiment_link(experiment)
         output = {"url": request.build_absolute_uri(reverse("raters:experiment_entry", args=[experiment.slug])),
                   "platform": link["platform"], "conditions": [s.slug for s in link["conditions"]],
@@ -508,5 +509,5 @@ class ExperimentReportApi(ReportApiMixin, ApiView):
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
     def get(self, request, slug):
-        experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+        experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
         return self.report_response(request, experiment.studies.all())

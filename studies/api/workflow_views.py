@@ -10,12 +10,13 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import StrictInput, query_params_checked, whole_param
 from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
 from studies.api.views import _django_errors, _state_error, _visible_study
-from studies.authoring import editing, planning, selectors
+from studies.authoring import editing, planning
 from studies.authoring import services as authoring
 from studies.errors import StudyStateError
 from studies.models import Design, Study
@@ -98,7 +99,7 @@ class StudyDuplicateApi(ApiView):
         data.is_valid(raise_exception=True)
         target = None
         if data.validated_data.get("experiment"):
-            target = selectors.experiments_visible_to(request.user).filter(
+            target = access.experiments_visible_to(request.user).filter(
                 is_benchmark=False, slug=data.validated_data["experiment"]).first()
             if target is None:
                 raise ValidationError({"experiment": ["no experiment of yours has this slug"]})
@@ -204,7 +205,7 @@ class _CollaboratorsMixin:
                 "collaborators": [u.get_username() for u in experiment.collaborators.order_by("username")]}
 
     def _experiment(self, request, slug):
-        return get_object_or_404(selectors.experiments_visible_to(request.user), slug=slug)
+        return get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
 
     def change(self, request, slug, operation):
         experiment = self._experiment(request, slug)

@@ -1,4 +1,4 @@
-"""The study builder's live preview and the expected answers authored in it (issue 34).
+"""The study builder's live preview and the expected answers authored in it.
 
 The preview is the rater's page for a real item of the study, rendered by the templates raters get
 (``raters/_item_body.html`` through the design's own ``form_context``) with the criteria and scale

@@ -1,4 +1,4 @@
-"""The study builder's endpoints (issue 34): the live preview of a draft (the rater's page for a real
+"""The study builder's endpoints: the live preview of a draft (the rater's page for a real
 item, rendered with the criteria as typed and never saved) and an expected answer authored in it.
 Thin: ``studies.authoring.builder`` renders and converts, the practice and check services write."""
 from __future__ import annotations
@@ -9,7 +9,8 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studies.authoring import builder, editing, selectors
+from studies import access
+from studies.authoring import builder, editing
 from studies.authoring.criteria_rows import rows_posted
 from studies.errors import StudyStateError
 
@@ -17,7 +18,7 @@ ITEM_FIELD = "builder_item"
 
 
 def _study(request, slug: str):
-    return get_object_or_404(selectors.studies_visible_to(request.user), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user), slug=slug)
 
 
 def _number(data) -> int:

@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from studies import access
 from studies.authoring import checks, gold_pool, rule_rows
-from studies.authoring import selectors as study_selectors
 from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
 from studies.models import CheckKind, StudyItem
@@ -20,7 +20,7 @@ MAX_UPLOAD = 5_000_000
 
 
 def _study(request, slug):
-    return get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 @login_required

@@ -1,4 +1,4 @@
-"""Writes to an experiment itself (issue 39): its title and description changed, the experiment deleted.
+"""Writes to an experiment itself: its title and description changed, the experiment deleted.
 
 The UI deletes studies (drafts no rater has started, ``editing.study_delete``) but no experiment; the API
 deletes an experiment under the same rule for every condition: one whose studies could each be deleted

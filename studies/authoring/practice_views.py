@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from studies import access
 from studies.authoring import rule_rows
-from studies.authoring import selectors as study_selectors
 from studies.errors import StudyStateError
 from studies.models import PracticeItem
 from studies.onboarding import services
@@ -68,7 +68,7 @@ def _do(request, study, action: str) -> str:
 @login_required
 @require_POST
 def practice_action(request, slug: str, action: str):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     try:
         messages.success(request, _do(request, study, action))
     except ValidationError as error:

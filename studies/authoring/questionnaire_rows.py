@@ -1,4 +1,4 @@
-"""The study form's questionnaire as builder rows (issue 34): one row of fields per question
+"""The study form's questionnaire as builder rows: one row of fields per question
 (``q-<i>-name``, ``kind``: yes_no / choice / text, ``required``: a ticked box, ``question``, ``choices``
 one per line), instead of ``name | kind | required | question | choices`` lines. ``MARKER`` says the rows
 were posted, so removing every row means "no questionnaire"; a post without it may still send the text.

@@ -1,4 +1,4 @@
-"""Check rules authored with form controls (issue 34: no JSON anywhere in the UI; the API keeps taking
+"""Check rules authored with form controls (no JSON anywhere in the UI; the API keeps taking
 the rules as JSON). The hand-written practice item (the study page's Practice card) and the hand-written
 check item (an instructed check, the checks page) show a few rule rows; each row is a question (or every
 question), a response by the letter raters see, what it expects and the expected value, labels or other

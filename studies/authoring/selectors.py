@@ -7,10 +7,6 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q, QuerySet
 
-# Visibility lives in studies.access (the reports and rater pages below read it too); re-exported for the pages above.
-from studies.access import experiments_visible_to as experiments_visible_to
-from studies.access import raw_ids_allowed as raw_ids_allowed
-from studies.access import studies_visible_to as studies_visible_to
 from studies.designs import designs_of
 from studies.designs.common import DONE
 from studies.models import (

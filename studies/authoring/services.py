@@ -29,12 +29,6 @@ from studies.models import (
     StudyItem,
     Unit,
 )
-
-# Closing lives in studies.rating.closing (the rater's path closes a study as it goes); re-exported for the pages,
-# the API and the tasks above.
-from studies.rating.closing import studies_close_due as studies_close_due
-from studies.rating.closing import study_close as study_close
-from studies.rating.closing import study_close_if_done as study_close_if_done
 from studies.slugs import _create_with_slug, _slug_not_available
 
 DEFAULT_CRITERIA = (

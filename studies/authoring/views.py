@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from studies import access
 from studies.authoring import editing, planning, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
@@ -22,7 +23,7 @@ from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
 from studies.models import Study
 from studies.onboarding import selectors as onboarding_selectors
-from studies.rating import allocation, platforms
+from studies.rating import allocation, closing, platforms
 from studies.rating import invites as invite_links
 from studies.rating.links import study_entry_path
 from studies.reports import live_selectors, live_services, rater_evidence
@@ -35,7 +36,7 @@ LIVE_FORM_LABELS = [("ICC(C,k)", "ICC-C = ICC(C,k)"), ("ICC(A,k)", "ICC-A = ICC(
 
 @login_required
 def experiment_list(request):
-    experiments = list(study_selectors.experiments_visible_to(request.user).prefetch_related("studies"))
+    experiments = list(access.experiments_visible_to(request.user).prefetch_related("studies"))
     studies = [s for e in experiments for s in e.studies.all()]
     progress = study_selectors.studies_progress(studies)
     for study in studies:
@@ -61,7 +62,7 @@ def experiment_create(request):
 
 @login_required
 def study_create(request, experiment):
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=experiment)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=experiment)
     form = StudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -90,7 +91,7 @@ def _prolific_code_missing(study: Study) -> bool:
 
 @login_required
 def study_detail(request, slug):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
     corpora = corpus_selectors.item_corpora_visible_to(request.user)
     build_form = ItemsBuildForm(request.POST or None, corpora=corpora)
     if request.method == "POST" and build_form.is_valid():
@@ -151,7 +152,7 @@ def study_live_panel(request, slug):
     page fetches it, ``?fragment=1``), so that the page holding publish, pause and close never fails
     because of what raters answered. Should the computation still fail, the panel says so and the
     error is logged; it is not answered with a 500."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     try:
         live = live_selectors.live_reliability(study)
     except Exception:  # the panel must not turn raters' answers into a server error; the log keeps the cause
@@ -173,7 +174,7 @@ class LiveConfigForm(forms.Form):
 @require_POST
 def study_live_config(request, slug):
     """Save the live-reliability target, ICC and close rule; the form's errors go back as messages."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     form = LiveConfigForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -195,7 +196,7 @@ def study_live_config(request, slug):
 @require_POST
 def invite_create(request, slug):
     """"Make link": a new single-use invitation with an expiry (default 14 days)."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     form = InviteForm(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -219,7 +220,7 @@ def invite_create(request, slug):
 @require_POST
 def study_rater_settings(request, slug):
     """Prolific codes, completion address, reward currency, time limit and closing time (platform_config)."""
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     try:
         authoring.study_rater_settings_set(study=study, values={k: request.POST.get(k, "")
                                                                for k in authoring.RATER_SETTINGS})
@@ -234,8 +235,8 @@ def study_rater_settings(request, slug):
 @login_required
 @require_POST
 def study_transition(request, slug, action):
-    study = get_object_or_404(study_selectors.studies_visible_to(request.user), slug=slug)
-    service = {"publish": authoring.study_publish, "close": authoring.study_close}.get(action)
+    study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
+    service = {"publish": authoring.study_publish, "close": closing.study_close}.get(action)
     if service is None:
         return redirect("studies:study_detail", slug=slug)
     try:

@@ -11,7 +11,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies.authoring import builder, editing, planning, selectors
+from studies import access
+from studies.authoring import builder, editing, planning
 from studies.authoring.forms import CollaboratorForm, StudyDuplicateForm, StudyForm, study_form_initial
 from studies.errors import StudyStateError, errors_text
 from studies.reports import browser_selectors
@@ -19,7 +20,7 @@ from studies.reports.exporting import raw_ids_requested
 
 
 def _study(request, slug):
-    return get_object_or_404(selectors.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
+    return get_object_or_404(access.studies_visible_to(request.user).prefetch_related("criteria"), slug=slug)
 
 
 @login_required
@@ -51,7 +52,7 @@ def study_edit(request, slug):
         "study": study, "form": form, "locked": locked, "plan": planning.pay_plan(study),
         "preview_html": render_to_string("studies/_builder_preview.html", preview, request),
         "duplicate_form": StudyDuplicateForm(
-            experiments=selectors.experiments_visible_to(request.user).filter(is_benchmark=False)),
+            experiments=access.experiments_visible_to(request.user).filter(is_benchmark=False)),
     })
 
 
@@ -59,7 +60,7 @@ def study_edit(request, slug):
 @require_POST
 def study_duplicate(request, slug):
     study = _study(request, slug)
-    experiments = selectors.experiments_visible_to(request.user).filter(is_benchmark=False)
+    experiments = access.experiments_visible_to(request.user).filter(is_benchmark=False)
     form = StudyDuplicateForm(request.POST, experiments=experiments)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -98,7 +99,7 @@ def study_delete(request, slug):
 @require_POST
 def experiment_collaborators(request, experiment, action):
     """Add or remove a collaborator by username or e-mail (owner or staff only)."""
-    experiment = get_object_or_404(selectors.experiments_visible_to(request.user), slug=experiment)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=experiment)
     back = request.POST.get("next") or reverse("studies:experiment_list")
     if not back.startswith("/") or back.startswith("//"):
         back = reverse("studies:experiment_list")

@@ -1,4 +1,4 @@
-"""Chat-then-rate studies (issue 25): a rater chats with a dialogue system over its endpoint, then rates
+"""Chat-then-rate studies: a rater chats with a dialogue system over its endpoint, then rates
 the whole conversation with a dialogue-level design.
 
 - ``addresses``: which URLs and addresses a researcher-entered endpoint may reach (SSRF guard).

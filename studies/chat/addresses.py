@@ -9,7 +9,7 @@ forgery surface (OWASP's SSRF prevention cheat sheet): unguarded, it reaches the
   list of forms typed here: ``is_global`` and none of ``is_private``, ``is_reserved``, ``is_loopback``,
   ``is_link_local``, ``is_multicast``, ``is_unspecified``, ``is_site_local``. IPv4 carried inside IPv6
   (mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged as the IPv4 address it
-  carries; the deprecated IPv4-compatible form (``::a.b.c.d``, audit of issue 33: ``::127.0.0.1``), the
+  carries; the deprecated IPv4-compatible form (``::a.b.c.d``, e.g. ``::127.0.0.1``), the
   local-use NAT64 prefix and the rest of ``::/8`` are reserved and refused whatever they carry. That
   refuses loopback, link-local (the metadata service), private (10/8, 172.16/12, 192.168/16, fc00::/7),
   shared (100.64/10), benchmarking, documentation, reserved and unspecified addresses;

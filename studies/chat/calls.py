@@ -1,4 +1,4 @@
-"""Bot calls in the background of a web process, so that a slow bot holds no web worker (issue 33).
+"""Bot calls in the background of a web process, so that a slow bot holds no web worker.
 
 A rater's turn stores the message and returns at once; the bot call and the storing of its reply run
 in this process's pool of call threads (``CHAT_CALL_THREADS``, each blocked only on the bot's socket),

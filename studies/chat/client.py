@@ -1,6 +1,6 @@
 """One bot reply over HTTP: the dialogue so far in, one reply out (no Django here).
 
-Two protocols (the README documents Concord's):
+Two protocols (docs/guide/chat-then-rate.md documents Concord's):
 
 - ``concord``: ``POST <url>`` with ``{"protocol": "concord-chat/1", "model": ..., "conversation_id": ...,
   "turns": [{"speaker": "user" | "system", "text": ...}, ...]}``; the answer is ``{"reply": "..."}``.
@@ -13,7 +13,7 @@ redirect that leaves the endpoint's scheme, host and port drops it (as ``request
 Bounded: each attempt has the endpoint's timeout (connect and every read), and the whole call one
 deadline on the monotonic clock across connecting, the status line, headers, every read of the body,
 redirects, retries and their pauses. A read timeout restarts with every byte, so a bot that drips one
-byte every half second would outlive it (the audit of issue 33: 60 s on a 25 s deadline); a watchdog
+byte every half second would outlive it (60 s on a 25 s deadline, measured); a watchdog
 shuts the attempt's socket at the deadline instead, and the attempt ends as a timeout. The body is read
 up to ``MAX_BODY_BYTES``. The POST itself (checked address, watchdog, bounded read) is
 ``studies.chat.http_post.post_json``, which the LLM judge client shares.

@@ -15,7 +15,7 @@ A message re-sent with the same ``client_id`` (a double click, a retried fetch, 
 stored once: the unique (chat, client_id) and the lock make sure of it. A chat left waiting by a server
 that died mid-call counts as failed once the deadline has long passed, so the rater can retry it.
 
-With ``background=True`` (the rater's views, issue 33) steps 2 and 3 run in the web process's call
+With ``background=True`` (the rater's views) steps 2 and 3 run in the web process's call
 threads (``studies.chat.calls``) and the turn returns as soon as step 1 has committed; the page follows
 the chat's state. Each call is named in ``Chat.caller``: only the current call stores a reply, and a
 call whose process died (a killed worker) is resumed by the next look at the chat
@@ -86,7 +86,7 @@ def chat_corpus(study: Study) -> Corpus:
 
 def _locked(assignment: Assignment) -> Assignment:
     """The assignment row, locked; refuses one that is no longer being worked on. Only that row (``OF``): the
-    study comes along unlocked, or every turn of a study would wait for every other rater's (issue 33)."""
+    study comes along unlocked, or every turn of a study would wait for every other rater's."""
     locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
     if locked.status != Assignment.Status.STARTED:
         raise ChatRefused(f"this task is already {locked.get_status_display().lower()}")

@@ -9,7 +9,7 @@ JavaScript (static/concord/chat.js) the same views answer JSON when asked for it
 application/json``). Like every rater page, the posts carry a per-assignment form token instead of a
 cookie, and the page never names the system: sides are letters.
 
-A turn and a retry answer as soon as the message is stored (``CHAT_BACKGROUND_REPLIES``, issue 33): the
+A turn and a retry answer as soon as the message is stored (``CHAT_BACKGROUND_REPLIES``): the
 bot is asked in this process's call threads, and the page follows the state (the script polls it; without
 JavaScript the page reloads itself while the system is writing). Looking at the state resumes a call
 whose worker died.
@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from studies.authoring.selectors import studies_visible_to
+from studies.access import studies_visible_to
 from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config

@@ -1,4 +1,4 @@
-"""Reads for the API's corpus, system and import lists (issue 39). Visibility is the import page's
+"""Reads for the API's corpus, system and import lists. Visibility is the import page's
 (``selectors.item_corpora_visible_to``): a researcher's own corpora and the shared ones nobody owns (the
 demo, imported benchmarks), never another researcher's; a system is listed where it has responses in such
 a corpus, described by the researcher's own description (``SystemDescription``) when they wrote one.

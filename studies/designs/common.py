@@ -21,7 +21,7 @@ def letter(position: int) -> str:
 def target_key(order: Sequence[int], target_id: int) -> str:
     """The name a rater's page gives one of the targets it shows: its letter in the rater's order, never its
     database id. Check items are written after the regular items, so their ids are the newest; an id in a
-    field name, a data attribute or a radio value would tell them apart in the page source (issue 26)."""
+    field name, a data attribute or a radio value would tell them apart in the page source."""
     return letter(list(order).index(target_id))
 
 
@@ -49,7 +49,7 @@ _PICK_FIELDS = (tuple_field("best", ""), tuple_field("worst", ""))
 
 
 def draft_in_letters(draft: Mapping[str, Any], order: Sequence[int]) -> dict[str, Any]:
-    """A draft autosaved before pages named targets by letter (issue 26), read with today's names: a
+    """A draft autosaved before pages named targets by letter, read with today's names: a
     ``r<id>-…`` key and a tuple pick's id become that target's letter in ``order``, so a rater who was typing
     while the new version was deployed finds the answers again. What names no target shown stays as it is."""
     def named(key: str) -> str:

@@ -1,4 +1,4 @@
-"""System descriptions per researcher (issue #26): ``SystemDescription``. An existing description (set by
+"""System descriptions per researcher: ``SystemDescription``. An existing description (set by
 whoever first imported the name) moves to the owner of the earliest corpus holding that system's
 responses, and leaves the shared row; Concord's own check-item system keeps its text."""
 import django.db.models.deletion

@@ -1,4 +1,4 @@
-"""A rater's link names the study by an opaque key, not its slug (issue 26): existing studies get one."""
+"""A rater's link names the study by an opaque key, not its slug: existing studies get one."""
 import secrets
 
 from django.db import migrations, models

@@ -8,7 +8,7 @@ from django.db import migrations, models
 def endpoints_to_owners(apps, schema_editor):
     """Each endpoint goes to the one researcher whose experiments' chat items use its system (the key
     stays as it is); an endpoint used by no experiment, or by several researchers' experiments, stays
-    without an owner: admins only, until an admin gives it to a researcher (issue 33)."""
+    without an owner: admins only, until an admin gives it to a researcher."""
     SystemEndpoint = apps.get_model("studies", "SystemEndpoint")
     StudyItemSystem = apps.get_model("studies", "StudyItemSystem")
     for endpoint in SystemEndpoint.objects.all():

@@ -28,7 +28,7 @@ class IdempotencyKey(models.Model):
 
 
 class ApiToken(models.Model):
-    """A named API token of one user (issue 39): several per user, one per script or notebook, each
+    """A named API token of one user: several per user, one per script or notebook, each
     revoked on its own. Only a SHA-256 of the secret is kept (the secret is 256 random bits, so a fast
     hash is enough: nothing to guess from it), with its first characters (``prefix``) to tell tokens
     apart in the list; the secret itself is shown once, when it is made (``studies.api.tokens``).

@@ -1,7 +1,7 @@
 """The chat unit's tables (``studies.chat``).
 
 - ``SystemEndpoint``: how one researcher reaches a system to chat with (protocol, URL, model, key). It is
-  its ``owner``'s (issue 33): a system's name is a shared label, so two researchers may each have an
+  its ``owner``'s: a system's name is a shared label, so two researchers may each have an
   endpoint for "gpt-4o", and nobody else sees, changes, tries or uses one (``studies.chat.selectors``);
   a chat study calls the endpoints of its experiment's owner. No owner: an admin-only endpoint (one the
   migration could not give to a single researcher), used only by experiments without an owner. The key

@@ -1,4 +1,4 @@
-"""A reviewer's decisions about one rater in one study (issue 36): keep, exclude from results,
+"""A reviewer's decisions about one rater in one study: keep, exclude from results,
 approve, reject with a reason, bonus. Each row says who decided, when and why; reverting keeps the
 row (``reverted_at``/``reverted_by``), so the history stays readable. An active exclusion is mirrored on
 ``Assignment.excluded`` (with its reason), the one column every report, export and the live panel read."""

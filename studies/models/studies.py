@@ -58,7 +58,7 @@ class Study(models.Model):
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="studies")
     slug = models.SlugField(max_length=80, unique=True)
     # What a rater's link names instead of the slug (``/r/c/<rater_key>/``): the slug carries the
-    # condition's title, which a rater of a between-subjects experiment must not see (issue 26).
+    # condition's title, which a rater of a between-subjects experiment must not see.
     rater_key = models.CharField(max_length=16, unique=True, default=new_rater_key, editable=False)
     title = models.CharField(max_length=200)
     design = models.CharField(max_length=10, choices=Design.choices)

@@ -1,1 +1,1 @@
-"""Rater onboarding (issue 24): practice items with feedback, then a pass mark, before a rater gets a slot."""
+"""Rater onboarding: practice items with feedback, then a pass mark, before a rater gets a slot."""

@@ -129,3 +129,44 @@ def given_answer_text(values: dict, criteria: dict[str, str] | None = None) -> l
             lines.append(f"{(criteria or {}).get(name, name)}: {kind} {shown}")
     return lines
 
+
+
+def feedback_rows(item: PracticeItem, values: dict, criteria: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """The practice feedback as one list: per question (in the study's order) and response (A, B, ...),
+    the rater's answer beside ours, so the two are read side by side rather than as two lists ordered
+    differently; a rule naming no criterion is shown under each. A rule about several responses ("A above B", "A ranked best") has its own row with no
+    response; an answer nothing was expected of shows "any answer". Rows: question, target, given, expected."""
+    criteria = criteria or {}
+    order = {name: n for n, name in enumerate(criteria)}
+    rows: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+    def row(name: str, target: str) -> dict[str, list[str]]:
+        return rows.setdefault((name, target), {"given": [], "expected": []})
+
+    for key in sorted(values):
+        value = values[key]
+        shown = _labelled(", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        if not shown:
+            continue
+        if match := _FORM_KEY.match(key):
+            letter_, name = match.groups()
+            reason = name.endswith(".rationale")
+            row(name.removesuffix(".rationale"), f"Response {letter_}{' (why)' if reason else ''}")["given"].append(shown)
+        elif "-" in key:
+            kind, name = key.split("-", 1)
+            row(name, "")["given"].append(f"{kind} {shown}")
+    number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+    for rule in item.rules:
+        lettered = {k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items() if k != "criterion"}
+        text = _labelled(rules_text([lettered])[0])
+        single = set(lettered) & set(RESPONSE_KEYS) == {"response"}
+        target = text.split(": ", 1)[0] if single and ": " in text else ""
+        # A rule naming no criterion holds on each (``check_rules``): shown where the rater answered it.
+        names = ([rule["criterion"]] if rule.get("criterion") else
+                 [n for n in criteria if (n, target) in rows] or list(criteria) or [""])
+        for name in names:
+            row(name, target)["expected"].append(text.split(": ", 1)[1] if target else text)
+    ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1]))
+    return [{"question": criteria.get(name, name), "target": target,
+             "given": "; ".join(found["given"]) or "no answer", "expected": "; ".join(found["expected"]) or "any answer"}
+            for (name, target), found in ranked]

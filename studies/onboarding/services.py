@@ -9,7 +9,7 @@ is scored by ``checks.check_passed`` on the values the study's design gives the 
 practice agrees with gold items by construction. Practice answers are ``PracticeAnswer`` rows only:
 no Rating, no Assignment, so a rater who fails holds no slot and no report, export or ICC sees them.
 Training raters on examples with feedback before the task follows Mephisto's onboarding tasks and
-Potato's training phase (issue 24)."""
+Potato's training phase."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -224,7 +224,7 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
     design = design_for(study)
     criteria = study_criteria(study)
     parsed, errors = design.answers_parse(post, study=study, order=item.response_ids, criteria=criteria)
-    errors.update(repeated_fields(post, design.field_prefixes, criteria))  # one value, posted once (issue 33)
+    errors.update(repeated_fields(post, design.field_prefixes, criteria))  # one value, posted once
     with transaction.atomic():
         locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
         if locked.consented_at is None:

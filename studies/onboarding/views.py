@@ -119,6 +119,7 @@ def _feedback_page(request, attempt: PracticeAttempt, item: PracticeItem, answer
         "attempt": attempt, "study": attempt.study, "agreed": answer.agreed, "number": number, "total": total,
         "expected": selectors.expected_answer_text(item, criteria),
         "given": selectors.given_answer_text(answer.values or {}, criteria),
+        "rows": selectors.feedback_rows(item, answer.values or {}, criteria),
         "explanation": render_markdown(item.explanation), "turns": item.conversation.turns,
         "next_url": reverse("raters:practice", args=[attempt.token]) if last
         else reverse("raters:practice_item", args=[attempt.token, number]), "last": last})

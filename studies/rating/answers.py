@@ -103,7 +103,7 @@ def answer_slot_lock(*, assignment: Assignment, item_id: int, seconds: float | N
             raise ValidationError({name: f"must be at most {MAX_ITEM_SECONDS // 3600} hours for one item"})
     # Unordered (one row at most): the default orderings would join the experiment table to sort it. The
     # study the caller already holds (the rater's page read it with the assignment) is reused: only the
-    # assignment row is locked, so reading the study again here gave nothing fresher (issue 33).
+    # assignment row is locked, so reading the study again here gave nothing fresher.
     known = assignment.study if Assignment.study.is_cached(assignment) else None
     related = ("assignment",) if known is not None else ("assignment__study",)
     slot = next(iter(AssignmentItem.objects.select_for_update(of=("assignment",)).select_related(*related)

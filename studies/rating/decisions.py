@@ -1,4 +1,4 @@
-"""A reviewer's decisions about one rater of a study (issue 36), recorded with who, when and why.
+"""A reviewer's decisions about one rater of a study, recorded with who, when and why.
 
 ``keep`` and ``exclude`` are verdicts on the rater's answers: one stands at a time (a new one reverts
 the old), and an active exclusion sets ``Assignment.excluded`` and its reason, which every report,

@@ -75,7 +75,7 @@ def _refusal_page(request, study: Study, refusal: AssignmentRefused):
 def _framed_refusal(request):
     """The page for a load framed by a site the rater pages may not be framed by, or None. Checked
     before any assignment is made: the browser will not show the page, so a "working" assignment
-    made now would hold places until its time limit (issue #26)."""
+    made now would hold places until its time limit."""
     if (framer := framing.refused_framer(request)) is None:
         return None
     if framer == framing.UNKNOWN_FRAMER:

@@ -3,11 +3,11 @@ and the rater API (``studies.api.rater_views``) both run, so an answer is checke
 way it came.
 
 The design parses the form (``StudyDesign.answers_parse``: every field's problem in the rater's words),
-a field that holds one value may be posted once (``repeated_fields``, issue 33), and the one answer
+a field that holds one value may be posted once (``repeated_fields``), and the one answer
 service stores it (``answers.ratings_record``: the slot lock, timings, the design's store-time checks,
 the same answers twice stored once). A store-time problem keyed by criterion and target id
 (``<criterion>.<target id>``, ``<criterion>.rationale.<target id>``) is named by the form field the
-rater sees (``r<letter>-<criterion>``): a field name never carries a database id (issue 26)."""
+rater sees (``r<letter>-<criterion>``): a field name never carries a database id."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -1,6 +1,6 @@
 """The addresses raters are given. A study's link names it by its opaque ``rater_key``, never by its
 slug: the slug carries the condition's title, and a rater of a between-subjects experiment must not learn
-which condition they are in (issue 26). ``/r/<slug>/`` links handed out earlier keep working. What a link
+which condition they are in. ``/r/<slug>/`` links handed out earlier keep working. What a link
 may open is decided here once, for the entry pages and the rater API alike."""
 from __future__ import annotations
 

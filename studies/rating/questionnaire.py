@@ -17,7 +17,7 @@ def questionnaire_clean(spec: Sequence[Mapping[str, Any]], raw: Mapping[str, str
     errors: dict[str, str] = {}
     for question in spec:
         name, kind = question["name"], question.get("kind", "text")
-        if hasattr(raw, "getlist") and len(raw.getlist(name)) > 1:  # one answer, posted once (issue 33)
+        if hasattr(raw, "getlist") and len(raw.getlist(name)) > 1:  # one answer, posted once
             errors[name] = f"{name} was sent {len(raw.getlist(name))} times: it takes one answer"
             continue
         value = (raw.get(name) or "").strip()

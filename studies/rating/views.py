@@ -81,7 +81,7 @@ def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
     assignment's number of items) as a subquery: all of an item page's reads in one query (a submit
     reads its own slot and the next one together). Unordered: the models' default orderings chain
     (slot -> assignment -> study -> experiment) into a join of the experiment table and a sort, and
-    compiling them was a fifth of an item page's CPU time (issue 33)."""
+    compiling them was a fifth of an item page's CPU time."""
     found = AssignmentItem.objects.select_related(
         "assignment__study", "assignment__rater", "item__conversation", "item__reference_response",
     ).annotate(total=_SLOTS_OF_ASSIGNMENT).filter(assignment__token=token, position__in=positions).order_by()
@@ -90,7 +90,7 @@ def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
 
 # The assignment's number of items, correlated with the slot read (the query's own table keeps its name
 # as its alias). Written out: building it as Subquery(values().annotate(Count)) on every page was a
-# twentieth of the page's CPU time (issue 33).
+# twentieth of the page's CPU time.
 _SLOTS = AssignmentItem._meta.db_table
 _SLOTS_OF_ASSIGNMENT = RawSQL(
     f'SELECT COUNT(*) FROM "{_SLOTS}" AS "all_slots" WHERE "all_slots"."assignment_id" = "{_SLOTS}"."assignment_id"',

@@ -3,7 +3,7 @@
 Each ``*_figure`` function takes plain rows from ``studies.analysis.report`` and returns a matplotlib
 Figure (tests inspect it); the function of the same name without ``_figure`` returns the SVG string.
 
-Readability rules (issue #18): conditions are named by their titles (``titles``: slug -> title), never by
+Readability rules: conditions are named by their titles (``titles``: slug -> title), never by
 slug; long labels wrap at word boundaries (``label_text``), and only a label longer than three lines is
 shortened, in the middle, because the conditions of one experiment often share a long prefix and differ at
 the end; long category labels sit on a horizontal axis (one per row) so they cannot collide; the

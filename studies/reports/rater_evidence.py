@@ -1,4 +1,4 @@
-"""The evidence about one rater of a study (issue 36): what the rater's page and the review queue show.
+"""The evidence about one rater of a study: what the rater's page and the review queue show.
 
 Every flag carries its figure, its threshold (``settings.RATER_FLAGS``, each documented with its source
 in config/settings/base.py) and which side of it raises the flag, so a flag is never shown without its
@@ -65,7 +65,12 @@ def thresholds() -> dict[str, float]:
 
 def rater_name(study: Study, assignment: Assignment, *, raw_ids: bool) -> str:
     rater = assignment.rater
-    return f"{rater.platform}:{rater.external_id}" if raw_ids else rater_pseudonym(study.experiment_id, rater.pk)
+    if not raw_ids:
+        return rater_pseudonym(study.experiment_id, rater.pk)
+    # An invite's rater is named after the invite ("invite-13"): "invite:invite-13" would say it twice.
+    if rater.platform == "invite" and rater.external_id.startswith("invite-"):
+        return f"invite {rater.external_id.removeprefix('invite-')}"
+    return f"{rater.platform}:{rater.external_id}"
 
 
 def _finite(value: Any) -> float | None:

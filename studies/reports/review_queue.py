@@ -1,4 +1,4 @@
-"""A study's review queue (issue 36): the flagged raters, each with the flags that put them there
+"""A study's review queue: the flagged raters, each with the flags that put them there
 (figure and threshold, ``rater_evidence``) and their standing decision, undecided first; and the most
 disputed items, each with its figure and the answers that disagree.
 

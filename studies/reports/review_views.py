@@ -1,4 +1,4 @@
-"""Rater review pages (issue 36): a page per rater of a study (the evidence and every answer) and the
+"""Rater review pages: a page per rater of a study (the evidence and every answer) and the
 study's review queue; keep / exclude decisions and their reversal. Approve, reject and bonus go to the
 platform through the crowd app's view (``crowd.views.rater_decide``), named by URL in the templates.
 Thin: the selectors compute, ``studies.rating.decisions`` writes. Owners, collaborators and staff only

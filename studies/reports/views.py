@@ -126,7 +126,7 @@ def report_page(request, study=None, experiment=None):
         "body_key": hashlib.sha256(f"{request.get_full_path()}:{report_selectors.ratings_version(studies)}:"
                                    f"{exclude}:{raw_ids}".encode()).hexdigest(),
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
-        # who a reviewer excluded and why; label aggregation and its accuracy on check items (issue 36)
+        # who a reviewer excluded and why; label aggregation and its accuracy on check items
         "exclusions": rater_evidence.exclusions(studies),
         "aggregation_blocks": [{"study": s, "criteria": aggregated_labels.report_criteria(s, raw_ids=_raw_ids(request, studies))}
                                for s in studies],

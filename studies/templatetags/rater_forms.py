@@ -1,4 +1,4 @@
-"""Tags of the rater's item form that run once per row of every item page (issue 33)."""
+"""Tags of the rater's item form that run once per row of every item page."""
 from collections.abc import Mapping, Sequence
 from typing import Any
 

@@ -42,3 +42,14 @@ def duration(seconds):
 @register.filter
 def get(mapping, key):
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def item_ref(position):
+    """An item as researchers name it: "#3", or a check item "check 2" (check items are stored after
+    every regular item, from ``CHECK_POSITION_BASE``, a number that means nothing to a reader)."""
+    from studies.authoring.checks import CHECK_POSITION_BASE
+
+    if isinstance(position, bool) or not isinstance(position, int):
+        return position
+    return f"check {position - CHECK_POSITION_BASE + 1}" if position >= CHECK_POSITION_BASE else f"#{position}"

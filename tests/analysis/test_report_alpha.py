@@ -1,4 +1,4 @@
-"""Krippendorff's alpha in the report reads the same normalised scores as the ICC (issue #18): for
+"""Krippendorff's alpha in the report reads the same normalised scores as the ICC: for
 magnitude estimation the log10 ratio to each item's anchor at the interval level, for Likert the value
 at the ordinal level; checked against the ``krippendorff`` package directly."""
 import krippendorff

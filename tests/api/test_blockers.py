@@ -1,4 +1,4 @@
-"""Issue 39's blockers: the built-in metrics exist on a fresh database before any page is opened (under
+"""What blocked scripted use of the API: the built-in metrics exist on a fresh database before any page is opened (under
 the README's names), a queued run says when no worker has picked it up, NaN never reaches JSON (a label
 nobody picked is ``null``), and a labels study's JSON report and PPI do not say "no ratings" while
 label ratings exist."""

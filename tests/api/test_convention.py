@@ -1,4 +1,4 @@
-"""Issue 39's one convention, through the test client on a fresh database: every error in one RFC 9457
+"""The API's one convention, through the test client on a fresh database: every error in one RFC 9457
 envelope (two different validation errors, a 404, a 409, an unknown /api/ path), unknown fields and
 filters refused by name, filters that work, one strict pagination, and ``Idempotency-Key`` on creates
 and actions (per user: another researcher's same key is theirs)."""
@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 
 from studies.authoring import services as authoring
 from studies.models import Invite
+from studies.rating import closing
 from tests.factories import token_for
 from tests.problems import problem_fields
 
@@ -47,7 +48,7 @@ def test_not_found_conflict_and_unknown_paths_are_problems(api, make_study, othe
     theirs = authoring.experiment_create(owner=other_user, title="Theirs", conditions=[{"title": "T", "design": "likert"}])
     hidden = api.get(f"/api/studies/{theirs.studies.get().slug}/")
     unknown = api.get("/api/no/such/thing/")
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     conflict = api.post(f"/api/studies/{study.slug}/publish/")
     for response, code in ((hidden, 404), (unknown, 404), (conflict, 409)):
         assert response.status_code == code and response["Content-Type"] == "application/problem+json"

@@ -1,4 +1,4 @@
-"""Corpora, systems and background imports through the API (issue 39): listed in the one pagination,
+"""Corpora, systems and background imports through the API: listed in the one pagination,
 filters that work or are refused naming the parameter; another researcher's corpus is a 404 and never
 listed, their description of a shared system name never shown, their import jobs never listed."""
 import io

@@ -1,4 +1,4 @@
-"""A generated client that works (issue 39): the schema validates with ``openapi-spec-validator``;
+"""A generated client that works: the schema validates with ``openapi-spec-validator``;
 ``openapi-python-client`` generates a client whose modules all import; and that client drives a study
 end to end against a live server (create with nested criteria, import a file, build, publish, invite,
 rate through the rater API as a bot with no researcher token, report, export). The tools are pinned in

@@ -1,4 +1,4 @@
-"""Invites and places through the API (issue 39): an opened link holds a place only for the time
+"""Invites and places through the API: an opened link holds a place only for the time
 limit (the default, or the researcher's), invites are listed and revoked, assignments listed and
 freed; another researcher sees none of it (404) and can change none of it."""
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""The rater API (issue 39): a bot rater enters with the identity its link carries, reads its items with
+"""The rater API: a bot rater enters with the identity its link carries, reads its items with
 the fields to answer, answers every judgement kind as JSON checked exactly as the pages check it, and
 submits; refusals are problem bodies naming the field and store nothing."""
 import pytest

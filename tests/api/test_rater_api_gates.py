@@ -1,4 +1,4 @@
-"""The rater API's gates are the pages' (issue 39): attention checks scored at submit with the screened-out
+"""The rater API's gates are the pages': attention checks scored at submit with the screened-out
 code the done page gives, platform identities bound to their acceptance, the practice gate, the time limit."""
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""The practice through the rater API (issue 39): the pages' order (entry -> consent -> practice -> slot) and
+"""The practice through the rater API: the pages' order (entry -> consent -> practice -> slot) and
 services (``studies.onboarding``): feedback after each answer, stored once, the pass mark, the outcome of a
 fail, the slot after a pass; the attempt's token and key are its capability."""
 import pytest

@@ -1,4 +1,4 @@
-"""Typed report responses (issue 39): the reliability report (study and experiment), human vs metric and
+"""Typed report responses: the reliability report (study and experiment), human vs metric and
 the prediction-powered estimates declare real component schemas, and live answers validate against what
 the schema declares (OpenAPI 3.0 semantics: ``nullable``), for rated studies of several designs, a
 labels-only study and a study nobody has rated, and the design sections (pairwise, ACUTE-Eval, best-worst

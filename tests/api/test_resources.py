@@ -1,4 +1,4 @@
-"""Resources on their own paths (issue 39): experiments, studies, invites, check items and collaborators
+"""Resources on their own paths: experiments, studies, invites, check items and collaborators
 read, changed (PATCH) and deleted (DELETE) where the UI allows it, 409 where the state forbids it; the old
 action routes keep working. Another researcher gets a 404 and changes nothing; unknown fields are refused
 by name; invitations are made several at once (``count``, bounded) as on the study page."""

@@ -1,4 +1,4 @@
-"""API tokens (issue 39): several named ones per user, the secret shown once and stored only hashed,
+"""API tokens: several named ones per user, the secret shown once and stored only hashed,
 listed by prefix, revoked by DELETE (then 401); another user's token is a 404 and stays valid; bad input
 is refused by name. Login tokens (``POST /api/auth/token/``) are the same kind of row: hashed, listed,
 revocable, at most ``LOGIN_TOKENS_MAX`` live per user; a 40-character key of DRF's, hashed by migration

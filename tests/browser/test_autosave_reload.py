@@ -1,4 +1,4 @@
-"""An answer the page took survives an immediate reload (issue 34): on a 390 px phone and at 1280 px, a
+"""An answer the page took survives an immediate reload: on a 390 px phone and at 1280 px, a
 rater picks every point of an item and the page is reloaded 50 ms after the last click; every answer
 comes back (saved at once on a pick, flushed with a keepalive request when the page is left, kept in the
 tab until the server has it). And the practice asks for consent before its first item."""

@@ -1,4 +1,4 @@
-"""The study builder in a real browser (issue 34), at a 1280 px desktop and a 390 px phone: studies of
+"""The study builder in a real browser, at a 1280 px desktop and a 390 px phone: studies of
 every design and every judgement kind built with no typed syntax (rows, buttons, keys), the preview of
 the rater's page updated as the rows change, a practice set whose expected answers are given by
 answering the preview, a chat study's settings, and the preview showing the same item text and

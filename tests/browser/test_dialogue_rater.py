@@ -67,7 +67,7 @@ def test_rating_whole_dialogues_in_the_browser(live_server, browser, screenshot,
         assert turns.count() == len(conversation.turns)  # the whole conversation, its last turn too
         assert turns.last.inner_text().endswith(conversation.turns[-1]["text"])
         sides = [("side-a" in (turns.nth(i).get_attribute("class") or "")) for i in range(turns.count())]
-        # sides follow the speaker, the system's on side-a whoever opens (issue #26)
+        # sides follow the speaker, the system's on side-a whoever opens
         assert sides == [t["side"] == "side-a" for t in speaker_turns(conversation.turns)]
         assert {t["speaker"] for t, a in zip(conversation.turns, sides, strict=True) if a} <= {"model", "system"}
         assert page.locator("article.response").count() == 0

@@ -1,5 +1,5 @@
 """The live-reliability figures on the study page, under the site's Content-Security-Policy (no inline
-styles): the browser must draw them in colour, not as black squares (issue 26). The test reads the pixels of
+styles): the browser must draw them in colour, not as black squares. The test reads the pixels of
 the figure as Chromium drew it."""
 import io
 

@@ -17,7 +17,7 @@ ENTRY = "/r/{slug}/?workerId={worker}&assignmentId=A{worker}&hitId=H1&turkSubmit
 
 
 def agree(tab):
-    """Consent comes first (issue 34): the start page, then the first practice item."""
+    """Consent comes first: the start page, then the first practice item."""
     assert tab.locator("[data-testid=practice-first]").count() == 1
     tab.check("input[name=agree]")
     tab.click("button:has-text('Start')")
@@ -138,7 +138,7 @@ def test_onboarding_researcher_practice_card_and_report_in_the_browser(live_serv
         tab.click("#practice summary:has-text('Add a practice item')")
         tab.fill("#practice textarea[name=context]", "A: Hi")
         tab.fill("#practice textarea[name=responses]", "Hello!\nZzz")
-        # the expected answer by controls (issue 34: no JSON): response C, which the item does not have
+        # the expected answer by controls (no JSON): response C, which the item does not have
         assert tab.locator("#practice textarea[name=rules]").count() == 0
         assert not tab.locator("#practice [name=rule-0-value]").is_visible()  # nothing expected yet
         tab.select_option("#practice [name=rule-0-response]", label="C")

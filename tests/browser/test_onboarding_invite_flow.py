@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def agree(tab):
-    """Consent comes first (issue 34): the start page, then the first practice item."""
+    """Consent comes first: the start page, then the first practice item."""
     assert tab.locator("[data-testid=practice-first]").count() == 1
     tab.check("input[name=agree]")
     tab.click("button:has-text('Start')")

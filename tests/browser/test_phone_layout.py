@@ -1,4 +1,4 @@
-"""Issue 34 (minor): on a phone the responses sit next to their questions. At 390 px every question's
+"""On a phone the responses sit next to their questions. At 390 px every question's
 first control is within a short distance below the text of the response it asks about (before: the
 responses' cards stood above all the questions, a screen or more from the later ones); the page still
 fits the screen's width; a screenshot goes to test-output/browser/."""

@@ -139,7 +139,7 @@ def test_researcher_pages_refuse_to_be_framed(live_server, worker_site, no_third
 @pytest.mark.parametrize("policy", ["default", "no-referrer"])
 def test_a_frame_the_rater_pages_may_not_be_shown_in_makes_no_assignment(live_server, worker_site, policy,
                                                                           no_third_party_cookies, settings, make_study):
-    """Issue #26: a worker site that frame-ancestors does not name frames the HIT: Chromium refuses to
+    """A worker site that frame-ancestors does not name frames the HIT: Chromium refuses to
     show it, and the entry (told by Sec-Fetch-Dest and the Referer who frames it) stores nothing, so no
     "working" assignment holds a place until its time limit. A framer that sends no Referer is not
     known: the entry stores nothing either and answers with a start link the browser does not show."""

@@ -1,4 +1,4 @@
-"""Rater review in a real browser (issue 36): the rater's page shows every flag with its figure and
+"""Rater review in a real browser: the rater's page shows every flag with its figure and
 threshold and the rater's answers; the queue excludes a rater with a reason, the rater's page reverts
 it; the queue lists the most disputed items and the report names the label aggregation it used."""
 import pytest

@@ -1,4 +1,4 @@
-"""Issue #26 (walkthrough): ICC tables ran off sideways on the report page. On a desktop and on a
+"""ICC tables ran off sideways on the report page. On a desktop and on a
 390 px phone, the report of a seven-condition experiment with ICC tables (the demo's four conditions
 and three copies, under long titles; every <details> opened so the table of all six ICC forms is laid
 out too) and a study's report are no wider than the window, and the ICC matrices reflow to fit their

@@ -243,6 +243,6 @@ def test_crowd_api_bonus_and_block(user, mturk_stub, publication):
     assert sent.json()["token"] == f"concord-bonus-{sent.json()['id']}"
     blocked = api.post(f"/api/crowd/publications/{publication.pk}/workers/block/",
                        {"worker_id": "A1DONE", "reason": "Bot-like"}, format="json")
-    # the researcher's block (issue 26, M2), not the shared rater record and not MTurk's account-wide block
+    # the researcher's block, not the shared rater record and not MTurk's account-wide block
     assert blocked.status_code == 200 and RaterBlock.objects.get(rater_id=done.rater_id, owner=user).active
     assert not done.rater.__class__.objects.get(pk=done.rater_id).blocked

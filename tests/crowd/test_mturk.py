@@ -302,7 +302,7 @@ def test_mturk_bonus_input_is_checked(publication, make_study):
 
 
 def test_mturk_block_and_unblock_a_worker_with_a_reason(mturk_stub, publication, make_study):
-    """A block is the researcher's (issue 26, M2): no account-wide MTurk block (the Stubber has no
+    """A block is the researcher's: no account-wide MTurk block (the Stubber has no
     call queued), the worker is refused in the owner's studies, the shared rater record is untouched."""
     rater = mturk_worker(publication.study, "A7SPAM", "3ASSIGNSPAM000000000000000000", "3HITAAAAAAAAAAAAAAAAAAAAAAAAAA").rater
     block = crowd_workers.worker_block(publication=publication, worker_id="A7SPAM", reason="Random answers")

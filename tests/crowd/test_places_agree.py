@@ -1,4 +1,4 @@
-"""The Crowd page plans as many places as the study page says raters are needed (issue 26's
+"""The Crowd page plans as many places as the study page says raters are needed (the
 walkthrough: "the crowd page plans 9 places where the study page says 6"). MTurk's default of 9
 assignments per HIT rounded the places up to whole HITs; the last HIT now holds the remainder."""
 from datetime import UTC, datetime

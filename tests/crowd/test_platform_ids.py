@@ -1,4 +1,4 @@
-"""Platform ids as the crowd app reads them (issue 26, M1, crowd's side): a worker id is the same
+"""Platform ids as the crowd app reads them (crowd's side): a worker id is the same
 worker whatever its Unicode form or letter case (NFKC, case-folded), when a researcher names a worker
 and when a sync matches the platform's rows to Concord's raters; simulated raters carry ids in the
 platforms' own formats."""

@@ -1,4 +1,4 @@
-"""One platform protocol (issue 23, item 8): every registered platform implements it, the Crowd
+"""One platform protocol: every registered platform implements it, the Crowd
 page shows each platform's controls from what its object declares, and outside crowd/platforms/ (and
 the clients, models and migrations) no code of the crowd app decides anything by comparing a
 platform to MTurk or Prolific. Read from the code's own syntax tree, no Django needed for that part."""

@@ -1,4 +1,4 @@
-"""Issue 38: the practice qualification was a second copy of QualificationType/QualificationGrant. Migration
+"""The practice qualification was a second copy of QualificationType/QualificationGrant. Migration
 crowd 0004 moves every practice qualification into QualificationType (purpose "passed_practice") and every
 practice grant into QualificationGrant, with their MTurk ids and dates, beside the "took part" ones it leaves
 alone; migrating back restores the old tables. Run on the real migrations, from the state before."""

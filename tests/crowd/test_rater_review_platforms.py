@@ -1,4 +1,4 @@
-"""Review decisions that go to the platforms (issue 36, crowd.rater_decisions): approve, reject and
+"""Review decisions that go to the platforms (crowd.rater_decisions): approve, reject and
 bonus from the review queue or a rater's page reach MTurk (botocore Stubber: every call expected with
 its parameters) and Prolific (recorded responses), and are recorded only once the platform accepted;
 a rejected rater leaves every report."""

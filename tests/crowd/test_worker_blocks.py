@@ -1,5 +1,5 @@
 """Blocks and notifications reach only the workers of the caller's own publication, and a block
-keeps the worker out of the blocking researcher's studies only (issue 26, M2): the worker is refused
+keeps the worker out of the blocking researcher's studies only: the worker is refused
 in every study of the researcher who blocked them, other researchers' studies still take them, the
 shared rater record is not touched, and nothing goes to the platform's account-wide block list."""
 from io import StringIO

@@ -91,7 +91,7 @@ def test_messages_to_two_items_of_one_assignment_are_both_answered(slow_study):
 def test_one_raters_turn_does_not_wait_for_anothers_lock(user, loopback_allowed, local_bot):
     """A turn locks its own assignment row only (FOR UPDATE OF): a lock on the joined study row would make
     every chat turn of a study wait for every other, and a burst of raters' turns queue one behind another
-    while each holds a web worker (issue 33). Rater B's message is stored and answered, and the reply
+    while each holds a web worker. Rater B's message is stored and answered, and the reply
     stored, while rater A's turn holds its lock; the study row stays free for a lock that does not wait."""
     import threading
 

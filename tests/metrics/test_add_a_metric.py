@@ -1,4 +1,4 @@
-"""docs/architecture.md's "How to add a metric", followed (issue 38): the module the walkthrough shows,
+"""docs/architecture.md's "How to add a metric", followed: the module the walkthrough shows,
 copied from the document into a folder that joins ``metrics/implementations/`` for this test, and nothing
 else changed. The registry finds it, /metrics/ and the API list its default instance, and a scoring run
 stores its values."""

@@ -1,4 +1,4 @@
-"""Issue 37: a model card warned only about the sets on the card (shared files, benchmark studies). The
+"""A model card warned only about the sets on the card (shared files, benchmark studies). The
 human-vs-metric page and its API now also warn where the model is below an untrained baseline on the
 experiment's own ratings, scored on the same targets (and show the card's warnings once everything is
 scored, not only beside "Score first")."""

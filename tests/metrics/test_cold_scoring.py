@@ -1,4 +1,4 @@
-"""Cold scoring with the MiniLM cosines (issue 37: DSTC9's 54k turns took 16.5 minutes): ``score_set`` embeds
+"""Cold scoring with the MiniLM cosines (DSTC9's 54k turns took 16.5 minutes): ``score_set`` embeds
 every distinct text of a set once, ahead, in one pass, and the scores equal batch-by-batch scoring to 1e-6;
 torch's CPU threads follow the CPUs this process may use, less the load, unless CONCORD_TORCH_THREADS says."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Issue #26 (walkthrough): scoring a dialogue-unit study with a turn-level metric finished "0/0" with
+"""Scoring a dialogue-unit study with a turn-level metric finished "0/0" with
 no explanation (the study's items show whole dialogues, so there is no judged response to score). The
 run is now refused up front with a message naming the field and why, and nothing is queued: the human
 judgments are of whole dialogues, and a mean of turn scores would be a metric of our own making, not

@@ -121,7 +121,7 @@ def test_help_names_the_metrics_and_bad_paths_are_named():
 
 
 def test_pooled_grade_files_of_two_data_sets_carry_no_paper_figure(tmp_path):
-    """A pooled GRADE figure carried the first file's paper number (issue 37); each file keeps its own,
+    """A pooled GRADE figure carried the first file's paper number; each file keeps its own,
     and MDD-Eval's Empathetic-Eval figure (Table 5, .374) is there."""
     from metrics import registry
     from metrics.benchmarking import benchmark
@@ -142,7 +142,7 @@ def test_pooled_grade_files_of_two_data_sets_carry_no_paper_figure(tmp_path):
 
 def test_benchmark_metric_compares_several_metrics_with_paired_intervals():
     """``benchmark_metric --metrics a,b`` ranks the metrics on the same items by Spearman with the humans,
-    with the paired bootstrap gap to the best (issue 37)."""
+    with the paired bootstrap gap to the best."""
     path = shared_file("grade", "dailydialog_EVAL.json")
     result = bench("--metrics", "cosine_last,readability", "--dataset", str(path), "--limit", "60",
                    "--resamples", "200")

@@ -159,7 +159,7 @@ def test_mdd_eval_without_a_trained_model_says_so():
 
 
 def test_a_student_that_takes_no_step_says_so_on_its_run_model_and_card(toy, tmp_path, settings):
-    """Issue 37: a student whose teacher labels no augmented pair confidently takes 0 steps; its run's log
+    """A student whose teacher labels no augmented pair confidently takes 0 steps; its run's log
     summary and phase, its model's notes and its card (and the command's card text) say that no pseudo-label
     passed the threshold, not only a line inside the log."""
     from metrics.management.commands.train_metric import card_text

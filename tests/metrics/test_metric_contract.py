@@ -1,4 +1,4 @@
-"""Every registered metric through one harness (issue 38), taken from the registry, so a new metric is
+"""Every registered metric through one harness, taken from the registry, so a new metric is
 checked without editing this file: what it declares on its class is coherent, it registers as a Metric row,
 a heuristic scores a study through a scoring run (one score per target, finite and inside its declared
 range, a second run adds none) and a learned one without a trained model refuses with a message naming

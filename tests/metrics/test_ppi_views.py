@@ -169,7 +169,7 @@ def test_ppi_demo_report_shows_the_section_after_scoring(client, user):
 
 
 def test_report_controls_each_say_what_they_act_on_once(client, user, scored):
-    """Issue 34 (minor): "Recompute / CSV / XLSX" twice on a report: the toolbar's (reliability) and the
+    """"Recompute / CSV / XLSX" twice on a report: the toolbar's (reliability) and the
     estimates section's (prediction-powered) controls are named apart, each name once on the page."""
     import re
 

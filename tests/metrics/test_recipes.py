@@ -1,4 +1,4 @@
-"""Issue 27's recipes: ``train_metric METRIC --name NAME`` runs the metric's declared recipe end to end (each
+"""The default recipes: ``train_metric METRIC --name NAME`` runs the metric's declared recipe end to end (each
 stage a TrainingRun, each starting from the one before), finishes a stopped recipe instead of starting
 over, and ``--recipe paper`` first says how long it would take here. The trainable metrics declare their
 stages where they are registered: ``metrics.training`` holds no table of metrics."""
@@ -124,7 +124,7 @@ def test_mdd_eval_recipe_teacher_augment_student_the_student_starting_as_its_tea
         next(h["accuracy"] for h in teacher_best if h["step"] == teacher_run.result.validation["best_step"]))
     assert student.validation["pseudo_labels"]["pairs_after"] > 0
     assert MDDEvalModel.load(student.artifact_path).floor
-    # issue 27: both stages chosen by DailyDialog++ validation ranking accuracy of P(relevant), the start a candidate
+    # Both stages chosen by DailyDialog++ validation ranking accuracy of P(relevant), the start a candidate
     for stage_run in (teacher_run, run):
         assert (stage_run.config["select_by"], stage_run.config["evaluate_at_start"]) == ("ranking", True)
         evaluations = [h for h in stage_run.losses if "validation" in h]

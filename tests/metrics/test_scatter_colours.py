@@ -1,4 +1,4 @@
-"""Issue #26: the human-vs-metric scatter SVGs (one per condition × criterion) colour a system the
+"""The human-vs-metric scatter SVGs (one per condition × criterion) colour a system the
 same in every panel: the view takes the colours from the whole report's systems, not the panel's."""
 import pytest
 

@@ -1,6 +1,6 @@
 """/metrics/'s training form offers the metrics their classes declare trainable by an ml trainer
 (``Trainable.trainer``), with their stages as ``Trainable.stage_labels`` names them: a metric registered the
-way docs/architecture.md's walkthrough adds one appears there with nothing else changed (issue 38)."""
+way docs/architecture.md's walkthrough adds one appears there with nothing else changed."""
 import re
 import sys
 from html import unescape

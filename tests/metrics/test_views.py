@@ -162,7 +162,7 @@ def test_report_number_filters_take_anything():
 
 
 def test_human_metric_page_ranks_every_metric_scored_on_the_study(client, user):
-    """The best judge (issue 37): with two metrics scored, the page ranks them per condition and criterion
+    """The best judge: with two metrics scored, the page ranks them per condition and criterion
     with the paired gap to the best, as studies.analysis.metric_ranking computes on the same targets."""
     from metrics import selectors
 

@@ -1,4 +1,4 @@
-"""The on-disk embedding cache (issue 27): a frozen encoder's vector of a text is computed once per machine and
+"""The on-disk embedding cache: a frozen encoder's vector of a text is computed once per machine and
 read back by every later run, seed and metric; a different encoder, a changed weight or a differently cut
 text never reads another's vector; the text-level path equals sentence-transformers on the packaged MiniLM."""
 import subprocess

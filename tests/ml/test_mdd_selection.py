@@ -1,4 +1,4 @@
-"""Issue 27, MDD-Eval: checkpoints chosen by DailyDialog++ ranking accuracy of P(relevant) (the untrained
+"""MDD-Eval: checkpoints chosen by DailyDialog++ ranking accuracy of P(relevant) (the untrained
 floor start is a candidate and is kept where training does not rank better), and the pseudo-labelling's
 progress reaching the callbacks and plain log lines (``LogProgress``), not only a terminal's bar."""
 import dataclasses

@@ -106,7 +106,7 @@ def test_padding_multiple_is_8_on_cuda_only():
     assert pad_multiple(torch.device("cuda")) == 8
 
 
-# -- representations (issue 15): cls (the paper), mean pooling, paired embeddings ---------------------
+# -- representations: cls (the paper), mean pooling, paired embeddings ---------------------
 
 def tiny_bert(tokenizer, seed=0):
     torch.manual_seed(seed)

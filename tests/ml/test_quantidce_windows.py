@@ -1,4 +1,4 @@
-"""QuantiDCE's ``windows`` representation (issue 15: the default) and the frozen-feature cache.
+"""QuantiDCE's ``windows`` representation (the default) and the frozen-feature cache.
 
 ``windows`` scores the response against the whole context and against its last turn with one shared head,
 averaging the two logits; the cache computes a frozen encoder's pair features once, and must give the model

@@ -225,7 +225,7 @@ def test_best_summary_names_what_the_model_was_chosen_on():
 
 
 def test_progress_marks_best_beside_the_figure_selection_follows():
-    """"(best)" stood beside the validation loss while the model was chosen on accuracy (issue 37)."""
+    """"(best)" stood beside the validation loss while the model was chosen on accuracy."""
     from ml.trainers.callbacks import TqdmCallback, TrainingState
 
     lines = []

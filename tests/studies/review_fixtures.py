@@ -1,4 +1,4 @@
-"""A small study for the rater-review tests (issue 36): a scale criterion and a categorical one, a
+"""A small study for the rater-review tests: a scale criterion and a categorical one, a
 gold item whose rule names a label, four raters who roughly agree and one spammer who gives every
 response the same number and the same label."""
 from __future__ import annotations

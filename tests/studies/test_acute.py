@@ -199,7 +199,7 @@ def test_acute_rater_page_shows_both_conversations_marks_the_judged_turns_and_hi
 
 def test_acute_refused_answer_marks_what_is_missing_as_the_pairwise_page_does(user):
     """The shared questions partial (raters/_pair_questions.html): a missing choice marks the choices, a missing
-    required reason the empty "Why?" box only (issue 34); nothing is stored."""
+    required reason the empty "Why?" box only; nothing is stored."""
     study = acute_study(user, {"a": 2, "b": 2})
     assignment = rater_entry.assignment_start(study=study, rater=rater_entry.rater_get_or_create(
         platform="invite", external_id="marks"))

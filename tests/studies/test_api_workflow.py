@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from studies.authoring import services as authoring
 from studies.models import Study
 from studies.rating import answers as answering
+from studies.rating import closing
 from studies.rating import entry as rater_entry
 from studies.reports import selectors
 from tests.factories import UserFactory, token_for
@@ -70,7 +71,7 @@ def test_duplicate_delete_and_the_state_operations(api, make_study):
     assert api.get(f"/api/studies/{study.slug}/").json()["paused"] is True
     assert api.post(f"/api/studies/{study.slug}/resume/").json()["paused"] is False
     assert api.post(f"/api/studies/{study.slug}/reopen/").status_code == 409  # a state conflict
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     assert api.post(f"/api/studies/{study.slug}/reopen/").json()["status"] == "published"
 
 

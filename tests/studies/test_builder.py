@@ -1,4 +1,4 @@
-"""The study builder (issue 34): criteria rows posted as structured fields (no syntax), the live preview
+"""The study builder: criteria rows posted as structured fields (no syntax), the live preview
 of the rater's page for a real item (the same templates and form context raters get, never saved),
 and expected answers authored in that preview, each researcher-scoped."""
 import re

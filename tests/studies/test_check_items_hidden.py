@@ -1,4 +1,4 @@
-"""Check items cannot be told from regular items in the page source (issue 26, Low finding).
+"""Check items cannot be told from regular items in the page source.
 
 Check items are written after the study's items, so their responses have the newest database ids; a page
 that named responses by id (field names ``r<id>-...``, ``data-response``, tuple radio values) let a rater

@@ -1,5 +1,5 @@
 """A rater of a between-subjects experiment cannot tell which condition they are in from any address they
-are given or shown (issue 26): study links name the study by its opaque ``rater_key``, never by its slug,
+are given or shown: study links name the study by its opaque ``rater_key``, never by its slug,
 which carries the condition's title. Links handed out before still open."""
 import io
 import re

@@ -67,7 +67,7 @@ def researcher(client, user):
 
 
 def test_the_researchers_rater_settings_form_sets_and_keeps_the_currency(researcher, make_study):
-    """Issue 26: the currency was settable by the API only, and saving the study page's rater settings
+    """The currency was settable by the API only, and saving the study page's rater settings
     (which had no currency field) cleared it."""
     study = make_study("likert", platform="prolific")
     Study.objects.filter(pk=study.pk).update(reward=Decimal("1.50"), estimated_minutes=6)

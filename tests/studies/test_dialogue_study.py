@@ -355,7 +355,7 @@ def dialogue_targets(item_id: int) -> list[int]:
 
 
 def test_a_dialogue_level_scoring_run_on_a_dialogue_study_feeds_human_vs_metric(dialogue_study):
-    """End to end across the two halves of issue 13: a real dialogue-level metric (the consecutive-turn
+    """End to end across the two halves of dialogue-level evaluation: a real dialogue-level metric (the consecutive-turn
     coherence baseline) scores the study's conversations in a scoring run, and the human-vs-metric
     report correlates those stored scores with the dialogue ratings (checked against SciPy)."""
     from metrics import services as metric_services

@@ -13,6 +13,7 @@ from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rating, Study, StudyItemResponse
 from studies.rating import answers as answering
+from studies.rating import closing
 from studies.rating import entry as rater_entry
 from tests.factories import UserFactory
 from tests.studies.test_services import answer_all, rater
@@ -142,10 +143,10 @@ def test_pause_refuses_new_raters_lets_started_ones_go_on_and_resume_restores(ma
 
 def test_reopen_a_closed_study_unless_it_would_close_again(make_study):
     study = make_study("likert")
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     study = editing.study_reopen(study=study)
     assert (study.status, study.closed_at) == ("published", None)
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     config = {**study.platform_config, "closes_at": (timezone.now() - timedelta(hours=1)).isoformat()}
     Study.objects.filter(pk=study.pk).update(platform_config=config)
     with pytest.raises(StudyStateError, match="deadline has passed"):

@@ -8,7 +8,7 @@ from django.test import Client
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, Rater, Study
-from studies.rating import allocation, review
+from studies.rating import allocation, closing, review
 from studies.rating import entry as rater_entry
 
 pytestmark = pytest.mark.django_db
@@ -102,7 +102,7 @@ def test_closed_draft_and_full_conditions_are_skipped(make_study, experiment):
     draft = make_study("rme", platform="prolific", experiment=experiment, publish=False)
     full = make_study("bws", platform="prolific", experiment=experiment, raters_per_item=1)
     open_one = make_study("bme", platform="prolific", experiment=experiment, raters_per_item=20)
-    authoring.study_close(study=closed)
+    closing.study_close(study=closed)
     rater_entry.assignment_enter(study=full, platform="prolific", external_id="filler", acceptance_id="f")
     for n in range(5):
         assert enter(experiment, f"p{n}", seed=n).study_id == open_one.pk

@@ -30,7 +30,7 @@ def test_the_export_names_each_raters_checks_and_flag(client, user, make_study):
 
 
 def test_best_worst_tuple_rows_carry_their_raters_checks(client, user, make_study):
-    """Issue 26: the tuple rows of the export (one per member) left the check columns empty."""
+    """The tuple rows of the export (one per member) left the check columns empty."""
     from studies.rating import answers as answering
     from studies.rating import entry as rater_entry
 

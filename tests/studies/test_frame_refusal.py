@@ -1,4 +1,4 @@
-"""Issue #26 (walkthrough): the MTurk HIT loaded in a cross-site frame whose origin the rater pages'
+"""The MTurk HIT loaded in a cross-site frame whose origin the rater pages'
 ``frame-ancestors`` does not allow is refused by the browser, yet the entry request had already
 created a "working" assignment that held places until its time limit. The entry now refuses such a
 load (the browser says, with Sec-Fetch-Dest/Sec-Fetch-Site and the Referer, who is framing it)

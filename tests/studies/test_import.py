@@ -193,7 +193,7 @@ def test_fed_imports_nine_qualities_with_their_scales_and_missing_annotators():
     expected = sum(len(v) for r in records for v in r["annotations"].values())
     assert summary.ratings == expected
     assert set(System.objects.filter(responses__conversation__corpus=summary.corpus).values_list("name", flat=True)) == {
-        "Human", "Meena", "Mitsuku"}  # names keep their case (issue 34)
+        "Human", "Meena", "Mitsuku"}  # names keep their case
 
 
 def test_dailydialog_pp_imports_three_levels_of_five_responses():

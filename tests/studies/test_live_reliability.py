@@ -217,7 +217,7 @@ def test_the_frame_is_updated_incrementally_and_reloaded_when_kept_rows_change(l
         assert got[:2] == want[:2] and got[2] == pytest.approx(want[2], abs=1e-12)
 
 
-# --- the study page never depends on raters' answers (issue 26, M3) ---------------------------------------
+# --- the study page never depends on raters' answers ---------------------------------------
 
 
 def _one_answer_each(study, raters=3):

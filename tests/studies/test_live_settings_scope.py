@@ -1,4 +1,4 @@
-"""Issue #26 (walkthrough): the ICC target and the close rule act only on ICCs, so a study page of a
+"""The ICC target and the close rule act only on ICCs, so a study page of a
 design without live ICCs (pairwise A/B choices, best-worst tuples) does not offer them, says so, and
 a POST of them is refused with a message naming the field, changing nothing."""
 import pytest

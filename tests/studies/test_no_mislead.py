@@ -1,4 +1,4 @@
-"""What a researcher or a rater reads cannot mislead (issue 34): pages and reports follow the study's
+"""What a researcher or a rater reads cannot mislead: pages and reports follow the study's
 judgement kinds (a labels-only study speaks of no point scale and its report neither says nothing was
 submitted nor shows ICC tables), every rater flag has its evidence, system names keep their case, a
 reference reaches raters only when chosen, the pairwise study page counts its judgments, and consent
@@ -248,9 +248,10 @@ def test_consent_comes_before_the_practice(make_study):
                  for name in study.criteria.values_list("name", flat=True)
                  for rid, value in zip(item.response_ids, ("4", "5"), strict=True)})
     feedback = client.post(action, data).content.decode()
-    given = re.search(r'data-testid="practice-given">(.*?)</ul>', feedback, re.S).group(1)
-    assert "Response A: 4" in given and "Response B: 5" in given
-    assert "Response B: at most 2" in feedback
+    rows = re.findall(r'<th scope="row">([^<]*)</th><td data-testid="practice-given">([^<]*)</td>'
+                      r'<td data-testid="practice-expected">([^<]*)</td>', feedback)
+    assert ("Response A", "4") in [row[:2] for row in rows]
+    assert any(row[:2] == ("Response B", "5") and "at most 2" in row[2] for row in rows), rows
 
 
 def test_the_slot_after_a_passed_practice_carries_the_consent(make_study):
@@ -374,8 +375,8 @@ def test_the_default_broker_url_makes_kombu_warn_nothing(caplog):
 
 
 def test_set_up_card_separates_the_criteria_and_pages_name_no_developer_references(labels_study, user):
-    """Issue 34 (minors): the set-up card's criteria do not run together ("why required problems
-    (multilabel…"), and no page a researcher or rater reads shows "(issue 24)" or "(studies.chat)"."""
+    """The set-up card's criteria do not run together ("why required problems
+    (multilabel…"), and no page a researcher or rater reads shows a tracker reference or "(studies.chat)"."""
     detail = logged_in(user).get(reverse("studies:study_detail", args=[labels_study.slug])).content.decode()
     line = re.sub(r"<[^>]+>", "", re.search(r"<li>Criteria: (.*?)</li>", detail, re.S).group(1))
     assert line == ("safety (categorical: safe, unsafe, unsure); reason required; "
@@ -397,7 +398,7 @@ def test_set_up_card_separates_the_criteria_and_pages_name_no_developer_referenc
 
 
 def test_the_new_study_form_says_how_to_make_a_labels_only_study(user):
-    """Issue 34 (minor): "there is no 'labels' choice": the designs' list names the labels-only path (Likert
+    """"there is no 'labels' choice": the designs' list names the labels-only path (Likert
     with every question given a label or text kind), which pages then call "Labels and free text"."""
     experiment = authoring.experiment_create(owner=user, title="Choices", slug="choices")
     page = logged_in(user).get(f"/experiments/{experiment.slug}/studies/new/").content.decode()

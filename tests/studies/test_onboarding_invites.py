@@ -21,7 +21,7 @@ from tests.visible import visible_text
 pytestmark = pytest.mark.django_db
 
 def consented(client, page):
-    """Consent comes first (issue 34): on the start page before the practice, tick the box and go on."""
+    """Consent comes first: on the start page before the practice, tick the box and go on."""
     html = page.content.decode()
     if 'name="agree"' not in html:
         return page

@@ -19,7 +19,7 @@ from tests.factories import consented_attempt, prolific_id
 pytestmark = pytest.mark.django_db
 
 def consented(client, page):
-    """Consent comes first (issue 34): on the start page before the practice, tick the box and go on."""
+    """Consent comes first: on the start page before the practice, tick the box and go on."""
     html = page.content.decode()
     if 'name="agree"' not in html:
         return page
@@ -81,7 +81,9 @@ def test_practice_pages_fail_politely_without_a_slot(make_study):
     feedback, action, data = post_item(client, entry, study, (3, 5))  # B is 5: disagrees
     assert feedback.status_code == 200 and b"Your answer differs from ours" in feedback.content
     assert b"<strong>1 or 2</strong>" in feedback.content  # the explanation, Markdown rendered
-    assert b"<li>Response B: at most 2</li>" in feedback.content  # our answer, in the rater's letters
+    # our answer beside the rater's, in the rater's letters
+    assert re.search(rb'<th scope="row">Response B</th><td data-testid="practice-given">5</td>'
+                     rb'<td data-testid="practice-expected">at most 2</td>', feedback.content)
     assert client.post(action, data).content == feedback.content  # a double submit: the same feedback
     assert client.get(action).content == feedback.content  # a reload: the feedback, no second try
     second = client.get(reverse("raters:practice_item", args=[PracticeAttempt.objects.get().token, 1]))
@@ -203,7 +205,7 @@ def test_practice_pages_refuse_a_foreign_form_token_and_an_unknown_address(make_
 
 
 def test_practice_answers_wait_for_consent_in_the_service_and_the_pages(make_study):
-    """Consent first, always (issue 34): an answer posted before "I agree" (a crafted POST with the
+    """Consent first, always: an answer posted before "I agree" (a crafted POST with the
     practice's own form token) is refused by the service, nothing is stored, and the page sends the rater
     to the consent page, which says why; after agreeing the same answer is taken."""
     from studies.errors import ConsentRequired

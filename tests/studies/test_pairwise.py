@@ -377,7 +377,7 @@ def test_attention_checks_score_the_chosen_response_whatever_its_side(make_study
 
 
 def test_the_pairwise_report_shows_its_controls_once(make_study, user):
-    """Issue 34 (minor): "Recompute / Reliability CSV / XLSX" twice on the pairwise report: each control once,
+    """"Recompute / Reliability CSV / XLSX" twice on the pairwise report: each control once,
     on the study's report and on its experiment's, with and without flagged raters left out."""
     study = finished_study(make_study)
     client = Client()
@@ -389,5 +389,5 @@ def test_the_pairwise_report_shows_its_controls_once(make_study, user):
                         ">Show worker ids<"):
             assert body.count(control) <= 1, (url, control, body.count(control))
         assert body.count(">Reliability CSV<") == 1, url
-        assert "p = p" not in body  # issue 34 (minor): "p = p = 1.000"
+        assert "p = p" not in body  # "p = p = 1.000"
     assert 'data-testid="position-bias"' in body and "exact binomial test against 0.5: p" in body

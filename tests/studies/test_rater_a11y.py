@@ -95,3 +95,110 @@ def test_a11y_styles_break_words_with_hyphens_and_show_a_disabled_button_as_disa
     assert "button:disabled" in css["concord.css"] and "not-allowed" in css["concord.css"]
     # A focused question is marked beside its legend, not by an outline through it.
     assert re.search(r"fieldset\[tabindex\]:focus[^{]*\{[^}]*outline: none", css["rater.css"])
+
+
+def test_a11y_reason_box_names_the_response_as_shown_elsewhere(client, user, corpus):
+    from studies.authoring import services as authoring
+
+    experiment = authoring.experiment_create(owner=user, title="Why")
+    study = authoring.study_create(experiment=experiment, title="why", design="likert", raters_per_item=1,
+                                   items_per_assignment=1, criteria=[
+                                       {"name": "safety", "question": "Is this response safe?", "kind": "categorical",
+                                        "options": {"labels": ["safe", "unsafe"]}, "rationale": "optional"}])
+    authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred"], reference_system="human")
+    authoring.study_publish(study=study)
+    page = client.get(f"/r/a/{consented(study).token}/items/0/").content.decode()
+    labels = re.findall(r'<label for="[^"]+">(Why\? \([^<]*\))</label>', page)
+    assert labels and all(re.fullmatch(r"Why\? \(Response [A-Z], optional\)", label) for label in labels)
+    assert "(response a" not in page.lower().replace("(response a,", "")  # never the lower-cased name
+
+
+def test_a11y_start_page_lists_questions_not_internal_names(client, user):
+    from tests.studies.chat.helpers import bot_system, chat_study
+
+    bot_system("a11y-start-bot", "https://1.1.1.1/", owner=user)
+    chat = chat_study(user, ["a11y-start-bot"], design="likert", design_config={"points": 5}, raters_per_item=1,
+                      items_per_assignment=1)
+    criterion = chat.criteria.first()
+    criterion.name, criterion.question = "in_role", "Did the system stay in its role?"
+    criterion.save()
+    page = client.get(f"/r/a/{started(chat, 'chat-start').token}/").content.decode()
+    assert "Did the system stay in its role?" in page
+    assert "In_role" not in page and "in_role" not in page
+
+
+def test_a11y_chat_counter_is_a_description_and_only_the_near_limit_status_is_announced(client, user):
+    from tests.studies.chat.helpers import bot_system, chat_study
+
+    bot_system("a11y-count-bot", "https://1.1.1.1/", owner=user)
+    chat = chat_study(user, ["a11y-count-bot"], design="likert", design_config={"points": 5}, raters_per_item=1,
+                      items_per_assignment=1)
+    page = client.get(f"/r/a/{consented(chat, 'chat-count').token}/items/0/chat/").content.decode()
+    box = re.search(r'<textarea id="chat-text"[^>]*>', page).group(0)
+    assert 'aria-describedby="chat-chars"' in box
+    assert re.search(r'<span class="muted chars" id="chat-chars" aria-live="off">', page)
+    near = re.search(r'<span class="visually-hidden" role="status" data-testid="chars-near-limit"></span>', page)
+    assert near, "an empty status the script fills only near the limit"
+    assert re.search(r"turn(s)? you can end the chat", page)
+    minimum = chat.unit_config.get("min_turns", 3)
+    assert f"<strong>{minimum}</strong> turn{'' if minimum == 1 else 's'} you can end" in page
+
+
+def test_a11y_builder_preview_announces_a_status_line_not_the_page(client, user, make_study):
+    study = make_study("likert", publish=False)
+    client.force_login(study.experiment.owner)
+    page = client.get(f"/studies/{study.slug}/edit/").content.decode()
+    assert re.search(r'<div data-preview-slot>', page), "the preview itself is not a live region"
+    assert re.search(r'<p class="visually-hidden" role="status" data-preview-status', page)
+    preview = re.search(r"<div data-preview-slot>(.*?)</aside>", page, re.S).group(1)
+    # the builder's own notes say nothing on each refresh (the status line counts the problems)
+    chrome = preview.split('data-testid="rater-frame"')[0]
+    assert 'role="alert"' not in chrome and "aria-live" not in chrome
+
+
+def test_a11y_bws_ranks_are_named_by_the_question_not_the_internal_name(client, make_study):
+    study = make_study("bws")
+    page = client.get(f"/r/a/{consented(study, 'bws-names').token}/items/0/").content.decode()
+    labels = re.findall(r'<select name="[^"]+" aria-label="([^"]+)"', page)
+    questions = list(study.criteria.values_list("question", flat=True))
+    assert labels and all(any(label.endswith(q) for q in questions) for label in labels)
+    assert all(label.startswith("Rank of Response ") for label in labels)
+
+
+def test_a11y_practice_feedback_is_one_table_per_question_in_the_studys_order():
+    from studies.onboarding.selectors import feedback_rows
+
+    item = PracticeItem(response_ids=[11, 12], rules=[
+        {"criterion": "topic", "response": 12, "labels": ["__none__"]},
+        {"criterion": "quality", "response": 11, "min": 4},
+        {"criterion": "quality", "greater": 11, "than": 12}])
+    values = {"rB-topic": ["__none__"], "rA-topic": ["sport"], "rA-quality": "5", "rB-quality": "2",
+              "rA-quality.rationale": "clear"}
+    rows = feedback_rows(item, values, {"quality": "How good?", "topic": "Which topics?"})
+    shown = [(r["question"], r["target"], r["given"], r["expected"]) for r in rows]
+    assert [q for q, *_ in shown] == sorted((q for q, *_ in shown), key=["How good?", "Which topics?"].index)
+    assert ("How good?", "Response A", "5", "at least 4") in shown
+    assert ("How good?", "Response B", "2", "any answer") in shown
+    assert ("How good?", "", "no answer", "Response A above Response B") in shown
+    assert ("Which topics?", "Response B", "None of these", "None of these") in shown
+    assert not any("__none__" in " ".join(row) for row in shown)
+    # one row per question and response: never two lists to match up
+    assert len({(q, t) for q, t, *_ in shown}) == len(shown)
+
+
+def test_a11y_researcher_pages_name_check_items_and_invite_raters_without_internal_numbers(client, make_study):
+    from studies.authoring.checks import CHECK_POSITION_BASE
+    from studies.models import Assignment
+    from studies.reports.rater_evidence import rater_name
+    from studies.templatetags.report_format import item_ref
+
+    assert item_ref(CHECK_POSITION_BASE) == "check 1" and item_ref(CHECK_POSITION_BASE + 4) == "check 5"
+    assert item_ref(3) == "#3"
+    study = make_study("likert")
+    invited = consented(study, "invite-13")
+    assert rater_name(study, invited, raw_ids=True) == "invite 13"
+    other = Assignment(rater=rater_entry.rater_get_or_create(platform="mturk", external_id="A1B2"))
+    assert rater_name(study, other, raw_ids=True) == "mturk:A1B2"
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    shown = [p for p in templates.rglob("*.html") if re.search(r"#\{\{ *[\w.]*position *\}\}", p.read_text())]
+    assert not shown, f"item positions shown raw (a check item reads #{CHECK_POSITION_BASE}): {shown}"

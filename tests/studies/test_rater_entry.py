@@ -7,8 +7,8 @@ import pytest
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused
 from studies.models import Assignment, Rater
+from studies.rating import closing, invites
 from studies.rating import entry as rater_entry
-from studies.rating import invites
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +80,7 @@ def test_a_refused_entry_writes_no_rater(make_study):
     rater_entry.assignment_enter(study=study, platform="mturk", external_id="W1", acceptance_id="A1")
     with pytest.raises(AssignmentRefused, match="all the ratings"):
         rater_entry.assignment_enter(study=study, platform="mturk", external_id="W2", acceptance_id="A2")
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     with pytest.raises(AssignmentRefused, match="closed"):
         rater_entry.assignment_enter(study=study, platform="mturk", external_id="W3", acceptance_id="A3")
     assert list(Rater.objects.values_list("external_id", flat=True)) == ["W1"]

@@ -1,4 +1,4 @@
-"""What a rater's item page and answer cost the server (issue 33): a fixed small number of queries for
+"""What a rater's item page and answer cost the server: a fixed small number of queries for
 a pairwise study too (tests/studies/test_rater_views.py counts a Likert study's), no query on the hot
 path joining or sorting tables it does not read, and the Likert points written by a tag with the
 markup the template loop gave."""
@@ -69,7 +69,7 @@ def test_the_item_page_and_answer_read_no_table_for_sorting(client, make_study):
     assert Assignment.objects.get(pk=assignment.pk).assignment_items.get(position=0).answered_at is not None
 
 
-# The loop raters/designs/likert.html had before the likert_points tag (issue 33).
+# The loop raters/designs/likert.html had before the likert_points tag.
 LOOP = Template('{% for p in points %}\n    <label class="point"><input type="radio" name="{{ row.field }}" '
                 'value="{{ p.value }}" {% if row.value == p.value|stringformat:"d" %}checked{% endif %}>'
                 '<span>{{ p.value }}</span>{% if p.label %}<small>{{ p.label }}</small>{% endif %}</label>{% endfor %}')

@@ -1,4 +1,4 @@
-"""Rater review (issue 36): the evidence per rater, the review queue, keep / exclude decisions that are
+"""Rater review: the evidence per rater, the review queue, keep / exclude decisions that are
 recorded with who, when and why and reversible, and an exclusion that reaches the reliability report,
 the label report, the ratings export and the live panel; label aggregation of a study against
 crowd-kit called directly; researcher B can neither see nor decide on researcher A's raters."""

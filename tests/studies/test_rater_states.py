@@ -14,8 +14,8 @@ from studies import tasks
 from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused
 from studies.models import Assignment, AssignmentItem, Study
+from studies.rating import closing, platforms, review
 from studies.rating import entry as rater_entry
-from studies.rating import platforms, review
 from tests.factories import prolific_id
 from tests.studies.test_rater_views import enter, likert_answers, post_item, post_questionnaire
 from tests.visible import visible_text
@@ -321,6 +321,6 @@ def test_a_study_switched_to_stay_open_does_not_close_when_complete(make_study):
     client = Client()
     finish(client, enter(client, study, "PROLIFIC_PID=f905b19542ed08c9a9c26543&SESSION_ID=e8bc163c82eee18733288c7d"))
     study.refresh_from_db()
-    assert study.status == Study.Status.PUBLISHED and authoring.study_close_if_done(study=study) is None
+    assert study.status == Study.Status.PUBLISHED and closing.study_close_if_done(study=study) is None
     authoring.study_rater_settings_set(study=study, values={"close_when_complete": True})
-    assert authoring.study_close_if_done(study=study) == "every item has its 1 rater(s)"
+    assert closing.study_close_if_done(study=study) == "every item has its 1 rater(s)"

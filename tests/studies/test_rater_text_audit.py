@@ -1,4 +1,4 @@
-"""Rater input findings of the audit of issue 33, through the item page as a rater's browser posts it:
+"""Rater input findings of the security audit, through the item page as a rater's browser posts it:
 a NUL in any rater text (a criterion's reason, a free-text answer, a chat message, a questionnaire
 answer) is a 400 naming the field, never a database error (PostgreSQL refuses NUL in text); a field
 that holds one answer (categorical, a scale, a reason) posted twice is a 400 naming it instead of the

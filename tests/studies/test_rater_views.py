@@ -12,8 +12,8 @@ from studies.authoring import services as authoring
 from studies.designs.ratings import field_name
 from studies.models import Assignment, AssignmentItem, Rater, Rating, Study
 from studies.rating import answers as answering
+from studies.rating import closing, form_tokens, invites
 from studies.rating import entry as rater_entry
-from studies.rating import form_tokens, invites
 from studies.rating.pages import render_markdown
 from tests.visible import visible_text
 
@@ -260,7 +260,7 @@ def test_mturk_preview_shows_the_instructions_only_while_the_study_takes_workers
     enter(client, study, MTURK)  # takes every item once: the study is now full
     full = client.get(url)
     assert full.status_code == 410 and "Accept the HIT" not in full.content.decode()
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     closed = client.get(url)
     assert closed.status_code == 410 and "closed" in closed.content.decode()
 
@@ -286,7 +286,7 @@ def test_a_link_without_identity_stores_nothing(client, make_study):
 def test_closed_study_refuses_newcomers_without_writing_and_lets_started_raters_finish(client, make_study):
     study = make_study("likert", items_per_assignment=1, platform="prolific")
     assignment = enter(client, study, "PROLIFIC_PID=f408830bcc7fab3708191722&SESSION_ID=3f79bb7b435b05321651daef")
-    authoring.study_close(study=study)
+    closing.study_close(study=study)
     refused = Client().get(f"/r/{study.slug}/?PROLIFIC_PID=089001a35679a33ef3db0ca3&SESSION_ID=acac86c0e609ca906f632b0e")
     assert refused.status_code == 403 and "closed" in refused.content.decode()
     assert Rater.objects.count() == 1  # no row for the latecomer

@@ -1,4 +1,4 @@
-"""The ratings export (issue #18): where each response was shown (position and letter, from the rater's
+"""The ratings export: where each response was shown (position and letter, from the rater's
 own shuffle), the response text and context, active seconds, item order; CSV, JSON lines and XLSX with
 the same rows; formula guard on every text cell; XLSX from the web, the API and the command."""
 import csv

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from studies import access
 from studies.analysis.icc import icc
-from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.demo import demo_load
 from studies.corpora import services as corpus_imports
@@ -371,8 +371,8 @@ def test_raw_ids_only_for_the_studys_owners(client, api, user, other_user, hosti
     from studies.reports.exporting import raw_ids_requested
 
     study = hostile_study
-    assert study_selectors.raw_ids_allowed(user, [study.experiment_id])
-    assert not study_selectors.raw_ids_allowed(other_user, [study.experiment_id])
+    assert access.raw_ids_allowed(user, [study.experiment_id])
+    assert not access.raw_ids_allowed(other_user, [study.experiment_id])
 
     class Request:
         GET = {"raw_ids": "1"}

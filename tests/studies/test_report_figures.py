@@ -1,4 +1,4 @@
-"""Report figures people can read (issue #18): conditions by title in legends, panel titles and axes,
+"""Report figures people can read: conditions by title in legends, panel titles and axes,
 and no two tick labels, legend entries or titles drawn over each other, with four long condition titles
 that share a long prefix (the seed experiment's four conditions once all read "walk-designs-x-crite")."""
 import itertools
@@ -234,7 +234,7 @@ def test_presentation_attributes_keep_every_declaration():
 
 
 def test_a_system_keeps_its_colour_in_every_scatter_panel_of_a_report():
-    """Issue #26: a panel lacking a system shifted the others' colours (the colour came from the
+    """A panel lacking a system shifted the others' colours (the colour came from the
     system's place among that panel's own systems). The report's sorted systems now fix one colour each."""
     from matplotlib.colors import to_hex
 

@@ -1,4 +1,4 @@
-"""Every report renders from the first rating on (issue #18), for every design: with no rating and with
+"""Every report renders from the first rating on, for every design: with no rating and with
 exactly one, the report page, its JSON, CSV, XLSX and every figure, the ratings exports (CSV, JSON lines,
 XLSX), and the human-vs-metric page, which says "Score first" until the metric has scored the study."""
 import csv

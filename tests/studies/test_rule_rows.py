@@ -1,4 +1,4 @@
-"""Issue 34: no JSON anywhere in the UI. A hand-written practice item (the study page's Practice card) and
+"""No JSON anywhere in the UI. A hand-written practice item (the study page's Practice card) and
 a hand-written check item (an instructed check, the checks page) take their expected answer from rule rows
 (``studies.authoring.rule_rows``): a question, a response by its letter, what it expects and the value,
 labels or other response, all chosen by controls. The rows make exactly the rules the API takes, and the

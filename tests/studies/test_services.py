@@ -9,6 +9,7 @@ from studies.authoring import services as authoring
 from studies.errors import AssignmentRefused, StudyStateError
 from studies.models import Assignment, AssignmentItem, Rater, Rating, StudyItemResponse
 from studies.rating import answers as answering
+from studies.rating import closing
 from studies.rating import entry as rater_entry
 from tests.problems import problem_fields
 
@@ -71,7 +72,7 @@ def test_likert_and_bws_items_judge_the_reference_unlabelled_me_items_anchor_it(
 
 
 def test_bws_tuple_size_follows_the_responses_shown(make_study, user, corpus):
-    # Issue #18: 4 systems + the reference could not be built with the default tuple size of 4.
+    # 4 systems + the reference could not be built with the default tuple size of 4.
     experiment = authoring.experiment_create(owner=user, title="E")
     study = authoring.study_create(experiment=experiment, title="S", design="bws", design_config={"tuple_size": 3})
     authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"], reference_system="human")
@@ -95,13 +96,13 @@ def test_items_build_limit_samples_reproducibly(make_study, corpus):
 def test_status_moves_draft_published_closed_only(make_study):
     study = make_study("likert", publish=False)
     with pytest.raises(StudyStateError, match="cannot close: the study is draft"):
-        authoring.study_close(study=study)
+        closing.study_close(study=study)
     authoring.study_publish(study=study)
     with pytest.raises(StudyStateError, match="cannot publish"):
         authoring.study_publish(study=study)
     with pytest.raises(StudyStateError, match="change items"):
         authoring.study_items_build(study=study, corpus=study.items.first().conversation.corpus)
-    assert authoring.study_close(study=study).status == "closed"
+    assert closing.study_close(study=study).status == "closed"
 
 
 def test_publish_needs_items_and_bme_reference_values(user, corpus):
@@ -170,7 +171,7 @@ def test_closed_or_draft_studies_refuse_new_raters(make_study):
     draft = make_study("likert", publish=False)
     with pytest.raises(AssignmentRefused, match="not open"):
         rater_entry.assignment_start(study=draft, rater=rater("w1"))
-    closed = authoring.study_close(study=make_study("likert"))
+    closed = closing.study_close(study=make_study("likert"))
     with pytest.raises(AssignmentRefused, match="closed"):
         rater_entry.assignment_start(study=closed, rater=rater("w2"))
 

@@ -1,4 +1,4 @@
-"""Study set-up as one flow (issue 26, walkthrough): criteria typed wrongly are refused with the line or
+"""Study set-up as one flow: criteria typed wrongly are refused with the line or
 piece named, a new study starts at a pilot's size, item building is offered from a real corpus and near
 the top of a draft, raters' links are those of the study's platform, and a Prolific study without its
 completion code says so."""

@@ -1,4 +1,4 @@
-"""Issue #26 (walkthrough): speaker bubbles swapped sides between the conversations of a best-worst
+"""Speaker bubbles swapped sides between the conversations of a best-worst
 tuple (a {% cycle %} ran on across the members, and sides followed whoever opened). A speaker's side is
 now fixed by who they are, not by who talks first: beside a judged response, its speaker (the one who
 replies to the context's last turn) on side-a and the other on side-b; in a whole dialogue, the system

@@ -1,4 +1,4 @@
-"""System names are shared labels; descriptions are per researcher (issue #26, Low): one researcher's
+"""System names are shared labels; descriptions are per researcher: one researcher's
 description (HTML included) never shows in, nor is overwritten by, another's import of the same name."""
 import importlib
 import io

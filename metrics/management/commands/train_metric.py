@@ -107,7 +107,7 @@ class Command(BaseCommand):
                             help="what the head reads: quantidce: cls = the cross-encoded pair's pooler (the paper), "
                                  "mean = its mean pooling, paired = context and response embedded apart, windows = "
                                  "paired with the whole context and with the last turn, one head, averaged (the "
-                                 "default; see the README); self_eval: cls_mean = [E_cls; mean pool] of the packed dialogue (the "
+                                 "default; see docs/metrics/learned.md); self_eval: cls_mean = [E_cls; mean pool] of the packed dialogue (the "
                                  "paper, default), pairs = consecutive turns embedded apart, scored per pair, "
                                  "averaged (needs --freeze-encoder)")
         parser.add_argument("--freeze-encoder", action=argparse.BooleanOptionalAction, default=None,

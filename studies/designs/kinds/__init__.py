@@ -52,7 +52,7 @@ def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[
 
 
 def repeated_fields(post: Any, prefixes: tuple[str, ...], criteria: Iterable[Any]) -> dict[str, str]:
-    """Answer fields posted more than once that hold one value (issue 33: a categorical answer posted
+    """Answer fields posted more than once that hold one value (a categorical answer posted
     twice was stored as the last one, silently): field -> problem. Only a kind with ``many_values``
     (multi-label's ticked boxes, ``r<letter>-<criterion>``) may repeat; its reason may not."""
     if not hasattr(post, "lists"):

@@ -25,7 +25,7 @@ DEFAULTS = {"min_length": 1, "max_length": 1000}
 
 def length_problem(text: str, low: int, high: int) -> str | None:
     """What is wrong with a text: its length (in characters, surrounding spaces not counted), or a NUL,
-    control character or lone surrogate the database cannot hold (issue 33: a 400, never a 500); None."""
+    control character or lone surrogate the database cannot hold (a 400, never a 500); None."""
     if problem := text_problem(text):
         return f"this text {problem}"
     n = len(text.strip())

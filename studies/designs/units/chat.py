@@ -1,4 +1,4 @@
-"""The chat unit (``Study.unit == "chat"``, issue 25): the rater first chats with a system (or with two
+"""The chat unit (``Study.unit == "chat"``): the rater first chats with a system (or with two
 side by side), then rates the whole conversation they had.
 
 It judges at the dialogue level, so the designs that run on whole dialogues run on chats too: Likert on
@@ -71,9 +71,14 @@ class ChatUnit(StudyUnit):
         "chat_messages_per_minute": forms.IntegerField(label="Messages a rater may send per minute (chat)",
                                                        min_value=1, max_value=120, required=False, initial=12),
         "chat_persona": forms.CharField(
-            label="Persona or task shown to the rater and sent to the bot (chat)", max_length=2000, required=False,
+            label="Persona or task shown to the rater (chat)", max_length=2000, required=False,
             widget=forms.Textarea(attrs={"rows": 2}),
-            help_text="E.g. “You are planning a weekend in Rome together.” Shown above the chat."),
+            help_text="E.g. “You are planning a weekend in Rome together with the bot, who is a chef.” Shown above the chat."),
+        "chat_bot_persona": forms.CharField(
+            label="The same persona or task for the bot (chat)", max_length=2000, required=False,
+            widget=forms.Textarea(attrs={"rows": 2}),
+            help_text="E.g. “You are a chef planning a weekend in Rome with the user.” Sent to the bot; blank: the bot "
+                      "is told what the rater was told, as the user's setting."),
         "chat_system_prompt": forms.CharField(label="System prompt, OpenAI-compatible endpoints (chat)",
                                               max_length=4000, required=False, widget=forms.Textarea(attrs={"rows": 2})),
         "chat_temperature": forms.FloatField(label="Temperature, OpenAI-compatible endpoints (chat)", min_value=0,

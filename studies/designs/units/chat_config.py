@@ -7,9 +7,12 @@ fast a rater may send, and whether the rater talks to one system or to two side 
   end the chat, and after which it ends by itself (defaults 3..10);
 - ``message_max_chars``: the longest rater message (default 500 characters);
 - ``messages_per_minute``: per assignment, over the last 60 seconds (default 12);
-- ``persona``: a persona or task context (e.g. "You are planning a trip to Rome together"), shown to the
-  rater above the chat and sent to the bot (Concord's ``context``; within an OpenAI endpoint's system
-  message);
+- ``persona``: a persona or task context in the rater's words (e.g. "You are planning a trip to Rome
+  together with the bot, who is a chef"), shown to the rater above the chat;
+- ``bot_persona``: the same setting phrased for the bot ("You are a chef planning a trip to Rome with the
+  user"), sent to it (Concord's ``context``; within an OpenAI endpoint's system message). Where it is
+  blank the bot gets the rater's persona introduced as what the user was told (``persona_for_bot``),
+  never the rater's wording as if addressed to the bot;
 - for OpenAI-compatible endpoints: ``system_prompt``, ``temperature``, ``top_p``, ``max_tokens`` (None:
   the endpoint's own default). All are recorded with each transcript (``metadata.settings``) and exported.
 """
@@ -28,7 +31,7 @@ LIMITS = {"systems_per_chat": (1, 2), "min_turns": (1, 50), "max_turns": (1, 50)
 
 
 # The chat's setting for the bot: text (longest) and sampling (low, high, kind); blank / None: not sent.
-TEXT_SETTINGS = {"persona": 2000, "system_prompt": 4000}
+TEXT_SETTINGS = {"persona": 2000, "bot_persona": 2000, "system_prompt": 4000}
 SAMPLING_SETTINGS: dict[str, tuple[float, float, type]] = {
     "temperature": (0.0, 2.0, float), "top_p": (0.0, 1.0, float), "max_tokens": (1, 32000, int)}
 BOT_DEFAULTS: dict[str, Any] = {**dict.fromkeys(TEXT_SETTINGS, ""), **dict.fromkeys(SAMPLING_SETTINGS)}
@@ -58,12 +61,26 @@ def bot_settings(recorded: Mapping[str, Any] | None, protocol: str) -> dict[str,
     to an OpenAI-compatible endpoint the system prompt and the persona as its system message and the
     sampling settings; to a Concord endpoint the persona as its context."""
     recorded = recorded or {}
-    persona = recorded.get("persona") or ""
+    persona = persona_for_bot(recorded)
     if protocol != "openai":
         return {"system_prompt": persona} if persona else {}
     prompt = "\n\n".join(p for p in (recorded.get("system_prompt") or "", persona) if p)
     sampling = {k: recorded[k] for k in SAMPLING_SETTINGS if recorded.get(k) is not None}
     return {**({"system_prompt": prompt} if prompt else {}), **sampling}
+
+
+# How a persona written for the rater reaches the bot when the researcher wrote none for it: "you" in
+# the rater's text is the user, so the bot reads it as what the user was told, not as its own role.
+USER_PERSONA_FRAME = "The user you are chatting with was given this setting: {persona}"
+
+
+def persona_for_bot(recorded: Mapping[str, Any]) -> str:
+    """The persona the bot gets: the researcher's ``bot_persona``, else the rater's ``persona`` framed as
+    the user's setting (``USER_PERSONA_FRAME``), else nothing."""
+    if own := (recorded.get("bot_persona") or "").strip():
+        return own
+    persona = (recorded.get("persona") or "").strip()
+    return USER_PERSONA_FRAME.format(persona=persona) if persona else ""
 
 
 def recorded_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Which side of the chat a speaker's bubbles sit on, fixed by who the speaker is, never by who
-happens to talk first in a conversation (issue #26: bubbles swapped sides between the conversations
+happens to talk first in a conversation (bubbles swapped sides between the conversations
 of a best-worst tuple). Side-a is the system's side throughout, as on the rater's chat page
 (``raters/chat.html``: the bot on side-a, the rater on side-b)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The chat findings of the security audit of issue 33, each against the real local bot server: a bot
+"""The chat findings of the security audit, each against the real local bot server: a bot
 that drips one byte every half second is cut at the deadline; a reply holding a NUL and a lone
 surrogate is cleaned, never a 500 nor a chat stuck "waiting"; the address check refuses every
 non-global address by ``ipaddress``'s properties (IPv4-compatible ``::127.0.0.1`` included); "Try it"

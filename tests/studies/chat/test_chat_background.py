@@ -1,4 +1,4 @@
-"""Chat replies fetched in the web process's call threads (issue 33): the rater's turn answers as soon as
+"""Chat replies fetched in the web process's call threads: the rater's turn answers as soon as
 the message is stored, before the bot has replied, and the page follows the state; a re-sent message is
 stored and asked once; a call whose process died is resumed by the next look at the chat, and a reply
 from a call that was superseded is dropped. The bot is the real local server; its ``gate`` bot answers
@@ -151,7 +151,7 @@ def test_the_page_s_light_poll_costs_one_query_until_the_reply(client, gated, lo
     assignment, _, urls = gated
     client.get(urls["page"])
     # slot; BEGIN, lock, chats, re-send?, rate limit, the message, transcript, chat marked, COMMIT; the
-    # experiment owner's endpoints (1, issue 33); the state (2)
+    # experiment owner's endpoints (1); the state (2)
     with django_assert_max_num_queries(13):
         assert _send(client, assignment, urls["turn"], "m1").json()["waiting"]
     with django_assert_max_num_queries(1):

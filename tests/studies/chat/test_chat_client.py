@@ -208,7 +208,7 @@ def test_chat_a_name_with_any_private_answer_is_refused():
     with pytest.raises(AddressRefused) as caught:
         resolve("mixed.test", 80, resolver=mixed)
     assert "mixed.test does not resolve to an address endpoints may use" in str(caught.value)
-    assert "10.0.0.1" not in str(caught.value)  # no DNS oracle (issue 33)
+    assert "10.0.0.1" not in str(caught.value)  # no DNS oracle
     assert resolve("8.8.8.8", 80) == "8.8.8.8"  # a literal needs no lookup
 
 
@@ -218,7 +218,7 @@ def test_chat_request_body_never_carries_the_key():
 
 
 def test_chat_refused_connection_is_reported_as_refused_not_as_slow():
-    """Issue 34: urllib3 makes a refused connection a kind of connect timeout; the rater and the researcher
+    """urllib3 makes a refused connection a kind of connect timeout; the rater and the researcher
     are told the system could not be reached, not that it did not answer in time."""
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

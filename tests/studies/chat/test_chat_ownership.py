@@ -1,4 +1,4 @@
-"""A researcher's endpoints are their own (issue 33, the audit's high finding replayed): researcher B,
+"""A researcher's endpoints are their own (the audit's high finding replayed): researcher B,
 holding the chat permission, reads, lists, re-points and tries A's endpoint, builds items and
 publishes with A's system; nothing of A's is shown, changed or reached. Two real local bot servers
 stand for A's bot and B's: B's server never receives A's key. Admins see all."""

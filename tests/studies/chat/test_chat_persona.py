@@ -1,4 +1,4 @@
-"""Chat settings per study (issue 35): a persona or task shown to the rater above the chat and sent to the
+"""Chat settings per study: a persona or task shown to the rater above the chat and sent to the
 bot; for OpenAI-compatible endpoints a system prompt, temperature, top-p and max tokens; all recorded
 with each transcript and exported. Against the local bot server over real HTTP."""
 import json
@@ -12,12 +12,15 @@ from studies.chat import endpoints, selectors
 from studies.chat import services as chatting
 from studies.chat.client import Endpoint, request_body
 from studies.chat.config import bot_settings, chat_config_clean
+from studies.designs.units.chat_config import USER_PERSONA_FRAME
 from studies.models import Conversation, System
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 
 pytestmark = pytest.mark.django_db
 PERSONA = "You are planning a weekend in Rome together."
+# What the bot gets where no persona was written for it: the rater's words as the user's setting.
+FRAMED = USER_PERSONA_FRAME.format(persona=PERSONA)
 
 
 def chat_study(user, url, protocol="concord", **unit_config):
@@ -54,10 +57,10 @@ def test_persona_goes_to_a_concord_bot_as_context_and_openai_gets_prompt_and_sam
     recorded = {"persona": PERSONA, "system_prompt": "Be brief.", "temperature": 0.3, "top_p": None, "max_tokens": 20}
     concord = request_body(Endpoint("concord", "http://x/"), [{"speaker": "user", "text": "hi"}], "c1",
                            bot_settings(recorded, "concord"))
-    assert concord["context"] == PERSONA and "settings" not in concord  # no sampling for Concord's protocol
+    assert concord["context"] == FRAMED and "settings" not in concord  # no sampling for Concord's protocol
     openai = request_body(Endpoint("openai", "http://x/v1"), [{"speaker": "user", "text": "hi"}], "c1",
                           bot_settings(recorded, "openai"))
-    assert openai["messages"][0] == {"role": "system", "content": f"Be brief.\n\n{PERSONA}"}
+    assert openai["messages"][0] == {"role": "system", "content": f"Be brief.\n\n{FRAMED}"}
     assert (openai["temperature"], openai["max_tokens"]) == (0.3, 20) and "top_p" not in openai
     assert request_body(Endpoint("openai", "http://x/v1"), [{"speaker": "user", "text": "hi"}], "c1") == {
         "model": "", "messages": [{"role": "user", "content": "hi"}]}  # no settings: nothing added
@@ -70,10 +73,10 @@ def test_persona_is_sent_to_an_openai_bot_recorded_with_the_transcript_and_expor
     chat_once(study)
     [request] = [r for r in local_bot.requests if r["path"].startswith("/rule")]
     body = request["body"]
-    assert body["messages"][0] == {"role": "system", "content": f"Answer in one sentence.\n\n{PERSONA}"}
+    assert body["messages"][0] == {"role": "system", "content": f"Answer in one sentence.\n\n{FRAMED}"}
     assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.2, 0.8, 40)
     conversation = Conversation.objects.get(chat__item__study=study)
-    assert conversation.metadata["settings"] == {"persona": PERSONA, "system_prompt": "Answer in one sentence.",
+    assert conversation.metadata["settings"] == {"persona": PERSONA, "bot_persona": "", "system_prompt": "Answer in one sentence.",
                                                  "temperature": 0.2, "top_p": 0.8, "max_tokens": 40}
     [line] = list(selectors.study_chats(study))
     assert line["settings"]["persona"] == PERSONA and line["settings"]["max_tokens"] == 40
@@ -90,7 +93,7 @@ def test_persona_is_sent_to_a_concord_bot_and_shown_to_the_rater_above_the_chat(
     study = chat_study(user, local_bot.url("rule"), persona=PERSONA)
     assignment, slot = chat_once(study)
     [request] = [r for r in local_bot.requests if r["path"].startswith("/rule")]
-    assert request["body"]["context"] == PERSONA and "settings" not in request["body"]
+    assert request["body"]["context"] == FRAMED and "settings" not in request["body"]
     answering.assignment_consent(assignment=assignment)
     page = Client().get(f"/r/a/{assignment.token}/items/{slot.position}/chat/")
     html = page.content.decode()
@@ -106,3 +109,18 @@ def test_persona_absent_shows_nothing_and_sends_nothing(user, local_bot, loopbac
     answering.assignment_consent(assignment=assignment)
     html = Client().get(f"/r/a/{assignment.token}/items/{slot.position}/chat/").content.decode()
     assert 'data-testid="chat-persona"' not in html
+
+
+def test_a11y_persona_for_the_bot_is_phrased_for_the_bot_not_the_raters_words(user, local_bot, loopback_allowed):
+    rater_words = "You are planning a weekend in Rome together with the bot, who is a chef."
+    bot_words = "You are a chef planning a weekend in Rome with the user."
+    study = chat_study(user, local_bot.url("rule"), persona=rater_words, bot_persona=bot_words)
+    assignment, slot = chat_once(study)
+    [request] = [r for r in local_bot.requests if r["path"].startswith("/rule")]
+    assert request["body"]["context"] == bot_words and rater_words not in json.dumps(request["body"])
+    answering.assignment_consent(assignment=assignment)
+    html = Client().get(f"/r/a/{assignment.token}/items/{slot.position}/chat/").content.decode()
+    assert rater_words in html and bot_words not in html
+    # Without a bot persona the rater's words reach the bot only introduced as the user's setting.
+    assert bot_settings({"persona": rater_words}, "concord")["system_prompt"] != rater_words
+    assert bot_settings({"persona": rater_words}, "concord")["system_prompt"].endswith(rater_words)

@@ -243,7 +243,7 @@ def test_chat_report_section_counts_chats_failures_and_reply_times(client, user,
 
 
 def test_chat_start_page_says_raters_will_chat(client, user, local_bot, loopback_allowed):
-    """Issue 34: the start page of a chat study says the rater chats first, then judges the conversation."""
+    """The start page of a chat study says the rater chats first, then judges the conversation."""
     bot_system("rule", local_bot.url("rule"))
     study = chat_study(user, ["rule"])
     assignment = started_assignment(study)
@@ -254,7 +254,7 @@ def test_chat_start_page_says_raters_will_chat(client, user, local_bot, loopback
 
 
 def test_a_single_chat_is_rated_as_the_conversation_without_a_letter(client, chat_slot):
-    """Issue 34: one chat is "Conversation", not "Conversation A" (letters only where there are several),
+    """One chat is "Conversation", not "Conversation A" (letters only where there are several),
     on the chat page and on the rating page after it."""
     from studies.chat import services as chatting
 
