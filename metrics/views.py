@@ -260,7 +260,7 @@ def human_metric_page(request, slug, model):
     scores in force (``selectors.human_metric_page_results``); while it computes them the page says so."""
     from metrics import tasks
 
-    experiment = get_object_or_404(study_selectors.experiments_visible_to(request.user), slug=slug)
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
     unscored_ids = selectors.unscored_study_ids(experiment, metric_model)
     unscored = list(experiment.studies.filter(pk__in=unscored_ids).order_by("id"))
