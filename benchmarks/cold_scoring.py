@@ -8,7 +8,7 @@ loaded once beforehand, alternated for ``--rounds`` rounds so that a busy machin
 
 - ``base``: what ``benchmark_metric`` did before: 256 items at a time, each batch embedding its own distinct
   texts (its own cache read and write), torch on its default number of CPU threads;
-- ``prepared``: ``metrics.benchmarking.score_set`` now: every distinct text of the slice embedded once, in one
+- ``prepared``: ``metrics.benchmarking.benchmarks.score_set`` now: every distinct text of the slice embedded once, in one
   length-sorted pass, then scored from memory — on the same threads as ``base``;
 - ``new``: ``prepared`` with torch's threads set by ``ml.devices.cpu_threads`` (affinity less load).
 
@@ -67,7 +67,7 @@ def dstc9_shaped(turns: int, folder: Path) -> Path:
 
 
 def load_slice(paths: list[str], turns: int, fmt: str):
-    from metrics.judgments import JudgmentSet, expand, read_set
+    from metrics.benchmarking.judgments import JudgmentSet, expand, read_set
 
     sets = [read_set(p, fmt) for p in expand(paths)]
     items, count = [], 0
@@ -84,7 +84,7 @@ def one_pass(metric: str, judgments, *, prepare: bool, threads: int):
     import torch
 
     from metrics import registry
-    from metrics.benchmarking import score_set
+    from metrics.benchmarking.benchmarks import score_set
     from ml import embedding_cache
 
     torch.set_num_threads(threads)

@@ -32,7 +32,7 @@ from benchmarks.common import django_on_throwaway_database  # noqa: E402
 
 def _scores(key: str, judgments) -> list[float]:
     from metrics import registry
-    from metrics.benchmarking import score_set
+    from metrics.benchmarking.benchmarks import score_set
 
     return list(score_set(registry.implementation(key), judgments))
 
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     django_on_throwaway_database()
-    from metrics.judgments import expand, read_set
+    from metrics.benchmarking.judgments import expand, read_set
 
     judgments = [read_set(path) for path in expand(args.files)]
     items = [item for j in judgments for item in j.items]

@@ -56,7 +56,7 @@ def read_ddpp(path: Path, positives_only: bool = False) -> list[dict]:
 
 
 def read_human(path: Path, fmt: str) -> list[dict]:
-    from metrics.benchmarking import read_records
+    from metrics.benchmarking.benchmarks import read_records
 
     out = []
     for record in read_records(path, fmt):

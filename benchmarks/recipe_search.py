@@ -52,7 +52,7 @@ def ddpp_pairs(path: Path):
 
 
 def human_pairs(path: Path, fmt: str):
-    from metrics.judgments import read_set
+    from metrics.benchmarking.judgments import read_set
 
     items = read_set(path, fmt).items
     pairs = [(item.turns, item.response) for item in items]

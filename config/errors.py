@@ -21,6 +21,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
+from django.utils.translation import gettext_lazy as _
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -30,12 +31,13 @@ from studies.api.errors import Conflict
 from studies.errors import AssignmentRefused, StudyStateError
 
 PROBLEM_JSON = "application/problem+json"
-TITLES = {"invalid": "Invalid input", "parse_error": "Malformed request", "conflict": "Conflict with the current state",
-          "not_found": "Not found", "not_authenticated": "Not authenticated",
-          "authentication_failed": "Not authenticated", "permission_denied": "Not allowed",
-          "throttled": "Too many requests", "method_not_allowed": "Method not allowed",
-          "unsupported_media_type": "Unsupported media type", "not_acceptable": "Not acceptable",
-          "bad_gateway": "The platform failed", "server_error": "Server error"}
+# In the request's language: the rater API's (studies.rating.language) is the study's; all others English.
+TITLES = {"invalid": _("Invalid input"), "parse_error": _("Malformed request"),
+          "conflict": _("Conflict with the current state"), "not_found": _("Not found"),
+          "not_authenticated": _("Not authenticated"), "authentication_failed": _("Not authenticated"),
+          "permission_denied": _("Not allowed"), "throttled": _("Too many requests"),
+          "method_not_allowed": _("Method not allowed"), "unsupported_media_type": _("Unsupported media type"),
+          "not_acceptable": _("Not acceptable"), "bad_gateway": _("The platform failed"), "server_error": _("Server error")}
 WHOLE_REQUEST = {"non_field_errors", "detail"}  # DRF's keys for problems of no single field
 
 
@@ -71,7 +73,7 @@ def field_errors(detail: Any, path: tuple[str, ...] = ()) -> Iterator[dict[str, 
 
 def problem(status_code: int, code: str, detail: str, errors: list[dict] | None = None, **extensions) -> dict:
     phrase = HTTPStatus(status_code).phrase if status_code in HTTPStatus._value2member_map_ else "Error"
-    return {"type": f"urn:concord:problem:{code}", "title": TITLES.get(code, phrase), "status": status_code,
+    return {"type": f"urn:concord:problem:{code}", "title": str(TITLES.get(code, phrase)), "status": status_code,
             "detail": detail, "errors": errors or [], **extensions}
 
 
@@ -79,7 +81,7 @@ def exception_problem(exc: exceptions.APIException, status_code: int) -> dict:
     if isinstance(exc, exceptions.ValidationError):
         errors = list(field_errors(exc.detail))
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5])
-        return problem(status_code, "invalid", detail or "Invalid input.", errors)
+        return problem(status_code, "invalid", detail or str(_("Invalid input.")), errors)
     detail = exc.detail
     if isinstance(detail, dict | list):  # an APIException raised with structured detail
         errors = list(field_errors(detail))

@@ -21,7 +21,7 @@ class MetricsConfig(AppConfig):
         setting_changed.connect(follow, weak=False)
 
         # The report page (studies) shows the human + metric estimates without studies importing metrics.
-        from metrics.ppi_views import report_section
+        from metrics.web.ppi_views import report_section
         from studies.reports import sections
 
         sections.register(report_section)
@@ -31,6 +31,6 @@ class MetricsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from metrics import tasks  # noqa: F401
-        from metrics.services import builtin_metrics_register
+        from metrics.scoring.services import builtin_metrics_register
 
         post_migrate.connect(builtin_metrics_register, sender=self, dispatch_uid="metrics-builtin")

@@ -48,7 +48,7 @@ class MetricModel(models.Model):
     config = models.JSONField(default=dict, blank=True)
     artifact_path = models.CharField(max_length=500, blank=True)
     validation = models.JSONField(default=dict, blank=True)
-    # the model beside the untrained baselines on every human-judgment set (metrics.model_cards)
+    # the model beside the untrained baselines on every human-judgment set (metrics.benchmarking.model_cards)
     card = models.JSONField(default=dict, blank=True)
     # a researcher's own model (an LLM judge calls their endpoint with their key); empty: everyone's
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
@@ -191,7 +191,7 @@ class TrainingDataset(models.Model):
 class JudgeAnswer(models.Model):
     """An LLM judge's raw answer, kept once per (endpoint URL, model, settings, prompt) — the prompt holds
     the judged text — so a run resumed after a worker died, a second run or a new parse pays nothing
-    again (``metrics.judge_services.JudgeCache``). Failed calls are never stored."""
+    again (``metrics.judging.services.JudgeCache``). Failed calls are never stored."""
 
     key = models.CharField(max_length=64, unique=True)
     text = models.TextField(blank=True)

@@ -1,14 +1,14 @@
 """Metric tasks on the `gpu` queue (CPU workers take it too; an LLM judge's scoring run goes to `calls`).
 Thin: ids in, services do the work. acks_late + reject_on_worker_lost: a worker that dies mid-run leaves
 the message to be delivered again, and the service resumes from the scores already stored; before that,
-the run's lease ends and ``scoring_runs_recover`` (the beat) queues it again (``metrics.run_jobs``)."""
+the run's lease ends and ``scoring_runs_recover`` (the beat) queues it again (``metrics.scoring.run_jobs``)."""
 import logging
 
 from celery import shared_task
 from django.db import OperationalError
 
-from metrics import run_jobs, services
 from metrics.models import MetricModel, RunStatus, ScoringRun, TrainingRun
+from metrics.scoring import run_jobs, services
 from studies import jobs
 from studies.models import Study
 
@@ -55,7 +55,7 @@ def scoring_runs_recover() -> dict:
              max_retries=3)
 def training_run_execute(run_id: int) -> str:
     """Train; a model it registers then gets its card (``model_card_build``, queued after this task)."""
-    from metrics import training
+    from metrics.training import services as training
 
     run = training.training_run_execute(run=TrainingRun.objects.get(pk=run_id))
     if run.result_id:
@@ -66,7 +66,7 @@ def training_run_execute(run_id: int) -> str:
 @shared_task(acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,), retry_backoff=True,
              max_retries=3)
 def model_card_build(model_id: int) -> str:
-    from metrics.model_cards import model_card_build as build
+    from metrics.benchmarking.model_cards import model_card_build as build
 
     return build(model=MetricModel.objects.get(pk=model_id)).card.get("status", "")
 
@@ -75,7 +75,7 @@ def model_card_build(model_id: int) -> str:
              max_retries=3)
 def training_recipe_execute(metric: str, name: str, recipe: str, overrides: dict) -> str:
     """A whole recipe on one worker, stage after stage (a redelivered task resumes the stage that stopped)."""
-    from metrics import recipes
+    from metrics.training import recipes
 
     runs = recipes.recipe_run(metric=metric, name=name, recipe=recipe, overrides=overrides, log=lambda line: None)
     for run in runs:
@@ -92,7 +92,7 @@ def human_metric_summaries(experiment_id: int, metric_model_id: int, user_id: in
     scoring run and by a page that found none stored."""
     from django.contrib.auth import get_user_model
 
-    from metrics import selectors
+    from metrics.scoring import selectors
     from studies.models import Experiment
 
     experiment = Experiment.objects.filter(pk=experiment_id).first()

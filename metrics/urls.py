@@ -1,7 +1,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from metrics import judge_views, mdd_views, ppi_views, views
+from metrics.web import judge_views, mdd_views, ppi_views, views
 
 app_name = "metrics"
 urlpatterns = [

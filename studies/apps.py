@@ -15,7 +15,9 @@ class StudiesConfig(AppConfig):
         from studies.onboarding.views import practice_begin
         from studies.rating.entry_views import practice_page_register
         from studies.reports import sections
+        from studies.reports.span_views import report_section as span_section
 
         sections.register(report_section)  # the report's "Chats" section (chat studies only)
         sections.register(practice_section)  # the report's "Practice" section (studies with practice items only)
+        sections.register(span_section)  # the report's "Marked spans" section (span criteria only)
         practice_page_register(practice_begin)  # a rater who must practise first gets the practice's page

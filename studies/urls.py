@@ -6,7 +6,7 @@ from studies.authoring import views as authoring_views
 from studies.corpora import browser_views as corpus_browser
 from studies.corpora import views as corpus_views
 from studies.rating import views as rater_views
-from studies.reports import review_views
+from studies.reports import review_views, span_views
 from studies.reports import views as report_views
 
 app_name = "studies"
@@ -50,6 +50,7 @@ urlpatterns = [
     path("studies/<slug:slug>/state/<str:action>/", workflow_views.study_state, name="study_state"),
     path("studies/<slug:slug>/<str:action>/", authoring_views.study_transition, name="study_transition"),
     path("studies/<slug:slug>/export.<str:export_format>", report_views.study_export, name="study_export"),
+    path("studies/<slug:slug>/spans.<str:export_format>", span_views.span_export, name="study_span_export"),
     path("import/", corpus_views.dialogues_import, name="import"),
     path("corpora/", corpus_browser.corpus_list, name="corpus_list"),
     path("corpora/<slug:slug>/", corpus_browser.corpus_detail, name="corpus_detail"),

@@ -5,9 +5,9 @@
   design is covered without editing this file. A comparison is ``==``/``!=``/``in``/``is`` with
   ``Design.MEMBER`` (or a tuple, list or set holding one), with a design's value as a string beside
   something named ``design``, or a ``case`` on either; templates are searched for ``design == "value"``.
-- No module over 600 lines in studies/, crowd/ or metrics/ (migrations aside).
+- No module over 600 lines in studies/, crowd/, metrics/ or ml/ (migrations aside).
 - Counted from every module's syntax tree, imports inside functions included (a late import only hides an
-  arrow): no two subpackages of ``studies/`` import each other, and no import circle among the modules of
+  arrow): no two subpackages of ``studies/`` or of ``metrics/`` import each other, and no import circle among the modules of
   studies/, crowd/, metrics/ and ml/. ``lint-imports`` keeps the same rules as contracts; this reads the
   code without it."""
 from __future__ import annotations
@@ -84,7 +84,7 @@ def design_decisions(root: Path = ROOT) -> list[str]:
 
 def long_modules(root: Path = ROOT) -> list[str]:
     found = []
-    for package in ("studies", "crowd", "metrics"):
+    for package in ("studies", "crowd", "metrics", "ml"):
         for path in sorted((root / package).rglob("*.py")):
             if "/migrations/" not in path.as_posix():
                 lines = len(path.read_text().splitlines())
@@ -167,13 +167,14 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return {name: _imports_of(name, path, modules) for name, path in modules.items()}
 
 
-def subpackages_importing_each_other(graph: dict[str, set[str]], root: Path = ROOT) -> list[tuple[str, str]]:
-    """Pairs of ``studies/`` subpackages (folders) with an import each way, from any of their modules."""
-    subpackages = {p.parent.name for p in (root / "studies").glob("*/__init__.py")}
+def subpackages_importing_each_other(graph: dict[str, set[str]], root: Path = ROOT,
+                                     package: str = "studies") -> list[tuple[str, str]]:
+    """Pairs of ``package``'s subpackages (folders) with an import each way, from any of their modules."""
+    subpackages = {p.parent.name for p in (root / package).glob("*/__init__.py")}
 
     def subpackage(module: str) -> str | None:
         parts = module.split(".")
-        return parts[1] if parts[0] == "studies" and len(parts) > 1 and parts[1] in subpackages else None
+        return parts[1] if parts[0] == package and len(parts) > 1 and parts[1] in subpackages else None
 
     arrows = {(subpackage(a), subpackage(b)) for a, targets in graph.items() for b in targets}
     arrows = {(a, b) for a, b in arrows if a and b and a != b}
@@ -186,6 +187,12 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_two_studies_subpackages_import_each_other():
     assert subpackages_importing_each_other(import_graph()) == []
+
+
+def test_no_two_metrics_subpackages_import_each_other():
+    graph = import_graph()
+    assert {"metrics.implementations.base", "metrics.judging.client"} <= set(graph)
+    assert subpackages_importing_each_other(graph, package="metrics") == []
 
 
 def test_no_import_circle_in_studies_crowd_metrics_or_ml():

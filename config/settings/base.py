@@ -33,6 +33,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "studies.rating.language.RaterLanguageMiddleware",  # rater pages in the study's language, per request
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout into a 429 answer
@@ -114,6 +115,10 @@ API_TOKEN_LIFETIME = timedelta(hours=env.int("API_TOKEN_LIFETIME_HOURS", default
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The languages rater pages are translated into (locale/<code>/LC_MESSAGES/django.po); researcher pages stay
+# English. A study picks one (Study.language); README "Rater pages in the study's language" says how to add one.
+LANGUAGES = [("en", "English"), ("ar", "العربية (Arabic)"), ("es", "Español (Spanish)")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "/static/"
@@ -269,7 +274,7 @@ CELERY_TASK_ROUTES = {
     "crowd.tasks.crowd_sync_all": {"queue": "periodic"},
     "crowd.tasks.crowd_qualifications_grant": {"queue": "periodic"},
     "metrics.tasks.scoring_runs_recover": {"queue": "periodic"},
-    # a judge's scoring run is sent to `calls` by metrics.services.scoring_run_create; other metric work here
+    # a judge's scoring run is sent to `calls` by metrics.scoring.services.scoring_run_create; other metric work here
     "metrics.tasks.human_metric_summaries": {"queue": "default"},  # statistics on the CPU: never behind a training
     "metrics.tasks.*": {"queue": "gpu"},
 }

@@ -1,6 +1,6 @@
 """Researcher API for filling a magnitude-estimation study's reference values (its anchors) from a metric,
-the study page's "Fill from a metric" (``metrics.views.bme_fill``), through the same service
-(``metrics.services.bme_reference_values_fill``): each item's reference response is scored by the metric
+the study page's "Fill from a metric" (``metrics.web.views.bme_fill``), through the same service
+(``metrics.scoring.services.bme_reference_values_fill``): each item's reference response is scored by the metric
 model and its score mapped linearly from the metric's range (declared, else observed over these
 references) onto the study's anchor interval (default 50..150; ``studies.designs.magnitude``). Drafts only
 (409 otherwise); a study whose anchors do not come from a metric is a 404, as another researcher's."""
@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from metrics import selectors, services
+from metrics.scoring import selectors, services
 from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import StrictInput

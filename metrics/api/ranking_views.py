@@ -1,5 +1,5 @@
 """Researcher API for the best-judge ranking (the human-vs-metric page's "Which judge agrees best",
-``metrics.selectors.judges_ranking``): per condition and numeric criterion, every metric model scored on
+``metrics.scoring.selectors.judges_ranking``): per condition and numeric criterion, every metric model scored on
 the studies, its Spearman with the human mean per target on the targets all of them scored, best first,
 with the paired bootstrap gap to the best and its interval (``studies.analysis.metric_ranking``). By
 default the models are those you may use with scores on the studies (as the page); ``models`` names
@@ -11,8 +11,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from metrics import selectors
 from metrics.api.views import STUDY_PARAMETER, _report_studies
+from metrics.scoring import selectors
 from studies.api.base import ApiView
 from studies.api.inputs import query_params_checked
 from studies.api.schema_fields import number

@@ -1,5 +1,5 @@
-"""The shapes of the human-vs-metric report (``metrics.selectors.human_metric_report``) and the
-prediction-powered estimates (``metrics.ppi.ppi_report``) for the OpenAPI schema (typed report
+"""The shapes of the human-vs-metric report (``metrics.scoring.selectors.human_metric_report``) and the
+prediction-powered estimates (``metrics.ppi.estimates.ppi_report``) for the OpenAPI schema (typed report
 responses). They only describe the answers; ``tests/api/test_report_schemas.py`` validates live answers
 against what they declare. Undefined numbers (NaN) are written as null, hence nullable; rows may carry
 more keys than listed (the components allow additional properties)."""
@@ -204,7 +204,7 @@ class PpiCriterionSerializer(serializers.Serializer):
 
 class PpiWinRateSerializer(_EstimateFields):
     """A pair's win rate: the share of judgments a wins over b (ties half), prediction-powered beside human only,
-    the metric's outcome being which of the two responses it scores higher (``metrics.ppi._pairwise``)."""
+    the metric's outcome being which of the two responses it scores higher (``metrics.ppi.estimates._pairwise``)."""
 
     a = serializers.CharField()
     b = serializers.CharField()

@@ -2,7 +2,7 @@
 cancel): ``/api/metrics/runs/`` lists your runs (GET, filtered by ``status``, ``study``, ``corpus``,
 ``metric_model``) and starts one (POST) on a study or, with ``corpus``, on a whole corpus (what
 prediction-powered inference needs: the metric on every unit, not only the rated ones; the metrics
-page's "Score the corpus", ``metrics.views.run_start``); ``/api/metrics/judges/`` lists your LLM judges
+page's "Score the corpus", ``metrics.web.views.run_start``); ``/api/metrics/judges/`` lists your LLM judges
 (GET) and makes one (POST). A study or corpus you cannot see is a 404."""
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics import selectors, services
-from metrics.api.views import JudgeCreateApi, MetricModelDetailApi, RunOutputSerializer, visible_runs
-from metrics.judge_services import JUDGE_METRIC
+from metrics.api.views import JudgeCreateApi, MetricModelDetailApi, RunOutputSerializer
+from metrics.judging.services import JUDGE_METRIC
 from metrics.models import RunStatus
+from metrics.scoring import selectors, services
+from metrics.scoring.selectors import visible_runs
 from studies import access
 from studies.api.base import ApiView
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked

@@ -10,27 +10,15 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from metrics import registry, run_jobs, selectors, services, training
+from metrics import registry
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
-from metrics.models import ScoringRun, TrainingRun
+from metrics.models import TrainingRun
+from metrics.scoring import run_jobs, selectors, services
+from metrics.training import services as training
 from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-
-
-def visible_runs(user):
-    """Runs on the studies ``user`` can see, and whole-corpus runs on the corpora they can see."""
-    from django.db.models import Q
-
-    from studies.corpora.selectors import corpora_visible_to
-
-    runs = ScoringRun.objects.select_related("metric_model", "study", "corpus")
-    if user.is_staff:
-        return runs
-    return runs.filter(Q(study__in=access.studies_visible_to(user))
-                       | Q(study__isnull=True, corpus__in=corpora_visible_to(user)))
-
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
 
@@ -104,7 +92,7 @@ class MetricModelListApi(ApiView):
 
 class MetricModelDetailApi(ApiView):
     """One metric model with its card: the model beside every untrained baseline on every human-judgment set
-    (``metrics.model_cards``), and the warnings where it is below one."""
+    (``metrics.benchmarking.model_cards``), and the warnings where it is below one."""
 
     class OutputSerializer(MetricModelListApi.OutputSerializer):
         config = serializers.JSONField()
@@ -123,7 +111,7 @@ class MetricModelDetailApi(ApiView):
 class ScoringRunDetailApi(ApiView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request, pk):
-        return Response(RunOutputSerializer(get_object_or_404(visible_runs(request.user), pk=pk)).data)
+        return Response(RunOutputSerializer(get_object_or_404(selectors.visible_runs(request.user), pk=pk)).data)
 
 
 class ScoringRunRetryApi(ApiView):
@@ -132,7 +120,7 @@ class ScoringRunRetryApi(ApiView):
 
     @extend_schema(request=None, responses={201: RunOutputSerializer})
     def post(self, request, pk):
-        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        run = get_object_or_404(selectors.visible_runs(request.user), pk=pk)
         try:
             again = services.scoring_run_retry(run=run)
         except DjangoValidationError as error:
@@ -143,7 +131,7 @@ class ScoringRunRetryApi(ApiView):
 class ScoringRunCancelApi(ApiView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request, pk):
-        run = services.scoring_run_cancel(run=get_object_or_404(visible_runs(request.user), pk=pk))
+        run = services.scoring_run_cancel(run=get_object_or_404(selectors.visible_runs(request.user), pk=pk))
         return Response(RunOutputSerializer(run).data)
 
 
@@ -154,7 +142,7 @@ class ScoringRunRerunApi(ApiView):
     @extend_schema(request=None, responses={202: RunOutputSerializer})
     def post(self, request, pk):
         try:
-            run = run_jobs.scoring_run_rerun(run=get_object_or_404(visible_runs(request.user), pk=pk))
+            run = run_jobs.scoring_run_rerun(run=get_object_or_404(selectors.visible_runs(request.user), pk=pk))
         except DjangoValidationError as error:
             raise Conflict(" ".join(error.messages)) from None
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
@@ -191,7 +179,7 @@ class HumanMetricReportApi(ApiView):
 
 
 class PredictionPoweredApi(ApiView):
-    """Human + metric estimates (metrics.ppi) for an experiment's studies, or one (``?study=``); ``?width=``
+    """Human + metric estimates (metrics.ppi.estimates) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 
     @extend_schema(responses=PredictionPoweredReportSerializer, parameters=[
@@ -200,7 +188,7 @@ class PredictionPoweredApi(ApiView):
         OpenApiParameter("combine", str, description="further metric models (comma-separated names) combined with "
                                                      "this one by cross-fitted weights, per system")])
     def get(self, request, slug, model):
-        from metrics import ppi
+        from metrics.ppi import estimates as ppi
 
         query_params_checked(request, {"study", "width", "alpha", "combine"})
         studies = _report_studies(request, slug)
@@ -304,7 +292,7 @@ class TrainingRunCancelApi(ApiView):
 
 class JudgeCreateApi(ApiView):
     """Make an LLM judge of one of your study's criteria through one of your OpenAI-compatible chat endpoints
-    (``metrics.judge_services.judge_model_create``); score with it through ``/api/metrics/runs/``."""
+    (``metrics.scoring.judges.judge_model_create``); score with it through ``/api/metrics/runs/``."""
 
     class InputSerializer(StrictInput):
         endpoint = serializers.IntegerField(help_text="the id of one of your chat endpoints (OpenAI-compatible)")
@@ -319,7 +307,7 @@ class JudgeCreateApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses={201: MetricModelDetailApi.OutputSerializer})
     def post(self, request):
-        from metrics.judge_services import judge_model_create
+        from metrics.scoring.judges import judge_model_create
 
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -45,7 +45,7 @@ class Trainable:
     ``recipes``: ``default`` (sized for a CPU) and ``paper`` (the paper's configuration), at least;
     ``trainer``: the ``ml.trainers`` module whose ``build(config, callbacks)`` trains a stage, and ``data``:
     each stage's default (training, validation) files under the shared data directory, where the runner
-    reads them (``metrics.stage_training``). A metric with a ``trainer`` is offered on /metrics/'s training
+    reads them (``metrics.training.stages``). A metric with a ``trainer`` is offered on /metrics/'s training
     form, as ``label`` (its name where blank) with each stage as ``stage_labels`` says (the stage's key
     where it says nothing)."""
 

@@ -2,7 +2,7 @@
 level) or whole dialogue on one criterion of their study, in G-Eval's form (Liu et al. 2023; the MT-Bench
 judge of Zheng et al. 2023 and Prometheus are judges of the same kind). The prompt, parsing and calls are
 ``metrics.judging``; the judge's endpoint, criterion and limits are its model's ``config``
-(``metrics.judge_services.judge_model_create``).
+(``metrics.scoring.judges.judge_model_create``).
 
 A refusal, an unparseable answer or a failed call is *missing* (None): no score is stored for it and the
 run's log counts each reason, never a 0. Temperature 0; with ``logprobs`` the score is the
@@ -42,9 +42,9 @@ class LLMJudge(MetricImplementation):
         return max(4, 2 * int(self.config.get("concurrency", 4)))
 
     def _judge(self, inputs) -> list[float | None]:
-        from metrics.judge_services import JudgeCache, judge_endpoint_for
         from metrics.judging.prompt import JudgeCriterion
         from metrics.judging.run import judge_all
+        from metrics.judging.services import JudgeCache, judge_endpoint_for
 
         endpoint, allowed = judge_endpoint_for(self.config)
         results = judge_all(endpoint, JudgeCriterion.from_dict(self.config["criterion"]), inputs, cache=JudgeCache(),
@@ -71,7 +71,7 @@ class LLMJudge(MetricImplementation):
                             for d, s in zip(dialogues, speakers, strict=True)])
 
     def run_notes(self) -> str:
-        from metrics.judge_services import cost_of
+        from metrics.judging.services import cost_of
 
         cost = cost_of(self.config, self.prompt_tokens, self.completion_tokens)
         parts = [f"; judge: {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens"

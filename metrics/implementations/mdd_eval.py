@@ -18,7 +18,7 @@ _FROZEN = {"representation": "paired", "freeze_encoder": True, "cache_features":
            "head_learning_rate": 1e-3, "lr_schedule": "constant", "validation_data": "shared:dailydialog_pp/test.json",
            "validation_limit": 150}
 TRAINING = Trainable(
-    stages=("teacher", "augment", "student"), runner="metrics.mdd_training",
+    stages=("teacher", "augment", "student"), runner="metrics.training.mdd",
     recipes={
         # Frozen MiniLM pair features computed once; the relevant class starts as the untrained
         # cosine of context and response (ml.models.floor); teacher and student are chosen on DailyDialog++

@@ -12,7 +12,7 @@ from metrics.implementations.base import Recipe, RecipeStep, Trainable
 from metrics.implementations.learned import LearnedTurnMetric
 
 TRAINING = Trainable(
-    stages=("mlr", "kd"), runner="metrics.stage_training", trainer="ml.trainers.quantidce",
+    stages=("mlr", "kd"), runner="metrics.training.stages", trainer="ml.trainers.quantidce",
     label="QuantiDCE", stage_labels={"mlr": "multi-level ranking (MLR)", "kd": "human scores + KD"},
     # MLR on DailyDialog++ dev, validated on the first 150 test contexts; KD on GRADE DailyDialog (a seeded 90/10 split)
     data={"mlr": ("dailydialog_pp/dev.json", "dailydialog_pp/test.json"), "kd": ("grade/dailydialog_EVAL.json", "")},

@@ -22,7 +22,7 @@ from metrics.implementations.base import MetricImplementation, Recipe, RecipeSte
 _PAIRS = {"self_eval_representation": "pairs", "freeze_encoder": True, "cache_features": True, "floor": True,
           "evaluate_at_start": True, "select_by": "accuracy"}
 TRAINING = Trainable(
-    stages=("coarse", "fine"), runner="metrics.stage_training", trainer="ml.trainers.self_eval",
+    stages=("coarse", "fine"), runner="metrics.training.stages", trainer="ml.trainers.self_eval",
     label="SelF-Eval", stage_labels={"coarse": "coarse (replacement levels)", "fine": "fine (+ R-drop)"},
     # dialogues = DailyDialog++ contexts + a relevant response; positives.json to train, dev to validate
     data={"coarse": ("dailydialog_pp/positives.json", "dailydialog_pp/dev.json"),

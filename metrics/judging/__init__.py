@@ -9,6 +9,8 @@ dialogue on one of the study's own criteria, beside the learned metrics.
   Retry-After, one deadline, the SSRF-checked connection of ``studies.chat``) and many at once within a
   concurrency and a requests-per-minute limit;
 - ``local_judge``: a rule-based OpenAI-compatible judge server on loopback, for the tests and the demo.
+- ``services``: what a judge needs of the database while it runs: the answers' cache, the endpoint it may
+  call with its key (checked again at every run), a study criterion as a judge sees it, the cost.
 
-None of these modules imports Django: the cache, the runs and the endpoints' ownership are
-``metrics.judge_services``'s."""
+Only ``services`` imports Django. Below the implementations (the ``llm_judge`` metric calls ``run``); making a
+judge, which registers the metric, is ``metrics.scoring.judges``'s."""

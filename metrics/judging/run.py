@@ -16,7 +16,7 @@ from metrics.judging.prompt import JudgeCriterion, judge_messages, prompt_text
 
 
 class JudgeCacheLike(Protocol):
-    """What ``judge_all`` asks of a cache: a dict, or ``metrics.judge_services.JudgeCache``."""
+    """What ``judge_all`` asks of a cache: a dict, or ``metrics.judging.services.JudgeCache``."""
 
     def get(self, key: str, default=None) -> dict | None: ...
     def __getitem__(self, key: str) -> dict: ...

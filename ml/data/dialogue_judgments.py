@@ -1,6 +1,6 @@
 """Speaker-prefixed dialogue text (FED's and DSTC9's ``"User: …\nSystem: …"``) as turns, for the
 Django-free GPU benchmark (``benchmarks/self_eval_gpu.py``). Human-judgment *files* are read by the
-import parsers (``studies.corpora.importing``, through ``metrics.judgments``), one reader for import and benchmark."""
+import parsers (``studies.corpora.importing``, through ``metrics.benchmarking.judgments``), one reader for import and benchmark."""
 from __future__ import annotations
 
 import re

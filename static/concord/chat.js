@@ -5,6 +5,10 @@
 // the page's forms post and the server redirects back: the same views, answering JSON here.
 (function () {
   "use strict";
+  // The page's words in its language (studies.rating.js_strings, rendered as #rater-strings), keyed by the
+  // English text, which is also the fallback; {name} placeholders are filled from ``values``.
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const root = document.getElementById("chat");
   const form = document.getElementById("chat-form");
   if (!root || !form) return;
@@ -46,8 +50,8 @@
     const max = Number(box.dataset.max), left = max - box.value.length;
     const zone = left <= 0 ? "full" : left <= Math.max(20, Math.round(max / 10)) ? "near" : "";
     if (zone !== limitZone && nearLimit) {
-      nearLimit.textContent = zone === "full" ? `No characters left (at most ${max}).`
-        : zone === "near" ? `${left} characters left.` : "";
+      nearLimit.textContent = zone === "full" ? t("No characters left (at most {max}).", {max})
+        : zone === "near" ? t("{left} characters left.", {left}) : "";
     }
     limitZone = zone;
   }
@@ -83,7 +87,7 @@
     box.disabled = send.disabled = !state.can_send;
     retryForm.hidden = !state.can_retry;
     endButton.disabled = !state.can_end && !state.ended;
-    if (state.ended) endButton.textContent = "Rate the conversation";
+    if (state.ended) endButton.textContent = t("Rate the conversation");
     if (state.waiting && !polling) follow(state.reply_expected_ms);
     if (!state.waiting && polling) { clearInterval(polling); polling = null; }
     if (state.can_send) box.focus();
@@ -132,7 +136,7 @@
           return;
         }
         // Refused (too long, too fast, the chat's state): the text stays in the box, the reason is shown.
-        say(data.error || "The message could not be sent.");
+        say(data.error || t("The message could not be sent."));
         if (data.state) render(data.state);
         if (response.status !== 429) { box.disabled = send.disabled = false; }
         if (response.status === 429) {
@@ -142,7 +146,7 @@
       })
       .catch(() => {
         if (tries < 3) { setTimeout(() => deliver(tries + 1), 1000 * (tries + 1)); return; }
-        say("The connection was lost. Your message is kept in the box: send it again when you are back online.");
+        say(t("The connection was lost. Your message is kept in the box: send it again when you are back online."));
         box.disabled = send.disabled = false;
         poll();
       });
@@ -151,7 +155,7 @@
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = box.value.trim();
-    if (!text) { say("Type a message first."); return; }
+    if (!text) { say(t("Type a message first.")); return; }
     if (text.length > Number(box.dataset.max)) { say(`A message may have at most ${box.dataset.max} characters.`); return; }
     // The same text sent again keeps its id (a re-send is stored once); a changed text is a new message.
     if (!pending || pending.text !== text) pending = {text, clientId: newId()};
@@ -181,11 +185,11 @@
       post(formElement.action, {})
         .then((response) => response.json().then((data) => ({response, data})))
         .then(({response, data}) => {
-          if (!response.ok) { say(data.error || "That did not work."); if (data.state) render(data.state); return; }
+          if (!response.ok) { say(data.error || t("That did not work.")); if (data.state) render(data.state); return; }
           if (!retrying && data.ended) { window.location.assign(data.urls.rate); return; }
           render(data);
         })
-        .catch(() => say("The connection was lost; please try again."));
+        .catch(() => say(t("The connection was lost; please try again.")));
     });
   }
   action(retryForm);

@@ -5,6 +5,10 @@
 // design's partial puts them there), so no check asks which design the study has.
 (function () {
   "use strict";
+  // The page's words in its language (studies.rating.js_strings, rendered as #rater-strings), keyed by the
+  // English text, which is also the fallback; {name} placeholders are filled from ``values``.
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const form = document.getElementById("item-form");
   if (!form) return;
   // Two notices, two live regions: autosave news must never overwrite what is wrong with the answers.
@@ -49,7 +53,7 @@
   // on load it replaces the answers the page shows, and it is sent on load, when the connection comes
   // back (online), and with a keepalive request when the page is hidden or left.
   const pendingKey = form.dataset.draftUrl ? `concord-draft:${form.dataset.draftUrl}` : "";
-  const OFFLINE = "Not saved yet — offline; will be sent when the connection is back";
+  const OFFLINE = t("Not saved yet — offline; will be sent when the connection is back");
   // Where storage is refused (a cross-site frame without third-party storage) the page itself keeps it.
   let memory = null;
   function pending() {
@@ -84,12 +88,12 @@
       offline = false;
       // A refusal (4xx) will not change by sending again: the answers stay on the page, not in the outbox.
       const done = r.ok ? stored(waiting.seq) : (r.status < 500 && stored(waiting.seq));
-      if (r.ok && !done) { again = true; saveStatus.textContent = "Saving…"; return; }
+      if (r.ok && !done) { again = true; saveStatus.textContent = t("Saving…"); return; }
       // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
       const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
         || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
-      saveStatus.textContent = !r.ok ? "Not saved — your answers are still on this page"
-        : marked ? "Draft saved (not submitted): please fix the marked answers" : "Saved";
+      saveStatus.textContent = !r.ok ? t("Not saved — your answers are still on this page")
+        : marked ? t("Draft saved (not submitted): please fix the marked answers") : t("Saved");
     }).catch(() => { offline = true; saveStatus.textContent = OFFLINE; })
       .finally(() => {
         inFlight = false;
@@ -100,7 +104,7 @@
     if (!form.dataset.draftUrl) return;
     keep(answers());
     // A newer change is not saved yet: the line must not keep saying "Saved" about an older one.
-    saveStatus.textContent = navigator.onLine ? "Saving…" : OFFLINE;
+    saveStatus.textContent = navigator.onLine ? t("Saving…") : OFFLINE;
     const typed = event && event.type === "input" && event.target.matches("textarea, input[type=text], input:not([type])");
     if (!typed) { send(false); return; }
     clearTimeout(timer);
@@ -139,39 +143,38 @@
   const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/, DECIMAL_COMMA = /^[+-]?\d*,\d+$/, THOUSANDS_COMMA = /^[+-]?\d{1,3},\d{3}$/;
   function magnitudeMessage(input) {
     const text = input.value.trim(), low = input.dataset.min, high = input.dataset.max;
-    const span = `${low} to ${high}`;
-    if (text === "") return "give a value for this response";
-    if (THOUSANDS_COMMA.test(text)) return `“${text}” is ambiguous: write ${text.replace(",", "")} for a whole number, or use a point for decimals`;
-    if (DECIMAL_COMMA.test(text)) return `write ${text.replace(",", ".")} with a point, not a comma`;
-    if (!DECIMAL.test(text)) return `“${Array.from(text).slice(0, 12).join("")}” is not a number: type digits, e.g. 40 or 12.5`;
+    if (text === "") return t("give a value for this response");
+    if (THOUSANDS_COMMA.test(text)) return t("“{text}” is ambiguous: write {whole} for a whole number, or use a point for decimals", {text, whole: text.replace(",", "")});
+    if (DECIMAL_COMMA.test(text)) return t("write {fixed} with a point, not a comma", {fixed: text.replace(",", ".")});
+    if (!DECIMAL.test(text)) return t("“{text}” is not a number: type digits, e.g. 40 or 12.5", {text: Array.from(text).slice(0, 12).join("")});
     const value = Number(text);
-    if (value < 0 && Number(low) >= 0) return `must not be negative: use a number from ${span}`;
-    if (value < Number(low) || value > Number(high)) return `use a number from ${span}`;
+    if (value < 0 && Number(low) >= 0) return t("must not be negative: use a number from {low} to {high}", {low, high});
+    if (value < Number(low) || value > Number(high)) return t("use a number from {low} to {high}", {low, high});
     return "";
   }
-  const likertMessage = (row) => (row.querySelector("input:checked") ? "" : "pick a point for this response");
-  const rankMessage = (select) => (select.value === "" ? "rank this response" : "");
+  const likertMessage = (row) => (row.querySelector("input:checked") ? "" : t("pick a point for this response"));
+  const rankMessage = (select) => (select.value === "" ? t("rank this response") : "");
   function rankingMessage(list) {
     const values = Array.from(list.querySelectorAll("select")).map((s) => s.value).filter((v) => v !== "");
     const size = list.querySelectorAll("select").length;
-    return new Set(values).size !== values.length ? `ranks must be 1..${size}, each used once (no ties)` : "";
+    return new Set(values).size !== values.length ? t("ranks must be 1..{size}, each used once (no ties)", {size}) : "";
   }
 
   // Other judgement kinds (studies.designs.kinds): the same messages as categorical.py, multilabel.py,
   // free_text.py and rationale.py.
-  const labelMessage = (row) => (row.querySelector("input:checked") ? "" : "pick one of the labels for this response");
+  const labelMessage = (row) => (row.querySelector("input:checked") ? "" : t("pick one of the labels for this response"));
   function labelSetMessage(row) {
     const ticked = Array.from(row.querySelectorAll("input:checked")).map((i) => i.value);
     const none = row.dataset.none;
-    if (none && ticked.includes(none) && ticked.length > 1) return "“None of these” cannot go with other labels";
+    if (none && ticked.includes(none) && ticked.length > 1) return t("“None of these” cannot go with other labels");
     if (ticked.length) return "";
-    return none ? "tick the labels that apply, or “None of these”" : "tick at least one label";
+    return none ? t("tick the labels that apply, or “None of these”") : t("tick at least one label");
   }
   function textMessage(area) {
     const n = area.value.trim().length, low = Number(area.dataset.min), high = Number(area.dataset.max);
-    if (area.dataset.why) return n < low ? "say why in a few words" : n > high ? `write at most ${high} characters (now ${n})` : "";
-    if (n < low) return n === 0 && low <= 1 ? "write something here" : `write at least ${low} characters (now ${n})`;
-    return n > high ? `write at most ${high} characters (now ${n})` : "";
+    if (area.dataset.why) return n < low ? t("say why in a few words") : n > high ? t("write at most {high} characters (now {n})", {high, n}) : "";
+    if (n < low) return n === 0 && low <= 1 ? t("write something here") : t("write at least {low} characters (now {n})", {low, n});
+    return n > high ? t("write at most {high} characters (now {n})", {high, n}) : "";
   }
 
   // Show (or clear) one field's message: its text, its red border, aria-invalid.
@@ -206,8 +209,8 @@
   }
   function showSummary(count) {
     summary.hidden = count === 0;
-    summary.textContent = count === 0 ? "" : count === 1 ? "1 answer needs attention; it is marked below."
-      : `${count} answers need attention; they are marked below.`;
+    summary.textContent = count === 0 ? "" : count === 1 ? t("1 answer needs attention; it is marked below.")
+      : t("{count} answers need attention; they are marked below.", {count});
   }
   const flaggedCount = () => form.querySelectorAll(".has-error").length;
 
@@ -382,8 +385,7 @@
       event.preventDefault();
       keep(answers());
       summary.hidden = false;
-      summary.textContent = "The connection is gone. Your answers are kept on this page; it goes on to the next "
-        + "item as soon as the connection is back.";
+      summary.textContent = t("The connection is gone. Your answers are kept on this page; it goes on to the next item as soon as the connection is back.");
       saveStatus.textContent = OFFLINE;
       waitForConnection();
       return;

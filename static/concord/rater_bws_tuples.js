@@ -3,6 +3,10 @@
 // (loaded first) autosaves the fields (named r0-best-… / r0-worst-…) and records active time.
 (function () {
   "use strict";
+  // The page's words in its language (studies.rating.js_strings, rendered as #rater-strings), keyed by the
+  // English text, which is also the fallback; {name} placeholders are filled from ``values``.
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const form = document.getElementById("item-form");
   if (!form || form.dataset.design !== "bws_tuples") return;
   const sets = Array.from(form.querySelectorAll("fieldset.bw-criterion"));
@@ -53,8 +57,8 @@
     sets.forEach((set) => {
       const best = checked(set, set.dataset.best), worst = checked(set, set.dataset.worst);
       const note = set.querySelector(".bw-problem");
-      const message = !best && !worst ? "pick the best and the worst response" : !best ? "pick the best response"
-        : !worst ? "pick the worst response" : best === worst ? "the best and the worst must differ" : "";
+      const message = !best && !worst ? t("pick the best and the worst response") : !best ? t("pick the best response")
+        : !worst ? t("pick the worst response") : best === worst ? t("the best and the worst must differ") : "";
       note.textContent = message; note.hidden = !message;
       set.classList.toggle("has-error", !!message);
       if (message && !first) first = set;
@@ -62,7 +66,7 @@
     if (first) {
       event.preventDefault();
       const status = form.querySelector(".autosave");
-      if (status) status.textContent = "Some answers need attention (marked in red).";
+      if (status) status.textContent = t("Some answers need attention (marked in red).");
       first.scrollIntoView({block: "center"});
       first.focus();
     }

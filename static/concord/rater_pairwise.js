@@ -3,6 +3,10 @@
 // the rest (active time, address bar). The server checks everything again.
 (function () {
   "use strict";
+  // The page's words in its language (studies.rating.js_strings, rendered as #rater-strings), keyed by the
+  // English text, which is also the fallback; {name} placeholders are filled from ``values``.
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const form = document.getElementById("item-form");
   if (!form || !form.querySelector(".pairwise-criterion")) return;  // pairwise and ACUTE-Eval forms
   const groups = Array.from(form.querySelectorAll(".pairwise-criterion"));
@@ -67,8 +71,8 @@
     if (bad.length) {
       event.preventDefault();
       event.stopImmediatePropagation();
-      if (status) status.textContent = "Pick an answer for every question (marked in red)" +
-        (bad.some((g) => g.querySelector("textarea[data-required='1']")) ? ", with a reason." : ".");
+      if (status) status.textContent = bad.some((g) => g.querySelector("textarea[data-required='1']"))
+        ? t("Pick an answer for every question (marked in red), with a reason.") : t("Pick an answer for every question (marked in red).");
       bad[0].scrollIntoView({block: "center"});
       activate(bad[0]);
     }

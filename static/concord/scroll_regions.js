@@ -4,6 +4,10 @@
 // it): a table or list keeps its role, any other box becomes a named region. Rechecked when the layout changes.
 (function () {
   "use strict";
+  // The page's words in its language (studies.rating.js_strings, rendered as #rater-strings), keyed by the
+  // English text, which is also the fallback; {name} placeholders are filled from ``values``.
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]";
 
   function nameFor(box) {
@@ -12,7 +16,7 @@
     let before = box.previousElementSibling;
     while (before && !/^H[1-6]$/.test(before.tagName)) before = before.previousElementSibling;
     const heading = before ? before.textContent.trim() : "";
-    return heading ? `${heading} (scrolls sideways)` : "Scrolls sideways";
+    return heading ? t("{heading} (scrolls sideways)", {heading}) : t("Scrolls sideways");
   }
 
   function mark() {

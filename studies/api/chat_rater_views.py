@@ -16,6 +16,7 @@ message, too fast, a full chat, ending too early) is a problem in the API's one 
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.exceptions import NotFound
@@ -73,7 +74,7 @@ def _chat_slot(request, token: str, position: int, *, started: bool = True) -> A
     assignment = _assignment(request, token)
     slot = _slot(assignment, position)
     if not unit_for(assignment.study).collects_dialogues:
-        raise NotFound("this study's items have no chat")
+        raise NotFound(_("this study's items have no chat"))
     if started:
         _started(assignment)
     return slot

@@ -8,6 +8,7 @@ An answer is a JSON object of those fields; ``answers_as_post`` turns it into th
 ``studies.rating.item_answers`` parses, checks and stores it exactly as it does the page's."""
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -65,6 +66,8 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
                 labels = list(row.get("labels") or [])
                 kind_name, spec = kind, {"choices": labels + ([NONE_VALUE] if row.get("none_option") else []),
                                          "many": True}
+            elif kind == "spans":  # a list of {start, end, label} (see the target's text), or its JSON text
+                kind_name, spec = kind, {"choices": row.get("labels") or [], "many": True}
             else:  # free text: its length bounds
                 kind_name, spec = kind, {"low": row.get("min_length"), "high": row.get("max_length"),
                                          "required": bool(row.get("min_length"))}
@@ -159,6 +162,7 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
     each field's problem that the form could not even carry: a field the item does not have, a value
     that is not text, a number or a list of text."""
     known = {field["name"] for field in fields}
+    spans = {field["name"] for field in fields if field["kind"] == "spans"}
     post = QueryDict(mutable=True)
     errors: dict[str, str] = {}
     if len(answers) > MAX_FIELDS:
@@ -169,6 +173,8 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
             listed = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
             errors[name] = f"unknown field: this item takes {listed} (its `fields`)"
             continue
+        if name in spans and isinstance(value, list):  # marked spans: the page posts them as one JSON text
+            value = json.dumps(value)
         values = value if isinstance(value, list) else [value]
         texts = [_text(v) for v in values]
         if any(t is None for t in texts) or len(values) > MAX_FIELDS:

@@ -21,6 +21,7 @@ in ``X-Concord-Rater-Key`` (a wrong token or key is a 404, so one rater never re
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -43,6 +44,7 @@ from studies.errors import AssignmentRefused, ConsentRequired, StudyStateError
 from studies.models import Assignment, PracticeAnswer, PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
+from studies.rating.language import rater_language_use
 
 SCOPE = "api-practice"
 
@@ -81,12 +83,12 @@ def attempt_view(attempt: PracticeAttempt) -> dict:
 def practice_refusal(attempt: PracticeAttempt) -> Conflict:
     """The session's 409 for a rater who must take (or has failed) the practice, carrying its token and key."""
     if attempt.status == PracticeAttempt.Status.FAILED:
-        error = Conflict(f"this rater did not pass the study's practice: {outcome(attempt)['message']}",
+        error = Conflict(_("this rater did not pass the study's practice: %(why)s") % {"why": outcome(attempt)["message"]},
                          code="practice_failed")
     else:
-        error = Conflict(f"this study starts with practice items: take them at /api/rate/practice/{attempt.token}/ "
-                         f"with the key in `practice` as {KEY_HEADER}, then POST its continue/ (or start a "
-                         "session again)", code="practice_required")
+        error = Conflict(_("this study starts with practice items: take them at %(url)s with the key in `practice` as "
+                           "%(header)s, then POST its continue/ (or start a session again)")
+                         % {"url": f"/api/rate/practice/{attempt.token}/", "header": KEY_HEADER}, code="practice_required")
     error.extensions = {"practice": {"token": attempt.token, "key": practice_key(attempt),
                                      "status": attempt.status}}
     return error
@@ -95,14 +97,15 @@ def practice_refusal(attempt: PracticeAttempt) -> Conflict:
 def _attempt(request, token: str) -> PracticeAttempt:
     attempt = PracticeAttempt.objects.select_related("study", "experiment").filter(token=token).first()
     if attempt is None or not form_tokens.form_token_valid(token, SCOPE, request.headers.get(KEY_HEADER)):
-        raise NotFound(f"no practice with this token and {KEY_HEADER}")
+        raise NotFound(_("no practice with this token and %(header)s") % {"header": KEY_HEADER})
+    rater_language_use(attempt.study)  # only for the key's holder
     return attempt
 
 
 def _item(attempt: PracticeAttempt, position: int) -> PracticeItem:
     items = selectors.practice_items(attempt.study)
     if not 0 <= position < len(items):
-        raise NotFound(f"this practice has no item at position {position}")
+        raise NotFound(_("this practice has no item at position %(position)s") % {"position": position})
     return items[position]
 
 
@@ -215,7 +218,7 @@ class RaterPracticeAnswerApi(RaterView):
         try:
             answer, errors = services.practice_answer(attempt=attempt, item=item, post=post)
         except ConsentRequired:
-            raise Conflict("the rater has not consented yet: start a session with consent true first",
+            raise Conflict(_("the rater has not consented yet: start a session with consent true first"),
                            code="consent_required") from None
         except StudyStateError as error:
             raise Conflict(str(error)) from None
@@ -239,8 +242,8 @@ class RaterPracticeContinueApi(RaterView):
         if attempt.status == PracticeAttempt.Status.FAILED:
             raise practice_refusal(attempt)
         if attempt.status != PracticeAttempt.Status.PASSED:
-            raise Conflict(f"the practice is not passed yet: {attempt.shown} of "
-                           f"{attempt_view(attempt)['items']} items answered", code="practice_required")
+            raise Conflict(_("the practice is not passed yet: %(shown)s of %(items)s items answered")
+                           % {"shown": attempt.shown, "items": attempt_view(attempt)["items"]}, code="practice_required")
         held = Assignment.objects.filter(study__experiment_id=attempt.experiment_id, rater__platform=attempt.platform,
                                          rater__external_id=attempt.external_id).exists()
         try:

@@ -10,6 +10,7 @@ entry page does (``rater_practice``): the identity's practice attempt, begun wit
 from __future__ import annotations
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -26,6 +27,7 @@ from studies.onboarding import services as onboarding
 from studies.rating import answers as answering
 from studies.rating import closing, invites, links, platforms, review
 from studies.rating import entry as rater_entry
+from studies.rating.language import conditions_language_use, rater_language_use
 
 
 class RaterSessionInputSerializer(StrictInput):
@@ -45,7 +47,7 @@ class _SessionApi(RaterView):
         data = RaterSessionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if data.validated_data["consent"] is not True:
-            raise ValidationError({"consent": ["the rater must agree to take part (true) before starting"]})
+            raise ValidationError({"consent": [_("the rater must agree to take part (true) before starting")]})
         return data.validated_data
 
     @staticmethod
@@ -55,7 +57,7 @@ class _SessionApi(RaterView):
         except platforms.IdentityError as error:
             raise ValidationError({f"link.{error.parameter}" if error.parameter else "link": [str(error)]}) from None
         if identity.preview:
-            raise ValidationError({"link.assignmentId": ["a HIT preview: accept the HIT first"]})
+            raise ValidationError({"link.assignmentId": [_("a HIT preview: accept the HIT first")]})
         return identity
 
     @staticmethod
@@ -100,17 +102,18 @@ class RaterSessionApi(_SessionApi):
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_session_create")
     def post(self, request, key):
-        given = self.given(request)
         study = links.enterable_studies().filter(Q(rater_key=key) | Q(slug=key)).first()
         if study is None:  # as on the pages: an unknown, draft or benchmark study alike
-            raise NotFound("no study open to raters at this address")
+            raise NotFound(_("no study open to raters at this address"))
+        rater_language_use(study)
+        given = self.given(request)
         closing.study_close_if_done(study=study, check_items=False)
         identity = self.identity(given["link"], study.platform)
         try:
             if identity.platform == Study.Platform.INVITE:
                 if not given.get("client_secret"):
-                    raise ValidationError({"client_secret": ["an invitation is claimed by a secret of 16 to 128 "
-                                                             "characters; send the same one to resume"]})
+                    raise ValidationError({"client_secret": [_("an invitation is claimed by a secret of 16 to 128 "
+                                                               "characters; send the same one to resume")]})
                 assignment = invites.invite_enter(study=study, token=identity.acceptance_id,
                                                   browser_secret=given["client_secret"])
             else:
@@ -130,15 +133,16 @@ class RaterExperimentSessionApi(_SessionApi):
     @extend_schema(request=RaterSessionInputSerializer, responses={200: RaterAssignmentSerializer, 201: RaterAssignmentSerializer},
                    operation_id="rater_experiment_session_create")
     def post(self, request, slug):
-        given = self.given(request)
         link = links.experiment_link_open(slug)
         if link is None:
-            raise NotFound("no experiment open to raters at this address")
+            raise NotFound(_("no experiment open to raters at this address"))
+        conditions_language_use(link.linked)
+        given = self.given(request)
         if link.problem:
-            raise Conflict(f"this link is not set up correctly: {link.problem}")
+            raise Conflict(_("this link is not set up correctly: %(problem)s") % {"problem": link.problem})
         if link.platform == Study.Platform.INVITE:
-            raise ValidationError({"link": ["this experiment takes raters by invitation: enter with the invitation's "
-                                            "own study link"]})
+            raise ValidationError({"link": [_("this experiment takes raters by invitation: enter with the invitation's "
+                                              "own study link")]})
         identity = self.identity(given["link"], link.platform)
         try:
             assignment = rater_entry.experiment_enter(

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -34,6 +36,7 @@ from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study
 from studies.rating import answers as answering
 from studies.rating import form_tokens, item_answers, platforms, review
+from studies.rating.language import rater_language_use
 from studies.rating.questionnaire import questionnaire_clean
 
 KEY_HEADER = "X-Concord-Rater-Key"
@@ -60,15 +63,17 @@ def _assignment(request, token: str) -> Assignment:
     abandoned on access as its pages do (``review.assignment_expire_if_due``)."""
     assignment = Assignment.objects.select_related("study", "rater").filter(token=token).first()
     if assignment is None or not form_tokens.form_token_valid(token, "api", request.headers.get(KEY_HEADER)):
-        raise NotFound(f"no assignment with this token and {KEY_HEADER}")
+        raise NotFound(_("no assignment with this token and %(header)s") % {"header": KEY_HEADER})
+    rater_language_use(assignment.study)  # only for the key's holder
     return review.assignment_expire_if_due(assignment=assignment)
 
 
 def _started(assignment: Assignment) -> None:
     if assignment.status != Assignment.Status.STARTED:
-        raise Conflict(f"this assignment is already {assignment.status}; nothing more can be answered")
+        raise Conflict(_("this assignment is already %(status)s; nothing more can be answered")
+                       % {"status": assignment.status})
     if assignment.consented_at is None:  # entered on the pages without agreeing yet
-        raise Conflict("the rater has not consented yet: start a session with consent true first")
+        raise Conflict(_("the rater has not consented yet: start a session with consent true first"))
 
 
 def _done_view(assignment: Assignment) -> dict:
@@ -138,8 +143,10 @@ class RaterFieldSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     question = serializers.CharField()
     target = serializers.CharField(allow_null=True, help_text="the target's letter, where the field concerns one")
-    kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "rationale",
-                                            "choice", "reason", "best", "worst"])
+    kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "spans",
+                                            "rationale", "choice", "reason", "best", "worst"],
+                                   help_text="spans: a list of {start, end, label} character offsets into the "
+                                             "target's text ({turn} too in a dialogue), [] for nothing to mark")
     required = serializers.BooleanField()
     choices = serializers.ListField(child=serializers.CharField(), help_text="the values it takes, where they are few")
     min = serializers.FloatField(allow_null=True, help_text="the lowest value (a scale) or length (text)")
@@ -195,7 +202,7 @@ class _ItemOut(serializers.BaseSerializer):
 def _slot(assignment: Assignment, position: int) -> AssignmentItem:
     slot = _slots(assignment).filter(position=position).first()
     if slot is None:
-        raise NotFound(f"this assignment has no item at position {position}")
+        raise NotFound(_("this assignment has no item at position %(position)s") % {"position": position})
     slot.assignment = assignment
     return slot
 
@@ -235,8 +242,8 @@ class RaterAnswerApi(RaterView):
         slot = _slot(assignment, position)
         study = assignment.study
         if (pending := unit_for(study).pending_url(slot)) is not None:
-            raise Conflict(f"this item needs its chat first: chat and end it through "
-                           f"{reverse('studies-api:rater-chat', args=[token, position])} (its page: {pending})")
+            raise Conflict(_("this item needs its chat first: chat and end it through %(api)s (its page: %(page)s)")
+                           % {"api": reverse("studies-api:rater-chat", args=[token, position]), "page": pending})
         criteria = study_criteria(study)  # the fields only: the stored answers are read once, for the answer
         fields = content_view(study, slot.item, slot.response_order, criteria)["fields"]
         post, errors = answers_as_post(data.validated_data["answers"], fields)
@@ -278,7 +285,8 @@ class RaterSubmitApi(RaterView):
             errors = {f"questionnaire.{name}": [f"unknown question; this asks {', '.join(sorted(names)) or 'none'}"]
                       for name in given if name not in names}
             if unanswered := assignment.assignment_items.filter(answered_at__isnull=True).count():
-                raise Conflict(f"{unanswered} item(s) are not answered yet")
+                raise Conflict(ngettext("%(count)d item is not answered yet", "%(count)d items are not answered yet",
+                                        unanswered) % {"count": unanswered})
             answers, problems = questionnaire_clean(spec, given)
             errors.update({f"questionnaire.{name}": [message] for name, message in problems.items()})
             if errors:

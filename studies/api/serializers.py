@@ -57,6 +57,8 @@ class StudyOutputSerializer(serializers.Serializer):
     paused_at = serializers.DateTimeField(allow_null=True)
     deadline = serializers.SerializerMethodField(help_text="platform_config.closes_at: no new raters after it")
     consent_text = serializers.CharField()
+    language = serializers.CharField(help_text="the rater pages' language (settings.LANGUAGES)")
+    language_from_browser = serializers.BooleanField(help_text="the rater's browser language where the pages have it")
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
     estimated_minutes = serializers.IntegerField(allow_null=True)
     time_limit_minutes = serializers.SerializerMethodField(

@@ -17,6 +17,7 @@ from studies.api import (
     resource_views,
     review_views,
     selfchat_views,
+    span_views,
     token_views,
     views,
     workflow_views,
@@ -80,6 +81,8 @@ urlpatterns = [
     path("studies/<slug:slug>/aggregated-labels/", label_views.AggregatedLabelListApi.as_view(),
          name="study-aggregated-labels"),
     path("studies/<slug:slug>/aggregation/", label_views.AggregationApi.as_view(), name="study-aggregation"),
+    path("studies/<slug:slug>/spans/", span_views.SpanListApi.as_view(), name="study-spans"),
+    path("studies/<slug:slug>/span-agreement/", span_views.SpanAgreementApi.as_view(), name="study-span-agreement"),
     path("imports/", corpus_views.ImportsApi.as_view(), name="import"),  # POST: import; GET: the background ones
     path("imports/<id:pk>/", views.ImportJobDetailApi.as_view(), name="import-job"),
     # Resources on their own paths (the action routes above keep working)

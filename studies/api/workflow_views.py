@@ -3,6 +3,7 @@ change settings, duplicate, delete a draft, re-open, pause, resume, pay plan, co
 item & rating browser. Same visibility rule as the rest of the API: another researcher's study is a 404."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -46,6 +47,10 @@ class StudySettingsApi(ApiView):
                                            required=False)
         instructions = serializers.CharField(required=False, allow_blank=True)
         consent_text = serializers.CharField(required=False, allow_blank=True)
+        language = serializers.ChoiceField(choices=settings.LANGUAGES, required=False,
+                                           help_text="the rater pages' own words; the researcher's texts stay as written")
+        language_from_browser = serializers.BooleanField(
+            required=False, help_text="use the rater's browser language where the rater pages have it")
         questionnaire = QuestionSerializer(many=True, required=False)
         raters_per_item = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
         items_per_assignment = serializers.IntegerField(min_value=1, max_value=100_000, required=False)

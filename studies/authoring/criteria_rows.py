@@ -94,7 +94,7 @@ def rows_specs(rows: Sequence[Mapping[str, str]]) -> tuple[list[dict[str, Any]],
             continue
         spec: dict[str, Any] = {"name": name, "question": row.get("question", ""), "help_text": row.get("help", ""),
                                 "kind": kind, "rationale": row.get("rationale", "")}
-        if kind in ("categorical", "multilabel"):
+        if kind in ("categorical", "multilabel", "spans"):  # span labels are written as the label kinds' are
             spec["options"] = {"labels": [line.strip() for line in row.get("labels", "").splitlines() if line.strip()]}
             if kind == "multilabel":
                 spec["options"]["none_option"] = row.get("none_option") in ("on", "1", "true", "yes")

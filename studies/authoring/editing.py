@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -41,7 +42,7 @@ from studies.slugs import unique_slug
 
 STRUCTURE_FIELDS = ("design", "design_config", "criteria", "platform")
 TEXT_FIELDS = ("title", "instructions", "consent_text", "questionnaire", "raters_per_item", "items_per_assignment",
-               "reward", "estimated_minutes")
+               "reward", "estimated_minutes", "language", "language_from_browser")
 RATER_SETTING_FIELDS = ("time_limit_minutes", "closes_at")
 EDITABLE_FIELDS = (*STRUCTURE_FIELDS, *TEXT_FIELDS, *RATER_SETTING_FIELDS)
 REWARD_MAX = Decimal("10000")
@@ -231,6 +232,14 @@ def _text_and_limits_clean(values: Mapping[str, Any], errors: dict[str, Any], ch
                 errors["title"] = "must be at most 200 characters"
             else:
                 changes[field] = text
+    if "language" in values:  # the rater pages' own words (studies.rating.language)
+        codes = [code for code, _name in settings.LANGUAGES]
+        if values["language"] in codes:
+            changes["language"] = values["language"]
+        else:
+            errors["language"] = f"must be one of {', '.join(codes)}"
+    if "language_from_browser" in values:
+        changes["language_from_browser"] = bool(values["language_from_browser"])
     for field in ("raters_per_item", "items_per_assignment"):
         if field in values:
             number = _positive_int(values[field], field, errors)
@@ -360,8 +369,9 @@ def study_duplicate(*, study: Study, title: str | None = None, experiment: Exper
     copy.questionnaire, copy.live_config, copy.checks_config = study.questionnaire, study.live_config, study.checks_config
     copy.consent_text, copy.reward, copy.estimated_minutes = study.consent_text, study.reward, study.estimated_minutes
     copy.item_draw = study.item_draw  # the same items: the same draw (studies.authoring.item_draws)
+    copy.language, copy.language_from_browser = study.language, study.language_from_browser
     copy.save(update_fields=["questionnaire", "live_config", "checks_config", "consent_text", "reward",
-                             "estimated_minutes", "item_draw"])
+                             "estimated_minutes", "item_draw", "language", "language_from_browser"])
     # Criterion scale overrides (imported benchmarks) travel with the criteria.
     scales = {c.name: (c.scale_min, c.scale_max) for c in study.criteria.all()}
     for criterion in copy.criteria.all():

@@ -4,6 +4,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from studies.authoring import builder_defaults, questionnaire_rows
 from studies.authoring.criteria_rows import (
@@ -200,6 +201,14 @@ class StudyForm(forms.Form):
     consent_text = forms.CharField(label="Consent text", widget=forms.Textarea(attrs={"rows": 4}), required=False,
                                    help_text="Markdown shown above the “I agree” box (who you are, what is stored, "
                                              "how to withdraw).")
+    language = forms.ChoiceField(
+        label="Language of the rater pages", choices=settings.LANGUAGES, initial="en", required=False,
+        help_text="Buttons, progress, errors and the other words of the rater pages. Write your instructions, "
+                  "questions and consent text in this language yourself: they are shown as written.")
+    language_from_browser = forms.BooleanField(
+        label="Use the rater's browser language where available", required=False,
+        help_text="A rater whose browser asks for another language the rater pages have sees the pages' own words "
+                  "in it; everyone else sees the language above.")
     reward = forms.DecimalField(label="Reward per assignment", min_value=0, max_digits=8, decimal_places=2,
                                 required=False, help_text="In the platform's currency (USD on Mechanical Turk); "
                                                           "crowd publications pay this.")
@@ -368,6 +377,7 @@ class StudyForm(forms.Form):
         closes_at = data.get("closes_at")
         return {
             "title": data["title"], "instructions": data.get("instructions", ""),
+            "language": data.get("language") or "en", "language_from_browser": bool(data.get("language_from_browser")),
             "consent_text": data.get("consent_text", ""), "questionnaire": data.get("questionnaire") or [],
             "raters_per_item": data["raters_per_item"], "items_per_assignment": data["items_per_assignment"],
             "reward": data.get("reward"), "estimated_minutes": data.get("estimated_minutes"),
@@ -399,6 +409,7 @@ def study_form_initial(study: Study) -> dict:
         "reward": study.reward, "estimated_minutes": study.estimated_minutes,
         "time_limit_minutes": c.get("time_limit_minutes"), "questionnaire": questionnaire_text(study.questionnaire),
         "questionnaire_list": study.questionnaire or [],
+        "language": study.language, "language_from_browser": study.language_from_browser,
     }
     from studies.rating import allocation
 

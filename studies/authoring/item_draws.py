@@ -1,6 +1,6 @@
 """How a study's items were drawn from their corpus, and drawing more of them.
 
-Prediction-powered estimates (metrics.ppi) treat the human-rated units as a simple random sample of a
+Prediction-powered estimates (metrics.ppi.estimates) treat the human-rated units as a simple random sample of a
 *frame*: the corpus conversations the items could have been drawn from. That holds when
 
 1. the items are all of the frame, or a seeded uniform sample of it (``study_items_build`` with

@@ -52,15 +52,21 @@ MAX_REDIRECTS = 3
 BACKOFF_SECONDS = 0.25
 USER_AGENT = "Concord-chat/1 (+https://github.com/concord)"
 
+def gettext_noop(text: str) -> str:
+    """Marks a text for the rater pages' catalogues (it is translated where it is shown, studies.chat.selectors);
+    this module keeps no Django import."""
+    return text
+
+
 # What the rater is told for each kind of failure (the detail stays with the researcher).
 RATER_MESSAGES = {
-    "timeout": "The system did not answer in time.",
-    "connection": "The system could not be reached.",
-    "status": "The system answered with an error.",
-    "reply": "The system's answer could not be read.",
-    "address": "The system's address is not allowed.",
-    "redirect": "The system's address sent us elsewhere.",
-    "key": "The system is not set up correctly.",
+    "timeout": gettext_noop("The system did not answer in time."),
+    "connection": gettext_noop("The system could not be reached."),
+    "status": gettext_noop("The system answered with an error."),
+    "reply": gettext_noop("The system's answer could not be read."),
+    "address": gettext_noop("The system's address is not allowed."),
+    "redirect": gettext_noop("The system's address sent us elsewhere."),
+    "key": gettext_noop("The system is not set up correctly."),
 }
 RETRIED = {"timeout", "connection", "reply"}
 

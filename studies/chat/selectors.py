@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Avg, Count, Max, Q, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
@@ -49,7 +50,7 @@ def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
         status = _status(chat, now)
         failed = status == Chat.Status.FAILED
         sides.append({"letter": string.ascii_uppercase[chat.position], "status": status, "turns": turns[chat.pk],
-                      "error": RATER_MESSAGES.get(chat.error_kind or "timeout", RATER_MESSAGES["reply"])
+                      "error": gettext(RATER_MESSAGES.get(chat.error_kind or "timeout", RATER_MESSAGES["reply"]))
                       if failed else "",
                       "exchanges": sum(t["role"] == ChatTurn.Role.SYSTEM for t in turns[chat.pk])})
     statuses = {side["status"] for side in sides}

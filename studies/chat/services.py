@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from studies.chat import calls
 from studies.chat.client import BotError, BotReply, bot_reply
@@ -89,7 +90,7 @@ def _locked(assignment: Assignment) -> Assignment:
     study comes along unlocked, or every turn of a study would wait for every other rater's."""
     locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
     if locked.status != Assignment.Status.STARTED:
-        raise ChatRefused(f"this task is already {locked.get_status_display().lower()}")
+        raise ChatRefused(gettext("this task is already %(status)s") % {"status": locked.get_status_display().lower()})
     return locked
 
 
@@ -129,10 +130,10 @@ def chat_open(*, assignment: Assignment, item_id: int) -> list[Chat]:
         return chats
     slot = AssignmentItem.objects.filter(assignment=locked, item_id=item_id).select_related("item").first()
     if slot is None:
-        raise ChatRefused("this chat is not part of the task", status=404)
+        raise ChatRefused(gettext("this chat is not part of the task"), status=404)
     systems = list(StudyItemSystem.objects.filter(item_id=item_id).select_related("system").order_by("position"))
     if not systems:
-        raise ChatRefused("this item has no system to chat with", status=404)
+        raise ChatRefused(gettext("this item has no system to chat with"), status=404)
     random.Random(f"{locked.seed}:{item_id}").shuffle(systems)
     corpus, now, study = chat_corpus(locked.study), timezone.now(), locked.study
     chats = []
@@ -166,9 +167,10 @@ def _since_last(chat: Chat, now) -> float:
 def _message_clean(text: str, limit: int) -> str:
     text = (text or "").strip()
     if not text:
-        raise ChatRefused("type a message first", status=400, field="text")
+        raise ChatRefused(gettext("type a message first"), status=400, field="text")
     if len(text) > limit:
-        raise ChatRefused(f"a message may have at most {limit} characters (this one has {len(text)})",
+        raise ChatRefused(gettext("a message may have at most %(limit)s characters (this one has %(n)s)")
+                          % {"limit": limit, "n": len(text)},
                           status=400, field="text")
     if problem := platforms.text_problem(text):
         raise ChatRefused(f"the message {problem}", status=400, field="text")
@@ -193,23 +195,24 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
         config, now = chat_config(locked.study), timezone.now()
         chats = _chats(locked, item_id)
         if not chats:
-            raise ChatRefused("open the chat first", status=404)
+            raise ChatRefused(gettext("open the chat first"), status=404)
         if client_id and ChatTurn.objects.filter(chat=chats[0], client_id=client_id).exists():
             return chats, False  # a re-send of a stored message
         _expire_stale(chats, now)
         text = _message_clean(text, config["message_max_chars"])
         statuses = {c.status for c in chats}
         if Chat.Status.ENDED in statuses:
-            raise ChatRefused("this chat has ended")
+            raise ChatRefused(gettext("this chat has ended"))
         if Chat.Status.WAITING in statuses:
-            raise ChatRefused("wait for the reply before sending another message")
+            raise ChatRefused(gettext("wait for the reply before sending another message"))
         if Chat.Status.FAILED in statuses:
-            raise ChatRefused("the system did not reply to your last message: try again or end the chat")
+            raise ChatRefused(gettext("the system did not reply to your last message: try again or end the chat"))
         if _exchanges(chats[0]) >= config["max_turns"]:
-            raise ChatRefused(f"this chat has had its {config['max_turns']} turns")
+            raise ChatRefused(gettext("this chat has had its %(max_turns)s turns") % {"max_turns": config["max_turns"]})
         if wait := _rate_problem(locked, config["messages_per_minute"], now):
-            raise ChatRefused(f"you are sending messages quickly: wait {wait} s and send it again; your message "
-                              "is still in the box", status=429, field="text", retry_after=wait)
+            raise ChatRefused(gettext("you are sending messages quickly: wait %(wait)s s and send it again; your "
+                                      "message is still in the box") % {"wait": wait},
+                              status=429, field="text", retry_after=wait)
         for chat in chats:
             _append(chat, ChatTurn.Role.USER, text, now, _since_last(chat, now), client_id=client_id)
             chat.status, chat.waiting_since, chat.caller = Chat.Status.WAITING, now, caller
@@ -386,16 +389,17 @@ def chat_end(*, assignment: Assignment, item_id: int) -> list[Chat]:
     now = timezone.now()
     chats = _chats(locked, item_id)
     if not chats:
-        raise ChatRefused("open the chat first", status=404)
+        raise ChatRefused(gettext("open the chat first"), status=404)
     _expire_stale(chats, now)
     if all(c.status == Chat.Status.ENDED for c in chats):
         return chats
     if any(c.status == Chat.Status.WAITING for c in chats):
-        raise ChatRefused("wait for the reply before ending the chat")
+        raise ChatRefused(gettext("wait for the reply before ending the chat"))
     failed = any(c.status == Chat.Status.FAILED for c in chats)
     minimum, done = chat_config(locked.study)["min_turns"], min(_exchanges(c) for c in chats)
     if not failed and done < minimum:
-        raise ChatRefused(f"chat for at least {minimum} turns before you end it (so far {done})")
+        raise ChatRefused(gettext("chat for at least %(minimum)s turns before you end it (so far %(done)s)")
+                          % {"minimum": minimum, "done": done})
     reason = Chat.EndReason.BOT_FAILED if failed else Chat.EndReason.RATER
     for chat in chats:
         if chat.status != Chat.Status.ENDED:

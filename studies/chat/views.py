@@ -26,6 +26,7 @@ from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from studies.access import studies_visible_to
@@ -37,6 +38,7 @@ from studies.designs import unit_for
 from studies.models import Assignment, AssignmentItem
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
+from studies.rating.language import rater_language_use
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
 from studies.reports.exporting import no_store, raw_ids_requested
 
@@ -50,6 +52,7 @@ def _slot(token: str, position: int) -> AssignmentItem:
             .filter(assignment__token=token, position=position).first())
     if slot is None or not unit_for(slot.assignment.study).collects_dialogues:
         raise Http404
+    rater_language_use(slot.assignment.study)
     return slot
 
 
@@ -93,7 +96,7 @@ def chat_page(request, token: str, position: int):
     try:
         chat_services.chat_open(assignment=slot.assignment, item_id=slot.item_id)
     except chat_services.ChatRefused as refused:
-        return _message(request, "This chat cannot be opened", str(refused), status=refused.status)
+        return _message(request, gettext("This chat cannot be opened"), str(refused), status=refused.status)
     assignment_item_open(slot=slot)
     chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     if selectors.chat_ended(slot.assignment, slot.item_id):
@@ -105,10 +108,11 @@ def _refused(request, slot: AssignmentItem):
     if form_tokens.form_token_valid(slot.assignment.token, "chat",
                                     request.POST.get(form_tokens.FIELD) or request.headers.get(form_tokens.HEADER)):
         return None
-    message = "This message was not sent from this task's own page (or the page is out of date): reload it."
+    message = gettext("This message was not sent from this task's own page (or the page is out of date): reload it.")
     if _wants_json(request):
         return JsonResponse({"error": message}, status=403)
-    return _message(request, "This form could not be accepted", message + " Nothing was saved.", status=403)
+    return _message(request, gettext("This form could not be accepted"), message + gettext(" Nothing was saved."),
+                    status=403)
 
 
 def _act(request, token: str, position: int, action):
@@ -116,7 +120,7 @@ def _act(request, token: str, position: int, action):
     with its message (JSON) or the page again with the rater's text kept in the box."""
     slot = _slot(token, position)
     if (page := _blocked(request, slot)) is not None:
-        return JsonResponse({"error": "this task can no longer be worked on"}, status=409) \
+        return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409) \
             if _wants_json(request) else page
     if (refused := _refused(request, slot)) is not None:
         return refused
@@ -180,7 +184,7 @@ def chat_state(request, token: str, position: int):
         return JsonResponse({"waiting": True, "unchanged": True})
     slot = _slot(token, position)
     if slot.assignment.status != slot.assignment.Status.STARTED:
-        return JsonResponse({"error": "this task can no longer be worked on"}, status=409)
+        return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409)
     chat_services.chat_replies_resume(assignment=slot.assignment, item_id=slot.item_id)
     return JsonResponse(_state(slot))
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
 from django.db.models import Count, QuerySet
+from django.utils.translation import gettext_noop
 
 from studies.designs import acute_report as report
 from studies.designs.acute_schedule import acute_items_build, conversation_systems, item_speakers, judged_speaker
@@ -59,7 +60,7 @@ SPEAKER_LABELS = ("Speaker 1", "Speaker 2")
 
 class Acute(Pairwise):
     key = report.KEY
-    explanation = ("Whole-conversation comparison (ACUTE-Eval): raters read two whole conversations side by side "
+    explanation = gettext_noop("Whole-conversation comparison (ACUTE-Eval): raters read two whole conversations side by side "
                    "and say which marked speaker is better on each question.")
     defaults = {"allow_tie": False, "reason": "required", "reason_max_length": 300, "pairs_per_system_pair": 0,
                 "judged_speaker": "", "schedule_seed": 0}

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext
 
 from studies.designs.common import Answers, CheckAnswers, Errors, ItemSpec, Section
 from studies.designs.units import unit_for
@@ -108,7 +109,7 @@ class StudyDesign:
         """What a rater will do, in the study's own terms (the start page); ``anchors``: the lowest
         and highest reference value its items show, when known; ``unit``: dialogues are described
         as dialogues. Falls back to the researcher's explanation."""
-        return self.explanation
+        return gettext(self.explanation) if self.explanation else ""
 
     def description(self, study: Study) -> str:
         """``describe`` for a study, with the anchors its items show."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count, F, Q, Value
+from django.utils.translation import gettext
 
 from studies.designs.common import Errors, int_field
 from studies.designs.ratings import RatingsDesign
@@ -35,9 +36,9 @@ def ranks_problem(ranks: Sequence[Any], size: int) -> str | None:
     if len(ranks) != size:
         return f"rank all {size} responses (got {len(ranks)})"
     if any(isinstance(r, bool) or not isinstance(r, int) for r in ranks):
-        return "ranks must be whole numbers"
+        return gettext("ranks must be whole numbers")
     if sorted(ranks) != list(range(1, size + 1)):
-        return f"ranks must be 1..{size}, each used once (no ties)"
+        return gettext("ranks must be 1..{size}, each used once (no ties)").format(size=size)
     return None
 
 
@@ -63,9 +64,10 @@ class BWS(RatingsDesign):
                  unit: StudyUnit | None = None) -> str:
         size = config["tuple_size"]
         if unit and unit.level == "dialogue":
-            return (f"Each screen shows {size} whole dialogues: you put its {size} dialogues "
-                    "in order from best to worst, without ties.")
-        return f"For each conversation you put its {size} responses in order from best to worst, without ties."
+            return gettext("Each screen shows %(size)s whole dialogues: you put its %(size)s dialogues "
+                           "in order from best to worst, without ties.") % {"size": size}
+        return gettext("For each conversation you put its %(size)s responses in order from best to worst, "
+                       "without ties.") % {"size": size}
 
     def settings_summary(self, config: Mapping[str, Any]) -> str:
         return f"raters rank {config['tuple_size']} responses per item"
@@ -130,7 +132,7 @@ class BWS(RatingsDesign):
             name = field_name(rid, criterion.name, order)
             raw = (post.get(name) or "").strip()
             if not raw:
-                errors[name] = "rank this response"
+                errors[name] = gettext("rank this response")
             elif not (raw.isascii() and raw.isdigit()) or len(raw) > 6:  # '²'.isdigit(), yet int('²') fails
                 errors[name] = f"“{raw[:12]}” is not a rank"
             else:

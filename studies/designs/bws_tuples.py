@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
+from django.utils.translation import gettext
 
 from studies.designs import bws_tuples_report as report
 from studies.designs.base import StudyDesign
@@ -117,8 +118,9 @@ class BWSTuples(StudyDesign):
 
     def describe(self, config: Mapping[str, Any], *, anchors: tuple[float, float] | None = None,
                  unit: StudyUnit | None = None) -> str:
-        return (f"Each screen shows a set of {config['tuple_size']} responses, each with its own conversation. "
-                "For each question you pick the best and the worst response of the set.")
+        return gettext("Each screen shows a set of %(size)s responses, each with its own conversation. "
+                       "For each question you pick the best and the worst response of the set.") % {
+            "size": config["tuple_size"]}
 
     def settings_summary(self, config: Mapping[str, Any]) -> str:
         return f"raters rank {config['tuple_size']} responses per item"
@@ -206,7 +208,7 @@ class BWSTuples(StudyDesign):
         errors: Errors = {}
         for name in by_name:
             if name not in answers:
-                errors[name] = "pick the best and the worst response for this question"
+                errors[name] = gettext("pick the best and the worst response for this question")
         for name, picks in answers.items():
             if name not in by_name:
                 errors[name] = "unknown criterion"

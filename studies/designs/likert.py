@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext, gettext_noop
 
 from studies.designs.common import Errors, int_field
 from studies.designs.ratings import RatingsDesign
@@ -33,7 +34,7 @@ class Likert(RatingsDesign):
                                                    "one per point, or two (the end labels), e.g. Very bad, then "
                                                    "Very good."),
     }
-    empty_message = "pick a point for this response"
+    empty_message = gettext_noop("pick a point for this response")
     alpha_level = "ordinal"
     alpha_values = "Likert value"
 
@@ -49,10 +50,14 @@ class Likert(RatingsDesign):
     def describe(self, config: Mapping[str, Any], *, anchors: tuple[float, float] | None = None,
                  unit: StudyUnit | None = None) -> str:
         points, labels = config["points"], config.get("labels") or []
-        ends = (f"from 1 ({labels[0]}) to {points} ({labels[-1]})" if labels
-                else f"from 1 (lowest) to {points} (highest)")
-        text = f"For each response you pick one point on a {points}-point scale, {ends}."
-        return text.replace("For each response", "For each dialogue", 1) if unit and unit.level == "dialogue" else text
+        low, high = (labels[0], labels[-1]) if labels else (gettext("lowest"), gettext("highest"))
+        if unit and unit.level == "dialogue":
+            text = gettext("For each dialogue you pick one point on a %(points)s-point scale, from 1 (%(low)s) to "
+                           "%(points)s (%(high)s).")
+        else:
+            text = gettext("For each response you pick one point on a %(points)s-point scale, from 1 (%(low)s) to "
+                           "%(points)s (%(high)s).")
+        return text % {"points": points, "low": low, "high": high}
 
     def settings_summary(self, config: Mapping[str, Any]) -> str:
         labels = config.get("labels") or []

@@ -18,6 +18,7 @@ import numpy as np
 from django import forms
 from django.db.models import F, Max, Min, Q, Value
 from django.db.models.functions import Greatest, Log
+from django.utils.translation import gettext
 
 from studies.designs.common import Errors, int_field, number_text
 from studies.designs.ratings import RatingsDesign
@@ -34,8 +35,9 @@ ME_MAX = forms.IntegerField(label="Largest value a rater may give (RME, BME)", m
 
 
 def _magnitude_rule(config: Mapping[str, Any]) -> str:
-    return (f"Give every response a number from {number_text(config['min'])} to {number_text(config['max'])} "
-            "that says how good it is compared with the reference; decimals such as 12.5 are fine.")
+    return gettext("Give every response a number from %(low)s to %(high)s that says how good it is compared with "
+                   "the reference; decimals such as 12.5 are fine.") % {
+        "low": number_text(config["min"]), "high": number_text(config["max"])}
 
 
 class Magnitude(RatingsDesign):
@@ -121,13 +123,16 @@ class RME(Magnitude):
                  unit: StudyUnit | None = None) -> str:
         ref = config["reference_value"]
         if unit and unit.level == "dialogue":
-            return (f"Each screen comes with a reference dialogue worth {number_text(ref)}. Give every dialogue a "
-                    f"number from {number_text(config['min'])} to {number_text(config['max'])} that says how good it "
-                    "is compared with the reference; decimals such as 12.5 are fine. A dialogue twice as good as the "
-                    f"reference gets {number_text(2 * ref)}; one half as good gets {number_text(ref / 2)}.")
-        return (f"Each conversation comes with a reference response worth {number_text(ref)}. {_magnitude_rule(config)} "
-                f"A response twice as good as the reference gets {number_text(2 * ref)}; "
-                f"one half as good gets {number_text(ref / 2)}.")
+            return gettext("Each screen comes with a reference dialogue worth %(ref)s. Give every dialogue a number "
+                           "from %(low)s to %(high)s that says how good it is compared with the reference; decimals "
+                           "such as 12.5 are fine. A dialogue twice as good as the reference gets %(double)s; one half "
+                           "as good gets %(half)s.") % {
+                "ref": number_text(ref), "low": number_text(config["min"]), "high": number_text(config["max"]),
+                "double": number_text(2 * ref), "half": number_text(ref / 2)}
+        return gettext("Each conversation comes with a reference response worth %(ref)s. %(rule)s A response twice as "
+                       "good as the reference gets %(double)s; one half as good gets %(half)s.") % {
+            "ref": number_text(ref), "rule": _magnitude_rule(config), "double": number_text(2 * ref),
+            "half": number_text(ref / 2)}
 
     def settings_summary(self, config: Mapping[str, Any]) -> str:
         return f"reference shown as {config['reference_value']}; {super().settings_summary(config)}"
@@ -173,11 +178,15 @@ class BME(Magnitude):
     def describe(self, config: Mapping[str, Any], *, anchors: tuple[float, float] | None = None,
                  unit: StudyUnit | None = None) -> str:
         low, high = anchors or (config["anchor_min"], config["anchor_max"])
-        worth = (f"worth {number_text(low)}" if low == high else
-                 f"with its own value (from {number_text(low)} to {number_text(high)}; it changes from one "
-                 "conversation to the next)")
-        return (f"Each conversation comes with a reference response {worth}. {_magnitude_rule(config)} "
-                "A response twice as good as the reference gets twice its value; one half as good gets half.")
+        if low == high:
+            first = gettext("Each conversation comes with a reference response worth %(ref)s.") % {
+                "ref": number_text(low)}
+        else:
+            first = gettext("Each conversation comes with a reference response with its own value (from %(low)s to "
+                            "%(high)s; it changes from one conversation to the next).") % {
+                "low": number_text(low), "high": number_text(high)}
+        return " ".join([first, _magnitude_rule(config), gettext(
+            "A response twice as good as the reference gets twice its value; one half as good gets half.")])
 
     def anchors_shown(self, study: Study) -> tuple[float, float] | None:
         """The lowest and highest reference value the study's items show (one aggregate)."""

@@ -25,6 +25,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from studies.designs import pairwise_report as report
 from studies.designs.base import StudyDesign
@@ -68,7 +69,7 @@ def reason_problem(config: Mapping[str, Any], reason: str) -> str | None:
 
 class Pairwise(StudyDesign):
     key = report.KEY
-    explanation = ("Pairwise comparison: raters see two responses to the same conversation and pick the better one "
+    explanation = gettext_noop("Pairwise comparison: raters see two responses to the same conversation and pick the better one "
                    "for each question (or say they are equally good, where ties are allowed).")
     defaults = {"allow_tie": True, "reason": "optional", "reason_max_length": 300, "pairs_per_conversation": 0,
                 "schedule_seed": 0}

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from studies.designs.base import StudyDesign
 from studies.designs.common import CheckAnswers, Errors, field_name, letter, number_text
@@ -45,10 +46,22 @@ _THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")  # 1,000: a thousands separ
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
+# A row's name on the rater's form, translated (studies.rating.language) for the units' nouns.
+_ROW_LABELS = {"Response": (gettext_noop("Response"), gettext_noop("Response %(letter)s")),
+               "Dialogue": (gettext_noop("Dialogue"), gettext_noop("Dialogue %(letter)s")),
+               "Conversation": (gettext_noop("Conversation"), gettext_noop("Conversation %(letter)s"))}
+
+
+def row_label(noun: str, letter_shown: str | None) -> str:
+    """"Response A" (several rows) or "Response" (one), in the page's language where the noun is known."""
+    one, lettered = _ROW_LABELS.get(noun, (noun, f"{noun} %(letter)s"))
+    return gettext(lettered) % {"letter": letter_shown} if letter_shown else gettext(one)
+
+
 class RatingsDesign(StudyDesign):
     """A design whose answers are Rating rows of a number per target and criterion (see the module)."""
 
-    empty_message: ClassVar[str] = "give a value for this response"
+    empty_message: ClassVar[str] = gettext_noop("give a value for this response")
     takes_kinds = True
 
     # --- what the study's criteria ask for ---------------------------------------------------------------
@@ -109,25 +122,26 @@ class RatingsDesign(StudyDesign):
         range is the design's (or the criterion's own ``scale_min``..``scale_max``)."""
         text = (raw or "").strip()
         low, high = self.value_range(config, scale_min=scale_min, scale_max=scale_max) or (-math.inf, math.inf)
-        span = f"{number_text(low)} to {number_text(high)}"
+        span = {"low": number_text(low), "high": number_text(high)}
         whole = self.whole_numbers(scale_min=scale_min)
         if not text:
-            return None, self.empty_message
+            return None, gettext(self.empty_message)
         if not whole and _THOUSANDS_COMMA.fullmatch(text):
-            return None, (f"“{text}” is ambiguous: write {text.replace(',', '')} for a whole number, or use a point "
-                          "for decimals")
+            return None, gettext("“{text}” is ambiguous: write {whole} for a whole number, or use a point for "
+                                 "decimals").format(text=text, whole=text.replace(",", ""))
         if not whole and _DECIMAL_COMMA.fullmatch(text):
-            return None, f"write {text.replace(',', '.')} with a point, not a comma"
+            return None, gettext("write {fixed} with a point, not a comma").format(fixed=text.replace(",", "."))
         if not (_INTEGER if whole else _DECIMAL).fullmatch(text):
             if whole and _DECIMAL.fullmatch(text):
-                return None, f"pick one of the points {span}"
-            return None, f"“{text[:12]}” is not a number: type digits, e.g. 40 or 12.5" if not whole \
-                else f"“{text[:12]}” is not one of the points {span}"
+                return None, gettext("pick one of the points {low} to {high}").format(**span)
+            return None, gettext("“{text}” is not a number: type digits, e.g. 40 or 12.5").format(text=text[:12]) \
+                if not whole else gettext("“{text}” is not one of the points {low} to {high}").format(text=text[:12], **span)
         value = float(text)
         if value < 0 <= low:
-            return None, f"must not be negative: use a number from {span}"
+            return None, gettext("must not be negative: use a number from {low} to {high}").format(**span)
         if not low <= value <= high:
-            return None, f"use a number from {span}" if not whole else f"pick one of the points {span}"
+            return None, (gettext("use a number from {low} to {high}") if not whole
+                          else gettext("pick one of the points {low} to {high}")).format(**span)
         return (int(value) if whole else value), None
 
     # --- the scale kind's answers (kinds.scale hands back here) ------------------------------------------
@@ -188,17 +202,19 @@ class RatingsDesign(StudyDesign):
         several = len(order) > 1
         responses: list[dict[str, Any]] = [
             {"id": rid, "letter": letter(i), "text": texts[rid],
-             "label": f"{unit.row_noun} {letter(i)}" if several else unit.row_noun}
+             "label": row_label(unit.row_noun, letter(i) if several else None)}
             for i, rid in enumerate(order)]
         config = study.design_config
         rows_by_criterion = []
         for criterion in criteria:
             rows = []
+            extras = kind_for(criterion).target_context(study, criterion, list(order))
             for response in responses:
                 name = field_name(response["id"], criterion.name, order)
                 value = values.get(name, "")
                 row = {**response, "field": name, "value": value, "error": errors.get(name),
-                       "chosen": value if isinstance(value, list) else [value]}  # a label set's ticked labels
+                       "chosen": value if isinstance(value, list) else [value],  # a label set's ticked labels
+                       **extras.get(response["id"], {})}
                 if criterion.rationale:  # the criterion's "Why?" box beside each answer
                     why = rationale_field(response["id"], criterion.name, order)
                     row.update(why_field=why, why_value=values.get(why, ""), why_error=errors.get(why))
@@ -276,7 +292,7 @@ class RatingsDesign(StudyDesign):
                  for target_id, raw in per_target.items()]
         # An optional free text left empty is no answer: no row (and a text cleared removes its row).
         given = [g for g in every if g[2].get("text", "") != "" or any(
-            g[2].get(k) is not None for k in ("value", "rank", "label", "labels"))]
+            g[2].get(k) is not None for k in ("value", "rank", "label", "labels", "spans"))]
         cleared = [(criterion.pk, target_id) for criterion, target_id, stored in every
                    if (criterion, target_id, stored) not in given]
         fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()} | {"rationale"})
@@ -339,7 +355,8 @@ class RatingsDesign(StudyDesign):
                                       rng=rng, criteria=scale) if scale else {}
         for c in criteria:
             if c not in scale:
-                answers[c.name] = {t: kind_for(c).simulate(c, quality[(t, c.name)], rng) for t in slot.response_order}
+                answers[c.name] = {t: kind_for(c).target_simulate(c, t, quality[(t, c.name)], rng)
+                                   for t in slot.response_order}
             if c.rationale:
                 answers[rationale_key(c.name)] = {t: "Simulated reason." for t in slot.response_order}
         return answers

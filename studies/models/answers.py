@@ -32,6 +32,9 @@ class Rating(models.Model):
     # of labels (multi-label; [] is "none of these"), free text; and the free-text reason of any kind.
     label = models.CharField(max_length=60, null=True, blank=True)
     labels = models.JSONField(null=True, blank=True)
+    # Span annotation (kinds.spans): the marked spans, [{"start", "end", "label"}] as character offsets
+    # [start, end) into the target's stored text ("turn" too in a dialogue); [] is "nothing to mark".
+    spans = models.JSONField(null=True, blank=True)
     text = models.TextField(blank=True, default="")
     rationale = models.TextField(blank=True, default="")
     seconds = models.FloatField(null=True, blank=True)
@@ -54,14 +57,14 @@ class Rating(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(value__isnull=False) | Q(rank__isnull=False) | Q(label__isnull=False)
-                | Q(labels__isnull=False) | ~Q(text=""), name="rating_has_an_answer"
+                | Q(labels__isnull=False) | Q(spans__isnull=False) | ~Q(text=""), name="rating_has_an_answer"
             ),
             models.CheckConstraint(condition=Q(rank__isnull=True) | Q(rank__gte=1), name="rating_rank_positive"),
         ]
         indexes = [models.Index(fields=["item", "criterion"], name="rating_item_criterion")]
 
     def __str__(self) -> str:
-        given = next((v for v in (self.value, self.rank, self.label, self.labels) if v is not None), self.text)
+        given = next((v for v in (self.value, self.rank, self.label, self.labels, self.spans) if v is not None), self.text)
         return f"{self.criterion.name}={given}"
 
     @property

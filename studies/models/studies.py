@@ -98,6 +98,11 @@ class Study(models.Model):
         null=True, blank=True, help_text="Planned minutes per assignment (a pilot's median replaces it once there is one).",
     )
     paused_at = models.DateTimeField(null=True, blank=True, help_text="Set while paused: no new raters.")
+    # Rater pages' own words (buttons, errors, progress) in this language (settings.LANGUAGES); the
+    # researcher's texts (questions, instructions) are shown as written.
+    language = models.CharField(max_length=10, default="en", help_text="Language of the rater pages.")
+    language_from_browser = models.BooleanField(
+        default=False, help_text="Use the rater's browser language where the rater pages have it.")
     item_draw = models.JSONField(default=dict, blank=True, editable=False,
                                  help_text="How the items were drawn from their corpus (studies.authoring.item_draws).")
 

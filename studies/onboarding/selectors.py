@@ -5,6 +5,7 @@ import re
 from typing import Any
 
 from django.db.models import Count, Q
+from django.utils.translation import gettext
 
 from studies.designs.kinds.multilabel import NONE_TEXT, NONE_VALUE
 from studies.models import PracticeAnswer, PracticeAttempt, PracticeItem, Study
@@ -103,7 +104,7 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
 
 def _labelled(text: str) -> str:
     """A line with multi-label's internal "none" value shown as the words the rater clicked."""
-    return text.replace(NONE_VALUE, NONE_TEXT)
+    return text.replace(NONE_VALUE, str(NONE_TEXT))
 
 
 _FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>
@@ -167,6 +168,19 @@ def feedback_rows(item: PracticeItem, values: dict, criteria: dict[str, str] | N
         for name in names:
             row(name, target)["expected"].append(text.split(": ", 1)[1] if target else text)
     ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1]))
-    return [{"question": criteria.get(name, name), "target": target,
-             "given": "; ".join(found["given"]) or "no answer", "expected": "; ".join(found["expected"]) or "any answer"}
+    return [{"question": criteria.get(name, name), "target": _target_shown(target),
+             "given": "; ".join(found["given"]) or gettext("no answer"),
+             "expected": "; ".join(found["expected"]) or gettext("any answer")}
             for (name, target), found in ranked]
+
+
+_TARGET = re.compile(r"^Response (\w+)( \(why\))?$")
+
+
+def _target_shown(target: str) -> str:
+    """A row's response in the page's language ("Response A (why)"); the rows were matched in English."""
+    match = _TARGET.match(target)
+    if not match:
+        return target
+    shown = gettext("Response %(letter)s") % {"letter": match.group(1)}
+    return shown + (gettext(" (why)") if match.group(2) else "")

@@ -19,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from studies.designs import design_for, unit_for
 from studies.designs.kinds import repeated_fields
@@ -197,7 +198,7 @@ def practice_attempt_begin(*, study: Study, platform: str, external_id: str, acc
         if claimed is not None:
             if claimed.status == PracticeAttempt.Status.FAILED:
                 return claimed
-            raise AssignmentRefused("this link belongs to another worker's practice",
+            raise AssignmentRefused(gettext("this link belongs to another worker's practice"),
                                     reason=AssignmentRefused.ALREADY_DONE)
     try:
         with transaction.atomic():

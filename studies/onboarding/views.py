@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from studies.designs import design_for
 from studies.designs.rater_reads import study_criteria
@@ -14,6 +15,7 @@ from studies.errors import AssignmentRefused, ConsentRequired, PracticeRequired,
 from studies.models import PracticeAttempt, PracticeItem, Study, StudyItem
 from studies.onboarding import selectors, services
 from studies.rating import form_tokens, platforms
+from studies.rating.language import rater_language_use
 from studies.rating.pages import _message, rater_page, render_markdown, start_context
 from studies.rating.screens import screens_per_assignment
 
@@ -29,7 +31,9 @@ def practice_begin(request, refusal: PracticeRequired, identity: platforms.Ident
 
 
 def _attempt(token: str) -> PracticeAttempt:
-    return get_object_or_404(PracticeAttempt.objects.select_related("study", "experiment"), token=token)
+    attempt = get_object_or_404(PracticeAttempt.objects.select_related("study", "experiment"), token=token)
+    rater_language_use(attempt.study)
+    return attempt
 
 
 def _failed_page(request, attempt: PracticeAttempt):
@@ -77,7 +81,7 @@ def _consent_page(request, attempt: PracticeAttempt, *, asked: bool = False):
     status = 200
     if request.method == "POST":
         if not form_tokens.form_token_valid(attempt.token, "practice-consent", request.POST.get(form_tokens.FIELD)):
-            return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
+            return _message(request, gettext("This form could not be accepted"), gettext("Reload the page and try again."), status=403)
         if request.POST.get("agree") == "yes":
             services.practice_attempt_consent(attempt=attempt)
             return redirect("raters:practice", token=attempt.token)
@@ -144,9 +148,9 @@ def practice_item(request, token: str, position: int):
             return redirect("raters:practice", token=token)
         return _item_page(request, attempt, item, number, total, values={}, errors={})
     if not form_tokens.form_token_valid(attempt.token, "practice", request.POST.get(form_tokens.FIELD)):
-        return _message(request, "This form could not be accepted",
-                        "It was not sent from this practice's own page (or the page is out of date). Reload the page "
-                        "and try again; nothing was saved.", status=403)
+        return _message(request, gettext("This form could not be accepted"),
+                        gettext("It was not sent from this practice's own page (or the page is out of date). Reload the page "
+                        "and try again; nothing was saved."), status=403)
     try:
         answer, errors = services.practice_answer(attempt=attempt, item=item, post=request.POST)
     except ConsentRequired:
@@ -168,13 +172,14 @@ def practice_continue(request, token: str):
     if request.method != "POST":
         return redirect("raters:practice", token=token)
     if not form_tokens.form_token_valid(attempt.token, "practice-continue", request.POST.get(form_tokens.FIELD)):
-        return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
+        return _message(request, gettext("This form could not be accepted"), gettext("Reload the page and try again."), status=403)
     try:
         assignment = services.practice_continue(attempt=attempt)
     except StudyStateError:
         return redirect("raters:practice", token=token)
     except AssignmentRefused as refusal:
-        hand_back = " Please return this HIT." if attempt.platform == Study.Platform.MTURK else ""
-        return _message(request, "Thank you for your interest",
-                        f"We cannot offer you this task: {refusal}.{hand_back}", status=403)
+        hand_back = gettext(" Please return this HIT.") if attempt.platform == Study.Platform.MTURK else ""
+        return _message(request, gettext("Thank you for your interest"),
+                        gettext("We cannot offer you this task: %(refusal)s.") % {"refusal": refusal} + hand_back,
+                        status=403)
     return redirect("raters:start", token=assignment.token)

@@ -19,7 +19,7 @@ CHECK_SYSTEM = "attention-check"
 MAX_RESPONSES = 10
 MAX_TEXT = 5000
 VALUE_KEYS = {"value", "min", "max"}
-LABEL_KEYS = ("label", "labels")  # the expected answer of a categorical or multi-label criterion
+LABEL_KEYS = ("label", "labels", "spans")  # the expected answer of a categorical or multi-label criterion
 
 
 class Problems(dict):
@@ -333,6 +333,13 @@ def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None =
             text = f"{letter(rule['response'])}: {rule['label']}"
         elif "response" in rule and "labels" in rule:
             text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
+        elif "response" in rule and "spans" in rule:
+            marked = rule["spans"].get("spans") or []
+            text = f"{letter(rule['response'])}: " + ("; ".join(
+                f"characters {s['start']}–{s['end']} marked {s['label']}" for s in marked) or "nothing marked")
+            if marked and (rule["spans"].get("slack") or rule["spans"].get("min_overlap", 1.0) < 1.0):
+                text += (f" (within {rule['spans'].get('slack', 0)} characters, or overlapping by at least "
+                         f"{rule['spans'].get('min_overlap', 1.0):.0%})")
         else:
             text = ", ".join(f"{k} {letter(v) if k == 'response' else v}" for k, v in rule.items() if k != "criterion")
         lines.append(prefix + text)

@@ -40,6 +40,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from studies.analysis.spans import spans_match
 from studies.designs import design_for
 from studies.designs.rater_reads import study_criteria
 from studies.models import Assignment, Study
@@ -94,6 +95,10 @@ def check_passed(rules: Sequence[Mapping[str, Any]], answers: Mapping[tuple[str,
             elif "labels" in rule:  # a label set: the given tuple is sorted (MultiLabelKind.check_value)
                 v = given(rule["response"])
                 ok = v is not None and tuple(v) == tuple(sorted(rule["labels"]))
+            elif "spans" in rule:  # expected spans within the rule's tolerance (analysis.spans.spans_match)
+                v, e = given(rule["response"]), rule["spans"]
+                ok = v is not None and spans_match(v, [(s["start"], s["end"], s["label"]) for s in e["spans"]],
+                                                   slack=e["slack"], min_overlap=e["min_overlap"])
             else:
                 v = given(rule["response"])
                 ok = v is not None and (math.isclose(v, rule["value"]) if "value" in rule else

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from studies.designs import design_for, unit_for
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
@@ -48,7 +49,7 @@ def _retrying(operation):
                 return operation()
         except IntegrityError:
             if attempt == ENTER_ATTEMPTS - 1:
-                raise AssignmentRefused("too many requests arrived at once; please reload the page",
+                raise AssignmentRefused(gettext("too many requests arrived at once; please reload the page"),
                                         reason=AssignmentRefused.BUSY) from None
     raise AssertionError("unreachable")
 
@@ -73,13 +74,13 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     """Choose the items and create the assignment; the caller holds the study row lock and has
     checked the rater. Raises AssignmentRefused (nothing written) when the study cannot take them."""
     if study.status != Study.Status.PUBLISHED:
-        raise AssignmentRefused("this study is not open" if study.status == Study.Status.DRAFT else "this study has closed",
+        raise AssignmentRefused(gettext("this study is not open") if study.status == Study.Status.DRAFT else gettext("this study has closed"),
                                 reason=AssignmentRefused.CLOSED)
     closes_at = allocation.study_closes_at(study)
     if closes_at is not None and closes_at <= timezone.now():
-        raise AssignmentRefused("this study has closed", reason=AssignmentRefused.CLOSED)
+        raise AssignmentRefused(gettext("this study has closed"), reason=AssignmentRefused.CLOSED)
     if study.paused_at is not None:  # studies.authoring.editing.study_pause: no new raters; started ones go on
-        raise AssignmentRefused("this study is paused for now; please try again later", reason=AssignmentRefused.CLOSED)
+        raise AssignmentRefused(gettext("this study is paused for now; please try again later"), reason=AssignmentRefused.CLOSED)
     # Assignments past their time limit give their items back before the study is judged full.
     if review.time_limit_minutes(study) > 0:
         review.assignments_expire_stale(studies=[study])
@@ -88,7 +89,7 @@ def _assignment_create(study: Study, rater: Rater, *, acceptance_id: str = "", p
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
     open_items = [i for i in item_ids if taken.get(i, 0) < study.raters_per_item]
     if not open_items:
-        raise AssignmentRefused("this study has all the ratings it needs", reason=AssignmentRefused.FULL)
+        raise AssignmentRefused(gettext("this study has all the ratings it needs"), reason=AssignmentRefused.FULL)
     rng.shuffle(open_items)
     open_items.sort(key=lambda i: taken.get(i, 0))  # stable: random among equally rated items
     chosen = open_items[: study.items_per_assignment]
@@ -130,10 +131,10 @@ def _existing_for(study: Study, rater: Rater, acceptance_id: str | None) -> Assi
         return None
     if existing.study_id != study.pk:
         # Says nothing of conditions: a rater must not learn that the experiment has others.
-        raise AssignmentRefused("you have already taken part in this study through another link",
+        raise AssignmentRefused(gettext("you have already taken part in this study through another link"),
                                 reason=AssignmentRefused.OTHER_CONDITION)
     if acceptance_id is not None and existing.acceptance_id != acceptance_id:
-        raise AssignmentRefused("you have already done this study", reason=AssignmentRefused.ALREADY_DONE)
+        raise AssignmentRefused(gettext("you have already done this study"), reason=AssignmentRefused.ALREADY_DONE)
     return existing
 
 
@@ -151,7 +152,7 @@ def assignment_start(*, study: Study, rater: Rater, platform_data: Mapping | Non
         if existing is not None:
             return existing
         if rater_blocked_for(rater, locked):
-            raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
+            raise AssignmentRefused(gettext("this worker identity may not take part"), reason=AssignmentRefused.BLOCKED)
         return _assignment_create(locked, rater, platform_data=platform_data, seed=seed)
     return _retrying(start)
 
@@ -165,13 +166,13 @@ def _enter(study: Study, *, platform: str, external_id: str, acceptance_id: str,
         if existing is not None:
             return existing
         if rater_blocked_for(rater, locked):
-            raise AssignmentRefused("this worker identity may not take part", reason=AssignmentRefused.BLOCKED)
+            raise AssignmentRefused(gettext("this worker identity may not take part"), reason=AssignmentRefused.BLOCKED)
     if acceptance_id:
         holder = Assignment.objects.filter(study=locked, acceptance_id=acceptance_id).select_related("rater").first()
         if holder is not None:
             if (holder.rater.platform, holder.rater.external_id) == (platform, external_id):
                 return holder
-            raise AssignmentRefused("this link belongs to another worker's assignment",
+            raise AssignmentRefused(gettext("this link belongs to another worker's assignment"),
                                     reason=AssignmentRefused.ALREADY_DONE)
     return _assignment_create(locked, rater or Rater(platform=platform, external_id=external_id),
                               acceptance_id=acceptance_id, platform_data=platform_data, seed=seed)
@@ -211,11 +212,12 @@ def _enter_experiment(experiment: Experiment, *, platform: str, external_id: str
         return _enter(existing.study, platform=platform, external_id=external_id, acceptance_id=acceptance_id,
                       platform_data=platform_data, seed=seed)
     if not conditions:
-        raise AssignmentRefused("this experiment is not open", reason=AssignmentRefused.CLOSED)
+        raise AssignmentRefused(gettext("this experiment is not open"), reason=AssignmentRefused.CLOSED)
     if problem := allocation.experiment_platform_problem(conditions):
         raise StudyStateError(problem)
     if conditions[0].platform != platform:
-        raise AssignmentRefused(f"this experiment takes raters from {conditions[0].get_platform_display()}",
+        raise AssignmentRefused(gettext("this experiment takes raters from %(platform)s")
+                                % {"platform": conditions[0].get_platform_display()},
                                 reason=AssignmentRefused.CLOSED)
     loads = allocation.condition_loads(conditions)
     rng = random.Random(seed if seed is not None else secrets.randbits(62))
@@ -229,7 +231,7 @@ def _enter_experiment(experiment: Experiment, *, platform: str, external_id: str
             if error.reason not in (AssignmentRefused.FULL, AssignmentRefused.CLOSED):
                 raise
             refusal = refusal or error
-    raise AssignmentRefused("this experiment has all the ratings it needs", reason=AssignmentRefused.FULL) \
+    raise AssignmentRefused(gettext("this experiment has all the ratings it needs"), reason=AssignmentRefused.FULL) \
         if refusal is None or refusal.reason == AssignmentRefused.FULL else refusal
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 
 from studies.errors import AssignmentRefused, PracticeRequired, StudyStateError
 from studies.models import Study
@@ -15,6 +16,7 @@ from studies.rating import allocation, closing, form_tokens, framing, invites, l
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry
 from studies.rating import selectors as rater_selectors
+from studies.rating.language import conditions_language_use, rater_language_use
 from studies.rating.pages import (
     _BROWSER_SECRET,
     BROWSER_COOKIE,
@@ -51,24 +53,25 @@ def _refusal_page(request, study: Study, refusal: AssignmentRefused):
     reason, platform = refusal.reason, study.platform
     if reason == AssignmentRefused.ALREADY_DONE:
         if platform == Study.Platform.MTURK:
-            return _message(request, "You have already done this study",
-                            "Our records show that you have already taken part in this study with another HIT. "
-                            "Please return this HIT so that another worker can take it.", status=403)
-        return _message(request, "You have already done this study",
-                        "Our records show that you have already taken part in this study in another session. "
-                        "Please return this submission on Prolific.", status=403)
+            return _message(request, gettext("You have already done this study"),
+                            gettext("Our records show that you have already taken part in this study with another HIT. "
+                            "Please return this HIT so that another worker can take it."), status=403)
+        return _message(request, gettext("You have already done this study"),
+                        gettext("Our records show that you have already taken part in this study in another session. "
+                        "Please return this submission on Prolific."), status=403)
     if reason == AssignmentRefused.INVITE_CLAIMED:
-        return _message(request, "This invitation is already in use",
-                        "This invitation link has already been opened in another browser, and each link is for one "
+        return _message(request, gettext("This invitation is already in use"),
+                        gettext("This invitation link has already been opened in another browser, and each link is for one "
                         "person. Open it in the browser you used first, or ask the researcher for a link of your "
-                        "own.", status=403)
+                        "own."), status=403)
     if reason == AssignmentRefused.INVITE_EXPIRED:
-        return _message(request, "This invitation has expired",
-                        "Please ask the researcher for a new link.", status=410)
+        return _message(request, gettext("This invitation has expired"),
+                        gettext("Please ask the researcher for a new link."), status=410)
     if reason == AssignmentRefused.INVITE_INVALID:
-        return _message(request, "We could not start the task", sentence(refusal), status=400)
-    hand_back = " Please return this HIT." if platform == Study.Platform.MTURK else ""
-    return _message(request, "Thank you for your interest", f"We cannot offer you this task: {refusal}.{hand_back}",
+        return _message(request, gettext("We could not start the task"), sentence(refusal), status=400)
+    hand_back = gettext(" Please return this HIT.") if platform == Study.Platform.MTURK else ""
+    return _message(request, gettext("Thank you for your interest"),
+                    gettext("We cannot offer you this task: %(refusal)s.") % {"refusal": refusal} + hand_back,
                     status=409 if reason == AssignmentRefused.BUSY else 403)
 
 
@@ -80,19 +83,20 @@ def _framed_refusal(request):
         return None
     if framer == framing.UNKNOWN_FRAMER:
         return render(request, "raters/framed_start.html", {"start_url": request.get_full_path()})
-    return _message(request, "This task cannot be shown inside this page",
-                    f"The task was opened in a frame of {framer}, which may not show it. Nothing was stored: "
-                    "open the task from Mechanical Turk, Prolific or your invitation link.", status=403)
+    return _message(request, gettext("This task cannot be shown inside this page"),
+                    gettext("The task was opened in a frame of %(framer)s, which may not show it. Nothing was stored: "
+                            "open the task from Mechanical Turk, Prolific or your invitation link.") % {"framer": framer},
+                    status=403)
 
 
 def _mturk_preview(request, study: Study):
     """What a worker sees before accepting the HIT: instructions and the first item; nothing stored."""
     if study.status != Study.Status.PUBLISHED:
-        return _message(request, "This study has closed", "It takes no new workers. Thank you for your interest.",
+        return _message(request, gettext("This study has closed"), gettext("It takes no new workers. Thank you for your interest."),
                         status=410)
     if not rater_selectors.study_has_room(study):
-        return _message(request, "This study is complete", "It has all the ratings it needs. Thank you for your "
-                                                           "interest.", status=410)
+        return _message(request, gettext("This study is complete"), gettext("It has all the ratings it needs. Thank you for your "
+                                                           "interest."), status=410)
     item = study.items.order_by("position").select_related("conversation", "reference_response").first()
     context = _item_context(study, item, _canonical_order(item), {}, {}, preview=True)
     context["preview_note"] = "This is a preview. Accept the HIT to start; nothing you do here is saved."
@@ -116,11 +120,12 @@ def condition_entry(request, key: str):
 def _enter(request, study: Study | None):
     if study is None:
         return _message(request, *NOT_FOUND, status=404)
+    rater_language_use(study)
     closing.study_close_if_done(study=study, check_items=False)  # on access: past its closing time
     try:
         identity = platforms.identity_from(request.GET, study.platform)
     except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", identity_problem(error), status=400)
+        return _message(request, gettext("We could not start the task"), identity_problem(error), status=400)
     if identity.preview:
         return _mturk_preview(request, study)
     if (page := _framed_refusal(request)) is not None:
@@ -158,18 +163,20 @@ def experiment_entry(request, slug: str):
     if link is None:
         return _message(request, *NOT_FOUND, status=404)
     experiment, linked, open_ones = link.experiment, link.linked, link.open_ones
+    conditions_language_use(linked)
     if link.problem:
-        return _message(request, "This link is not set up correctly",
-                        f"We cannot start the task: {link.problem}. Nothing was stored; please tell the researcher.",
+        return _message(request, gettext("This link is not set up correctly"),
+                        gettext("We cannot start the task: %(problem)s. Nothing was stored; please tell the researcher.")
+                        % {"problem": link.problem},
                         status=409)
     platform = link.platform
     if platform == Study.Platform.INVITE:
-        return _message(request, "We could not start the task", "This experiment takes raters by invitation: "
-                        "please open the invitation link you were given.", status=400)
+        return _message(request, gettext("We could not start the task"), gettext("This experiment takes raters by invitation: "
+                        "please open the invitation link you were given."), status=400)
     try:
         identity = platforms.identity_from(request.GET, platform)
     except platforms.IdentityError as error:
-        return _message(request, "We could not start the task", identity_problem(error), status=400)
+        return _message(request, gettext("We could not start the task"), identity_problem(error), status=400)
     if identity.preview:
         loads = allocation.condition_loads(open_ones)
         roomy = [s for s in sorted(open_ones, key=lambda s: loads.get(s.pk, math.inf)) if rater_selectors.study_has_room(s)]
@@ -185,8 +192,9 @@ def experiment_entry(request, slug: str):
     except AssignmentRefused as refusal:
         return _refusal_page(request, linked[0], refusal)
     except StudyStateError as error:
-        return _message(request, "This link is not set up correctly",
-                        f"We cannot start the task: {error}. Nothing was stored; please tell the researcher.",
+        return _message(request, gettext("This link is not set up correctly"),
+                        gettext("We cannot start the task: %(problem)s. Nothing was stored; please tell the researcher.")
+                        % {"problem": error},
                         status=409)
     return _guard(request, assignment) or redirect("raters:start", token=assignment.token)
 

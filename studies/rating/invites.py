@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from studies.errors import AssignmentRefused, PracticeRequired
 from studies.models import (
@@ -87,18 +88,18 @@ def invite_enter(*, study: Study, token: str, browser_secret: str, seed: int | N
     def enter() -> Assignment | PracticeRequired:
         invite = Invite.objects.select_for_update().filter(token=token).first()
         if invite is None:
-            raise AssignmentRefused("this invitation link is not valid (it may have been cut or changed)",
+            raise AssignmentRefused(gettext("this invitation link is not valid (it may have been cut or changed)"),
                                     reason=AssignmentRefused.INVITE_INVALID)
         if invite.study_id != study.pk:
-            raise AssignmentRefused("this invitation is for another study", reason=AssignmentRefused.INVITE_INVALID)
+            raise AssignmentRefused(gettext("this invitation is for another study"), reason=AssignmentRefused.INVITE_INVALID)
         if invite.revoked_at is not None:
-            raise AssignmentRefused("this invitation has been withdrawn", reason=AssignmentRefused.INVITE_EXPIRED)
+            raise AssignmentRefused(gettext("this invitation has been withdrawn"), reason=AssignmentRefused.INVITE_EXPIRED)
         if invite.claimed_at is not None:
             if not hmac.compare_digest(invite.browser_hash, digest):
-                raise AssignmentRefused("this invitation has already been opened in another browser",
+                raise AssignmentRefused(gettext("this invitation has already been opened in another browser"),
                                         reason=AssignmentRefused.INVITE_CLAIMED)
         elif invite.expires_at <= timezone.now():
-            raise AssignmentRefused("this invitation has expired", reason=AssignmentRefused.INVITE_EXPIRED)
+            raise AssignmentRefused(gettext("this invitation has expired"), reason=AssignmentRefused.INVITE_EXPIRED)
         identity = invite_identity(invite)
         result: Assignment | PracticeRequired
         try:

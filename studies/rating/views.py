@@ -11,6 +11,7 @@ from django.db.models.expressions import RawSQL
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from studies.access import studies_visible_to
@@ -22,6 +23,7 @@ from studies.errors import StudyStateError
 from studies.models import Assignment, AssignmentItem, Study, StudyItem
 from studies.rating import answers as answering
 from studies.rating import form_tokens, item_answers, platforms
+from studies.rating.language import rater_language_use
 from studies.rating.pages import (
     _assignment,
     _ended_page,
@@ -33,6 +35,7 @@ from studies.rating.pages import (
     render_markdown,
 )
 from studies.rating.questionnaire import questionnaire_clean
+from studies.rating.screen_words import screen_words
 
 
 def _canonical_order(item: StudyItem) -> list[int]:
@@ -43,8 +46,7 @@ def _canonical_order(item: StudyItem) -> list[int]:
 def screen_label(noun: str) -> str:
     """One screen's name from the start page's plural noun: "sets of responses" -> "Set of responses",
     "conversations" -> "Conversation" (a best-worst tuple's screen is not "Conversation 1 of 96")."""
-    first, _, rest = noun.partition(" ")
-    return " ".join(filter(None, [first.removesuffix("s").capitalize(), rest])) or "Item"
+    return screen_words(noun)[2]
 
 
 def _item_context(study: Study, item: StudyItem, order: list[int], values: dict, errors: dict, *,
@@ -85,7 +87,10 @@ def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:
     found = AssignmentItem.objects.select_related(
         "assignment__study", "assignment__rater", "item__conversation", "item__reference_response",
     ).annotate(total=_SLOTS_OF_ASSIGNMENT).filter(assignment__token=token, position__in=positions).order_by()
-    return {slot.position: slot for slot in found}
+    slots = {slot.position: slot for slot in found}
+    if slots:
+        rater_language_use(next(iter(slots.values())).assignment.study)
+    return slots
 
 
 # The assignment's number of items, correlated with the slot read (the query's own table keeps its name
@@ -129,8 +134,8 @@ def item(request, token: str, position: int):
     except ValueError:
         active = math.nan
     if active is not None and not (math.isfinite(active) and 0 <= active <= answering.MAX_ITEM_SECONDS):
-        return _message(request, "We could not save this answer", "The field active_ms must be a number of "
-                        "milliseconds, at most one week. Reload the page and try again; nothing was saved.", status=400)
+        return _message(request, gettext("We could not save this answer"), gettext("The field active_ms must be a number of "
+                        "milliseconds, at most one week. Reload the page and try again; nothing was saved."), status=400)
     try:
         errors = item_answers.item_answer_record(slot=slot, post=request.POST, active_seconds=active)
     except StudyStateError:
@@ -243,7 +248,7 @@ def preview(request, slug: str, position: int = 0):
     items = study.items.order_by("position")
     current = items.filter(position__gte=position).select_related("conversation", "reference_response").first()
     if current is None:
-        return _message(request, "Nothing to preview", "Build the study's items first.", status=404)
+        return _message(request, gettext("Nothing to preview"), gettext("Build the study's items first."), status=404)
     context = _item_context(study, current, _canonical_order(current), {}, {}, preview=True)
     following = items.filter(position__gt=current.position).first()
     context["preview_note"] = "Researcher preview: answers are checked in the page but nothing is saved."

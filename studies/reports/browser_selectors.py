@@ -191,16 +191,15 @@ _ORDER = ("item_id", "assignment__rater_id", "criterion__position")
 def _ratings_read(lines: _Lines, only: Q) -> None:
     """Rating rows: a value or rank per response (or dialogue), a label, labels or free text shown as text."""
     ratings = Rating.objects.filter(only, item_id__in=list(lines.rows)).order_by(*_ORDER, "response_id", "conversation_id")
-    for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why in ratings.values_list(
-        *_WHO, "seconds", "response_id", "conversation_id", "value", "rank",
-        "criterion__kind", "label", "labels", "text", "rationale",
-    ):
+    for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why, spans in \
+            ratings.values_list(*_WHO, "seconds", "response_id", "conversation_id", "value", "rank",
+                                "criterion__kind", "label", "labels", "text", "rationale", "spans"):
         # A dialogue-unit rating has no response: its target is the conversation.
         target = response_id if response_id is not None else conversation_id
         line = lines.line(*key, seconds)
         if value is None and rank is None:  # a label, labels or free text (studies.designs.kinds): shown as text
             line["choice"] = True
-            given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text})
+            given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text, "spans": spans})
             line["values"][target] = f"{given} (why: {why})" if why else given
         elif why:  # a number with the rater's reason beside it
             line["choice"] = True

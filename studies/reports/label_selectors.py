@@ -10,12 +10,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from studies.designs import NUMERIC_KINDS
+from studies.designs import KINDS, NUMERIC_KINDS
 from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import Criterion, Rating, Study
 from studies.reports import targets
 
 EXAMPLES_PER_SYSTEM = 3
+OWN_REPORT_KINDS = tuple(key for key, kind in KINDS.items() if kind.own_report)  # e.g. spans: their own section
 
 
 def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
@@ -25,7 +26,7 @@ def label_report(studies: QuerySet[Study], *, exclude_flagged: bool = False,
 
     from studies.analysis import labels as stats
 
-    criteria = list(Criterion.objects.filter(study__in=studies).exclude(kind__in=NUMERIC_KINDS)
+    criteria = list(Criterion.objects.filter(study__in=studies).exclude(kind__in=(*NUMERIC_KINDS, *OWN_REPORT_KINDS))
                     .select_related("study").order_by("study_id", "position"))
     if not criteria:
         return []

@@ -1,7 +1,7 @@
 """Sections other apps add to the report page, so that ``studies`` never imports them.
 
 An app registers a callable from its ``AppConfig.ready`` (the metrics app adds the human + metric
-estimates, metrics.ppi_views.report_section); the report view calls each with the request, the studies
+estimates, metrics.web.ppi_views.report_section); the report view calls each with the request, the studies
 in the report and the study or experiment, and puts the HTML it returns (or nothing, for None) at the
 end of the page. One list, filled once at start-up; a callable that fails breaks only its own section.
 """

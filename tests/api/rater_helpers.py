@@ -42,6 +42,8 @@ def valid_answers(item: dict, *, label: int = 0) -> dict:
             answers[field["name"]] = [choices[label % (len(choices) - 1)]]
         elif kind == "free_text":
             answers[field["name"]] = "x" * int(field["min"] or 1) + " a bot's note"
+        elif kind == "spans":
+            answers[field["name"]] = []  # nothing to mark
         elif kind in ("rationale", "reason"):
             answers[field["name"]] = "Because it reads well."
         elif kind == "choice":

@@ -34,6 +34,7 @@ API_FOR_PAGE = {
     "studies:study_state": ["studies-api:study-pause", "studies-api:study-resume", "studies-api:study-reopen"],
     "studies:study_transition": ["studies-api:study-publish", "studies-api:study-close"],
     "studies:study_export": ["studies-api:study-ratings"],
+    "studies:study_span_export": ["studies-api:study-spans"],
     "studies:import": ["studies-api:import", "studies-api:import-job", "studies-api:corpus-list"],
     "studies:corpus_list": ["studies-api:corpus-list"],
     "studies:corpus_detail": ["studies-api:corpus-detail", "studies-api:corpus-conversations"],

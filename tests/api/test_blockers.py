@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 
-from metrics import services
 from metrics.models import MetricModel, ScoringRun
+from metrics.scoring import services
 from studies.authoring.demo import DEMO_CORPUS, DEMO_FILE, demo_user
 from studies.authoring.kinds_demo import KINDS_EXPERIMENT, kinds_demo_load
 from studies.corpora import services as corpus_imports

@@ -3,7 +3,7 @@ reference value set from the metric's score of its reference response by the doc
 whose anchors do not come from a metric, an unknown model or another researcher's study answer 404."""
 import pytest
 
-from metrics import services
+from metrics.scoring import services
 from studies.models import StudyItem
 from tests.api.test_convention import client_of
 

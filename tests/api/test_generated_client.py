@@ -110,8 +110,8 @@ def test_the_generated_client_runs_the_notebook_programme(generated, live_server
     ranking: every call through the generated client, none by hand."""
     from django.contrib.auth.models import Permission
 
-    from metrics import selectors, services
     from metrics.models import MetricScore
+    from metrics.scoring import selectors, services
     from studies.models import Chat, ChatTurn, Response, SystemEndpoint
 
     folder, python = generated

@@ -1,9 +1,9 @@
-"""The best-judge ranking through the API, as on the human-vs-metric page (``metrics.selectors.judges_ranking``):
+"""The best-judge ranking through the API, as on the human-vs-metric page (``metrics.scoring.selectors.judges_ranking``):
 every metric scored on the experiment ranked per condition and criterion with the paired gap to the best;
 ``models`` chooses them, names refused when unscored, one model refused; another researcher's experiment a 404."""
 import pytest
 
-from metrics import selectors, services
+from metrics.scoring import selectors, services
 from studies.authoring.demo import demo_load
 from tests.api.test_convention import client_of
 from tests.problems import problem_fields

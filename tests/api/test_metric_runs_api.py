@@ -4,8 +4,8 @@ listed; a study or corpus of another researcher is a 404 and their runs are neve
 import pytest
 
 from config.celery import app as celery_app
-from metrics import services
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import services
 from studies.models import Response
 from tests.api.test_convention import client_of
 from tests.problems import problem_fields
@@ -66,7 +66,7 @@ def test_corpus_scoring_of_another_researchers_corpus_is_404(api, corpus, other_
 
 
 def test_judges_are_listed_for_their_owner_only(api, other_user, user, make_study, loopback_allowed):
-    from metrics.judge_services import judge_model_create
+    from metrics.scoring.judges import judge_model_create
     from tests.studies.chat.helpers import bot_system
 
     study = make_study("likert")

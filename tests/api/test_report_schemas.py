@@ -10,9 +10,9 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
 
-from metrics import services
 from metrics.api import report_schemas as metric_schemas
 from metrics.models import MetricScore
+from metrics.scoring import services
 from studies.api import design_report_schemas, report_schemas, schema_fields
 from studies.models import Response
 from studies.rating import answers as answering
@@ -202,7 +202,7 @@ def test_the_report_schemas_share_one_nullable_number():
 
 
 def test_a_pairwise_studys_prediction_powered_rows_are_typed(api, openapi, make_study):
-    """A pairwise study's estimates (``metrics.ppi._pairwise``): per criterion the win rates (a over b, ties
+    """A pairwise study's estimates (``metrics.ppi.estimates._pairwise``): per criterion the win rates (a over b, ties
     half) and the Bradley-Terry strengths, or null where no logistic fit exists; a live answer validates
     against the typed rows and a wrongly typed row is caught."""
     study = test_pairwise.finished_study(make_study, n_raters=3, contrarian=True)

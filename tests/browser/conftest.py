@@ -10,6 +10,10 @@ import pytest
 
 CHROMIUM = os.environ.get("CONCORD_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "browser"
+# The documentation's screenshots are the browser tests' own (`make docs-screenshots` sets the variable): these
+# screens are also written, at the viewport's size, to docs/img/screens/ for the guide's pages.
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "img" / "screens"
+DOCS_SCREENS = {"item-likert", "item-rme", "item-bws", "item-pairwise", "item-acute-1280", "chat-1200"}
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made there are sync.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -87,6 +91,9 @@ def screenshot():
     def take(tab, name: str) -> Path:
         path = SCREENSHOTS / f"{name}.png"
         tab.screenshot(path=str(path), full_page=True)
+        if name in DOCS_SCREENS and os.environ.get("CONCORD_DOCS_SCREENSHOTS"):
+            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"))
         return path
     return take
 

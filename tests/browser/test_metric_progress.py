@@ -4,8 +4,9 @@ import time
 
 import pytest
 
-from metrics import scoring_loop, services
 from metrics.implementations.readability import Readability
+from metrics.scoring import loop as scoring_loop
+from metrics.scoring import services
 from tests.browser.conftest import log_in, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

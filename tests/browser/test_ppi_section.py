@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from metrics import run_jobs, services
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import run_jobs, services
 from studies.corpora import services as corpus_imports
 from tests.browser.conftest import log_in
 from tests.metrics.test_ppi_estimates import rated_study, score, varied_corpus_lines

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from metrics import training
+from metrics.training import services as training
 from ml.trainers import Callback
 from tests.browser.conftest import log_in, wait_until
 from tests.factories import UserFactory

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from metrics import judge_services, run_jobs, services
 from metrics.judging.local_judge import LocalJudge
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import judges, run_jobs, services
 from studies.authoring import services as authoring
 from studies.chat import selfchat, selfchat_jobs
 from studies.chat.local_bot import LocalBot
@@ -45,7 +45,7 @@ def judge_of(owner, study, url, name, **options):
     endpoint = endpoint_of(owner, url, name=f"judge-endpoint-{name}")
     endpoint.timeout_seconds = 1.0  # each attempt ends at 1 s on the wall clock (a drip cannot hold it longer)
     endpoint.save(update_fields=["timeout_seconds"])
-    return judge_services.judge_model_create(owner=owner, endpoint_id=endpoint.pk, study=study, name=name,
+    return judges.judge_model_create(owner=owner, endpoint_id=endpoint.pk, study=study, name=name,
                                              criterion=study.criteria.order_by("position").first().name, **options)
 
 

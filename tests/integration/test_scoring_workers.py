@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from metrics import services
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import services
 
 pytestmark = [pytest.mark.integration]
 

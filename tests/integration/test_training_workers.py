@@ -5,8 +5,8 @@ import signal
 
 import pytest
 
-from metrics import training
 from metrics.models import MetricModel, TrainingRun
+from metrics.training import services as training
 from tests.integration.test_scoring_workers import wait_for
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
 

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from metrics import services
 from metrics.models import MetricScore, ScoringRun
-from metrics.pairwise import pairwise_human_metric
+from metrics.scoring import services
+from metrics.scoring.pairwise import pairwise_human_metric
 from studies.authoring import checks
 from studies.authoring import services as authoring
 from studies.models import Comparison, Conversation, Study

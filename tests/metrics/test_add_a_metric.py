@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import metrics.implementations
-from metrics import registry, services
+from metrics import registry
 from metrics.models import MetricScore
+from metrics.scoring import services
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metrics import selectors, services
 from metrics.models import MetricModel, MetricScore
-from metrics.services import metric_register
+from metrics.scoring import selectors, services
+from metrics.scoring.services import metric_register
 from studies.authoring.demo import demo_load
 from studies.reports.selectors import ratings_frame
 

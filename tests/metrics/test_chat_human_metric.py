@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metrics import selectors, services
 from metrics.models import MetricScore
+from metrics.scoring import selectors, services
 from studies.models import Chat, Rating, Study
 from tests.studies.chat.helpers import bot_system, chat_and_rate, chat_study
 

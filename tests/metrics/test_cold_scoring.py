@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from metrics import registry
-from metrics.benchmarking import score_set
-from metrics.judgments import JudgedItem, JudgmentSet
+from metrics.benchmarking.benchmarks import score_set
+from metrics.benchmarking.judgments import JudgedItem, JudgmentSet
 from ml import devices
 
 DIALOGUE = ["Hi, how are you?", "Fine, and you?", "Tired: I worked all night on the boat.", "What boat?"]
@@ -86,9 +86,9 @@ def test_a_scoring_run_embeds_each_text_once_ahead_with_the_scores_of_batch_by_b
     """``score_metric``, the API and the page score through one loop (``services.scoring_run_execute``), which
     now embeds ahead as ``benchmark_metric`` does: the encoder sees each text in one pass before the batches,
     and the stored scores equal scoring without the ahead pass."""
-    from metrics import services
     from metrics.models import MetricScore
-    from metrics.services import scoring_inputs
+    from metrics.scoring import services
+    from metrics.scoring.services import scoring_inputs
     from studies.models import Response
 
     study = make_study("likert")

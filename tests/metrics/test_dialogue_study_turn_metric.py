@@ -6,8 +6,8 @@ the one named. A dialogue-level metric is still accepted on the same study."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from metrics import services
 from metrics.models import ScoringRun
+from metrics.scoring import services
 from tests.problems import problem_fields
 from tests.studies.test_dialogue_study import dialogue_study, fed_corpus  # noqa: F401 (fixtures)
 

@@ -10,9 +10,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from metrics import selectors, summaries, tasks
+from metrics import tasks
 from metrics.models import HumanMetricSummary, MetricModel, MetricScore
-from metrics.services import metric_model_default
+from metrics.scoring import selectors, summaries
+from metrics.scoring.services import metric_model_default
 from studies.models import Rating
 from studies.reports.selectors import ratings_frame
 from tests.metrics.test_ppi_estimates import corpus12, rated_study  # noqa: F401 (fixture)

@@ -11,13 +11,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from metrics import run_jobs, services, tasks
+from metrics import tasks
 from metrics.implementations.llm_judge import LLMJudge
 from metrics.judging.client import JudgeEndpoint, JudgeError, complete
 from metrics.judging.local_judge import LocalJudge
 from metrics.judging.prompt import JudgeCriterion, judge_messages
 from metrics.judging.run import JudgeInput, judge_all
 from metrics.models import JudgeAnswer, MetricScore, ScoringRun
+from metrics.scoring import run_jobs, services
 from studies import jobs
 from studies.chat.addresses import networks_parse
 from tests.metrics.test_llm_judge_runs import _judge_model

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from metrics.judgments import read_set
+from metrics.benchmarking.judgments import read_set
 from studies.corpora import services
 from tests.conftest import shared_file
 
@@ -124,7 +124,7 @@ def test_pooled_grade_files_of_two_data_sets_carry_no_paper_figure(tmp_path):
     """A pooled GRADE figure carried the first file's paper number; each file keeps its own,
     and MDD-Eval's Empathetic-Eval figure (Table 5, .374) is there."""
     from metrics import registry
-    from metrics.benchmarking import benchmark
+    from metrics.benchmarking.benchmarks import benchmark
 
     records = json.loads(shared_file("grade", "dailydialog_EVAL.json").read_text())[:12]
     paths = []

@@ -1,12 +1,12 @@
-"""Human labels against a metric (metrics.selectors.label_metric_cells): for every label of a categorical
+"""Human labels against a metric (metrics.scoring.selectors.label_metric_cells): for every label of a categorical
 or multi-label criterion, the point-biserial correlation against SciPy and the AUC against scikit-learn
 on the same (rating, metric score) pairs, and the human-vs-metric page's section."""
 import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from metrics import selectors, services
 from metrics.models import MetricScore
+from metrics.scoring import selectors, services
 from studies.authoring.demo import DEMO_CORPUS, DEMO_FILE, demo_user
 from studies.authoring.kinds_demo import CRITERIA, KINDS_EXPERIMENT, kinds_demo_load
 from studies.corpora import services as corpus_imports

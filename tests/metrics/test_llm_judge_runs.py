@@ -1,4 +1,4 @@
-"""LLM judges as metric models (metrics.judge_services, metrics.implementations.llm_judge): made from a
+"""LLM judges as metric models (metrics.judging.services, metrics.implementations.llm_judge): made from a
 researcher's own OpenAI-compatible endpoint and a criterion of their study, scoring a study through the
 ordinary resumable scoring run against a real local judge server, missing answers stored as nothing,
 tokens and cost in the run's log, the cache, and nobody else's judge or endpoint usable."""
@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from metrics import judge_services, selectors, services
 from metrics.implementations.llm_judge import LLMJudge
+from metrics.judging import services as judge_services
 from metrics.judging.local_judge import LocalJudge, rule_score
 from metrics.models import JudgeAnswer, MetricModel, MetricScore
+from metrics.scoring import judges, selectors, services
 from studies.chat.keys import key_encrypt
 from studies.models import Response, System, SystemEndpoint
 
@@ -39,7 +40,7 @@ def likert(make_study):
 def _judge_model(user, study, server, behaviour="good", **options):
     endpoint = endpoint_of(user, server.url(behaviour))
     criterion = study.criteria.order_by("position").first().name
-    return judge_services.judge_model_create(owner=user, endpoint_id=endpoint.pk, study=study, criterion=criterion,
+    return judges.judge_model_create(owner=user, endpoint_id=endpoint.pk, study=study, criterion=criterion,
                                              **options)
 
 
@@ -59,7 +60,7 @@ def test_llm_judge_model_snapshots_the_study_criterion(user, likert, judge):
 def test_llm_judge_model_refuses_field_by_field_and_makes_nothing(user, likert, judge):
     concord = endpoint_of(user, judge.url(), protocol="concord", name="concord-bot")
     with pytest.raises(ValidationError) as caught:
-        judge_services.judge_model_create(owner=user, endpoint_id=concord.pk, study=likert, criterion="nope",
+        judges.judge_model_create(owner=user, endpoint_id=concord.pk, study=likert, criterion="nope",
                                           name="Bad Name!", concurrency=0)
     errors = caught.value.message_dict
     assert "OpenAI-compatible" in errors["endpoint"][0]
@@ -145,7 +146,7 @@ def test_llm_judge_endpoint_of_another_researcher_cannot_be_used(user, other_use
     a_endpoint = endpoint_of(user, judge.url())
     b_study = make_study("likert", points=5, experiment=authoring.experiment_create(owner=other_user, title="B's"))
     with pytest.raises(ValidationError) as caught:
-        judge_services.judge_model_create(owner=other_user, endpoint_id=a_endpoint.pk, study=b_study,
+        judges.judge_model_create(owner=other_user, endpoint_id=a_endpoint.pk, study=b_study,
                                           criterion=b_study.criteria.first().name)
     assert "no endpoint of yours" in caught.value.message_dict["endpoint"][0]
     assert not MetricModel.objects.filter(metric__key="llm_judge").exists() and judge.requests == []

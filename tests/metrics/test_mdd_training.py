@@ -10,10 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from metrics import registry, training
+from metrics import registry
 from metrics.implementations.base import ScoringInput
 from metrics.models import MetricModel, MetricScore, RunStatus, TrainingDataset, TrainingRun
-from metrics.services import builtin_model_names
+from metrics.scoring.services import builtin_model_names
+from metrics.training import services as training
 from tests.factories import UserFactory
 from tests.ml.mdd_toy import tiny_masked_lm_dir
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp
@@ -162,8 +163,8 @@ def test_a_student_that_takes_no_step_says_so_on_its_run_model_and_card(toy, tmp
     """A student whose teacher labels no augmented pair confidently takes 0 steps; its run's log
     summary and phase, its model's notes and its card (and the command's card text) say that no pseudo-label
     passed the threshold, not only a line inside the log."""
+    from metrics.benchmarking.model_cards import card_compute
     from metrics.management.commands.train_metric import card_text
-    from metrics.model_cards import card_compute
     from ml.models import load_tokenizer
     from ml.models.mdd_eval import MDDEvalModel
 

@@ -8,9 +8,10 @@ import math
 
 import pytest
 
-from metrics import registry, services
+from metrics import registry
 from metrics.implementations.base import MetricImplementation, ScoringInput
 from metrics.models import Metric, MetricScore
+from metrics.scoring import services
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ import pytest
 from django.urls import reverse
 from scipy import stats
 
-from metrics.model_cards import model_card_build, shared_sets, study_sets
+from metrics.benchmarking.model_cards import model_card_build, shared_sets, study_sets
 from metrics.models import MetricModel, ScoringRun
-from metrics.services import metric_register
+from metrics.scoring.services import metric_register
 from studies.analysis.correlation import correlation_difference
 from studies.corpora import services as corpora_services
 from tests.ml.toy import toy_ddpp, toy_grade
@@ -49,7 +49,7 @@ def test_the_card_compares_the_model_with_each_baseline_on_every_set(deployment)
     from django.conf import settings
 
     from metrics import registry
-    from metrics.judgments import read_set
+    from metrics.benchmarking.judgments import read_set
 
     items = read_set(Path(settings.SHARED_DATA_DIR) / "grade" / "dailydialog_EVAL.json").items
     human = np.array([i.human["human:coherence"] for i in items])
@@ -93,7 +93,7 @@ def test_page_api_and_scoring_form_warn_where_the_model_is_below_a_baseline(clie
 
 
 def test_card_progress_is_throttled_to_one_line_every_ten_seconds():
-    from metrics.model_cards import _every
+    from metrics.benchmarking.model_cards import _every
 
     now, lines = [0.0], []
     report = _every(lines.append, "set: the model", 1000, clock=lambda: now[0])

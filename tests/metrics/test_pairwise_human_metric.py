@@ -4,9 +4,9 @@ from collections import Counter
 
 import pytest
 
-from metrics import services
 from metrics.models import MetricScore
-from metrics.pairwise import pairwise_human_metric
+from metrics.scoring import services
+from metrics.scoring.pairwise import pairwise_human_metric
 from studies.models import Comparison, Study
 from tests.studies import test_pairwise as pairwise_helpers
 

@@ -1,4 +1,4 @@
-"""metrics.ppi: prediction-powered estimates from the database, checked against ppi_py called directly on
+"""metrics.ppi.estimates: prediction-powered estimates from the database, checked against ppi_py called directly on
 arrays read here from the stored ratings and metric scores (1e-9); refusals; pairwise win rates."""
 import io
 
@@ -7,8 +7,9 @@ import ppi_py
 import pytest
 from scipy import stats
 
-from metrics import ppi, services
 from metrics.models import MetricScore
+from metrics.ppi import estimates as ppi
+from metrics.scoring import services
 from studies.authoring import services as study_services
 from studies.corpora import services as corpus_imports
 from studies.models import Comparison, Rater, Rating, Response, Study

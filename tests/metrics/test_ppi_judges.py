@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from metrics import ppi, selectors, services
 from metrics.models import MetricModel, MetricScore, ScoringRun
+from metrics.ppi import estimates as ppi
+from metrics.scoring import selectors, services
 from studies.models import Rating
 from tests.metrics.test_ppi_estimates import corpus12, rated_study, score  # noqa: F401 (fixture)
 

@@ -6,8 +6,9 @@ import io
 import numpy as np
 import pytest
 
-from metrics import ppi, services
 from metrics.models import MetricScore
+from metrics.ppi import estimates as ppi
+from metrics.scoring import services
 from studies.analysis.ppi import mean_estimate
 from studies.authoring import services as study_services
 from studies.corpora import services as corpus_imports

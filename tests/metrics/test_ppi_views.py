@@ -13,8 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from metrics import ppi, services
 from metrics.models import ScoringRun
+from metrics.ppi import estimates as ppi
+from metrics.scoring import services
 from studies.models import Study
 from tests.metrics.test_ppi_estimates import rated_study, score
 from tests.metrics.test_ppi_estimates import varied_corpus_lines as _lines
@@ -131,7 +132,7 @@ def test_ppi_estimate_command(scored, capsys):
 def test_ppi_web_process_does_not_import_ppi_py():
     """ppi_py loads numba (and its LLVM): only the functions that compute import it."""
     code = ("import os, sys, json; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings.test'; import django; "
-            "django.setup(); import config.urls, metrics.ppi_views, metrics.ppi, studies.authoring.item_draws; "
+            "django.setup(); import config.urls, metrics.web.ppi_views, metrics.ppi.estimates, studies.authoring.item_draws; "
             "print(json.dumps(sorted(m for m in ('ppi_py', 'numba') if m in sys.modules)))")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -2,7 +2,7 @@
 same after the practice answers are deleted, and no practice response is among its points."""
 import pytest
 
-from metrics import selectors, services
+from metrics.scoring import selectors, services
 from studies.models import PracticeAnswer, PracticeItem, Response, Study
 from tests.studies.test_onboarding_exclusion import PRACTICE_TEXTS, rated_study  # noqa: F401 (a fixture)
 

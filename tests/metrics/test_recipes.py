@@ -1,7 +1,7 @@
 """The default recipes: ``train_metric METRIC --name NAME`` runs the metric's declared recipe end to end (each
 stage a TrainingRun, each starting from the one before), finishes a stopped recipe instead of starting
 over, and ``--recipe paper`` first says how long it would take here. The trainable metrics declare their
-stages where they are registered: ``metrics.training`` holds no table of metrics."""
+stages where they are registered: ``metrics.training.services`` holds no table of metrics."""
 import ast
 import io
 import json
@@ -11,9 +11,10 @@ import pytest
 import torch
 from django.core.management import CommandError, call_command
 
-from metrics import recipes, registry
+from metrics import registry
 from metrics.models import MetricModel, TrainingDataset, TrainingRun
-from metrics.services import builtin_model_names
+from metrics.scoring.services import builtin_model_names
+from metrics.training import recipes
 from ml.models import QuantiDCEModel, SelfEvalModel
 from ml.models.mdd_eval import MDDEvalModel
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_dialogues, toy_grade
@@ -52,10 +53,10 @@ def test_the_metrics_declare_their_stages_and_training_py_names_no_metric():
     assert registry.trainable("mdd_eval").stages == ("teacher", "augment", "student")
     for key in registry.trainable_keys():
         assert {"default", "paper"} <= set(registry.trainable(key).recipes)
-    source = Path(__import__("metrics.training").training.__file__).read_text()
+    source = Path(__import__("metrics.training.services").training.services.__file__).read_text()
     names = {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
     assert not {"TRAINABLE", "STAGES", "TRAINERS"} & names
-    assert all(key not in source.replace("metrics.mdd_training", "") for key in ("mdd_eval", "quantidce", "self_eval"))
+    assert all(key not in source.replace("metrics.training.mdd", "") for key in ("mdd_eval", "quantidce", "self_eval"))
     with pytest.raises(ValueError, match="metric: 'coherence' cannot be trained here"):
         registry.trainable("coherence")
 

@@ -2,8 +2,9 @@
 same in every panel: the view takes the colours from the whole report's systems, not the panel's."""
 import pytest
 
-from metrics import plots, services
-from metrics import views as metric_views
+from metrics.scoring import services
+from metrics.web import plots
+from metrics.web import views as metric_views
 from studies.authoring import services as authoring
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,10 @@ import textstat
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from metrics import scoring_loop, selectors, services
 from metrics.implementations.readability import Readability
 from metrics.models import MetricScore, RunStatus
+from metrics.scoring import loop as scoring_loop
+from metrics.scoring import selectors, services
 from studies.authoring.demo import demo_load
 from studies.models import Response, Study
 from tests.conftest import shared_file

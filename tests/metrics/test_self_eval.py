@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from metrics import dialogue_scoring, services, training
-from metrics.dialogue_benchmarking import replacement_accuracy
+from metrics.benchmarking.dialogue import replacement_accuracy
 from metrics.implementations.coherence import Coherence, penalty
 from metrics.implementations.self_eval import SelfEval
 from metrics.models import MetricModel, MetricScore, RunStatus, TrainingRun
 from metrics.registry import implementation
+from metrics.scoring import dialogue as dialogue_scoring
+from metrics.scoring import services
+from metrics.training import services as training
 from ml.dialogue_scoring import score_dialogues
 from ml.models import SelfEvalModel, load_tokenizer
 from studies.models import Conversation, Response

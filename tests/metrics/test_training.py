@@ -8,9 +8,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from metrics import services, training
 from metrics.models import MetricModel, MetricScore, RunStatus, TrainingRun
-from metrics.services import builtin_model_names
+from metrics.scoring import services
+from metrics.scoring.services import builtin_model_names
+from metrics.training import services as training
 from ml.trainers import Callback
 from tests.factories import UserFactory
 from tests.ml.toy import tiny_encoder_dir, toy_ddpp, toy_grade

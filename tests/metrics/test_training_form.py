@@ -21,7 +21,7 @@ class ToyCoherence(MetricImplementation):
     key = "toy_coherence"
     name = "Toy coherence (for a test)"
     kind = "learned"
-    training = Trainable(stages=("warmup", "tune"), runner="metrics.stage_training", trainer="ml.trainers.quantidce",
+    training = Trainable(stages=("warmup", "tune"), runner="metrics.training.stages", trainer="ml.trainers.quantidce",
                          stage_labels={"warmup": "a first pass"})
 '''
 

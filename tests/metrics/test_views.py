@@ -6,8 +6,8 @@ import io
 import pytest
 
 from config.celery import app as celery_app
-from metrics import services
 from metrics.models import MetricScore, ScoringRun
+from metrics.scoring import services
 from studies.authoring.demo import demo_load
 from studies.models import Study
 
@@ -60,7 +60,7 @@ def test_human_metric_page_shows_table8_scatter_plots_and_csv(client, user, key)
     client.force_login(user)
     page = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/").content.decode()
     assert 'id="table8"' in page and "human ceiling" in page and page.count("/scatter/") == 8
-    assert page.count("/prediction-powered/demo-") == 8  # and each condition × criterion's intervals (metrics.ppi)
+    assert page.count("/prediction-powered/demo-") == 8  # and each condition × criterion's intervals (metrics.ppi.estimates)
     svg = client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/demo-bws/coherence.svg")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
     assert client.get(f"/experiments/{experiment.slug}/metrics/{model.name}/scatter/nope/coherence.svg").status_code == 404
@@ -164,7 +164,7 @@ def test_report_number_filters_take_anything():
 def test_human_metric_page_ranks_every_metric_scored_on_the_study(client, user):
     """The best judge: with two metrics scored, the page ranks them per condition and criterion
     with the paired gap to the best, as studies.analysis.metric_ranking computes on the same targets."""
-    from metrics import selectors
+    from metrics.scoring import selectors
 
     experiment = demo_load()
     experiment.collaborators.add(user)

@@ -296,6 +296,7 @@ KIND_OPTIONS = {
     "categorical": {"labels": ["safe", "unsafe", "unsure"]},
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
+    "spans": {"labels": ["factual error", "unsafe", "off-topic"], "overlap": False},
 }
 # Every kind in every design that takes kinds, on every unit the design runs on (a chat's raters chat with
 # the local bot first, as in the scale contract above).
@@ -402,7 +403,7 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
     rows = Rating.objects.filter(assignment=assignment, criterion=verdict)
     assert all(r.value is None and r.rank is None and r.rationale == "Simulated reason." for r in rows)
-    assert {kind.export_text({f: getattr(r, f) for f in ("label", "labels", "text")}) for r in rows} - {""}
+    assert {kind.export_text({f: getattr(r, f) for f in kind.stored_fields()}) for r in rows} - {""}
     slot.refresh_from_db()
     shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
     best = slot.response_order[0]

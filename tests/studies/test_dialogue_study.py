@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from scipy import stats
 
 from metrics.models import Metric, MetricModel, MetricScore
-from metrics.selectors import compute_human_metric_report
+from metrics.scoring.selectors import compute_human_metric_report
 from studies.analysis.icc import icc
 from studies.authoring import services as authoring
 from studies.corpora import services as corpus_imports
@@ -358,7 +358,7 @@ def test_a_dialogue_level_scoring_run_on_a_dialogue_study_feeds_human_vs_metric(
     """End to end across the two halves of dialogue-level evaluation: a real dialogue-level metric (the consecutive-turn
     coherence baseline) scores the study's conversations in a scoring run, and the human-vs-metric
     report correlates those stored scores with the dialogue ratings (checked against SciPy)."""
-    from metrics import services as metric_services
+    from metrics.scoring import services as metric_services
 
     rate_everything(dialogue_study)
     model = metric_services.metric_model_default(key="coherence_turns")

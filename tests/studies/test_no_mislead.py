@@ -114,8 +114,8 @@ def test_mixed_study_report_leaves_label_criteria_out_of_the_icc_tables(user, co
 
 def test_human_metric_on_a_labels_only_study_gives_the_true_reason(labels_study):
     from metrics.models import MetricModel
-    from metrics.selectors import compute_human_metric_report
-    from metrics.services import metric_register
+    from metrics.scoring.selectors import compute_human_metric_report
+    from metrics.scoring.services import metric_register
 
     rated_by(labels_study, "r1")
     model = MetricModel.objects.create(name="len", metric=metric_register(key="coherence"), config={})

@@ -175,7 +175,7 @@ def test_without_titles_the_slug_is_the_label():
 
 
 def test_metric_scatter_is_titled_by_the_condition_and_survives_one_response():
-    from metrics.plots import scatter, scatter_figure
+    from metrics.web.plots import scatter, scatter_figure
 
     points = [{"unit": i, "system": SYSTEMS[i % 4], "human": float(i % 5), "metric": i / 10} for i in range(20)]
     cell = {"condition": SLUGS[2], "criterion": "coherence", "points": points,
@@ -238,7 +238,7 @@ def test_a_system_keeps_its_colour_in_every_scatter_panel_of_a_report():
     system's place among that panel's own systems). The report's sorted systems now fix one colour each."""
     from matplotlib.colors import to_hex
 
-    from metrics.plots import scatter_figure, system_colours
+    from metrics.web.plots import scatter_figure, system_colours
 
     def cell(condition, systems):
         points = [{"unit": i, "system": s, "human": float(i), "metric": i / 3} for i, s in enumerate(systems * 2)]

@@ -7,7 +7,7 @@ import io
 import openpyxl
 import pytest
 
-from metrics import services as metric_services
+from metrics.scoring import services as metric_services
 from studies.models import Design, Rating
 from studies.rating import answers as answering
 from studies.rating import entry as rater_entry

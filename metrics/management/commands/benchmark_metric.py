@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from metrics import registry
-from metrics.benchmarking import benchmark
-from metrics.judgments import FORMATS
+from metrics.benchmarking.benchmarks import benchmark
+from metrics.benchmarking.judgments import FORMATS
 from metrics.models import MetricModel
 
 
@@ -86,7 +86,7 @@ class Command(BaseCommand):
 
     def compare(self, options):
         """--metrics a,b,c: each by metric key, or by metric model name (its metric and config)."""
-        from metrics.benchmarking import compare
+        from metrics.benchmarking.benchmarks import compare
 
         implementations = {}
         for name in [n.strip() for n in options["metrics"].split(",") if n.strip()]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from metrics.scoring import judges
+
 JUDGE_PORT = 8766
 DEMO_SYSTEM = "demo-judge"
 DEMO_STUDY = "demo-likert"
@@ -19,9 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=JUDGE_PORT, help=f"the judge server's port ({JUDGE_PORT}; 0: any)")
 
     def handle(self, *args, **options):
-        from metrics import judge_services, services
         from metrics.judging.local_judge import LocalJudge
         from metrics.models import MetricModel
+        from metrics.scoring import services
         from studies.authoring.demo import demo_user
         from studies.models import Study, System, SystemEndpoint
 
@@ -45,7 +47,7 @@ class Command(BaseCommand):
             model = MetricModel.objects.filter(name=name).first()
             if model is None:
                 try:
-                    model = judge_services.judge_model_create(owner=owner, endpoint_id=endpoint.pk, study=study,
+                    model = judges.judge_model_create(owner=owner, endpoint_id=endpoint.pk, study=study,
                                                               criterion=criterion.name, name=name, logprobs=True)
                 except ValidationError as error:
                     raise CommandError(f"demo judge not made: {error.message_dict}") from None

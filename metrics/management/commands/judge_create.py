@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics.judge_services import judge_model_create
+from metrics.scoring.judges import judge_model_create
 from studies.models import Study
 
 

@@ -1,13 +1,13 @@
 """python manage.py ppi_estimate MODEL (--study SLUG | --experiment SLUG) [--width W] [--alpha A] [--combine M ...] [--json]
 
-Human + metric estimates (metrics.ppi): per study, criterion and system the prediction-powered mean human
+Human + metric estimates (metrics.ppi.estimates): per study, criterion and system the prediction-powered mean human
 score beside the human-only one, the places, and the planner's items for a target interval width."""
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics import ppi
 from metrics.models import MetricModel
+from metrics.ppi import estimates as ppi
 from studies.models import Experiment, Study
 
 

@@ -7,8 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from metrics import registry, services
+from metrics import registry
 from metrics.models import MetricModel
+from metrics.scoring import services
 from studies.models import Corpus, Study
 
 

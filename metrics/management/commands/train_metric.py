@@ -19,9 +19,11 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics import recipes, registry, training
+from metrics import registry
 from metrics.management.mdd_arguments import MDD_OPTIONS, add_mdd_arguments
 from metrics.models import MetricModel, RunStatus, TrainingRun
+from metrics.training import recipes
+from metrics.training import services as training
 from ml.trainers import LogProgress, TqdmCallback
 
 OPTIONS = {  # command option -> TrainingConfig field
@@ -200,8 +202,8 @@ class Command(BaseCommand):
         model = MetricModel.objects.get(name=name)
         self.stdout.write(self.style.SUCCESS(f"Model {model.name} at {model.artifact_path}."))
         if not options["no_card"]:
-            from metrics.model_cards import model_card_build
-            from metrics.selectors import card_warnings
+            from metrics.benchmarking.model_cards import model_card_build
+            from metrics.scoring.selectors import card_warnings
 
             model = model_card_build(model=model, log=lambda line: self.stdout.write(line))
             self.stdout.write(card_text(model.card))

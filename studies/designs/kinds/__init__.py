@@ -12,12 +12,14 @@ from studies.designs.kinds.free_text import FREE_TEXT
 from studies.designs.kinds.multilabel import MULTILABEL
 from studies.designs.kinds.rationale import rationale_clean
 from studies.designs.kinds.scale import SCALE
+from studies.designs.kinds.spans import SPANS
 
 KINDS: dict[str, JudgementKind] = {
     SCALE.key: SCALE,
     CATEGORICAL.key: CATEGORICAL,
     MULTILABEL.key: MULTILABEL,
     FREE_TEXT.key: FREE_TEXT,
+    SPANS.key: SPANS,
 }
 DEFAULT_KIND = SCALE.key
 NUMERIC_KINDS = tuple(key for key, kind in KINDS.items() if kind.numeric)  # what the scale analyses read

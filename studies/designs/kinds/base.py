@@ -88,6 +88,7 @@ class JudgementKind:
     numeric: ClassVar[bool] = True  # whether its answers are numbers the report's scale analyses read
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
+    own_report: ClassVar[bool] = False  # whether the report shows it in a section of its own, not the labels' one
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
         """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""
@@ -100,6 +101,14 @@ class JudgementKind:
     def export_text(self, stored: Mapping[str, Any]) -> str:
         """A stored answer as one export cell ("" for the scale: its number has its own columns)."""
         return ""
+
+    def target_simulate(self, criterion: Criterion, target_id: int, quality: float, rng: Any) -> Any:
+        """What a simulated rater answers for one target (a kind that reads the target's text overrides it)."""
+        return self.simulate(criterion, quality, rng)
+
+    def target_context(self, study: Any, criterion: Criterion, target_ids: Sequence[int]) -> dict[int, Any]:
+        """Extra template context per target row (a kind that shows the target's text its own way)."""
+        return {}
 
 
 class PerTargetKind(JudgementKind):

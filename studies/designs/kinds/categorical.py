@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
+
 from studies.designs.kinds.base import RatingsDesign
 from studies.designs.kinds.labels import LabelKind, posted
 
@@ -35,7 +37,7 @@ class CategoricalKind(LabelKind):
     def answer(self, criterion: Criterion, given: Any) -> tuple[Any, str | None]:
         labels = self.labels(criterion)
         if given in (None, ""):
-            return None, "pick one of the labels for this response"
+            return None, gettext("pick one of the labels for this response")
         if not isinstance(given, str) or given not in labels:
             return None, f"“{str(given)[:30]}” is not one of the labels ({', '.join(labels)})"
         return given, None

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 
 from studies.designs.kinds.base import PerTargetKind, RatingsDesign
 from studies.text_checks import text_problem
@@ -30,9 +31,10 @@ def length_problem(text: str, low: int, high: int) -> str | None:
         return f"this text {problem}"
     n = len(text.strip())
     if n < low:
-        return "write something here" if n == 0 and low <= 1 else f"write at least {low} characters (now {n})"
+        return (gettext("write something here") if n == 0 and low <= 1
+                else gettext("write at least {low} characters (now {n})").format(low=low, n=n))
     if n > high:
-        return f"write at most {high} characters (now {n})"
+        return gettext("write at most {high} characters (now {n})").format(high=high, n=n)
     return None
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext, gettext_lazy
+
 from studies.designs.kinds.base import RatingsDesign
 from studies.designs.kinds.labels import NONE_VALUE, LabelKind, posted
 
 if TYPE_CHECKING:
     from studies.models import Criterion
 
-NONE_TEXT = "None of these"
+NONE_TEXT = gettext_lazy("None of these")
 
 
 def _options(criterion: Criterion) -> tuple[list[str], bool]:
@@ -52,15 +54,16 @@ class MultiLabelKind(LabelKind):
         chosen = set(given)
         if NONE_VALUE in chosen:
             if len(chosen) > 1:
-                return None, f"“{NONE_TEXT}” cannot go with other labels"
+                return None, gettext("“None of these” cannot go with other labels")
             if not none_option:
-                return None, "tick at least one label"
+                return None, gettext("tick at least one label")
             return [], None
         unknown = sorted(chosen - set(labels))
         if unknown:
             return None, f"“{unknown[0][:30]}” is not one of the labels ({', '.join(labels)})"
         if not chosen:
-            return None, (f"tick the labels that apply, or “{NONE_TEXT}”" if none_option else "tick at least one label")
+            return None, (gettext("tick the labels that apply, or “None of these”") if none_option
+                          else gettext("tick at least one label"))
         return [label for label in labels if label in chosen], None
 
     def form_given(self, post: Mapping[str, Any], name: str) -> Any:
@@ -101,7 +104,7 @@ class MultiLabelKind(LabelKind):
 
     def export_text(self, stored: Mapping[str, Any]) -> str:
         labels = stored.get("labels")
-        return "" if labels is None else ("; ".join(labels) or NONE_TEXT)
+        return "" if labels is None else ("; ".join(labels) or str(NONE_TEXT))
 
 
 MULTILABEL = MultiLabelKind()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
+
 from studies.designs.common import field_name
 from studies.text_checks import text_problem
 
@@ -48,9 +50,9 @@ def _problem(criterion: Criterion, text: Any) -> str | None:
         return f"this reason {problem}"
     n = len(text.strip())
     if criterion.rationale == "required" and n == 0:
-        return "say why in a few words"
+        return gettext("say why in a few words")
     if n > MAX_RATIONALE:
-        return f"write at most {MAX_RATIONALE} characters (now {n})"
+        return gettext("write at most {high} characters (now {n})").format(high=MAX_RATIONALE, n=n)
     return None
 
 

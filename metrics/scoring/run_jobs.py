@@ -1,0 +1,98 @@
+"""A scoring run's life as a background job, beside its scoring (``metrics.scoring.services``): which queue it goes
+to, what ends it as failed, "Rerun", and finding runs whose worker died (docs/architecture.md, "Background
+jobs").
+
+- ``scoring_queue``: an LLM judge calls an outside endpoint, so its runs go to the ``calls`` queue; every
+  other metric computes here, on ``gpu``.
+- ``scoring_run_fail``: any exception of a run's task ends it as failed with the reason (the page and the
+  API show ``error``), never "running" for ever.
+- ``scoring_run_rerun``: a run that is not queued or running is queued again; it resumes (targets already
+  scored are skipped, a judge's cached answers are not asked again), and missing ones are asked again.
+- ``owner_at_limit``: a judge run waits (queued, its task retried in a few seconds) while its owner already
+  has ``settings.JOB_CALLS_PER_OWNER`` judge runs running, so one researcher never holds every thread of
+  the calls worker;
+- ``scoring_runs_recover`` (the beat, every minute): a running run whose lease ended (its worker was killed
+  or lost: ``studies.jobs.Lease``) is queued again, or failed with the reason after
+  ``settings.JOB_MAX_ATTEMPTS`` starts."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from metrics.models import MetricModel, RunStatus, ScoringRun
+from studies import jobs
+
+
+def scoring_queue(metric_model: MetricModel) -> str:
+    return "calls" if metric_model.metric.kind == "judge" else "gpu"
+
+
+def scoring_run_queue(run: ScoringRun, *, robust: bool = False) -> None:
+    """The run's task, on its queue, once the transaction commits."""
+    jobs.queue_after_commit("metrics.tasks.scoring_run_execute", run.pk, queue=scoring_queue(run.metric_model),
+                            robust=robust)
+
+
+def owner_at_limit(run: ScoringRun) -> bool:
+    """Whether the judge's owner already runs ``settings.JOB_CALLS_PER_OWNER`` judge runs under live leases."""
+    owner = run.metric_model.owner_id
+    if owner is None or scoring_queue(run.metric_model) != "calls":
+        return False
+    running = ScoringRun.objects.filter(status=RunStatus.RUNNING, metric_model__owner_id=owner,
+                                        lease_until__gt=timezone.now()).exclude(pk=run.pk)
+    return running.count() >= settings.JOB_CALLS_PER_OWNER
+
+
+def _log(run: ScoringRun, line: str) -> str:
+    return (run.log + "\n" + line).strip()
+
+
+def scoring_run_fail(*, run_id: int, reason: str) -> None:
+    """A queued or running run ends as failed with ``reason`` (a done or cancelled one is left as it is)."""
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            return
+        run.status, run.error, run.finished_at, run.lease_until = RunStatus.FAILED, reason, timezone.now(), None
+        run.log = _log(run, f"attempt {run.attempts}: failed: {reason}")
+        run.save(update_fields=["status", "error", "finished_at", "lease_until", "log"])
+
+
+@transaction.atomic
+def scoring_run_rerun(*, run: ScoringRun) -> ScoringRun:
+    """Queue a failed, cancelled or done run again (ValidationError while it is queued or running)."""
+    run = ScoringRun.objects.select_for_update().select_related("metric_model__metric").get(pk=run.pk)
+    if run.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise ValidationError({"run": f"this run is {run.status}; Cancel it first to run it again"})
+    run.status, run.error, run.finished_at = RunStatus.QUEUED, "", None
+    run.save(update_fields=["status", "error", "finished_at"])
+    scoring_run_queue(run)
+    return run
+
+
+def scoring_runs_recover() -> dict[str, int]:
+    """Runs whose worker stopped renewing their lease: queued again, or failed after their last start."""
+    counts = {"requeued": 0, "failed": 0}
+    expired = ScoringRun.objects.filter(status=RunStatus.RUNNING, lease_until__lt=timezone.now())
+    for run_id in expired.values_list("pk", flat=True):
+        with transaction.atomic():
+            run = (ScoringRun.objects.select_for_update().select_related("metric_model__metric")
+                   .filter(pk=run_id, status=RunStatus.RUNNING, lease_until__lt=timezone.now()).first())
+            if run is None:  # renewed or ended meanwhile
+                continue
+            if run.attempts >= settings.JOB_MAX_ATTEMPTS:
+                reason = (f"its worker stopped (killed, out of memory or restarted) during each of {run.attempts} "
+                          "starts; Rerun continues from the stored scores")
+                ScoringRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, error=reason, finished_at=Now(),
+                                                            lease_until=None, log=_log(run, f"failed: {reason}"))
+                counts["failed"] += 1
+                continue
+            ScoringRun.objects.filter(pk=run.pk).update(
+                status=RunStatus.QUEUED, lease_until=None,
+                log=_log(run, f"attempt {run.attempts}: its worker stopped renewing its lease; queued again"))
+            scoring_run_queue(run, robust=True)
+            counts["requeued"] += 1
+    return counts
