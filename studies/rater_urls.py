@@ -16,6 +16,7 @@ urlpatterns = [
     path("a/<token:token>/done/", rater_views.done, name="done"),
     path("p/<token:token>/", practice_views.practice, name="practice"),
     path("p/<token:token>/items/<position:position>/", practice_views.practice_item, name="practice_item"),
+    path("p/<token:token>/retake/", practice_views.practice_retake, name="practice_retake"),
     path("p/<token:token>/continue/", practice_views.practice_continue, name="practice_continue"),
     path("x/<slug:slug>/", entry_views.experiment_entry, name="experiment_entry"),
     path("c/<token:key>/", entry_views.condition_entry, name="condition_entry"),

@@ -6,7 +6,7 @@ from studies.authoring import views as authoring_views
 from studies.corpora import browser_views as corpus_browser
 from studies.corpora import views as corpus_views
 from studies.rating import views as rater_views
-from studies.reports import review_views, span_views
+from studies.reports import label_studio_views, review_views, span_views
 from studies.reports import views as report_views
 
 app_name = "studies"
@@ -24,6 +24,10 @@ urlpatterns = [
     path("studies/<slug:study>/report/", report_views.report_page, name="study_report"),
     path("studies/<slug:study>/report/figures/<str:name>.svg", report_views.report_figure, name="study_report_figure"),
     path("studies/<slug:study>/report.<str:export_format>", report_views.report_download, name="study_report_download"),
+    path("studies/<slug:slug>/label-studio.json", label_studio_views.label_studio_tasks_download,
+         name="study_label_studio_tasks"),
+    path("studies/<slug:slug>/label-studio.xml", label_studio_views.label_studio_config_download,
+         name="study_label_studio_config"),
     path("studies/<slug:slug>/preview/", rater_views.preview, name="study_preview"),
     path("studies/<slug:slug>/preview/<position:position>/", rater_views.preview, name="study_preview_item"),
     path("studies/<slug:slug>/", authoring_views.study_detail, name="study_detail"),

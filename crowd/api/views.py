@@ -14,10 +14,9 @@ from crowd import bonuses, publishing, reviews, selectors, sync, workers
 from crowd.errors import PlatformError, PublishRefused
 from crowd.models import Hit, Platform, Publication
 from crowd.platforms import PLATFORMS, mturk, platform_of, prolific
-from studies.api.base import ApiView
+from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput
-from studies.api.views import _django_errors
 from studies.models import Assignment
 from studies.rating.review import ReviewError
 
@@ -44,7 +43,7 @@ class CrowdApiView(ApiView):
 
     def handle_exception(self, exc):
         if isinstance(exc, DjangoValidationError):
-            exc = _django_errors(exc)
+            exc = django_errors(exc)
         if isinstance(exc, PlatformError):
             exc = BadGateway(str(exc), call=exc.call)
         if isinstance(exc, PublishRefused | ReviewError):

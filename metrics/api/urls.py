@@ -1,12 +1,13 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <id:...>, <position:...>, <token:...>
-from metrics.api import bme_views, ranking_views, run_views, views
+from metrics.api import bme_views, download_views, ranking_views, run_views, views
 
 app_name = "metrics-api"
 urlpatterns = [
     path("metrics/models/", views.MetricModelListApi.as_view(), name="model-list"),
     path("metrics/models/<slug:name>/", views.MetricModelDetailApi.as_view(), name="model-detail"),
+    path("metrics/models/<slug:name>/card/", download_views.ModelCardApi.as_view(), name="model-card"),
     path("metrics/judges/", run_views.JudgesApi.as_view(), name="judge-create"),
     path("metrics/runs/", run_views.ScoringRunCreateApi.as_view(), name="run-create"),
     path("metrics/runs/<id:pk>/", views.ScoringRunDetailApi.as_view(), name="run-detail"),
@@ -21,4 +22,8 @@ urlpatterns = [
     path("experiments/<slug:slug>/metrics/<slug:model>/", views.HumanMetricReportApi.as_view(), name="human-metric"),
     path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/", views.PredictionPoweredApi.as_view(),
          name="ppi"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/download/", download_views.HumanMetricDownloadApi.as_view(),
+         name="human-metric-download"),
+    path("experiments/<slug:slug>/metrics/<slug:model>/prediction-powered/download/",
+         download_views.PredictionPoweredDownloadApi.as_view(), name="ppi-download"),
 ]

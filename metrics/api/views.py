@@ -12,13 +12,13 @@ from rest_framework.settings import api_settings
 
 from metrics import registry
 from metrics.api.report_schemas import HumanMetricReportSerializer, PredictionPoweredReportSerializer
-from metrics.models import TrainingRun
+from metrics.models import Metric, TrainingRun
 from metrics.scoring import run_jobs, selectors, services
 from metrics.training import services as training
 from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
-from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
 
@@ -83,11 +83,18 @@ class MetricModelListApi(ApiView):
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS  # tells the schema that the list is paginated
 
-    @extend_schema(responses=OutputSerializer(many=True))
+    @extend_schema(responses=OutputSerializer(many=True), parameters=[
+        OpenApiParameter("metric", str, description="a metric's registry key"),
+        OpenApiParameter("level", str, enum=Metric.Level.values), OpenApiParameter("kind", str, enum=Metric.Kind.values)])
     def get(self, request):
-        query_params_checked(request, PAGE_PARAMETERS)
-        return paginate(self, selectors.metric_models_usable_by(request.user).select_related("metric").order_by("name"),
-                        request, self.OutputSerializer)
+        query_params_checked(request, {*PAGE_PARAMETERS, "metric", "level", "kind"})
+        models = selectors.metric_models_usable_by(request.user).select_related("metric")
+        if "metric" in request.query_params:
+            models = models.filter(metric__key=request.query_params["metric"])
+        for name, choices in (("level", Metric.Level.values), ("kind", Metric.Kind.values)):
+            if wanted := choice_param(request, name, choices):
+                models = models.filter(**{f"metric__{name}": wanted})
+        return paginate(self, models.order_by("name"), request, self.OutputSerializer)
 
 
 class MetricModelDetailApi(ApiView):
@@ -188,9 +195,14 @@ class PredictionPoweredApi(ApiView):
         OpenApiParameter("combine", str, description="further metric models (comma-separated names) combined with "
                                                      "this one by cross-fitted weights, per system")])
     def get(self, request, slug, model):
+        query_params_checked(request, {"study", "width", "alpha", "combine"})
+        return Response(self.report(request, slug, model))
+
+    @staticmethod
+    def report(request, slug, model) -> dict:
+        """The report for the request's experiment (or ``?study=``) and parameters; 400 naming a bad one."""
         from metrics.ppi import estimates as ppi
 
-        query_params_checked(request, {"study", "width", "alpha", "combine"})
         studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         errors = {}
@@ -212,8 +224,8 @@ class PredictionPoweredApi(ApiView):
             combine = []
         if errors:
             raise serializers.ValidationError(errors)
-        return Response(ppi.ppi_report(studies, metric_model, alpha=values.get("alpha", ppi.ALPHA),
-                                       target_width=values.get("width"), combine=combine))
+        return ppi.ppi_report(studies, metric_model, alpha=values.get("alpha", ppi.ALPHA),
+                              target_width=values.get("width"), combine=combine)
 
 
 class TrainingRunOutputSerializer(WorkerRunSerializer):

@@ -101,6 +101,8 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
     frame = frame.assign(metric=unit_scores(metric_model, frame))
     quality = rater_quality(frame, ReportOptions(), ranked=[s.slug for s in studies if design_for(s).ranks])
     imported = set(studies.filter(platform=Study.Platform.BENCHMARK).values_list("slug", flat=True))
+    # the study's own unit: a design's extra rows (a best-worst tuple's scores) carry no ``target`` column
+    units = dict(studies.values_list("slug", "unit"))
     cells = []
     for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False):
         per_response = part.groupby("unit").agg(human=("score", "mean"), metric=("metric", "first"),
@@ -109,7 +111,7 @@ def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricMo
         raters = quality[quality["study"] == study]
         cells.append({
             "condition": study, "criterion": criterion, "n_responses": len(per_response),
-            "unit": part["target"].iloc[0] if "target" in part else Unit.RESPONSE,
+            "unit": units.get(study) or Unit.RESPONSE,
             "missing_scores": int(part.drop_duplicates("unit")["metric"].isna().sum()),
             "response_level": {m: c.as_dict() for m, c in
                                correlate_all(per_response["metric"], per_response["human"], bootstrap=bootstrap).items()},

@@ -2,8 +2,6 @@
 MetricsConfig.ready), the interval figure, CSV/XLSX downloads, and the button that draws more items."""
 from __future__ import annotations
 
-import csv
-import io
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -16,15 +14,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics.ppi import estimates as ppi
+from metrics.scoring import exports
 from metrics.scoring import selectors as metric_selectors
 from studies import access
 from studies.authoring.item_draws import study_items_extend
 from studies.errors import StudyStateError
 from studies.models import Study
-from studies.reports.exporting import no_store, spreadsheet_safe
-
-TABLES = ("estimates", "differences", "places", "planner", "win_rates", "bradley_terry", "combination")
-
+from studies.reports.exporting import no_store
 
 
 def number(raw: str | None, *, name: str, positive: bool = True) -> float | None:
@@ -83,39 +79,6 @@ def _bad_request(error: ValidationError) -> HttpResponseBadRequest:
                                   content_type="text/plain; charset=utf-8")
 
 
-def report_tables(report: dict) -> dict[str, list[dict]]:
-    """The report as tidy tables (one row per study × criterion × system, pair or place)."""
-    tables: dict[str, list[dict]] = {name: [] for name in TABLES}
-    for study in report["studies"]:
-        keys = {"study": study["slug"], "study_title": study["title"], "metric_model": report["metric_model"]}
-        if study["problem"]:
-            tables["estimates"].append({**keys, "problem": study["problem"]})
-            continue
-        for c in study["criteria"]:
-            at = {**keys, "criterion": c["criterion"]}
-            for r in c["systems"]:
-                noise = r.get("rater_noise") or {}
-                tables["estimates"].append({**at, **{k: v for k, v in r.items() if k != "rater_noise"},
-                                            "ratings_per_unit": noise.get("ratings_per_unit"),
-                                            "rater_noise_variance": noise.get("within_unit_variance"),
-                                            "rater_noise_share": noise.get("noise_share")})
-            if c.get("pooled"):
-                tables["estimates"].append({**at, **c["pooled"]})
-            tables["combination"] += [{**at, **{k: v for k, v in row.items() if k != "weights"},
-                                       **{f"weight_{m}": w for m, w in row["weights"].items()}}
-                                      for row in c.get("combination", [])]
-            tables["differences"] += [{**at, **d} for d in c["differences"]]
-            tables["places"] += [{**at, **p} for p in c["ranking"]]
-            tables["planner"] += [{**at, **p} for p in c["plan"]]
-        for c in study["pairwise"]:
-            at = {**keys, "criterion": c["criterion"]}
-            tables["win_rates"] += [{**at, **w} for w in c["win_rates"]]
-            bt = c["bradley_terry"] or {}
-            tables["bradley_terry"] += [{**at, **s} for s in bt.get("strengths", [])] or (
-                [{**at, "problem": bt["problem"]}] if bt.get("problem") else [])
-    return tables
-
-
 @login_required
 def ppi_download(request, slug, model, export_format):
     """CSV (the system estimates) or XLSX (every table, one sheet each)."""
@@ -125,29 +88,8 @@ def ppi_download(request, slug, model, export_format):
         experiment, metric_model, report = _scope(request, slug, model)
     except ValidationError as error:
         return _bad_request(error)
-    tables = report_tables(report)
-    name = f"{experiment.slug}-{metric_model.name}-prediction-powered"
-    if export_format == "csv":
-        rows = tables["estimates"]
-        columns = list(dict.fromkeys(k for row in rows for k in row))
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows([{k: spreadsheet_safe(v) for k, v in row.items()} for row in rows])
-        response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
-    else:
-        import pandas as pd
-
-        from studies.reports.exporting import spreadsheet_frame
-
-        buffer = io.BytesIO()
-        with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
-            for sheet, rows in tables.items():
-                spreadsheet_frame(pd.DataFrame(rows)).to_excel(excel, sheet_name=sheet.replace("_", " "), index=False)
-            pd.DataFrame({"note": report["notes"]}).to_excel(excel, sheet_name="notes", index=False)
-        response = HttpResponse(buffer.getvalue(),
-                                content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{export_format}"'
+    response = HttpResponse(exports.ppi_file(report, export_format), content_type=exports.CONTENT_TYPES[export_format])
+    response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-prediction-powered.{export_format}"'
     return no_store(response)
 
 

@@ -1,8 +1,6 @@
 """Metrics pages: scoring and training runs with live progress, and human-vs-metric reports."""
 from __future__ import annotations
 
-import csv
-import io
 import logging
 
 from django.contrib import messages
@@ -17,7 +15,7 @@ from django.views.decorators.http import require_POST
 from metrics import registry
 from metrics.models import MetricModel, RunStatus, ScoringRun, TrainingRun
 from metrics.ppi import estimates as ppi
-from metrics.scoring import run_jobs, selectors, services
+from metrics.scoring import exports, run_jobs, selectors, services
 from metrics.scoring.pairwise import pairwise_human_metric
 from metrics.scoring.selectors import visible_runs
 from metrics.training import services as training
@@ -26,7 +24,7 @@ from studies import access
 from studies.corpora.selectors import corpora_visible_to
 from studies.designs import design_for
 from studies.errors import StudyStateError
-from studies.reports.exporting import no_store, spreadsheet_safe
+from studies.reports.exporting import no_store
 
 logger = logging.getLogger(__name__)
 
@@ -304,22 +302,7 @@ def human_metric_csv(request, slug, model):
     """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n; a
     label of a categorical or multi-label criterion adds its point-biserial r and AUC (level "label: ...")."""
     experiment, metric_model, report, _ = _report(request, slug, model)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["condition", "criterion", "level", "method", "r", "p", "ci_low", "ci_high", "n", "human_ceiling"])
-    for cell in report["cells"]:
-        for level in ("response_level", "system_level"):
-            for method, c in cell[level].items():
-                ci = c["ci95"] or [None, None]
-                writer.writerow([spreadsheet_safe(v) for v in (
-                    cell["condition"], cell["criterion"], level.split("_")[0], method, c["r"], c["p"], ci[0], ci[1],
-                    c["n"], cell["human_ceiling"])])
-    for cell in report.get("label_cells", []):  # a label against the metric: level "label: <label>", over ratings
-        for method, value, p in (("point_biserial", cell["r_pb"], cell["p"]), ("auc", cell["auc"], None)):
-            writer.writerow([spreadsheet_safe(v) for v in (
-                cell["condition"], cell["criterion"], f"label: {cell['label']}", method, value, p, None, None,
-                cell["n"], None)])
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(exports.human_metric_csv(report), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{experiment.slug}-{metric_model.name}-human-vs-metric.csv"'
     return no_store(response)
 

@@ -84,6 +84,23 @@
       changed();
     }
 
+    // A ready-made question (ABC-Eval's behaviours): a new row filled from the server's json_script, editable.
+    function addPreset(id) {
+      var node = document.getElementById(id);
+      if (!node || !template) { return; }
+      var preset = JSON.parse(node.textContent);
+      addRow(null);
+      var fresh = rows.lastElementChild;
+      fresh.removeAttribute("data-auto-name");
+      Object.keys(preset).forEach(function (field) {
+        var input = fresh.querySelector("[data-row-field=" + field + "]");
+        if (!input) { return; }
+        if (input.type === "checkbox") { input.checked = !!preset[field]; } else { input.value = preset[field]; }
+      });
+      showKindFields(fresh);
+      changed();
+    }
+
     function move(row, direction, focusSelector) {
       var other = direction === "up" ? row.previousElementSibling : row.nextElementSibling;
       if (!other) { return; }
@@ -108,6 +125,7 @@
       if (!button || !builder.contains(button)) { return; }
       var row = button.closest("[data-row]");
       if (button.hasAttribute("data-builder-add")) { addRow(null); }
+      else if (button.hasAttribute("data-builder-preset")) { addPreset(button.getAttribute("data-builder-preset")); }
       else if (row && button.hasAttribute("data-move")) {
         move(row, button.getAttribute("data-move"), "[data-move=" + button.getAttribute("data-move") + "]");
       } else if (row && button.hasAttribute("data-remove")) { remove(row); }

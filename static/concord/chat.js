@@ -69,6 +69,70 @@
     list.scrollTop = list.scrollHeight;
   }
 
+  // Per-turn questions after each bot reply (studies.chat.turn_questions): checkboxes (or one choice) per
+  // criterion, saved to the server; the next message waits until the last reply's questions are answered.
+  function ask(list, index, questions) {
+    const asked = questions.turns[String(index)];
+    if (!asked) return;
+    const box = document.createElement("li");
+    box.className = "turn-questions";
+    box.setAttribute("data-testid", `turn-questions-${index}`);
+    let answered = true;
+    questions.criteria.forEach((criterion) => {
+      const entry = asked[criterion.name];
+      if (!entry) return;
+      answered = answered && entry.answered;
+      const set = document.createElement("fieldset");
+      set.dataset.field = entry.field;
+      set.dataset.mode = criterion.mode;
+      const legend = document.createElement("legend");
+      legend.textContent = criterion.question;
+      set.append(legend);
+      const options = criterion.labels.map((l) => [l.label, l.label, l.definition]);
+      if (criterion.mode === "multilabel") options.push([criterion.none_value, criterion.none_text, ""]);
+      options.forEach(([value, text, definition]) => {
+        const label = document.createElement("label");
+        label.className = "choice";
+        if (definition) label.title = definition;
+        const input = document.createElement("input");
+        input.type = criterion.mode === "categorical" ? "radio" : "checkbox";
+        input.name = entry.field;
+        input.value = value;
+        input.checked = entry.chosen.includes(value);
+        label.append(input, document.createTextNode(` ${text}`));
+        set.append(label);
+      });
+      box.append(set);
+    });
+    const save = document.createElement("button");
+    save.type = "button";
+    save.className = "secondary";
+    save.textContent = answered ? "Change my answers" : "Save my answers";
+    save.setAttribute("data-testid", `turn-questions-save-${index}`);
+    const note = document.createElement("span");
+    note.className = "muted";
+    note.setAttribute("role", "status");
+    note.textContent = answered ? "Saved" : "Answer these before your next message.";
+    save.addEventListener("click", () => {
+      const answers = {};
+      box.querySelectorAll("fieldset").forEach((set) => {
+        const ticked = Array.from(set.querySelectorAll("input:checked")).map((input) => input.value);
+        answers[set.dataset.field] = set.dataset.mode === "categorical" ? (ticked[0] || "") : ticked;
+      });
+      fetch(root.dataset.questionsUrl, {method: "POST", credentials: "omit", body: JSON.stringify({answers}),
+        headers: {"Content-Type": "application/json", "Accept": "application/json", "X-Concord-Form-Token": token}})
+        .then((response) => response.json().then((data) => ({response, data})))
+        .then(({response, data}) => {
+          if (!response.ok) { say(data.error || "Those answers could not be saved."); return; }
+          say("");
+          render(data);
+        })
+        .catch(() => say("The connection was lost; please save your answers again."));
+    });
+    box.append(save, note);
+    list.append(box);
+  }
+
   function render(state) {
     const sections = root.querySelectorAll(".chat-side");
     state.sides.forEach((side, i) => {
@@ -77,7 +141,10 @@
       section.dataset.status = side.status;
       const list = section.querySelector(".chat");
       list.replaceChildren();
-      side.turns.forEach((turn) => bubble(list, turn.role, turn.who, turn.text));
+      side.turns.forEach((turn) => {
+        bubble(list, turn.role, turn.who, turn.text);
+        if (state.questions && turn.role === "system") ask(list, turn.index, state.questions);
+      });
       section.querySelector(".typing").hidden = side.status !== "waiting";
       const error = section.querySelector(".bot-error");
       error.textContent = side.error ? `${side.error} Your message is saved: try again, or end the chat.` : "";
@@ -206,4 +273,5 @@
   } catch (error) { /* nothing saved */ }
   counter();
   if (root.querySelector(".chat-side[data-status=waiting]")) follow(0);
+  else if (root.dataset.questionsUrl && root.dataset.asks) poll();  // draw the questions after each reply
 })();

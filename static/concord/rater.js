@@ -38,6 +38,8 @@
     // Per-response fields (r<letter>-…), and a pairwise item's choice and reason (studies.designs.pairwise).
     // A multi-label row's ticked boxes share one name: they are saved as a list.
     form.querySelectorAll(".labelset-row").forEach((row) => { data[row.dataset.field] = []; });
+    // A per-turn row of boxes (studies.designs.kinds.per_turn) with none ticked is an answer too: "none".
+    form.querySelectorAll(".per-turn-row:not([data-mode=categorical])").forEach((row) => { data[row.dataset.field] = []; });
     new FormData(form).forEach((value, key) => {
       if (!/^(r[A-Z]\d*-|r0-(best|worst)-|choice-|reason-)/.test(key)) return;  // r0-: a tuple pick
       if (Array.isArray(data[key])) data[key].push(value); else data[key] = value;

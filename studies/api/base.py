@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from rest_framework import exceptions
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,6 +26,40 @@ from studies.models import IdempotencyKey
 HEADER = "Idempotency-Key"
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 KEEP_HOURS = 24
+
+
+def django_errors(error: DjangoValidationError) -> ValidationError:
+    """A service's refusal (Django's ValidationError) as the API's 400, its fields named as the service
+    named them (a refusal with no field under ``detail``)."""
+    return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
+
+
+class RefusalProblem(exceptions.APIException):
+    """A service's refusal that carries its own HTTP ``status`` (400, 404, 409, 429), the ``field`` concerned and
+    ``retry_after`` (a chat's ``ChatRefused``), as the API's problem: a 400 names the field, a 429 says when
+    to retry (DRF writes ``Retry-After`` from ``wait``)."""
+
+    CODES = {400: "invalid", 404: "not_found", 409: "conflict", 429: "throttled"}
+
+    def __init__(self, refusal: Exception):
+        status = getattr(refusal, "status", 409)
+        field = getattr(refusal, "field", "")
+        self.status_code = status
+        super().__init__({field: [str(refusal)]} if field and status == 400 else str(refusal),
+                         self.CODES.get(status, "conflict"))
+        self.wait = getattr(refusal, "retry_after", None)
+
+
+@contextmanager
+def service_refusals(*refusals: type[Exception]):
+    """Inside: a Django ValidationError a service raises is the 400 naming its fields (``django_errors``), and
+    a refusal of the types given is its problem (``RefusalProblem``); nothing else is caught."""
+    try:
+        yield
+    except DjangoValidationError as error:
+        raise django_errors(error) from None
+    except refusals as refusal:
+        raise RefusalProblem(refusal) from None
 
 
 class _Replay(Exception):

@@ -18,10 +18,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from studies.api.base import service_refusals
 from studies.api.inputs import StrictInput
 from studies.api.rater_views import KEY_PARAMETER, RaterView, _assignment, _slot, _started
 from studies.chat import selectors
@@ -60,16 +61,6 @@ class ChatStateSerializer(serializers.Serializer):
     reply_expected_ms = serializers.IntegerField(allow_null=True, help_text="the median reply time so far")
 
 
-class ChatRefusedError(exceptions.APIException):
-    def __init__(self, refusal: chat_services.ChatRefused):
-        self.status_code = refusal.status
-        codes = {400: "invalid", 404: "not_found", 409: "conflict", 429: "throttled"}
-        code = codes.get(refusal.status, "conflict")
-        detail = {refusal.field: [str(refusal)]} if refusal.field and refusal.status == 400 else str(refusal)
-        super().__init__(detail, code)
-        self.wait = refusal.retry_after  # DRF writes Retry-After from ``wait``
-
-
 def _chat_slot(request, token: str, position: int, *, started: bool = True) -> AssignmentItem:
     assignment = _assignment(request, token)
     slot = _slot(assignment, position)
@@ -81,10 +72,8 @@ def _chat_slot(request, token: str, position: int, *, started: bool = True) -> A
 
 
 def _opened(slot: AssignmentItem) -> None:
-    try:
+    with service_refusals(chat_services.ChatRefused):
         chat_services.chat_open(assignment=slot.assignment, item_id=slot.item_id)
-    except chat_services.ChatRefused as refusal:
-        raise ChatRefusedError(refusal) from None
     if slot.answered_at is None:
         assignment_item_open(slot=slot)
 
@@ -94,10 +83,8 @@ def _state(slot: AssignmentItem) -> dict:
 
 
 def _acted(slot: AssignmentItem, action) -> Response:
-    try:
+    with service_refusals(chat_services.ChatRefused):
         action()
-    except chat_services.ChatRefused as refusal:
-        raise ChatRefusedError(refusal) from None
     return Response(ChatStateSerializer(_state(slot)).data)
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from studies.api.base import ApiView
-from studies.api.inputs import StrictInput, query_params_checked
-from studies.api.views import _django_errors, _state_error, _visible_study
+from studies.api.base import ApiView, django_errors
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, query_params_checked
+from studies.api.views import _state_error, _visible_study
 from studies.authoring import checks
 from studies.errors import StudyStateError
 from studies.models import CheckKind, StudyItem
@@ -46,17 +47,24 @@ class ChecksSettingsSerializer(serializers.Serializer):
 
 class CheckListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
+        count = serializers.IntegerField(help_text="how many check items the study has")
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
+        results = CheckItemSerializer(many=True, help_text="one page of the check items (limit, offset)")
         settings = ChecksSettingsSerializer()
-        items = CheckItemSerializer(many=True)
         flagged = serializers.ListField(child=serializers.IntegerField(), help_text="assignment ids suggested for rejection")
 
     @extend_schema(responses=OutputSerializer, operation_id="study_checks_list",
-                   summary="The study's check items, check settings and the assignments that failed")
+                   parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+                   summary="The study's check items (paged as every list), check settings and the assignments that failed")
     def get(self, request, slug):
-        query_params_checked(request, ())  # takes none: a filter it would ignore is refused, named
+        query_params_checked(request, PAGE_PARAMETERS)  # a filter it would ignore is refused, named
         study = _visible_study(request, slug)
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()
+        page = paginator.paginate_queryset(checks.study_check_items(study), request, view=self)
         return Response(self.OutputSerializer({
-            "settings": checks_config(study), "items": checks.study_check_items(study),
+            "count": paginator.count, "next": paginator.get_next_link(), "previous": paginator.get_previous_link(),
+            "results": page, "settings": checks_config(study),
             "flagged": [a.pk for a in checks_flagged(study)]}).data)
 
 
@@ -85,7 +93,7 @@ class CheckCreateApi(ApiView):
         try:
             item = checks.check_item_create(study=study, **data.validated_data)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         except StudyStateError as error:
             raise _state_error(error) from None
         row = next(r for r in checks.study_check_items(study) if r["id"] == item.pk)
@@ -115,7 +123,7 @@ class ChecksSettingsApi(ApiView):
         try:
             study = checks.study_checks_configure(study=study, **data.validated_data)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         except StudyStateError as error:
             raise _state_error(error) from None
         return Response(ChecksSettingsSerializer(checks_config(study)).data)

@@ -10,7 +10,6 @@ researcher (``owner``)."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
@@ -22,9 +21,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from studies import endpoint_owners
-from studies.api.base import ApiView
+from studies.api.base import ApiView, service_refusals
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.api.views import _django_errors
 from studies.chat import endpoints
 from studies.chat.client import BotError
 from studies.chat.endpoint_views import PERMISSION
@@ -77,10 +75,8 @@ def _visible_endpoint(request, pk: int) -> SystemEndpoint:
 
 
 def _saved(**values) -> SystemEndpoint:
-    try:
+    with service_refusals():
         return endpoints.endpoint_set(**values)
-    except DjangoValidationError as error:
-        raise _django_errors(error) from None
 
 
 class EndpointListApi(ApiView):
@@ -158,10 +154,8 @@ class EndpointDetailApi(ApiView):
         with transaction.atomic():
             saved = _saved(owner=endpoint.owner_id, system=endpoint.system, **(current | values))
             if new_owner is not None:
-                try:
+                with service_refusals():
                     saved = endpoints.endpoint_owner_set(endpoint=saved, owner=new_owner)
-                except DjangoValidationError as error:
-                    raise _django_errors(error) from None
         return Response(EndpointOutputSerializer(_visible_endpoint(request, saved.pk)).data)
 
     @extend_schema(request=None, responses={204: None}, operation_id="endpoint_destroy")

@@ -21,7 +21,8 @@ from studies.onboarding import selectors, services
 
 def _panel(study) -> dict:
     panel = selectors.study_practice_panel(study)
-    return {"pass_mark": panel["pass_mark"], "owner_wide": panel["owner_wide"], "items": panel["items"]}
+    return {"pass_mark": panel["pass_mark"], "owner_wide": panel["owner_wide"], "items": panel["items"],
+            "max_wrong": panel["max_wrong"], "retakes": panel["retakes"]}
 
 
 class PracticeItemCreateApi(ApiView):
@@ -67,6 +68,11 @@ class PracticeSettingsApi(ApiView):
     class InputSerializer(StrictInput):
         pass_mark = serializers.IntegerField(help_text="from 1 to the number of practice items")
         owner_wide = serializers.BooleanField(required=False, default=False)
+        max_wrong = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                             help_text="the most wrong answers before the practice ends as failed "
+                                                       "(null: no limit)")
+        retakes = serializers.IntegerField(required=False, default=0,
+                                           help_text="how many times a rater who failed may start again")
 
     @extend_schema(request=InputSerializer, responses=PracticeListApi.OutputSerializer,
                    operation_id="study_practice_settings_update")

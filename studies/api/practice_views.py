@@ -30,6 +30,9 @@ class PracticeListApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         pass_mark = serializers.IntegerField(help_text="practice items a rater must agree with (0: no practice)")
         owner_wide = serializers.BooleanField(help_text="a pass in any of the researcher's experiments counts")
+        max_wrong = serializers.IntegerField(allow_null=True, required=False,
+                                             help_text="the most wrong answers before the practice ends as failed")
+        retakes = serializers.IntegerField(required=False, help_text="retakes a rater who failed may take")
         items = PracticeItemSerializer(many=True)
 
     @extend_schema(responses=OutputSerializer, operation_id="study_practice_list",
@@ -38,6 +41,7 @@ class PracticeListApi(ApiView):
         study = _visible_study(request, slug)
         panel = selectors.study_practice_panel(study)
         return Response(self.OutputSerializer({"pass_mark": panel["pass_mark"], "owner_wide": panel["owner_wide"],
+                                               "max_wrong": panel["max_wrong"], "retakes": panel["retakes"],
                                                "items": panel["items"]}).data)
 
 

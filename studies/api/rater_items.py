@@ -34,10 +34,15 @@ def _turns(turns: Sequence[Mapping[str, Any]] | None) -> list[dict[str, str]]:
 
 def _field(name: str, criterion: Any, kind: str, *, target: str | None = None, required: bool = True,
            choices: Sequence[Any] = (), low: float | None = None, high: float | None = None,
-           many: bool = False) -> dict[str, Any]:
+           many: bool = False, none_allowed: bool = False, aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
+    # ``aliases``: values the form posts under another name (a pairwise A/B is the form's left/right); kept
+    # off the API's answer (the serializer shows its declared fields only)
     return {"name": name, "criterion": criterion["name"], "question": criterion.get("question") or "",
             "target": target, "kind": kind, "required": required, "choices": [str(c) for c in choices],
-            "min": low, "max": high, "many": many}
+            "min": low, "max": high, "many": many, "none_allowed": none_allowed, "aliases": dict(aliases or {})}
+
+
+TEXT_KINDS = ("free_text", "rationale", "reason")  # answered by text only: a number is a mistake, not text
 
 
 def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -48,6 +53,9 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
     for row in context["criteria"]:
         criterion = by_name[row["name"]]
         kind = row["kind"]
+        if kind == "per_turn":  # one field per judged turn of each shown dialogue (kinds.per_turn)
+            fields += _turn_fields(row)
+            continue
         for target in row["rows"]:
             spec: dict[str, Any] = {}
             if kind == "scale" and design.ranks:
@@ -63,9 +71,9 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
             elif kind == "categorical":
                 kind_name, spec = kind, {"choices": row.get("labels") or []}
             elif kind == "multilabel":
-                labels = list(row.get("labels") or [])
-                kind_name, spec = kind, {"choices": labels + ([NONE_VALUE] if row.get("none_option") else []),
-                                         "many": True}
+                # "none of these" is an empty list in the API (the page's box posts NONE_VALUE for it)
+                kind_name, spec = kind, {"choices": list(row.get("labels") or []), "many": True,
+                                         "none_allowed": bool(row.get("none_option"))}
             elif kind == "spans":  # a list of {start, end, label} (see the target's text), or its JSON text
                 kind_name, spec = kind, {"choices": row.get("labels") or [], "many": True}
             else:  # free text: its length bounds
@@ -78,14 +86,35 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
     return fields
 
 
+def _turn_fields(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A per-turn criterion's fields: one per judged turn (``turn``: its index in the dialogue, from 0); a
+    binary behaviour set takes any list (none ticked: []), multi-label its labels or "__none__", categorical one."""
+    labels, mode = list(row.get("labels") or []), row.get("mode")
+    choices = labels + ([NONE_VALUE] if mode == "multilabel" else [])
+    fields = []
+    for target in row["rows"]:
+        for turn in target.get("turns") or []:
+            if turn["judged"]:
+                fields.append({**_field(turn["field"], row, "per_turn", target=target["letter"], choices=choices,
+                                        many=mode != "categorical", required=mode != "binary"),
+                               "turn": turn["index"], "mode": mode})
+        if row.get("rationale"):
+            fields.append(_field(target["why_field"], row, "rationale", target=target["letter"],
+                                 required=row["rationale"] == "required"))
+    return fields
+
+
 def item_fields(study: Study, context: Mapping[str, Any], criteria: Sequence[Any]) -> list[dict[str, Any]]:
     """Every form field of an item's page (its ``form_context``, built from ``criteria``), as the API lists them."""
-    if "pairwise" in context:  # A/B: left (A) or right (B), a tie where allowed; a reason per criterion
+    if "pairwise" in context:  # the targets' keys (A or B), a tie where allowed; a reason per criterion
         pairwise = context["pairwise"]
-        choices = ["left", "right", *(["tie"] if pairwise["allow_tie"] else [])]
+        keys = [target["key"] for target in _targets(context)]
+        keys = keys if len(keys) == 2 and len(set(keys)) == 2 else ["A", "B"]
+        choices = [*keys, *(["tie"] if pairwise["allow_tie"] else [])]
+        aliases = dict(zip(keys, ("left", "right"), strict=True))  # the form posts the first (A) as left
         fields = []
         for row in pairwise["criteria"]:
-            fields.append(_field(row["choice_field"], row, "choice", choices=choices))
+            fields.append(_field(row["choice_field"], row, "choice", choices=choices, aliases=aliases))
             if pairwise["reason"] != "off":
                 fields.append(_field(row["reason_field"], row, "reason", required=pairwise["reason"] == "required",
                                      high=pairwise["reason_max_length"]))
@@ -104,8 +133,9 @@ def _targets(context: Mapping[str, Any]) -> list[dict[str, Any]]:
     if "tuple_members" in context:
         return [{"key": m["letter"], "text": m["text"], "turns": _turns(m.get("turns"))} for m in context["tuple_members"]]
     if context.get("pairwise") and context["pairwise"].get("sides") and not context.get("responses"):
-        return [{"key": side["label"], "text": side.get("text", ""), "turns": _turns(side.get("turns"))}
-                for side in context["pairwise"]["sides"]]
+        # keyed A and B as every pairwise item (the turns name the judged speaker "Speaker 1" / "Speaker 2")
+        return [{"key": side.get("key", "").upper() or side["label"], "text": side.get("text", ""),
+                 "turns": _turns(side.get("turns"))} for side in context["pairwise"]["sides"]]
     if context.get("ranked_dialogues"):
         return [{"key": d["letter"], "text": "", "turns": _turns(d["turns"])} for d in context["ranked_dialogues"]]
     return [{"key": r["letter"], "text": r["text"], "turns": []} for r in context.get("responses") or []]
@@ -115,12 +145,28 @@ def item_view(slot: AssignmentItem, *, criteria: Sequence[Any] | None = None) ->
     """One slot of an assignment as the rater API shows it (its page's content, as data)."""
     study = slot.assignment.study
     criteria = study_criteria(study) if criteria is None else criteria
-    values = design_for(study).stored_values(slot, study, criteria)
+    content = content_view(study, slot.item, slot.response_order, criteria)
+    values = api_values(design_for(study).stored_values(slot, study, criteria), content["fields"])
     return {"position": slot.position, "answered": slot.answered_at is not None,
             "pending_url": unit_for(study).pending_url(slot),
             "chat_url": reverse("studies-api:rater-chat", args=[slot.assignment.token, slot.position])
             if unit_for(study).collects_dialogues else None,
-            **content_view(study, slot.item, slot.response_order, criteria), "values": values}
+            **content, "values": values}
+
+
+def api_values(values: Mapping[str, Any], fields: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The stored answer as the API takes it (the page's form values, as ``answers_as_post`` reads them back):
+    "none of these" as [], a pairwise side by the target's key."""
+    by_name = {field["name"]: field for field in fields}
+    shown = {}
+    for name, value in values.items():
+        field = by_name.get(name)
+        if field and field["many"] and isinstance(value, list):
+            value = [label for label in value if label != NONE_VALUE]
+        elif field and field["aliases"] and isinstance(value, str):
+            value = {form: key for key, form in field["aliases"].items()}.get(value, value)
+        shown[name] = value
+    return shown
 
 
 def content_view(study: Study, item: Any, order: Sequence[int], criteria: Sequence[Any]) -> dict[str, Any]:
@@ -161,8 +207,7 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
     """A JSON answer (field -> text, a number, or a list of labels) as the form the page posts, and
     each field's problem that the form could not even carry: a field the item does not have, a value
     that is not text, a number or a list of text."""
-    known = {field["name"] for field in fields}
-    spans = {field["name"] for field in fields if field["kind"] == "spans"}
+    known = {field["name"]: field for field in fields}
     post = QueryDict(mutable=True)
     errors: dict[str, str] = {}
     if len(answers) > MAX_FIELDS:
@@ -173,12 +218,22 @@ def answers_as_post(answers: Mapping[str, Any], fields: Sequence[Mapping[str, An
             listed = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
             errors[name] = f"unknown field: this item takes {listed} (its `fields`)"
             continue
-        if name in spans and isinstance(value, list):  # marked spans: the page posts them as one JSON text
+        field = known[name]
+        if field["kind"] == "multilabel" and not isinstance(value, list):
+            errors[name] = "must be a list of labels (of its choices; [] for none of these)" if field["none_allowed"] \
+                else "must be a list of labels (of its choices)"
+            continue
+        if field["kind"] in TEXT_KINDS and not isinstance(value, str):
+            errors[name] = "must be text"
+            continue
+        if field["kind"] == "spans" and isinstance(value, list):  # marked spans: the page posts them as one JSON text
             value = json.dumps(value)
         values = value if isinstance(value, list) else [value]
         texts = [_text(v) for v in values]
         if any(t is None for t in texts) or len(values) > MAX_FIELDS:
             errors[name] = "must be text, a finite number or a list of labels"
             continue
-        post.setlist(name, [t for t in texts if t is not None])
+        if field["many"] and not texts and field["none_allowed"]:
+            texts = [NONE_VALUE]
+        post.setlist(name, [field["aliases"].get(t, t) for t in texts])
     return post, errors

@@ -30,7 +30,7 @@ from rest_framework.settings import api_settings
 
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, paginate, query_params_checked
-from studies.api.rater_items import answers_as_post, content_view
+from studies.api.rater_items import answers_as_post, api_values, content_view
 from studies.api.rater_views import (
     KEY_HEADER,
     KEY_PARAMETER,
@@ -77,7 +77,8 @@ def attempt_view(attempt: PracticeAttempt) -> dict:
             "items": PracticeItem.objects.filter(study=attempt.study_id).count(), "answered": attempt.shown,
             "agreed": attempt.agreed, "pass_mark": selectors.effective_pass_mark(attempt.study),
             "next_position": selectors.attempt_next_position(attempt)
-            if attempt.status == PracticeAttempt.Status.STARTED else None, **outcome(attempt)}
+            if attempt.status == PracticeAttempt.Status.STARTED else None,
+            "retakes_left": selectors.retakes_left(attempt), **outcome(attempt)}
 
 
 def practice_refusal(attempt: PracticeAttempt) -> Conflict:
@@ -125,9 +126,9 @@ def practice_item_view(attempt: PracticeAttempt, item: PracticeItem, criteria=No
     shown = StudyItem(pk=-item.pk, study=study, conversation=item.conversation,
                       reference_response=item.reference_response, reference_value=item.reference_value)
     answer = (selectors.answers_of(attempt) if answers is None else answers).get(item.pk)
-    return {"position": item.position, "answered": answer is not None, "pending_url": None,
-            **content_view(study, shown, item.response_ids, criteria),
-            "values": dict(answer.values or {}) if answer is not None else {},
+    content = content_view(study, shown, item.response_ids, criteria)
+    return {"position": item.position, "answered": answer is not None, "pending_url": None, **content,
+            "values": api_values(answer.values or {}, content["fields"]) if answer is not None else {},
             "feedback": feedback_view(attempt, item, answer, criteria) if answer is not None else None}
 
 
@@ -157,6 +158,8 @@ class RaterPracticeSerializer(serializers.Serializer):
     screened_out_code = serializers.CharField(allow_null=True, help_text="failed, on Prolific: the study's code")
     completion_url = serializers.CharField(allow_null=True, help_text="failed, on Prolific: where to go back to")
     message = serializers.CharField(allow_null=True, help_text="failed: what the result page says")
+    retakes_left = serializers.IntegerField(help_text="failed: how many times the practice may be started again "
+                                                      "(POST retake/)")
 
 
 class RaterPracticeApi(RaterView):
@@ -227,6 +230,24 @@ class RaterPracticeAnswerApi(RaterView):
         if answer is None:
             raise ValidationError({"answers": {name: [message] for name, message in errors.items()}})
         return Response(RaterPracticeItemSerializer(practice_item_view(attempt, item, criteria)).data)
+
+
+class RaterPracticeRetakeApi(RaterView):
+    """A failed practice started again while the researcher allows retakes (the fail page's button); 409
+    ``practice_failed`` when none are left (a soft block: the platform is never told)."""
+
+    throttle_classes = tuple(api_settings.DEFAULT_THROTTLE_CLASSES)
+
+    @extend_schema(request=None, responses=RaterPracticeSerializer, parameters=[KEY_PARAMETER],
+                   operation_id="rater_practice_retake")
+    def post(self, request, token):
+        attempt = _attempt(request, token)
+        try:
+            attempt = services.practice_retake(attempt=attempt)
+        except StudyStateError as error:
+            raise Conflict(str(error), code="practice_failed" if attempt.status == PracticeAttempt.Status.FAILED
+                           else "practice_not_failed") from None
+        return Response(RaterPracticeSerializer(attempt_view(attempt)).data)
 
 
 class RaterPracticeContinueApi(RaterView):

@@ -144,14 +144,20 @@ class RaterFieldSerializer(serializers.Serializer):
     question = serializers.CharField()
     target = serializers.CharField(allow_null=True, help_text="the target's letter, where the field concerns one")
     kind = serializers.ChoiceField(choices=["scale", "rank", "categorical", "multilabel", "free_text", "spans",
-                                            "rationale", "choice", "reason", "best", "worst"],
+                                            "rationale", "choice", "reason", "best", "worst", "per_turn"],
                                    help_text="spans: a list of {start, end, label} character offsets into the "
                                              "target's text ({turn} too in a dialogue), [] for nothing to mark")
     required = serializers.BooleanField()
-    choices = serializers.ListField(child=serializers.CharField(), help_text="the values it takes, where they are few")
+    choices = serializers.ListField(child=serializers.CharField(), help_text=(
+        "the values it takes, where they are few. A pairwise (or ACUTE-Eval) choice takes the targets' keys (A or "
+        "B) or tie; left and right are taken too, as A and B"))
     min = serializers.FloatField(allow_null=True, help_text="the lowest value (a scale) or length (text)")
     max = serializers.FloatField(allow_null=True)
-    many = serializers.BooleanField(help_text="takes a list of labels")
+    many = serializers.BooleanField(help_text="takes a list of labels (a list, never one string)")
+    none_allowed = serializers.BooleanField(help_text="a list of labels that may be empty: [] answers none of these")
+    turn = serializers.IntegerField(required=False, help_text="per_turn: the judged turn's index in the dialogue, from 0")
+    mode = serializers.CharField(required=False, help_text="per_turn: binary (any labels, [] for none), multilabel "
+                                                           "(labels or __none__) or categorical (one label)")
 
 
 class RaterItemSerializer(serializers.Serializer):

@@ -200,6 +200,38 @@ class LabelCriterionSerializer(serializers.Serializer):
     raters = serializers.IntegerField()
 
 
+class PerTurnSystemRateSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    count = serializers.IntegerField()
+    n = serializers.IntegerField(help_text="judged turns answered (one per rater and turn)")
+    dialogues = serializers.IntegerField()
+    rate = number()
+    ci95 = serializers.ListField(child=number(), help_text="Wilson score interval (answers independent)")
+    ci95_dialogues = serializers.ListField(child=number(), help_text="cluster bootstrap over dialogues, 2,000 draws")
+
+
+class PerTurnBehaviourSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    systems = PerTurnSystemRateSerializer(many=True)
+    test = serializers.JSONField(help_text="chi-square of system × present/absent; Fisher's exact p for two systems")
+
+
+class PerTurnCriterionSerializer(serializers.Serializer):
+    """A per-turn criterion: each behaviour's rate per system, the test between systems and agreement per
+    behaviour (``reports.per_turn_selectors``; ``studies.analysis.per_turn``)."""
+
+    study = serializers.CharField()
+    criterion = serializers.CharField()
+    question = serializers.CharField(allow_blank=True)
+    mode = serializers.CharField(help_text="binary, multilabel or categorical")
+    labels = serializers.ListField(child=serializers.CharField())
+    turns = serializers.IntegerField()
+    dialogues = serializers.IntegerField()
+    raters = serializers.IntegerField()
+    rates = PerTurnBehaviourSerializer(many=True)
+    agreement = serializers.JSONField(help_text="per_label: nominal alpha and raw agreement over turns")
+
+
 class ReliabilityReportSerializer(serializers.Serializer):
     """The reliability report of a study or an experiment (Santhanam & Shaikh 2019, Tables 1-9, and more;
     STATISTICS.md)."""
@@ -220,6 +252,7 @@ class ReliabilityReportSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
     positions = PositionEffectSerializer(many=True)
     labels = LabelCriterionSerializer(many=True)
+    per_turn = PerTurnCriterionSerializer(many=True, help_text="per-turn criteria (empty when the study has none)")
     pairwise = PairwiseStudySerializer(many=True, required=False,
                                        help_text="the pairwise design's section (empty when no study is pairwise)")
     bws_tuples = BwsTuplesEntrySerializer(many=True, required=False, help_text="the bws_tuples design's section")

@@ -21,11 +21,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from studies import access
-from studies.api.base import ApiView
+from studies.api.base import ApiView, django_errors
 from studies.api.check_views import CheckDeleteApi
 from studies.api.inputs import StrictInput
 from studies.api.serializers import InviteOutputSerializer
-from studies.api.views import ExperimentListApi, StudyDetailApi, _django_errors, _visible_study
+from studies.api.views import ExperimentListApi, StudyDetailApi, _visible_study
 from studies.api.workflow_views import StudySettingsApi
 from studies.authoring import editing, experiments
 from studies.errors import StudyStateError
@@ -119,5 +119,5 @@ class CollaboratorDetailApi(ApiView):
         except StudyStateError as error:
             raise ValidationError({"user": [str(error)]}) from None
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from studies import access
-from studies.api.base import ApiView
+from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
 from studies.api.report_schemas import ReliabilityReportSerializer
@@ -43,14 +43,10 @@ from studies.errors import StudyStateError
 from studies.models import DEFAULT_ITEMS_PER_ASSIGNMENT, DEFAULT_RATERS_PER_ITEM, Design, ImportJob, Study, Unit
 from studies.rating import closing, invites
 from studies.rating.links import study_entry_path
-from studies.reports import label_selectors, system_scores
+from studies.reports import label_selectors, per_turn_selectors, system_scores
 from studies.reports import selectors as report_selectors
 from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
 from studies.reports.position_selectors import position_report
-
-
-def _django_errors(error: DjangoValidationError) -> ValidationError:
-    return ValidationError(error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages})
 
 
 def _state_error(error: StudyStateError) -> Conflict:
@@ -94,7 +90,7 @@ class ExperimentCreateApi(ApiView):
         try:
             experiment = authoring.experiment_create(owner=request.user, **data.validated_data)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         return Response(ExperimentListApi.OutputSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 
@@ -149,7 +145,7 @@ class StudyCreateApi(ApiView):
         try:
             study = authoring.study_create(experiment=experiment, **values)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
 
 
@@ -203,11 +199,18 @@ class InviteCreateApi(ApiView):
 
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
 
-    @extend_schema(responses=InviteOutputSerializer(many=True), operation_id="invite_list")
+    @extend_schema(responses=InviteOutputSerializer(many=True), operation_id="invite_list", parameters=[
+        OpenApiParameter("status", str, enum=list(invites.INVITE_STATUSES)),
+        OpenApiParameter("label", str, description="the links made for this label (exact)")])
     def get(self, request, slug):
         study = _visible_study(request, slug)
-        query_params_checked(request, PAGE_PARAMETERS)
-        return paginate(self, study.invites.order_by("-created_at", "-pk"), request, InviteOutputSerializer)
+        query_params_checked(request, {*PAGE_PARAMETERS, "status", "label"})
+        listed = study.invites.all()
+        if wanted := choice_param(request, "status", invites.INVITE_STATUSES):
+            listed = invites.invites_with_status(listed, wanted)
+        if "label" in request.query_params:
+            listed = listed.filter(label=request.query_params["label"])
+        return paginate(self, listed.order_by("-created_at", "-pk"), request, InviteOutputSerializer)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, operation_id="invite_create")
     def post(self, request, slug):
@@ -218,7 +221,7 @@ class InviteCreateApi(ApiView):
         try:
             made = invites.invites_create(study=study, created_by=request.user, **values)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         links = [{"id": invite.pk, "label": invite.label, "expires_at": invite.expires_at,
                   "url": request.build_absolute_uri(f"{study_entry_path(study)}?{urlencode({'invite': invite.token})}")}
                  for invite in made]
@@ -265,7 +268,7 @@ class StudyRaterSettingsApi(ApiView):
         try:
             study = authoring.study_rater_settings_set(study=study, values=data.validated_data)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         return Response(self.OutputSerializer(self._output(study)).data)
 
 
@@ -352,7 +355,7 @@ class StudyItemsBuildApi(ApiView):
         try:
             count = authoring.study_items_build(study=study, corpus=corpus, **values)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         except StudyStateError as error:
             raise _state_error(error) from None
         return Response({"items": count})
@@ -428,6 +431,8 @@ def _import_problems(failure: ImportFailed) -> dict[str, list[str]]:
             found.setdefault("corpus", []).append(problem.message)
         else:
             found.setdefault("file", []).append(str(problem))
+    if failure.detected and "file" in found:
+        found["format"] = [f"read as {failure.detected} (detected)"]
     return found
 
 
@@ -477,8 +482,10 @@ class ReportApiMixin:
         # no "no ratings" note while such answers exist (the numeric tables are empty by design then).
         labelled = label_selectors.label_report(studies, exclude_flagged=exclude,
                                                 excluded_raters=report.excluded_raters)
-        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled}
-        if any(entry["n"] for entry in labelled):
+        data = {**report.as_dict(), "positions": position_report(studies), "labels": labelled,
+                "per_turn": per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude,
+                                                               excluded_raters=report.excluded_raters)}
+        if any(entry["n"] for entry in labelled) or any(entry["turns"] for entry in data["per_turn"]):
             data["notes"] = [note if not note.startswith("No submitted ratings yet") else
                              "No numeric ratings: these criteria are answered by labels or text (see labels)."
                              for note in data.get("notes", [])]

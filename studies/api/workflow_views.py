@@ -10,13 +10,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from studies import access
-from studies.api.base import ApiView
-from studies.api.inputs import StrictInput, query_params_checked, whole_param
+from studies.api.base import ApiView, django_errors
+from studies.api.inputs import PAGE_PARAMETERS, StrictInput, query_params_checked, whole_param
 from studies.api.schema_fields import DesignConfigField
 from studies.api.serializers import CriterionSerializer, StudyOutputSerializer
-from studies.api.views import _django_errors, _state_error, _visible_study
+from studies.api.views import _state_error, _visible_study
 from studies.authoring import editing, planning
 from studies.authoring import services as authoring
 from studies.errors import StudyStateError
@@ -84,7 +85,7 @@ class StudySettingsApi(ApiView):
         try:
             study, notes = editing.study_update(study=study, values=values)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         study = _visible_study(request, study.slug)
         return Response(self.OutputSerializer({"study": study, "notes": notes}).data)
 
@@ -112,7 +113,7 @@ class StudyDuplicateApi(ApiView):
             copy = editing.study_duplicate(study=study, title=data.validated_data.get("title") or None,
                                            experiment=target)
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         except StudyStateError as error:
             raise _state_error(error) from None
         return Response(StudyOutputSerializer(_visible_study(request, copy.slug)).data, status=status.HTTP_201_CREATED)
@@ -221,7 +222,7 @@ class _CollaboratorsMixin:
         except StudyStateError as error:
             raise ValidationError({"user": [str(error)]}) from None
         except DjangoValidationError as error:
-            raise _django_errors(error) from None
+            raise django_errors(error) from None
         return Response(self.OutputSerializer(self._output(experiment)).data)
 
 
@@ -248,13 +249,13 @@ class ExperimentCollaboratorRemoveApi(_CollaboratorsMixin, ApiView):
 
 
 class StudyBrowserApi(ApiView):
-    """Items with their ratings per rater and criterion, and each rater's quality flags; paged
-    (``page``), filtered by ``rater`` (id) or ``flagged``. Pseudonyms unless ``raw_ids``."""
+    """Items with their ratings per rater and criterion, and each rater's quality flags; paged by ``limit``
+    and ``offset`` as every list, filtered by ``rater`` (id) or ``flagged``. Pseudonyms unless ``raw_ids``."""
 
     class OutputSerializer(serializers.Serializer):
         count = serializers.IntegerField()
-        page = serializers.IntegerField()
-        pages = serializers.IntegerField()
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
         results = inline_serializer("BrowserItem", {
             "id": serializers.IntegerField(), "position": serializers.IntegerField(),
             "conversation": serializers.CharField(allow_null=True, help_text="none on a bws_tuples item (its "
@@ -278,7 +279,8 @@ class StudyBrowserApi(ApiView):
         }, many=True)
 
     @extend_schema(parameters=[
-        OpenApiParameter("page", int), OpenApiParameter("rater", int, description="a rater id"),
+        OpenApiParameter("limit", int), OpenApiParameter("offset", int),
+        OpenApiParameter("rater", int, description="a rater id"),
         OpenApiParameter("flagged", bool, description="only raters with a quality flag"),
         OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
                                                       "(owners, collaborators and staff only)")],
@@ -286,13 +288,14 @@ class StudyBrowserApi(ApiView):
     def get(self, request, slug):
         study = _visible_study(request, slug)
         raw_ids = raw_ids_requested(request, [study.experiment_id])
-        query_params_checked(request, {"page", "rater", "flagged", "raw_ids"})
-        wanted = {name: whole_param(request, name) for name in ("page", "rater")}
-        page, rows = browser_selectors.item_page(
-            study, page=wanted["page"] or 1, rater=wanted["rater"],
+        query_params_checked(request, {*PAGE_PARAMETERS, "rater", "flagged", "raw_ids"})
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()
+        paginator.default_limit = browser_selectors.PAGE_SIZE  # items carry every rating: a smaller page
+        paginator.limit = paginator.get_limit(request)
+        paginator.offset, paginator.request = paginator.get_offset(request), request
+        paginator.count, rows = browser_selectors.item_slice(
+            study, offset=paginator.offset, limit=paginator.limit, rater=whole_param(request, "rater"),
             flagged_only=request.query_params.get("flagged", "").lower() in ("1", "true"), raw_ids=raw_ids)
-        if wanted["page"] and page.number != wanted["page"]:  # Django's get_page falls back to the last page
-            raise ValidationError({"page": [f"there are {page.paginator.num_pages} page(s), got {wanted['page']}"]})
         results = [{
             "id": row.item.pk, "position": row.item.position,
             "conversation": row.item.conversation.external_id if row.item.conversation is not None else None,
@@ -303,5 +306,5 @@ class StudyBrowserApi(ApiView):
                          "choices": line["cells"] if line["choice"] else [None] * len(line["cells"]),
                          "flags": line["flags"].labels, "loo_r": line["flags"].loo_r} for line in row.ratings],
         } for row in rows]
-        return Response(self.OutputSerializer({"count": page.paginator.count, "page": page.number,
-                                               "pages": page.paginator.num_pages, "results": results}).data)
+        return Response(self.OutputSerializer({"count": paginator.count, "next": paginator.get_next_link(),
+                                               "previous": paginator.get_previous_link(), "results": results}).data)

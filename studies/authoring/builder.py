@@ -259,6 +259,8 @@ def _written_from(study: Study, use: str, turns: Any, texts: list[str]) -> Any:
                    for c in study.items.filter(check_kind=CheckKind.GOLD).select_related("conversation")]
     for found, conversation, ids in written:
         if conversation.turns == turns:
+            if check_rules.judges_the_context(study):  # a dialogue judged whole: its turns are the item
+                return found
             by_id = dict(Response.objects.filter(pk__in=ids).values_list("pk", "text"))
             if [by_id.get(pk) for pk in ids] == texts:
                 return found
@@ -307,7 +309,8 @@ def expected_answer_save(*, study: Study, item: StudyItem, post: Mapping[str, An
     if design.anchored and item.reference_response_id:
         parts.update(reference=item.reference_response.text, reference_value=item.reference_value)
     if (found := _written_from(study, use, parts["context"], parts["responses"])) is not None:
-        ids = found.response_ids if use == "practice" else \
+        ids = found.response_ids if use == "practice" else [found.conversation_id] \
+            if check_rules.judges_the_context(study) else \
             list(found.item_responses.order_by("position").values_list("response_id", flat=True))
         if (found.rules if use == "practice" else found.check_rules) == check_rules.resolve_rules(rules, ids):
             return found, False

@@ -21,12 +21,14 @@ from studies.models import (
     StudyItem,
     StudyItemResponse,
 )
+from studies.rating import dialogue_checks
 from studies.rating.check_rules import (
     CHECK_SYSTEM,
     Problems,
     checks_corpus,
     counts_text,
     item_problems,
+    judges_the_context,
     regular_shown_counts,
     resolve_rules,
     rules_clean,
@@ -63,13 +65,16 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
     item = StudyItem.objects.create(
         study=study, conversation=conversation, position=CHECK_POSITION_BASE if last is None else last + 1,
         reference_response=reference, reference_value=data["reference_value"], check_kind=kind,
-        check_rules=resolve_rules(data["rules"], [r.pk for r in responses]))
+        check_rules=resolve_rules(data["rules"], [conversation.pk] if judges_the_context(study)
+                                  else [r.pk for r in responses]))
     StudyItemResponse.objects.bulk_create([StudyItemResponse(item=item, response=r, position=p)
                                            for p, r in enumerate(responses)])
     return item
 
 
 def _refuse_unit(study: Study) -> None:
+    if dialogue_checks.written_dialogue_checks(study):  # a known bad dialogue, labelled turn by turn
+        return
     if refusal := unit_for(study).checks_refusal(design_for(study)):  # rules name responses or conversations
         raise ValidationError({"kind": refusal})
 
@@ -111,6 +116,11 @@ def check_item_create(*, study: Study, kind: str, context: Any = None, responses
     _require_draft(study, "add check items")
     _refuse_unit(study)
     number = study.items.filter(check_kind__gt="").count() + 1
+    if dialogue_checks.written_dialogue_checks(study):
+        written, problems = dialogue_checks.dialogue_check_problems(study, kind=kind, context=context, rules=rules)
+        if problems:
+            raise ValidationError(dict(problems))
+        return dialogue_checks.dialogue_check_write(study, kind, written, number)
     if design_for(study).check_conversations:
         data, problems = _conversations_check_problems(study, kind=kind, conversations=conversations, rules=rules,
                                                        shown_counts=regular_shown_counts(study))

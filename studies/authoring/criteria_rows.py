@@ -3,7 +3,8 @@ posts them (``c-<i>-<field>``), and back.
 
 A row's fields: ``name`` (a short name; blank: made from the question), ``kind`` (``scale``,
 ``categorical``, ``multilabel``, ``free_text``: ``studies.designs.kinds``), ``question``, ``help``,
-``labels`` (one label per line, for the label kinds), ``none_option`` (a ticked box: multi-label's
+``labels`` (one label per line, for the label and per-turn kinds), ``mode`` / ``definitions`` ("label: what
+it means" per line) / ``speaker`` (per turn), ``none_option`` (a ticked box: multi-label's
 "None of these"), ``min_length`` / ``max_length`` (free text), ``rationale`` ("", "optional",
 "required"). Rows are read in the order of their numbers ``i`` (the builder renumbers them after a
 move); a row with nothing typed is skipped. Every problem names its row (1-based, as the page numbers
@@ -19,13 +20,15 @@ from django.utils.text import slugify
 
 from studies.designs.kinds import DEFAULT_KIND, KINDS, criterion_kind_clean
 
-FIELDS = ("name", "kind", "question", "help", "labels", "none_option", "min_length", "max_length", "rationale")
+FIELDS = ("name", "kind", "question", "help", "labels", "none_option", "min_length", "max_length", "rationale",
+          "mode", "definitions", "speaker")
 ROW_FIELD = re.compile(r"^c-(\d{1,3})-(?:" + "|".join(FIELDS) + r")$")
-TEXT_FIELDS = ("name", "question", "help", "labels", "min_length", "max_length")
+TEXT_FIELDS = ("name", "question", "help", "labels", "min_length", "max_length", "definitions", "speaker")
 MAX_ROWS = 50
 FIELD_LABELS = {"name": "short name", "kind": "answered by", "question": "question", "help": "help text",
                 "labels": "options", "none_option": "“None of these”", "min_length": "shortest answer",
-                "max_length": "longest answer", "rationale": "ask why"}
+                "max_length": "longest answer", "rationale": "ask why", "mode": "each turn gets",
+                "definitions": "what the labels mean", "speaker": "judged speaker"}
 
 
 def rows_posted(data: Mapping[str, Any]) -> bool:
@@ -100,6 +103,10 @@ def rows_specs(rows: Sequence[Mapping[str, str]]) -> tuple[list[dict[str, Any]],
                 spec["options"]["none_option"] = row.get("none_option") in ("on", "1", "true", "yes")
         elif kind == "free_text":
             spec["options"] = _lengths(row, number, problems)
+        elif kind == "per_turn":  # labels per turn, "label: definition" lines, whose turns (kinds.per_turn)
+            spec["options"] = {"labels": [line.strip() for line in row.get("labels", "").splitlines() if line.strip()],
+                               "mode": row.get("mode") or "binary", "definitions": row.get("definitions", ""),
+                               "speaker": row.get("speaker", "")}
         _, found = criterion_kind_clean(spec, takes_kinds=True, prefix="row")
         for key, message in found.items():
             problems.append(_problem_text(number, row, key.rsplit(".", 1)[-1], message))
@@ -130,7 +137,9 @@ def rows_of_criteria(criteria: Sequence[Any]) -> list[dict[str, str]]:
             "help": get("help_text") or "", "labels": "\n".join(options.get("labels") or []),
             "none_option": "on" if options.get("none_option", True) else "",
             "min_length": str(options.get("min_length", "")), "max_length": str(options.get("max_length", "")),
-            "rationale": get("rationale") or "",
+            "rationale": get("rationale") or "", "mode": options.get("mode", ""),
+            "definitions": "\n".join(f"{label}: {text}" for label, text in (options.get("definitions") or {}).items()),
+            "speaker": options.get("speaker", ""),
         })
     return rows
 

@@ -62,7 +62,7 @@ def structure_lock_reason(study: Study) -> str | None:
 
 
 def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, Any], *,
-                    takes_kinds: bool = True) -> list[dict[str, Any]]:
+                    takes_kinds: bool = True, level: str | None = None) -> list[dict[str, Any]]:
     specs = [{"name": c} if isinstance(c, str) else dict(c) for c in raw]
     names = [slugify(str(c.get("name", ""))) for c in specs]
     if not specs:
@@ -73,7 +73,7 @@ def _criteria_specs(raw: Sequence[Mapping[str, Any] | str], errors: dict[str, An
         errors["criteria"] = "criterion names must be different"
     cleaned = []
     for i, (spec, name) in enumerate(zip(specs, names, strict=True)):
-        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]")
+        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]", level=level)
         errors.update(problems)
         cleaned.append({**spec, "name": name, **settings})
     return cleaned
@@ -184,7 +184,8 @@ def _structure_clean(study: Study, structure: Mapping[str, Any], errors: dict[st
     criteria_specs = None
     if "criteria" in structure:
         takes_kinds = design in DESIGNS and design_for(design).takes_kinds
-        criteria_specs = _criteria_specs(structure["criteria"], errors, takes_kinds=takes_kinds)
+        criteria_specs = _criteria_specs(structure["criteria"], errors, takes_kinds=takes_kinds,
+                                         level=unit_for(study).level)
     if "platform" in structure:
         if structure["platform"] not in Study.Platform.values or structure["platform"] == Study.Platform.BENCHMARK:
             errors["platform"] = f"unknown platform {structure['platform']!r}"

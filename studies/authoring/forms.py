@@ -17,6 +17,7 @@ from studies.authoring.criteria_rows import (
 )
 from studies.designs import DESIGNS, UNITS, design_for, unit_for
 from studies.designs.kinds import criterion_kind_clean
+from studies.designs.kinds.abc_eval import abc_eval_criterion
 from studies.models import (
     DEFAULT_ITEMS_PER_ASSIGNMENT,
     DEFAULT_RATERS_PER_ITEM,
@@ -230,6 +231,7 @@ class StudyForm(forms.Form):
     # The builder's menu of judgement kinds and the row a new question starts from.
     KIND_CHOICES = kind_choices()
     BLANK_ROW = {**dict.fromkeys(FIELDS, ""), "kind": "scale", "none_option": "on"}
+    ABC_EVAL_ROW = rows_of_criteria([abc_eval_criterion()])[0]  # the builder's ready-made per-turn behaviours
     RATIONALE_CHOICES = (("", "No"), ("optional", "Optional"), ("required", "Required"))
     QUESTION_KIND_CHOICES = questionnaire_rows.KINDS
     BLANK_QUESTION = {**dict.fromkeys(questionnaire_rows.FIELDS, ""), "kind": "yes_no"}

@@ -17,7 +17,7 @@ from studies.models import PracticeItem
 from studies.onboarding import services
 
 FORM_FIELDS = ("context", "responses", "explanation", "reference", "reference_value", "pass_mark",
-               "owner_wide")
+               "owner_wide", "max_wrong", "retakes")
 
 
 def session_key(study) -> str:
@@ -53,7 +53,8 @@ def _do(request, study, action: str) -> str:
         services.practice_item_delete(item=item)
         return "Practice item removed."
     if action == "configure":
-        services.onboarding_configure(study=study, pass_mark=post.get("pass_mark"), owner_wide=post.get("owner_wide"))
+        services.onboarding_configure(study=study, pass_mark=post.get("pass_mark"), owner_wide=post.get("owner_wide"),
+                                      max_wrong=post.get("max_wrong"), retakes=post.get("retakes"))
         return "Practice settings saved."
     if action == "share":
         updated, skipped = services.practice_share(study=study)

@@ -105,7 +105,8 @@ def study_create(*, experiment: Experiment, title: str, design: str, design_conf
     takes_kinds = "design" not in errors and chosen.takes_kinds
     kinds = []
     for i, spec in enumerate(specs):  # how each is answered: the scale, labels, free text; a reason or not
-        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]")
+        settings, problems = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=f"criteria[{i}]",
+                                                  level=judged.level if judged is not None else None)
         kinds.append(settings)
         errors.update({k: [v] for k, v in problems.items()})
     if errors:

@@ -14,6 +14,7 @@ from django.db.models import Avg, Count, Max, Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from studies.chat import turn_questions
 from studies.chat.client import RATER_MESSAGES
 from studies.chat.config import chat_config
 from studies.chat.services import STALE_MARGIN_SECONDS
@@ -62,7 +63,10 @@ def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
         # when the page first looks for a reply: the median time of the system's replies so far
         "reply_expected_ms": round(1000 * statistics.median(replies)) if replies else None,
         "waiting": Chat.Status.WAITING in statuses, "failed": Chat.Status.FAILED in statuses,
-        "can_send": bool(sides) and statuses == {Chat.Status.OPEN} and exchanges < config["max_turns"],
+        # per-turn questions after each bot reply (studies.chat.turn_questions): the next message waits for them
+        "questions": (asked := turn_questions.turn_questions(assignment, item_id)),
+        "can_send": bool(sides) and statuses == {Chat.Status.OPEN} and exchanges < config["max_turns"]
+        and not (asked and asked["pending"]),
         "can_retry": Chat.Status.FAILED in statuses,
         "can_end": not ended and Chat.Status.WAITING not in statuses
         and (Chat.Status.FAILED in statuses or exchanges >= config["min_turns"]),

@@ -35,7 +35,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from studies.chat import calls
+from studies.chat import calls, turn_questions
 from studies.chat.client import BotError, BotReply, bot_reply
 from studies.chat.config import bot_settings, chat_config, recorded_settings
 from studies.chat.endpoints import allowed_networks, endpoint_for_call
@@ -209,6 +209,9 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
             raise ChatRefused(gettext("the system did not reply to your last message: try again or end the chat"))
         if _exchanges(chats[0]) >= config["max_turns"]:
             raise ChatRefused(gettext("this chat has had its %(max_turns)s turns") % {"max_turns": config["max_turns"]})
+        if turn_questions.unanswered(locked, item_id):  # model-chat: the questions on each reply come first
+            raise ChatRefused(gettext("answer the questions about the bot's last reply first; your message is still "
+                                      "in the box"), status=409, field="questions")
         if wait := _rate_problem(locked, config["messages_per_minute"], now):
             raise ChatRefused(gettext("you are sending messages quickly: wait %(wait)s s and send it again; your "
                                       "message is still in the box") % {"wait": wait},

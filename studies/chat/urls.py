@@ -2,7 +2,7 @@
 from django.urls import path
 
 import studies.converters  # noqa: F401 - registers <token:...>, <id:...>
-from studies.chat import endpoint_views, selfchat_views, views
+from studies.chat import endpoint_views, selfchat_views, turn_question_views, views
 
 app_name = "chat"
 urlpatterns = [
@@ -11,6 +11,8 @@ urlpatterns = [
     path("r/a/<token:token>/items/<position:position>/chat/retry/", views.chat_retry, name="retry"),
     path("r/a/<token:token>/items/<position:position>/chat/end/", views.chat_end, name="end"),
     path("r/a/<token:token>/items/<position:position>/chat/state/", views.chat_state, name="state"),
+    path("r/a/<token:token>/items/<position:position>/chat/questions/", turn_question_views.chat_questions,
+         name="questions"),
     path("studies/<slug:slug>/chats.jsonl", views.transcripts_export, name="transcripts_export"),
     path("systems/endpoints/", endpoint_views.endpoint_list, name="endpoint_list"),
     path("systems/endpoints/new/", endpoint_views.endpoint_edit, name="endpoint_new"),

@@ -67,7 +67,8 @@ def _blocked(request, slot: AssignmentItem):
 
 def _urls(slot: AssignmentItem) -> dict[str, str]:
     args = [slot.assignment.token, slot.position]
-    return {name: reverse(f"chat:{name}", args=args) for name in ("page", "turn", "retry", "end", "state")} | {
+    return {name: reverse(f"chat:{name}", args=args) for name in ("page", "turn", "retry", "end", "state",
+                                                                  "questions")} | {
         "rate": reverse("raters:item", args=args)}
 
 

@@ -10,7 +10,8 @@ from studies.corpora.importing.parsers import FORMAT_NAMES
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="Concord JSON lines or CSV, DailyDialog++, GRADE, FED/DSTC10 (turn or dialogue "
                                      "level), DSTC9 interactive-evaluation JSON, or ParlAI's ACUTE-Eval pairings, "
-                                     "self-chat and model-chat logs.")
+                                     "self-chat and model-chat logs, a Label Studio task export (with its annotations), or a "
+                                     "Potato data file.")
     format = forms.ChoiceField(choices=[("auto", "Detect"), *[(f, FORMAT_NAMES.get(f, f)) for f in FORMATS]],
                                initial="auto")
     corpus = forms.SlugField(required=False, help_text="Name for the imported corpus (default: the file name).")

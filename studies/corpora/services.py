@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from studies import jobs
+from studies.corpora.annotated_study import annotated_study_create
 from studies.corpora.importing import files as import_files
 from studies.corpora.importing.formats import system_key
 from studies.corpora.importing.parsers import FORMAT_NAMES
@@ -125,9 +126,19 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         what = "the files are" if len(files) > 1 else "the file is"
         raise ImportFailed([ImportProblem(None, "", f"{what} {size / 2**20:.1f} MiB; the import limit is "
                                                     f"{limit / 2**20:.0f} MiB (CONCORD_IMPORT_MAX_BYTES)")])
+    detecting = source_format == "auto"
     source_format, format_problems = import_files.formats_problems(files, source_format)
     if format_problems:
         raise ImportFailed(format_problems)
+    try:
+        return _import(files, source_name, source_format, corpus_slug, owner, systems, on_progress, judged_speaker)
+    except ImportFailed as failure:
+        if detecting:  # the page, the command and the API say which format the file was read as
+            failure.detected = FORMAT_NAMES.get(source_format, source_format)
+        raise
+
+
+def _import(files, source_name, source_format, corpus_slug, owner, systems, on_progress, judged_speaker) -> ImportSummary:
     slug = slugify(corpus_slug or source_name.rsplit("/", 1)[-1].rsplit(".", 1)[0])[:80]
     if not slug:
         raise ImportFailed([ImportProblem(None, "corpus", "give the corpus a name")])
@@ -181,6 +192,9 @@ def dialogues_import(*, stream: BinaryIO, source_name: str, source_format: str =
         scored = [entry for entry in writer.scored if any(v is not None for s in entry[2].values() for v in s)]
         if header.benchmark and scored:
             summary.benchmark_study, summary.ratings = _benchmark_study_create(corpus, header, scored, owner)
+        if header.annotated and writer.annotated:
+            summary.benchmark_study, summary.ratings = annotated_study_create(
+                corpus=corpus, annotated=writer.annotated, unit=header.unit, owner=owner)
     return summary
 
 
@@ -205,6 +219,7 @@ class _CorpusWriter:
         self.keep_scores = keep_scores
         self.scored: list[tuple[int, int, dict[str, list[float | None]]]] = []  # conversation, response, scores
         self.rated: dict[Any, tuple[list, bytes]] = {}  # key -> (first record's responses, digest of its content)
+        self.annotated: list[tuple[int, int | None, list[dict]]] = []  # named raters' answers per target
 
     @staticmethod
     def _digest(record: ParsedConversation) -> bytes:
@@ -330,8 +345,20 @@ class _CorpusWriter:
             if self.header.unit == Unit.DIALOGUE:
                 self.scored += [(c.pk, None, record.human_scores)
                                 for c, record in zip(conversations, batch, strict=True) if not record.responses]
+        if self.header.annotated:
+            self._annotations_keep(batch, conversations, pairs, responses)
         self.summary.conversations += len(conversations)
         self.summary.responses += len(responses)
+
+    def _annotations_keep(self, batch, conversations, pairs, responses) -> None:
+        """Each target's annotations: the conversation's own, or per response by its system."""
+        ids = {(c.pk, p.system): r.pk for (c, p), r in zip(pairs, responses, strict=True)}
+        for conversation, record in zip(conversations, batch, strict=True):
+            by_target: dict[int | None, list[dict]] = {}
+            for answer in record.annotations:
+                target = None if answer["system"] is None else ids[(conversation.pk, answer["system"])]
+                by_target.setdefault(target, []).append(answer)
+            self.annotated += [(conversation.pk, target, answers) for target, answers in by_target.items()]
 
 
 def _benchmark_study_create(corpus: Corpus, header: ParsedHeader, scored, owner) -> tuple[Study, int]:

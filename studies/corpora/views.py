@@ -9,7 +9,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.forms import ImportForm
-from studies.corpora.importing.records import ImportFailed, missing_scores_text
+from studies.corpora.importing.records import ImportFailed, detected_text, missing_scores_text
 from studies.corpora.importing.uploads import SizeLimitUploadHandler
 
 MAX_WARNINGS = 20
@@ -40,12 +40,15 @@ def _dialogues_import(request, limit: SizeLimitUploadHandler):
             )
         except ImportFailed as failure:
             problems = [str(p) for p in failure.problems]
+            if failure.detected:
+                problems.insert(0, detected_text(failure))
         else:
             detected = f"Detected format: {summary.format_name}. " if form.cleaned_data["format"] == "auto" else ""
             messages.success(request, (
                 f"{detected}Imported {summary.conversations} conversations and {summary.responses} responses "
                 f"into corpus {summary.corpus.slug}."
-                + (f" Human judgments became study {summary.benchmark_study.slug}." if summary.benchmark_study else "")
+                + (f" Human judgments became study {summary.benchmark_study.slug} ({summary.ratings} ratings)."
+                   if summary.benchmark_study else "")
                 + (f" The pairs to judge became the draft ACUTE-Eval study {summary.acute_study.slug}."
                    if summary.acute_study else "")
                 + (" " + missing_scores_text(summary.missing_scores, summary.unit) if summary.missing_scores else "")))

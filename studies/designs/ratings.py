@@ -223,6 +223,7 @@ class RatingsDesign(StudyDesign):
                 rows.sort(key=lambda r: (int(r["value"]) if str(r["value"]).isascii() and str(r["value"]).isdigit()
                                       and len(str(r["value"])) <= 6 else 99, r["letter"]))
             kind = kind_for(criterion)
+            kind.rows_extend(self, criterion, rows, values=values, errors=errors, show=unit.shown_turns)
             rows_by_criterion.append({
                 "name": criterion.name, "question": criterion.question, "help": criterion.help_text, "rows": rows,
                 "error": errors.get(criterion.name), "ranks": list(range(1, len(rows) + 1)),
@@ -231,6 +232,8 @@ class RatingsDesign(StudyDesign):
         return {
             "design_partial": self.template, "whole_form": False, "design_script": self.script,
             "unit_name": unit.row_noun, "responses": responses, "criteria": rows_by_criterion,
+            # a kind that shows the dialogue turn by turn (per turn) takes the place of the unit's view of it
+            "turns_inline": any(kind_for(c).shows_dialogue for c in criteria),
             "points": [], "reference": None, "reference_value": None,
             **self.page_context(study, item, config),
             **unit.form_context(study, item, order, design=self),
@@ -292,7 +295,7 @@ class RatingsDesign(StudyDesign):
                  for target_id, raw in per_target.items()]
         # An optional free text left empty is no answer: no row (and a text cleared removes its row).
         given = [g for g in every if g[2].get("text", "") != "" or any(
-            g[2].get(k) is not None for k in ("value", "rank", "label", "labels", "spans"))]
+            g[2].get(k) is not None for k in ("value", "rank", "label", "labels", "spans", "turns"))]
         cleared = [(criterion.pk, target_id) for criterion, target_id, stored in every
                    if (criterion, target_id, stored) not in given]
         fields = sorted({f for c in by_name.values() for f in kind_for(c).stored_fields()} | {"rationale"})
@@ -334,13 +337,15 @@ class RatingsDesign(StudyDesign):
             return {}
         target = f"{unit_for(study).target_field}_id"
         kinds = {c.name: kind_for(c) for c in criteria}
+        by_name = {c.name: c for c in criteria}
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})
         values: dict[str, Any] = {}
         for row in Rating.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id).values(
                 target, "criterion__name", "rationale", *fields):
             kind = kinds.get(row["criterion__name"])
             if kind is not None:
-                values[field_name(row[target], row["criterion__name"], slot.response_order)] = kind.form_value(self, row)
+                values.update(kind.form_values(self, field_name(row[target], row["criterion__name"], slot.response_order),
+                                               row, by_name[row["criterion__name"]]))
                 if row["rationale"]:
                     values[rationale_field(row[target], row["criterion__name"], slot.response_order)] = row["rationale"]
         return values
@@ -394,9 +399,9 @@ class RatingsDesign(StudyDesign):
         fields = sorted({f for kind in kinds.values() for f in kind.stored_fields()})
         answers: CheckAnswers = {}
         for row in Rating.objects.filter(assignment=assignment, item_id__in=list(item_ids)).values(
-                "item_id", "criterion__name", "response_id", *fields):
+                "item_id", "criterion__name", "response_id", "conversation_id", *fields):
             kind = kinds.get(row["criterion__name"])
-            if kind is not None:
-                answers.setdefault(row["item_id"], {})[(row["criterion__name"], row["response_id"])] = \
-                    kind.check_value(self, row)
+            if kind is not None:  # the target: a response, or the whole conversation in a dialogue-unit study
+                target = row["response_id"] if row["response_id"] is not None else row["conversation_id"]
+                answers.setdefault(row["item_id"], {})[(row["criterion__name"], target)] = kind.check_value(self, row)
         return answers

@@ -36,6 +36,9 @@ class Rating(models.Model):
     # [start, end) into the target's stored text ("turn" too in a dialogue); [] is "nothing to mark".
     spans = models.JSONField(null=True, blank=True)
     text = models.TextField(blank=True, default="")
+    # Per-turn answers (kinds.per_turn): {turn index as text: a label or a list of labels}, one entry per
+    # judged turn of the rated dialogue, keyed by the turn's index in ``Conversation.turns``.
+    turns = models.JSONField(null=True, blank=True)
     rationale = models.TextField(blank=True, default="")
     seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -57,7 +60,7 @@ class Rating(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(value__isnull=False) | Q(rank__isnull=False) | Q(label__isnull=False)
-                | Q(labels__isnull=False) | Q(spans__isnull=False) | ~Q(text=""), name="rating_has_an_answer"
+                | Q(labels__isnull=False) | Q(spans__isnull=False) | Q(turns__isnull=False) | ~Q(text=""), name="rating_has_an_answer"
             ),
             models.CheckConstraint(condition=Q(rank__isnull=True) | Q(rank__gte=1), name="rating_rank_positive"),
         ]

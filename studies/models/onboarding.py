@@ -21,6 +21,11 @@ class Onboarding(models.Model):
     pass_mark = models.PositiveSmallIntegerField(default=0)  # 0: every practice item
     # A pass on any experiment of the same researcher counts here too (same platform identity).
     owner_wide = models.BooleanField(default=False)
+    # ParlAI's onboarding: the practice ends as failed as soon as more than ``max_wrong`` answers disagree
+    # (None: no limit), and a rater who failed may start again ``retakes`` times. A fail is a soft block:
+    # the rater is told and kept out of this experiment; nothing is sent to the platform.
+    max_wrong = models.PositiveSmallIntegerField(null=True, blank=True)
+    retakes = models.PositiveSmallIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -70,6 +75,7 @@ class PracticeAttempt(models.Model):
     shown = models.PositiveSmallIntegerField(default=0)
     agreed = models.PositiveSmallIntegerField(default=0)
     pass_mark = models.PositiveSmallIntegerField(default=0)
+    retakes_used = models.PositiveSmallIntegerField(default=0)  # how many times the rater started again after a fail
     started_at = models.DateTimeField(auto_now_add=True)
     # Consent comes first: the rater reads the instructions and agrees before any practice item; the slot
     # they get after a pass carries this consent (its start page does not ask twice).

@@ -28,6 +28,22 @@ def effective_pass_mark(study: Study, n_items: int | None = None) -> int:
     return min(onboarding.pass_mark, n) if onboarding is not None and onboarding.pass_mark else n
 
 
+def max_wrong(study: Study) -> int | None:
+    """The most practice answers that may disagree before the practice ends as failed (None: no limit)."""
+    onboarding = onboarding_of(study)
+    return onboarding.max_wrong if onboarding is not None else None
+
+
+def retakes_allowed(study: Study) -> int:
+    onboarding = onboarding_of(study)
+    return onboarding.retakes if onboarding is not None else 0
+
+
+def retakes_left(attempt: PracticeAttempt) -> int:
+    """How many times a failed rater may still start the practice again."""
+    return max(0, retakes_allowed(attempt.study) - attempt.retakes_used)
+
+
 def attempt_next_position(attempt: PracticeAttempt) -> int | None:
     """The first practice item (0-based) this attempt has not answered, or None."""
     answered = set(attempt.answers.values_list("item_id", flat=True))
@@ -89,6 +105,7 @@ def study_practice_panel(study: Study) -> dict[str, Any]:
     attempts = PracticeAttempt.objects.filter(study=study)
     return {"items": rows, "pass_mark": effective_pass_mark(study, len(rows)),
             "owner_wide": bool(onboarding and onboarding.owner_wide),
+            "max_wrong": onboarding.max_wrong if onboarding else None, "retakes": onboarding.retakes if onboarding else 0,
             "conditions": Study.objects.filter(experiment_id=study.experiment_id).count(),
             "passed": attempts.filter(status=PracticeAttempt.Status.PASSED).count(),
             "failed": attempts.filter(status=PracticeAttempt.Status.FAILED).count()}
@@ -98,8 +115,9 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
     saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
     number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
+    noun = "Dialogue" if item.response_ids == [item.conversation_id] else "Response"  # a dialogue judged whole
     return [_labelled(line) for line in rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
-                       for rule in item.rules], criteria)]
+                       for rule in item.rules], criteria, noun)]
 
 
 def _labelled(text: str) -> str:

@@ -35,10 +35,11 @@ from studies.models import (
 )
 from studies.onboarding import selectors
 from studies.onboarding.signals import practice_passed
-from studies.rating import check_rules, checks, entry
+from studies.rating import check_rules, checks, dialogue_checks, entry
 
 MAX_ITEMS = 20
 MAX_EXPLANATION = 5000
+MAX_RETAKES = 10
 
 
 def _locked_draft(study: Study, action: str) -> Study:
@@ -52,10 +53,12 @@ def practice_problem(study: Study) -> str | None:
     """Why this study cannot have practice items (the same designs and units as check items, but a check
     pair of whole conversations has no practice form yet), or None."""
     design = design_for(study)
+    if dialogue_checks.written_dialogue_checks(study):  # a dialogue written for it, labelled turn by turn
+        return None
     if getattr(design, "check_conversations", 0):
         return ("practice items are not available for comparisons of whole conversations yet; "
                 "check pairs are (save your answers as a gold check item, or add one on the checks page)")
-    return unit_for(study).checks_problem or design.checks_problem()
+    return unit_for(study).checks_refusal(design) or design.checks_problem()
 
 
 @transaction.atomic
@@ -68,8 +71,12 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
     study = _locked_draft(study, "add practice items")
     if refusal := practice_problem(study):
         raise ValidationError({"rules": refusal.replace("attention-check items", "practice items")})
-    data, problems = check_rules.item_parts_clean(study, context=context, responses=responses, rules=rules,
-                                             reference=reference, reference_value=reference_value)
+    written = dialogue_checks.written_dialogue_checks(study)
+    if written:  # the dialogue is the context, its rules name it as response 1
+        data, problems = dialogue_checks.dialogue_check_problems(study, kind="gold", context=context, rules=rules)
+    else:
+        data, problems = check_rules.item_parts_clean(study, context=context, responses=responses, rules=rules,
+                                                      reference=reference, reference_value=reference_value)
     problems = dict(problems)
     text = explanation.strip() if isinstance(explanation, str) else ""
     if not text:
@@ -81,12 +88,21 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         problems.setdefault("context", f"a study has at most {MAX_ITEMS} practice items")
     if problems:
         raise ValidationError(problems)
-    conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
     last = PracticeItem.objects.filter(study=study).aggregate(m=Max("position"))["m"]
+    if written:
+        dialogue = dialogue_checks.written_dialogue_create(study, "practice", count + 1, data["turns"])
+        item = PracticeItem.objects.create(
+            study=study, position=0 if last is None else last + 1, conversation=dialogue, response_ids=[dialogue.pk],
+            rules=check_rules.resolve_rules(data["rules"], [dialogue.pk]), explanation=text)
+        Onboarding.objects.get_or_create(study=study)
+        return item
+    conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
+    # A practice dialogue is judged whole (dialogue unit): its one target is the conversation itself.
+    targets = [conversation.pk] if check_rules.judges_the_context(study) else [r.pk for r in shown]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
-        response_ids=[r.pk for r in shown], reference_response=reference_response,
-        reference_value=data["reference_value"], rules=check_rules.resolve_rules(data["rules"], [r.pk for r in shown]),
+        response_ids=targets, reference_response=reference_response,
+        reference_value=data["reference_value"], rules=check_rules.resolve_rules(data["rules"], targets),
         explanation=text)
     Onboarding.objects.get_or_create(study=study)  # pass mark 0: every practice item, until one is set
     return item
@@ -110,23 +126,43 @@ def practice_item_delete(*, item: PracticeItem) -> None:
         Onboarding.objects.filter(study=study).delete()
 
 
+def _whole_number(value: Any, low: int, high: int) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return number if low <= number <= high else None
+
+
 @transaction.atomic
-def onboarding_configure(*, study: Study, pass_mark: Any, owner_wide: Any = False) -> Onboarding:
-    """Set the pass mark (how many practice items a rater must agree with, from 1 to their number)
-    and whether a pass in any of the researcher's experiments counts. ValidationError names the field."""
+def onboarding_configure(*, study: Study, pass_mark: Any, owner_wide: Any = False, max_wrong: Any = None,
+                         retakes: Any = 0) -> Onboarding:
+    """Set the pass mark (how many practice items a rater must agree with, from 1 to their number),
+    whether a pass in any of the researcher's experiments counts, and ParlAI's onboarding limits: the
+    most answers that may disagree before the practice ends as failed (blank: no limit) and how many
+    times a rater who failed may start again (0 to ``MAX_RETAKES``). ValidationError names the field."""
     study = _locked_draft(study, "change the practice settings")
     n = PracticeItem.objects.filter(study=study).count()
     if n == 0:
         raise ValidationError({"pass_mark": "add practice items first"})
-    try:
-        mark = int(str(pass_mark).strip())
-        if not 1 <= mark <= n:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ValidationError({"pass_mark": f"a whole number from 1 to {n} (the study has {n} practice "
-                                            f"item{'s' if n != 1 else ''})"}) from None
+    errors = {}
+    mark = _whole_number(pass_mark, 1, n)
+    if mark is None:
+        errors["pass_mark"] = (f"a whole number from 1 to {n} (the study has {n} practice "
+                               f"item{'s' if n != 1 else ''})")
+    wrong = None
+    if max_wrong not in (None, ""):
+        wrong = _whole_number(max_wrong, 0, n - 1)
+        if wrong is None:
+            errors["max_wrong"] = f"a whole number from 0 to {n - 1}, or blank for no limit"
+    again = _whole_number(0 if retakes in (None, "") else retakes, 0, MAX_RETAKES)
+    if again is None:
+        errors["retakes"] = f"a whole number from 0 to {MAX_RETAKES}"
+    if errors:
+        raise ValidationError(errors)
     onboarding, _ = Onboarding.objects.update_or_create(
-        study=study, defaults={"pass_mark": mark, "owner_wide": owner_wide in (True, "on", "1", "true", "yes")})
+        study=study, defaults={"pass_mark": mark, "owner_wide": owner_wide in (True, "on", "1", "true", "yes"),
+                               "max_wrong": wrong, "retakes": again})
     return onboarding
 
 
@@ -140,7 +176,8 @@ def _copy(source: Study, target: Study) -> int:
                      explanation=i.explanation) for i in items])
     Onboarding.objects.filter(study=target).delete()
     if (settings := Onboarding.objects.filter(study=source).first()) is not None and items:
-        Onboarding.objects.create(study=target, pass_mark=settings.pass_mark, owner_wide=settings.owner_wide)
+        Onboarding.objects.create(study=target, pass_mark=settings.pass_mark, owner_wide=settings.owner_wide,
+                                  max_wrong=settings.max_wrong, retakes=settings.retakes)
     return len(items)
 
 
@@ -247,9 +284,11 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
         PracticeAttempt.objects.filter(pk=locked.pk).update(shown=F("shown") + 1, agreed=F("agreed") + int(agreed))
         locked.refresh_from_db()
         n = PracticeItem.objects.filter(study=study).count()
-        if locked.shown >= n:
+        max_wrong = selectors.max_wrong(study)
+        too_many_wrong = max_wrong is not None and locked.shown - locked.agreed > max_wrong
+        if locked.shown >= n or too_many_wrong:  # ParlAI's onboarding: stop at the first answer over the limit
             locked.pass_mark = selectors.effective_pass_mark(study, n)
-            locked.status = (PracticeAttempt.Status.PASSED if locked.agreed >= locked.pass_mark
+            locked.status = (PracticeAttempt.Status.PASSED if locked.agreed >= locked.pass_mark and not too_many_wrong
                              else PracticeAttempt.Status.FAILED)
             locked.finished_at = timezone.now()
             locked.save(update_fields=["pass_mark", "status", "finished_at"])
@@ -257,6 +296,24 @@ def practice_answer(*, attempt: PracticeAttempt, item: PracticeItem, post: Mappi
                 transaction.on_commit(lambda: practice_passed.send(sender=PracticeAttempt, attempt=locked))
     attempt.refresh_from_db()
     return answer, {}
+
+
+def practice_retake(*, attempt: PracticeAttempt) -> PracticeAttempt:
+    """Start a failed practice again, when the researcher allows retakes (``Onboarding.retakes``) and the
+    rater has some left: the answers are cleared and the rater begins at the first item (consent kept).
+    StudyStateError otherwise: the fail stands (a soft block, told to the rater, never to the platform)."""
+    with transaction.atomic():
+        locked = PracticeAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if locked.status != PracticeAttempt.Status.FAILED:
+            raise StudyStateError("only a failed practice can be taken again")
+        if locked.retakes_used >= selectors.retakes_allowed(locked.study):
+            raise StudyStateError("no retakes are left")
+        locked.answers.all().delete()
+        locked.status, locked.shown, locked.agreed, locked.finished_at = PracticeAttempt.Status.STARTED, 0, 0, None
+        locked.retakes_used += 1
+        locked.save(update_fields=["status", "shown", "agreed", "finished_at", "retakes_used"])
+    attempt.refresh_from_db()
+    return attempt
 
 
 def practice_attempt_consent(*, attempt: PracticeAttempt) -> PracticeAttempt:

@@ -3,6 +3,8 @@ time, the feedback after each (agreed or not, and the explanation), then the res
 to the slot, a fail is told so politely with the platform's screened-out code or page."""
 from __future__ import annotations
 
+import contextlib
+
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -41,7 +43,10 @@ def _failed_page(request, attempt: PracticeAttempt):
     to return the HIT; status 200: this is an answer, not an error."""
     study = attempt.study
     code = platforms.screened_out_code(study.platform_config) if attempt.platform == Study.Platform.PROLIFIC else ""
-    context = {"attempt": attempt, "study": study, "code": code,
+    left = selectors.retakes_left(attempt)
+    context = {"attempt": attempt, "study": study, "code": code, "retakes_left": left,
+               "wrong": attempt.shown - attempt.agreed, "max_wrong": selectors.max_wrong(study),
+               "retake_token": form_tokens.form_token(attempt.token, "practice-retake") if left else "",
                "prolific_url": platforms.prolific_completion_url(study.platform_config, code)
                if attempt.platform == Study.Platform.PROLIFIC else None,
                "mturk": attempt.platform == Study.Platform.MTURK}
@@ -163,6 +168,19 @@ def practice_item(request, token: str, position: int):
         return _item_page(request, attempt, item, number, total, values=dict(request.POST.items()), errors=errors,
                           status=400)
     return _feedback_page(request, attempt, item, answer, number, total)
+
+
+@rater_page
+def practice_retake(request, token: str):
+    """POST on the fail page, while retakes are left: the practice again from its first item."""
+    attempt = _attempt(token)
+    if request.method != "POST":
+        return redirect("raters:practice", token=token)
+    if not form_tokens.form_token_valid(attempt.token, "practice-retake", request.POST.get(form_tokens.FIELD)):
+        return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
+    with contextlib.suppress(StudyStateError):  # no retake left, or not failed: the practice page says where it stands
+        services.practice_retake(attempt=attempt)
+    return redirect("raters:practice", token=token)
 
 
 @rater_page

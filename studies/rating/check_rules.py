@@ -19,7 +19,7 @@ CHECK_SYSTEM = "attention-check"
 MAX_RESPONSES = 10
 MAX_TEXT = 5000
 VALUE_KEYS = {"value", "min", "max"}
-LABEL_KEYS = ("label", "labels", "spans")  # the expected answer of a categorical or multi-label criterion
+LABEL_KEYS = ("label", "labels", "spans", "turns")  # the expected answer of a label, span or per-turn criterion
 
 
 class Problems(dict):
@@ -31,6 +31,12 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def judges_the_context(study: Study) -> bool:
+    """Whether a check or practice item of this study is one whole dialogue judged as it is (a dialogue-unit
+    study rating one dialogue at a time), not responses to a context nor a pair of conversations."""
+    return unit_for(study).checks_judge_the_context and not design_for(study).check_conversations
 
 
 def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "rules") -> tuple[list[dict], dict]:
@@ -93,7 +99,7 @@ def _rule_kind(study: Study, rule: Mapping[str, Any], key: str, n_responses: int
     study's design checks (``check_rule_kinds``; a label rule suits every rating design)."""
     kinds = [k for k in ("response", "greater", "best", "worst") if k in rule]
     unknown = set(rule) - {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst",
-                           *LABEL_KEYS}
+                           "min_match", *LABEL_KEYS}
     if unknown:
         problems.add(key, f"unknown key(s) {', '.join(sorted(unknown))}")
         return None
@@ -129,6 +135,15 @@ def _label_rule_clean(rule: Mapping[str, Any], kind: str, label_key: str, target
         if problem:
             problems.add(f"{key}.{label_key}", problem)
             return None
+    if label_key == "turns":  # the share of the listed turns that must match (the researcher's tolerance)
+        share = rule.get("min_match", 1.0)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            problems.add(f"{key}.min_match", "must be a share of the listed turns above 0 and at most 1, e.g. 0.8")
+            return None
+        out["min_match"] = float(share)
+    elif "min_match" in rule:
+        problems.add(f"{key}.min_match", "only a per-turn rule (turns) takes min_match")
+        return None
     return {**out, "response": rule["response"], label_key: expected}
 
 
@@ -163,8 +178,11 @@ def resolve_rules(rules: list[dict], response_ids: Sequence[int]) -> list[dict]:
 
 
 def rules_display(item: StudyItem) -> list[dict]:
-    """The stored rules with response ids turned back into 1-based numbers (for pages and the API)."""
+    """The stored rules with response ids turned back into 1-based numbers (for pages and the API); a
+    whole dialogue judged as a check is number 1."""
     order = {rid: n for n, rid in enumerate(item.item_responses.order_by("position").values_list("response_id", flat=True), 1)}
+    if not order and judges_the_context(item.study) and item.conversation_id:
+        order = {item.conversation_id: 1}
     return [{k: (order.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
              for k, v in rule.items()} for rule in item.check_rules]
 
@@ -222,6 +240,10 @@ def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rule
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
     turns = turns_clean(context, problems)
+    if judges_the_context(study):  # the written dialogue is judged whole: rules number it 1
+        cleaned_rules, rule_problems = rules_clean(study, rules, 1)
+        problems.update({k: v for k, v in rule_problems.items() if k not in problems})
+        return {"turns": turns, "texts": [], "rules": cleaned_rules, "reference": "", "reference_value": None}, problems
     if isinstance(responses, str):
         responses = [line for line in responses.splitlines() if line.strip()]
     if not isinstance(responses, list) or not responses:
@@ -331,6 +353,11 @@ def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None =
             text = f"{letter(rule['response'])}: {bound}"
         elif "response" in rule and "label" in rule:
             text = f"{letter(rule['response'])}: {rule['label']}"
+        elif "response" in rule and "turns" in rule:
+            text = f"{letter(rule['response'])}: " + "; ".join(
+                f"turn {int(t) + 1}: {a if isinstance(a, str) else (', '.join(map(str, a)) or 'none')}"
+                for t, a in rule["turns"].items()) + (f" (at least {rule['min_match']:.0%} of these turns)"
+                                                       if rule.get("min_match", 1.0) < 1 else "")
         elif "response" in rule and "labels" in rule:
             text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
         elif "response" in rule and "spans" in rule:

@@ -21,6 +21,8 @@ and stored as response ids:
 - ``{"criterion": "safety", "response": 1, "label": "unsafe"}``    a categorical criterion: this label
 - ``{"criterion": "problems", "response": 1, "labels": ["repetition"]}``  a multi-label criterion: exactly
   this label set (``[]``: "none of these")
+- ``{"criterion": "abc", "response": 1, "turns": {"1": ["redundant"], "3": []}, "min_match": 0.5}``  a per-turn
+  criterion on a check dialogue: at least ``min_match`` (default 1) of the listed turns answered exactly so
 
 A rule on a value, an order or a rank applies to the study's scale criteria; a label rule to the
 criteria of its kind (``JudgementKind.check_rule_key``, ``studies.designs.kinds``); free text has no rule.
@@ -75,6 +77,18 @@ def checks_place(study: Study, regular: list[int], rng: random.Random) -> list[i
     return placed
 
 
+def turns_match(given: Any, expected: Mapping[str, Any]) -> float:
+    """The share of a per-turn rule's expected turns whose given answer is exactly the expected one (a label,
+    or a label set in any order); 0 without an answer."""
+    if given is None or not expected:
+        return 0.0
+    answers = {str(index): answer for index, answer in given}
+    same = sum(1 for index, want in expected.items()
+               if (got := answers.get(str(index))) is not None
+               and (got == want if isinstance(want, str) else tuple(sorted(got)) == tuple(sorted(want))))
+    return same / len(expected)
+
+
 def check_passed(rules: Sequence[Mapping[str, Any]], answers: Mapping[tuple[str, int], float],
                  criteria: Sequence[str], n_responses: int) -> bool:
     """Whether the answers to one check item (``(criterion, response id) -> value or rank``)
@@ -92,6 +106,8 @@ def check_passed(rules: Sequence[Mapping[str, Any]], answers: Mapping[tuple[str,
                 ok = given(rule["worst"]) == n_responses
             elif "label" in rule:
                 ok = given(rule["response"]) == rule["label"]
+            elif "turns" in rule:  # per-turn labels: enough of the expected turns match (PerTurnKind.check_value)
+                ok = turns_match(given(rule["response"]), rule["turns"]) >= rule.get("min_match", 1.0) - 1e-12
             elif "labels" in rule:  # a label set: the given tuple is sorted (MultiLabelKind.check_value)
                 v = given(rule["response"])
                 ok = v is not None and tuple(v) == tuple(sorted(rule["labels"]))

@@ -14,6 +14,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 FIELD = "form_token"
 HEADER = "X-Concord-Form-Token"
 PURPOSES = ("consent", "item", "draft", "questionnaire", "chat", "practice", "practice-consent", "practice-continue",
+            "practice-retake",
             "api", "api-practice")  # the rater API's keys (studies.api.rater_views, rater_practice), in a header
 _SALT = "concord.rater-form"
 

@@ -128,6 +128,19 @@ def invite_status(invite: Invite, *, now=None) -> str:
     return "expired" if invite.expires_at <= now else "open"
 
 
+INVITE_STATUSES = ("open", "claimed", "expired", "revoked")
+
+
+def invites_with_status(invites, status: str, *, now=None):
+    """``invites`` narrowed to those ``invite_status`` calls ``status``, in the database."""
+    now = now or timezone.now()
+    live = invites.filter(revoked_at__isnull=True)
+    return {"revoked": invites.filter(revoked_at__isnull=False),
+            "claimed": live.filter(claimed_at__isnull=False),
+            "expired": live.filter(claimed_at__isnull=True, expires_at__lte=now),
+            "open": live.filter(claimed_at__isnull=True, expires_at__gt=now)}[status]
+
+
 def invite_assignment(invite: Invite) -> Assignment | None:
     """The assignment the invite's rater holds in its study (the latest), if any."""
     return (Assignment.objects.filter(study_id=invite.study_id, rater__platform=Study.Platform.INVITE,

@@ -108,7 +108,21 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
     flags = rater_flags(study) if flags is None else flags
     wanted_raters = _wanted_raters(flags, rater=rater, flagged_only=flagged_only)
     current = Paginator(_items_judged_by(study, wanted_raters), PAGE_SIZE).get_page(page)
-    rows = {item.pk: ItemRow(item=item) for item in current.object_list}
+    return current, _rows(study, current.object_list, wanted_raters, raw_ids=raw_ids, flags=flags)
+
+
+def item_slice(study: Study, *, offset: int = 0, limit: int = PAGE_SIZE, rater: int | None = None,
+               flagged_only: bool = False, raw_ids: bool = False) -> tuple[int, list[ItemRow]]:
+    """(how many items there are, the rows of ``limit`` items from ``offset``): ``item_page`` by offset, as
+    the API pages every list."""
+    flags = rater_flags(study)
+    wanted_raters = _wanted_raters(flags, rater=rater, flagged_only=flagged_only)
+    items = _items_judged_by(study, wanted_raters)
+    return items.count(), _rows(study, list(items[offset:offset + limit]), wanted_raters, raw_ids=raw_ids, flags=flags)
+
+
+def _rows(study: Study, items, wanted_raters, *, raw_ids: bool, flags: dict[int, RaterFlags]) -> list[ItemRow]:
+    rows = {item.pk: ItemRow(item=item) for item in items}
     unit = unit_for(study)
     columns = unit.item_columns([row.item for row in rows.values()])  # responses, dialogues, a chat's systems
     for item_id, row in rows.items():
@@ -121,7 +135,7 @@ def item_page(study: Study, *, page: int | str = 1, rater: int | None = None, fl
     _transcripts_read(lines, unit.browser_transcripts(list(rows)))  # the dialogues raters made on an item (a chat's)
     _cells_fill(rows, unit.browser_column_of({t for line in lines.lines.values() for t in line["values"]}))
     _aggregated_fill(study, rows, unit.browser_column_of)
-    return current, list(rows.values())
+    return list(rows.values())
 
 
 def _aggregated_fill(study: Study, rows: dict[int, ItemRow], columns) -> None:
@@ -191,15 +205,15 @@ _ORDER = ("item_id", "assignment__rater_id", "criterion__position")
 def _ratings_read(lines: _Lines, only: Q) -> None:
     """Rating rows: a value or rank per response (or dialogue), a label, labels or free text shown as text."""
     ratings = Rating.objects.filter(only, item_id__in=list(lines.rows)).order_by(*_ORDER, "response_id", "conversation_id")
-    for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why, spans in \
+    for *key, seconds, response_id, conversation_id, value, rank, kind, label, labels, text, why, spans, turns in \
             ratings.values_list(*_WHO, "seconds", "response_id", "conversation_id", "value", "rank",
-                                "criterion__kind", "label", "labels", "text", "rationale", "spans"):
+                                "criterion__kind", "label", "labels", "text", "rationale", "spans", "turns"):
         # A dialogue-unit rating has no response: its target is the conversation.
         target = response_id if response_id is not None else conversation_id
         line = lines.line(*key, seconds)
         if value is None and rank is None:  # a label, labels or free text (studies.designs.kinds): shown as text
             line["choice"] = True
-            given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text, "spans": spans})
+            given = KINDS[kind].export_text({"label": label, "labels": labels, "text": text, "spans": spans, "turns": turns})
             line["values"][target] = f"{given} (why: {why})" if why else given
         elif why:  # a number with the rater's reason beside it
             line["choice"] = True

@@ -94,7 +94,7 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
             "assignment__submitted_at", "tuple_position",
             "item_order", "shown_order", "active_seconds", "item_id",
             "assignment__study__experiment_id", "assignment__rater_id", "conversation_id",
-            "criterion__kind", "label", "labels", "text", "rationale", "spans", *_CHECK_FIELDS,
+            "criterion__kind", "label", "labels", "text", "rationale", "spans", "turns", *_CHECK_FIELDS,
         )
     )
     items = StudyItem.objects.filter(study__in=studies)
@@ -110,9 +110,9 @@ def ratings_export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> I
     for row in queryset.iterator(chunk_size=CHUNK):
         entry = dict(zip(EXPORT_FIELDS, row[:width], strict=True))
         item_order, order, active, item_id, experiment_id, rater_id, conversation_id, kind, *rest = row[width:]
-        given, spans, checks = rest[:4], rest[4], rest[5:]
+        given, spans, turns, checks = rest[:4], rest[4], rest[5], rest[6:]
         answer = KINDS[kind].export_text({**dict(zip(("label", "labels", "text"), given[:3], strict=True)),
-                                          "spans": spans})
+                                          "spans": spans, "turns": turns})
         if not raw_ids:
             key = (experiment_id, rater_id)
             entry["rater"] = names.get(key) or names.setdefault(key, rater_pseudonym(*key))

@@ -2,32 +2,33 @@
 from __future__ import annotations
 
 import hashlib
-import io
 from typing import TYPE_CHECKING
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from studies import access
-from studies.designs import DESIGNS, designs_of
+from studies.designs import designs_of
 from studies.designs.common import Section
 from studies.models import Study
 from studies.reads import one_read
 from studies.reports import (
     aggregated_labels,
+    downloads,
     label_selectors,
+    per_turn_selectors,
     position_selectors,
     rater_evidence,
     sections,
     system_scores,
 )
 from studies.reports import selectors as report_selectors
-from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested, spreadsheet_frame
+from studies.reports.exporting import EXPORT_FORMATS, ratings_response, raw_ids_requested
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from studies.analysis.report import Report
 
@@ -45,11 +46,6 @@ def _scope(request, *, study: str | None = None, experiment: str | None = None):
         return target.title, access.studies_visible_to(request.user).filter(pk=target.pk), target
     target = get_object_or_404(access.experiments_visible_to(request.user), slug=experiment)
     return target.title, target.studies.all(), target
-
-
-def condition_titles(report: Report) -> dict[str, str]:
-    """slug -> title of each condition: pages, figures and downloads name conditions by title."""
-    return {c["slug"]: c.get("title") or c["slug"] for c in report.conditions}
 
 
 def _matrix(report: Report, key: str) -> list[dict]:
@@ -98,13 +94,16 @@ def report_page(request, study=None, experiment=None):
     labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
     if labelled:
         own.append(Section("labels", "reports/_labels.html", labelled))
+    turned = per_turn_selectors.per_turn_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
+    if turned:  # per-turn behaviours: rates per system, the test between them, agreement per behaviour
+        own.append(Section("per_turn", "reports/_per_turn.html", turned))
     query = "?exclude_flagged=1" if exclude else ""
     figures = {name: {"url": f"{request.path}figures/{name}.svg{query}", "alt": alt}
                for name, alt in _figure_names(report)} if report.tables else {}
     context = {
         "title": title, "target": target, "report": report, "exclude": exclude, "figures": figures,
         "system_scores": scores,  # which system is better: the page's first section
-        "titles": condition_titles(report), "positions": position_selectors.position_report(studies),
+        "titles": downloads.condition_titles(report), "positions": position_selectors.position_report(studies),
         "criterion_figures": [(c, figures.get(f"distributions-{c}"), figures.get(f"ranking-{c}")) for c in report.criteria],
         "tables": [{"key": key, "title": table_title(key, excluding_flagged=exclude), "rows": _matrix(report, key), "all": _all_forms(report, key)}
                    for key in TABLES],
@@ -140,116 +139,25 @@ def report_page(request, study=None, experiment=None):
 @one_read()
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
-    from studies.reports import plots
-
     _, studies, _ = _scope(request, study=study, experiment=experiment)
-    owner, _, rest = name.partition("-")
-    if owner in DESIGNS:  # <design>-...: a design's own figure (pairwise-<study pk>-<criterion>: Bradley–Terry)
-        svg = DESIGNS[owner].report_figure(studies, rest, exclude_flagged=request.GET.get("exclude_flagged") == "1")
-        if svg is None:
-            raise Http404("no such figure")
-        return _svg_response(svg)
-    report = report_selectors.reliability_report(studies, exclude_flagged=request.GET.get("exclude_flagged") == "1")
-    conditions = [c["slug"] for c in report.conditions]
-    titles = condition_titles(report)
-    kind, _, criterion = name.partition("-")
-    if not report.tables or (criterion and criterion not in report.criteria):
+    svg = downloads.report_figure_svg(studies, name, exclude_flagged=request.GET.get("exclude_flagged") == "1")
+    if svg is None:
         raise Http404("no such figure")
-    if kind == "icc":
-        svg = plots.icc_bars(report.tables["table1"], titles)
-    elif kind == "completion":
-        svg = plots.completion_histogram(report.completion, titles)
-    elif kind == "distributions":
-        svg = plots.score_distributions(report.distributions, conditions, criterion, titles)
-    elif kind == "ranking":
-        svg = plots.system_ranking(report.systems, criterion, titles)
-    else:
-        raise Http404("no such figure")
-    return _svg_response(svg)
-
-
-def _svg_response(svg: str) -> HttpResponse:
-    response = HttpResponse(svg, content_type="image/svg+xml")
-    response["Cache-Control"] = "private, max-age=60"
-    return response
-
-
-def _with_titles(frame: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
-    """A ``<column>_title`` beside every column that holds condition slugs (the slug stays: it is the
-    stable key to join on; the title is what a reader recognises)."""
-    for column in ("condition", "study", "a", "b"):
-        if column in frame and f"{column}_title" not in frame and frame[column].isin(titles).all():
-            frame.insert(frame.columns.get_loc(column) + 1, f"{column}_title", frame[column].map(titles))
-    return frame
+    return downloads.svg_response(svg)
 
 
 @login_required
 def report_download(request, export_format, study=None, experiment=None):
-    import pandas as pd
-
-    from studies.analysis.report import report_rows
-
-    if export_format not in ("csv", "xlsx"):
+    if export_format not in downloads.REPORT_FORMATS:
         raise Http404("reports download as .csv or .xlsx")
-    title, studies, target = _scope(request, study=study, experiment=experiment)
-    exclude = request.GET.get("exclude_flagged") == "1"
-    report = report_selectors.reliability_report(studies, exclude_flagged=exclude, raw_ids=_raw_ids(request, studies))
-    titles = condition_titles(report)
-    icc_rows = spreadsheet_frame(_with_titles(pd.DataFrame(report_rows(report)), titles))
-    blocks = system_scores.system_scores(report, report_selectors.design_sections(studies, report, exclude_flagged=exclude))
-    score_tables = {"system_scores": ("System scores", pd.DataFrame(system_scores.score_rows(blocks))),
-                    "system_differences": ("System differences", pd.DataFrame(system_scores.difference_rows(blocks)))}
-    name = f"{target.slug}-reliability"
-    aggregated = pd.DataFrame(aggregated_labels.table_rows(studies), columns=aggregated_labels.TABLE_FIELDS)
-    if export_format == "csv":
-        table = request.GET.get("table", "icc")  # the ICC tables, or the system scores or their differences
-        if table != "icc" and table not in score_tables:
-            return HttpResponseBadRequest("table: use icc, system_scores or system_differences",
-                                          content_type="text/plain; charset=utf-8")
-        if table == "icc":  # a study with label criteria only has no ICC row: its CSV is the aggregated labels
-            rows = icc_rows if len(icc_rows) or not len(aggregated) else spreadsheet_frame(aggregated)
-        else:
-            rows = spreadsheet_frame(_with_titles(score_tables[table][1], titles))
-        response = HttpResponse(rows.to_csv(index=False), content_type="text/csv; charset=utf-8")
-        suffix = "" if table == "icc" else "-" + table.replace("_", "-")
-        response["Content-Disposition"] = f'attachment; filename="{name}{suffix}.csv"'
-        return no_store(response)
-    sheets = {
-        **{sheet: frame for sheet, frame in score_tables.values()},
-        "ICC": icc_rows,
-        "Table 9 criteria": pd.DataFrame(report.criteria_correlation),
-        "Completion time": pd.DataFrame(report.completion).drop(columns="minutes", errors="ignore"),
-        "Krippendorff alpha": pd.DataFrame(report.alpha),
-        "Raters needed": pd.DataFrame([{**{k: v for k, v in r.items() if k != "raters_needed"}, **r["raters_needed"]}
-                                       for r in report.planning]),
-        "Rater quality": pd.DataFrame(report.raters),
-        "ANOVA": pd.DataFrame([{"criterion": a["criterion"], **e} for a in report.anova for e in a["effects"]]),
-        "Tukey HSD": pd.DataFrame([{"criterion": a["criterion"], **t} for a in report.anova for t in a["tukey"]]),
-        "Position effects": pd.DataFrame([{**{k: v for k, v in e.items() if k != "positions"}, **p}
-                                          for e in position_selectors.position_report(studies) for p in e["positions"]]),
-    }
-    for section in report_selectors.design_sections(studies, report, exclude_flagged=exclude):
-        if section.data:  # the designs' own sections (pairwise win rates, best-worst split-half, ...)
-            sheets.update(DESIGNS[section.key].report_sheets(section))
-    labelled = label_selectors.label_report(studies, exclude_flagged=exclude, excluded_raters=report.excluded_raters)
-    if labelled:  # label counts and shares per system (free text stays in the ratings export)
-        sheets["Labels"] = pd.DataFrame([
-            {"study": c["study"], "criterion": c["criterion"], "kind": c["kind"], "system": row["system"], "n": row["n"],
-             "label": e["label"], "count": e["count"], "share": e["share"], "ci95_low": e["ci95"][0],
-             "ci95_high": e["ci95"][1]} for c in labelled for row in c.get("shares", []) for e in row["labels"]])
-    if len(aggregated):  # every target's aggregated label and probability, and each rater's competence
-        sheets["Aggregated labels"] = aggregated
-        sheets["Rater competence"] = pd.DataFrame(
-            [row for s in studies for row in aggregated_labels.competence_rows(s, raw_ids=_raw_ids(request, studies))],
-            columns=aggregated_labels.COMPETENCE_FIELDS)
-    buffer = io.BytesIO()
-    with pd.ExcelWriter(buffer, engine="openpyxl") as excel:
-        for sheet, frame in sheets.items():
-            spreadsheet_frame(_with_titles(frame, titles)).to_excel(excel, sheet_name=sheet, index=False)
-    response = HttpResponse(buffer.getvalue(),
-                            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-    response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
-    return no_store(response)
+    _, studies, target = _scope(request, study=study, experiment=experiment)
+    try:
+        return downloads.report_file(studies, target.slug, export_format, table=request.GET.get("table", "icc"),
+                                     exclude_flagged=request.GET.get("exclude_flagged") == "1",
+                                     raw_ids=_raw_ids(request, studies))
+    except ValidationError as error:
+        return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items()),
+                                      content_type="text/plain; charset=utf-8")
 
 
 @login_required

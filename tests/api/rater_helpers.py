@@ -39,7 +39,10 @@ def valid_answers(item: dict, *, label: int = 0) -> dict:
         elif kind == "categorical":
             answers[field["name"]] = choices[label % len(choices)]
         elif kind == "multilabel":
-            answers[field["name"]] = [choices[label % (len(choices) - 1)]]
+            answers[field["name"]] = [choices[label % len(choices)]]
+        elif kind == "per_turn":  # a turn's labels: none of the behaviours, or the first label
+            answers[field["name"]] = [] if field["mode"] == "binary" else \
+                ([choices[-1]] if field["many"] else choices[0])
         elif kind == "free_text":
             answers[field["name"]] = "x" * int(field["min"] or 1) + " a bot's note"
         elif kind == "spans":

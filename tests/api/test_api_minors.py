@@ -118,3 +118,68 @@ def test_a_post_to_no_api_view_is_the_problem_404_not_a_csrf_page():
 
     response = Client(enforce_csrf_checks=True).post("/api/studies/%C2%9F/practice/items/", {})
     assert response.status_code == 404 and response["Content-Type"] == "application/problem+json"
+
+
+def test_checks_list_is_paged_by_limit_and_offset_as_every_list(api, make_study, other_user):
+    from studies.authoring import checks
+
+    study = make_study("likert", publish=False)
+    made = [checks.check_item_create(study=study, kind="instructed", context=f"A: Question {n}?",
+                                     responses=["Yes.", "No.", "Maybe.", "Later."],
+                                     rules=[{"response": 1, "value": 5}]).pk
+            for n in range(3)]
+    url = f"/api/studies/{study.slug}/checks/"
+    first = api.get(url, {"limit": 2}).json()
+    assert (first["count"], [i["id"] for i in first["results"]]) == (3, made[:2]) and first["next"]
+    rest = api.get(url, {"limit": 2, "offset": 2}).json()
+    assert [i["id"] for i in rest["results"]] == made[2:] and rest["next"] is None and rest["previous"]
+    assert set(first) == {"count", "next", "previous", "results", "settings", "flagged"}
+    for params, field in (({"limit": "x"}, "limit"), ({"offset": "-3"}, "offset"), ({"page": "2"}, "page")):
+        refused = api.get(url, params)
+        assert refused.status_code == 400 and field in problem_fields(refused), params
+    assert APIClient().get(url).status_code == 401
+    from tests.api.test_convention import client_of
+
+    assert client_of(other_user).get(url).status_code == 404
+
+
+def test_invites_filter_by_status_and_label_or_refuse_by_name(api, make_study):
+    from studies.rating import invites
+
+    study = make_study("likert")
+    kept, revoked, _ = [api.post(f"/api/studies/{study.slug}/invites/", {"label": label}, format="json").json()["id"]
+                        for label in ("panel", "panel", "solo")]
+    invites.invite_revoke(invite=study.invites.get(pk=revoked))
+    url = f"/api/studies/{study.slug}/invites/"
+    assert [i["id"] for i in api.get(url, {"status": "revoked"}).json()["results"]] == [revoked]
+    assert {i["id"] for i in api.get(url, {"status": "open", "label": "panel"}).json()["results"]} == {kept}
+    assert api.get(url, {"label": "nobody"}).json()["count"] == 0
+    for params, field in (({"status": "lost"}, "status"), ({"design": "likert"}, "design")):
+        refused = api.get(url, params)
+        assert refused.status_code == 400 and field in problem_fields(refused), params
+
+
+def test_metric_models_filter_by_metric_level_and_kind_or_refuse_by_name(api):
+    from metrics.scoring import services
+
+    readability, cosine = (services.metric_model_default(key=key) for key in ("readability", "cosine_last"))
+    names = lambda **params: {m["name"] for m in api.get("/api/metrics/models/", params).json()["results"]}  # noqa: E731
+    assert names(metric="readability") == {readability.name}
+    assert names(kind=readability.metric.kind) >= {readability.name}
+    assert cosine.name in names(level=cosine.metric.level) and readability.name not in names(metric="cosine_last")
+    for params, field in (({"level": "sentence"}, "level"), ({"kind": "magic"}, "kind"), ({"design": "x"}, "design")):
+        refused = api.get("/api/metrics/models/", params)
+        assert refused.status_code == 400 and field in problem_fields(refused), params
+
+
+def test_human_metric_unit_is_the_studys_never_null(api, make_study):
+    from metrics.scoring import services
+    from tests.api.test_report_schemas import bot_rates
+
+    tuples = make_study("bws_tuples", raters_per_item=2, items_per_assignment=6, tuple_size=3)
+    bot_rates(tuples, 2)
+    model = services.metric_model_default(key="readability")
+    services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=tuples, enqueue=False))
+    cells = api.get(f"/api/experiments/{tuples.experiment.slug}/metrics/{model.name}/", {"study": tuples.slug})
+    assert cells.status_code == 200, cells.content[:300]
+    assert cells.json()["cells"] and {cell["unit"] for cell in cells.json()["cells"]} == {tuples.unit}

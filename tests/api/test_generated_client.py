@@ -148,3 +148,64 @@ def test_the_generated_client_runs_the_notebook_programme(generated, live_server
     assert ranked["models"] == ["cosine_last", "readability"]
     assert ranked["rankings"] == [[row["condition"], row["criterion"], row["best"], [r["metric"] for r in row["rows"]]]
                                   for row in expected] and expected
+    # the prediction-powered estimates on the whole-corpus scores (and their CSV), and human vs metric as CSV
+    from metrics.ppi import estimates as ppi
+
+    found = run(python, folder, "ppi", live_server.url, token, likert["experiment"], likert["study"], script="bots.py")
+    report = ppi.ppi_report(Study.objects.filter(slug=likert["study"]), models[0])
+    want = [[c["criterion"], s["system"], s["estimate"]] for entry in report["studies"] for c in entry["criteria"]
+            for s in c["systems"]]
+    assert found["problems"] == [None] and want and len(found["estimates"]) == len(want)
+    for got, expected in zip(found["estimates"], want, strict=True):
+        assert got[:2] == expected[:2] and got[2] == pytest.approx(expected[2], abs=1e-9)
+    in_csv = {(criterion, system): value for criterion, system, value in found["csv_estimates"]}  # and pooled rows
+    assert [in_csv[criterion, system] for criterion, system, _ in want] == pytest.approx([row[2] for row in want],
+                                                                                       abs=1e-9)
+    assert found["correlation_rows"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_generated_client_runs_selfchats_into_an_acute_study_and_aggregates_labels(
+        generated, live_server, user, tmp_path, local_bot, loopback_allowed, eager_tasks):
+    """Two bots' self-chats into one corpus, an ACUTE-Eval study built from that corpus and rated by a bot
+    (the pairwise answer by the targets' keys), its report and CSV; a label study rated by two bots and its
+    aggregated labels read page by page: every call through the generated client, none by hand."""
+    from django.contrib.auth.models import Permission
+
+    from studies.models import Comparison, Conversation, Corpus, SelfChatRun
+
+    folder, python = generated
+    user.user_permissions.add(Permission.objects.get(codename="change_systemendpoint"))
+    token = token_for(user)
+    made = run(python, folder, "selfchats", live_server.url, token, local_bot.url("rule"), local_bot.url("parrot"),
+               script="bots.py")
+    corpus = Corpus.objects.get(slug=made["corpus"])
+    assert made["runs"] == [["done", 3, corpus.slug], ["done", 3, corpus.slug]] and made["listed"] == 2
+    assert SelfChatRun.objects.filter(corpus=corpus, owner=user).count() == 2
+    systems = Conversation.objects.filter(corpus=corpus).values_list("metadata__system", flat=True)
+    assert sorted(set(systems)) == ["parrotbot", "rulebot"] and len(systems) == 6
+    acute = Study.objects.get(slug=made["study"])
+    assert (acute.design, made["items"]) == ("acute", acute.items.count()) and made["items"] > 0
+    rated = run(python, folder, "rate", live_server.url, "-", made["invite_url"])
+    assignment = Assignment.objects.get(token=rated["token"])
+    assert rated["status"] == assignment.status == "submitted"
+    comparisons = Comparison.objects.filter(assignment=assignment)
+    assert comparisons.count() == acute.items.count() * acute.criteria.count()
+    assert set(comparisons.values_list("choice", flat=True)) == {"left"}  # the bot's "A", the form's left
+    read = run(python, folder, "acute_report", live_server.url, token, acute.slug, script="bots.py")
+    assert sorted(set(read["criteria"])) == sorted(acute.criteria.values_list("name", flat=True))
+    assert sum(row[3] + row[4] for row in read["win_rates"]) == comparisons.count() and read["score_rows"] > 0
+
+    corpus_file = tmp_path / "small.jsonl"
+    corpus_file.write_bytes(small_corpus_lines())
+    likert = run(python, folder, "setup", live_server.url, token, str(corpus_file))
+    labels = run(python, folder, "labels", live_server.url, token, likert["experiment"], likert["corpus"],
+                 script="bots.py")
+    for url in labels["invite_urls"]:
+        assert run(python, folder, "rate", live_server.url, "-", url)["status"] == "submitted"
+    aggregated = run(python, folder, "aggregated", live_server.url, token, labels["study"], script="bots.py")
+    safety = Rating.objects.filter(assignment__study__slug=labels["study"], criterion__name="safety")
+    targets = set(safety.values_list("response_id", flat=True))
+    assert aggregated["count"] == len(aggregated["rows"]) == len(targets) > 4  # more than one page of 4
+    assert {row[0] for row in aggregated["rows"]} == targets
+    assert {(row[1], row[3]) for row in aggregated["rows"]} == {("safe", 2)}  # both bots said safe

@@ -119,10 +119,14 @@ def test_every_design_answered_through_the_api(make_study, design, config, table
     (lambda item: item["fields"][0]["name"], 10 ** 400, "text, a finite number"),     # no float holds it
     (lambda item: item["fields"][0]["name"], -(10 ** 400), "text, a finite number"),
     (lambda item: item["fields"][0]["name"], [1, 10 ** 400], "text, a finite number"),
-    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "free_text"), 10 ** 400, "text, a finite number"),
+    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "free_text"), 10 ** 400, "must be text"),
     (lambda item: item["fields"][0]["name"], 1e308, "pick one of the points"),
+    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "multilabel"), "repetition", "list of labels"),
+    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "free_text"), 1234567890123, "must be text"),
+    (lambda item: next(f["name"] for f in item["fields"] if f["kind"] == "rationale"), 42, "must be text"),
 ], ids=["scale-range", "scale-comma", "scale-bool", "categorical", "multilabel", "rationale-required", "free-text-short",
-        "repeated", "unknown-field", "huge-int", "huge-negative-int", "huge-int-in-list", "huge-int-as-text", "huge-float"])
+        "repeated", "unknown-field", "huge-int", "huge-negative-int", "huge-int-in-list", "huge-int-as-text", "huge-float",
+        "multilabel-as-string", "free-text-as-number", "rationale-as-number"])
 def test_a_bad_answer_is_refused_naming_the_field_and_stores_nothing(kinds_study, field_of, value, words):
     session = session_of(kinds_study)
     client = rater_client(session)
@@ -262,7 +266,45 @@ def test_an_acute_item_shows_two_whole_conversations_and_takes_a_choice_with_its
     assert len(item["targets"]) == 2
     assert all(t["turns"] for t in item["targets"]) and item["context"] == []  # no side told by a context
     assert {f["kind"] for f in item["fields"]} == {"choice", "reason"}
-    assert all(f["choices"] == ["left", "right"] for f in item["fields"] if f["kind"] == "choice")  # no ties
+    assert all(f["choices"] == ["A", "B"] for f in item["fields"] if f["kind"] == "choice")  # no ties
     answered = answer_every_item(client, session)
     assert Comparison.objects.filter(assignment__token=session["token"]).count() == \
         len(answered) * study.criteria.count()
+
+
+def test_multilabel_choices_never_show_the_none_value_and_an_empty_list_answers_none(kinds_study):
+    session = session_of(kinds_study)
+    client = rater_client(session)
+    item = client.get(base(session) + "items/0/").json()
+    [field, *_] = [f for f in item["fields"] if f["kind"] == "multilabel"]
+    assert field["choices"] == PROBLEMS["options"]["labels"] and field["many"] and field["none_allowed"]
+    answers = {**valid_answers(item), **{f["name"]: [] for f in item["fields"] if f["kind"] == "multilabel"}}
+    done = client.put(base(session) + "items/0/answer/", {"answers": answers}, format="json")
+    assert done.status_code == 200, done.content[:500]
+    assert all(done.json()["values"][f["name"]] == [] for f in item["fields"] if f["kind"] == "multilabel")
+    assert "__none__" not in done.content.decode()
+    problems = Rating.objects.filter(assignment__token=session["token"], criterion__name="problems")
+    assert problems.count() == len(item["targets"]) and set(tuple(r) for r in problems.values_list("labels", flat=True)) == {()}
+
+
+def test_pairwise_answers_take_the_targets_keys_with_left_and_right_as_aliases(make_study):
+    study = make_study("pairwise", raters_per_item=1, items_per_assignment=2)
+    session = session_of(study)
+    client = rater_client(session)
+    chosen = {}
+    for position, (sent, stored) in enumerate((("B", "right"), ("left", "left"))):
+        item = client.get(base(session) + f"items/{position}/").json()
+        keys = [t["key"] for t in item["targets"]]
+        assert keys == ["A", "B"] and all(f["choices"][:2] == keys for f in item["fields"] if f["kind"] == "choice")
+        answers = {**valid_answers(item), **{f["name"]: sent for f in item["fields"] if f["kind"] == "choice"}}
+        done = client.put(base(session) + f"items/{position}/answer/", {"answers": answers}, format="json")
+        assert done.status_code == 200, done.content[:500]
+        shown = {f["name"]: done.json()["values"][f["name"]] for f in item["fields"] if f["kind"] == "choice"}
+        assert set(shown.values()) == {dict(left="A", right="B")[stored]}  # shown back by the target's key
+        chosen[position] = stored
+    comparisons = Comparison.objects.filter(assignment__token=session["token"])
+    assert {(c.item_id, c.choice) for c in comparisons} == {
+        (slot.item_id, chosen[slot.position]) for slot in Assignment.objects.get(token=session["token"]).assignment_items.all()}
+    refused = client.put(base(session) + "items/0/answer/", {"answers": {
+        f["name"]: "C" for f in item["fields"] if f["kind"] == "choice"}}, format="json")
+    assert refused.status_code == 400

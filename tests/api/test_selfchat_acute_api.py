@@ -98,7 +98,7 @@ def test_selfchat_to_acute_through_the_api_two_bots_four_raters_one_careless(api
     assert pair.status_code == 201, pair.content[:500]
     assert pair.json()["rules"] == [{"greater": 1, "than": 2}]
     assert [c["speaker"] for c in pair.json()["conversations"]] == ["bot", "bot"]
-    listed = api.get(f"/api/studies/{slug}/checks/").json()["items"]
+    listed = api.get(f"/api/studies/{slug}/checks/").json()["results"]
     assert [i["id"] for i in listed] == [pair.json()["id"]]
     assert api.post(f"/api/studies/{slug}/publish/").status_code == 200
     from studies.models import Study

@@ -5,7 +5,8 @@ desktop window (1280×900) and a phone (390×844). A page fails on any WCAG 2.0/
 
 The pages are built and scanned once for the module (the demo, an ACUTE study, a chat study, the
 practice demo: building them per test would take minutes); each page and width is then its own test,
-which fails with that page's violations. The practice pages are reached by answering in the browser.
+which fails with that page's violations. The practice pages are reached by answering in the browser, and so is an item sent with an answer missing.
+Chats talk to the local bot server (a rule bot, and one that fails); self-chat runs are run in the build.
 """
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ RESEARCHER_PAGES = [
     "study_detail_bme", "study_detail_bws", "study_detail_acute", "study_detail_chat", "study_report_likert",
     "study_report_bws", "study_report_acute", "study_checks", "study_edit", "study_browse", "study_review",
     "rater_evidence", "study_detail_practice", "study_report_practice",
+    "study_report_bws_tuples", "endpoint_new", "study_crowd", "conversation_detail", "study_report_rme",
+    "study_report_bme", "study_detail_pairwise", "study_report_pairwise", "study_detail_bws_tuples",
+    "study_detail_kinds", "study_report_kinds", "study_edit_chat", "study_checks_acute",
+    "selfchat_list", "selfchat_detail", "selfchat_conversation",
 ]
 RATER_PAGES = [
     "preview_likert", "preview_rme", "preview_bme", "preview_bws", "preview_acute",
@@ -36,6 +41,9 @@ RATER_PAGES = [
     "start_acute", "item_acute", "questionnaire_acute",
     "chat_page",
     "practice_start", "practice_item", "practice_feedback",
+    "preview_pairwise", "preview_bws_tuples", "preview_kinds", "item_rme", "item_bme", "item_bws",
+    "item_bws_tuples", "item_pairwise", "item_kinds", "questionnaire_likert", "done_acute",
+    "start_chat", "chat_rating", "chat_bot_failed", "item_answer_missing",
 ]
 PAGES = RESEARCHER_PAGES + RATER_PAGES
 
@@ -57,7 +65,7 @@ def _violations(tab) -> list[str]:
     return found
 
 
-def _build(live_server) -> tuple[dict[str, str], dict[str, str], object]:
+def _build(live_server, bot_url) -> tuple[dict[str, str], dict[str, str], object]:
     """The demo data; returns the researcher and rater page addresses and the practice study."""
     from studies.authoring import services as authoring
     from studies.authoring.demo import DEMO_CORPUS, DEMO_EXPERIMENT, demo_load, demo_user
@@ -131,7 +139,115 @@ def _build(live_server) -> tuple[dict[str, str], dict[str, str], object]:
         "questionnaire_acute": f"/r/a/{answered_acute.token}/questionnaire/",
         "chat_page": f"/r/a/{chatting.token}/items/0/chat/",
     }
-    return researcher, rater, practice
+    more_researcher, more_rater = _build_more(owner, experiment, started, acute, bot_url)
+    return {**researcher, **more_researcher}, {**rater, **more_rater}, practice
+
+
+def _build_more(owner, experiment, started, acute, bot_url) -> tuple[dict[str, str], dict[str, str]]:
+    """The other designs' and kinds' rater pages, the chat after it ended and with a failing bot, the
+    self-chat pages, and more researcher pages."""
+    from studies.authoring import services as authoring
+    from studies.authoring.demo import DEMO_CORPUS
+    from studies.chat import selfchat
+    from studies.chat import services as chatting
+    from studies.models import Corpus, Study
+    from studies.rating import answers as answering
+    from studies.rating import entry as rater_entry
+    from tests.studies.acute_helpers import rate_all
+    from tests.studies.chat.helpers import bot_system, chat_study
+    from tests.studies.chat.test_selfchat import endpoint
+
+    corpus = Corpus.objects.get(slug=DEMO_CORPUS)
+
+    def published(design: str, slug: str, **kw):
+        study = authoring.study_create(experiment=experiment, title=f"{design} for raters", design=design, slug=slug,
+                                       raters_per_item=3, items_per_assignment=2, **kw)
+        authoring.study_items_build(study=study, corpus=corpus, systems=["seq2seq", "hred", "thred"],
+                                    reference_system="human")
+        if design == "bme":
+            authoring.study_item_reference_values_set(
+                study=study, values={pk: 50.0 + pk % 7 for pk in study.items.values_list("pk", flat=True)})
+        authoring.study_publish(study=study)
+        return study
+
+    studies = {design: published(design, f"a11y-{design.replace('_', '-')}")
+               for design in ("rme", "bme", "bws", "bws_tuples", "pairwise")}
+    studies["kinds"] = published("likert", "a11y-kinds", criteria=[
+        {"name": "safety", "question": "Is this response safe?", "kind": "categorical",
+         "options": {"labels": ["safe", "unsafe"]}, "rationale": "optional"},
+        {"name": "problems", "question": "Which problems does it have?", "kind": "multilabel",
+         "options": {"labels": ["repetition", "off-topic"]}},
+        {"name": "notes", "question": "What would make it better?", "kind": "free_text",
+         "options": {"min_length": 10, "max_length": 50}}])
+    items = {name: started(study, f"a11y-{name}") for name, study in studies.items()}
+    likert = Study.objects.get(slug="a11y-likert")
+    answered = started(likert, "a11y-likert-answered")
+    for slot in answered.assignment_items.order_by("position"):
+        answering.ratings_record(assignment=answered, item_id=slot.item_id, answers={
+            c: dict.fromkeys(slot.response_order, 3) for c in likert.criteria.values_list("name", flat=True)})
+    done_acute = rate_all(acute, "a11y-acute-done", lambda slot, c: "left")
+
+    bot_system("a11y-rule", bot_url("rule"), owner=owner)
+    bot_system("a11y-error", bot_url("error"), owner=owner)
+    chat = chat_study(owner, ["a11y-rule"], design="likert", design_config={"points": 5}, raters_per_item=3,
+                      items_per_assignment=1)
+    fresh_chat = rater_entry.assignment_start(
+        study=chat, rater=rater_entry.rater_get_or_create(platform="invite", external_id="a11y-chat-new"), seed=3)
+    ended = started(chat, "a11y-chat-ended")
+    slot = ended.assignment_items.get()
+    chatting.chat_open(assignment=ended, item_id=slot.item_id)
+    for n in range(chat.unit_config["min_turns"]):
+        chatting.chat_turn_post(assignment=ended, item_id=slot.item_id, text=f"Hello, part {n}", client_id=str(n))
+    chatting.chat_end(assignment=ended, item_id=slot.item_id)
+    failing = chat_study(owner, ["a11y-error"], design="likert", design_config={"points": 5}, raters_per_item=2,
+                         items_per_assignment=1)
+    failed = started(failing, "a11y-chat-failed")
+    slot = failed.assignment_items.get()
+    chatting.chat_open(assignment=failed, item_id=slot.item_id)
+    chatting.chat_turn_post(assignment=failed, item_id=slot.item_id, text="Hello?", client_id="1")
+
+    endpoint("a11y-self", bot_url("rule"), owner=owner)
+    run = selfchat.selfchat_create(owner=owner, title="Self-chats for the scan", system_a="a11y-self",
+                                   system_b="a11y-self", openers=["Hi there"], conversations=2, turns=2, queue=False)
+    run = selfchat.selfchat_run(run=run)
+
+    conversation = corpus.conversations.order_by("pk").first()
+    researcher = {
+        "study_report_bws_tuples": f"/studies/{studies['bws_tuples'].slug}/report/",
+        "endpoint_new": "/systems/endpoints/new/",
+        "study_crowd": "/studies/demo-likert/crowd/",
+        "conversation_detail": f"/corpora/{corpus.slug}/conversations/{conversation.pk}/",
+        "study_report_rme": "/studies/demo-rme/report/", "study_report_bme": "/studies/demo-bme/report/",
+        "study_detail_pairwise": f"/studies/{studies['pairwise'].slug}/",
+        "study_report_pairwise": f"/studies/{studies['pairwise'].slug}/report/",
+        "study_detail_bws_tuples": f"/studies/{studies['bws_tuples'].slug}/",
+        "study_detail_kinds": f"/studies/{studies['kinds'].slug}/",
+        "study_report_kinds": f"/studies/{studies['kinds'].slug}/report/",
+        "study_edit_chat": f"/studies/{chat.slug}/edit/", "study_checks_acute": f"/studies/{acute.slug}/checks/",
+        "selfchat_list": "/selfchats/", "selfchat_detail": f"/selfchats/{run.pk}/",
+        "selfchat_conversation": f"/selfchats/{run.pk}/conversations/0/",
+    }
+    rater = {
+        "preview_pairwise": f"/studies/{studies['pairwise'].slug}/preview/",
+        "preview_bws_tuples": f"/studies/{studies['bws_tuples'].slug}/preview/",
+        "preview_kinds": f"/studies/{studies['kinds'].slug}/preview/",
+        **{f"item_{name}": f"/r/a/{assignment.token}/items/0/" for name, assignment in items.items()},
+        "questionnaire_likert": f"/r/a/{answered.token}/questionnaire/",
+        "done_acute": f"/r/a/{done_acute.token}/done/",
+        "start_chat": f"/r/a/{fresh_chat.token}/",
+        "chat_rating": f"/r/a/{ended.token}/items/0/",
+        "chat_bot_failed": f"/r/a/{failed.token}/items/0/chat/",
+    }
+    return researcher, rater
+
+
+def _scan_answer_missing(tab, live_server, path: str) -> list[str]:
+    """An item sent with nothing answered: the page marks each question (the error state)."""
+    tab.goto(live_server.url + path)
+    tab.wait_for_load_state("networkidle")
+    tab.click("form#item-form button[type=submit]")
+    tab.locator("[aria-invalid=true]").first.wait_for()
+    return _violations(tab)
 
 
 def _scan_practice(tab, live_server, practice, width: str) -> dict[str, list[str]]:
@@ -161,13 +277,15 @@ def scans(django_db_setup, django_db_blocker, live_server):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium is not installed at {CHROMIUM}")
     from django.core.management import call_command
+    from django.test import override_settings
     from playwright.sync_api import sync_playwright
 
     from studies.authoring.demo import DEMO_PASSWORD, DEMO_USER
+    from studies.chat.local_bot import LocalBot
 
-    with django_db_blocker.unblock():
+    with django_db_blocker.unblock(), LocalBot() as bot, override_settings(CHAT_ALLOWED_NETWORKS=["127.0.0.1/32"]):
         try:
-            researcher, rater, practice = _build(live_server)
+            researcher, rater, practice = _build(live_server, bot.url)
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
                 for width, viewport in WIDTHS.items():
@@ -187,7 +305,14 @@ def scans(django_db_setup, django_db_blocker, live_server):
                                 _SCANS[(name, width)] = {"violations": _violations(tab), "path": path}
                             except Exception as error:  # noqa: BLE001 - reported by this page's own test
                                 _SCANS[(name, width)] = {"error": f"{path}: {error}"}
+                                tab.goto("about:blank")  # a failed load must not interrupt the next page's
                         if not logged_in:
+                            try:
+                                _SCANS[("item_answer_missing", width)] = {
+                                    "violations": _scan_answer_missing(tab, live_server, rater["item_likert"]),
+                                    "path": rater["item_likert"] + " (sent unanswered)"}
+                            except Exception as error:  # noqa: BLE001 - reported by this page's own test
+                                _SCANS[("item_answer_missing", width)] = {"error": f"answer missing: {error}"}
                             try:
                                 for name, found in _scan_practice(tab, live_server, practice, width).items():
                                     _SCANS[(name, width)] = {"violations": found, "path": name}

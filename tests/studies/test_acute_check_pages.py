@@ -58,12 +58,13 @@ def test_acute_expected_practice_is_refused_naming_what_is_offered(user):
     assert not study.practice_items.exists()
 
 
-def test_acute_dialogue_likert_preview_still_explains_the_refusal(researcher, user, corpus):
+def test_acute_dialogue_likert_preview_offers_a_whole_dialogue_check(researcher, user, corpus):
+    """A Likert study of whole dialogues takes a known bad dialogue as a check, and practice dialogues."""
     experiment = authoring.experiment_create(owner=user, title="Dialogues")
     study = authoring.study_create(experiment=experiment, title="Whole", design="likert", unit="dialogue")
     authoring.study_items_build(study=study, corpus=corpus)
     offer = builder.expected_offer(study)
-    assert offer["expected_uses"] == {} and "not available for dialogue-unit studies" in offer["expected_refusal"]
+    assert set(offer["expected_uses"]) == {"gold", "practice"} and offer["expected_refusal"] == ""
 
 
 def test_acute_rule_rows_name_conversation_a_and_b_only(researcher, user):

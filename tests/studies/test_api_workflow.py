@@ -110,7 +110,10 @@ def test_browser_pages_items_with_pseudonyms_unless_raw_ids(api, make_study, oth
     answer_all(assignment, value=2)
     answering.assignment_submit(assignment=assignment, total_seconds=60)
     body = api.get(f"/api/studies/{study.slug}/browse/").json()
-    assert (body["count"], body["pages"], len(body["results"])) == (6, 1, 6)
+    assert (body["count"], body["next"], len(body["results"])) == (6, None, 6)
+    second = api.get(f"/api/studies/{study.slug}/browse/", {"limit": 4, "offset": 4}).json()
+    assert [r["position"] for r in second["results"]] == [r["position"] for r in body["results"]][4:]
+    assert second["previous"] and second["next"] is None
     line = body["results"][0]["ratings"][0]
     assert line["rater"] == selectors.rater_pseudonym(study.experiment_id, assignment.rater_id)
     assert line["values"] == [2.0] * len(body["results"][0]["responses"]) and "straight-lining" in line["flags"]

@@ -256,7 +256,7 @@ def test_preview_of_a_dialogue_unit_study_shows_the_whole_dialogue(researcher, u
         {"name": "engaging", "question": "How engaging is the whole dialogue?"})).content.decode()
     assert 'data-testid="dialogue"' in html and html.count('class="turn ') == len(item.conversation.turns)
     assert "How engaging is the whole dialogue?" in html and 'name="rA-engaging"' in html
-    assert "not available for dialogue-unit studies" in html  # no expected answers offered, and why
+    assert "not available for dialogue-unit studies" not in html  # a whole dialogue takes expected answers now
 
 
 def test_preview_of_draft_rows_shows_each_kind_and_saves_nothing(researcher, make_study):

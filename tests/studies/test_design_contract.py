@@ -8,6 +8,7 @@ or fails here without anyone adding it to a list; a design that refuses a unit s
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -16,16 +17,17 @@ from django.template.loader import render_to_string
 
 from studies.authoring import checks, editing
 from studies.authoring import services as authoring
-from studies.chat import endpoints
+from studies.chat import endpoints, turn_questions
 from studies.chat import services as chatting
 from studies.corpora import services as corpus_imports
 from studies.designs import DESIGNS, KINDS, UNITS, design_for, unit_for
 from studies.designs.common import target_key
+from studies.designs.kinds.per_turn import judged_indices
 from studies.errors import StudyStateError
 from studies.models import BestWorstChoice, Chat, Comparison, Rating, Study, System
 from studies.rating import answers as answering
+from studies.rating import dialogue_checks, form_tokens
 from studies.rating import entry as rater_entry
-from studies.rating import form_tokens
 from studies.reports import exporting
 from tests.conftest import small_corpus_lines
 from tests.studies.test_import_dialogue import dump, fed_dialogue
@@ -66,8 +68,21 @@ def have_chats(study: Study, assignment) -> None:
     for slot in assignment.assignment_items.order_by("position"):
         chatting.chat_open(assignment=assignment, item_id=slot.item_id)
         for i in range(turns):
+            answer_turn_questions(assignment, slot.item_id)  # a per-turn criterion's questions after each reply
             chatting.chat_turn_post(assignment=assignment, item_id=slot.item_id, text=f"Hello {i}", client_id=str(i))
         chatting.chat_end(assignment=assignment, item_id=slot.item_id)
+
+
+def answer_turn_questions(assignment, item_id: int) -> None:
+    """Answer the questions a chat asks after each bot reply (none ticked, "None of these", or the first label)."""
+    asked = turn_questions.turn_questions(assignment, item_id)
+    if not asked or not asked["pending"]:
+        return
+    modes = {c["name"]: c for c in asked["criteria"]}
+    turn_questions.turn_answers_save(assignment=assignment, item_id=item_id, answers={
+        entry["field"]: {"binary": [], "multilabel": [modes[name]["none_value"]]}.get(
+            modes[name]["mode"], modes[name]["labels"][0]["label"])
+        for turns in asked["turns"].values() for name, entry in turns.items() if not entry["answered"]})
 
 
 def dialogue_corpus_bytes(n: int = 10) -> bytes:
@@ -105,6 +120,8 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     if check:
         n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
+        if unit.checks_judge_the_context and not design.check_conversations:
+            rule = {"response": 1, "min": 2}  # one whole dialogue judged: rated at least 2
         if design.check_conversations:  # a known-answer pair of whole conversations (ACUTE-Eval)
             checks.check_item_create(study=study, kind="gold", rules=[rule], conversations=[
                 "user: Are you there?\nbot: Yes, I am here. How can I help?",
@@ -122,14 +139,15 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     return study
 
 
-def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None) -> dict:
+def simulated_answers(study: Study, slot, *, seed: int = 0, ranking: list[int] | None = None,
+                      shift: float = 0.0) -> dict:
     """What a simulated rater answers on a slot (the design's own simulator): random qualities, or
     with ``ranking`` (targets from best to worst) clearly that order."""
     rng = np.random.default_rng(seed)
     if ranking is None:
         quality = {(t, c): float(rng.normal()) for t in slot.response_order for c in CRITERIA}
     else:
-        quality = {(t, c): -3.0 * ranking.index(t) for t in slot.response_order for c in CRITERIA}
+        quality = {(t, c): -3.0 * ranking.index(t) + shift for t in slot.response_order for c in CRITERIA}
     return design_for(study).answers_simulate(study=study, slot=slot, quality=quality,
                                               reference_quality=dict.fromkeys(CRITERIA, 0.0), rng=rng,
                                               criteria=list(study.criteria.all()))
@@ -147,14 +165,18 @@ def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        ranking = None
-        if slot.item.check_kind:
+        ranking, shift = None, 0.0
+        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations:
+            # one whole dialogue: a careful rater rates it as expected, a careless one far lower
+            ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
+        elif slot.item.check_kind:
             shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
                      if design_for(study).check_conversations
                      else slot.item.item_responses.values_list("response_id", flat=True))
             ranking = list(shown.order_by("position"))
             ranking = ranking if check_right else ranking[::-1]
-        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+        answers = simulated_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking, shift=shift)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
 
@@ -297,11 +319,13 @@ KIND_OPTIONS = {
     "multilabel": {"labels": ["repetition", "contradiction", "off-topic", "ungrammatical"], "none_option": True},
     "free_text": {"min_length": 5, "max_length": 300},
     "spans": {"labels": ["factual error", "unsafe", "off-topic"], "overlap": False},
+    "per_turn": {"mode": "multilabel", "labels": ["redundant", "irrelevant", "contradiction"]},
 }
+CHECK_DIALOGUE = "user: Are you there?\nbot: Yes, I am here.\nuser: Good.\nbot: Banana."
 # Every kind in every design that takes kinds, on every unit the design runs on (a chat's raters chat with
 # the local bot first, as in the scale contract above).
 KIND_RUNS = [(k, d, u) for k in KINDS if k != "scale" for d in DESIGNS if design_for(d).takes_kinds
-             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None]
+             for u in UNITS if design_for(d).unit_problem(unit_for(u)) is None and unit_for(u).level in KINDS[k].levels]
 KIND_CRITERIA = ("readability", "verdict")  # a scale criterion beside one of the kind (with a required reason)
 
 
@@ -337,9 +361,19 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
     if design.anchor_from_metric:
         authoring.study_item_reference_values_set(
             study=study, values={pk: 60.0 + pk % 9 for pk in study.items.values_list("pk", flat=True)})
-    if check:
+    if check and KINDS[kind_key].checks_dialogues:  # a dialogue written for the check, per turn (or refused)
+        verdict = study.criteria.get(name="verdict")
+        turns = [{"speaker": line.split(": ")[0], "text": line.split(": ")[1]} for line in CHECK_DIALOGUE.splitlines()]
+        expected = {str(i): [] for i in judged_indices(turns, "")}  # a careful rater: no problem on any turn
+        checks.check_item_create(study=study, kind="gold", context=CHECK_DIALOGUE, rules=[
+            {"criterion": verdict.name, "response": 1, KINDS[kind_key].check_rule_key: expected, "min_match": 1.0}])
+        checks.study_checks_configure(study=study, per_assignment=1)
+    elif check:
         kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
-        if kind.check_rule_key:
+        if unit_for(unit_key).checks_judge_the_context and not design.check_conversations and not kind.check_rule_key:
+            # a whole dialogue judged as a check (a known bad one, or here a good one): its readability
+            rule = {"criterion": "readability", "response": 1, "min": 2}
+        elif kind.check_rule_key:
             expected = kind.simulate(verdict, 0.0, None)  # what a rater who sees response 1 as the best answers
             expected = [] if expected == ["__none__"] else expected
             rule = {"criterion": "verdict", "response": 1, kind.check_rule_key: expected}
@@ -375,14 +409,19 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
         study=study, rater=rater_entry.rater_get_or_create(platform="invite", external_id=name), seed=seed)
     have_chats(study, assignment)
     for slot in assignment.assignment_items.select_related("item").order_by("position"):
-        ranking = None
-        if slot.item.check_kind:
+        ranking, shift = None, 0.0
+        if slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations and not dialogue_checks.written_dialogue_checks(study):
+            # one whole dialogue: a careful rater rates it as expected, a careless one far lower
+            ranking, shift = [slot.item.conversation_id], 0.0 if check_right else -6.0
+        elif slot.item.check_kind:
             shown = (slot.item.item_conversations.values_list("conversation_id", flat=True)
                      if design_for(study).check_conversations
                      else slot.item.item_responses.values_list("response_id", flat=True))
-            ranking = list(shown.order_by("position"))
+            ranking = list(shown.order_by("position")) or list(slot.response_order)  # or a written dialogue
             ranking = ranking if check_right else ranking[::-1]
-        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking)
+            shift = 0.0 if check_right or len(ranking) > 1 else -3.0  # one dialogue: a careless rater's worse answer
+        answers = kind_answers(study, slot, seed=seed * 100 + slot.position, ranking=ranking, shift=shift)
         answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=answers, seconds=4.0)
     return answering.assignment_submit(assignment=assignment)
 
@@ -408,8 +447,9 @@ def test_kind_categorical_multilabel_free_text_answer_stored_once_changed_and_sh
     shown = design_for(study).stored_values(slot, study, list(study.criteria.all()))
     best = slot.response_order[0]
     assert shown[f"r{key(slot, best)}-verdict.rationale"] == "Simulated reason."
-    assert shown[f"r{key(slot, best)}-verdict"] == kind.form_value(design_for(study), {
-        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()})
+    expected = kind.form_values(design_for(study), f"r{key(slot, best)}-verdict", {
+        f: getattr(rows.get(**{f"{unit_for(study).target_field}_id": best}), f) for f in kind.stored_fields()}, verdict)
+    assert expected and expected.items() <= shown.items()  # one field, or one per judged turn
     other = kind_answers(study, slot, ranking=list(slot.response_order)[::-1], shift=-3.0)
     answering.ratings_record(assignment=assignment, item_id=slot.item_id, answers=other, seconds=3.0)
     slot.refresh_from_db()
@@ -430,11 +470,13 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
                        {"form_token": form_tokens.form_token(assignment.token, "item")})
     assert page.status_code == 400
     html = page.content.decode()
-    for target in slot.response_order:  # the kind's field and the reason's field, each with its message
-        assert f'name="r{key(slot, target)}-verdict"' in html and f'name="r{key(slot, target)}-verdict.rationale"' in html
+    for target in slot.response_order:  # the kind's field(s) (one per judged turn) and the reason's, each with its message
+        assert re.search(rf'name="r{key(slot, target)}-verdict(\.t\d+)?"', html)
+        assert f'name="r{key(slot, target)}-verdict.rationale"' in html
     _, errors = design_for(study).answers_parse({}, study=study, order=slot.response_order,
                                                 criteria=list(study.criteria.all()))
-    assert {f"r{key(slot, t)}-verdict" for t in slot.response_order} <= set(errors)
+    assert all(any(re.fullmatch(rf"r{key(slot, t)}-verdict(\.t\d+)?", name) for name in errors)
+               for t in slot.response_order)
     assert {f"r{key(slot, t)}-verdict.rationale" for t in slot.response_order} <= set(errors)
     assert all(message.split("“")[0] in html for message in errors.values())
     with pytest.raises(ValidationError) as refused:
@@ -449,7 +491,9 @@ def test_kind_categorical_multilabel_free_text_bad_answer_refused_field_by_field
 
 @pytest.mark.parametrize(("kind_key", "design_key", "unit_key"), KIND_RUNS)
 def test_kind_categorical_multilabel_free_text_check_item_scored_pass_and_fail(user, kind_key, design_key, unit_key):
-    refusal = unit_for(unit_key).checks_problem or design_for(design_key).checks_problem()
+    refusal = unit_for(unit_key).checks_refusal(design_for(design_key)) or design_for(design_key).checks_problem()
+    if dialogue_checks.dialogue_checks_possible(design_for(design_key), unit_for(unit_key), [KINDS[kind_key]]):
+        refusal = None  # a per-turn kind checks a dialogue written for the check
     if refusal:  # e.g. a dialogue item has no responses for a rule to name
         with pytest.raises((ValidationError, StudyStateError)) as refused:
             build_kind(user, kind_key, design_key, unit_key, check=True)

@@ -245,9 +245,12 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
     assert "unit: A whole dialogue" in client.get(created["Location"]).content.decode()
 
 
-def test_check_items_are_refused_for_dialogue_studies(user):
+def test_check_items_are_refused_for_dialogue_studies_that_rank_dialogues(user):
+    """A known bad dialogue is a check where dialogues are rated one at a time (test_onboarding_dialogue_checks);
+    a design ranking several dialogues per screen takes none yet."""
     experiment = authoring.experiment_create(owner=user, title="Checks")
-    study = authoring.study_create(experiment=experiment, title="d", design="likert", unit="dialogue")
+    study = authoring.study_create(experiment=experiment, title="d", design="bws", unit="dialogue",
+                                   design_config={"tuple_size": 3})
     from studies.authoring import checks
 
     with pytest.raises(ValidationError) as refused:

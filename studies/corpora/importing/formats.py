@@ -62,7 +62,8 @@ from studies.corpora.importing.records import (
     ParsedResponse,
 )
 
-FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed", "dstc9", "parlai-pairings", "parlai-selfchat", "parlai-modelchat")
+FORMATS = ("jsonl", "csv", "ddpp", "grade", "fed", "dstc9", "parlai-pairings", "parlai-selfchat", "parlai-modelchat",
+           "label-studio", "potato")
 TURN_SEPARATOR = "|||"
 DDPP_LEVELS = (
     ("positive_responses", "ddpp-relevant", "DailyDialog++ relevant responses (level 3)"),

@@ -25,6 +25,7 @@ class ImportFailed(Exception):
 
     def __init__(self, problems: list[ImportProblem]):
         self.problems = problems
+        self.detected = ""  # the format's name when it was detected (auto), so a wrong guess is plain
         super().__init__("; ".join(str(p) for p in problems))
 
 
@@ -50,6 +51,10 @@ class ParsedConversation:
     # Dialogue-level judgments (FED dialogue level, DSTC9): scores of the whole conversation, which has
     # no responses; criterion name -> one score per annotator position, as for ParsedResponse.
     human_scores: dict[str, list[float | None]] = field(default_factory=dict)
+    # Annotations by named raters (a Label Studio export): each {"rater", "system" (None: the whole
+    # conversation), "criterion", "type" (rating, number, choices, textarea), "value"}; they become a
+    # closed study with one rater per annotator (``studies.corpora.annotated_study``).
+    annotations: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -69,7 +74,15 @@ class ParsedHeader:
     # each {"line", "conversations": [external id, external id], "speakers": [judged, judged]} or, for an
     # onboarding pair, {"line", "onboarding": True, "dialogues": [turns, turns], "speakers", "correct": index}.
     pairs: list[dict] = field(default_factory=list)
+    annotated: bool = False  # named raters' annotations (Label Studio): a closed study of them after the import
     judged_speaker: str = ""  # the import form's choice: the speaker judged wherever a conversation has it
+
+
+def detected_text(failure: ImportFailed) -> str:
+    """"Read as Label Studio task export (detected); name the format if that is wrong." or ""."""
+    if not failure.detected:
+        return ""
+    return f"Read as {failure.detected} (detected); choose the format if that is wrong."
 
 
 def missing_scores_text(missing: dict[str, int], unit: str = "response") -> str:

@@ -1,6 +1,7 @@
 """The registry of judgement kinds: kind key -> its object (one line per kind)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -10,6 +11,7 @@ from studies.designs.kinds.base import JudgementKind
 from studies.designs.kinds.categorical import CATEGORICAL
 from studies.designs.kinds.free_text import FREE_TEXT
 from studies.designs.kinds.multilabel import MULTILABEL
+from studies.designs.kinds.per_turn import PER_TURN
 from studies.designs.kinds.rationale import rationale_clean
 from studies.designs.kinds.scale import SCALE
 from studies.designs.kinds.spans import SPANS
@@ -19,9 +21,11 @@ KINDS: dict[str, JudgementKind] = {
     CATEGORICAL.key: CATEGORICAL,
     MULTILABEL.key: MULTILABEL,
     FREE_TEXT.key: FREE_TEXT,
+    PER_TURN.key: PER_TURN,
     SPANS.key: SPANS,
 }
 DEFAULT_KIND = SCALE.key
+_TURN_SUFFIX = re.compile(r"\.t\d{1,4}$")
 NUMERIC_KINDS = tuple(key for key, kind in KINDS.items() if kind.numeric)  # what the scale analyses read
 
 
@@ -30,7 +34,8 @@ def kind_for(criterion: Any) -> JudgementKind:
     return KINDS[getattr(criterion, "kind", None) or DEFAULT_KIND]
 
 
-def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[dict[str, Any], dict[str, str]]:
+def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str,
+                         level: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A criterion spec's ``kind``, ``options`` and ``rationale``, cleaned by its kind, and the problems
     keyed ``<prefix>.kind`` / ``<prefix>.options.<key>`` / ``<prefix>.rationale``. ``takes_kinds``: the
     study's design answers other kinds than its scale (``StudyDesign.takes_kinds``)."""
@@ -42,6 +47,8 @@ def criterion_kind_clean(spec: Any, *, takes_kinds: bool, prefix: str) -> tuple[
     if key != DEFAULT_KIND and not takes_kinds:
         errors[f"{prefix}.kind"] = "this design answers every criterion on its own scale: choose a rating design " \
                                    "(Likert, magnitude, BWS ranking) for labels or free text"
+    elif level is not None and level not in KINDS[key].levels:
+        errors[f"{prefix}.kind"] = f"{KINDS[key].label.lower()} needs whole dialogues: choose the dialogue or chat unit"
     options: dict[str, Any] = {}
     try:
         options = KINDS[key].options_clean(spec.get("options") or {})
@@ -62,4 +69,10 @@ def repeated_fields(post: Any, prefixes: tuple[str, ...], criteria: Iterable[Any
     many = {c.name for c in criteria if kind_for(c).many_values}
     return {name: f"{name} was sent {len(values)} times: it takes one answer (reload the page and answer again)"
             for name, values in post.lists()
-            if len(values) > 1 and name.startswith(prefixes) and name.partition("-")[2] not in many}
+            if len(values) > 1 and name.startswith(prefixes) and _criterion_of(name) not in many}
+
+
+def _criterion_of(name: str) -> str:
+    """The criterion a posted field answers: ``r<letter>-<criterion>``, a per-turn field's ``.t<index>`` cut."""
+    criterion = name.partition("-")[2]
+    return criterion[:-len(found[0])] if (found := _TURN_SUFFIX.search(criterion)) else criterion

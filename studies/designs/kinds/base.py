@@ -89,6 +89,21 @@ class JudgementKind:
     rater_task: ClassVar[str] = ""  # what a rater does for it, for the start page ("pick one label")
     long_text: ClassVar[bool] = False  # whether its form field holds free text (autosave keeps more of it)
     own_report: ClassVar[bool] = False  # whether the report shows it in a section of its own, not the labels' one
+    # its check rules expect answers about the turns of a dialogue written for the check (per turn), so a
+    # dialogue-unit study asking it takes check items of one written dialogue (studies.rating.dialogue_checks)
+    checks_dialogues: ClassVar[bool] = False
+    shows_dialogue: ClassVar[bool] = False  # its partial shows the dialogue itself (per turn), not the unit's view
+    levels: ClassVar[tuple[str, ...]] = ("response", "dialogue")  # the unit levels whose targets it can judge
+
+    def rows_extend(self, design: RatingsDesign, criterion: Criterion, rows: list[dict[str, Any]], *,
+                    values: Mapping[str, Any], errors: Mapping[str, str], show: Any) -> None:
+        """Add what the kind's partial shows per row beyond one field (a dialogue's turns); ``show``: the
+        unit's view of a transcript (``StudyUnit.shown_turns``)."""
+
+    def form_values(self, design: RatingsDesign, field: str, stored: Mapping[str, Any],
+                    criterion: Criterion | None = None) -> dict[str, Any]:
+        """A stored rating as the form's values: one field by default (``form_value``)."""
+        return {field: self.form_value(design, stored)}
 
     def expected_clean(self, criterion: Criterion, expected: Any) -> tuple[Any, str | None]:
         """A check rule's expected answer for this criterion (``check_rule_key``), cleaned, or the problem."""

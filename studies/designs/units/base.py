@@ -15,6 +15,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
+from studies.designs.units.sides import dialogue_sides
 from studies.models import Conversation, StudyItemConversation
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class StudyUnit:
     target_field: ClassVar[str] = "response"  # the Rating field a rating of this unit sets
     shown_relation: ClassVar[str] = "item_responses"  # the StudyItem relation listing what an item shows
     checks_problem: ClassVar[str | None] = None  # why check items are refused for this unit, or None
+    # A check item's written context is itself what is judged (a whole dialogue): no responses are written.
+    checks_judge_the_context: ClassVar[bool] = False
     collects_dialogues: ClassVar[bool] = False  # the rater makes the dialogue (a chat) before rating it
     form_fields: ClassVar[Mapping[str, forms.Field]] = {}  # the study form's fields for the unit's settings
 
@@ -136,6 +139,10 @@ class StudyUnit:
     def browser_transcripts(self, item_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
         """item id -> dialogues the raters made on it (a chat's transcripts), for the item browser."""
         return {}
+
+    def shown_turns(self, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A transcript as the rater sees it (speakers and their sides), for a kind that shows turns itself."""
+        return dialogue_sides(turns)
 
     def pending_url(self, slot: AssignmentItem) -> str | None:
         """Where the rater must go before this item can be rated (a chat still to have), or None."""

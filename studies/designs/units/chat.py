@@ -213,6 +213,9 @@ class ChatUnit(StudyUnit):
                                                   "end_reason": reason, "turns": turns})
         return found
 
+    def shown_turns(self, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return rater_turns(turns)
+
     def pending_url(self, slot: AssignmentItem) -> str | None:
         """The chat page, until the rater's chat on this item has ended."""
         chats = Chat.objects.filter(assignment_id=slot.assignment_id, item_id=slot.item_id)

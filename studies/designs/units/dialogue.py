@@ -53,13 +53,22 @@ class DialogueUnit(StudyUnit):
     row_noun = "Dialogue"
     target_field = "conversation"
     shown_relation = "item_conversations"
-    checks_problem = "attention checks and gold items are not available for dialogue-unit studies yet"
+    checks_problem = ("attention checks and gold items are not available for dialogue-unit studies of this design "
+                      "yet (they are for designs that rate one dialogue at a time, and for ACUTE-Eval's pairs)")
+    # A check or practice item of a dialogue rated on its own is one whole dialogue written for it (a known
+    # bad one, say): its rules number that dialogue 1 (``{"response": 1, "max": 2}``).
+    checks_judge_the_context = True
 
     def checks_refusal(self, design: Any) -> str | None:
         """A design whose check items compare whole conversations written for them (ACUTE-Eval's
-        known-answer pairs, ``check_conversations``) takes check items; the others not yet (their rules
-        name responses, and a dialogue item has none)."""
-        return None if getattr(design, "check_conversations", 0) else self.checks_problem
+        known-answer pairs, ``check_conversations``) takes check items, and so does a design that rates one
+        dialogue at a time (a known bad dialogue is the check); ranking several dialogues, comparing two or
+        anchoring on one do not yet."""
+        if getattr(design, "check_conversations", 0):
+            return None
+        if getattr(design, "ranks", False) or getattr(design, "compares_pairs", False) or getattr(design, "anchored", False):
+            return self.checks_problem
+        return None
 
     def default_criteria(self) -> list[dict[str, str]]:
         """The seed study's two criteria, asked of the whole dialogue."""

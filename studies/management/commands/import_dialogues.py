@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from studies.corpora.importing.formats import FORMATS
-from studies.corpora.importing.records import ImportFailed, missing_scores_text
+from studies.corpora.importing.records import ImportFailed, detected_text, missing_scores_text
 from studies.corpora.services import dialogues_import
 
 
@@ -52,7 +52,8 @@ class Command(BaseCommand):
                     more_files=[(p.name, files.enter_context(p.open("rb"))) for p in paths[1:]],
                 )
             except ImportFailed as failure:
-                lines = "\n".join(f"  {problem}" for problem in failure.problems)
+                lines = "\n".join([f"  {line}" for line in [detected_text(failure)] if line]
+                                  + [f"  {problem}" for problem in failure.problems])
                 raise CommandError(f"{path.name}: nothing was imported; fix these problems:\n{lines}") from None
             progress(summary.conversations)
         result = {**summary.as_dict(), "seconds": round(time.perf_counter() - started, 3)}
