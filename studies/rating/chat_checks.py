@@ -22,6 +22,7 @@ from typing import Any
 from django.db.models import Max
 
 from studies.designs import design_for, kind_for, unit_for
+from studies.designs.units.chat_config import chat_config
 from studies.models import CheckKind, Conversation, Study, StudyItem, StudyItemSystem
 from studies.rating.check_rules import Problems, checks_corpus, resolve_rules, rules_clean
 
@@ -63,8 +64,6 @@ def _position_clean(value: Any, min_turns: int, problems: Problems) -> int | Non
 def chat_check_problems(study: Study, *, kind: Any, scripted_reply: Any, position: Any,
                         rules: Any) -> tuple[dict[str, Any], Problems]:
     """The scripted reply, where it comes and its rules, checked; problems keyed by the field."""
-    from studies.chat.config import chat_config  # the chat's settings, read when a check is written
-
     problems = Problems()
     if design_for(study).ranks:
         problems.add("kind", SIDE_BY_SIDE_REFUSAL)

@@ -186,3 +186,16 @@ def test_chat_check_hidden_from_another_researcher(client, other_user, draft):
                                                                   "rules": LOW}, format="json")
     assert made.status_code == 404 and draft.items.filter(check_kind__gt="").count() == 1
     assert api.get(f"/api/studies/{draft.slug}/checks/").status_code == 404
+
+
+def test_chat_check_per_reply_rule_refused_by_rule(draft, local_bot):
+    per_turn = authoring.study_create(
+        experiment=draft.experiment, title="Per reply", design="likert", unit="chat",
+        criteria=[{"name": "overall"}, {"name": "problems", "kind": "per_turn", "question": "A problem?",
+                                        "options": {"mode": "binary", "labels": ["irrelevant"]}}],
+        unit_config={"min_turns": 2, "max_turns": 4})
+    authoring.study_items_build(study=per_turn, systems=["rulebot"])
+    with pytest.raises(ValidationError) as refused:
+        _scripted_check(per_turn, rules=[*LOW, {"criterion": "problems", "response": 1, "turns": {"3": ["irrelevant"]}}])
+    assert set(refused.value.message_dict) == {"rules[1].criterion"}
+    assert _scripted_check(per_turn).check_rules == LOW  # a question about the conversation is accepted
