@@ -13,6 +13,7 @@ from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.common import Section
 from studies.models import (
     Assignment,
+    Criterion,
     Rating,
     Study,
 )
@@ -155,7 +156,12 @@ def _ratings_version(studies: QuerySet[Study]) -> str:
         excluded=Sum("id", filter=Q(excluded=True)))  # a reviewer's exclusion changes every report
     own = [v for design in designs_of({key for _, key in rows})
            for v in design.judgments_stamp(ids)]
-    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
+    # what reports name besides the ratings: a renamed condition or question must not keep its old name
+    names = hashlib.sha256(repr((
+        sorted(Study.objects.filter(pk__in=ids).values_list("pk", "title", "experiment__title")),
+        sorted(Criterion.objects.filter(study_id__in=ids).values_list("study_id", "name", "question", "options")),
+    )).encode()).hexdigest()[:16]
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own, names))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False,

@@ -86,3 +86,14 @@ def test_a_new_rating_changes_the_cached_report_page(client, user, rated):
     assert name in after.content.decode()  # the page's body is cached as rendered: a new version renders it anew
     frame = report_selectors.ratings_frame(Study.objects.filter(pk=rated.pk))
     assert after.context["report"].tables["table1"][0]["n_raters"] == frame["rater"].nunique() == 3
+
+
+def test_a_renamed_condition_or_question_is_named_anew_on_the_cached_report(client, user, rated):
+    """Reports name the conditions and questions besides the ratings: a new title must not wait for a new rating."""
+    client.force_login(user)
+    url = f"/experiments/{rated.experiment.slug}/report/"
+    first = client.get(url).context["report"]
+    assert {c.get("title") for c in first.conditions} == {rated.title}
+    Study.objects.filter(pk=rated.pk).update(title="Renamed condition")
+    again = client.get(url).context["report"]
+    assert {c.get("title") for c in again.conditions} == {"Renamed condition"}
