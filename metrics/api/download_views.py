@@ -35,6 +35,7 @@ class HumanMetricDownloadApi(ApiView):
         studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         report = selectors.human_metric_report(studies, metric_model)
+        assert report is not None  # no queue: computed in this request when not stored yet
         return _file(exports.human_metric_csv(report), "csv", f"{slug}-{metric_model.name}-human-vs-metric")
 
 

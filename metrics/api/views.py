@@ -180,7 +180,9 @@ class HumanMetricReportApi(ApiView):
         studies = _report_studies(request, slug)
         metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
         below = selectors.baseline_shortfalls(studies, metric_model)  # on these studies' own ratings
-        return Response({**selectors.human_metric_report(studies, metric_model), "below_baselines": below,
+        report = selectors.human_metric_report(studies, metric_model)
+        assert report is not None  # no queue: computed in this request when not stored yet
+        return Response({**report, "below_baselines": below,
                          "warnings": selectors.card_warnings(metric_model.card)
                          + selectors.card_warnings({"below": below})})
 

@@ -291,7 +291,7 @@ def best_ranked_model(studies: QuerySet[Study], models: list[MetricModel], *, re
     """The metric model the best-judge ranking puts first most often over the studies' conditions and
     criteria (ties: the higher mean correlation where it was ranked, then the order given); None with
     fewer than two models or no ranking. What the prediction-powered section uses by default."""
-    blocks = judges_ranking(studies, models, resamples=resamples)
+    blocks = judges_ranking(studies, models, resamples=resamples) or []  # no queue: computed here, never None
     wins: dict[str, int] = {}
     correlations: dict[str, list[float]] = {}
     for block in blocks:

@@ -265,7 +265,7 @@ def human_metric_page(request, slug, model):
     metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
     unscored_ids = selectors.unscored_study_ids(experiment, metric_model)
     unscored = list(experiment.studies.filter(pk__in=unscored_ids).order_by("id"))
-    queued = []
+    queued: list[bool] = []
 
     def queue() -> None:  # once per page, however many of its parts are missing
         if not queued:

@@ -35,6 +35,8 @@ API_FOR_PAGE = {
     "studies:study_transition": ["studies-api:study-publish", "studies-api:study-close"],
     "studies:study_export": ["studies-api:study-ratings"],
     "studies:study_span_export": ["studies-api:study-spans"],
+    "studies:study_label_studio_tasks": ["studies-api:study-label-studio"],
+    "studies:study_label_studio_config": ["studies-api:study-label-studio"],
     "studies:import": ["studies-api:import", "studies-api:import-job", "studies-api:corpus-list"],
     "studies:corpus_list": ["studies-api:corpus-list"],
     "studies:corpus_detail": ["studies-api:corpus-detail", "studies-api:corpus-conversations"],

@@ -384,7 +384,7 @@ def test_api_creates_lists_configures_and_refuses_after_publishing(api, draft):
     settings = api.post(base + "settings/", {"per_assignment": 1, "min_pass_rate": 1}, format="json")
     assert settings.json() == {"per_assignment": 1, "positions": [], "min_pass_rate": 1.0}
     listed = api.get(base).json()
-    assert [i["kind"] for i in listed["items"]] == ["gold"] and listed["flagged"] == []
+    assert [i["kind"] for i in listed["results"]] == ["gold"] and listed["flagged"] == []
     authoring.study_publish(study=draft)
     refused = api.post(base + f"{made.json()['id']}/delete/", format="json")
     assert refused.status_code == 409 and "published" in refused.json()["detail"]  # a state conflict
