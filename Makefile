@@ -27,8 +27,11 @@ demo: venv migrate
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py demo_serve --host $(HOST) --port $(PORT)
 
+# One pytest worker per logical core, whole files to a worker (module fixtures such as a live server and its
+# seeded study are built once); PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= logical
 test: venv
-	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-integration: venv
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) -m pytest -m integration $(PYTEST_ARGS)

@@ -202,3 +202,29 @@ class JudgeAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"judge answer {self.key[:12]}"
+
+
+class HumanMetricSummary(models.Model):
+    """A human-vs-metric page's costly part (the correlations with their bootstrap intervals, the judges'
+    ranking, the baselines' shortfalls), computed by a worker when ratings or scores change and kept
+    with the versions of the ratings and scores it used (``version``; ``key`` is its hash): the page
+    reads the row for the versions it sees now, and says it is computing while there is none."""
+
+    class Kind(TextChoices):
+        REPORT = "report", "Correlations with humans"
+        JUDGES = "judges", "Best-judge ranking"
+        BASELINES = "baselines", "Below an untrained baseline"
+
+    key = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    experiment = models.ForeignKey("studies.Experiment", on_delete=models.CASCADE, related_name="+")
+    metric_model = models.ForeignKey(MetricModel, on_delete=models.CASCADE, related_name="+")
+    version = models.TextField(help_text="The ratings' and scores' versions the result was computed from.")
+    data = models.JSONField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["experiment", "metric_model", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.metric_model_id} on experiment {self.experiment_id}"

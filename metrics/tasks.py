@@ -2,14 +2,18 @@
 Thin: ids in, services do the work. acks_late + reject_on_worker_lost: a worker that dies mid-run leaves
 the message to be delivered again, and the service resumes from the scores already stored; before that,
 the run's lease ends and ``scoring_runs_recover`` (the beat) queues it again (``metrics.scoring.run_jobs``)."""
+import logging
+
 from celery import shared_task
 from django.db import OperationalError
 
 from metrics.models import MetricModel, RunStatus, ScoringRun, TrainingRun
 from metrics.scoring import run_jobs, services
 from studies import jobs
+from studies.models import Study
 
 OWNER_WAIT_SECONDS = 5
+logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,),
@@ -25,7 +29,15 @@ def scoring_run_execute(self, run_id: int) -> str:
         raise self.retry(countdown=OWNER_WAIT_SECONDS, max_retries=None)
     try:
         with jobs.Lease(ScoringRun, run_id, stop_statuses=(RunStatus.CANCELLED,)) as lease:
-            return services.scoring_run_execute(run=run, stop=lease.stopped).status
+            status = services.scoring_run_execute(run=run, stop=lease.stopped).status
+        if status == RunStatus.DONE and run.study_id:  # new scores: the human-vs-metric page's results, for its owner
+            owner = Study.objects.filter(pk=run.study_id).values_list("experiment_id", "experiment__owner_id").first()
+            if owner and owner[1]:
+                try:
+                    human_metric_summaries.delay(owner[0], run.metric_model_id, owner[1])
+                except Exception:  # noqa: BLE001 - the scores are stored; the page queues it again when opened
+                    logger.exception("human-vs-metric results after run %s not queued", run_id)
+        return status
     except OperationalError:
         raise
     except Exception as error:  # noqa: BLE001 - whatever it is, the run ends with its reason
@@ -70,3 +82,23 @@ def training_recipe_execute(metric: str, name: str, recipe: str, overrides: dict
         if run.result_id:
             model_card_build.delay(run.result_id)
     return runs[-1].status if runs else "done"
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, autoretry_for=(OperationalError,), retry_backoff=True,
+             max_retries=3)
+def human_metric_summaries(experiment_id: int, metric_model_id: int, user_id: int) -> str:
+    """The human-vs-metric page's correlations, judges' ranking and baselines for this user, computed and
+    stored for the ratings and scores in force (``selectors.human_metric_page_results``); queued after a
+    scoring run and by a page that found none stored."""
+    from django.contrib.auth import get_user_model
+
+    from metrics.scoring import selectors
+    from studies.models import Experiment
+
+    experiment = Experiment.objects.filter(pk=experiment_id).first()
+    metric_model = MetricModel.objects.select_related("metric").filter(pk=metric_model_id).first()
+    user = get_user_model().objects.filter(pk=user_id).first()
+    if experiment is None or metric_model is None or user is None:
+        return "missing"
+    selectors.human_metric_page_results(experiment, metric_model, user)
+    return "stored"

@@ -185,6 +185,9 @@ CHAT_REPLY_DEADLINE_SECONDS = env.float("CONCORD_CHAT_REPLY_DEADLINE", default=2
 # A rater's turn returns once the message is stored; the bot is asked in the web process's call threads
 # (studies.chat.calls), at most CHAT_CALL_THREADS at once per process, and the page follows.
 CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=True)
+# The human-vs-metric page reads its correlations, judges' ranking and baselines as a worker stored them
+# (metrics.summaries); True computes them in the request when none is stored yet.
+METRIC_SUMMARIES_IN_REQUEST = env.bool("CONCORD_METRIC_SUMMARIES_IN_REQUEST", default=False)
 CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -272,6 +275,7 @@ CELERY_TASK_ROUTES = {
     "crowd.tasks.crowd_qualifications_grant": {"queue": "periodic"},
     "metrics.tasks.scoring_runs_recover": {"queue": "periodic"},
     # a judge's scoring run is sent to `calls` by metrics.scoring.services.scoring_run_create; other metric work here
+    "metrics.tasks.human_metric_summaries": {"queue": "default"},  # statistics on the CPU: never behind a training
     "metrics.tasks.*": {"queue": "gpu"},
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

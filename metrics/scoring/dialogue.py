@@ -56,12 +56,17 @@ def scoring_run_execute_conversations(*, run: ScoringRun, implementation,
         return [MetricScore(metric_model=run.metric_model, conversation=c, value=v, run=run)
                 for c, v in zip(conversations, values, strict=True) if v is not None]  # None: missing, never 0
 
+    def prepare(ids: list[int]) -> None:  # each distinct text embedded once, as benchmark_metric does
+        implementation.prepare(dialogues=[dialogue_input(c)[0] for start in range(0, len(ids), 5000)
+                                          for c in Conversation.objects.filter(pk__in=ids[start:start + 5000])
+                                          .order_by("pk")])
+
     def notes() -> str:
         cut = getattr(implementation, "truncated", 0)
         text = f"; {cut} dialogue(s) longer than max_length were cut (their beginning was scored)" if cut else ""
         return text + (implementation.run_notes() if hasattr(implementation, "run_notes") else "")
 
     return scoring_run_batches(run=run, device=implementation.device, targets=run_conversations(run),
-                               unscored=unscored_conversations(run), scores_of=scores_of,
+                               unscored=unscored_conversations(run), scores_of=scores_of, prepare=prepare,
                                batch=getattr(implementation, "batch_size", BATCH),
                                noun=" conversations", notes=notes, on_progress=on_progress)

@@ -18,11 +18,13 @@ PROGRESS_EVERY_S = 1.0
 def scoring_run_batches(*, run: ScoringRun, device: str, targets: QuerySet, unscored: QuerySet,
                         scores_of: Callable[[list[int]], list[MetricScore]], batch: int, noun: str = "",
                         notes: Callable[[], str] = str, on_progress: Callable[[int, int], None] | None = None,
-                        ) -> ScoringRun:
+                        prepare: Callable[[list[int]], None] | None = None) -> ScoringRun:
     """Score ``unscored`` (ids of ``targets``) ``batch`` at a time with ``scores_of(ids)`` (unsaved
     MetricScore rows); a forced run's first attempt deletes the targets' old scores first. The run is
     already claimed (RUNNING, attempts counted). ``noun`` names the targets in the log ("" or
-    " conversations"); ``notes()`` adds what the implementation has to say after the last batch."""
+    " conversations"); ``notes()`` adds what the implementation has to say after the last batch.
+    ``prepare(ids)``, once before the batches, with every target still to score: what the whole run needs
+    computed ahead (an embedding metric embeds each distinct text once, as ``benchmark_metric`` does)."""
     if run.force and run.attempts == 1:
         field = targets.model._meta.model_name  # "response" or "conversation": MetricScore's target field
         MetricScore.objects.filter(metric_model=run.metric_model, **{f"{field}__in": targets}).delete()
@@ -31,6 +33,8 @@ def scoring_run_batches(*, run: ScoringRun, device: str, targets: QuerySet, unsc
     done = total - len(pending)
     ScoringRun.objects.filter(pk=run.pk).update(total=total, done=done, device=device, progress_at=Now())
     started, last_progress = time.monotonic(), 0.0
+    if prepare is not None and pending:
+        prepare(pending)
     for offset in range(0, len(pending), batch):
         rows = scores_of(pending[offset:offset + batch])
         MetricScore.objects.bulk_create(rows, ignore_conflicts=True)

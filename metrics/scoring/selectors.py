@@ -1,14 +1,14 @@
 """Reads for metrics: what a run scores, scores as arrays, the runs a user may see, and the human-vs-metric report."""
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 
-from metrics.models import MetricModel, MetricScore, ScoringRun
+from metrics.models import HumanMetricSummary, MetricModel, MetricScore, ScoringRun
+from metrics.scoring import summaries
 from studies.designs import UNITS, design_for, unit_for
 from studies.models import Response, Study, StudyItemResponse, Unit
 
@@ -66,20 +66,22 @@ def _finite(value) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000) -> dict[str, Any]:
-    """``compute_human_metric_report``, kept in the cache per version of the ratings and of the model's
-    scores, so a page, its scatter plots and its CSV compute it once."""
+def human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *, bootstrap: int = 1000,
+                        queue: Callable[[], Any] | None = None) -> dict[str, Any] | None:
+    """``compute_human_metric_report``, stored per version of the ratings and of the model's scores
+    (``metrics.scoring.summaries.kept``: a page, its scatter plots and its CSV compute it once; with ``queue``,
+    the page, None while a worker computes it)."""
     from studies.reports.selectors import ratings_version
 
-    scores = MetricScore.objects.filter(metric_model=metric_model).aggregate(
-        n=Count("id"), last=Max("created_at"), total=Sum("value"))
-    version = f"{ratings_version(studies)}:{metric_model.pk}:{bootstrap}:{':'.join(str(v) for v in scores.values())}"
-    key = "human-metric:" + hashlib.sha256(version.encode()).hexdigest()
-    report = cache.get(key)
-    if report is None:
-        report = compute_human_metric_report(studies, metric_model, bootstrap=bootstrap)
-        cache.set(key, report, timeout=3600)
-    return report
+    version = f"{ratings_version(studies)}:{metric_model.pk}:{bootstrap}:{_scores_version([metric_model])}"
+    return summaries.kept(HumanMetricSummary.Kind.REPORT, version, studies, metric_model,
+                          lambda: compute_human_metric_report(studies, metric_model, bootstrap=bootstrap), queue=queue)
+
+
+def _scores_version(models: list[MetricModel]) -> str:
+    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
+                                                                             total=Sum("value"))
+    return ":".join(str(v) for v in scores.values())
 
 
 def compute_human_metric_report(studies: QuerySet[Study], metric_model: MetricModel, *,
@@ -237,24 +239,20 @@ def metric_models_scored_on(studies, user) -> list[MetricModel]:
     return [models[pk] for pk in order]
 
 
-def judges_ranking(studies: QuerySet[Study], models: list[MetricModel], *, resamples: int = 1000) -> list[dict[str, Any]]:
+def judges_ranking(studies: QuerySet[Study], models: list[MetricModel], *, resamples: int = 1000,
+                   queue: Callable[[], Any] | None = None) -> list[dict[str, Any]] | None:
     """The best judge per condition and numeric criterion: every given model's Spearman with the human
     mean per target, on the targets all of them scored, ranked with the paired bootstrap gap to the best
-    (``studies.analysis.metric_ranking``). Cached per version of the ratings and of the models' scores."""
+    (``studies.analysis.metric_ranking``). Stored per version of the ratings and of the models' scores
+    (``metrics.scoring.summaries.kept``; with ``queue``, None while a worker computes it)."""
     from studies.reports.selectors import ratings_version
 
     if len(models) < 2:
         return []
-    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
-                                                                             total=Sum("value"))
     version = (f"{ratings_version(studies)}:{','.join(str(m.pk) for m in models)}:{resamples}:"
-               f"{':'.join(str(v) for v in scores.values())}")
-    key = "judges-ranking:" + hashlib.sha256(version.encode()).hexdigest()
-    rows = cache.get(key)
-    if rows is None:
-        rows = _judges_ranking(studies, models, resamples)
-        cache.set(key, rows, timeout=3600)
-    return rows
+               f"{_scores_version(models)}")
+    return summaries.kept(HumanMetricSummary.Kind.JUDGES, version, studies, models[0],
+                          lambda: _judges_ranking(studies, models, resamples), queue=queue)
 
 
 def _judges_ranking(studies, models, resamples) -> list[dict[str, Any]]:
@@ -316,13 +314,15 @@ def studies_scored_by(metric_model: MetricModel, studies: QuerySet[Study]) -> Qu
                           | Q(pk__in=scored.values("conversation__study_items__study"))).distinct()
 
 
-def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, resamples: int = 1000) -> list[dict]:
+def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, resamples: int = 1000,
+                        queue: Callable[[], Any] | None = None) -> list[dict] | None:
     """Where ``metric_model`` is below an untrained baseline on these studies' own human ratings, in the
     shape of a model card's ``below`` entries (``card_warnings`` reads both): per condition and criterion,
     Spearman with the human mean of each target, Δ = model − baseline on the targets both scored, with its
     paired-bootstrap 95 % interval (``studies.analysis.correlation.correlation_difference``, as the card).
     The card covers the shared files and benchmark studies only; this covers a researcher's own studies,
-    against every baseline's default model scored there. Cached per version of the ratings and scores."""
+    against every baseline's default model scored there. Stored per version of the ratings and scores
+    (``metrics.scoring.summaries.kept``; with ``queue``, None while a worker computes it)."""
     from metrics import registry
     from studies.reports.selectors import ratings_version
 
@@ -332,16 +332,10 @@ def baseline_shortfalls(studies: QuerySet[Study], metric_model: MetricModel, *, 
     if not baselines:
         return []
     models = [metric_model, *baselines]
-    scores = MetricScore.objects.filter(metric_model__in=models).aggregate(n=Count("id"), last=Max("created_at"),
-                                                                             total=Sum("value"))
     version = (f"{ratings_version(studies)}:{','.join(str(m.pk) for m in models)}:{resamples}:"
-               f"{':'.join(str(v) for v in scores.values())}")
-    key = "baseline-shortfalls:" + hashlib.sha256(version.encode()).hexdigest()
-    rows = cache.get(key)
-    if rows is None:
-        rows = _baseline_shortfalls(studies, metric_model, baselines, resamples)
-        cache.set(key, rows, timeout=3600)
-    return rows
+               f"{_scores_version(models)}")
+    return summaries.kept(HumanMetricSummary.Kind.BASELINES, version, studies, metric_model,
+                          lambda: _baseline_shortfalls(studies, metric_model, baselines, resamples), queue=queue)
 
 
 def _baseline_shortfalls(studies, metric_model, baselines, resamples) -> list[dict]:
@@ -383,6 +377,44 @@ def combined_models(user, raw: str | None, *, field: str = "combine") -> list:
     if unknown:
         raise ValidationError({field: f"no metric model {', '.join(repr(n[:60]) for n in unknown[:5])} you may use"})
     return [found[n] for n in dict.fromkeys(names)]
+
+
+def unscored_study_ids(experiment, metric_model) -> set[int]:
+    """Studies of the experiment that show a response the metric model has not scored yet (one query),
+    and dialogue-level studies with a conversation it has not scored (one query per such study: what
+    the unit shows or collected, ``StudyUnit.conversations``; a chat study's ended chats)."""
+    scored = MetricScore.objects.filter(metric_model=metric_model, response=OuterRef("response"))
+    dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("pk"))
+    unscored = set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
+                   .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct())
+    for study in experiment.studies.filter(unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"]):
+        if unit_for(study).conversations(study).exclude(Exists(dialogues)).exists():
+            unscored.add(study.pk)
+    return unscored
+
+
+PAGE_PARTS = ("report", "judges", "baselines")
+
+
+def human_metric_page_results(experiment, metric_model: MetricModel, user, *, unscored: set[int] | None = None,
+                              queue: Callable[[], Any] | None = None,
+                              parts: tuple[str, ...] = PAGE_PARTS) -> dict[str, Any]:
+    """What the human-vs-metric page shows for ``user``, each part as ``metrics.scoring.summaries.kept`` gives it
+    (None while a worker computes it, with ``queue``): ``report`` over the conditions the model scored
+    fully (a correlation with missing metric scores is not the one the paper reports), the ``judges``'
+    ranking of every model scored there that ``user`` may use, and the untrained ``baselines`` it is
+    below. The worker (``tasks.human_metric_summaries``) calls it without ``queue`` and so stores them."""
+    unscored = unscored_study_ids(experiment, metric_model) if unscored is None else unscored
+    scored = experiment.studies.exclude(pk__in=unscored)
+    out: dict[str, Any] = {}
+    if "report" in parts:
+        out["report"] = (human_metric_report(scored, metric_model, queue=queue) if scored.exists()
+                         else {"metric_model": metric_model.name, "cells": [], "notes": []})
+    if "judges" in parts:
+        out["judges"] = judges_ranking(scored, metric_models_scored_on(experiment.studies.all(), user), queue=queue)
+    if "baselines" in parts:
+        out["baselines"] = baseline_shortfalls(experiment.studies.all(), metric_model, queue=queue)
+    return out
 
 
 def visible_runs(user) -> QuerySet[ScoringRun]:

@@ -25,6 +25,7 @@ from studies.designs.magnitude import bme_reference_value
 from studies.models import Response, Study
 
 BATCH = 64
+BATCH_READ = 5000  # ids per query when a run reads all its targets ahead (below any database's parameter limit)
 
 
 def metric_register(*, key: str) -> Metric:
@@ -138,13 +139,18 @@ def scoring_run_execute(*, run: ScoringRun, on_progress: Callable[[int, int], No
         return [MetricScore(metric_model=run.metric_model, response=r, value=v, run=run)
                 for r, v in zip(responses, values, strict=True) if v is not None]
 
+    def prepare(ids: list[int]) -> None:  # the embed-each-text-once step of benchmark_metric, for a run
+        responses = [r for start in range(0, len(ids), BATCH_READ) for r in Response.objects.filter(
+            pk__in=ids[start:start + BATCH_READ]).select_related("conversation").order_by("pk")]
+        implementation.prepare(inputs=scoring_inputs(responses))
+
     def notes() -> str:
         warned = implementation.warnings
         text = f"; {warned} response(s) got a fallback value (see the metric's notes)" if warned else ""
         return text + (implementation.run_notes() if hasattr(implementation, "run_notes") else "")
 
     return scoring_run_batches(run=run, device=implementation.device, targets=selectors.run_responses(run),
-                               unscored=selectors.unscored(run), scores_of=scores_of,
+                               unscored=selectors.unscored(run), scores_of=scores_of, prepare=prepare,
                                batch=getattr(implementation, "batch_size", BATCH), notes=notes, on_progress=on_progress)
 
 

@@ -1,18 +1,19 @@
 """Metrics pages: scoring and training runs with live progress, and human-vs-metric reports."""
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from metrics import registry
-from metrics.models import MetricModel, MetricScore, RunStatus, ScoringRun, TrainingRun
+from metrics.models import MetricModel, RunStatus, ScoringRun, TrainingRun
 from metrics.ppi import estimates as ppi
 from metrics.scoring import exports, run_jobs, selectors, services
 from metrics.scoring.pairwise import pairwise_human_metric
@@ -21,10 +22,11 @@ from metrics.training import services as training
 from metrics.web.judge_views import judge_endpoints
 from studies import access
 from studies.corpora.selectors import corpora_visible_to
-from studies.designs import UNITS, design_for, unit_for
+from studies.designs import design_for
 from studies.errors import StudyStateError
-from studies.models import StudyItemResponse
 from studies.reports.exporting import no_store
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -240,20 +242,6 @@ def bme_fill(request, slug):
     return redirect("studies:study_detail", slug=slug)
 
 
-def _unscored_study_ids(experiment, metric_model) -> set[int]:
-    """Studies of the experiment that show a response the metric model has not scored yet (one query),
-    and dialogue-level studies with a conversation it has not scored (one query per such study: what
-    the unit shows or collected, ``StudyUnit.conversations``; a chat study's ended chats)."""
-    scored = MetricScore.objects.filter(metric_model=metric_model, response=OuterRef("response"))
-    dialogues = MetricScore.objects.filter(metric_model=metric_model, conversation=OuterRef("pk"))
-    unscored = set(StudyItemResponse.objects.filter(item__study__experiment=experiment)
-                   .exclude(Exists(scored)).values_list("item__study_id", flat=True).distinct())
-    for study in experiment.studies.filter(unit__in=[u.key for u in UNITS.values() if u.level == "dialogue"]):
-        if unit_for(study).conversations(study).exclude(Exists(dialogues)).exists():
-            unscored.add(study.pk)
-    return unscored
-
-
 def _report(request, slug, model):
     """(experiment, metric model, report over the fully scored conditions, conditions still to score).
 
@@ -261,18 +249,36 @@ def _report(request, slug, model):
     metric scores is not the one the paper reports) and listed so the page can offer to score them."""
     experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
     metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
-    unscored = _unscored_study_ids(experiment, metric_model)
-    scored_studies = experiment.studies.exclude(pk__in=unscored)
-    if scored_studies.exists():
-        report = selectors.human_metric_report(scored_studies, metric_model)
-    else:
-        report = {"metric_model": metric_model.name, "cells": [], "notes": []}
+    unscored = selectors.unscored_study_ids(experiment, metric_model)
+    report = selectors.human_metric_page_results(experiment, metric_model, request.user, unscored=unscored,
+                                                 parts=("report",))["report"]
     return experiment, metric_model, report, list(experiment.studies.filter(pk__in=unscored).order_by("id"))
 
 
 @login_required
 def human_metric_page(request, slug, model):
-    experiment, metric_model, report, unscored = _report(request, slug, model)
+    """Reads the correlations, the judges' ranking and the baselines a worker stored for the ratings and
+    scores in force (``selectors.human_metric_page_results``); while it computes them the page says so."""
+    from metrics import tasks
+
+    experiment = get_object_or_404(access.experiments_visible_to(request.user), slug=slug)
+    metric_model = get_object_or_404(selectors.metric_models_usable_by(request.user), name=model)
+    unscored_ids = selectors.unscored_study_ids(experiment, metric_model)
+    unscored = list(experiment.studies.filter(pk__in=unscored_ids).order_by("id"))
+    queued = []
+
+    def queue() -> None:  # once per page, however many of its parts are missing
+        if not queued:
+            queued.append(True)
+            try:
+                tasks.human_metric_summaries.delay(experiment.pk, metric_model.pk, request.user.pk)
+            except Exception:  # noqa: BLE001 - a broker that refuses it: the page still says "computing"
+                logger.exception("human-vs-metric results of %s on %s not queued", metric_model.pk, experiment.pk)
+
+    results = selectors.human_metric_page_results(experiment, metric_model, request.user, unscored=unscored_ids,
+                                                  queue=queue)
+    computing = any(value is None for value in results.values())
+    report = results["report"] or {"metric_model": metric_model.name, "cells": [], "notes": []}
     running = {run.study_id: run for run in ScoringRun.objects.filter(
         metric_model=metric_model, study__in=unscored, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])}
     conditions = list(dict.fromkeys(c["condition"] for c in report["cells"]))
@@ -281,13 +287,10 @@ def human_metric_page(request, slug, model):
     rows = [{"criterion": k, "cells": [cells.get((c, k)) for c in conditions]} for k in criteria]
     return render(request, "metrics/human_metric.html", {
         "pairwise": pairwise_human_metric(experiment.studies.exclude(pk__in=[s.pk for s in unscored]), metric_model),
-        "judges": selectors.judges_ranking(
-            experiment.studies.exclude(pk__in=[s.pk for s in unscored]),
-            selectors.metric_models_scored_on(experiment.studies.all(), request.user)),
+        "judges": results["judges"] or [], "computing": computing,
         "experiment": experiment, "metric_model": metric_model, "report": report, "conditions": conditions,
         "rows": rows, "models": selectors.metric_models_usable_by(request.user), "card_warnings": selectors.card_warnings(metric_model.card),
-        "study_warnings": selectors.card_warnings({"below": selectors.baseline_shortfalls(experiment.studies.all(),
-                                                                                          metric_model)}),
+        "study_warnings": selectors.card_warnings({"below": results["baselines"] or []}),
         "titles": dict(experiment.studies.values_list("slug", "title")),  # conditions by title, not slug
         "unscored": [{"study": study, "run": running.get(study.pk),
                       "problem": selectors.metric_model_fit_problem(metric_model, study=study)} for study in unscored],

@@ -19,6 +19,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from studies.designs.common import DONE
 from studies.models import BestWorstChoice, Study, StudyItem, StudyItemResponse
 from studies.pseudonyms import rater_pseudonym
+from studies.reads import once, queryset_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,20 +49,24 @@ def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True, keep: i
     columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
     ``score`` (+1 best, −1 worst, 0 otherwise). ``done_only``: submitted, not excluded (but ``keep``,
-    one excluded rater's id put back for their own page)."""
+    one excluded rater's id put back for their own page). Read once per ``one_read`` block (the
+    report's frame and the tuples section share it)."""
+    return once("bws-annotations", studies, lambda: _annotation_rows(studies, done_only=done_only, keep=keep),
+                done_only, keep)
+
+
+def _annotation_rows(studies: QuerySet[Study], *, done_only: bool, keep: int | None) -> pd.DataFrame:
     import pandas as pd
 
     choices = BestWorstChoice.objects.filter(assignment__study__in=studies, assignment__study__design=KEY)
     if done_only:
         choices = choices.filter(Q(assignment__excluded=False) | Q(assignment__rater_id=keep),
                                  assignment__status__in=DONE)
-    frame = pd.DataFrame.from_records(list(choices.values_list(*ANNOTATION_COLUMNS.values())),
-                                      columns=list(ANNOTATION_COLUMNS))
+    frame = queryset_frame(choices.values_list(*ANNOTATION_COLUMNS.values()), list(ANNOTATION_COLUMNS))
     if frame.empty:
         return frame.assign(**{k: pd.Series(dtype=object) for k in (*MEMBER_COLUMNS, "rank", "score", "size")})
-    members = pd.DataFrame.from_records(
-        list(StudyItemResponse.objects.filter(item_id__in=frame["item"].unique().tolist())
-             .values_list(*MEMBER_COLUMNS.values())), columns=list(MEMBER_COLUMNS))
+    members = queryset_frame(StudyItemResponse.objects.filter(item_id__in=frame["item"].unique().tolist())
+                             .values_list(*MEMBER_COLUMNS.values()), list(MEMBER_COLUMNS))
     members["size"] = members.groupby("item")["unit"].transform("size")
     frame = frame.merge(members, on="item", how="inner")
     is_best, is_worst = frame["unit"] == frame["best"], frame["unit"] == frame["worst"]

@@ -14,6 +14,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from studies.designs.common import DONE
 from studies.models import Assignment, Comparison, Study
 from studies.pseudonyms import rater_pseudonym
+from studies.reads import once, queryset_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,11 +48,10 @@ def comparisons(studies: QuerySet[Study], *, with_excluded: bool = False) -> Que
 
 
 def comparisons_frame(studies: QuerySet[Study]) -> pd.DataFrame:
-    """One row per judgment (the input of studies.analysis.pairwise), in one query."""
-    import pandas as pd
-
-    rows = comparisons(studies).values_list(*FRAME_COLUMNS.values())
-    return pd.DataFrame.from_records(list(rows), columns=list(FRAME_COLUMNS))
+    """One row per judgment (the input of studies.analysis.pairwise), in one query, read once per
+    ``one_read`` block."""
+    return once("comparisons", studies,
+                lambda: queryset_frame(comparisons(studies).values_list(*FRAME_COLUMNS.values()), list(FRAME_COLUMNS)))
 
 
 def comparisons_version(studies: QuerySet[Study]) -> str:

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 
 from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import AssignmentItem, Study
+from studies.reads import queryset_frame
 from studies.reports.selectors import normalised_ratings, ratings_version
 
 if TYPE_CHECKING:
@@ -27,18 +28,18 @@ def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     rater's list, e.g. an imported benchmark's single-response slots)."""
     import pandas as pd
 
-    ratings = pd.DataFrame.from_records(
-        list(normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES).values_list(
+    ratings = queryset_frame(
+        normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES).values_list(
             "assignment__study__slug", "criterion__name", "assignment__rater_id", "normalised_value",
-            "assignment_id", "item_id", "response_id")),
-        columns=["study", "criterion", "rater", "score", "assignment", "item", "response"])
+            "assignment_id", "item_id", "response_id"),
+        ["study", "criterion", "rater", "score", "assignment", "item", "response"], floats={"score"})
     if ratings.empty:
         return ratings.assign(shown_position=pd.Series(dtype=float))
-    slots = pd.DataFrame.from_records(
-        list(AssignmentItem.objects.filter(assignment__study__in=studies, assignment__status__in=DONE_STATUSES,
-                                           assignment__excluded=False)
-             .values_list("assignment_id", "item_id", "response_order")),
-        columns=["assignment", "item", "response"])
+    slots = queryset_frame(  # response_order is JSON: its column goes through Django's converter
+        AssignmentItem.objects.filter(assignment__study__in=studies, assignment__status__in=DONE_STATUSES,
+                                      assignment__excluded=False)
+        .values_list("assignment_id", "item_id", "response_order"),
+        ["assignment", "item", "response"])
     slots = slots[slots["response"].map(lambda order: isinstance(order, list) and len(order) > 0)]
     shown = slots.explode("response")
     shown["shown_position"] = shown.groupby(level=0).cumcount() + 1

@@ -13,10 +13,12 @@ from studies.designs.common import DONE as DONE_STATUSES
 from studies.designs.common import Section
 from studies.models import (
     Assignment,
+    Criterion,
     Rating,
     Study,
 )
 from studies.pseudonyms import rater_pseudonym
+from studies.reads import once, queryset_frame
 from studies.reports import targets
 
 if TYPE_CHECKING:
@@ -74,16 +76,23 @@ RATINGS_FRAME_COLUMNS = {
 }
 
 
+FLOAT_COLUMNS = ("value", "score", "seconds", "total_seconds")
+
+
 def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False, keep: int | None = None) -> pd.DataFrame:
     """Every rating of submitted assignments as one DataFrame (one query, no per-row Python), with
     the normalised score in ``score``; the input of the reliability report. ``rater_name`` is the
     rater's pseudonym (``rater_pseudonym``) unless ``raw_ids``. ``keep``: an excluded rater put back
-    (``normalised_ratings``)."""
+    (``normalised_ratings``). Shared inside a ``one_read`` block: callers copy before changing it."""
+    return once("frame", studies, lambda: _ratings_frame(studies, raw_ids=raw_ids, keep=keep), raw_ids, keep)
+
+
+def _ratings_frame(studies: QuerySet[Study], *, raw_ids: bool, keep: int | None) -> pd.DataFrame:
     import pandas as pd
 
     rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
             .values_list(*RATINGS_FRAME_COLUMNS.values()))
-    frame = pd.DataFrame.from_records(list(rows), columns=list(RATINGS_FRAME_COLUMNS))
+    frame = queryset_frame(rows, list(RATINGS_FRAME_COLUMNS), floats=FLOAT_COLUMNS)
     for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
         extra = design.report_frame(design.studies_of(studies), keep=keep)
         if extra is not None and len(extra):
@@ -92,7 +101,7 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False, keep: int 
         pairs = frame[["experiment", "rater"]].drop_duplicates()
         pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
         frame = frame.drop(columns="rater_name").merge(pairs, on=["experiment", "rater"], how="left")
-    for column in ("value", "score", "seconds", "total_seconds"):
+    for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame
 
@@ -134,6 +143,10 @@ def ratings_version(studies: QuerySet[Study]) -> str:
     assignments are in a status reports count (approving or rejecting one changes the report), which
     are excluded by a reviewer; and
     the designs' own judgments that are not Ratings (best-worst picks, A/B choices)."""
+    return once("version", studies, lambda: _ratings_version(studies))
+
+
+def _ratings_version(studies: QuerySet[Study]) -> str:
     rows = sorted(studies.values_list("pk", "design"))
     ids = [pk for pk, _ in rows]
     stamp = Rating.objects.filter(assignment__study_id__in=ids).aggregate(
@@ -143,7 +156,12 @@ def ratings_version(studies: QuerySet[Study]) -> str:
         excluded=Sum("id", filter=Q(excluded=True)))  # a reviewer's exclusion changes every report
     own = [v for design in designs_of({key for _, key in rows})
            for v in design.judgments_stamp(ids)]
-    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own))
+    # what reports name besides the ratings: a renamed condition or question must not keep its old name
+    names = hashlib.sha256(repr((
+        sorted(Study.objects.filter(pk__in=ids).values_list("pk", "title", "experiment__title")),
+        sorted(Criterion.objects.filter(study_id__in=ids).values_list("study_id", "name", "question", "options")),
+    )).encode()).hexdigest()[:16]
+    return ":".join(str(v) for v in (ids, *stamp.values(), *done.values(), *own, names))
 
 
 def reliability_report(studies: QuerySet[Study], *, exclude_flagged: bool = False, raw_ids: bool = False,

@@ -1,6 +1,7 @@
 """Reliability report pages and downloads, for one study or a whole experiment (conditions side by side)."""
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from django.contrib.auth.decorators import login_required
@@ -13,6 +14,7 @@ from studies import access
 from studies.designs import designs_of
 from studies.designs.common import Section
 from studies.models import Study
+from studies.reads import one_read
 from studies.reports import (
     aggregated_labels,
     downloads,
@@ -78,6 +80,7 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 
 
 @login_required
+@one_read()
 def report_page(request, study=None, experiment=None):
     from studies.analysis.report import TABLES, table_title
 
@@ -117,6 +120,10 @@ def report_page(request, study=None, experiment=None):
         "ratings_links": [(f, reverse("studies:experiment_export" if experiment else "studies:study_export",
                                       args=[target.slug, f]) + ("?raw_ids=1" if raw_ids else "")) for f in EXPORT_FORMATS],
         "raw_ids": raw_ids,
+        # the page's body is cached as rendered, per page and version of what it shows (a warm page renders
+        # the header and the other apps' sections only)
+        "body_key": hashlib.sha256(f"{request.get_full_path()}:{report_selectors.ratings_version(studies)}:"
+                                   f"{exclude}:{raw_ids}".encode()).hexdigest(),
         "sections": sections.render(request, studies, target),  # added by other apps (metrics)
         # who a reviewer excluded and why; label aggregation and its accuracy on check items
         "exclusions": rater_evidence.exclusions(studies),
@@ -129,6 +136,7 @@ def report_page(request, study=None, experiment=None):
 
 
 @login_required
+@one_read()
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
     _, studies, _ = _scope(request, study=study, experiment=experiment)

@@ -26,8 +26,24 @@ def browser():
 
     with sync_playwright() as playwright:
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
+        instance.new_context = _patient(instance.new_context)
         yield instance
         instance.close()
+
+
+# A report page computed cold (its statistics' first imports included) can take tens of seconds on a busy
+# 2-core CI machine running two test workers: Playwright's 30 s default would fail a page that is only slow.
+ACTION_TIMEOUT_MS = 60_000
+NAVIGATION_TIMEOUT_MS = 120_000
+
+
+def _patient(new_context):
+    def made(*args, **kwargs):
+        context = new_context(*args, **kwargs)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+        return context
+    return made
 
 
 class _Served:

@@ -79,3 +79,24 @@ def test_cpu_threads_follow_the_free_cpus_and_the_environment(monkeypatch):
     monkeypatch.setenv(devices.THREADS_ENVIRONMENT, "many")
     with pytest.raises(ValueError, match="CONCORD_TORCH_THREADS must be a whole number"):
         devices.cpu_threads()
+
+
+@pytest.mark.django_db
+def test_a_scoring_run_embeds_each_text_once_ahead_with_the_scores_of_batch_by_batch(make_study, forward_rows):
+    """``score_metric``, the API and the page score through one loop (``services.scoring_run_execute``), which
+    now embeds ahead as ``benchmark_metric`` does: the encoder sees each text in one pass before the batches,
+    and the stored scores equal scoring without the ahead pass."""
+    from metrics.models import MetricScore
+    from metrics.scoring import services
+    from metrics.scoring.services import scoring_inputs
+    from studies.models import Response
+
+    study = make_study("likert")
+    model = services.metric_model_default(key="cosine_last")
+    run = services.scoring_run_execute(run=services.scoring_run_create(metric_model=model, study=study, enqueue=False))
+    assert run.status == "done" and run.total > 3
+    assert 1 <= len(forward_rows) <= 2  # the ahead pass; every batch then found its texts embedded
+    stored = dict(MetricScore.objects.filter(metric_model=model).values_list("response_id", "value"))
+    responses = list(Response.objects.filter(pk__in=stored).select_related("conversation").order_by("pk"))
+    plain = registry.implementation("cosine_last", model.config).score(scoring_inputs(responses))
+    assert np.abs(np.array([stored[r.pk] for r in responses]) - np.array(plain)).max() <= 1e-6

@@ -96,9 +96,14 @@ def test_per_turn_turns_match_share_and_check_passed():
     assert not check_passed([{**rules[0], "min_match": 1.0}], {("p", 9): given}, ["p"], 1)
 
 
-def test_per_turn_checks_still_refused_for_a_dialogue_study_without_a_per_turn_criterion(user):
+def test_per_turn_rules_refused_where_no_criterion_is_per_turn_the_dialogue_judged_whole_instead(user):
+    """A Likert dialogue study with no per-turn criterion takes a known bad dialogue judged whole, never rules
+    on its turns."""
     study = study_make(user, publish=False, criteria=[{"name": "coherence"}])
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="gold", context=BAD_DIALOGUE,
-                                 rules=[{"criterion": "coherence", "response": 1, "value": 1}])
-    assert "not available for dialogue-unit studies" in " ".join(refused.value.messages)
+                                 rules=[{"criterion": "coherence", "response": 1, "turns": {"1": ["redundant"]}}])
+    assert "turns" in " ".join(refused.value.messages) or "turns" in str(refused.value)
+    item = checks.check_item_create(study=study, kind="gold", context=BAD_DIALOGUE,
+                                    rules=[{"criterion": "coherence", "response": 1, "value": 1}])
+    assert item.check_kind == "gold" and study.items.filter(check_kind="gold").count() == 1
