@@ -47,17 +47,21 @@ def _field_messages(form: StudyForm) -> list[str]:
     return messages
 
 
-def _criteria(study: Study, form: StudyForm) -> list[Criterion]:
-    """The form's criteria as unsaved rows; the chosen design's and unit's own for untouched defaults."""
+def _criteria(study: Study, form: StudyForm) -> tuple[list[Criterion], list[str]]:
+    """The form's criteria as unsaved rows (the chosen design's and unit's own for untouched defaults),
+    and the problems of those left out, each naming its criterion (as the edit page's preview does)."""
     specs = form.criteria_specs() or rows_specs(default_rows(study.design, study.unit))[0]
     takes_kinds = design_for(study).takes_kinds
-    criteria = []
+    criteria, problems = [], []
     for position, spec in enumerate(specs):
-        settings, _ = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=spec["name"])
+        settings, found = criterion_kind_clean(spec, takes_kinds=takes_kinds, prefix=spec["name"])
+        if found:
+            problems += [f"{spec['name']}: {message}" for message in found.values()]
+            continue
         criteria.append(Criterion(study=study, name=spec["name"], position=position,
                                   question=spec.get("question") or spec["name"].replace("-", " ").capitalize(),
                                   help_text=spec.get("help_text", ""), **settings))
-    return criteria
+    return criteria, problems
 
 
 def new_study_preview(experiment: Experiment, data: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
@@ -85,8 +89,9 @@ def new_study_preview(experiment: Experiment, data: Mapping[str, Any]) -> tuple[
                                  "is shown on the edit page once the draft is created and its items are built."}, 200
     item = StudyItem(study=study, position=0)
     item.sample_texts = SAMPLE_RESPONSES
-    context = item_preview_context(study, item, criteria=_criteria(study, form), order=list(SAMPLE_RESPONSES), total=1)
+    criteria, problems = _criteria(study, form)
+    context = item_preview_context(study, item, criteria=criteria, order=list(SAMPLE_RESPONSES), total=1)
     context.update({"turns": context_sides(SAMPLE_TURNS), "study": study, "new_study": True,
-                    "item_number": 0, "item_count": 1, "builder_problems": [], "builder_notes": [
+                    "item_number": 0, "item_count": 1, "builder_problems": problems, "builder_notes": [
                         "A sample conversation: your study's own items are shown on its edit page once they are built."]})
     return context, 200

@@ -94,3 +94,12 @@ def test_preview_of_new_study_has_a_status_line_on_the_create_page(client, user,
     page = client.get(f"/experiments/{experiment.slug}/studies/new/").content.decode()
     assert f'data-preview-url="{url(experiment)}"' in page
     assert re.search(r'<p class="visually-hidden" role="status" data-preview-status', page)
+
+
+def test_preview_of_new_study_names_a_question_whose_labels_are_missing(client, user, experiment):
+    client.force_login(user)
+    answer = client.post(url(experiment), form(**{"c-0-kind": "categorical", "c-0-labels": ""}))
+    assert answer.status_code == 400
+    problem = re.search(r'data-testid="preview-refused">(.*?)</p>', answer.content.decode(), re.S).group(1)
+    assert "Questions raters answer: row 1 (clarity), options" in problem
+    assert Study.objects.count() == 0
