@@ -14,6 +14,8 @@ urlpatterns = [
     path("", authoring_views.experiment_list, name="experiment_list"),
     path("experiments/new/", authoring_views.experiment_create, name="experiment_create"),
     path("experiments/<slug:experiment>/studies/new/", authoring_views.study_create, name="study_create"),
+    path("experiments/<slug:experiment>/studies/new/preview/", builder_views.new_study_preview,
+         name="new_study_preview"),
     path("experiments/<slug:experiment>/report/", report_views.report_page, name="experiment_report"),
     path("experiments/<slug:experiment>/report.<str:export_format>", report_views.report_download,
          name="experiment_report_download"),

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studies import access
 from studies.authoring import builder, editing
 from studies.authoring.criteria_rows import rows_posted
+from studies.authoring.new_study_preview import new_study_preview as new_study_preview_context
 from studies.errors import StudyStateError
 
 ITEM_FIELD = "builder_item"
@@ -67,3 +68,13 @@ def builder_expected(request, slug: str):
                                                        f"expected answer."})
     return JsonResponse({"saved": True, "message": f"Your answer to item {number + 1} is now the expected answer of "
                                                    f"{what} {count}."})
+
+
+@login_required
+@require_POST
+def new_study_preview(request, experiment: str):
+    """POST (the new-study form as it stands): the rater's page for a sample item with the draft's
+    settings, or the form's problems naming their fields (400). Nothing is saved."""
+    found = get_object_or_404(access.experiments_visible_to(request.user), slug=experiment)
+    context, status = new_study_preview_context(found, request.POST)
+    return render(request, "studies/_builder_preview.html", context, status=status)

@@ -71,10 +71,13 @@ def _item_context(study: Study, item: StudyItem, order: list[int], values: dict,
     }
 
 
-def item_preview_context(study: Study, item: StudyItem, *, criteria: list, values: dict | None = None) -> dict:
+def item_preview_context(study: Study, item: StudyItem, *, criteria: list, values: dict | None = None,
+                         order: list[int] | None = None, total: int | None = None) -> dict:
     """``item`` as its raters get it (raters/_item_body.html's context), with ``criteria`` that may be a
-    draft not yet saved (the study builder's preview; ``study`` may carry a draft design configuration)."""
-    return _item_context(study, item, _canonical_order(item), values or {}, {}, preview=True, criteria=criteria)
+    draft not yet saved (the study builder's preview; ``study`` may carry a draft design configuration).
+    ``order`` and ``total`` are given for an unsaved sample item (the new-study preview reads nothing)."""
+    return _item_context(study, item, _canonical_order(item) if order is None else order, values or {}, {},
+                         preview=True, criteria=criteria, total=total)
 
 
 def _slots(token: str, *positions: int) -> dict[int, AssignmentItem]:

@@ -86,6 +86,7 @@ PAGES_ONLY = {
     "studies:study_preview": "the rater's page as a rater sees it; the API gives the items (study-items)",
     "studies:study_preview_item": "as above, one item",
     "studies:builder_preview": "the study builder's live preview of a page being designed",
+    "studies:new_study_preview": "the new-study page's live preview of a rater page for a sample item; nothing is saved",
     "studies:builder_expected": "the builder's form rows for an expected answer; the API takes the rules as JSON",
     "studies:study_live_panel": "an HTML fragment the study page polls; the API reads the same figures (study-progress)",
     "metrics:training_curve": "an SVG of a training run's losses; the API gives the run (training-detail)",

@@ -120,6 +120,8 @@ class ResponseUnit(StudyUnit):
         return columns
 
     def target_texts(self, study: Study, item: StudyItem, order: Sequence[int], *, ranked: bool) -> dict[int, str]:
+        if item.pk is None:  # the new-study preview's sample item: its texts travel with it, nothing is read
+            return dict(getattr(item, "sample_texts", {}))
         return item_response_texts(item.pk, order)
 
 
