@@ -9,6 +9,9 @@
   "use strict";
   if (window.concordSpans) return;  // one span criterion or several: one script
   window.concordSpans = true;
+  // The page's words in its language (studies.rating.js_strings), keyed by the English text (the fallback).
+  const STRINGS = JSON.parse((document.getElementById("rater-strings") || {}).textContent || "{}");
+  const t = (text, values) => (STRINGS[text] || text).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
 
   function setup(row) {
     const input = row.querySelector("input.span-value");
@@ -73,15 +76,15 @@
         const remove = document.createElement("button");
         remove.type = "button";
         remove.className = "span-remove";
-        remove.textContent = "Remove";
-        remove.setAttribute("aria-label", `Remove the span “${doc ? textOf(doc, sp.start, sp.end) : ""}”`);
+        remove.textContent = t("Remove");
+        remove.setAttribute("aria-label", t("Remove the span “{text}”", {text: doc ? textOf(doc, sp.start, sp.end) : ""}));
         remove.addEventListener("click", () => { spans.splice(i, 1); save(); });
         li.appendChild(remove);
         list.appendChild(li);
       });
       if (!spans.length && confirmedNone) {
         const li = document.createElement("li");
-        li.textContent = "Nothing to mark (confirmed).";
+        li.textContent = t("Nothing to mark (confirmed).");
         list.appendChild(li);
       }
       nothing.hidden = spans.length > 0;
@@ -120,8 +123,9 @@
         if (!all.length) return;
         cursor = Math.max(0, Math.min(all.length - 1, i));
         all.forEach((t, j) => t.classList.toggle("cursor", j === cursor));
-        doc.setAttribute("aria-label", `word ${cursor + 1} of ${all.length}: ${all[cursor].textContent}`
-          + (all[cursor].dataset.label ? `, marked ${all[cursor].dataset.label}` : ""));
+        doc.setAttribute("aria-label", t("word {n} of {count}: {text}",
+                                         {n: cursor + 1, count: all.length, text: all[cursor].textContent})
+          + (all[cursor].dataset.label ? t(", marked {label}", {label: all[cursor].dataset.label}) : ""));
       };
       doc.addEventListener("focus", () => { if (cursor < 0) moveTo(0); });
       doc.addEventListener("blur", () => tokensOf(doc).forEach((t) => t.classList.remove("cursor")));
@@ -186,7 +190,7 @@
         r.classList.add("has-error");
         r.setAttribute("aria-invalid", "true");
         const note = document.getElementById(r.getAttribute("aria-describedby"));
-        if (note) { note.textContent = "mark the spans, or confirm there is nothing to mark"; note.hidden = false; }
+        if (note) { note.textContent = t("mark the spans, or confirm there is nothing to mark"); note.hidden = false; }
       });
       if (empty.length) {
         event.preventDefault();

@@ -48,6 +48,13 @@ JS_STRINGS = (  # every t("...") text of the rater scripts (tests/studies/test_i
     gettext_noop("Pick an answer for every question (marked in red)."),
     gettext_noop("{heading} (scrolls sideways)"),
     gettext_noop("Scrolls sideways"),
+    # span marking (rater_spans.js)
+    gettext_noop("Remove"),
+    gettext_noop("Remove the span “{text}”"),
+    gettext_noop("Nothing to mark (confirmed)."),
+    gettext_noop("word {n} of {count}: {text}"),
+    gettext_noop(", marked {label}"),
+    gettext_noop("mark the spans, or confirm there is nothing to mark"),
 )
 
 

@@ -18,7 +18,8 @@ ROOT = Path(settings.BASE_DIR)
 # ACUTE, practice feedback, done and completion code).
 RATER_TEMPLATES = sorted((ROOT / "templates" / "raters").rglob("*.html"))
 RATER_SCRIPTS = [ROOT / "static" / "concord" / name for name in
-                 ("rater.js", "rater_pairwise.js", "rater_bws_tuples.js", "chat.js", "scroll_regions.js")]
+                 ("rater.js", "rater_pairwise.js", "rater_bws_tuples.js", "rater_spans.js", "chat.js",
+                  "scroll_regions.js")]
 TRANSLATED_LANGUAGES = [code for code, _name in settings.LANGUAGES if code != "en"]
 GETTEXT_NAMES = {"gettext", "gettext_lazy", "gettext_noop", "_", "ngettext", "ngettext_lazy"}
 # Attributes a browser shows or reads aloud.
