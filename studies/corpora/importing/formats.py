@@ -168,6 +168,16 @@ def _json_lines(stream: BinaryIO) -> Iterator[tuple[int, Any] | ImportProblem]:
             yield from _checked([(line, value)])
 
 
+def _json_object_lines(stream: BinaryIO, must_be: str) -> Iterator[tuple[int, dict] | ImportProblem]:
+    """``_json_lines`` whose lines hold JSON objects: a line holding anything else is a problem saying what
+    it ``must_be`` (each format names its own object)."""
+    for entry in _json_lines(stream):
+        if isinstance(entry, ImportProblem) or isinstance(entry[1], dict):
+            yield entry
+        else:
+            yield ImportProblem(entry[0], "", must_be)
+
+
 def _id(record: dict, keys: tuple[str, ...], line: int) -> str | ImportProblem:
     for key in keys:
         value = record.get(key)

@@ -18,7 +18,7 @@ from studies.corpora.importing.formats import (
     TURN_SEPARATOR,
     Record,
     _id,
-    _json_lines,
+    _json_object_lines,
     _json_objects,
     _text,
     _turns,
@@ -38,14 +38,11 @@ from studies.corpora.importing.records import (
 
 def parse_ddpp(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.systems.update({name: description for _, name, description in DDPP_LEVELS})
-    for entry in _json_lines(stream):
+    for entry in _json_object_lines(stream, "each line must be a JSON object"):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
         line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each line must be a JSON object")
-            continue
         external_id = _id(record, ("id", "dialog_id"), line)
         turns = _turns(record.get("context"), line, "context")
         problems = [p for p in (external_id, turns) if isinstance(p, ImportProblem)]

@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from studies.corpora.importing.formats import Record, _json_lines, system_key
+from studies.corpora.importing.formats import Record, _json_lines, _json_object_lines, system_key
 from studies.corpora.importing.reading import decoded_lines, json_loads, value_problem
 from studies.corpora.importing.records import ImportProblem, ParsedConversation, ParsedHeader
 
@@ -103,14 +103,11 @@ def _judged(turns: list[dict[str, str]], preferred: str, header: ParsedHeader) -
 def parse_parlai_pairings(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.unit = "dialogue"
     kept: dict[str, tuple[str, int]] = {}  # dialogue key -> (digest of its turns, line first read)
-    for entry in _json_lines(stream):
+    for entry in _json_object_lines(stream, "each line must be a JSON object (one pair of dialogues)"):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
         line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each line must be a JSON object (one pair of dialogues)")
-            continue
         onboarding = record.get("is_onboarding", False)
         speakers = record.get("speakers_to_eval")
         dialogues = record.get("dialogue_dicts")
@@ -205,14 +202,11 @@ def _context_texts(value: Any) -> list[str]:
 def parse_parlai_selfchat(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     header.unit = "dialogue"
     number = 0
-    for entry in _json_lines(stream):
+    for entry in _json_object_lines(stream, "each line must be a JSON object with a \"dialog\""):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
         line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each line must be a JSON object with a \"dialog\"")
-            continue
         dialog = record.get("dialog")
         if not isinstance(dialog, list) or not dialog:
             yield ImportProblem(line, "dialog", "must be a non-empty list of exchanges (lists of turns)")

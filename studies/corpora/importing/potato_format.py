@@ -17,7 +17,7 @@ import string
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from studies.corpora.importing.formats import Record, _id, _json_lines
+from studies.corpora.importing.formats import Record, _id, _json_object_lines
 from studies.corpora.importing.label_studio_format import PREFIX, split_prefix
 from studies.corpora.importing.records import ImportProblem, ParsedConversation, ParsedHeader, ParsedResponse
 
@@ -46,14 +46,11 @@ def _dialogue(value: list, line: int, field: str) -> list[dict[str, str]] | Impo
 
 def parse_potato(stream: BinaryIO, header: ParsedHeader) -> Iterator[Record]:
     units: set[str] = set()
-    for entry in _json_lines(stream):
+    for entry in _json_object_lines(stream, "each line must be a JSON object (a Potato instance)"):
         if isinstance(entry, ImportProblem):
             yield entry
             continue
         line, record = entry
-        if not isinstance(record, dict):
-            yield ImportProblem(line, "", "each line must be a JSON object (a Potato instance)")
-            continue
         external_id = _id(record, ("id", "instance_id"), line)
         if isinstance(external_id, ImportProblem):
             yield external_id
