@@ -88,15 +88,16 @@ def _rating_fields(study: Study, context: Mapping[str, Any], by_name: Mapping[st
 
 def _turn_fields(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A per-turn criterion's fields: one per judged turn (``turn``: its index in the dialogue, from 0); a
-    binary behaviour set takes any list (none ticked: []), multi-label its labels or "__none__", categorical one."""
+    binary behaviour set takes any list (none ticked: []), multi-label its labels or [] for "none of these" (as a
+    multi-label criterion's field: the page's internal value never shows), categorical one."""
     labels, mode = list(row.get("labels") or []), row.get("mode")
-    choices = labels + ([NONE_VALUE] if mode == "multilabel" else [])
     fields = []
     for target in row["rows"]:
         for turn in target.get("turns") or []:
             if turn["judged"]:
-                fields.append({**_field(turn["field"], row, "per_turn", target=target["letter"], choices=choices,
-                                        many=mode != "categorical", required=mode != "binary"),
+                fields.append({**_field(turn["field"], row, "per_turn", target=target["letter"], choices=labels,
+                                        many=mode != "categorical", required=mode != "binary",
+                                        none_allowed=mode != "categorical"),
                                "turn": turn["index"], "mode": mode})
         if row.get("rationale"):
             fields.append(_field(target["why_field"], row, "rationale", target=target["letter"],

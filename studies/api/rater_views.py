@@ -157,7 +157,7 @@ class RaterFieldSerializer(serializers.Serializer):
     none_allowed = serializers.BooleanField(help_text="a list of labels that may be empty: [] answers none of these")
     turn = serializers.IntegerField(required=False, help_text="per_turn: the judged turn's index in the dialogue, from 0")
     mode = serializers.CharField(required=False, help_text="per_turn: binary (any labels, [] for none), multilabel "
-                                                           "(labels or __none__) or categorical (one label)")
+                                                           "(labels, or [] for none of these) or categorical (one label)")
 
 
 class RaterItemSerializer(serializers.Serializer):

@@ -42,3 +42,19 @@ def test_per_turn_api_answer_stored_by_turn_and_a_forged_turn_named(session_and_
     put = client.put(base(session) + "items/0/answer/", {"answers": answers}, format="json")
     assert put.status_code == 200, put.content[:400]
     assert Rating.objects.get().turns == {"1": [], "3": ["irrelevant", "redundant"]}
+
+
+def test_per_turn_api_multilabel_choices_hide_the_none_value_and_an_empty_list_answers_none(user):
+    criterion = {"name": "problems", "kind": "per_turn", "question": "What does each bot turn do wrong?",
+                 "options": {"mode": "multilabel", "labels": ["redundant", "irrelevant"]}}
+    study = study_make(user, criteria=[criterion], n=2, raters=1)
+    session = enter(study).json()
+    client = rater_client(session)
+    item = client.get(base(session) + "items/0/").json()
+    fields = [f for f in item["fields"] if f["kind"] == "per_turn"]
+    assert fields and all(f["choices"] == ["redundant", "irrelevant"] and f["none_allowed"] for f in fields)
+    answers = {**valid_answers(item), **{f["name"]: [] for f in fields}}
+    put = client.put(base(session) + "items/0/answer/", {"answers": answers}, format="json")
+    assert put.status_code == 200, put.content[:400]
+    assert "__none__" not in put.content.decode()
+    assert all(put.json()["values"][f["name"]] == [] for f in fields)
