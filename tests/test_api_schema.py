@@ -79,3 +79,11 @@ def test_a_path_under_api_that_matches_no_view_answers_the_documented_json_404(a
                               "detail": "No API endpoint at /api/metrics/runs/not-a-number/cancel/.", "errors": []}
     page = client.get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_schema_names_the_judgement_kind_enum_with_every_kind(schema):
+    """Generated clients import ``JudgementKindEnum``: the override must list the kinds there are, or the enum
+    loses its name as soon as a kind is added."""
+    from studies.designs.kinds import KINDS
+
+    assert schema["components"]["schemas"]["JudgementKindEnum"]["enum"] == list(KINDS)

@@ -236,7 +236,7 @@ SPECTACULAR_SETTINGS = {
         "StudyPlatformEnum": "studies.models.Study.Platform",
         "CrowdPlatformEnum": "crowd.models.Platform",
         # a criterion's judgement kind (studies.designs.kinds.KINDS; settings import no app code)
-        "JudgementKindEnum": ["scale", "categorical", "multilabel", "free_text"],
+        "JudgementKindEnum": ["scale", "categorical", "multilabel", "free_text", "per_turn", "spans"],
         "KindEnum": "studies.models.CheckKind",
         "ApiTokenKindEnum": "studies.models.ApiToken.Kind",  # named or login
         "ImportJobStatusEnum": "studies.models.ImportJob.Status",  # an import job's, in its detail and the list  # a check item's kind keeps the name it had before

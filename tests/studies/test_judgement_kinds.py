@@ -466,7 +466,7 @@ def test_categorical_and_multilabel_check_items_through_the_api_and_the_checks_p
     made = api.post(base + "create/", {"kind": "gold", "context": "A: hi", "responses": ["Hello!", "Go away.", "Hi there."],
                                        "rules": rules}, format="json")
     assert made.status_code == 201 and made.json()["rules"] == rules
-    assert api.get(base).json()["items"][0]["rules"] == rules
+    assert api.get(base).json()["results"][0]["rules"] == rules
     client.force_login(user)
     page = client.get(f"/studies/{kinds_study.slug}/checks/").content.decode()
     # a hand-written check expects a label or a label set by controls (no JSON), and the rules read as words

@@ -112,7 +112,7 @@ def test_second_view_does_not_recompute_and_a_rating_change_does(researcher_clie
     page = first.content.decode()
     assert 'data-testid="live-results"' in page and "ICC-A = ICC(A,k)" in page and "raters per item so far: mean 5.0" in page
     assert researcher_client.get(url).status_code == 200 and len(calls) == 1
-    with django_assert_max_num_queries(3):  # the ratings version (ids, ratings, assignments); no rating rows
+    with django_assert_max_num_queries(5):  # the ratings version (ids, ratings, assignments, titles, questions); no rating rows
         live_selectors.live_reliability(likert)
     assert len(calls) == 1
     rating = Rating.objects.filter(assignment__study=likert).first()
