@@ -56,11 +56,14 @@ def test_a_killed_worker_leaves_a_run_that_another_worker_finishes(start_worker,
     first = start_worker("doomed", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5")
     with django_capture_on_commit_callbacks(execute=True):
         run = services.scoring_run_create(metric_model=model, corpus=corpus)
-    wait_for(lambda: ScoringRun.objects.get(pk=run.pk).done >= 64, 180, first, "the first batches")
+    # Killed once the run has counted its targets: while it embeds every text ahead of its batches (each text
+    # once) or in its first batches, never after the last one.
+    wait_for(lambda: ScoringRun.objects.filter(pk=run.pk, status="running", total=600).exists(), 180, first,
+             "the run to count its targets")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     run.refresh_from_db()
-    assert run.status == "running" and 0 < run.done < 600
+    assert run.status == "running" and run.done < 600
     partial = MetricScore.objects.filter(metric_model=model).count()
     second = start_worker("rescuer", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5")
     wait_for(lambda: ScoringRun.objects.get(pk=run.pk).status == "done", 240, second, "the rescued run to finish")
