@@ -48,7 +48,9 @@ def _send_and_wait(client, assignment, urls):
     assert client.get(urls["page"]).status_code == 200
     sent = client.post(urls["turn"], {"form_token": form_tokens.form_token(assignment.token, "chat"),
                                       "client_id": "m1", "text": "Hello there"}, **JSON)
-    assert sent.status_code == 200 and sent.json()["waiting"]
+    # sent, and waiting, unless a call that fails at once has already ended the turn: either way the
+    # background call ends within the deadline and the state below tells how
+    assert sent.status_code == 200, sent.content[:300]
     started = time.monotonic()
     assert calls.background_wait(25)  # the reply deadline
     assert time.monotonic() - started < 25
