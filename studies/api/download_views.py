@@ -5,11 +5,8 @@ rule, and drawing more items at random from a study's frame. Each answers with w
 a study or experiment you cannot see is a 404."""
 from __future__ import annotations
 
-import json
-
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -23,12 +20,12 @@ from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput, choice_param, query_params_checked
 from studies.api.views import REPORT_PARAMETERS, _visible_study
 from studies.authoring.item_draws import study_items_extend
-from studies.chat import selectors as chat_selectors
+from studies.chat.transcripts import transcripts_response
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports import downloads, live_services
-from studies.reports.exporting import EXPORT_FORMATS, no_store, ratings_response, raw_ids_requested
+from studies.reports.exporting import EXPORT_FORMATS, ratings_response, raw_ids_requested
 from studies.reports.live_selectors import live_config
 
 FLAGS = ("exclude_flagged", "raw_ids")
@@ -126,11 +123,7 @@ class StudyChatsApi(ApiView):
         study = _visible_study(request, slug)
         if not unit_for(study).collects_dialogues:
             raise NotFound("only chat studies have transcripts")
-        raw_ids = raw_ids_requested(request, [study.experiment_id])
-        lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in chat_selectors.study_chats(study, raw_ids=raw_ids))
-        response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-chats.jsonl"'
-        return no_store(response)
+        return transcripts_response(study, raw_ids=raw_ids_requested(request, [study.experiment_id]))
 
 
 class LiveRuleSerializer(serializers.Serializer):

@@ -16,13 +16,12 @@ whose worker died.
 """
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -34,13 +33,14 @@ from studies.chat import selectors
 from studies.chat import services as chat_services
 from studies.chat.config import chat_config
 from studies.chat.services import STALE_MARGIN_SECONDS
+from studies.chat.transcripts import transcripts_response
 from studies.designs import unit_for
 from studies.models import Assignment, AssignmentItem
 from studies.rating import form_tokens
 from studies.rating.answers import assignment_item_open
 from studies.rating.language import rater_language_use
 from studies.rating.pages import _guard, _message, rater_page, render_markdown
-from studies.reports.exporting import no_store, raw_ids_requested
+from studies.reports.exporting import raw_ids_requested
 
 
 def _wants_json(request) -> bool:
@@ -196,8 +196,4 @@ def transcripts_export(request, slug: str):
     study = get_object_or_404(studies_visible_to(request.user), slug=slug)
     if not unit_for(study).collects_dialogues:
         raise Http404("only chat studies have transcripts")
-    raw_ids = raw_ids_requested(request, [study.experiment_id])
-    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.study_chats(study, raw_ids=raw_ids))
-    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-chats.jsonl"'
-    return no_store(response)
+    return transcripts_response(study, raw_ids=raw_ids_requested(request, [study.experiment_id]))

@@ -125,6 +125,11 @@ def _labelled(text: str) -> str:
     return text.replace(NONE_VALUE, str(NONE_TEXT))
 
 
+def _shown(value) -> str:
+    """A stored form value as the feedback shows it: a list joined, the none value named."""
+    return _labelled(", ".join(map(str, value)) if isinstance(value, list) else str(value))
+
+
 _FORM_KEY = re.compile(r"^r([A-Z])\d*-(.+)$")  # a rater form's field: r<letter>-<criterion>
 
 
@@ -133,8 +138,7 @@ def given_answer_text(values: dict, criteria: dict[str, str] | None = None) -> l
     letter the rater saw, criteria by their question (the stored form record, ``PracticeAnswer.values``)."""
     lines = []
     for key in sorted(values):
-        value = values[key]
-        shown = _labelled(", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        shown = _shown(values[key])
         if not shown:
             continue
         if match := _FORM_KEY.match(key):
@@ -163,8 +167,7 @@ def feedback_rows(item: PracticeItem, values: dict, criteria: dict[str, str] | N
         return rows.setdefault((name, target), {"given": [], "expected": []})
 
     for key in sorted(values):
-        value = values[key]
-        shown = _labelled(", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        shown = _shown(values[key])
         if not shown:
             continue
         if match := _FORM_KEY.match(key):
