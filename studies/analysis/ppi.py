@@ -385,10 +385,15 @@ def plan(y, yhat, *, target_width: float, n_now: int, frame_size: int | None, al
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            power = ppi_py.ppi_mean_power(y, yhat, effective_n=n0, n_max=frame_size if reachable else None, **costs)
-        except ValueError:  # a perfect correlation in the pilot: no finite pair
+            # A target the pilot's spread already meets (n0 < 2): ppi_py rounds the pair to (0, 0) and divides
+            # by zero; no plan asks for fewer than two units, so neither does the power analysis.
+            power = ppi_py.ppi_mean_power(y, yhat, effective_n=max(n0, 2.0), n_max=frame_size if reachable else None,
+                                          **costs)
+        except (ValueError, ZeroDivisionError):  # a perfect correlation in the pilot: no finite pair
             power = None
     with_metric = max(int(power["n"]), 2) if power else None
+    if power is None and float(yhat.std()) == 0.0:  # a constant metric: PPI with lambda 0 is the classical mean
+        power, with_metric = {"ppi_corr": 0.0}, without
     return {"target_width": target_width, "alpha": alpha, "sd_human": float(y.std()), "n_now": n_now,
             "frame_size": frame_size, "reachable": reachable,
             "needed_without_metric": without, "needed_with_metric": with_metric,

@@ -148,6 +148,20 @@ def test_ppi_plan_uncorrelated_metric_saves_nothing():
     assert got["needed_with_metric"] == got["needed_without_metric"]
 
 
+@pytest.mark.parametrize("metric", ["constant", "noise"])
+def test_ppi_plan_for_a_target_the_pilot_already_meets_asks_for_two_units(metric):
+    """ppi_py's pair for effective n below 1/2 rounds to (0, 0) and divides by zero (a report page once
+    answered 500): the plan floors the effective size at the two units every plan asks for."""
+    rng = np.random.default_rng(12)
+    y = rng.normal(3.0, 0.2, size=12)
+    f = np.full(12, 0.5) if metric == "constant" else rng.normal(size=12)
+    n0 = (2 * 1.959963984540054 * y.std() / 2.0) ** 2
+    assert n0 < 0.5  # the case that crashed
+    got = ppi.plan(y, f, target_width=2.0, n_now=12, frame_size=40)
+    assert got["needed_without_metric"] == 2 and got["needed_with_metric"] == 2
+    assert got["more_without_metric"] == 0 and got["more_with_metric"] == 0
+
+
 def test_ppi_without_unlabelled_units_is_the_human_estimate():
     y, f, _ = _sample(41)
     got = ppi.mean_estimate(y, f, [], alpha=0.05)
