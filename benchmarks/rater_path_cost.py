@@ -5,7 +5,7 @@ wait for the CPU; on a busy machine still inflated by the other processes) and P
 every middleware, under ``config.settings.production`` (DEBUG off, cached template loaders, the
 manifest static storage; static files collected into a temporary folder first).
 
-    python benchmarks/rater_path_cost.py [--items 40] [--design likert] [--database-url URL]
+    python benchmarks/rater_path_cost.py [--items 40] [--design likert|pairwise|chat] [--database-url URL]
                                          [--root PATH] [--compare PATH] [--profile FILE]
 
 The study is http_load.py's (4 responses x 2 criteria on a 6-point scale; ``--design pairwise``: two
@@ -13,7 +13,15 @@ systems side by side, the same two criteria), on MTurk; one rater enters through
 consents, and then, for each of ``--items`` items: GET its page, POST its answers (answered with the
 next item's page). A warm-up rater goes first so that per-process caches and the template cache are
 filled as in a running worker (a pairwise study has three pairs per conversation, so the measured
-rater also meets items no one has opened yet: their response texts are read once). The database is a throw-away SQLite file unless ``--database-url``
+rater also meets items no one has opened yet: their response texts are read once).
+
+``--design chat`` measures a chat message instead (a Likert chat study, the project's local bot in a
+process of its own, answering after 0.3 s): per message the turn's POST (JSON, as static/concord/chat.js
+sends it), a look at the state while the bot writes (``?waiting=1``), the call thread's work (the bot
+call over loopback and the storing of its reply, in this process's call threads as in a web worker:
+this process's CPU while it only waits for them), and the look that finds the reply; ``message`` is
+their sum, what the server spends on one message when the page looks once before the reply and once
+after. The database is a throw-away SQLite file unless ``--database-url``
 names one (a PostgreSQL database there is used as it is; give an empty one).
 
 ``--root PATH`` runs against the checkout at PATH (its code, this script); ``--compare PATH`` runs
@@ -45,7 +53,7 @@ def setup(root: Path, database_url: str | None) -> None:
     os.environ.update({
         "DJANGO_SETTINGS_MODULE": "config.settings.production", "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
         "ALLOWED_HOSTS": "127.0.0.1", "SECURE_COOKIES": "0", "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0",
-        "CONCORD_VAR_DIR": var, "LOG_LEVEL": "WARNING",
+        "CONCORD_VAR_DIR": var, "LOG_LEVEL": "WARNING", "CONCORD_CHAT_ALLOWED_NETWORKS": "127.0.0.1/32",
         "DATABASE_URL": database_url or f"sqlite:///{var}/concord.sqlite3",
     })
     import django
@@ -158,8 +166,124 @@ def walk(client, token: str, items: int, *, count_calls: bool = False, profiler=
     return out
 
 
+def chat_build(bot_url: str):
+    from django.contrib.auth import get_user_model
+
+    from studies.authoring import services as authoring
+    from studies.chat import endpoints
+    from studies.models import System
+
+    owner, _ = get_user_model().objects.get_or_create(username="cost-owner")
+    system, _ = System.objects.get_or_create(name="costbot")
+    endpoints.endpoint_set(owner=owner, system=system, protocol="concord", url=bot_url, timeout_seconds=10, retries=0)
+    experiment = authoring.experiment_create(owner=owner, title="chat message cost")
+    study = authoring.study_create(experiment=experiment, title="chat", design="likert", unit="chat",
+                                   raters_per_item=5, items_per_assignment=1, platform="mturk",
+                                   unit_config={"min_turns": 1, "max_turns": 50, "messages_per_minute": 120})
+    authoring.study_items_build(study=study, systems=["costbot"])
+    return authoring.study_publish(study=study)
+
+
+def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, profiler=None) -> dict:
+    """Send ``messages`` messages as the chat page's script does; per message the CPU milliseconds,
+    queries and (``count_calls``) Python function calls of each step (see the module's docstring)."""
+    import cProfile
+    import pstats
+    import re
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies.chat import calls as chat_calls
+
+    page = client.get(f"/r/a/{token}/items/0/chat/")
+    assert page.status_code == 200, (page.status_code, page.content[:300])
+    attrs = dict(re.findall(r'data-(state-url|turn-url|form-token)="([^"]+)"', page.content.decode()))
+    steps = ("turn", "poll_waiting", "call", "poll_replied")
+    out: dict[str, list] = {f"{step}_{what}": [] for step in steps for what in ("ms", "queries", "calls")}
+
+    def timed(call, step):
+        counter = cProfile.Profile() if count_calls else profiler
+        with CaptureQueriesContext(connection) as queries:
+            if counter:
+                counter.enable()
+            started = time.process_time()
+            response = call()
+            elapsed = (time.process_time() - started) * 1000
+            if counter:
+                counter.disable()
+        out[f"{step}_ms"].append(elapsed)
+        out[f"{step}_queries"].append(len(queries.captured_queries))
+        if count_calls:
+            out[f"{step}_calls"].append(pstats.Stats(counter).total_calls if counter.getstats() else 0)
+        return response
+
+    json_accept = {"HTTP_ACCEPT": "application/json"}
+    for n in range(messages):
+        fields = {"form_token": attrs["form-token"], "client_id": f"cost-{n}", "text": f"I like topic {n}."}
+        sent = timed(lambda: client.post(attrs["turn-url"], fields,  # noqa: B023
+                                         HTTP_X_CONCORD_FORM_TOKEN=attrs["form-token"], **json_accept), "turn")
+        assert sent.status_code == 200 and sent.json()["waiting"], (sent.status_code, sent.content[:300])
+        # the bot takes 0.3 s: this look finds it writing unless the machine is very busy
+        waiting = timed(lambda: client.get(attrs["state-url"] + "?waiting=1", **json_accept), "poll_waiting")
+        assert waiting.status_code == 200, waiting.content[:300]
+        done = timed(lambda: chat_calls.background_wait(30), "call")
+        assert done, "the bot call did not end"
+        replied = timed(lambda: client.get(attrs["state-url"] + "?waiting=1", **json_accept), "poll_replied")
+        state = replied.json()
+        assert not state["waiting"] and state["sides"][0]["turns"][-1]["role"] == "system", str(state)[:300]
+    return out
+
+
+def chat_measure(args) -> dict:
+    import subprocess
+
+    import django
+    from django.test.utils import override_settings
+
+    from benchmarks.http_load import free_port
+
+    port = free_port()
+    bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(port), "--slow-seconds",
+                            "0.3"], cwd=Path.cwd(), stdout=subprocess.DEVNULL)
+    try:
+        study = chat_build(f"http://127.0.0.1:{port}/slow/chat")
+        messages = min(args.items, 45)  # the study's max_turns is 50
+        with override_settings(DEBUG=False):
+            client, token = rater(study.slug, "AWARMUP000001")
+            chat_walk(client, token, 3)
+            client, token = rater(study.slug, "ACALLS0000001")
+            counted = chat_walk(client, token, messages, count_calls=True)
+            profiler = None
+            if args.profile:
+                import cProfile
+
+                profiler = cProfile.Profile()
+            client, token = rater(study.slug, "AMEASURED00001")
+            out = chat_walk(client, token, messages, profiler=profiler)
+    finally:
+        bot.terminate()
+        bot.wait(timeout=15)
+    if profiler:
+        profiler.dump_stats(args.profile)
+    steps = ("turn", "poll_waiting", "call", "poll_replied")
+
+    def summary(ms: list[float], queries: list[int], calls: list[int]) -> dict:
+        return {"cpu_ms_median": round(statistics.median(ms), 2), "cpu_ms_min": round(min(ms), 2),
+                "python_calls_median": statistics.median(calls), "queries_median": statistics.median(queries),
+                "queries_max": max(queries), "requests": len(ms)}
+
+    result = {step: summary(out[f"{step}_ms"], out[f"{step}_queries"], counted[f"{step}_calls"]) for step in steps}
+    per_message = {what: [sum(values) for values in zip(*(source[f"{step}_{what}"] for step in steps), strict=True)]
+                   for what, source in (("ms", out), ("queries", out), ("calls", counted))}
+    result["message"] = summary(per_message["ms"], per_message["queries"], per_message["calls"])
+    return {"root": str(Path.cwd()), "design": "chat", "database": django.db.connection.vendor, **result}
+
+
 def measure(args) -> dict:
     setup(Path(args.root).resolve() if args.root else HERE.parents[1], args.database_url)
+    if args.design == "chat":
+        return chat_measure(args)
     import django
     from django.test.utils import override_settings
 
@@ -195,7 +319,7 @@ def measure(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=40)
-    parser.add_argument("--design", default="likert", choices=["likert", "pairwise"])
+    parser.add_argument("--design", default="likert", choices=["likert", "pairwise", "chat"])
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--root", default=None, help="the checkout to measure (default: this one)")
     parser.add_argument("--compare", default=None, help="a base checkout: measure both, print base / this")
@@ -213,10 +337,12 @@ def main() -> None:
         if done.returncode:
             raise SystemExit(f"{root}: exit {done.returncode}\n{done.stderr[-3000:]}")
         runs[name] = json.loads(done.stdout.strip().splitlines()[-1])
+    kinds = ("turn", "poll_waiting", "call", "poll_replied", "message") if args.design == "chat" \
+        else ("item_get", "item_post")
     ratio = {kind: {key: round(runs["base"][kind][key] / runs["this"][kind][key], 2)
                     for key in ("cpu_ms_median", "cpu_ms_min", "python_calls_median", "queries_median")
                     if runs["this"][kind][key]}
-             for kind in ("item_get", "item_post")}
+             for kind in kinds}
     print(json.dumps({"design": args.design, "this": runs["this"], "base": runs["base"], "base_over_this": ratio}))
 
 

@@ -58,10 +58,15 @@ def study_endpoint(study: Study, system_id: int) -> SystemEndpoint | None:
     return study_endpoints(study).filter(system_id=system_id).first()
 
 
-def item_endpoints(item_id: int, system_ids: list[int]) -> dict[int, SystemEndpoint]:
+def item_endpoints(item_id: int, system_ids: list[int], *, owner_id: int | None | bool = False) -> dict[int, SystemEndpoint]:
     """system id -> the endpoint a chat on this item calls (its study's experiment owner's), read at
-    every turn: a system missing here has no endpoint the study may use."""
+    every turn: a system missing here has no endpoint the study may use. ``owner_id``: that owner as the
+    caller has read it (None: the experiment has none, then the admin-only endpoints), for a plainer
+    query; left out, it is read with the endpoints."""
     from django.db.models import F, Q, Subquery
+
+    if owner_id is not False:
+        return {e.system_id: e for e in endpoints_of(owner_id).filter(system_id__in=system_ids)}  # type: ignore[arg-type]
 
     owner = Subquery(StudyItem.objects.filter(pk=item_id).values("study__experiment__owner_id")[:1])
     # one query (a chat turn reads it every time): the experiment owner's endpoints, or the admin-only

@@ -56,10 +56,16 @@ def _started(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+_me: tuple[int, str] | None = None
+
+
 def caller_new() -> str:
-    """The name of a new call run by this process."""
+    """The name of a new call run by this process (its start time read once per process)."""
+    global _me
     pid = os.getpid()
-    return f"{HOST}:{pid}:{_started(pid) or ''}:{uuid.uuid4().hex[:12]}"
+    if _me is None or _me[0] != pid:  # a forked worker reads its own
+        _me = (pid, _started(pid) or "")
+    return f"{HOST}:{pid}:{_me[1]}:{uuid.uuid4().hex[:12]}"
 
 
 def caller_alive(caller: str) -> bool | None:

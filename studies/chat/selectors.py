@@ -21,7 +21,7 @@ from studies.chat.services import STALE_MARGIN_SECONDS
 from studies.endpoint_owners import chat_systems_usable_by, endpoints_visible_to
 from studies.models import Assignment, AssignmentItem, Chat, ChatTurn, Study, StudyItemSystem
 
-__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "chat_ended", "item_systems",
+__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "state_chats", "slot_chats", "chat_ended", "item_systems",
            "study_chats", "chat_summary", "systems_with_endpoints"]
 
 WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
@@ -34,26 +34,36 @@ def _status(chat: Chat, now) -> str:
     return chat.status
 
 
-def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
+def state_chats(assignment: Assignment | int, item_id: int) -> list[Chat]:
+    """The rater's chats on one item with their transcripts (``Conversation.turns``, stored with each
+    ChatTurn in the same transaction, ``services._append``): what ``chat_state`` reads, in one query."""
+    return list(Chat.objects.filter(assignment=assignment, item_id=item_id).select_related("conversation")
+                .order_by("position"))
+
+
+def chat_state(assignment: Assignment, item_id: int, chats: list[Chat] | None = None) -> dict[str, Any]:
     """What the chat page shows and its script polls: each side's turns (the rater's and the bot's, no
-    system name), its status and the rater's message for a failure, and what the rater may do now."""
+    system name), its status and the rater's message for a failure, and what the rater may do now.
+    ``chats``: the item's chats with their conversations as the caller holds them (a turn's, just
+    written), else read here (``state_chats``)."""
     config, now = chat_config(assignment.study), timezone.now()
-    chats = list(Chat.objects.filter(assignment=assignment, item_id=item_id).order_by("position"))
-    turns: dict[int, list[dict[str, Any]]] = {c.pk: [] for c in chats}
+    if chats is None:
+        chats = state_chats(assignment, item_id)
     replies: list[float] = []
-    for chat_id, role, text, index, seconds in ChatTurn.objects.filter(chat__in=chats).order_by("chat_id", "index") \
-            .values_list("chat_id", "role", "text", "index", "seconds"):
-        turns[chat_id].append({"role": role, "who": WHO[role], "text": text, "index": index})
-        if role == ChatTurn.Role.SYSTEM and seconds is not None:
-            replies.append(seconds)
     sides = []
     for chat in chats:
+        turns = []
+        for index, turn in enumerate(chat.conversation.turns):
+            role = turn["speaker"]
+            turns.append({"role": role, "who": WHO[role], "text": turn["text"], "index": index})
+            if role == ChatTurn.Role.SYSTEM and turn.get("seconds") is not None:
+                replies.append(turn["seconds"])
         status = _status(chat, now)
         failed = status == Chat.Status.FAILED
-        sides.append({"letter": string.ascii_uppercase[chat.position], "status": status, "turns": turns[chat.pk],
+        sides.append({"letter": string.ascii_uppercase[chat.position], "status": status, "turns": turns,
                       "error": gettext(RATER_MESSAGES.get(chat.error_kind or "timeout", RATER_MESSAGES["reply"]))
                       if failed else "",
-                      "exchanges": sum(t["role"] == ChatTurn.Role.SYSTEM for t in turns[chat.pk])})
+                      "exchanges": sum(t["role"] == ChatTurn.Role.SYSTEM for t in turns)})
     statuses = {side["status"] for side in sides}
     exchanges = min((side["exchanges"] for side in sides), default=0)
     ended = bool(sides) and statuses == {Chat.Status.ENDED}
@@ -73,14 +83,12 @@ def chat_state(assignment: Assignment, item_id: int) -> dict[str, Any]:
     }
 
 
-def chat_waiting(token: str, position: int) -> list[tuple[int, int, str, Any]]:
-    """The chats of one slot that wait for a reply, as (assignment id, item id, caller, waiting since),
-    for a started assignment: the page's poll while the system writes, in one light query (no
-    assignment, study or item loaded). Empty: something changed, the page needs the whole state."""
+def slot_chats(token: str, position: int) -> list[Chat]:
+    """The chats of one slot with their transcripts, assignment and study (the page's poll: one
+    query, no slot loaded); empty when the slot has none (not opened, or no such slot)."""
     slot_item = AssignmentItem.objects.filter(assignment__token=token, position=position).values("item_id")
-    return list(Chat.objects.filter(assignment__token=token, assignment__status=Assignment.Status.STARTED,
-                                    item_id__in=slot_item, status=Chat.Status.WAITING)
-                .values_list("assignment_id", "item_id", "caller", "waiting_since"))
+    return list(Chat.objects.filter(assignment__token=token, item_id__in=slot_item)
+                .select_related("conversation", "assignment__study").order_by("position"))
 
 
 def chat_ended(assignment: Assignment, item_id: int) -> bool:

@@ -26,12 +26,12 @@ from __future__ import annotations
 import logging
 import random
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -74,6 +74,9 @@ class TurnOutcome:
     replies: int  # replies stored by this call
     failures: int  # bot failures met by this call
     pending: int = 0  # chats whose reply is being fetched in the background
+    # the item's chats as this call left them (their conversations loaded): the view's answer is built
+    # from them without reading them again; None after a re-send (nothing was written)
+    chats: list[Chat] | None = field(default=None, repr=False)
 
 
 def chat_corpus(study: Study) -> Corpus:
@@ -92,6 +95,18 @@ def _locked(assignment: Assignment) -> Assignment:
     if locked.status != Assignment.Status.STARTED:
         raise ChatRefused(gettext("this task is already %(status)s") % {"status": locked.get_status_display().lower()})
     return locked
+
+
+def _lock(assignment: Assignment) -> Assignment:
+    """``_locked`` for a caller that holds the assignment with its study (a turn): only the row's status is
+    read again, under the lock (the study, its settings frozen once published, comes as the caller read it)."""
+    status = Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("status", flat=True).first()
+    if status is None:
+        raise Assignment.DoesNotExist
+    assignment.status = status
+    if status != Assignment.Status.STARTED:
+        raise ChatRefused(gettext("this task is already %(status)s") % {"status": assignment.get_status_display().lower()})
+    return assignment
 
 
 def _chats(assignment: Assignment, item_id: int) -> list[Chat]:
@@ -178,11 +193,20 @@ def _message_clean(text: str, limit: int) -> str:
     return text
 
 
-def _rate_problem(assignment: Assignment, per_minute: int, now) -> int | None:
-    """Seconds to wait before the next message when the assignment sent ``per_minute`` in the last minute."""
-    recent = list(ChatTurn.objects.filter(chat__assignment=assignment, chat__position=0, role=ChatTurn.Role.USER,
-                                          created_at__gt=now - timedelta(seconds=60))
-                  .order_by("created_at").values_list("created_at", flat=True))
+def _recent_messages(assignment: Assignment, first: Chat, client_id: str, now) -> tuple[bool, list[datetime]]:
+    """One read for a turn's two questions about the rater's messages: whether ``client_id`` is stored
+    in ``first`` already (a re-send), and when the assignment's messages of the last minute came."""
+    recent = Q(created_at__gt=now - timedelta(seconds=60))
+    rows = ChatTurn.objects.filter(Q(chat=first, client_id=client_id) | recent if client_id else recent,
+                                   chat__assignment=assignment, chat__position=0, role=ChatTurn.Role.USER) \
+        .values_list("chat_id", "client_id", "created_at")
+    resent = bool(client_id) and any(chat_id == first.pk and sent == client_id for chat_id, sent, _ in rows)
+    return resent, sorted(created for *_, created in rows if created > now - timedelta(seconds=60))
+
+
+def _rate_problem(recent: list[datetime], per_minute: int, now) -> int | None:
+    """Seconds to wait before the next message when the assignment sent ``per_minute`` in the last minute
+    (``recent``: when its messages of the last minute came, in order)."""
     if len(recent) < per_minute:
         return None
     return max(1, int((recent[-per_minute] + timedelta(seconds=60) - now).total_seconds()) + 1)
@@ -192,12 +216,13 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
                 caller: str = "") -> tuple[list[Chat], bool]:
     """Step 1 of a turn: store the rater's message in each chat and mark them waiting for ``caller`` (locked)."""
     with transaction.atomic():
-        locked = _locked(assignment)
+        locked = _lock(assignment)
         config, now = chat_config(locked.study), timezone.now()
         chats = _chats(locked, item_id)
         if not chats:
             raise ChatRefused(gettext("open the chat first"), status=404)
-        if client_id and ChatTurn.objects.filter(chat=chats[0], client_id=client_id).exists():
+        resent, recent = _recent_messages(locked, chats[0], client_id, now)
+        if resent:
             return chats, False  # a re-send of a stored message
         _expire_stale(chats, now)
         text = _message_clean(text, config["message_max_chars"])
@@ -213,7 +238,7 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
         if turn_questions.unanswered(locked, item_id):  # model-chat: the questions on each reply come first
             raise ChatRefused(gettext("answer the questions about the bot's last reply first; your message is still "
                                       "in the box"), status=409, field="questions")
-        if wait := _rate_problem(locked, config["messages_per_minute"], now):
+        if wait := _rate_problem(recent, config["messages_per_minute"], now):
             raise ChatRefused(gettext("you are sending messages quickly: wait %(wait)s s and send it again; your "
                                       "message is still in the box") % {"wait": wait},
                               status=429, field="text", retry_after=wait)
@@ -269,7 +294,9 @@ def _answer(assignment: Assignment, item_id: int, chats: list[Chat], caller: str
     scripted = {chat.pk: reply for chat in chats if (reply := check_turns.scripted_reply_due(chat))}
     if scripted:  # a check item's scripted reply stands for the bot's: no call for this turn
         return _finish_turn(assignment, item_id, scripted, caller)
-    owned = item_endpoints(item_id, [c.system_id for c in chats])  # the study owner's, read at every turn
+    # the study owner's, read at every turn (the owner as the caller loaded the study: the rater's views
+    # load the experiment with it)
+    owned = item_endpoints(item_id, [c.system_id for c in chats], owner_id=assignment.study.experiment.owner_id)
     requests = {chat.pk: _request(chat, owned.get(chat.system_id)) for chat in chats}  # no query in the call thread
     if not background:
         return _finish_turn(assignment, item_id, _call_bots(requests), caller)
@@ -301,7 +328,8 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
     with transaction.atomic():
         locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
         max_turns, now = chat_config(locked.study)["max_turns"], timezone.now()
-        for chat in _chats(locked, item_id):
+        chats = _chats(locked, item_id)
+        for chat in chats:
             outcome = outcomes.get(chat.pk)
             if outcome is None or chat.status != Chat.Status.WAITING or (caller and chat.caller != caller):
                 continue  # ended, expired or resumed by another call meanwhile: the late reply is dropped
@@ -318,7 +346,7 @@ def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotRe
             if _exchanges(chat) >= max_turns:
                 chat.status, chat.ended_at, chat.end_reason = Chat.Status.ENDED, now, Chat.EndReason.MAX_TURNS
             chat.save(update_fields=["status", "waiting_since", "error_kind", "error", "ended_at", "end_reason"])
-    return TurnOutcome(stored=True, replies=replies, failures=failures)
+    return TurnOutcome(stored=True, replies=replies, failures=failures, chats=chats)
 
 
 def chat_turn_post(*, assignment: Assignment, item_id: int, text: str, client_id: str = "",
@@ -334,7 +362,10 @@ def chat_turn_post(*, assignment: Assignment, item_id: int, text: str, client_id
         if background:  # a re-send after a lost answer: its call may have died with the worker
             chat_replies_resume(assignment=assignment, item_id=item_id)
         return TurnOutcome(stored=False, replies=0, failures=0)
-    return _answer(assignment, item_id, chats, caller, background)
+    outcome = _answer(assignment, item_id, chats, caller, background)
+    if outcome.chats is None:  # every chat of the item was asked: as step 1 left them
+        outcome.chats = chats
+    return outcome
 
 
 def chat_reply_retry(*, assignment: Assignment, item_id: int, background: bool = False) -> TurnOutcome:

@@ -48,7 +48,8 @@ def _wants_json(request) -> bool:
 
 
 def _slot(token: str, position: int) -> AssignmentItem:
-    slot = (AssignmentItem.objects.select_related("assignment__study", "assignment__rater", "item")
+    # the experiment too: a turn's bot call goes to its owner's endpoint (services._answer)
+    slot = (AssignmentItem.objects.select_related("assignment__study__experiment", "assignment__rater")
             .filter(assignment__token=token, position=position).first())
     if slot is None or not unit_for(slot.assignment.study).collects_dialogues:
         raise Http404
@@ -65,22 +66,23 @@ def _blocked(request, slot: AssignmentItem):
     return None
 
 
-def _urls(slot: AssignmentItem) -> dict[str, str]:
-    args = [slot.assignment.token, slot.position]
-    return {name: reverse(f"chat:{name}", args=args) for name in ("page", "turn", "retry", "end", "state",
-                                                                  "questions")} | {
-        "rate": reverse("raters:item", args=args)}
+def _urls(token: str, position: int) -> dict[str, str]:
+    page = reverse("chat:page", args=[token, position])  # the others are below it (studies/chat/urls.py)
+    return {"page": page, **{name: f"{page}{name}/" for name in ("turn", "retry", "end", "state", "questions")},
+            "rate": reverse("raters:item", args=[token, position])}
 
 
-def _state(slot: AssignmentItem) -> dict:
-    return {**selectors.chat_state(slot.assignment, slot.item_id), "urls": _urls(slot)}
+def _state(slot: AssignmentItem, chats: list | None = None) -> dict:
+    return {**selectors.chat_state(slot.assignment, slot.item_id, chats),
+            "urls": _urls(slot.assignment.token, slot.position)}
 
 
 def _page(request, slot: AssignmentItem, *, text: str = "", error: str = "", status: int = 200):
     assignment = slot.assignment
     total = assignment.assignment_items.count()
     context = {
-        "assignment": assignment, "study": assignment.study, "state": _state(slot), "urls": _urls(slot),
+        "assignment": assignment, "study": assignment.study, "state": _state(slot),
+        "urls": _urls(assignment.token, slot.position),
         "text": text, "error": error, "client_id": uuid.uuid4().hex, "number": slot.position + 1, "total": total,
         "position": slot.position, "instructions": render_markdown(assignment.study.instructions),
         "form_token": form_tokens.form_token(assignment.token, "chat"),
@@ -118,7 +120,9 @@ def _refused(request, slot: AssignmentItem):
 
 def _act(request, token: str, position: int, action):
     """Run one chat action for a POST and answer JSON or a redirect to the page; a refusal answers
-    with its message (JSON) or the page again with the rater's text kept in the box."""
+    with its message (JSON) or the page again with the rater's text kept in the box. ``action`` may
+    return the chats as it left them (``TurnOutcome.chats``): the JSON state is built from those, not
+    read again."""
     slot = _slot(token, position)
     if (page := _blocked(request, slot)) is not None:
         return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409) \
@@ -126,7 +130,7 @@ def _act(request, token: str, position: int, action):
     if (refused := _refused(request, slot)) is not None:
         return refused
     try:
-        action(slot)
+        done = action(slot)
     except chat_services.ChatRefused as refusal:
         if _wants_json(request):
             payload = {"error": str(refusal), "field": refusal.field, "state": _state(slot)}
@@ -136,7 +140,7 @@ def _act(request, token: str, position: int, action):
             return response
         return _page(request, slot, text=request.POST.get("text", ""), error=str(refusal), status=refusal.status)
     if _wants_json(request):
-        return JsonResponse(_state(slot))
+        return JsonResponse(_state(slot, getattr(done, "chats", None)))
     if selectors.chat_ended(slot.assignment, slot.item_id):
         return redirect("raters:item", token=token, position=position)
     return redirect("chat:page", token=token, position=position)
@@ -164,25 +168,27 @@ def chat_end(request, token: str, position: int):
         assignment=slot.assignment, item_id=slot.item_id))
 
 
-def _still_waiting(token: str, position: int) -> bool:
-    """The poll's light path (``?waiting=1``, while the system writes): True when every chat that
-    waits still waits in time (a dead worker's call resumed), so the page needs nothing new."""
-    waiting = selectors.chat_waiting(token, position)
-    if not waiting:
-        return False
-    stale = timezone.now() - timedelta(seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS)
-    if any(since < stale for *_, since in waiting):
-        return False  # the whole state says it failed
-    assignment_id, item_id = waiting[0][0], waiting[0][1]
-    chat_services.chat_replies_resume(assignment=Assignment(pk=assignment_id), item_id=item_id,
-                                      callers=[caller for _, _, caller, _ in waiting])
-    return True
-
-
 @rater_page
 def chat_state(request, token: str, position: int):
-    if request.GET.get("waiting") and _still_waiting(token, position):
+    """The page's poll: one query for the slot's chats with their transcripts, the assignment and the
+    study. ``?waiting=1`` (while the system writes) answers ``unchanged`` as long as every chat that
+    waits still waits in time; a call whose worker died is resumed either way."""
+    chats = selectors.slot_chats(token, position)
+    if not chats or chats[0].assignment.status != Assignment.Status.STARTED:
+        return _state_from_slot(token, position)  # not opened yet, or over: the slot says what
+    assignment, item_id = chats[0].assignment, chats[0].item_id
+    rater_language_use(assignment.study)
+    waiting = [chat for chat in chats if chat.status == chat.Status.WAITING]
+    if waiting:
+        chat_services.chat_replies_resume(assignment=assignment, item_id=item_id,
+                                          callers=[chat.caller for chat in waiting])
+    stale = timezone.now() - timedelta(seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS)
+    if request.GET.get("waiting") and waiting and not any(chat.waiting_since < stale for chat in waiting):
         return JsonResponse({"waiting": True, "unchanged": True})
+    return JsonResponse({**selectors.chat_state(assignment, item_id, chats), "urls": _urls(token, position)})
+
+
+def _state_from_slot(token: str, position: int):
     slot = _slot(token, position)
     if slot.assignment.status != slot.assignment.Status.STARTED:
         return JsonResponse({"error": gettext("this task can no longer be worked on")}, status=409)
