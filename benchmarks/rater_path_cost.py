@@ -214,11 +214,32 @@ def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, p
                 counter.disable()
         out[f"{step}_ms"].append(elapsed)
         out[f"{step}_queries"].append(len(queries.captured_queries))
-        if count_calls:
-            out[f"{step}_calls"].append(pstats.Stats(counter).total_calls if counter.getstats() else 0)
+        if count_calls and step != "call":  # the call thread's are counted in it
+            out[f"{step}_calls"].append(pstats.Stats(counter).total_calls)
         return response
 
     json_accept = {"HTTP_ACCEPT": "application/json"}
+    run = chat_calls._run
+    if count_calls:  # the call threads' function calls too (cProfile sees one thread)
+        def counted_run(job):
+            counter = cProfile.Profile()
+            counter.enable()
+            try:
+                run(job)
+            finally:
+                counter.disable()
+                out["call_calls"].append(pstats.Stats(counter).total_calls)
+        chat_calls._run = counted_run
+    try:
+        _chat_messages(client, attrs, messages, timed, json_accept)
+    finally:
+        chat_calls._run = run
+    return out
+
+
+def _chat_messages(client, attrs: dict, messages: int, timed, json_accept: dict) -> None:
+    from studies.chat import calls as chat_calls
+
     for n in range(messages):
         fields = {"form_token": attrs["form-token"], "client_id": f"cost-{n}", "text": f"I like topic {n}."}
         sent = timed(lambda: client.post(attrs["turn-url"], fields,  # noqa: B023
@@ -232,7 +253,6 @@ def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, p
         replied = timed(lambda: client.get(attrs["state-url"] + "?waiting=1", **json_accept), "poll_replied")
         state = replied.json()
         assert not state["waiting"] and state["sides"][0]["turns"][-1]["role"] == "system", str(state)[:300]
-    return out
 
 
 def chat_measure(args) -> dict:

@@ -66,7 +66,7 @@ def item_endpoints(item_id: int, system_ids: list[int], *, owner_id: int | None 
     from django.db.models import F, Q, Subquery
 
     if owner_id is not False:
-        return {e.system_id: e for e in endpoints_of(owner_id).filter(system_id__in=system_ids)}  # type: ignore[arg-type]
+        return {e.system_id: e for e in endpoints_of(owner_id).filter(system_id__in=system_ids)}
 
     owner = Subquery(StudyItem.objects.filter(pk=item_id).values("study__experiment__owner_id")[:1])
     # one query (a chat turn reads it every time): the experiment owner's endpoints, or the admin-only

@@ -11,20 +11,30 @@ the caller of its current call (``Chat.caller``): only that call may store a rep
 process named is gone from this host (a killed or restarted worker), the next look at the chat resumes
 the call at once instead of waiting for the reply deadline to pass (``caller_alive``).
 
+The call threads never touch the database: what a call stores (its reply or its failure) is handed to
+this process's one *writer* thread (``stored``), which keeps its database connection between calls as a
+request thread does (``CONN_MAX_AGE``), closing it once idle for ``WRITER_IDLE_SECONDS``. A connection per
+call would cost every message a TCP handshake, a SCRAM exchange and a new PostgreSQL backend, more than
+the rest of the message; and a connection per call thread would hold up to ``CHAT_CALL_THREADS`` of them
+per worker. Storing is a few milliseconds, so one writer keeps up with many calls.
+
 Stopping a worker gracefully lets the calls it runs finish (the pool's threads are joined at exit, within
-the reply deadline); a killed one is resumed as above. With ``CHAT_BACKGROUND_REPLIES`` off (the unit
-tests, the demo) the call runs in the request, as before.
+the reply deadline, and the writer runs until they are); a killed one is resumed as above. With
+``CHAT_BACKGROUND_REPLIES`` off (the unit tests, the demo) the call runs in the request, as before.
 """
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connections
@@ -34,6 +44,8 @@ HOST = socket.gethostname()[:40]
 _lock = threading.Lock()
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _running: set[Future] = set()
+WRITER_IDLE_SECONDS = 10.0
+T = TypeVar("T")
 
 
 def _started(pid: int) -> str | None:
@@ -110,8 +122,74 @@ def background(job: Callable[[], object]) -> Future:
     return future
 
 
+class _Writer:
+    """The thread that runs the background calls' database steps one after the other, on one
+    connection kept between them (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.steps: queue.SimpleQueue[tuple[Callable[[], Any] | None, Future]] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="chat-writer", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                step, future = self.steps.get(timeout=WRITER_IDLE_SECONDS)
+            except queue.Empty:
+                connections.close_all()  # idle: no connection held for nothing
+                continue
+            if not future.set_running_or_notify_cancel():
+                continue
+            if step is None:  # background_wait: done for now
+                connections.close_all()
+                future.set_result(None)
+                continue
+            try:
+                future.set_result(step())
+            except BaseException as error:  # noqa: BLE001 - the caller's to handle; the writer goes on
+                future.set_exception(error)
+            finally:
+                for connection in connections.all(initialized_only=True):
+                    connection.close_if_unusable_or_obsolete()  # as after a request: broken or too old
+
+    def submit(self, step: Callable[[], Any] | None) -> Future:
+        future: Future = Future()
+        self.steps.put((step, future))
+        return future
+
+
+_writer: _Writer | None = None
+
+
+def _writer_get() -> _Writer:
+    """This process's writer (started after a fork, never inherited from the parent)."""
+    global _writer
+    with _lock:
+        if _writer is None or _writer.pid != os.getpid() or not _writer.thread.is_alive():
+            _writer = _Writer()
+        return _writer
+
+
+def stored(step: Callable[[], T]) -> T:
+    """Run ``step`` (a background call's database work: storing its reply or its failure) in this
+    process's writer thread and return what it returns (or raise what it raised)."""
+    writer = _writer_get()
+    if threading.current_thread() is writer.thread:
+        return step()
+    return writer.submit(step).result()
+
+
 def background_wait(timeout: float) -> bool:
-    """Wait until this process's calls are done (tests; a worker's graceful stop); whether they are."""
+    """Wait until this process's calls are done (tests; a worker's graceful stop); whether they are.
+    The writer then closes its connection (a test database can be dropped)."""
+    end = time.monotonic() + timeout
     with _lock:
         pending = set(_running)
-    return not wait(pending, timeout=timeout).not_done
+    if wait(pending, timeout=timeout).not_done:
+        return False
+    with _lock:
+        writer = _writer if _writer is not None and _writer.pid == os.getpid() else None
+    if writer is not None and writer.thread.is_alive():
+        wait([writer.submit(None)], timeout=max(0.0, end - time.monotonic()))
+    return True

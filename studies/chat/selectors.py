@@ -21,7 +21,7 @@ from studies.chat.services import STALE_MARGIN_SECONDS
 from studies.endpoint_owners import chat_systems_usable_by, endpoints_visible_to
 from studies.models import Assignment, AssignmentItem, Chat, ChatTurn, Study, StudyItemSystem
 
-__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "state_chats", "slot_chats", "chat_ended", "item_systems",
+__all__ = ["chat_systems_usable_by", "endpoints_visible_to", "chat_state", "state_chats", "chat_waiting", "slot_chats", "chat_ended", "item_systems",
            "study_chats", "chat_summary", "systems_with_endpoints"]
 
 WHO = {ChatTurn.Role.USER: "You", ChatTurn.Role.SYSTEM: "Bot"}
@@ -81,6 +81,16 @@ def chat_state(assignment: Assignment, item_id: int, chats: list[Chat] | None = 
         "can_end": not ended and Chat.Status.WAITING not in statuses
         and (Chat.Status.FAILED in statuses or exchanges >= config["min_turns"]),
     }
+
+
+def chat_waiting(token: str, position: int) -> list[tuple[int, int, str, Any]]:
+    """The chats of one slot that wait for a reply, as (assignment id, item id, caller, waiting since),
+    for a started assignment: the page's poll while the system writes, in one light query (no
+    assignment, study or item loaded). Empty: something changed, the page needs the whole state."""
+    slot_item = AssignmentItem.objects.filter(assignment__token=token, position=position).values("item_id")
+    return list(Chat.objects.filter(assignment__token=token, assignment__status=Assignment.Status.STARTED,
+                                    item_id__in=slot_item, status=Chat.Status.WAITING)
+                .values_list("assignment_id", "item_id", "caller", "waiting_since"))
 
 
 def slot_chats(token: str, position: int) -> list[Chat]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -109,9 +110,11 @@ def _lock(assignment: Assignment) -> Assignment:
     return assignment
 
 
-def _chats(assignment: Assignment, item_id: int) -> list[Chat]:
-    return list(Chat.objects.filter(assignment=assignment, item_id=item_id)
-                .select_related("conversation", "system", "item").order_by("position"))
+def _chats(assignment: Assignment, item_id: int, related: tuple[str, ...] = ("conversation", "system", "item")) -> list[Chat]:
+    """The item's chats in order, with ``related`` loaded (a turn's steps load only what they use: the
+    conversation they append to, the item for a check's scripted reply)."""
+    return list(Chat.objects.filter(assignment=assignment, item_id=item_id).select_related(*related)
+                .order_by("position"))
 
 
 def _expire_stale(chats: list[Chat], now) -> None:
@@ -218,7 +221,7 @@ def _begin_turn(assignment: Assignment, item_id: int, text: str, client_id: str,
     with transaction.atomic():
         locked = _lock(assignment)
         config, now = chat_config(locked.study), timezone.now()
-        chats = _chats(locked, item_id)
+        chats = _chats(locked, item_id, ("conversation", "item"))
         if not chats:
             raise ChatRefused(gettext("open the chat first"), status=404)
         resent, recent = _recent_messages(locked, chats[0], client_id, now)
@@ -256,11 +259,11 @@ def _request(chat: Chat, endpoint: SystemEndpoint | None):
     another researcher's: without one the turn fails and no key is sent."""
     history = [{"speaker": t["speaker"], "text": t["text"]} for t in chat.conversation.turns]
     try:
-        endpoint = endpoint_for_call(endpoint)
+        called = endpoint_for_call(endpoint)
     except BotError as error:
         return error, history, chat.conversation.external_id, {}
-    sent = bot_settings((chat.conversation.metadata or {}).get("settings"), endpoint.protocol)
-    return endpoint, history, chat.conversation.external_id, sent
+    sent = bot_settings((chat.conversation.metadata or {}).get("settings"), called.protocol)
+    return called, history, chat.conversation.external_id, sent
 
 
 def _ask(request) -> BotReply | BotError:
@@ -300,14 +303,17 @@ def _answer(assignment: Assignment, item_id: int, chats: list[Chat], caller: str
     requests = {chat.pk: _request(chat, owned.get(chat.system_id)) for chat in chats}  # no query in the call thread
     if not background:
         return _finish_turn(assignment, item_id, _call_bots(requests), caller)
-    assignment_id = assignment.pk
+    assignment_id, max_turns = assignment.pk, chat_config(assignment.study)["max_turns"]
 
-    def job() -> None:
+    def job() -> None:  # in a call thread: the bot call, then the storing in this process's writer thread
+        outcomes = _call_bots(requests)
         try:
-            _finish_turn(Assignment(pk=assignment_id), item_id, _call_bots(requests), caller)
+            calls.stored(lambda: _finish_turn(Assignment(pk=assignment_id), item_id, outcomes, caller,
+                                              max_turns=max_turns))
         except Exception as error:  # the outcome could not be stored: fail the turn now, not at the stale margin
             logger.exception("a chat reply could not be stored")
-            _fail_waiting(list(requests), caller, f"the reply could not be stored: {type(error).__name__}")
+            detail = f"the reply could not be stored: {type(error).__name__}"
+            calls.stored(lambda: _fail_waiting(list(requests), caller, detail))
 
     transaction.on_commit(lambda: calls.background(job))
     return TurnOutcome(stored=True, replies=0, failures=0, pending=len(chats))
@@ -321,14 +327,20 @@ def _fail_waiting(chat_ids: list[int], caller: str, detail: str) -> int:
         failures=F("failures") + 1)
 
 
-def _finish_turn(assignment: Assignment, item_id: int, outcomes: dict[int, BotReply | BotError],
-                 caller: str = "") -> TurnOutcome:
-    """Step 3: store each reply (or failure) in a chat still waiting for it, from this call (locked)."""
+def _finish_turn(assignment: Assignment, item_id: int, outcomes: Mapping[int, BotReply | BotError],
+                 caller: str = "", *, max_turns: int | None = None) -> TurnOutcome:
+    """Step 3: store each reply (or failure) in a chat still waiting for it, from this call (locked).
+    ``max_turns``: the study's, as the turn read it (a call thread then locks the assignment row alone)."""
     replies = failures = 0
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
-        max_turns, now = chat_config(locked.study)["max_turns"], timezone.now()
-        chats = _chats(locked, item_id)
+        if max_turns is None:
+            locked = Assignment.objects.select_for_update(of=("self",)).select_related("study").get(pk=assignment.pk)
+            max_turns = chat_config(locked.study)["max_turns"]
+        else:  # whatever its status: the chats' own say whether the reply is still wanted
+            Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("pk").first()
+            locked = assignment
+        now = timezone.now()
+        chats = _chats(locked, item_id, ("conversation",))
         for chat in chats:
             outcome = outcomes.get(chat.pk)
             if outcome is None or chat.status != Chat.Status.WAITING or (caller and chat.caller != caller):

@@ -168,23 +168,35 @@ def chat_end(request, token: str, position: int):
         assignment=slot.assignment, item_id=slot.item_id))
 
 
+def _still_waiting(token: str, position: int) -> bool:
+    """The poll's light path (``?waiting=1``, while the system writes): True when every chat that
+    waits still waits in time (a dead worker's call resumed), so the page needs nothing new."""
+    waiting = selectors.chat_waiting(token, position)
+    if not waiting:
+        return False
+    stale = timezone.now() - timedelta(seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS)
+    if any(since < stale for *_, since in waiting):
+        return False  # the whole state says it failed
+    assignment_id, item_id = waiting[0][0], waiting[0][1]
+    chat_services.chat_replies_resume(assignment=Assignment(pk=assignment_id), item_id=item_id,
+                                      callers=[caller for _, _, caller, _ in waiting])
+    return True
+
+
 @rater_page
 def chat_state(request, token: str, position: int):
-    """The page's poll: one query for the slot's chats with their transcripts, the assignment and the
-    study. ``?waiting=1`` (while the system writes) answers ``unchanged`` as long as every chat that
-    waits still waits in time; a call whose worker died is resumed either way."""
+    """The page's poll: with ``?waiting=1`` (while the system writes) one light query answers
+    ``unchanged`` as long as every chat that waits still waits in time; else one query for the slot's
+    chats with their transcripts, the assignment and the study. Either resumes a call whose worker died."""
+    if request.GET.get("waiting") and _still_waiting(token, position):
+        return JsonResponse({"waiting": True, "unchanged": True})
     chats = selectors.slot_chats(token, position)
     if not chats or chats[0].assignment.status != Assignment.Status.STARTED:
         return _state_from_slot(token, position)  # not opened yet, or over: the slot says what
     assignment, item_id = chats[0].assignment, chats[0].item_id
     rater_language_use(assignment.study)
-    waiting = [chat for chat in chats if chat.status == chat.Status.WAITING]
-    if waiting:
-        chat_services.chat_replies_resume(assignment=assignment, item_id=item_id,
-                                          callers=[chat.caller for chat in waiting])
-    stale = timezone.now() - timedelta(seconds=settings.CHAT_REPLY_DEADLINE_SECONDS + STALE_MARGIN_SECONDS)
-    if request.GET.get("waiting") and waiting and not any(chat.waiting_since < stale for chat in waiting):
-        return JsonResponse({"waiting": True, "unchanged": True})
+    if callers := [chat.caller for chat in chats if chat.status == chat.Status.WAITING]:
+        chat_services.chat_replies_resume(assignment=assignment, item_id=item_id, callers=callers)
     return JsonResponse({**selectors.chat_state(assignment, item_id, chats), "urls": _urls(token, position)})
 
 
