@@ -1,4 +1,4 @@
-"""Chat load beside the rater path: does a slow bot slow the site? (issue 33)
+"""Chat load beside the rater path: does a slow bot slow the site?
 
     python benchmarks/chat_load.py --raters 30 --bot-latency 2 --workers 3 [--kills 0] [--seconds 40] [--stagger S]
 
@@ -15,8 +15,9 @@ Likert chat study. Three phases of ``--seconds`` each on the same server:
    the page and rates item after item);
 2. with chatters: ``raters/2`` new raters rate the same way while ``raters/2`` chatters each chat as the
    page's script does (POST the message as JSON with its client id, then look at the state when the
-   system's replies so far took, then every 0.5 s, until the reply is shown, and send the next message
-   at once), then end the chat and rate it. The chatters' first messages are spread over ``--stagger``
+   system's replies so far took, up to 0.2 s later at random, then after 0.5 s, each wait half as long
+   again up to 2 s, until the reply is shown, and send the next message at once), then end the chat
+   and rate it. The chatters' first messages are spread over ``--stagger``
    seconds (default one turn: the bot's latency + 0.5 s): real raters do not press "send" in the same
    millisecond, and with a bot of fixed latency chatters who start together stay in lockstep, their turns
    reaching the server in bursts of ``raters/2`` (``--stagger 0`` measures that worst case). ``--kills``
@@ -35,6 +36,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import re
 import secrets
 import signal
@@ -64,7 +66,9 @@ from benchmarks.http_rater import RETRYABLE, Deadline, Rater, StartLine, Stats  
 ROOT = Path(__file__).resolve().parents[1]
 LINES = ["Hello!", "I like long walks by the sea.", "I feel a bit tired today.", "What is the weather like?",
          "My name is Sam.", "Do you enjoy music?", "I love cooking pasta.", "Tell me something new."]
-POLL_SECONDS = 0.5  # static/concord/chat.js's POLL_MS
+POLL_SECONDS = 0.5  # static/concord/chat.js's POLL_MS, POLL_MAX_MS and the first look's jitter
+POLL_MAX_SECONDS = 2.0
+FIRST_LOOK_JITTER_SECONDS = 0.2
 
 
 class ChatStats:
@@ -90,6 +94,7 @@ class Chatter:
     def __init__(self, *, index: int, port: int, start_url: str, stats: ChatStats, line: StartLine,
                  deadline: float, delay: float = 0.0) -> None:
         self.index, self.port, self.stats, self.line, self.delay = index, port, stats, line, delay
+        self.jitter = random.Random(index)
         self.rater = Rater(index=10_000 + index, host="127.0.0.1", port=port, start_url=start_url, items=1,
                            stats=Stats(), deadline=deadline)
         self.stop_at = deadline
@@ -158,10 +163,12 @@ class Chatter:
             else:
                 self.stats.add("messages", {"token": token, "client_id": client_id, "text": text})
             n += 1
-            pause = min(10.0, max(POLL_SECONDS, (state.get("reply_expected_ms") or 1000) / 1000 + 0.1))
+            pause = min(10.0, max(POLL_SECONDS, (state.get("reply_expected_ms") or 1000) / 1000 + 0.1)) \
+                + self.jitter.uniform(0, FIRST_LOOK_JITTER_SECONDS)
+            wait = POLL_SECONDS
             while state.get("waiting") and time.monotonic() < self.stop_at + 40:
-                time.sleep(pause)  # as chat.js: first when the replies so far came, then every 0.5 s
-                pause = POLL_SECONDS
+                time.sleep(pause)  # as chat.js: first when the replies so far came, then less and less often
+                pause, wait = wait, min(POLL_MAX_SECONDS, wait * 1.5)
                 _, polled, _ = self.json("GET", attrs["state-url"] + "?waiting=1")
                 self.stats.polls += 1
                 state = state if polled.get("unchanged") else polled
@@ -352,8 +359,6 @@ def main() -> None:
     if args.raters < 2:
         parser.error("--raters: at least 2 (half rate, half chat)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
-    import random
-
     workdir = Path(tempfile.mkdtemp(prefix="concord-chat-load-"))
     bot_port = free_port()  # the bot in a process of its own, like a real one
     bot = subprocess.Popen([sys.executable, "-m", "studies.chat.local_bot", "--port", str(bot_port),

@@ -24,7 +24,10 @@
   const token = root.dataset.formToken;
   let pending = null; // {text, clientId}: the message until the server confirms it is stored
   let polling = null;
-  const POLL_MS = 500; // the reply is fetched in the background: the page follows the chat's state
+  // The reply is fetched in the background: the page follows the chat's state, looking again after POLL_MS
+  // when its first look came too early, each wait then half as long again, up to POLL_MAX_MS.
+  const POLL_MS = 500;
+  const POLL_MAX_MS = 2000;
 
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
@@ -156,7 +159,7 @@
     endButton.disabled = !state.can_end && !state.ended;
     if (state.ended) endButton.textContent = t("Rate the conversation");
     if (state.waiting && !polling) follow(state.reply_expected_ms);
-    if (!state.waiting && polling) { clearInterval(polling); polling = null; }
+    if (!state.waiting && polling) { clearTimeout(polling); polling = null; }
     if (state.can_send) box.focus();
   }
 
@@ -171,11 +174,17 @@
       .then((r) => (r.ok ? r.json() : null))
       .then((state) => { if (state && !state.unchanged) render(state); }).catch(() => {});
   }
-  // While the system writes: the first look when its replies usually arrive, then every POLL_MS, each a
-  // light request until something changed (clearInterval also clears the first timeout: one id pool).
+  // While the system writes: the first look when its replies so far were on the page (the server's
+  // median), up to 0.2 s later at random (raters who chat in step do not all look in the same instant),
+  // then less and less often; each a light request until something changed.
   function follow(expectedMs) {
-    const first = Math.min(10000, Math.max(POLL_MS, (expectedMs || 1000) + 100));
-    polling = setTimeout(() => { polling = setInterval(() => poll(true), POLL_MS); poll(true); }, first);
+    let wait = POLL_MS;
+    const look = () => {
+      poll(true);
+      polling = setTimeout(look, wait);
+      wait = Math.min(POLL_MAX_MS, wait * 1.5);
+    };
+    polling = setTimeout(look, Math.min(10000, Math.max(POLL_MS, (expectedMs || 1000) + 100)) + Math.random() * 200);
   }
 
   function showWaiting(text) {

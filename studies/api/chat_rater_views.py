@@ -58,7 +58,7 @@ class ChatStateSerializer(serializers.Serializer):
     can_send = serializers.BooleanField()
     can_retry = serializers.BooleanField()
     can_end = serializers.BooleanField()
-    reply_expected_ms = serializers.IntegerField(allow_null=True, help_text="the median reply time so far")
+    reply_expected_ms = serializers.IntegerField(allow_null=True, help_text="the median wait for a reply so far (milliseconds)")
 
 
 def _chat_slot(request, token: str, position: int, *, started: bool = True) -> AssignmentItem:

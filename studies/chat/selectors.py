@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 import string
 from collections.abc import Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -34,6 +34,16 @@ def _status(chat: Chat, now) -> str:
     return chat.status
 
 
+def _reply_wait(asked: dict | None, reply: dict) -> float:
+    """Seconds from the rater's message to the reply's storing (the bot's time and the server's, which
+    under load adds to it), or the bot's time alone where that does not tell (a reply to a retry)."""
+    seconds = reply["seconds"]
+    if asked is None or "time" not in asked or "time" not in reply:
+        return seconds
+    waited = (datetime.fromisoformat(reply["time"]) - datetime.fromisoformat(asked["time"])).total_seconds()
+    return waited if 0 <= waited - seconds < 10 else seconds
+
+
 def state_chats(assignment: Assignment | int, item_id: int) -> list[Chat]:
     """The rater's chats on one item with their transcripts (``Conversation.turns``, stored with each
     ChatTurn in the same transaction, ``services._append``): what ``chat_state`` reads, in one query."""
@@ -53,11 +63,15 @@ def chat_state(assignment: Assignment, item_id: int, chats: list[Chat] | None = 
     sides = []
     for chat in chats:
         turns = []
+        asked = None
         for index, turn in enumerate(chat.conversation.turns):
             role = turn["speaker"]
             turns.append({"role": role, "who": WHO[role], "text": turn["text"], "index": index})
-            if role == ChatTurn.Role.SYSTEM and turn.get("seconds") is not None:
-                replies.append(turn["seconds"])
+            if role == ChatTurn.Role.USER:
+                asked = turn
+            elif turn.get("seconds") is not None:
+                replies.append(_reply_wait(asked, turn))
+                asked = None
         status = _status(chat, now)
         failed = status == Chat.Status.FAILED
         sides.append({"letter": string.ascii_uppercase[chat.position], "status": status, "turns": turns,
@@ -70,7 +84,7 @@ def chat_state(assignment: Assignment, item_id: int, chats: list[Chat] | None = 
     return {
         "sides": sides, "exchanges": exchanges, "min_turns": config["min_turns"], "max_turns": config["max_turns"],
         "message_max_chars": config["message_max_chars"], "ended": ended,
-        # when the page first looks for a reply: the median time of the system's replies so far
+        # when the page first looks for a reply: the median wait for the system's replies so far
         "reply_expected_ms": round(1000 * statistics.median(replies)) if replies else None,
         "waiting": Chat.Status.WAITING in statuses, "failed": Chat.Status.FAILED in statuses,
         # per-turn questions after each bot reply (studies.chat.turn_questions): the next message waits for them
