@@ -189,6 +189,12 @@ CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=Tr
 # (metrics.summaries); True computes them in the request when none is stored yet.
 METRIC_SUMMARIES_IN_REQUEST = env.bool("CONCORD_METRIC_SUMMARIES_IN_REQUEST", default=False)
 CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
+# Several web nodes: a call's process is known alive on another machine by a lease in the shared cache
+# (CACHE_URL), renewed every third of CHAT_CALLER_LEASE_SECONDS; a node killed mid-call is resumed by the
+# other nodes' next look at the chat once its lease ends. CHAT_NODE_NAME names this node in the calls'
+# names (default: the host name); two nodes on one host need different ones.
+CHAT_CALLER_LEASE_SECONDS = env.float("CONCORD_CHAT_CALLER_LEASE", default=10.0)
+CHAT_NODE_NAME = env.str("CONCORD_NODE_NAME", default="")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
