@@ -293,8 +293,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {"crowd-sync": {"task": "crowd.tasks.crowd_sync_all", "schedule": 600.0},
                         "crowd-qualifications": {"task": "crowd.tasks.crowd_qualifications_grant", "schedule": 60.0},
                         "studies-close-due": {"task": "studies.tasks.studies_close_due", "schedule": 300.0},
-                        "selfchat-runs-recover": {"task": "studies.tasks.selfchat_runs_recover", "schedule": 60.0},
-                        "scoring-runs-recover": {"task": "metrics.tasks.scoring_runs_recover", "schedule": 60.0}}
+                        "selfchat-runs-recover": {"task": "studies.tasks.selfchat_runs_recover",
+                                                  "schedule": env.float("JOB_RECOVER_SECONDS", default=60.0)},
+                        "scoring-runs-recover": {"task": "metrics.tasks.scoring_runs_recover",
+                                                 "schedule": env.float("JOB_RECOVER_SECONDS", default=60.0)}}
 # A running job (scoring run, self-chat run) holds a lease on its row, renewed every JOB_HEARTBEAT_SECONDS by
 # its worker (which also reads a Cancel then); the beat's recover tasks find leases past their end (a worker
 # killed or lost) and queue the run again, up to JOB_MAX_ATTEMPTS starts, then mark it failed with the reason.
