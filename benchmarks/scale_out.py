@@ -163,6 +163,15 @@ def worker_command(name: str, concurrency: int) -> list[str]:
             "--without-gossip", "--without-mingle"]
 
 
+def static_collected() -> bool:
+    """Whether collectstatic's manifest is newer than every file of the project's static folder."""
+    manifest = ROOT / "staticfiles" / "staticfiles.json"
+    if not manifest.exists():
+        return False
+    newest = max((f.stat().st_mtime for f in (ROOT / "static").rglob("*") if f.is_file()), default=0.0)
+    return manifest.stat().st_mtime > newest
+
+
 def wait_for(condition, timeout: float, what: str, interval: float = 0.5) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -305,6 +314,12 @@ def selfchats_unfinished(run_ids: list[int]) -> dict[str, int]:
 
 def run(args) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="concord-scale-out-"))
+    began = time.monotonic()
+    stages: dict[str, float] = {}
+
+    def stage(name: str) -> None:
+        stages[name] = round(time.monotonic() - began, 1)
+
     database_url = recreate_database(args.postgres, args.database)
     for url in (args.broker_url, args.cache_url):
         redis_flush(url)
@@ -323,14 +338,16 @@ def run(args) -> dict:
                                            "ALLOWED_HOSTS", "SECURE_COOKIES", "SECURE_SSL_REDIRECT",
                                            "SECURE_HSTS_SECONDS", "CONCORD_VAR_DIR", "CONCORD_CHAT_ALLOWED_NETWORKS",
                                            "CELERY_BROKER_URL", "CACHE_URL")})
-    if not args.skip_collectstatic:
+    if not args.skip_collectstatic and not static_collected():
         subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
                        check=True, timeout=300)
+    stage("static_files")
     import django
 
     django.setup()
     studies = build(Namespace(raters=max(args.raters, args.chatters, 1), items_per_rater=args.items_per_rater,
                               bot_url=args.bot_url, bot_latency=args.bot_latency))
+    stage("database_built")
     processes: list[Process] = []
     servers: dict[str, Gunicorn] = {}
     ports = {node: free_port() for node in NODES}
@@ -363,9 +380,11 @@ def run(args) -> dict:
         wait_for(lambda: all(f"scaleout-{n}-" in w.log_path.read_text(errors="replace") and
                              "ready" in w.log_path.read_text(errors="replace") for n, w in workers.items()),
                  120, "the Celery workers")
+        stage("servers_ready")
         sampler.start()
         result = drive(args, proxy_port, studies, servers, workers)
         drain_until = time.monotonic() + args.drain_seconds
+        stage("load_done")
         wait_for(lambda: not selfchats_unfinished(result["selfchat_runs"]) or time.monotonic() > drain_until,
                  args.drain_seconds + 10, "the self-chat runs")
         result["drain_s"] = round(args.drain_seconds - max(0.0, drain_until - time.monotonic()), 1)
@@ -380,7 +399,11 @@ def run(args) -> dict:
         for url in (args.broker_url, args.cache_url):
             with contextlib.suppress(Exception):
                 redis_flush(url)
-    return report(args, result, studies, servers, sampler, workdir)
+    stage("stopped")
+    figures = report(args, result, studies, servers, sampler, workdir)
+    stage("verified")
+    figures["stages_s"] = stages
+    return figures
 
 
 def drive(args, proxy_port: int, studies: dict, servers: dict[str, Gunicorn], workers: dict[int, Process]) -> dict:
@@ -408,8 +431,9 @@ def drive(args, proxy_port: int, studies: dict, servers: dict[str, Gunicorn], wo
         rater.deadline = opened + args.seconds
     stop_at.value = opened + args.seconds
     go.set()
-    # two conversations per run, the two together about the load's length: the kill finds runs at work
-    turns = max(2, round(args.seconds / args.bot_latency / 2))
+    # two conversations per run, the two together half again the time until the kill: the kill finds runs at
+    # work, and those waiting for their owner's share start before the load ends
+    turns = max(2, round(args.seconds * args.kill_at * 1.5 / args.bot_latency / 2))
     selfchat_runs = selfchats_queue(args.selfchats, args.bot_latency, turns)
     marks = {node: len(access_lines(servers[node])) for node in NODES}
     killed: dict = {}
@@ -553,7 +577,7 @@ def main() -> None:
     parser.add_argument("--database", default="concord_scaleout")
     parser.add_argument("--broker-url", default=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/8"))
     parser.add_argument("--cache-url", default=os.environ.get("CACHE_URL", "rediscache://127.0.0.1:6379/9"))
-    parser.add_argument("--skip-collectstatic", action="store_true", help="static files are collected already")
+    parser.add_argument("--skip-collectstatic", action="store_true", help="static files are collected already (else: when static/ changed since)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="also write the JSON here")
     args = parser.parse_args()

@@ -24,8 +24,8 @@ def test_a_killed_web_node_and_worker_lose_nothing(tmp_path):
     database = urlsplit(os.environ["DATABASE_URL"])
     server = f"{database.scheme}://{database.netloc}"
     output = tmp_path / "scale_out.json"
-    command = [sys.executable, "benchmarks/scale_out.py", "--raters", "20", "--chatters", "4", "--seconds", "16",
-               "--bot-latency", "1", "--selfchats", "6", "--drain-seconds", "60", "--postgres", server,
+    command = [sys.executable, "benchmarks/scale_out.py", "--raters", "20", "--chatters", "4", "--seconds", "12",
+               "--bot-latency", "1", "--selfchats", "6", "--job-lease", "4", "--drain-seconds", "60", "--postgres", server,
                "--database", f"{database.path.strip('/')}_scaleout", "--broker-url", os.environ["CELERY_BROKER_URL"],
                "--cache-url", os.environ["CACHE_URL"], "--output", str(output)]
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
@@ -37,6 +37,7 @@ def test_a_killed_web_node_and_worker_lose_nothing(tmp_path):
     assert killed["web_node"] == "b" and killed["celery_worker"] in (1, 2)
     # the dead node's clients went on through the other: ratings after the kill, all on node a
     assert nodes["a"]["after_kill"]["rated_items"] > 0 and nodes["b"]["after_kill"]["requests"] == 0
+    assert figures["client_side"]["retried_requests"] > 0  # requests the dying node cut, answered by the other
     assert figures["rating_cycle_ms"]["after"]["n"] > 0
     assert integrity["chat"]["messages_acknowledged"] > 0 and integrity["chat"]["chat_ratings_acknowledged"] == 4
     assert integrity["likert"]["acknowledged_ratings"] > 0
