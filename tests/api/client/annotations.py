@@ -41,8 +41,8 @@ from concord_client.api.studies import (
     study_spans,
 )
 from concord_client.models import (
-    ChecksSettingsRequest,
     CheckCreateInputRequest,
+    ChecksSettingsRequest,
     CriterionRequest,
     DesignEnum,
     ExperimentCreateInputRequest,
@@ -174,7 +174,7 @@ def turns_report(client, study):
     book = load_workbook(io.BytesIO(workbook.content), read_only=True)
     sheet = next(name for name in book.sheetnames if name.lower().startswith("per-turn"))
     values = list(book[sheet].values)
-    sheet_rows = [dict(zip(values[0], row)) for row in values[1:]]
+    sheet_rows = [dict(zip(values[0], row, strict=True)) for row in values[1:]]
     return {"checks": [[c.id, c.kind.value, c.rules] for c in listed.results], "checks_count": listed.count,
             "flagged": listed.flagged, "per_assignment": listed.settings.per_assignment, "per_turn": sections,
             "export_columns": list(rows[0]) if rows else [], "export_rows": len(rows),
@@ -247,7 +247,7 @@ def dataio(client, label_studio_file, potato_file):
                 value = result.value
                 given = next(v for v in (value.rating, value.number, value.choices, value.text) if v is not UNSET)
                 results.append([task.data.system, task.data.response, annotation.completed_by, result.from_name,
-                                result.type.value, given])
+                                result.type_.value, given])
     return {"label_studio": {"corpus": imported.corpus, "format": imported.format_,
                              "conversations": imported.conversations, "responses": imported.responses,
                              "study": imported.benchmark_study, "ratings": imported.ratings},
