@@ -110,3 +110,32 @@ def test_a_label_studio_export_matches_its_schema(api, openapi, user):
     assert not schema_errors(openapi, LABEL_STUDIO, data)
     task = data["tasks"][0]
     assert schema_errors(openapi, LABEL_STUDIO, {**data, "tasks": [{**task, "annotations": [{"result": "none"}]}]})
+
+
+CHECKS = "/api/studies/{slug}/checks/"
+
+
+def test_check_rules_and_context_are_typed_and_a_live_check_list_matches(api, openapi, user):
+    from studies.authoring import checks
+
+    request = openapi["paths"]["/api/studies/{slug}/checks/create/"]["post"]["requestBody"]["content"]
+    body = openapi["components"]["schemas"][ref(request["application/json"]["schema"])]["properties"]
+    assert ref(body["rules"]) == "CheckRuleRequest"
+    assert [option.get("type") for option in body["context"]["oneOf"]] == ["string", "array"]
+    rule = properties(openapi, "CheckRule")
+    assert {"criterion", "response", "value", "min", "max", "greater", "than", "best", "worst", "label", "labels",
+            "turns", "spans", "min_match"} == set(rule)
+    assert rule["turns"]["additionalProperties"]["oneOf"][0]["items"]["type"] == "string"
+    assert ref(properties(openapi, "CheckItem")["rules"]) == "CheckRule"
+
+    study = study_make(user, publish=False, raters=1)
+    checks.check_item_create(study=study, kind="gold", context=[
+        {"speaker": "user", "text": "I love hiking."}, {"speaker": "bot", "text": "I love hiking."}],
+        rules=[{"criterion": "problems", "response": 1, "turns": {"1": ["redundant"]}, "min_match": 1.0}])
+    listed = api.get(f"/api/studies/{study.slug}/checks/")
+    assert listed.status_code == 200, listed.content[:300]
+    data = listed.json()
+    assert data["results"][0]["rules"][0]["turns"] == {"1": ["redundant"]}
+    assert not schema_errors(openapi, CHECKS, data)
+    wrong = {**data["results"][0], "rules": [{"turns": {"1": 3}}]}
+    assert schema_errors(openapi, CHECKS, {**data, "results": [wrong]})

@@ -245,7 +245,8 @@ def test_the_generated_client_runs_a_per_turn_study_with_a_check(generated, live
     (rule,) = check.check_rules
     assert (rule["turns"], rule["response"], rule["criterion"]) == (
         {"1": ["redundant"], "3": ["follow-up"]}, check.conversation_id, "abc-eval")
-    assert made["check_rules"] == check.check_rules
+    assert made["check_rules"] == check.check_rules  # read back through the typed rule model
+    assert made["check_turns"] == [[t["speaker"], t["text"]] for t in check.conversation.turns]
 
     rated = {how: run(python, folder, "rate_turns", live_server.url, "-", url, how, script="annotations.py")
              for how, url in zip(("careful", "careless"), made["invite_urls"], strict=True)}
@@ -265,7 +266,7 @@ def test_the_generated_client_runs_a_per_turn_study_with_a_check(generated, live
                                                                                                        flat=True))
 
     read = run(python, folder, "turns_report", live_server.url, token, study.slug, script="annotations.py")
-    assert read["checks_count"] == 1 and read["checks"][0][:2] == [check.pk, "gold"]
+    assert read["checks_count"] == 1 and read["checks"] == [[check.pk, "gold", check.check_rules]]
     assert read["flagged"] == [a.pk for a in checks_flagged(study)] == [careless.pk]
     expected = per_turn_selectors.per_turn_report(Study.objects.filter(pk=study.pk))
     want = [{"criterion": e["criterion"], "mode": e["mode"], "turns": e["turns"], "dialogues": e["dialogues"],

@@ -42,6 +42,9 @@ from concord_client.api.studies import (
 )
 from concord_client.models import (
     CheckCreateInputRequest,
+    CheckCreateInputRequestContextType1Item,
+    CheckRuleRequest,
+    CheckRuleRequestTurns,
     ChecksSettingsRequest,
     CriterionRequest,
     DesignEnum,
@@ -114,14 +117,16 @@ def per_turn(client, dialogues_file, criterion_json):
     built = ok(studies_items_build_create.sync_detailed(slug=study.slug, client=client,
                                                         body=StudyItemsBuildInputRequest(corpus=imported.corpus)))
     check = ok(study_check_create.sync_detailed(slug=study.slug, client=client, body=CheckCreateInputRequest(
-        kind=KindEnum.GOLD, context=CHECK_DIALOGUE,
-        rules=[{"criterion": spec["name"], "response": 1, "turns": CHECK_TURNS, "min_match": 1.0}])), 201)
+        kind=KindEnum.GOLD, context=[CheckCreateInputRequestContextType1Item(**turn) for turn in CHECK_DIALOGUE],
+        rules=[CheckRuleRequest(criterion=spec["name"], response=1, turns=CheckRuleRequestTurns.from_dict(CHECK_TURNS),
+                                min_match=1.0)])), 201)
     settings = ok(study_checks_settings.sync_detailed(slug=study.slug, client=client,
                                                       body=ChecksSettingsRequest(per_assignment=1, min_pass_rate=1.0)))
     ok(studies_publish_create.sync_detailed(slug=study.slug, client=client))
     return {"corpus": imported.corpus, "format": imported.format_, "conversations": imported.conversations,
             "study": study.slug, "items": built.items, "check": check.id, "check_kind": check.kind.value,
-            "check_rules": check.rules, "check_turns": check.turns, "per_assignment": settings.per_assignment,
+            "check_rules": [r.to_dict() for r in check.rules],
+            "check_turns": [[t.speaker, t.text] for t in check.turns], "per_assignment": settings.per_assignment,
             "invite_urls": invites(client, study.slug, 2, "per-turn bot")}
 
 
@@ -175,7 +180,7 @@ def turns_report(client, study):
     sheet = next(name for name in book.sheetnames if name.lower().startswith("per-turn"))
     values = list(book[sheet].values)
     sheet_rows = [dict(zip(values[0], row, strict=True)) for row in values[1:]]
-    return {"checks": [[c.id, c.kind.value, c.rules] for c in listed.results], "checks_count": listed.count,
+    return {"checks": [[c.id, c.kind.value, [r.to_dict() for r in c.rules]] for c in listed.results], "checks_count": listed.count,
             "flagged": listed.flagged, "per_assignment": listed.settings.per_assignment, "per_turn": sections,
             "export_columns": list(rows[0]) if rows else [], "export_rows": len(rows),
             "sheet": [[r["criterion"], r["behaviour"], r["system"], r["count"], r["turns"]] for r in sheet_rows]}
