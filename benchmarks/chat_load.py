@@ -15,9 +15,9 @@ Likert chat study. Three phases of ``--seconds`` each on the same server:
    the page and rates item after item);
 2. with chatters: ``raters/2`` new raters rate the same way while ``raters/2`` chatters each chat as the
    page's script does (POST the message as JSON with its client id, then look at the state when the
-   system's replies so far took, less the time the POST took to be answered, up to 0.2 s later at
-   random, then after 0.5 s, each wait half as long again up to 2 s, until the reply is shown, and send
-   the next message at once), then end the chat and rate it. The chatters' first messages are spread over ``--stagger``
+   system's replies so far took to be stored, up to 0.2 s later at random, then after 0.5 s, each wait
+   half as long again up to 2 s, until the reply is shown, and send the next message at once), then end
+   the chat and rate it. The chatters' first messages are spread over ``--stagger``
    seconds (default one turn: the bot's latency + 0.5 s): real raters do not press "send" in the same
    millisecond, and with a bot of fixed latency chatters who start together stay in lockstep, their turns
    reaching the server in bursts of ``raters/2`` (``--stagger 0`` measures that worst case). ``--kills``
@@ -163,8 +163,7 @@ class Chatter:
             else:
                 self.stats.add("messages", {"token": token, "client_id": client_id, "text": text})
             n += 1
-            answered = time.perf_counter() - started  # chat.js's answerMs
-            pause = min(10.0, max(POLL_SECONDS, (state.get("reply_expected_ms") or 1000) / 1000 + 0.1 - answered)) \
+            pause = min(10.0, max(POLL_SECONDS, (state.get("reply_expected_ms") or 1000) / 1000 + 0.1)) \
                 + self.jitter.uniform(0, FIRST_LOOK_JITTER_SECONDS)
             wait = POLL_SECONDS
             while state.get("waiting") and time.monotonic() < self.stop_at + 40:

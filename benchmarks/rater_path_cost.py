@@ -219,21 +219,28 @@ def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, p
         return response
 
     json_accept = {"HTTP_ACCEPT": "application/json"}
-    run = chat_calls._run
-    if count_calls:  # the call threads' function calls too (cProfile sees one thread)
-        def counted_run(job):
+    run, stored = chat_calls._run, chat_calls.stored
+    if count_calls:  # the call thread's and the writer's function calls too (cProfile sees one thread)
+        def counted(call):
             counter = cProfile.Profile()
             counter.enable()
             try:
-                run(job)
+                return call()
             finally:
                 counter.disable()
                 out["call_calls"].append(pstats.Stats(counter).total_calls)
+
+        def counted_run(job):
+            before = len(out["call_calls"])
+            counted(lambda: run(job))
+            out["call_calls"][before:] = [sum(out["call_calls"][before:])]  # the call's and its storing's, as one
+
         chat_calls._run = counted_run
+        chat_calls.stored = lambda step: stored(lambda: counted(step))
     try:
         _chat_messages(client, attrs, messages, timed, json_accept)
     finally:
-        chat_calls._run = run
+        chat_calls._run, chat_calls.stored = run, stored
     return out
 
 

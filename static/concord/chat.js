@@ -24,7 +24,6 @@
   const token = root.dataset.formToken;
   let pending = null; // {text, clientId}: the message until the server confirms it is stored
   let polling = null;
-  let answerMs = 0; // how long the server took to answer the last message: a look takes about as long to arrive
   // The reply is fetched in the background: the page follows the chat's state, looking again after POLL_MS
   // when its first look came too early, each wait then half as long again, up to POLL_MAX_MS.
   const POLL_MS = 500;
@@ -175,9 +174,8 @@
       .then((r) => (r.ok ? r.json() : null))
       .then((state) => { if (state && !state.unchanged) render(state); }).catch(() => {});
   }
-  // While the system writes: the first look timed to reach the server when the replies so far were
-  // stored (the server's median wait, less the time the message took to be answered: a busy server's
-  // queue delays the look as much), up to 0.2 s later at random (raters who chat in step do not all look
+  // While the system writes: the first look when the replies so far were stored (the server's median
+  // wait, its own delays included), up to 0.2 s later at random (raters who chat in step do not all look
   // in the same instant), then less and less often; each a light request until something changed.
   function follow(expectedMs) {
     let wait = POLL_MS;
@@ -186,7 +184,7 @@
       polling = setTimeout(look, wait);
       wait = Math.min(POLL_MAX_MS, wait * 1.5);
     };
-    const first = Math.min(10000, Math.max(POLL_MS, (expectedMs || 1000) + 100 - answerMs));
+    const first = Math.min(10000, Math.max(POLL_MS, (expectedMs || 1000) + 100));
     polling = setTimeout(look, first + Math.random() * 200);
   }
 
@@ -201,11 +199,9 @@
   }
 
   function deliver(tries) {
-    const sentAt = performance.now();
     post(root.dataset.turnUrl, {text: pending.text, client_id: pending.clientId})
       .then((response) => response.json().then((data) => ({response, data})))
       .then(({response, data}) => {
-        answerMs = performance.now() - sentAt;
         if (response.ok) {
           pending = null;
           remember();
