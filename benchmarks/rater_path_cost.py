@@ -219,7 +219,7 @@ def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, p
         return response
 
     json_accept = {"HTTP_ACCEPT": "application/json"}
-    run, stored = chat_calls._run, chat_calls.stored
+    run, stored = chat_calls._run, getattr(chat_calls, "stored", None)  # None: a base without the writer thread
     if count_calls:  # the call thread's and the writer's function calls too (cProfile sees one thread)
         def counted(call):
             counter = cProfile.Profile()
@@ -236,11 +236,14 @@ def chat_walk(client, token: str, messages: int, *, count_calls: bool = False, p
             out["call_calls"][before:] = [sum(out["call_calls"][before:])]  # the call's and its storing's, as one
 
         chat_calls._run = counted_run
-        chat_calls.stored = lambda step: stored(lambda: counted(step))
+        if stored is not None:
+            chat_calls.stored = lambda step: stored(lambda: counted(step))
     try:
         _chat_messages(client, attrs, messages, timed, json_accept)
     finally:
-        chat_calls._run, chat_calls.stored = run, stored
+        chat_calls._run = run
+        if stored is not None:
+            chat_calls.stored = stored
     return out
 
 
