@@ -90,9 +90,7 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False, keep: int 
 def _ratings_frame(studies: QuerySet[Study], *, raw_ids: bool, keep: int | None) -> pd.DataFrame:
     import pandas as pd
 
-    rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
-            .values_list(*RATINGS_FRAME_COLUMNS.values()))
-    frame = queryset_frame(rows, list(RATINGS_FRAME_COLUMNS), floats=FLOAT_COLUMNS)
+    frame = rating_rows(studies, keep=keep).drop(columns="response")  # a copy: the rows are shared
     for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
         extra = design.report_frame(design.studies_of(studies), keep=keep)
         if extra is not None and len(extra):
@@ -101,6 +99,26 @@ def _ratings_frame(studies: QuerySet[Study], *, raw_ids: bool, keep: int | None)
         pairs = frame[["experiment", "rater"]].drop_duplicates()
         pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
         frame = frame.drop(columns="rater_name").merge(pairs, on=["experiment", "rater"], how="left")
+    for column in FLOAT_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def rating_rows(studies: QuerySet[Study], *, keep: int | None = None) -> pd.DataFrame:
+    """The Ratings of submitted assignments (``RATINGS_FRAME_COLUMNS`` with the raters' own ids in
+    ``rater_name``, and ``response``: the rated response's id, None for a dialogue), floats cast; one
+    query, read once per ``one_read`` block and shared by the report's frame and the position effects
+    (read-only: copy to change)."""
+    return once("rating-rows", studies, lambda: _rating_rows(studies, keep=keep), keep)
+
+
+def _rating_rows(studies: QuerySet[Study], *, keep: int | None) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = {**RATINGS_FRAME_COLUMNS, "response": "response_id"}
+    rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
+            .values_list(*columns.values()))
+    frame = queryset_frame(rows, list(columns), floats=FLOAT_COLUMNS)
     for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame
