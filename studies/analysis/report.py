@@ -101,13 +101,16 @@ def _finite(value: float) -> float | None:
 
 
 def _two_raters_on_a_unit(frame: pd.DataFrame) -> bool:
-    """Whether some unit was rated by two different raters (on integer codes: a group-by per cell is slow)."""
-    unit, _ = pd.factorize(frame["unit"])
+    """Whether some unit was rated by two different raters (on integer codes: a group-by per cell is slow):
+    a unit's smallest and largest rater code differ."""
+    unit, units = pd.factorize(frame["unit"])
     rater, labels = pd.factorize(frame["rater"])
     if not len(labels):
         return False
-    rated = np.unique(unit.astype(np.int64) * len(labels) + rater) // len(labels)  # the unit of each (unit, rater)
-    return bool((np.bincount(rated) > 1).any())
+    low, high = np.full(len(units), len(labels)), np.full(len(units), -1)
+    np.minimum.at(low, unit, rater)
+    np.maximum.at(high, unit, rater)
+    return bool((low < high).any())
 
 
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
@@ -138,14 +141,25 @@ def _subset(frame: pd.DataFrame, split: tuple[str, Any] | None) -> pd.DataFrame:
     return frame[frame[column] == side]  # raters who did not answer (None) are in neither group
 
 
+ICC_SPLITS = ("study", "assignment", "total_seconds", "prior_rating_experience", "prior_agent_experience")
+
+
 def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> dict[str, list[dict[str, Any]]]:
+    # the columns the cells and the splits read, condition and criterion as integer codes: each table's subset
+    # and cells then take numbers only, not the frame's every text column
+    study_code, study_names = pd.factorize(frame["study"])
+    criterion_code, criterion_names = pd.factorize(frame["criterion"])
+    narrow = frame[["unit", "rater", "score", *(c for c in ICC_SPLITS[1:] if c in frame.columns)]].assign(
+        study=study_code, criterion=criterion_code)
+    code = {(s, c): (i, j) for i, s in enumerate(study_names) for j, c in enumerate(criterion_names)}
     tables = {}
     for key, (title, split) in TABLES.items():
-        cells = dict(iter(_subset(frame, split).groupby(["study", "criterion"], sort=False)))  # one pass, not a mask per cell
+        groups = _subset(narrow, split).groupby(["study", "criterion"], sort=False)[["unit", "rater", "score"]]
+        cells = dict(iter(groups))  # one pass, not a mask per cell
         rows = []
         for study in conditions:
             for criterion in criteria:
-                cell = cells.get((study, criterion))
+                cell = cells.get(code.get((study, criterion)))
                 rows.append({"table": key, "title": title, "condition": study, "criterion": criterion,
                              **(icc_cell(cell) if cell is not None and len(cell) else {
                                  "n_raters": 0, "n_items": 0, "n_ratings": 0, "error": "no raters in this group"})})
