@@ -178,7 +178,7 @@ def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: l
     """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
     rows: list[dict[str, Any]] = []
     every = frame.pivot_table(index=["study", "assignment", "unit"], columns="criterion", values="score", aggfunc="first")
-    present = set(every.index.get_level_values("study")) if len(every) else set()
+    present = set(every.index.get_level_values("study").unique()) if len(every) else set()
     for study in conditions:
         wide = every.xs(study, level="study").dropna(axis=1, how="all") if study in present else every.iloc[:0, :0]
         for i, a in enumerate(criteria):
@@ -412,7 +412,7 @@ def _build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options
                             "Ebel (one-way) and Brueckl (two-way) generalisations with k0 raters per item.")
     report.notes.append("Scores: Likert as given; RME/BME log10(max(value,1)/reference) (Bard et al. 1996); "
                         "BWS m+1-rank. Comparisons across conditions use per-rater z-scores.")
-    present = set(frame["study"])
+    present = set(frame["study"].unique())
     report.notes += list(dict.fromkeys(c["report_note"] for c in conditions if c.get("report_note")
                                        and c["slug"] in present))
     report.notes.append("Krippendorff's α reads the same normalised scores as the ICC: ordinal level for Likert "

@@ -37,7 +37,7 @@ def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
                                       assignment__excluded=False)
         .values_list("assignment_id", "item_id", "response_order"),
         ["assignment", "item", "response"])
-    slots = slots[slots["response"].map(lambda order: isinstance(order, list) and len(order) > 0)]
+    slots = slots[[isinstance(order, list) and len(order) > 0 for order in slots["response"].tolist()]]
     shown = slots.explode("response")
     shown["shown_position"] = shown.groupby(level=0).cumcount() + 1
     shown["response"] = shown["response"].astype(ratings["response"].dtype)
