@@ -250,11 +250,20 @@ def condition_comparison(frame: pd.DataFrame, criteria: list[str]) -> list[dict[
     return rows
 
 
+def _sorted_codes(column: pd.Series) -> np.ndarray:
+    """Integer codes of a column's values in sorted order, missing values NaN (left out of group-bys, as there)."""
+    codes = pd.factorize(column, sort=True)[0]
+    return np.where(codes < 0, np.nan, codes) if (codes < 0).any() else codes
+
+
 def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ()) -> pd.DataFrame:
     """Per rater: Spearman with the leave-one-out mean of the other raters on the same responses
     (ranks within rater, Pearson of ranks — vectorised), mean seconds per item, straight-lining
     (share of item screens where every response got the same value), and a flag."""
-    f = frame[["study", "criterion", "unit", "rater", "score", "item", "seconds", "design"]].copy()
+    # conditions and criteria as integer codes in sorted order (the groups and their order the texts give,
+    # without hashing a text per row in every group-by)
+    criterion, study = (_sorted_codes(frame[column]) for column in ("criterion", "study"))
+    f = frame[["unit", "rater", "score"]].assign(study=study, criterion=criterion)
     group = [f["study"], f["criterion"], f["unit"]]
     total, count = f.groupby(group)["score"].transform("sum"), f.groupby(group)["score"].transform("count")
     f["loo"] = (total - f["score"]) / (count - 1)
@@ -272,7 +281,8 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ())
     per_rater = sums.groupby("rater")["loo_r"].mean().rename("loo_r").to_frame()
 
     # Ranks on one screen always differ: straight-lining is read on the other conditions (``ranked``: their slugs).
-    screens = frame[~frame["study"].isin(list(ranked))].groupby(["rater", "item", "criterion"])["score"].agg(
+    read = frame[["rater", "item", "score"]].assign(criterion=criterion)
+    screens = read[~frame["study"].isin(list(ranked)).to_numpy()].groupby(["rater", "item", "criterion"])["score"].agg(
         ["nunique", "size"])
     screens = screens[screens["size"] > 1]
     per_rater["straight_lining"] = (screens["nunique"] == 1).groupby("rater").mean()
