@@ -14,6 +14,7 @@ from studies.designs.common import Section
 from studies.models import (
     Assignment,
     Criterion,
+    Rater,
     Rating,
     Study,
 )
@@ -112,13 +113,36 @@ def rating_rows(studies: QuerySet[Study], *, keep: int | None = None) -> pd.Data
     return once("rating-rows", studies, lambda: _rating_rows(studies, keep=keep), keep)
 
 
+# Texts every row repeats (a study's slug, design and unit, a criterion's name, a rater's own id): read by
+# id and named from their own few rows, so the query returns and the frame builds numbers, not 70,000 texts
+_NAMED = {"study": ("study_id", "slug"), "design": ("study_id", "design"), "target": ("study_id", "unit"),
+          "criterion": ("criterion_id", "name"), "rater_name": ("rater", "external_id")}
+
+
 def _rating_rows(studies: QuerySet[Study], *, keep: int | None) -> pd.DataFrame:
     import pandas as pd
 
     columns = {**RATINGS_FRAME_COLUMNS, "response": "response_id"}
+    read = {"study_id": "assignment__study_id", "criterion_id": "criterion_id",
+            **{k: v for k, v in columns.items() if k not in _NAMED}}
     rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
-            .values_list(*columns.values()))
-    frame = queryset_frame(rows, list(columns), floats=FLOAT_COLUMNS)
+            .values_list(*read.values()))
+    frame = queryset_frame(rows, list(read), floats=FLOAT_COLUMNS)
+    if frame.empty:
+        frame = pd.DataFrame.from_records([], columns=list(columns))
+    else:
+        owners = {"study_id": Study.objects.filter(pk__in=studies.values("pk")),
+                  "criterion_id": Criterion.objects.filter(study__in=studies.values("pk")),
+                  "rater": Rater.objects.filter(assignments__study__in=studies.values("pk")).distinct()}
+        for key, owned in owners.items():
+            fields = [field for by, field in _NAMED.values() if by == key]
+            texts = {row[0]: row[1:] for row in owned.order_by().values_list("pk", *fields)}
+            code, pks = pd.factorize(frame[key])
+            for name, (by, field) in _NAMED.items():
+                if by == key:
+                    column = pd.Series([texts[pk][fields.index(field)] for pk in pks])
+                    frame[name] = column.take(code).set_axis(frame.index)
+        frame = frame[list(columns)]
     for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame
