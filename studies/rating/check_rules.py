@@ -40,6 +40,14 @@ def judges_the_context(study: Study) -> bool:
     return unit_for(study).checks_judge_the_context and not design_for(study).check_conversations
 
 
+def practice_judges_the_context(study: Study) -> bool:
+    """Whether a practice item of this study is one whole conversation judged as it is: as its check items
+    (``judges_the_context``) unless the unit says otherwise (a chat's scripted practice transcript)."""
+    unit = unit_for(study)
+    whole = unit.checks_judge_the_context if unit.practice_judges_the_context is None else unit.practice_judges_the_context
+    return whole and not design_for(study).check_conversations
+
+
 def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "rules") -> tuple[list[dict], dict]:
     """Check rules against the study's design and criteria; responses stay 1-based here. Returns
     (cleaned rules, problems keyed ``rules[i].field``)."""
@@ -233,15 +241,18 @@ def turns_clean(value: Any, problems: Problems, field: str = "context") -> list[
 
 
 def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rules: Any,
-                         reference: Any, reference_value: Any, shown_counts: set[int] | None
-                         ) -> tuple[dict[str, Any], Problems]:
+                         reference: Any, reference_value: Any, shown_counts: set[int] | None,
+                         whole: bool | None = None) -> tuple[dict[str, Any], Problems]:
     """``shown_counts``: how many responses the study's items show (``regular_shown_counts``), which a check
-    item must match; None for practice items, which come before the items."""
+    item must match; None for practice items, which come before the items. ``whole``: the written conversation
+    is judged whole (None: as the study's check items, ``judges_the_context``)."""
     problems = Problems()
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
     turns = turns_clean(context, problems)
-    if judges_the_context(study):  # the written dialogue is judged whole: rules number it 1
+    if judges_the_context(study) if whole is None else whole:  # the written dialogue is judged whole: it is number 1
+        turns, turn_problems = unit_for(study).written_turns_clean(turns)
+        problems.update({k: v for k, v in turn_problems.items() if k not in problems})
         cleaned_rules, rule_problems = rules_clean(study, rules, 1)
         problems.update({k: v for k, v in rule_problems.items() if k not in problems})
         return {"turns": turns, "texts": [], "rules": cleaned_rules, "reference": "", "reference_value": None}, problems
@@ -296,7 +307,8 @@ def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, 
     parts, problems by field); rules keep 1-based response numbers. Practice comes before the items, so it
     may show another number of responses than they do."""
     return item_problems(study, kind=CheckKind.GOLD, context=context, responses=responses, rules=rules,
-                                reference=reference, reference_value=reference_value, shown_counts=None)
+                         reference=reference, reference_value=reference_value, shown_counts=None,
+                         whole=practice_judges_the_context(study))
 
 
 def written_conversation_create(study: Study, prefix: str, number: int, data: dict[str, Any]

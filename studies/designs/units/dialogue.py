@@ -58,6 +58,7 @@ class DialogueUnit(StudyUnit):
     # A check or practice item of a dialogue rated on its own is one whole dialogue written for it (a known
     # bad one, say): its rules number that dialogue 1 (``{"response": 1, "max": 2}``).
     checks_judge_the_context = True
+    practice_context_label = 'Dialogue, judged as a whole (one turn per line, "A: text")'
 
     def checks_refusal(self, design: Any) -> str | None:
         """A design whose check items compare whole conversations written for them (ACUTE-Eval's
