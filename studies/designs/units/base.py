@@ -74,9 +74,9 @@ class StudyUnit:
         level (``StudyDesign.unit_refusals``), or None."""
         return None
 
-    def checks_refusal(self, design: Any) -> str | None:
+    def checks_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
         """Why check items are refused for a study of this unit and ``design`` (its ``checks_problem``),
-        or None."""
+        or None. ``from_preview``: a gold item saved from the builder's preview."""
         return self.checks_problem
 
     def practice_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
