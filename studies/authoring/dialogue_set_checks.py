@@ -63,7 +63,7 @@ def setting_for(study: Study, number: int) -> tuple[Setting, str | None]:
 
 def setting_write(item: StudyItem, setting: Setting) -> None:
     """Show the written dialogue (the item's conversation) with its companions, or beside the anchor."""
-    if setting.companions:
+    if setting.companions and item.conversation_id is not None:
         shown = setting.companions[:]
         shown.insert(setting.place, item.conversation_id)
         StudyItemConversation.objects.bulk_create([StudyItemConversation(item=item, conversation_id=cid, position=p)
