@@ -168,7 +168,7 @@ def parse_label_studio(stream: BinaryIO, header: ParsedHeader) -> Iterator[Recor
                 yield ImportProblem(line, "data.response", "must be non-empty text")
                 continue
             named = data.get("system", data.get("model"))
-            system = system_key(named) if isinstance(named, (str, int)) and str(named).strip() else "label-studio"
+            system = system_key(str(named)) if isinstance(named, (str, int)) and str(named).strip() else "label-studio"
         units.add(system is None)
         if len(units) > 1:
             yield ImportProblem(line, "data.response", "every task of a file judges a response, or none does "
@@ -225,7 +225,7 @@ def parse_label_studio(stream: BinaryIO, header: ParsedHeader) -> Iterator[Recor
                                                          f"of {system!r}")
                 continue
             header.systems.setdefault(system, "imported from Label Studio")
-            conversation.responses.append(ParsedResponse(system, response_text.strip(),
+            conversation.responses.append(ParsedResponse(system, str(response_text).strip(),
                                                          position=0, metadata={"task": task.get("id")}))
         conversation.annotations += answers
     if units == {True}:
