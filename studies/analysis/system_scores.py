@@ -43,14 +43,10 @@ def _finite(value: Any) -> float | None:
 
 
 def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment (equal to ``statsmodels.stats.multitest.multipletests(method="holm")``)."""
-    p = np.asarray(p_values, dtype=float)
-    if not p.size:
-        return []
-    order = np.argsort(p, kind="stable")
-    adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
-    return [float(v) for v in adjusted]
+    """Holm's step-down adjustment as a list (``studies.analysis.pairwise.holm``)."""
+    from studies.analysis.pairwise import holm as adjust
+
+    return adjust(p_values).tolist() if len(p_values) else []
 
 
 def t_interval(values: np.ndarray, *, confidence: float = CONFIDENCE) -> tuple[float | None, float | None, float | None]:
