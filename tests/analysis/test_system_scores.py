@@ -161,3 +161,18 @@ def test_system_scores_wilson_matches_statsmodels_at_the_edges():
     for wins, n in [(0, 1), (1, 1), (0, 7), (7, 7), (3, 10), (50, 100)]:
         assert ss.wilson(wins, n) == pytest.approx(proportion_confint(wins, n, alpha=0.05, method="wilson"), abs=1e-12)
     assert ss.wilson(0, 0) == (None, None)
+
+
+def test_wilcoxon_p_equals_scipy_with_ties_zeros_and_without():
+    """The sign-flip enumeration (ties or zeros, n <= 13) and the cases left to SciPy give SciPy's p."""
+    from scipy import stats
+
+    from studies.analysis.system_scores import wilcoxon_p
+
+    rng = np.random.default_rng(5)
+    cases = [np.array([0.5, -0.5, 1.0, 1.0, 0.0, 2.0]), np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 1.0]),
+             rng.normal(0.4, 1, 30).round(1), rng.normal(0.2, 1, 9)]  # ties+zeros, exact, a lone non-zero, big, no ties
+    cases += [(rng.normal(rng.normal(0, 0.5), 1, n) * 2).round() / 2 for n in rng.integers(4, 14, size=12)]
+    for diff in cases:
+        if np.count_nonzero(diff):
+            assert wilcoxon_p(diff) == pytest.approx(stats.wilcoxon(diff, zero_method="wilcox").pvalue, abs=1e-12), diff
