@@ -19,6 +19,7 @@ from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput, choice_param, query_params_checked
 from studies.api.views import REPORT_PARAMETERS, _visible_study
+from studies.compute_pool import Offloaded
 from studies.authoring.item_draws import study_items_extend
 from studies.chat.transcripts import transcripts_response
 from studies.designs import design_for, unit_for
@@ -46,7 +47,7 @@ def _study_studies(request, slug: str):
     return study, Study.objects.filter(pk=study.pk)
 
 
-class _ReportDownload(ApiView):
+class _ReportDownload(Offloaded, ApiView):
     scope = staticmethod(_study_studies)
 
     @extend_schema(parameters=[
@@ -74,7 +75,7 @@ class ExperimentReportDownloadApi(_ReportDownload):
     scope = staticmethod(_experiment_studies)
 
 
-class _ReportFigure(ApiView):
+class _ReportFigure(Offloaded, ApiView):
     scope = staticmethod(_study_studies)
 
     @extend_schema(parameters=[OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters")],

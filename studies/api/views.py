@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from studies import access
+from studies.compute_pool import Offloaded
 from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
@@ -501,7 +502,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
                                                                    "(owners, collaborators and staff only)")]
 
 
-class StudyReportApi(ReportApiMixin, ApiView):
+class StudyReportApi(Offloaded, ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
@@ -511,7 +512,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
         return self.report_response(request, Study.objects.filter(pk=study.pk))
 
 
-class ExperimentReportApi(ReportApiMixin, ApiView):
+class ExperimentReportApi(Offloaded, ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)
