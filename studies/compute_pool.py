@@ -198,7 +198,8 @@ def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byte
     request = WSGIRequest(environ)
     pk = snapshot["user"]
     request.user = get_user_model().objects.filter(pk=pk).first() or AnonymousUser() if pk else AnonymousUser()
-    request._dont_enforce_csrf_checks = True  # only GET comes here; the web process checked what it must
+    # only GET comes here, and the web process checked what it must
+    request._dont_enforce_csrf_checks = True  # type: ignore[attr-defined]
     if snapshot["csrf"]:
         request.META["CSRF_COOKIE"] = snapshot["csrf"]  # a form on the page carries the web process's token
     match = resolve(request.path_info)
@@ -213,6 +214,7 @@ def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byte
 
 
 def _computing(request: HttpRequest, api: bool, failed: bool) -> HttpResponse:
+    response: HttpResponse
     if api:
         title = "The computation failed; retry" if failed else "Computing; retry in a moment"
         response = JsonResponse({"type": "urn:concord:problem:" + ("pool_failed" if failed else "computing"),

@@ -15,8 +15,8 @@ from metrics.api.views import STUDY_PARAMETER, _report_studies
 from metrics.scoring import selectors
 from studies.api.base import ApiView
 from studies.api.inputs import query_params_checked
-from studies.compute_pool import Offloaded
 from studies.api.schema_fields import number
+from studies.compute_pool import Offloaded
 
 
 class JudgeRankRowSerializer(serializers.Serializer):

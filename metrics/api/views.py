@@ -16,10 +16,10 @@ from metrics.models import Metric, TrainingRun
 from metrics.scoring import run_jobs, selectors, services
 from metrics.training import services as training
 from studies import access
-from studies.compute_pool import Offloaded
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
+from studies.compute_pool import Offloaded
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
 

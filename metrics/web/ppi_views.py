@@ -17,8 +17,8 @@ from metrics.ppi import estimates as ppi
 from metrics.scoring import exports
 from metrics.scoring import selectors as metric_selectors
 from studies import access
-from studies.compute_pool import offloaded
 from studies.authoring.item_draws import study_items_extend
+from studies.compute_pool import offloaded
 from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports.exporting import no_store

@@ -19,9 +19,9 @@ from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import StrictInput, choice_param, query_params_checked
 from studies.api.views import REPORT_PARAMETERS, _visible_study
-from studies.compute_pool import Offloaded
 from studies.authoring.item_draws import study_items_extend
 from studies.chat.transcripts import transcripts_response
+from studies.compute_pool import Offloaded
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import Study

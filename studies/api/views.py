@@ -20,7 +20,6 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from studies import access
-from studies.compute_pool import Offloaded
 from studies.api.base import ApiView, django_errors
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
@@ -36,6 +35,7 @@ from studies.api.serializers import (
 )
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
+from studies.compute_pool import Offloaded
 from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed

@@ -119,7 +119,7 @@ def test_answer_past_the_deadline_is_computing_and_the_retry_gets_the_same_one(p
     assert compute_pool._pending == {}  # the same computation answered, not a second one
 
 
-@pytest.mark.parametrize("failure, status", [(compute_pool.Computing, 202), (compute_pool.PoolFailed, 503)])
+@pytest.mark.parametrize(("failure", "status"), [(compute_pool.Computing, 202), (compute_pool.PoolFailed, 503)])
 def test_page_and_api_say_computing_or_failed(client, user, monkeypatch, failure, status):
     def not_ready(*args):
         raise failure("x")
