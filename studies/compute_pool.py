@@ -49,9 +49,9 @@ RETRY_AFTER_SECONDS = 3
 # what run_view hands to the view besides the path: the request headers, what the URL and the host are read from
 META_KEYS = ("SERVER_NAME", "SERVER_PORT", "REMOTE_ADDR", "SCRIPT_NAME", "QUERY_STRING")
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _pool: ProcessPoolExecutor | None = None
-_pending: OrderedDict[tuple, Future] = OrderedDict()
+_pending: OrderedDict[tuple, tuple[ProcessPoolExecutor, Future]] = OrderedDict()
 
 
 class Computing(Exception):
@@ -103,7 +103,7 @@ def _replace(broken: ProcessPoolExecutor) -> None:
     with _lock:
         if _pool is broken:
             _pool = None
-        for key in [k for k, f in _pending.items() if f.done() and isinstance(f.exception(), BrokenProcessPool)]:
+        for key in [k for k, (pool, _) in _pending.items() if pool is broken]:
             del _pending[key]
     broken.shutdown(wait=False, cancel_futures=True)
 
@@ -140,38 +140,37 @@ def _run(path: str, args: tuple) -> Any:
 def _wait(key: tuple, path: str, args: tuple) -> Any:
     """The answer of ``path(*args)``: one already pending under ``key`` or a new one, waited for at most
     the deadline. Computing past it; PoolFailed when a pool process died."""
-    with _lock:
-        future = _pending.get(key)
-    if future is None:
-        pool = _executor()
-        try:
-            future = pool.submit(_run, path, args)
-        except BrokenProcessPool:  # broke between answers: a new one, once
-            _replace(pool)
+    with _lock:  # one computation per key, however many requests ask at once
+        entry = _pending.get(key)
+        if entry is None:
             pool = _executor()
-            future = pool.submit(_run, path, args)
-        with _lock:
-            _pending[key] = future
+            try:
+                entry = (pool, pool.submit(_run, path, args))
+            except BrokenProcessPool:  # broke between answers: a new one, once
+                _replace(pool)
+                pool = _executor()
+                entry = (pool, pool.submit(_run, path, args))
+            _pending[key] = entry
             while len(_pending) > PENDING_LIMIT:
                 _pending.popitem(last=False)
+    pool, future = entry
     try:
         result = future.result(timeout=float(getattr(settings, "COMPUTE_POOL_DEADLINE_SECONDS", 20)))
     except FutureTimeout:
         raise Computing(path) from None
     except BrokenProcessPool as error:
         logger.error("a compute pool process died answering %s", path)
-        if _pool is not None:
-            _replace(_pool)
+        _replace(pool)
         raise PoolFailed(path) from error
     finally:
         if future.done():
             with _lock:
-                if _pending.get(key) is future:
+                if _pending.get(key) is entry:
                     del _pending[key]
     return result
 
 
-def _snapshot(request: HttpRequest) -> dict[str, Any]:
+def _snapshot(request: HttpRequest, api: bool) -> dict[str, Any]:
     """What a pool process needs to answer this request as the web process would."""
     meta = {k: v for k, v in request.META.items()
             if isinstance(v, str) and (k.startswith("HTTP_") or k in META_KEYS)}
@@ -179,7 +178,10 @@ def _snapshot(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     return {"method": request.method, "path": request.path, "path_info": request.path_info, "meta": meta,
             "secure": request.is_secure(), "user": user.pk if user is not None and user.is_authenticated else None,
-            "csrf": get_token(request) and request.META.get("CSRF_COOKIE"),
+            # the browser's CSRF secret, for a form on the page; a page whose visitor has none yet gets one
+            # here, set by the web process's middleware (an API client or a file needs none)
+            "csrf": request.META.get("CSRF_COOKIE") or (None if api else get_token(request) and
+                                                        request.META.get("CSRF_COOKIE")),
             "language": translation.get_language()}
 
 
@@ -240,7 +242,7 @@ def offloaded(view: Callable | None = None, *, api: bool = False) -> Callable:
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if inline() or request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
-            snapshot = _snapshot(request)
+            snapshot = _snapshot(request, api)
             key = ("view", snapshot["user"], request.get_full_path(), request.META.get("HTTP_ACCEPT", ""),
                    snapshot["language"])
             started = time.perf_counter()

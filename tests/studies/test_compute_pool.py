@@ -40,7 +40,7 @@ answers = {{}}
 for url in urls:
     response = client.get(url, HTTP_HOST="127.0.0.1")
     while response.status_code == 202:  # past the deadline: the page reloads; so does this
-        compute_pool._pending and next(iter(compute_pool._pending.values())).result()
+        compute_pool._pending and next(iter(compute_pool._pending.values()))[1].result()
         response = client.get(url, HTTP_HOST="127.0.0.1")
     answers[url] = [response.status_code, response["Content-Type"]]
 missing = client.get(e + "/report/figures/no-such-figure.svg", HTTP_HOST="127.0.0.1")
@@ -116,7 +116,7 @@ def test_answer_past_the_deadline_is_computing_and_the_retry_gets_the_same_one(p
     (tmp_path / "go").touch()
     settings.COMPUTE_POOL_DEADLINE_SECONDS = 60
     assert compute_pool.call("tests.studies.test_compute_pool._wait_for", flag) == "done"
-    assert compute_pool._pending == {}  # the same computation answered, not a second one
+    assert not compute_pool._pending  # the same computation answered, not a second one
 
 
 @pytest.mark.parametrize(("failure", "status"), [(compute_pool.Computing, 202), (compute_pool.PoolFailed, 503)])
