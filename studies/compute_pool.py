@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -182,11 +182,35 @@ def _snapshot(request: HttpRequest, api: bool) -> dict[str, Any]:
             # here, set by the web process's middleware (an API client or a file needs none)
             "csrf": request.META.get("CSRF_COOKIE") or (None if api else get_token(request) and
                                                         request.META.get("CSRF_COOKIE")),
-            "language": translation.get_language()}
+            "language": translation.get_language(), "messages": _messages_waiting(request, api)}
 
 
-def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-    """In a pool process: the request rebuilt, resolved to its view and answered; (status, headers, body)."""
+def _messages_waiting(request: HttpRequest, api: bool) -> list:
+    """The messages waiting for the next page (a decision's "done"), for the pool's page to show; they stay
+    queued here unless that page shows them (``_ShownMessages.used``)."""
+    from django.contrib.messages.storage.base import Message
+
+    storage = getattr(request, "_messages", None)
+    if storage is None or api:
+        return []
+    waiting = [Message(m.level, str(m.message), m.extra_tags) for m in storage]
+    storage.used = False  # read, not shown
+    return waiting
+
+
+class _ShownMessages(list):
+    """In a pool process: the web process's waiting messages; ``used`` once a template iterated them."""
+
+    used = False
+
+    def __iter__(self) -> Iterator:
+        self.used = True
+        return super().__iter__()
+
+
+def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes, bool]:
+    """In a pool process: the request rebuilt, resolved to its view and answered; (status, headers, body,
+    whether the page showed the waiting messages)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import AnonymousUser
     from django.core.handlers.wsgi import WSGIRequest
@@ -204,6 +228,7 @@ def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byte
     request._dont_enforce_csrf_checks = True  # type: ignore[attr-defined]
     if snapshot["csrf"]:
         request.META["CSRF_COOKIE"] = snapshot["csrf"]  # a form on the page carries the web process's token
+    request._messages = shown = _ShownMessages(snapshot["messages"])  # type: ignore[attr-defined]
     match = resolve(request.path_info)
     request.resolver_match = match
     with translation.override(snapshot["language"]):
@@ -212,7 +237,7 @@ def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byte
             response = response.render()
         body = b"".join(response) if response.streaming else response.content
     close_old_connections()
-    return response.status_code, list(response.items()), bytes(body)
+    return response.status_code, list(response.items()), bytes(body), shown.used
 
 
 def _computing(request: HttpRequest, api: bool, failed: bool) -> HttpResponse:
@@ -247,12 +272,14 @@ def offloaded(view: Callable | None = None, *, api: bool = False) -> Callable:
                    snapshot["language"])
             started = time.perf_counter()
             try:
-                status, headers, body = _wait(key, f"{__name__}.run_view", (snapshot,))
+                status, headers, body, shown = _wait(key, f"{__name__}.run_view", (snapshot,))
             except Computing:
                 return _computing(request, api, failed=False)
             except PoolFailed:
                 return _computing(request, api, failed=True)
             logger.debug("%s answered by the compute pool in %.2f s", request.path, time.perf_counter() - started)
+            if shown:  # the page showed them: done with, as when the view runs here
+                list(getattr(request, "_messages", ()))
             response = HttpResponse(body, status=status)
             for name, value in headers:
                 response[name] = value

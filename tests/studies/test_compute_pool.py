@@ -150,3 +150,60 @@ def test_writes_and_the_pool_process_itself_run_in_place(client, user, monkeypat
 
     experiment = ExperimentFactory(owner=user)
     assert client.get(f"/experiments/{experiment.slug}/report/").status_code == 200
+
+
+@pytest.fixture
+def pool_here(settings, monkeypatch):
+    """The pool's round trip (the request as plain data, rebuilt, answered as plain data) in this process,
+    so the test's own rows are visible."""
+    settings.COMPUTE_POOL_WORKERS = 1
+
+    def here(key, path, args):
+        import pickle
+
+        monkeypatch.setattr(compute_pool, "IN_POOL", True)
+        try:
+            return pickle.loads(pickle.dumps(compute_pool._run(path, pickle.loads(pickle.dumps(args)))))
+        finally:
+            monkeypatch.setattr(compute_pool, "IN_POOL", False)
+
+    monkeypatch.setattr(compute_pool, "_wait", here)
+
+
+def test_pool_page_shows_the_waiting_message(pool_here, user):
+    from django.contrib.messages import get_messages
+    from django.contrib.messages.storage.fallback import FallbackStorage
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.test import RequestFactory
+
+    from studies.reports.views import report_page
+    from tests.factories import ExperimentFactory
+
+    experiment = ExperimentFactory(owner=user)
+    request = RequestFactory().get(f"/experiments/{experiment.slug}/report/")
+    request.user, request.session = user, SessionStore()
+    request._messages = FallbackStorage(request)
+    request._messages.add(20, "Rater excluded.")
+    page = report_page(request, experiment=experiment.slug)
+    assert page.status_code == 200 and "Rater excluded." in page.content.decode()
+    assert get_messages(request).used  # shown there: not shown again on the next page
+
+
+def test_pool_file_leaves_the_waiting_message_for_the_next_page(pool_here, user):
+    from django.contrib.messages import get_messages
+    from django.contrib.messages.storage.fallback import FallbackStorage
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.test import RequestFactory
+
+    from studies.reports.views import report_download
+    from tests.factories import ExperimentFactory
+
+    experiment = ExperimentFactory(owner=user)
+    request = RequestFactory().get(f"/experiments/{experiment.slug}/report.csv")
+    request.user, request.session = user, SessionStore()
+    request._messages = FallbackStorage(request)
+    request._messages.add(20, "Rater excluded.")
+    download = report_download(request, "csv", experiment=experiment.slug)
+    assert download.status_code == 200 and download["Content-Type"].startswith("text/csv")
+    assert not get_messages(request).used
+    assert [str(m) for m in get_messages(request)] == ["Rater excluded."]
