@@ -8,7 +8,8 @@ subprocess so that nothing one stage imported is counted in another:
 - ``report_inline``: the demo experiment's report page and one figure with the compute pool off
   (``CONCORD_COMPUTE_POOL_WORKERS=0``): pandas, SciPy, statsmodels and matplotlib load in the web process;
 - ``pages_demo`` (and ``pages_100k`` with ``--var DIR``): the compute pool on (one process), every
-  report, figure and download page of the experiment and of each of its studies, the human-vs-metric and
+  report, figure and download page of the experiment and of each of its studies (with each study's review
+  page, live-reliability panel and two raters' pages), the human-vs-metric and
   prediction-powered pages and their files for two scored metric models, and the API's report, figure,
   download, human-vs-metric, prediction-powered and judge-ranking answers, served by Django's test
   client in the measured process (links followed from the pages, so a new figure or download is
@@ -159,7 +160,8 @@ def pages(experiment_slug: str) -> dict:
 
     from studies import compute_pool
     from studies.authoring.demo import demo_user
-    from studies.models import Experiment
+    from studies.designs.common import DONE
+    from studies.models import Assignment, Experiment
 
     experiment = Experiment.objects.get(slug=experiment_slug)
     studies = list(experiment.studies.order_by("id").values_list("slug", flat=True))
@@ -179,10 +181,14 @@ def pages(experiment_slug: str) -> dict:
                   *(f"/api/experiments/{experiment.slug}/metrics/{m}/prediction-powered/download/?format={f}"
                     for f in ("csv", "xlsx"))]
     for s in studies:
-        queue += [f"/api/studies/{s}/report/", *(f"/api/studies/{s}/report/download/?format={f}" for f in ("csv", "xlsx"))]
+        queue += [f"/api/studies/{s}/report/", *(f"/api/studies/{s}/report/download/?format={f}" for f in ("csv", "xlsx")),
+                  f"/studies/{s}/review/", f"/studies/{s}/live/panel/?fragment=1"]
+        queue += [f"/studies/{s}/raters/{rater}/" for rater in Assignment.objects.filter(
+            study__slug=s, status__in=DONE).order_by("rater_id").values_list("rater_id", flat=True)[:2]]
     ours = (e + "/", *(f"/studies/{s}/" for s in studies), *(f"/studies/{s}." for s in studies))
     seen: set[str] = set()
     statuses: dict[str, int] = {}
+    types: dict[str, str] = {}
     computing = 0
     started = time.perf_counter()
     while queue:
@@ -197,6 +203,7 @@ def pages(experiment_slug: str) -> dict:
             computing += 1
             time.sleep(float(response.get("Retry-After", 1)))
         statuses[url] = response.status_code
+        types[url] = response.get("Content-Type", "")
         if response.get("Content-Type", "").startswith("text/html") and response.status_code == 200:
             for link in re.findall(r'(?:href|src)="([^"#]+)"', response.content.decode()):
                 link = link.replace("&amp;", "&")
@@ -208,10 +215,8 @@ def pages(experiment_slug: str) -> dict:
             for pid in compute_pool.pool_pids()}
     pool_heavy = compute_pool.call("benchmarks.web_memory.heavy_loaded")
     kinds: dict[str, int] = {}
-    for url in statuses:
-        kind = ("api" if url.startswith("/api/") else "page") + ":" + (
-            "figure" if ".svg" in url or "/figures/" in url else
-            "file" if re.search(r"\.(csv|xlsx|jsonl|json|xml)|download|ratings/", url) else "html")
+    for url, content_type in types.items():
+        kind = ("api:" if url.startswith("/api/") else "page:") + content_type.split(";")[0]
         kinds[kind] = kinds.get(kind, 0) + 1
     failed = {url: code for url, code in statuses.items() if code != 200}
     heavy = heavy_loaded()
