@@ -22,6 +22,7 @@ body bytes. Nothing pandas or NumPy crosses back, so unpickling the answer impor
 Only GET and HEAD are sent: anything that writes runs in the request."""
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import multiprocessing
@@ -268,8 +269,9 @@ def offloaded(view: Callable | None = None, *, api: bool = False) -> Callable:
             if inline() or request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
             snapshot = _snapshot(request, api)
-            key = ("view", snapshot["user"], request.get_full_path(), request.META.get("HTTP_ACCEPT", ""),
-                   snapshot["language"])
+            # whose answer it is: the session's user, or an API token's (the pool process authenticates it)
+            who = (snapshot["user"], hashlib.sha256(request.META.get("HTTP_AUTHORIZATION", "").encode()).hexdigest())
+            key = ("view", who, request.get_full_path(), request.META.get("HTTP_ACCEPT", ""), snapshot["language"])
             started = time.perf_counter()
             try:
                 status, headers, body, shown = _wait(key, f"{__name__}.run_view", (snapshot,))

@@ -207,3 +207,24 @@ def test_pool_file_leaves_the_waiting_message_for_the_next_page(pool_here, user)
     assert download.status_code == 200 and download["Content-Type"].startswith("text/csv")
     assert not get_messages(request).used
     assert [str(m) for m in get_messages(request)] == ["Rater excluded."]
+
+
+def test_answers_are_kept_apart_per_user_and_per_api_token(client, user, other_user, monkeypatch, settings):
+    from tests.factories import ExperimentFactory, token_for
+
+    settings.COMPUTE_POOL_WORKERS = 1
+    keys = []
+
+    def record(key, path, args):
+        keys.append(key)
+        raise compute_pool.Computing(path)
+
+    monkeypatch.setattr(compute_pool, "_wait", record)
+    experiment = ExperimentFactory(owner=user)
+    url = f"/api/experiments/{experiment.slug}/report/"
+    for someone in (user, other_user):
+        assert client.get(url, HTTP_AUTHORIZATION=f"Token {token_for(someone)}").status_code == 202
+        client.force_login(someone)
+        assert client.get(url).status_code == 202
+        client.logout()
+    assert len(set(keys)) == 4  # no one is handed an answer computed for another
