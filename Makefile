@@ -58,7 +58,7 @@ docs-build: venv
 bench: venv
 	$(PY) benchmarks/import_throughput.py
 
-# The fuzz pass over the API and every rater POST (issue #26): exits 1 on any answer of 500.
+# The fuzz pass over the API and every rater POST: exits 1 on any answer of 500.
 fuzz: venv
 	$(PY) benchmarks/fuzz_api.py
 

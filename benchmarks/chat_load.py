@@ -1,4 +1,4 @@
-"""Chat load beside the rater path: does a slow bot slow the site? (issue 33)
+"""Chat load beside the rater path: does a slow bot slow the site?
 
     python benchmarks/chat_load.py --raters 30 --bot-latency 2 --workers 3 [--kills 0] [--seconds 40] [--stagger S]
 

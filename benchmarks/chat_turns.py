@@ -1,5 +1,5 @@
-"""What a chat turn costs through the stack, and why its bot call runs in the web process (since issue 33
-in its call threads, studies/chat/calls.py) instead of through a Celery task.
+"""What a chat turn costs through the stack, and why its bot call runs in the web process (in its call
+threads, studies/chat/calls.py) instead of through a Celery task.
 
     python benchmarks/chat_turns.py [--turns 40] [--pickups 10]
 
@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--pickups", type=int, default=10)
     args = parser.parse_args()
     os.environ.setdefault("CONCORD_CHAT_ALLOWED_NETWORKS", "127.0.0.1/32")
-    # the whole turn in the request, as it was measured here (the site answers before the bot since issue 33;
+    # the whole turn in the request, as it was measured here (the site now answers before the bot;
     # benchmarks/chat_load.py measures that)
     os.environ.setdefault("CONCORD_CHAT_BACKGROUND_REPLIES", "0")
     django_on_throwaway_database()

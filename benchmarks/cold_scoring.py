@@ -1,4 +1,4 @@
-"""Cold scoring of a human-judgment set with the packaged MiniLM cosines (issue 37: DSTC9's 54k turns took
+"""Cold scoring of a human-judgment set with the packaged MiniLM cosines (DSTC9's 54k turns once took
 16.5 minutes on a CPU with an empty embedding cache), before and after, in one run on the same slice.
 
     python benchmarks/cold_scoring.py [--dataset PATH ...] [--metric cosine_turns] [--turns 2000] [--rounds 2]

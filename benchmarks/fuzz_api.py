@@ -1,4 +1,4 @@
-"""The fuzz pass (issue #26): every API operation and every rater POST, with bodies the world may send.
+"""The fuzz pass: every API operation and every rater POST, with bodies the world may send.
 
 Two parts, both in-process against Django's WSGI application (the same handler gunicorn runs, so a
 view's exception is the 500 a client would get):

@@ -1,4 +1,4 @@
-"""Frozen-encoder ablation for QuantiDCE (issue 15): why does the trained metric not beat untrained baselines?
+"""Frozen-encoder ablation for QuantiDCE: why does the trained metric not beat untrained baselines?
 
 Two steps, so that the slow part (the encoder) runs once:
 

@@ -4,16 +4,20 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("studies", "crowd", "metrics", "ml", "config", "templates", "tests")
+FOLDERS = ("studies", "crowd", "metrics", "ml", "config", "templates", "tests", "static", "benchmarks", "docs",
+           "docker", ".ci")
+FILES = ("Makefile", "README.md", "mkdocs.yml", "pyproject.toml", "requirements.txt")
 TRACKER_REFERENCE = re.compile(r"\bissue #?\d+", flags=re.I)
 
 
 def test_no_code_template_or_test_names_a_tracker_entry():
     found = []
-    for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix not in {".py", ".html", ".txt", ".js", ".md"} or not path.is_file():
-                continue
+    paths = [p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*"))] + [ROOT / f for f in FILES]
+    for path in paths:
+        if path.name not in FILES and path.suffix not in {".py", ".html", ".txt", ".js", ".md", ".css", ".yml", ".sh"}:
+            continue
+        if not path.is_file() or "site-packages" in path.parts:
+            continue
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
                 if TRACKER_REFERENCE.search(line):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}")

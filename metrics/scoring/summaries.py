@@ -19,6 +19,10 @@ from django.db.models import QuerySet
 from metrics.models import HumanMetricSummary, MetricModel
 
 COMPUTING = None  # what ``kept`` gives the page while the worker computes
+# Rows kept per (experiment, metric model, kind): every new rating or score makes a new version, and
+# only the latest few can still be asked for (a reader with an older view of the studies; a page
+# loaded just before the change).
+KEEP_VERSIONS = 4
 
 
 def _plain(value: Any) -> Any:
@@ -51,7 +55,16 @@ def kept(kind: str, version: str, studies: QuerySet, metric_model: MetricModel, 
         HumanMetricSummary.objects.update_or_create(key=key, defaults={
             "kind": kind, "experiment_id": experiment_id, "metric_model": metric_model, "version": version,
             "data": {"value": _plain(value)}})
+        _forget_old_versions(kind, experiment_id, metric_model)
     return value  # as computed (the callers that compute never read the stored copy back)
+
+
+def _forget_old_versions(kind: str, experiment_id: int, metric_model: MetricModel) -> None:
+    """Delete all but the ``KEEP_VERSIONS`` newest rows of this kind for the experiment and metric model."""
+    rows = HumanMetricSummary.objects.filter(kind=kind, experiment_id=experiment_id, metric_model=metric_model)
+    old = list(rows.order_by("-computed_at", "-pk").values_list("pk", flat=True)[KEEP_VERSIONS:])
+    if old:
+        HumanMetricSummary.objects.filter(pk__in=old).delete()
 
 
 def json_round_trip(value: Any) -> Any:

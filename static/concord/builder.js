@@ -1,4 +1,4 @@
-// The study builder (issue 34): criteria rows added, removed and moved by buttons or keys, each row's
+// The study builder: criteria rows added, removed and moved by buttons or keys, each row's
 // fields shown for its kind, and the rater's page beside them re-rendered by the server
 // (studies/<slug>/builder/preview/) as the form changes; an answer given in that page can be saved as a
 // practice or check item's expected answer (studies/<slug>/builder/expected/). No inline script (CSP).

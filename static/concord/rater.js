@@ -74,7 +74,14 @@
     try { if (now && now.seq === sent) localStorage.removeItem(pendingKey); } catch (e) { /* ignore */ }
     return !pending();
   }
-  let timer = null, inFlight = false, again = false, offline = false;
+  let timer = null, inFlight = false, again = false, offline = false, backoff = 0;
+  // A save that fails while the browser still says "online" (a dropped connection, a proxy's reset) gets
+  // no "online" event to wake it: it tries again by itself, waiting 1, 2, 4 … up to 30 s.
+  function retryLater() {
+    backoff = Math.min(backoff ? backoff * 2 : 1000, 30000);
+    clearTimeout(timer);
+    timer = setTimeout(() => send(false), backoff);
+  }
   function send(keepalive) {
     clearTimeout(timer);
     timer = null;
@@ -88,15 +95,17 @@
       body: JSON.stringify(waiting.data), credentials: "omit", keepalive,
     }).then((r) => {
       offline = false;
+      backoff = 0;
       // A refusal (4xx) will not change by sending again: the answers stay on the page, not in the outbox.
       const done = r.ok ? stored(waiting.seq) : (r.status < 500 && stored(waiting.seq));
+      if (r.status >= 500 && !keepalive) retryLater();  // a server restarting or overloaded: later may work
       if (r.ok && !done) { again = true; saveStatus.textContent = t("Saving…"); return; }
       // Beside answers the page marks as wrong, a bare "Saved" read as "accepted": say it is a draft.
       const marked = (summary && summary.textContent.trim() && summary.offsetParent !== null)
         || [...form.querySelectorAll(".error")].some((e) => e.textContent.trim() && e.offsetParent !== null);
       saveStatus.textContent = !r.ok ? t("Not saved — your answers are still on this page")
         : marked ? t("Draft saved (not submitted): please fix the marked answers") : t("Saved");
-    }).catch(() => { offline = true; saveStatus.textContent = OFFLINE; })
+    }).catch(() => { offline = true; saveStatus.textContent = OFFLINE; if (!keepalive) retryLater(); })
       .finally(() => {
         inFlight = false;
         if (again) { again = false; send(false); }

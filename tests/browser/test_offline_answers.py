@@ -74,6 +74,34 @@ def test_an_offline_change_survives_the_connection_s_return_and_a_reload(live_se
         context.close()
 
 
+@pytest.mark.parametrize("failure", ["dropped", "server_error"])
+def test_a_save_that_fails_while_online_is_sent_again_by_itself(live_server, browser, make_study, failure):
+    """No "online" event follows a connection reset or a server's 503 (the browser never went offline):
+    the page tries again by itself, and the server ends with the answer."""
+    study = make_study("likert", platform="prolific")
+    context, tab = start(browser, live_server, study, f"retry-{failure}")
+    try:
+        refused = []
+
+        def fail_once(route):
+            if len(refused) == 2:  # a click sends twice (input, change): both fail, then nothing wakes the page
+                route.continue_()
+            elif failure == "dropped":
+                refused.append(route.request.url)
+                route.abort("connectionreset")
+            else:
+                refused.append(route.request.url)
+                route.fulfill(status=503, body="busy")
+
+        tab.route("**/draft/", fail_once)
+        name = pick(tab, 0, 3)
+        server_draft(study, name, "3", tab)  # no further change, no event: the retry alone brings it
+        assert len(refused) == 2
+        wait_until(tab, "document.querySelector('[data-testid=autosave]').textContent === 'Saved'")
+    finally:
+        context.close()
+
+
 def test_next_pressed_offline_keeps_the_page_and_goes_on_when_the_connection_is_back(live_server, browser,
                                                                                       make_study):
     study = make_study("likert", platform="prolific")

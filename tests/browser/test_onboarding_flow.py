@@ -42,8 +42,12 @@ def practice_study(make_study):
 
 def answer(tab, values):
     """Click one Likert point per row (A, B) for every criterion and ask for the feedback."""
+    from playwright.sync_api import expect
+
     for i, row in enumerate(tab.locator(".likert-row").all()):
-        row.locator(f"label.point:has(input[value='{values[i % 2]}'])").click()
+        point = row.locator(f"label.point:has(input[value='{values[i % 2]}'])")
+        point.click()
+        expect(point.locator("input")).to_be_checked()  # a tap lost on a busy phone shows here, not as a hang
     tab.click("[data-testid=practice-submit]")
     tab.wait_for_selector("[data-testid=practice-feedback]")
 

@@ -100,3 +100,19 @@ def test_another_researcher_neither_sees_the_page_nor_queues_its_computation(cli
     client.force_login(other_user)
     assert client.get(f"/experiments/{experiment.slug}/metrics/{models[0].name}/").status_code == 404
     assert queued == [] and not HumanMetricSummary.objects.exists()
+
+
+def test_only_the_newest_versions_of_a_summary_are_kept(scored):
+    """Every new rating or score makes a version; the rows of old ones are deleted as new ones are stored,
+    so the table grows with the experiments, not with the ratings."""
+    experiment, models = scored
+    studies = experiment.studies.all()
+    for i in range(summaries.KEEP_VERSIONS + 3):
+        summaries.kept("report", f"v{i}", studies, models[0], lambda i=i: {"n": i})
+    summaries.kept("report", "other-model", studies, models[1], lambda: {"n": -1})
+    rows = HumanMetricSummary.objects.filter(kind="report", experiment=experiment, metric_model=models[0])
+    assert rows.count() == summaries.KEEP_VERSIONS
+    assert sorted(r["value"]["n"] for r in rows.values_list("data", flat=True)) == [3, 4, 5, 6]
+    assert HumanMetricSummary.objects.filter(metric_model=models[1]).count() == 1  # another model's row stays
+    newest = summaries.kept("report", f"v{summaries.KEEP_VERSIONS + 2}", studies, models[0], lambda: {"n": "again"})
+    assert newest == {"n": 6}  # still read from the store
