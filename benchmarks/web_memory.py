@@ -189,6 +189,7 @@ def pages(experiment_slug: str) -> dict:
     seen: set[str] = set()
     statuses: dict[str, int] = {}
     types: dict[str, str] = {}
+    streamed: dict[str, int] = {}
     computing = 0
     started = time.perf_counter()
     while queue:
@@ -202,6 +203,8 @@ def pages(experiment_slug: str) -> dict:
                 break
             computing += 1
             time.sleep(float(response.get("Retry-After", 1)))
+        if response.streaming:  # written out as a server would, chunk by chunk (the export's rows are made then)
+            streamed[url] = sum(len(chunk) for chunk in response.streaming_content)
         statuses[url] = response.status_code
         types[url] = response.get("Content-Type", "")
         if response.get("Content-Type", "").startswith("text/html") and response.status_code == 200:
@@ -224,6 +227,7 @@ def pages(experiment_slug: str) -> dict:
         "rss_mb": status_mb("self"), "peak_mb": status_mb("self", "VmHWM"), "heavy_modules": heavy,
         "statistics_stack_in_web_process": [m for m in STATISTICS_STACK if m in heavy],
         "pages": len(statuses), "by_kind": kinds, "not_200": failed, "computing_answers": computing,
+        "streamed_mb": round(sum(streamed.values()) / 2**20, 1),
         "wall_s": round(wall, 1), "pool_processes": pool, "pool_heavy_modules": pool_heavy,
     }
     compute_pool.shutdown()
