@@ -22,6 +22,7 @@ body bytes. Nothing pandas or NumPy crosses back, so unpickling the answer impor
 Only GET and HEAD are sent: anything that writes runs in the request."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
@@ -39,6 +40,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
 from django.utils import translation
 
@@ -109,11 +111,22 @@ def _replace(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
+def _discard(future: Future) -> None:
+    """An answer no one will collect: its spooled file, if any, removed."""
+    if future.done() and not future.cancelled() and future.exception() is None:
+        result = future.result()
+        if isinstance(result, tuple) and len(result) == 4 and isinstance(result[2], str):
+            with contextlib.suppress(OSError):
+                os.unlink(result[2])
+
+
 def shutdown() -> None:
     """Stop the pool (tests and the benchmark; a web process's pool ends with it)."""
     global _pool
     with _lock:
         pool, _pool = _pool, None
+        for _, future in _pending.values():
+            _discard(future)
         _pending.clear()
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -153,7 +166,7 @@ def _wait(key: tuple, path: str, args: tuple) -> Any:
                 entry = (pool, pool.submit(_run, path, args))
             _pending[key] = entry
             while len(_pending) > PENDING_LIMIT:
-                _pending.popitem(last=False)
+                _discard(_pending.popitem(last=False)[1][1])
     pool, future = entry
     try:
         result = future.result(timeout=float(getattr(settings, "COMPUTE_POOL_DEADLINE_SECONDS", 20)))
@@ -209,9 +222,9 @@ class _ShownMessages(list):
         return super().__iter__()
 
 
-def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes, bool]:
-    """In a pool process: the request rebuilt, resolved to its view and answered; (status, headers, body,
-    whether the page showed the waiting messages)."""
+def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes | str, bool]:
+    """In a pool process: the request rebuilt, resolved to its view and answered; (status, headers, body or
+    the path of the file a streamed body was spooled to, whether the page showed the waiting messages)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import AnonymousUser
     from django.core.handlers.wsgi import WSGIRequest
@@ -236,9 +249,34 @@ def run_view(snapshot: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byte
         response = match.func(request, *match.args, **match.kwargs)
         if callable(getattr(response, "render", None)) and not getattr(response, "is_rendered", True):
             response = response.render()
-        body = b"".join(response) if response.streaming else response.content
+        body: bytes | str = _spooled(response) if response.streaming else bytes(response.content)
     close_old_connections()
-    return response.status_code, list(response.items()), bytes(body), shown.used
+    return response.status_code, list(response.items()), body, shown.used
+
+
+def _spooled(response: Any) -> str:
+    """A streamed answer (a ratings export of any size) written to a temporary file, chunk by chunk; the
+    web process streams the file and removes it, so neither process holds the whole file in memory."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(prefix="concord-pool-", delete=False) as out:
+            for chunk in response.streaming_content:
+                out.write(chunk)
+    finally:
+        response.close()
+    return out.name
+
+
+def _answer(status: int, body: bytes | str) -> HttpResponseBase:
+    """The web process's response to a pool answer: the body, or the spooled file streamed and removed."""
+    if isinstance(body, bytes):
+        return HttpResponse(body, status=status)
+    from django.http import FileResponse
+
+    handle = open(body, "rb")  # noqa: SIM115 - closed by the response once written out
+    os.unlink(body)  # gone from the disk now; the open handle still reads it
+    return FileResponse(handle, status=status)
 
 
 def _computing(request: HttpRequest, api: bool, failed: bool) -> HttpResponse:
@@ -265,7 +303,7 @@ def offloaded(view: Callable | None = None, *, api: bool = False) -> Callable:
     details instead of the computing page."""
     def wrap(view: Callable) -> Callable:
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if inline() or request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
             snapshot = _snapshot(request, api)
@@ -282,7 +320,7 @@ def offloaded(view: Callable | None = None, *, api: bool = False) -> Callable:
             logger.debug("%s answered by the compute pool in %.2f s", request.path, time.perf_counter() - started)
             if shown:  # the page showed them: done with, as when the view runs here
                 list(getattr(request, "_messages", ()))
-            response = HttpResponse(body, status=status)
+            response = _answer(status, body)
             for name, value in headers:
                 response[name] = value
             return response

@@ -98,7 +98,7 @@ class ExperimentReportFigureApi(_ReportFigure):
     scope = staticmethod(_experiment_studies)
 
 
-class ExperimentRatingsApi(ApiView):
+class ExperimentRatingsApi(Offloaded, ApiView):
     """Every rating of the experiment's conditions in one file (a between-subjects analysis reads them
     together), raters by pseudonym unless ``raw_ids``."""
 

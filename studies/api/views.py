@@ -451,7 +451,7 @@ class ImportJobDetailApi(ApiView):
         return Response(self.OutputSerializer(job).data)
 
 
-class RatingsExportApi(ApiView):
+class RatingsExportApi(Offloaded, ApiView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "

@@ -165,6 +165,7 @@ def report_download(request, export_format, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 def ratings_export(request, export_format, study=None, experiment=None):
     """Every rating of an experiment's conditions in one file (CSV, JSON lines or XLSX; the study page
     has one per study): a between-subjects analysis reads all conditions together."""
@@ -175,6 +176,7 @@ def ratings_export(request, export_format, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 def study_export(request, slug, export_format):
     study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:

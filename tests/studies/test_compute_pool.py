@@ -228,3 +228,16 @@ def test_answers_are_kept_apart_per_user_and_per_api_token(client, user, other_u
         assert client.get(url).status_code == 202
         client.logout()
     assert len(set(keys)) == 4  # no one is handed an answer computed for another
+
+
+def test_streamed_export_comes_back_as_a_file_the_web_process_streams(pool_here, client, user, settings):
+    from tests.factories import ExperimentFactory
+
+    experiment = ExperimentFactory(owner=user)
+    client.force_login(user)
+    pooled = client.get(f"/experiments/{experiment.slug}/export.csv")
+    assert pooled.status_code == 200 and pooled.streaming and pooled["Content-Type"].startswith("text/csv")
+    body = b"".join(pooled.streaming_content)
+    settings.COMPUTE_POOL_WORKERS = 0
+    inline = client.get(f"/experiments/{experiment.slug}/export.csv")
+    assert body == b"".join(inline.streaming_content) and body.startswith(b"experiment,")
