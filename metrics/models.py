@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q, TextChoices
+from django.utils import timezone
 
 from studies.models import Conversation, Corpus, Response, Study
 
@@ -104,6 +105,9 @@ class ScoringRun(WorkerRun):
     progress_at = models.DateTimeField(null=True, blank=True)
     # held by the running worker and renewed while it lives (studies.jobs.Lease); past it: the worker is gone
     lease_until = models.DateTimeField(null=True, blank=True)
+    # when the run was last queued, or its task last waited its turn: a queued run nobody touched for a lease
+    # lost its message with a killed worker, and the recover task sends it again (metrics.scoring.run_jobs)
+    touched_at = models.DateTimeField(default=timezone.now)
     error = models.TextField(blank=True, help_text="Why the run failed, for the researcher.")
 
     def __str__(self) -> str:

@@ -1,7 +1,9 @@
 """Metric tasks on the `gpu` queue (CPU workers take it too; an LLM judge's scoring run goes to `calls`).
 Thin: ids in, services do the work. acks_late + reject_on_worker_lost: a worker that dies mid-run leaves
-the message to be delivered again, and the service resumes from the scores already stored; before that,
-the run's lease ends and ``scoring_runs_recover`` (the beat) queues it again (``metrics.scoring.run_jobs``)."""
+the message to be delivered again; the run's lease ends and ``scoring_runs_recover`` (the beat) queues it
+again, and the service resumes from the scores already stored. A message that a killed worker had taken
+but not started is sent again by the same task; a second message for a run a live worker holds is
+dropped (``metrics.scoring.run_jobs``)."""
 import logging
 
 from celery import shared_task
@@ -21,12 +23,16 @@ logger = logging.getLogger(__name__)
 def scoring_run_execute(self, run_id: int) -> str:
     """Score under the run's lease (a Cancel stops it within a heartbeat); any other exception fails the run
     with its reason (a lost database connection is retried first). A judge run whose owner already runs
-    their share of the calls worker waits, queued (``run_jobs.owner_at_limit``)."""
+    their share of the calls worker waits, queued (``run_jobs.owner_at_limit``). A second message for a run
+    that another live worker holds is dropped (``run_jobs.scoring_run_lease_take``)."""
     run = ScoringRun.objects.select_related("metric_model__metric").filter(pk=run_id).first()
     if run is None:
         return "missing"
     if run.status == RunStatus.QUEUED and run_jobs.owner_at_limit(run):
+        run_jobs.scoring_run_waits(run_id=run_id)
         raise self.retry(countdown=OWNER_WAIT_SECONDS, max_retries=None)
+    if not run_jobs.scoring_run_lease_take(run_id=run_id):
+        return "held"
     try:
         with jobs.Lease(ScoringRun, run_id, stop_statuses=(RunStatus.CANCELLED,)) as lease:
             status = services.scoring_run_execute(run=run, stop=lease.stopped).status

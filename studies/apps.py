@@ -9,7 +9,10 @@ class StudiesConfig(AppConfig):
     def ready(self) -> None:
         # Services queue tasks by name (studies.jobs); registering them here makes the names resolve in
         # every process, web and worker alike.
-        from studies import tasks  # noqa: F401
+        from studies import (
+            checks,  # noqa: F401 - the deploy checks (manage.py check --deploy)
+            tasks,  # noqa: F401
+        )
         from studies.chat.report import report_section
         from studies.onboarding.report import report_section as practice_section
         from studies.onboarding.views import practice_begin

@@ -10,6 +10,7 @@ float itself (``floats``) left to that cast, anything else through Django's own 
 column alone. The frame holds the values ``values_list`` would give."""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -59,6 +60,30 @@ def _booleans(values: list) -> list:
     return [None if v is None else bool(v) for v in values]
 
 
+def _json_column(values: list, converters: list, expression: Any) -> list | None:
+    """A JSON column's texts parsed as one JSON array (one ``json.loads``, not one per value through
+    ``JSONField.from_db_value``): the same values where every one is a JSON text or None; None (convert
+    value by value) where the column is not a plain JSONField read as text, or a value is not valid JSON
+    on its own (the field's converter then keeps that text as it is)."""
+    from django.db.models import JSONField
+    from django.db.models.fields.json import KeyTransform
+
+    if len(converters) != 1 or isinstance(expression, KeyTransform):
+        return None
+    field = getattr(converters[0], "__self__", None)
+    if not (type(field) is JSONField and field.decoder is None and getattr(converters[0], "__name__", "") == "from_db_value"):
+        return None
+    if not all(value is None or type(value) is str for value in values):
+        return None
+    try:
+        parsed = json.loads("[" + ",".join("null" if value is None else value for value in values) + "]")
+    except json.JSONDecodeError:
+        return None
+    if len(parsed) != len(values):
+        return None  # a text that was not one JSON value (e.g. "1,2") merged with its neighbours
+    return parsed
+
+
 def queryset_frame(queryset: QuerySet, columns: list[str], *, floats: Collection[str] = ()) -> pd.DataFrame:
     """The rows of ``queryset`` (a ``values_list`` of as many fields as ``columns``) as a DataFrame
     with those column names, read through a raw cursor. ``floats``: columns the caller turns into
@@ -87,6 +112,8 @@ def queryset_frame(queryset: QuerySet, columns: list[str], *, floats: Collection
         values = frame[name].tolist()
         if names == {"convert_booleanfield_value"}:
             values = _booleans(values)
+        elif (parsed := _json_column(values, converters, expression)) is not None:
+            values = parsed
         else:
             for fn in converters:
                 values = [fn(v, expression, connection) for v in values]

@@ -37,6 +37,7 @@ def selfchat_run(self, run_id: int) -> str:
     died) continues from the stored turns; any exception fails the run with its reason. A run whose owner
     already runs their share of the calls worker waits, queued."""
     if selfchat_jobs.selfchat_owner_at_limit(run_id=run_id):
+        selfchat_jobs.selfchat_run_waits(run_id=run_id)
         raise self.retry(countdown=5, max_retries=None)
     return selfchat_jobs.selfchat_run_job(run_id=run_id)
 

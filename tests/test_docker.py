@@ -15,13 +15,16 @@ REQUIRED = re.compile(r"^\$\{DJANGO_SECRET_KEY:\?.+\}$")  # compose stops with t
 
 def test_compose_names_the_services_and_shares_the_django_block():
     compose = yaml.safe_load((DOCKER / "compose.yml").read_text())
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "calls-worker", "gpu-worker", "beat",
-                                        "proxy"}
+    assert set(compose["services"]) == {"postgres", "redis", "migrate", "web", "worker", "calls-worker", "gpu-worker",
+                                        "beat", "proxy"}
     web, worker = compose["services"]["web"], compose["services"]["worker"]
     assert web["environment"] == worker["environment"]
     assert web["environment"]["DATABASE_URL"].startswith("postgres://")
     assert web["environment"]["CELERY_BROKER_URL"].startswith("redis://")
     assert "gunicorn -c config/gunicorn.py" in web["command"]
+    # replicas of web never migrate: the one-shot migrate service does, before any of them starts
+    assert "migrate" not in web["command"] and compose["services"]["migrate"]["command"].startswith("python manage.py migrate")
+    assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert 'wsgi_app = "config.wsgi"' in (Path(__file__).resolve().parents[1] / "config" / "gunicorn.py").read_text()
     for service, kind in (("worker", "main"), ("calls-worker", "calls"), ("gpu-worker", "gpu")):
         assert compose["services"][service]["command"] == f"python -m config.workers {kind}"
@@ -60,7 +63,9 @@ def test_gunicorn_is_reached_only_through_the_tls_proxy():
     assert {"80:80", "443:443"} <= set(proxy["ports"])
     assert "./Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
     caddyfile = (DOCKER / "Caddyfile").read_text()
-    assert "reverse_proxy web:8000" in caddyfile
+    # every replica of web (docker compose --scale web=N), by DNS, round robin, a dead one skipped
+    assert re.search(r"dynamic a \{\s*name web\s*port 8000", caddyfile)
+    assert "lb_try_duration" in caddyfile
     assert "{$CONCORD_DOMAIN:localhost} {" in caddyfile  # a site address: Caddy's automatic HTTPS
 
 

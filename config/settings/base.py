@@ -196,6 +196,12 @@ CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
 COMPUTE_POOL_WORKERS = env.int("CONCORD_COMPUTE_POOL_WORKERS", default=1)
 COMPUTE_POOL_DEADLINE_SECONDS = env.float("CONCORD_COMPUTE_POOL_DEADLINE", default=20.0)
 COMPUTE_POOL_TASKS_PER_CHILD = env.int("CONCORD_COMPUTE_POOL_TASKS_PER_CHILD", default=100)
+# Several web nodes: a call's process is known alive on another machine by a lease in the shared cache
+# (CACHE_URL), renewed every third of CHAT_CALLER_LEASE_SECONDS; a node killed mid-call is resumed by the
+# other nodes' next look at the chat once its lease ends. CHAT_NODE_NAME names this node in the calls'
+# names (default: the host name); two nodes on one host need different ones.
+CHAT_CALLER_LEASE_SECONDS = env.float("CONCORD_CHAT_CALLER_LEASE", default=10.0)
+CHAT_NODE_NAME = env.str("CONCORD_NODE_NAME", default="")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
@@ -294,8 +300,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {"crowd-sync": {"task": "crowd.tasks.crowd_sync_all", "schedule": 600.0},
                         "crowd-qualifications": {"task": "crowd.tasks.crowd_qualifications_grant", "schedule": 60.0},
                         "studies-close-due": {"task": "studies.tasks.studies_close_due", "schedule": 300.0},
-                        "selfchat-runs-recover": {"task": "studies.tasks.selfchat_runs_recover", "schedule": 60.0},
-                        "scoring-runs-recover": {"task": "metrics.tasks.scoring_runs_recover", "schedule": 60.0}}
+                        "selfchat-runs-recover": {"task": "studies.tasks.selfchat_runs_recover",
+                                                  "schedule": env.float("JOB_RECOVER_SECONDS", default=60.0)},
+                        "scoring-runs-recover": {"task": "metrics.tasks.scoring_runs_recover",
+                                                 "schedule": env.float("JOB_RECOVER_SECONDS", default=60.0)}}
 # A running job (scoring run, self-chat run) holds a lease on its row, renewed every JOB_HEARTBEAT_SECONDS by
 # its worker (which also reads a Cancel then); the beat's recover tasks find leases past their end (a worker
 # killed or lost) and queue the run again, up to JOB_MAX_ATTEMPTS starts, then mark it failed with the reason.

@@ -143,19 +143,27 @@ def split_half_reliability(items: ArrayLike, ranks: ArrayLike, tuple_ids: ArrayL
     rng = np.random.default_rng(seed)
     keys = rng.random((trials, n_ann))  # the same draws as one ``rng.random(n_ann)`` per trial
     # each trial's lexsort by (tuple, key): sort by key, then stably by tuple
-    by_key = np.argsort(keys, axis=1, kind="stable")
-    order = np.take_along_axis(by_key, np.argsort(tuple_of_ann[by_key], axis=1, kind="stable"), axis=1)
+    by_key = np.argsort(keys, axis=1)
+    if (np.diff(np.take_along_axis(keys, by_key, axis=1), axis=1) == 0).any():  # a tie: its order must be stable
+        by_key = np.argsort(keys, axis=1, kind="stable")
+    small = np.int16 if len(tuple_of_ann) and tuple_of_ann.max() < 2**15 else np.int64  # radix-sorted when small
+    order = np.take_along_axis(by_key, np.argsort(tuple_of_ann.astype(small)[by_key], axis=1, kind="stable"), axis=1)
     sorted_tuples = tuple_of_ann[order[0]]  # the same in every trial: only the order within a tuple differs
     starts = np.flatnonzero(np.r_[True, sorted_tuples[1:] != sorted_tuples[:-1]])
     rank_in_tuple = np.arange(n_ann) - np.repeat(starts, np.diff(np.r_[starts, n_ann]))
-    half_of_ann = np.empty((trials, n_ann), dtype=np.int64)
-    np.put_along_axis(half_of_ann, order, rank_in_tuple % 2, axis=1)
-    half = half_of_ann[:, ann_code]  # trials × rows
+    second = np.empty((trials, n_ann), dtype=float)  # 1 where an annotation is in the second half
+    np.put_along_axis(second, order, (rank_in_tuple % 2).astype(float), axis=1)
+    # per trial and item, the rows seen and their net best − worst in the second half, as annotations × items
+    # products (sparse: an annotation holds a tuple's few items); whole numbers, so exact in any order
+    from scipy import sparse
+
     net_row = is_best - is_worst
-    slot = (np.arange(trials)[:, None] * 2 + half) * n_items + item_code[None, :]  # (trial, half, item)
-    seen = np.bincount(slot.ravel(), minlength=trials * 2 * n_items).reshape(trials, 2, n_items)
-    net = np.bincount(slot.ravel(), weights=np.broadcast_to(net_row, slot.shape).ravel(),
-                      minlength=trials * 2 * n_items).reshape(trials, 2, n_items)
+    shape = (n_items, n_ann)
+    rows = sparse.csr_matrix((np.ones(len(item_code)), (item_code, ann_code)), shape=shape)
+    nets = sparse.csr_matrix((net_row, (item_code, ann_code)), shape=shape)
+    seen_second, net_second = (np.ascontiguousarray((matrix @ second.T).T) for matrix in (rows, nets))
+    seen = np.stack([rows.sum(axis=1).A1[None, :] - seen_second, seen_second], axis=1)  # trials × half × items
+    net = np.stack([np.asarray(nets.sum(axis=1)).ravel()[None, :] - net_second, net_second], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = np.where(seen > 0, net / np.maximum(seen, 1), np.nan)
     common = ~np.isnan(scores[:, 0]) & ~np.isnan(scores[:, 1])  # items scored in both halves, per trial

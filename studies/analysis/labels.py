@@ -95,7 +95,7 @@ def fleiss_kappa(units: Sequence[Any], codes: Sequence[int], n_categories: int) 
 def pairwise_agreement(units: Sequence[Any], codes: Sequence[Any]) -> dict[str, Any]:
     """Raw agreement of (unit, answer) pairs: {"agreement": agreeing pairs / pairs of answers on the same
     unit (None without any), "pairs"}; a unit with m answers has m(m − 1)/2 pairs."""
-    counts = pd.DataFrame({"unit": list(units), "code": list(codes)}).groupby(["unit", "code"]).size()
+    counts = pd.DataFrame({"unit": np.asarray(units), "code": np.asarray(codes)}).groupby(["unit", "code"]).size()
     if counts.empty:
         return {"agreement": None, "pairs": 0}
     per_unit = counts.groupby(level=0).sum()

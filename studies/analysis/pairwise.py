@@ -64,7 +64,7 @@ def canonical(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``system_a`` < ``system_b`` (by name), ``score_a`` (1 / 0 / 0.5 for a tie) and ``outcome``
     (``a`` | ``b`` | ``tie``), and ``left_won`` (True / False / NaN for a tie)."""
     frame = frame.copy()
-    unknown = sorted(set(frame["choice"]) - set(CHOICES))
+    unknown = sorted(set(frame["choice"].unique()) - set(CHOICES))
     if unknown:
         raise ValueError(f"choice must be one of {', '.join(CHOICES)}, got {unknown[:3]}")
     swap = frame["left_system"].astype(str) > frame["right_system"].astype(str)
@@ -205,7 +205,7 @@ def bradley_terry_mm(frame: pd.DataFrame, *, tol: float = 1e-12, max_iter: int =
     """Log-strengths θ (mean 0) by Hunter's (2004) MM algorithm; ties count as half a win each.
     Raises BTError when the MLE does not exist."""
     data = canonical(frame)
-    systems = sorted(set(data["system_a"]) | set(data["system_b"]))
+    systems = sorted(set(data["system_a"].unique()) | set(data["system_b"].unique()))
     wins, n = _counts(data, systems)
     _check_exists(wins, n, systems)
     return dict(zip(systems, _mm(wins, n, tol=tol, max_iter=max_iter).tolist(), strict=True))
@@ -219,7 +219,7 @@ def bradley_terry_logit(frame: pd.DataFrame) -> dict[str, float]:
     import statsmodels.api as sm
 
     data = canonical(frame)
-    systems = sorted(set(data["system_a"]) | set(data["system_b"]))
+    systems = sorted(set(data["system_a"].unique()) | set(data["system_b"].unique()))
     wins, n = _counts(data, systems)
     _check_exists(wins, n, systems)
     index = {s: k for k, s in enumerate(systems)}
@@ -251,7 +251,7 @@ def bradley_terry_bootstrap(frame: pd.DataFrame, *, resamples: int = BOOTSTRAP, 
     if over not in ("rater", "item"):
         raise ValueError("over must be 'rater' or 'item'")
     data = canonical(frame)
-    systems = sorted(set(data["system_a"]) | set(data["system_b"]))
+    systems = sorted(set(data["system_a"].unique()) | set(data["system_b"].unique()))
     if len(systems) < 2:
         raise BTError("Bradley–Terry needs at least two systems")
     wins, n = _counts(data, systems)

@@ -269,12 +269,11 @@ def rank_places(systems: Sequence[str], estimates: Sequence[float], pvalues: dic
     """Each system's place by estimate (1 = highest) and the places it could hold at familywise level alpha:
     [1 + systems significantly above it, K - systems significantly below it], with Holm's correction over
     all pairs (``pvalues[(a, b)]`` for a before b). ``sure``: the place is the only one it could hold."""
-    from statsmodels.stats.multitest import multipletests
+    from studies.analysis.pairwise import holm  # statsmodels' Holm runs gc.collect() on every call
 
     order = sorted(range(len(systems)), key=lambda i: -estimates[i])
     pairs = [(a, b) for (a, b), p in pvalues.items() if p is not None]
-    adjusted = dict(zip(pairs, multipletests([pvalues[k] for k in pairs], alpha=alpha, method="holm")[1], strict=True)) \
-        if pairs else {}
+    adjusted = dict(zip(pairs, holm([pvalues[k] for k in pairs]).tolist(), strict=True)) if pairs else {}
     value = dict(zip(systems, estimates, strict=True))
 
     def significant(a, b):

@@ -101,13 +101,16 @@ def _finite(value: float) -> float | None:
 
 
 def _two_raters_on_a_unit(frame: pd.DataFrame) -> bool:
-    """Whether some unit was rated by two different raters (on integer codes: a group-by per cell is slow)."""
-    unit, _ = pd.factorize(frame["unit"])
+    """Whether some unit was rated by two different raters (on integer codes: a group-by per cell is slow):
+    a unit's smallest and largest rater code differ."""
+    unit, units = pd.factorize(frame["unit"])
     rater, labels = pd.factorize(frame["rater"])
     if not len(labels):
         return False
-    rated = np.unique(unit.astype(np.int64) * len(labels) + rater) // len(labels)  # the unit of each (unit, rater)
-    return bool((np.bincount(rated) > 1).any())
+    low, high = np.full(len(units), len(labels)), np.full(len(units), -1)
+    np.minimum.at(low, unit, rater)
+    np.maximum.at(high, unit, rater)
+    return bool((low < high).any())
 
 
 def icc_cell(frame: pd.DataFrame) -> dict[str, Any]:
@@ -138,14 +141,25 @@ def _subset(frame: pd.DataFrame, split: tuple[str, Any] | None) -> pd.DataFrame:
     return frame[frame[column] == side]  # raters who did not answer (None) are in neither group
 
 
+ICC_SPLITS = ("study", "assignment", "total_seconds", "prior_rating_experience", "prior_agent_experience")
+
+
 def icc_tables(frame: pd.DataFrame, conditions: list[str], criteria: list[str]) -> dict[str, list[dict[str, Any]]]:
+    # the columns the cells and the splits read, condition and criterion as integer codes: each table's subset
+    # and cells then take numbers only, not the frame's every text column
+    study_code, study_names = pd.factorize(frame["study"])
+    criterion_code, criterion_names = pd.factorize(frame["criterion"])
+    narrow = frame[["unit", "rater", "score", *(c for c in ICC_SPLITS[1:] if c in frame.columns)]].assign(
+        study=study_code, criterion=criterion_code)
+    code = {(s, c): (i, j) for i, s in enumerate(study_names) for j, c in enumerate(criterion_names)}
     tables = {}
     for key, (title, split) in TABLES.items():
-        cells = dict(iter(_subset(frame, split).groupby(["study", "criterion"], sort=False)))  # one pass, not a mask per cell
+        groups = _subset(narrow, split).groupby(["study", "criterion"], sort=False)[["unit", "rater", "score"]]
+        cells = dict(iter(groups))  # one pass, not a mask per cell
         rows = []
         for study in conditions:
             for criterion in criteria:
-                cell = cells.get((study, criterion))
+                cell = cells.get(code.get((study, criterion)))
                 rows.append({"table": key, "title": title, "condition": study, "criterion": criterion,
                              **(icc_cell(cell) if cell is not None and len(cell) else {
                                  "n_raters": 0, "n_items": 0, "n_ratings": 0, "error": "no raters in this group"})})
@@ -164,7 +178,7 @@ def criteria_correlation(frame: pd.DataFrame, conditions: list[str], criteria: l
     """Table 9: Spearman between each pair of criteria over (rater, response) pairs, per condition."""
     rows: list[dict[str, Any]] = []
     every = frame.pivot_table(index=["study", "assignment", "unit"], columns="criterion", values="score", aggfunc="first")
-    present = set(every.index.get_level_values("study")) if len(every) else set()
+    present = set(every.index.get_level_values("study").unique()) if len(every) else set()
     for study in conditions:
         wide = every.xs(study, level="study").dropna(axis=1, how="all") if study in present else every.iloc[:0, :0]
         for i, a in enumerate(criteria):
@@ -236,11 +250,20 @@ def condition_comparison(frame: pd.DataFrame, criteria: list[str]) -> list[dict[
     return rows
 
 
+def _sorted_codes(column: pd.Series) -> np.ndarray:
+    """Integer codes of a column's values in sorted order, missing values NaN (left out of group-bys, as there)."""
+    codes = pd.factorize(column, sort=True)[0]
+    return np.where(codes < 0, np.nan, codes) if (codes < 0).any() else codes
+
+
 def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ()) -> pd.DataFrame:
     """Per rater: Spearman with the leave-one-out mean of the other raters on the same responses
     (ranks within rater, Pearson of ranks — vectorised), mean seconds per item, straight-lining
     (share of item screens where every response got the same value), and a flag."""
-    f = frame[["study", "criterion", "unit", "rater", "score", "item", "seconds", "design"]].copy()
+    # conditions and criteria as integer codes in sorted order (the groups and their order the texts give,
+    # without hashing a text per row in every group-by)
+    criterion, study = (_sorted_codes(frame[column]) for column in ("criterion", "study"))
+    f = frame[["unit", "rater", "score"]].assign(study=study, criterion=criterion)
     group = [f["study"], f["criterion"], f["unit"]]
     total, count = f.groupby(group)["score"].transform("sum"), f.groupby(group)["score"].transform("count")
     f["loo"] = (total - f["score"]) / (count - 1)
@@ -258,7 +281,8 @@ def rater_quality(frame: pd.DataFrame, options: ReportOptions, ranked: Any = ())
     per_rater = sums.groupby("rater")["loo_r"].mean().rename("loo_r").to_frame()
 
     # Ranks on one screen always differ: straight-lining is read on the other conditions (``ranked``: their slugs).
-    screens = frame[~frame["study"].isin(list(ranked))].groupby(["rater", "item", "criterion"])["score"].agg(
+    read = frame[["rater", "item", "score"]].assign(criterion=criterion)
+    screens = read[~frame["study"].isin(list(ranked)).to_numpy()].groupby(["rater", "item", "criterion"])["score"].agg(
         ["nunique", "size"])
     screens = screens[screens["size"] > 1]
     per_rater["straight_lining"] = (screens["nunique"] == 1).groupby("rater").mean()
@@ -398,7 +422,7 @@ def _build_report(frame: pd.DataFrame, conditions: list[dict[str, Any]], options
                             "Ebel (one-way) and Brueckl (two-way) generalisations with k0 raters per item.")
     report.notes.append("Scores: Likert as given; RME/BME log10(max(value,1)/reference) (Bard et al. 1996); "
                         "BWS m+1-rank. Comparisons across conditions use per-rater z-scores.")
-    present = set(frame["study"])
+    present = set(frame["study"].unique())
     report.notes += list(dict.fromkeys(c["report_note"] for c in conditions if c.get("report_note")
                                        and c["slug"] in present))
     report.notes.append("Krippendorff's α reads the same normalised scores as the ICC: ordinal level for Likert "

@@ -43,14 +43,10 @@ def _finite(value: Any) -> float | None:
 
 
 def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment (equal to ``statsmodels.stats.multitest.multipletests(method="holm")``)."""
-    p = np.asarray(p_values, dtype=float)
-    if not p.size:
-        return []
-    order = np.argsort(p, kind="stable")
-    adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
-    return [float(v) for v in adjusted]
+    """Holm's step-down adjustment as a list (``studies.analysis.pairwise.holm``)."""
+    from studies.analysis.pairwise import holm as adjust
+
+    return adjust(p_values).tolist() if len(p_values) else []
 
 
 def t_interval(values: np.ndarray, *, confidence: float = CONFIDENCE) -> tuple[float | None, float | None, float | None]:
@@ -114,12 +110,13 @@ def scale_block(part: pd.DataFrame, *, confidence: float = CONFIDENCE) -> dict[s
     part = part.dropna(subset=["score"])
     units = part.groupby(["system", "unit"], sort=True)["score"].mean()
     per_item = part.groupby(["item", "system"], sort=True)["score"].mean().unstack("system")
+    per_system = part.groupby("system", sort=True)["rater"].agg(["nunique", "size"])
     systems = []
     for system, values in units.groupby(level="system", sort=True):
-        rows = part[part["system"] == system]
         mean, low, high = t_interval(values.to_numpy(), confidence=confidence)
         systems.append({"system": system, "score": mean, "ci_low": low, "ci_high": high, "n": int(values.size),
-                        "n_raters": int(rows["rater"].nunique()), "n_ratings": len(rows)})
+                        "n_raters": int(per_system.at[system, "nunique"]),
+                        "n_ratings": int(per_system.at[system, "size"])})
     systems.sort(key=lambda r: (-(r["score"] if r["score"] is not None else -math.inf), str(r["system"])))
     pairs = []
     for a, b in combinations(sorted(units.index.get_level_values("system").unique(), key=str), 2):
@@ -145,8 +142,10 @@ def scale_scores(frame: pd.DataFrame, *, confidence: float = CONFIDENCE) -> list
     """``scale_block`` per condition (``study``) × criterion of the frame, in the frame's order."""
     if frame.empty:
         return []
+    read = ["system", "unit", "item", "rater", "score"]  # each cell takes these columns only, not the frame's every one
     return [{"condition": study, "criterion": criterion, **scale_block(part, confidence=confidence)}
-            for (study, criterion), part in frame.groupby(["study", "criterion"], sort=False)]
+            for (study, criterion), part in frame[["study", "criterion", *read]].groupby(["study", "criterion"],
+                                                                                        sort=False)[read]]
 
 
 def choice_block(win_rates: list[dict[str, Any]], *, confidence: float = CONFIDENCE) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -25,14 +25,78 @@ RULES_HELP = ('list of rules, responses numbered from 1: {"response": 1, "value"
               '"labels": ["off-topic"]} ([] for none of these)')
 
 
+LABELS_OR_LABEL = {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}
+EXPECTED_SPAN = {"type": "object", "required": ["start", "end", "label"], "properties": {
+    "start": {"type": "integer"}, "end": {"type": "integer"}, "label": {"type": "string"},
+    "turn": {"type": "integer", "nullable": True}}}
+
+
+@extend_schema_field({"type": "object", "additionalProperties": LABELS_OR_LABEL,
+                      "description": 'a per-turn criterion: the expected labels by turn index, {"1": ["redundant"]} '
+                                    "(a categorical one: a label)"})
+class ExpectedTurnsField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"oneOf": [{"type": "array", "items": EXPECTED_SPAN}, {
+    "type": "object", "required": ["spans"], "properties": {
+        "spans": {"type": "array", "items": EXPECTED_SPAN}, "slack": {"type": "integer"},
+        "min_overlap": {"type": "number"}}}],
+    "description": "a span criterion: the expected spans (exact), or {spans, slack, min_overlap} (a tolerance)"})
+class ExpectedSpansField(serializers.JSONField):
+    pass
+
+
+class CheckRuleSerializer(serializers.Serializer):
+    """One rule of a check item (``studies.rating.check_rules``): which answer passes. The schema of a rule;
+    the rules are checked (keys, criteria, values) when the check is added."""
+
+    criterion = serializers.CharField(required=False, help_text="default: every criterion")
+    response = serializers.IntegerField(required=False, help_text="the response numbered from 1 (a per-turn check, "
+                                                                  "stored: its conversation's id)")
+    value = serializers.FloatField(required=False)
+    min = serializers.FloatField(required=False)
+    max = serializers.FloatField(required=False)
+    greater = serializers.IntegerField(required=False, help_text='with "than": this response scores higher')
+    than = serializers.IntegerField(required=False)
+    best = serializers.IntegerField(required=False, help_text="BWS: the best response")
+    worst = serializers.IntegerField(required=False, help_text="BWS: the worst response")
+    label = serializers.CharField(required=False, help_text="a categorical criterion's expected label")
+    labels = serializers.ListField(child=serializers.CharField(), required=False,
+                                   help_text="a multi-label criterion's expected labels ([] for none of these)")
+    turns = ExpectedTurnsField(required=False)
+    spans = ExpectedSpansField(required=False)
+    min_match = serializers.FloatField(required=False, help_text="a per-turn check: the share of the listed turns "
+                                                                 "that must match (default all)")
+
+
+@extend_schema_field(CheckRuleSerializer(many=True))
+class CheckRulesField(serializers.JSONField):
+    """Rules as JSON, validated by the service (its messages name the rule); typed in the schema."""
+
+
+CHECK_TURN = {"type": "object", "required": ["speaker", "text"], "properties": {
+    "speaker": {"type": "string"}, "text": {"type": "string"}}}
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "array", "items": CHECK_TURN}]})
+class CheckContextField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"type": "array", "items": CHECK_TURN})
+class CheckTurnsField(serializers.JSONField):
+    """The check conversation's turns as stored (any further keys kept); typed in the schema."""
+
+
 class CheckItemSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=CheckKind.choices)
-    turns = serializers.JSONField()
+    turns = CheckTurnsField(help_text="the check's conversation")
     responses = serializers.ListField(child=serializers.CharField())
     reference = serializers.CharField(allow_null=True)
     reference_value = serializers.FloatField(allow_null=True)
-    rules = serializers.JSONField(help_text=RULES_HELP)
+    rules = CheckRulesField(help_text=RULES_HELP)
     conversations = serializers.JSONField(help_text="a check pair of whole conversations (ACUTE-Eval): each "
                                                     "{turns, speaker} (the judged speaker); empty otherwise")
     scripted_reply = serializers.CharField(allow_null=True, help_text="a chat study's check: the bot reply shown "
@@ -75,15 +139,15 @@ class CheckListApi(ApiView):
 class CheckCreateApi(ApiView):
     class InputSerializer(StrictInput):
         kind = serializers.ChoiceField(choices=CheckKind.choices)
-        context = serializers.JSONField(required=False, default=None,
-                                        help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
+        context = CheckContextField(required=False, default=None,
+                                    help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn per line')
         responses = serializers.ListField(child=serializers.CharField(), min_length=1, required=False, default=None,
                                           help_text="the responses to judge (every design but ACUTE-Eval)")
         conversations = serializers.ListField(
             child=serializers.JSONField(), required=False, default=None,
             help_text='ACUTE-Eval: the two conversations of a check pair, each turns, text (one turn per line) or '
                       '{"turns": ..., "speaker": "bot"}; rules number them: [{"greater": 1, "than": 2}]')
-        rules = serializers.JSONField(help_text=RULES_HELP)
+        rules = CheckRulesField(help_text=RULES_HELP)
         reference = serializers.CharField(required=False, allow_null=True, default=None,
                                           help_text="magnitude designs: the reference response")
         reference_value = serializers.FloatField(required=False, allow_null=True, default=None, help_text="BME only")

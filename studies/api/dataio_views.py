@@ -16,10 +16,52 @@ from studies.errors import StudyStateError
 from studies.reports.label_studio_export import label_studio_config, label_studio_tasks
 
 
+class LabelStudioTurnSerializer(serializers.Serializer):
+    author = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+
+
+class LabelStudioTaskDataSerializer(serializers.Serializer):
+    conversation_id = serializers.CharField(allow_null=True, allow_blank=True)
+    dialogue = LabelStudioTurnSerializer(many=True, help_text="the turns, as Label Studio's <Paragraphs> shows them")
+    response = serializers.CharField(required=False, allow_blank=True, help_text="the judged response (not in a "
+                                                                                 "dialogue-unit study)")
+    system = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class LabelStudioValueSerializer(serializers.Serializer):
+    rating = serializers.IntegerField(required=False, help_text="a scale answer shown as stars")
+    number = serializers.FloatField(required=False, help_text="any other scale answer")
+    choices = serializers.ListField(child=serializers.CharField(), required=False, help_text="a label or label set")
+    text = serializers.ListField(child=serializers.CharField(), required=False, help_text="free text or a reason")
+
+
+class LabelStudioResultSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    from_name = serializers.CharField(help_text="the criterion (<criterion>-rationale: its reason)")
+    to_name = serializers.CharField()
+    origin = serializers.CharField()
+    type = serializers.ChoiceField(choices=["rating", "number", "choices", "textarea"])
+    value = LabelStudioValueSerializer()
+
+
+class LabelStudioAnnotationSerializer(serializers.Serializer):
+    completed_by = serializers.IntegerField(help_text="the rater's number in this export (1, 2, ...)")
+    was_cancelled = serializers.BooleanField()
+    ground_truth = serializers.BooleanField()
+    result = LabelStudioResultSerializer(many=True)
+
+
+class LabelStudioTaskSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    data = LabelStudioTaskDataSerializer()
+    annotations = LabelStudioAnnotationSerializer(many=True, help_text="one per rater who answered the target")
+
+
 class LabelStudioExportApi(ApiView):
     class OutputSerializer(serializers.Serializer):
         label_config = serializers.CharField(help_text="Label Studio's labeling configuration (XML) for these tasks")
-        tasks = serializers.ListField(child=serializers.DictField(), help_text="Label Studio tasks with annotations")
+        tasks = LabelStudioTaskSerializer(many=True, help_text="Label Studio tasks with annotations")
 
     @extend_schema(responses=OutputSerializer, operation_id="study_label_studio_export")
     def get(self, request, slug):

@@ -30,8 +30,12 @@ class PracticeItemCreateApi(ApiView):
     expected answer as check rules and the explanation the rater reads after answering."""
 
     class InputSerializer(StrictInput):
-        context = serializers.JSONField(help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn a line')
-        responses = serializers.JSONField(help_text="the responses to judge: a list, or text with one a line")
+        context = serializers.JSONField(help_text='turns: [{"speaker": "A", "text": "..."}] or text, one turn a line; '
+                                                  'a chat study\'s practice transcript: speakers "user" and "bot"')
+        responses = serializers.JSONField(required=False, default=None,
+                                          help_text="the responses to judge: a list, or text with one a line (not "
+                                                    "for a conversation judged whole: a dialogue-unit or chat study, "
+                                                    "whose practice item is the conversation in `context`)")
         rules = serializers.JSONField(help_text="the expected answer: " + RULES_HELP)
         explanation = serializers.CharField(max_length=services.MAX_EXPLANATION,
                                             help_text="Markdown: why the expected answer is right")

@@ -61,14 +61,16 @@ def outcome(attempt: PracticeAttempt) -> dict:
     config = attempt.study.platform_config or {}
     prolific = attempt.platform == Study.Platform.PROLIFIC
     code = platforms.screened_out_code(config) if prolific else ""
-    messages: dict[str, str] = {Study.Platform.MTURK: "Please return this HIT on Mechanical Turk.",
-                                Study.Platform.PROLIFIC: "" if code else "Please return your submission on Prolific.",
-                                Study.Platform.INVITE: "There is nothing more to do."}
+    messages: dict[str, str] = {Study.Platform.MTURK: _("Please return this HIT on Mechanical Turk."),
+                                Study.Platform.PROLIFIC: "" if code else _("Please return your submission on Prolific."),
+                                Study.Platform.INVITE: _("There is nothing more to do.")}
     message = messages.get(attempt.platform, "")
     return {"screened_out_code": code or None,
             "completion_url": platforms.prolific_completion_url(config, code) if prolific else None,
-            "message": (f"You agreed with {attempt.agreed} of {attempt.shown} practice items and this study needs "
-                        f"{attempt.pass_mark}, so it cannot offer you its task. {message}").strip()}
+            "message": (_("You agreed with %(agreed)s of %(shown)s practice items and this study needs "
+                          "%(pass_mark)s, so it cannot offer you its task.")
+                        % {"agreed": attempt.agreed, "shown": attempt.shown, "pass_mark": attempt.pass_mark}
+                        + " " + message).strip()}
 
 
 def attempt_view(attempt: PracticeAttempt) -> dict:

@@ -210,10 +210,37 @@ class PerTurnSystemRateSerializer(serializers.Serializer):
     ci95_dialogues = serializers.ListField(child=number(), help_text="cluster bootstrap over dialogues, 2,000 draws")
 
 
+class SystemAssociationSerializer(serializers.Serializer):
+    """A chi-square test of systems × present/absent (``studies.analysis.labels.system_association``)."""
+
+    chi2 = number()
+    df = serializers.IntegerField()
+    p = number()
+    cramers_v = number()
+    fisher_p = number(help_text="Fisher's exact test: a 2 × 2 table only, else null")
+    note = serializers.CharField(allow_blank=True, help_text="why the test is weak or missing; empty otherwise")
+
+
 class PerTurnBehaviourSerializer(serializers.Serializer):
     label = serializers.CharField()
     systems = PerTurnSystemRateSerializer(many=True)
-    test = serializers.JSONField(help_text="chi-square of system × present/absent; Fisher's exact p for two systems")
+    test = SystemAssociationSerializer(help_text="chi-square of system × present/absent; Fisher's exact p for two "
+                                                 "systems")
+
+
+class PerTurnLabelAgreementSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    alpha = number(help_text="Krippendorff's alpha (nominal) of present/absent over turns")
+    raw_agreement = number(help_text="share of agreeing rater pairs over turns")
+    pairs = serializers.IntegerField(help_text="rater pairs compared")
+    present = serializers.IntegerField(required=False, help_text="answers that ticked the label")
+
+
+class PerTurnAgreementSerializer(serializers.Serializer):
+    units = serializers.IntegerField(help_text="turns labelled by two or more raters")
+    per_label = PerTurnLabelAgreementSerializer(many=True)
+    alpha = number(help_text="a categorical criterion: alpha over its labels; null otherwise")
+    raw_agreement = number(required=False, help_text="a categorical criterion: raw agreement over its labels")
 
 
 class PerTurnCriterionSerializer(serializers.Serializer):
@@ -229,7 +256,7 @@ class PerTurnCriterionSerializer(serializers.Serializer):
     dialogues = serializers.IntegerField()
     raters = serializers.IntegerField()
     rates = PerTurnBehaviourSerializer(many=True)
-    agreement = serializers.JSONField(help_text="per_label: nominal alpha and raw agreement over turns")
+    agreement = PerTurnAgreementSerializer(help_text="per_label: nominal alpha and raw agreement over turns")
 
 
 class ReliabilityReportSerializer(serializers.Serializer):

@@ -39,15 +39,33 @@ class SpanSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="the marked text")
 
 
+class SpanTokenAgreementSerializer(serializers.Serializer):
+    """Token-level agreement (``studies.analysis.span_agreement.token_agreement``)."""
+
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) over tokens")
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    cohen_kappa = serializers.FloatField(allow_null=True, help_text="exactly two raters on every document, else null")
+    raw_agreement = serializers.FloatField(allow_null=True)
+    tokens = serializers.IntegerField(help_text="tokens marked (or not) by two or more raters")
+    method = serializers.CharField()
+
+
+class SpanMatchSerializer(serializers.Serializer):
+    """Pairwise span F1 (``studies.analysis.spans.pairwise_f1``)."""
+
+    f1 = serializers.FloatField(allow_null=True, help_text="null without a pair of raters")
+    pairs = serializers.IntegerField()
+    spans = serializers.IntegerField()
+
+
 class SpanAgreementSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     labels = serializers.ListField(child=serializers.CharField())
     ratings = serializers.IntegerField()
     raters = serializers.IntegerField()
-    token = serializers.DictField(help_text="alpha, fleiss_kappa, cohen_kappa (two raters only), raw_agreement, "
-                                            "tokens, method")
-    exact = serializers.DictField(help_text="span F1, exact match: f1, pairs, spans")
-    overlap = serializers.DictField(help_text="span F1, overlapping match: f1, pairs, spans")
+    token = SpanTokenAgreementSerializer()
+    exact = SpanMatchSerializer(help_text="span F1, exact match")
+    overlap = SpanMatchSerializer(help_text="span F1, overlapping match")
     span_method = serializers.CharField()
     aggregation_method = serializers.CharField()
 

@@ -116,8 +116,8 @@ def expected_offer(study: Study) -> dict[str, Any]:
     offered) and ``practice_note`` (why practice is not, where gold check items are: ACUTE-Eval takes
     check pairs but no practice yet). Read from the same services as the checks page, so the two agree."""
     design = design_for(study)
-    checks_refused = unit_for(study).checks_refusal(design) or design.checks_problem()
-    practice_refused = practice_services.practice_problem(study)
+    checks_refused = unit_for(study).checks_refusal(design, from_preview=True) or design.checks_problem()
+    practice_refused = practice_services.practice_problem(study, from_preview=True)
     uses = {key: label for key, label in USES.items()
             if not (checks_refused if key == "gold" else practice_refused)}
     return {"expected_uses": uses, "expected_refusal": "" if uses else (checks_refused or practice_refused),

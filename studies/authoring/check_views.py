@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access
-from studies.authoring import checks, gold_pool, rule_rows
+from studies.authoring import checks, dialogue_set_checks, gold_pool, rule_rows
 from studies.designs import design_for
 from studies.errors import StudyStateError, errors_text
 from studies.models import CheckKind, StudyItem
@@ -38,6 +38,7 @@ def checks_page(request, slug):
     return render(request, "studies/checks.html", {
         "study": study, "design": design_for(study), "items": items,
         "scripted_checks": chat_checks.scripted_turn_checks(study), "summary": summary,
+        "checks_whole": dialogue_set_checks.whole_note(study),
         "flagged": flagged, "kinds": CheckKind.choices, "form": form,
         # the hand-written check item's expected answer, by controls (rule_rows), never typed JSON
         "rule_choices": rule_rows.rule_choices(study), "rule_rows": form.get("rule_rows") or rule_rows.rows_empty(),

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
 
-from studies.authoring import check_conversations
+from studies.authoring import check_conversations, dialogue_set_checks
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import (
@@ -59,7 +59,8 @@ def checks_publish_problems(study: Study) -> list[str]:
             f"({counts_text(counts)}), so raters could tell them apart: give them as many"] if odd else []
 
 
-def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int) -> StudyItem:
+def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int,
+                      setting: dialogue_set_checks.Setting | None = None) -> StudyItem:
     conversation, responses, reference = written_conversation_create(study, "check", number, data)
     last = study.items.filter(check_kind__gt="").aggregate(m=Max("position"))["m"]
     item = StudyItem.objects.create(
@@ -69,6 +70,8 @@ def _check_item_write(study: Study, kind: str, data: dict[str, Any], number: int
                                   else [r.pk for r in responses]))
     StudyItemResponse.objects.bulk_create([StudyItemResponse(item=item, response=r, position=p)
                                            for p, r in enumerate(responses)])
+    if setting is not None:  # a written dialogue ranked among the study's own, or shown beside its anchor
+        dialogue_set_checks.setting_write(item, setting)
     return item
 
 
@@ -140,9 +143,14 @@ def check_item_create(*, study: Study, kind: str, context: Any = None, responses
     data, problems = item_problems(study, kind=kind, context=context, responses=responses, rules=rules,
                                    reference=reference, reference_value=reference_value,
                                    shown_counts=regular_shown_counts(study))
+    setting = None
+    if judges_the_context(study):  # a dialogue judged whole: ranked among the study's own, or beside its anchor
+        setting, problem = dialogue_set_checks.setting_for(study, number)
+        if problem:
+            problems.add("context", problem)
     if problems:
         raise ValidationError(dict(problems))
-    return _check_item_write(study, kind, data, number)
+    return _check_item_write(study, kind, data, number, setting)
 
 
 @transaction.atomic
@@ -158,7 +166,10 @@ def check_item_delete(*, item: StudyItem) -> None:
 
 
 def _shown_ids(item: StudyItem) -> list[int]:
-    """What a check item's rules number from 1: its responses, or its compared conversations."""
+    """What a check item's rules number from 1: its responses, its compared conversations, or the dialogue
+    written for it (judged whole, even where it is ranked among the study's own dialogues)."""
+    if judges_the_context(item.study) and item.conversation_id:
+        return [item.conversation_id]
     compared = check_conversations.check_item_conversations([item.pk]).get(item.pk, [])
     if compared:
         return [c["id"] for c in compared]
@@ -335,12 +346,16 @@ def study_check_items(study: Study) -> list[dict[str, Any]]:
     """The study's check items with their responses (numbered as in the rules) and readable rules."""
     items = list(study.items.filter(check_kind__gt="").select_related("conversation", "reference_response")
                  .prefetch_related("item_responses__response").order_by("position"))
-    compared = check_conversations.check_item_conversations([i.pk for i in items])
+    # A dialogue judged whole is number 1 of its rules, even where the study's own dialogues are ranked with it
+    # (those are not part of the check: not listed as its conversations).
+    compared = {} if judges_the_context(study) else check_conversations.check_item_conversations([i.pk for i in items])
     rows = []
     for item in items:
         responses = [link.response for link in item.item_responses.all()]
         number = {r.pk: n for n, r in enumerate(responses, 1)}
         number.update({c["id"]: n for n, c in enumerate(compared.get(item.pk, []), 1)})
+        if judges_the_context(study) and item.conversation_id:
+            number[item.conversation_id] = 1
         rules = [{k: (number.get(v, v) if k in ("response", "greater", "than", "best", "worst") else v)
                   for k, v in rule.items()} for rule in item.check_rules]
         rows.append({"id": item.pk, "kind": item.check_kind, "item": item, "turns": item.conversation.turns,

@@ -20,11 +20,11 @@ from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
 from studies.compute_pool import offloaded
 from studies.corpora import selectors as corpus_selectors
-from studies.designs import design_for
+from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError, errors_text
 from studies.models import Study
 from studies.onboarding import selectors as onboarding_selectors
-from studies.rating import allocation, closing, platforms
+from studies.rating import allocation, check_rules, closing, platforms
 from studies.rating import invites as invite_links
 from studies.rating.links import study_entry_path
 from studies.reports import live_selectors, live_services, rater_evidence
@@ -133,6 +133,9 @@ def study_detail(request, slug):
         "export_formats": EXPORT_FORMATS,
         "checks": study_checks_summary(study),
         "practice": onboarding_selectors.study_practice_panel(study),
+        # a practice item written as one conversation judged whole (a dialogue, a chat's transcript) has no responses
+        "practice_whole": check_rules.practice_judges_the_context(study),
+        "practice_context_label": unit_for(study).practice_context_label,
         "practice_form": (practice_form := request.session.pop(f"practice-form-{study.pk}", {})),  # a refused form
         # the hand-written practice item's expected answer, by controls (rule_rows): its choices and rows
         "rule_choices": rule_rows.rule_choices(study),

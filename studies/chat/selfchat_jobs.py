@@ -13,6 +13,7 @@ started under a lease, failed with the reason on any exception, found again when
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import OperationalError, transaction
@@ -43,7 +44,12 @@ def selfchat_owner_at_limit(*, run_id: int) -> bool:
 
 
 def selfchat_run_job(*, run_id: int) -> str:
-    """Make the run's dialogues under its lease; any exception fails the run with its reason."""
+    """Make the run's dialogues under its lease; any exception fails the run with its reason. A second
+    message for a run that a live worker holds (the recover task's, for a run that only waited long) is
+    dropped."""
+    if SelfChatRun.objects.filter(pk=run_id, status=SelfChatRun.Status.RUNNING,
+                                  lease_until__gt=timezone.now()).exists():
+        return "held"
     if not SelfChatRun.objects.filter(pk=run_id).update(attempts=F("attempts") + 1):
         return "missing"
     try:
@@ -57,9 +63,27 @@ def selfchat_run_job(*, run_id: int) -> str:
         return SelfChatRun.Status.FAILED
 
 
+def selfchat_run_waits(*, run_id: int) -> None:
+    """A queued run's task is sent again later (its owner's share is in use): the row says it is still
+    looked after, so ``selfchat_runs_recover`` leaves it alone."""
+    SelfChatRun.objects.filter(pk=run_id, status=SelfChatRun.Status.QUEUED).update(updated_at=timezone.now())
+
+
 def selfchat_runs_recover() -> dict[str, int]:
-    """Runs whose worker stopped renewing their lease: queued again, or failed after their last start."""
+    """Runs whose worker stopped renewing their lease: queued again, or failed after their last start.
+    Queued runs that no worker touched for ``settings.JOB_LEASE_SECONDS`` are sent again too: a worker
+    killed outright holds the messages it had taken but not started (a waiting run's retry with its
+    countdown) unacknowledged until the broker's visibility timeout (hours); a second message for a run
+    that is only waiting in the queue is dropped by ``selfchat_run_job`` or finds nothing left to make."""
     counts = {"requeued": 0, "failed": 0}
+    stale = timezone.now() - timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    for run_id in SelfChatRun.objects.filter(status=SelfChatRun.Status.QUEUED, updated_at__lt=stale) \
+            .values_list("pk", flat=True):
+        with transaction.atomic():
+            if SelfChatRun.objects.filter(pk=run_id, status=SelfChatRun.Status.QUEUED, updated_at__lt=stale) \
+                    .update(updated_at=timezone.now()):
+                jobs.queue_after_commit("studies.tasks.selfchat_run", run_id, robust=True)
+                counts["requeued"] += 1
     expired = SelfChatRun.objects.filter(status=SelfChatRun.Status.RUNNING, lease_until__lt=timezone.now())
     for run_id in expired.values_list("pk", flat=True):
         with transaction.atomic():

@@ -360,9 +360,9 @@ def chat_reply_retry(*, assignment: Assignment, item_id: int, background: bool =
 
 def chat_replies_resume(*, assignment: Assignment, item_id: int, callers: list[str] | None = None) -> int:
     """Call again, in the background, the chats of this item still waiting for a call whose process is
-    gone from this host (``calls.caller_alive``: a killed or restarted worker); the number resumed. A
-    call on another host, or one that cannot be told, is left to the reply deadline (then the chat fails
-    and the rater may retry). Cheap when nothing waits: one query (none with ``callers``, the waiting
+    gone (``calls.caller_alive``: a killed or restarted worker on this node, or a node whose lease in the
+    shared cache ended); the number resumed. A call that cannot be told (another node without a shared
+    cache) is left to the reply deadline (then the chat fails and the rater may retry). Cheap when nothing waits: one query (none with ``callers``, the waiting
     chats' callers as the caller read them), no lock."""
     if callers is None:
         callers = list(Chat.objects.filter(assignment_id=assignment.pk, item_id=item_id,

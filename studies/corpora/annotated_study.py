@@ -6,7 +6,8 @@ A criterion's kind follows what its answers are: numbers (``rating``, ``number``
 all numbers) make a scale criterion over the range seen (Label Studio's stars start at 1 and go to at
 least 5); ``choices`` with one label per answer a categorical criterion, with several a multi-label one
 (labels in the order first seen; a criterion answered with one label only gets "other" beside it, since
-a categorical criterion offers at least two); ``textarea`` free text."""
+a categorical criterion offers at least two); ``textarea`` free text; ``labels`` (spans marked on the
+response) a span criterion with the labels seen (overlapping spans allowed, as annotators drew them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -58,6 +59,9 @@ def criteria_kinds(annotated: Sequence[Annotated]) -> tuple[dict[str, dict[str, 
             elif answer["type"] == "choices":
                 entry["several"] |= len(answer["value"]) != 1
                 entry["labels"] += [v for v in answer["value"] if v not in entry["labels"]]
+            elif answer["type"] == "labels":
+                entry["labels"] += [x for x in dict.fromkeys(s["label"] for s in answer["value"])
+                                    if x not in entry["labels"]]
     kinds, problems = {}, []
     for name, entry in seen.items():
         types = entry["types"]
@@ -65,6 +69,14 @@ def criteria_kinds(annotated: Sequence[Annotated]) -> tuple[dict[str, dict[str, 
             _number(v) is not None for v in entry["labels"])
         if "textarea" in types and len(types) > 1:
             problems.append(ImportProblem(None, name, "is answered as text and as a rating or choice"))
+        elif "labels" in types and len(types) > 1:
+            problems.append(ImportProblem(None, name, "is answered as marked spans and as a rating, choice or text"))
+        elif types == {"labels"}:
+            labels = entry["labels"] if len(entry["labels"]) > 1 else [*entry["labels"], "other"]
+            if len(labels) > MAX_LABELS:
+                problems.append(ImportProblem(None, name, f"has {len(labels)} different span labels; a criterion "
+                                                          f"offers at most {MAX_LABELS}"))
+            kinds[name] = {"kind": "spans", "labels": labels}
         elif types <= {"rating", "number"} or (types <= {"rating", "number", "choices"} and numeric_choices):
             numbers = entry["numbers"] + [_number(v) for v in entry["labels"]]
             low, high = min(numbers), max(numbers)
@@ -94,6 +106,9 @@ def _rating_fields(kind: str, answer: dict) -> dict[str, Any]:
         return {"label": answer["value"][0]}
     if kind == "multilabel":
         return {"labels": list(answer["value"])}
+    if kind == "spans":  # one region drawn twice is one span
+        unique = {(s["start"], s["end"], s["label"]) for s in answer["value"]}
+        return {"spans": [{"start": a, "end": b, "label": label} for a, b, label in sorted(unique)]}
     return {"text": "\n".join(answer["value"])}
 
 
@@ -101,7 +116,9 @@ def _criteria_create(study: Study, kinds: dict[str, dict[str, Any]]) -> dict[str
     rows = []
     for i, (name, spec) in enumerate(kinds.items()):
         options: dict[str, Any] = {}
-        if spec["kind"] in ("categorical", "multilabel"):
+        if spec["kind"] == "spans":
+            options = {"labels": spec["labels"], "overlap": True}
+        elif spec["kind"] in ("categorical", "multilabel"):
             options = {"labels": spec["labels"], **({"none_option": True} if spec["kind"] == "multilabel" else {})}
         elif spec["kind"] == "free_text":
             options = {"min_length": 0, "max_length": 5000}

@@ -40,13 +40,16 @@ ANNOTATION_COLUMNS = {
     "questionnaire": "assignment__rater__questionnaire", "assignment_status": "assignment__status",
     "submitted_at": "assignment__submitted_at", "failed_checks": "assignment__checks_failed",
 }
+# read for the export only (``done_only=False``): each goes through a converter per row (a JSON parse, an
+# aware datetime), which the report's reads do not need
+EXPORT_ONLY = ("questionnaire", "submitted_at")
 MEMBER_COLUMNS = {"item": "item_id", "unit": "response_id", "system": "response__system__name",
                   "conversation": "response__conversation__external_id"}
 
 
 def annotation_rows(studies: QuerySet[Study], *, done_only: bool = True, keep: int | None = None) -> pd.DataFrame:
     """One row per member of every annotated tuple (choice × member, two queries): the choice's
-    columns (``ANNOTATION_COLUMNS``), the member (unit = response id, its system and conversation),
+    columns (``ANNOTATION_COLUMNS``; ``EXPORT_ONLY`` ones only with ``done_only=False``), the member (unit = response id, its system and conversation),
     ``rank`` (1 best, tuple size worst, 2 otherwise: counting needs only best and worst) and
     ``score`` (+1 best, −1 worst, 0 otherwise). ``done_only``: submitted, not excluded (but ``keep``,
     one excluded rater's id put back for their own page). Read once per ``one_read`` block (the
@@ -62,7 +65,8 @@ def _annotation_rows(studies: QuerySet[Study], *, done_only: bool, keep: int | N
     if done_only:
         choices = choices.filter(Q(assignment__excluded=False) | Q(assignment__rater_id=keep),
                                  assignment__status__in=DONE)
-    frame = queryset_frame(choices.values_list(*ANNOTATION_COLUMNS.values()), list(ANNOTATION_COLUMNS))
+    columns = {k: v for k, v in ANNOTATION_COLUMNS.items() if not done_only or k not in EXPORT_ONLY}
+    frame = queryset_frame(choices.values_list(*columns.values()), list(columns))
     if frame.empty:
         return frame.assign(**{k: pd.Series(dtype=object) for k in (*MEMBER_COLUMNS, "rank", "score", "size")})
     members = queryset_frame(StudyItemResponse.objects.filter(item_id__in=frame["item"].unique().tolist())

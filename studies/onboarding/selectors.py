@@ -115,7 +115,8 @@ def expected_answer_text(item: PracticeItem, criteria: dict[str, str] | None = N
     """The expected answer in the rater's words, one line per rule: responses by the letter the rater
     saw (A, B, ... in the item's fixed order), criteria by their question (``check_rules.rules_text``)."""
     number = {rid: n for n, rid in enumerate(item.response_ids, 1)}
-    noun = "Dialogue" if item.response_ids == [item.conversation_id] else "Response"  # a dialogue judged whole
+    # a dialogue judged whole; the noun in the page's language (the feedback rows match on the English one)
+    noun = gettext("Dialogue") if item.response_ids == [item.conversation_id] else gettext("Response")
     return [_labelled(line) for line in rules_text([{k: (number.get(v, v) if k in RESPONSE_KEYS else v) for k, v in rule.items()}
                        for rule in item.rules], criteria, noun)]
 
@@ -146,7 +147,8 @@ def given_answer_text(values: dict, criteria: dict[str, str] | None = None) -> l
             reason = name.endswith(".rationale")
             name = name.removesuffix(".rationale")
             prefix = f"{(criteria or {}).get(name, name)}: "
-            lines.append(f"{prefix}Response {letter_}{' (why)' if reason else ''}: {shown}")
+            target = gettext("Response %(letter)s") % {"letter": letter_} + (gettext(" (why)") if reason else "")
+            lines.append(f"{prefix}{target}: {shown}")
         elif "-" in key:
             kind, name = key.split("-", 1)
             lines.append(f"{(criteria or {}).get(name, name)}: {kind} {shown}")
@@ -186,8 +188,10 @@ def feedback_rows(item: PracticeItem, values: dict, criteria: dict[str, str] | N
         # A rule naming no criterion holds on each (``check_rules``): shown where the rater answered it.
         names = ([rule["criterion"]] if rule.get("criterion") else
                  [n for n in criteria if (n, target) in rows] or list(criteria) or [""])
+        # a rule about several responses is shown whole, with the noun in the page's language
+        shown = text.split(": ", 1)[1] if target else _labelled(rules_text([lettered], noun=gettext("Response"))[0])
         for name in names:
-            row(name, target)["expected"].append(text.split(": ", 1)[1] if target else text)
+            row(name, target)["expected"].append(shown)
     ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1]))
     return [{"question": criteria.get(name, name), "target": _target_shown(target),
              "given": "; ".join(found["given"]) or gettext("no answer"),

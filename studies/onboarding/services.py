@@ -49,16 +49,17 @@ def _locked_draft(study: Study, action: str) -> Study:
     return study
 
 
-def practice_problem(study: Study) -> str | None:
+def practice_problem(study: Study, *, from_preview: bool = False) -> str | None:
     """Why this study cannot have practice items (the same designs and units as check items, but a check
-    pair of whole conversations has no practice form yet), or None."""
+    pair of whole conversations has no practice form yet; a chat's practice is a written transcript, never
+    one saved from the preview), or None."""
     design = design_for(study)
     if dialogue_checks.written_dialogue_checks(study):  # a dialogue written for it, labelled turn by turn
         return None
     if getattr(design, "check_conversations", 0):
         return ("practice items are not available for comparisons of whole conversations yet; "
                 "check pairs are (save your answers as a gold check item, or add one on the checks page)")
-    return unit_for(study).checks_refusal(design) or design.checks_problem()
+    return unit_for(study).practice_refusal(design, from_preview=from_preview) or design.checks_problem()
 
 
 @transaction.atomic
@@ -98,7 +99,7 @@ def practice_item_create(*, study: Study, context: Any, responses: Any, rules: A
         return item
     conversation, shown, reference_response = check_rules.written_conversation_create(study, "practice", count + 1, data)
     # A practice dialogue is judged whole (dialogue unit): its one target is the conversation itself.
-    targets = [conversation.pk] if check_rules.judges_the_context(study) else [r.pk for r in shown]
+    targets = [conversation.pk] if check_rules.practice_judges_the_context(study) else [r.pk for r in shown]
     item = PracticeItem.objects.create(
         study=study, position=0 if last is None else last + 1, conversation=conversation,
         response_ids=targets, reference_response=reference_response,

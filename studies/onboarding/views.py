@@ -81,8 +81,8 @@ def _consent_page(request, attempt: PracticeAttempt, *, asked: bool = False):
     """The study's start page (instructions, what the rater will do, consent) before the practice; a
     tick goes on to the first practice item. ``asked``: the rater came from a practice item, which
     waits for their consent (nothing they sent there was saved)."""
-    error = ("Please read the instructions and tick the box to agree first: practice answers are taken only "
-             "after you agree (nothing was saved).") if asked and request.method != "POST" else None
+    error = gettext("Please read the instructions and tick the box to agree first: practice answers are taken only "
+                    "after you agree (nothing was saved).") if asked and request.method != "POST" else None
     status = 200
     if request.method == "POST":
         if not form_tokens.form_token_valid(attempt.token, "practice-consent", request.POST.get(form_tokens.FIELD)):
@@ -90,7 +90,7 @@ def _consent_page(request, attempt: PracticeAttempt, *, asked: bool = False):
         if request.POST.get("agree") == "yes":
             services.practice_attempt_consent(attempt=attempt)
             return redirect("raters:practice", token=attempt.token)
-        error, status = "Please tick the box to say you agree before starting.", 400
+        error, status = gettext("Please tick the box to say you agree before starting."), 400
     study = attempt.study
     # the screens the assignment will hold after the practice: its items and the checks among them
     context = {**start_context(study, items=screens_per_assignment(study)["screens"],
@@ -112,8 +112,9 @@ def _item_page(request, attempt: PracticeAttempt, item: PracticeItem, number: in
         "errors": errors, "position": number - 1, "number": number, "total": total,
         "progress": round(100 * (number - 1) / total), "page_url": page_url,
         "form_token": form_tokens.form_token(attempt.token, "practice"),
-        "preview_note": f"Practice {number} of {total}: after you answer, you will see whether your answer matches "
-                        "ours and why. Practice answers are not part of the study's results.",
+        "preview_note": gettext("Practice %(number)s of %(total)s: after you answer, you will see whether your answer "
+                                "matches ours and why. Practice answers are not part of the study's results.")
+        % {"number": number, "total": total},
         "instructions": render_markdown(study.instructions),
         **design_for(study).form_context(study=study, item=shown, order=item.response_ids, values=values,
                                          errors=errors, criteria=study_criteria(study)),
@@ -177,7 +178,7 @@ def practice_retake(request, token: str):
     if request.method != "POST":
         return redirect("raters:practice", token=token)
     if not form_tokens.form_token_valid(attempt.token, "practice-retake", request.POST.get(form_tokens.FIELD)):
-        return _message(request, "This form could not be accepted", "Reload the page and try again.", status=403)
+        return _message(request, gettext("This form could not be accepted"), gettext("Reload the page and try again."), status=403)
     with contextlib.suppress(StudyStateError):  # no retake left, or not failed: the practice page says where it stands
         services.practice_retake(attempt=attempt)
     return redirect("raters:practice", token=token)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db.models import Count
+from django.utils.translation import gettext
 
 from studies.designs import design_for, kind_for, unit_for
 from studies.models import CheckKind, Conversation, Corpus, Response, Study, StudyItem, System
@@ -37,6 +38,14 @@ def judges_the_context(study: Study) -> bool:
     """Whether a check or practice item of this study is one whole dialogue judged as it is (a dialogue-unit
     study rating one dialogue at a time), not responses to a context nor a pair of conversations."""
     return unit_for(study).checks_judge_the_context and not design_for(study).check_conversations
+
+
+def practice_judges_the_context(study: Study) -> bool:
+    """Whether a practice item of this study is one whole conversation judged as it is: as its check items
+    (``judges_the_context``) unless the unit says otherwise (a chat's scripted practice transcript)."""
+    unit = unit_for(study)
+    whole = unit.checks_judge_the_context if unit.practice_judges_the_context is None else unit.practice_judges_the_context
+    return whole and not design_for(study).check_conversations
 
 
 def rules_clean(study: Study, rules: Any, n_responses: int, *, prefix: str = "rules") -> tuple[list[dict], dict]:
@@ -232,15 +241,18 @@ def turns_clean(value: Any, problems: Problems, field: str = "context") -> list[
 
 
 def item_problems(study: Study, *, kind: Any, context: Any, responses: Any, rules: Any,
-                         reference: Any, reference_value: Any, shown_counts: set[int] | None
-                         ) -> tuple[dict[str, Any], Problems]:
+                         reference: Any, reference_value: Any, shown_counts: set[int] | None,
+                         whole: bool | None = None) -> tuple[dict[str, Any], Problems]:
     """``shown_counts``: how many responses the study's items show (``regular_shown_counts``), which a check
-    item must match; None for practice items, which come before the items."""
+    item must match; None for practice items, which come before the items. ``whole``: the written conversation
+    is judged whole (None: as the study's check items, ``judges_the_context``)."""
     problems = Problems()
     if kind not in CheckKind.values:
         problems.add("kind", f"one of {', '.join(CheckKind.values)}")
     turns = turns_clean(context, problems)
-    if judges_the_context(study):  # the written dialogue is judged whole: rules number it 1
+    if judges_the_context(study) if whole is None else whole:  # the written dialogue is judged whole: it is number 1
+        turns, turn_problems = unit_for(study).written_turns_clean(turns)
+        problems.update({k: v for k, v in turn_problems.items() if k not in problems})
         cleaned_rules, rule_problems = rules_clean(study, rules, 1)
         problems.update({k: v for k, v in rule_problems.items() if k not in problems})
         return {"turns": turns, "texts": [], "rules": cleaned_rules, "reference": "", "reference_value": None}, problems
@@ -295,7 +307,8 @@ def item_parts_clean(study: Study, *, context: Any, responses: Any, rules: Any, 
     parts, problems by field); rules keep 1-based response numbers. Practice comes before the items, so it
     may show another number of responses than they do."""
     return item_problems(study, kind=CheckKind.GOLD, context=context, responses=responses, rules=rules,
-                                reference=reference, reference_value=reference_value, shown_counts=None)
+                         reference=reference, reference_value=reference_value, shown_counts=None,
+                         whole=practice_judges_the_context(study))
 
 
 def written_conversation_create(study: Study, prefix: str, number: int, data: dict[str, Any]
@@ -340,33 +353,37 @@ def rules_text(rules: list[dict[str, Any]], criteria: Mapping[str, str] | None =
     for rule in rules:
         prefix = f"{(criteria or {}).get(rule['criterion'], rule['criterion'])}: " if rule.get("criterion") else ""
         if "greater" in rule:
-            text = f"{letter(rule['greater'])} above {letter(rule.get('than'))}"
+            text = gettext("%(a)s above %(b)s") % {"a": letter(rule["greater"]), "b": letter(rule.get("than"))}
         elif "best" in rule or "worst" in rule:
-            key = "best" if "best" in rule else "worst"
-            text = f"{letter(rule[key])} ranked {key}"
+            text = (gettext("%(a)s ranked best") % {"a": letter(rule["best"])} if "best" in rule
+                    else gettext("%(a)s ranked worst") % {"a": letter(rule["worst"])})
         elif "response" in rule and "value" in rule:
             text = f"{letter(rule['response'])}: {_shown(rule['value'])}"
         elif "response" in rule and ("min" in rule or "max" in rule):
             low, high = rule.get("min"), rule.get("max")
-            bound = (f"from {_shown(low)} to {_shown(high)}" if low is not None and high is not None
-                     else f"at least {_shown(low)}" if low is not None else f"at most {_shown(high)}")
+            bound = (gettext("from %(low)s to %(high)s") % {"low": _shown(low), "high": _shown(high)}
+                     if low is not None and high is not None
+                     else gettext("at least %(low)s") % {"low": _shown(low)} if low is not None
+                     else gettext("at most %(high)s") % {"high": _shown(high)})
             text = f"{letter(rule['response'])}: {bound}"
         elif "response" in rule and "label" in rule:
             text = f"{letter(rule['response'])}: {rule['label']}"
         elif "response" in rule and "turns" in rule:
             text = f"{letter(rule['response'])}: " + "; ".join(
-                f"turn {int(t) + 1}: {a if isinstance(a, str) else (', '.join(map(str, a)) or 'none')}"
-                for t, a in rule["turns"].items()) + (f" (at least {rule['min_match']:.0%} of these turns)"
-                                                       if rule.get("min_match", 1.0) < 1 else "")
+                gettext("turn %(n)s: %(answer)s") % {
+                    "n": int(t) + 1, "answer": a if isinstance(a, str) else (", ".join(map(str, a)) or gettext("none"))}
+                for t, a in rule["turns"].items()) + (
+                " " + gettext("(at least %(share)s of these turns)") % {"share": f"{rule['min_match']:.0%}"}
+                if rule.get("min_match", 1.0) < 1 else "")
         elif "response" in rule and "labels" in rule:
-            text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or "none of these")
+            text = f"{letter(rule['response'])}: " + (", ".join(map(str, rule["labels"])) or gettext("none of these"))
         elif "response" in rule and "spans" in rule:
             marked = rule["spans"].get("spans") or []
             text = f"{letter(rule['response'])}: " + ("; ".join(
-                f"characters {s['start']}–{s['end']} marked {s['label']}" for s in marked) or "nothing marked")
+                gettext("characters %(start)s–%(end)s marked %(label)s") % s for s in marked) or gettext("nothing marked"))
             if marked and (rule["spans"].get("slack") or rule["spans"].get("min_overlap", 1.0) < 1.0):
-                text += (f" (within {rule['spans'].get('slack', 0)} characters, or overlapping by at least "
-                         f"{rule['spans'].get('min_overlap', 1.0):.0%})")
+                text += " " + gettext("(within %(slack)s characters, or overlapping by at least %(share)s)") % {
+                    "slack": rule["spans"].get("slack", 0), "share": f"{rule['spans'].get('min_overlap', 1.0):.0%}"}
         else:
             text = ", ".join(f"{k} {letter(v) if k == 'response' else v}" for k, v in rule.items() if k != "criterion")
         lines.append(prefix + text)

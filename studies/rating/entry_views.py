@@ -211,7 +211,7 @@ def start(request, token: str):
         if request.POST.get("agree") == "yes":
             answering.assignment_consent(assignment=assignment)
             return redirect(_next_url(assignment))
-        error = "Please tick the box to say you agree before starting."
+        error = gettext("Please tick the box to say you agree before starting.")
     elif assignment.consented_at is not None:
         return redirect(_next_url(assignment))
     context = {"assignment": assignment, **start_context(

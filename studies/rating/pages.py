@@ -39,7 +39,8 @@ def identity_problem(error: platforms.IdentityError) -> str:
     name keeps its exact spelling (``workerId``, ``PROLIFIC_PID``) instead of being capitalised."""
     text = str(error)
     if error.parameter and text.startswith(error.parameter + " "):
-        return sentence(f"the link parameter {text}")
+        return sentence(gettext("the link parameter %(name)s %(problem)s")
+                        % {"name": error.parameter, "problem": text[len(error.parameter) + 1:]})
     return sentence(text)
 
 

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
+from django.utils.translation import gettext
+
 from studies.text_checks import text_problem
 
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -35,6 +37,13 @@ PARAMETERS = {
     "invite": ("invite",),
 }
 PLATFORM_NAMES = {"mturk": "Mechanical Turk", "prolific": "Prolific", "invite": "invitation links"}
+
+
+def platform_name(platform: str) -> str:
+    """A platform's name in the rater page's language (the platforms' own names are not translated)."""
+    return gettext("invitation links") if platform == "invite" else PLATFORM_NAMES.get(platform, platform)
+
+
 _MTURK_ID = re.compile(r"[A-Z0-9]{1,64}", re.ASCII)
 _PROLIFIC_ID = re.compile(r"[0-9a-f]{24}", re.ASCII)
 
@@ -59,17 +68,17 @@ class Identity:
 def parameter_problem(value: str) -> str | None:
     """Why a platform parameter's value is unacceptable, or None."""
     if not value.strip():
-        return "is blank"
+        return gettext("is blank")
     if len(value) > MAX_PARAMETER_LENGTH:
-        return f"is longer than {MAX_PARAMETER_LENGTH} characters"
-    return text_problem(value) or (None if value.isprintable() else "contains control characters")
+        return gettext("is longer than %(n)s characters") % {"n": MAX_PARAMETER_LENGTH}
+    return text_problem(value) or (None if value.isprintable() else gettext("contains control characters"))
 
 
 def _parameter(params: Mapping[str, str], name: str, *, required: bool = True) -> str:
     raw = params.get(name)
     if raw is None:
         if required:
-            raise IdentityError(f"the link lacks {name}", name)
+            raise IdentityError(gettext("the link lacks %(name)s") % {"name": name}, name)
         return ""
     problem = parameter_problem(raw)
     if problem:
@@ -94,14 +103,14 @@ def _mturk_id(params: Mapping[str, str], name: str) -> str:
     value = platform_id("mturk", raw)
     # Checked before the case mapping too: 'ß'.upper() is 'SS', which must not pass for an id.
     if not unicodedata.normalize("NFKC", raw).isascii() or not _MTURK_ID.fullmatch(value):
-        raise IdentityError(f"{name} must be 1 to 64 ASCII letters and digits", name)
+        raise IdentityError(name + " " + gettext("must be 1 to 64 ASCII letters and digits"), name)
     return value
 
 
 def _prolific_id(params: Mapping[str, str], name: str, *, required: bool = True) -> str:
     value = platform_id("prolific", _parameter(params, name, required=required))
     if (value or required) and not _PROLIFIC_ID.fullmatch(value):
-        raise IdentityError(f"{name} must be 24 hexadecimal digits (a Prolific id)", name)
+        raise IdentityError(name + " " + gettext("must be 24 hexadecimal digits (a Prolific id)"), name)
     return value
 
 
@@ -118,9 +127,10 @@ def identity_from(params: Mapping[str, str], platform: str) -> Identity:
     if not any(name in params for name in own):
         foreign = [name for kind, names in PARAMETERS.items() if kind != platform for name in names if name in params]
         if foreign:
-            raise IdentityError(f"this study takes part through {PLATFORM_NAMES.get(platform, platform)}, and this "
-                                f"link is not one of its links ({foreign[0]} is not accepted here)", foreign[0])
-        raise IdentityError("this link does not say who you are; please use the link you were given")
+            raise IdentityError(gettext("this study takes part through %(platform)s, and this link is not one of its "
+                                        "links (%(name)s is not accepted here)")
+                                % {"platform": platform_name(platform), "name": foreign[0]}, foreign[0])
+        raise IdentityError(gettext("this link does not say who you are; please use the link you were given"))
     if platform == "mturk":
         if params.get("assignmentId") == MTURK_PREVIEW:
             return Identity("mturk", "", preview=True)
@@ -129,7 +139,8 @@ def identity_from(params: Mapping[str, str], platform: str) -> Identity:
         hit = _mturk_id(params, "hitId")
         submit_to = mturk_submit_host(_parameter(params, "turkSubmitTo"))
         if submit_to is None:
-            raise IdentityError(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}", "turkSubmitTo")
+            raise IdentityError("turkSubmitTo " + gettext("must be one of %(hosts)s") % {"hosts": ", ".join(MTURK_SUBMIT_HOSTS)},
+                                "turkSubmitTo")
         data = {"assignmentId": acceptance, "hitId": hit, "turkSubmitTo": submit_to}
         return Identity("mturk", worker, acceptance, data)
     if platform == "prolific":

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.utils.translation import gettext
+
 from studies.text_checks import text_problem
 
 YES, NO = "yes", "no"
@@ -23,20 +25,20 @@ def questionnaire_clean(spec: Sequence[Mapping[str, Any]], raw: Mapping[str, str
         value = (raw.get(name) or "").strip()
         if not value:
             if question.get("required"):
-                errors[name] = "please answer this question"
+                errors[name] = gettext("please answer this question")
             continue
         if kind == "yes_no":
             if value not in (YES, NO):
-                errors[name] = "answer yes or no"
+                errors[name] = gettext("answer yes or no")
                 continue
             answers[name] = value == YES
         elif kind == "choice":
             if value not in question.get("choices", []):
-                errors[name] = "choose one of the options"
+                errors[name] = gettext("choose one of the options")
                 continue
             answers[name] = value
         elif problem := text_problem(value):
-            errors[name] = f"this answer {problem}"
+            errors[name] = gettext("this answer %(problem)s") % {"problem": problem}
         else:
             answers[name] = value[:500]
     return answers, errors

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from studies.designs.common import DONE as DONE_STATUSES
 from studies.models import AssignmentItem, Study
 from studies.reads import queryset_frame
-from studies.reports.selectors import normalised_ratings, ratings_version
+from studies.reports.selectors import rating_rows, ratings_version
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,11 +28,8 @@ def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
     rater's list, e.g. an imported benchmark's single-response slots)."""
     import pandas as pd
 
-    ratings = queryset_frame(
-        normalised_ratings(studies).filter(assignment__status__in=DONE_STATUSES).values_list(
-            "assignment__study__slug", "criterion__name", "assignment__rater_id", "normalised_value",
-            "assignment_id", "item_id", "response_id"),
-        ["study", "criterion", "rater", "score", "assignment", "item", "response"], floats={"score"})
+    # the report's own read of the ratings (one query per page): the same rows, normalised alike
+    ratings = rating_rows(studies)[["study", "criterion", "rater", "score", "assignment", "item", "response"]]
     if ratings.empty:
         return ratings.assign(shown_position=pd.Series(dtype=float))
     slots = queryset_frame(  # response_order is JSON: its column goes through Django's converter
@@ -40,12 +37,11 @@ def position_frame(studies: QuerySet[Study]) -> pd.DataFrame:
                                       assignment__excluded=False)
         .values_list("assignment_id", "item_id", "response_order"),
         ["assignment", "item", "response"])
-    slots = slots[slots["response"].map(lambda order: isinstance(order, list) and len(order) > 0)]
+    slots = slots[[isinstance(order, list) and len(order) > 0 for order in slots["response"].tolist()]]
     shown = slots.explode("response")
     shown["shown_position"] = shown.groupby(level=0).cumcount() + 1
     shown["response"] = shown["response"].astype(ratings["response"].dtype)
     frame = ratings.merge(shown.reset_index(drop=True), on=["assignment", "item", "response"], how="left")
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
     return frame[["study", "criterion", "rater", "response", "score", "shown_position"]]
 
 

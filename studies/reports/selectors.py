@@ -14,6 +14,7 @@ from studies.designs.common import Section
 from studies.models import (
     Assignment,
     Criterion,
+    Rater,
     Rating,
     Study,
 )
@@ -90,9 +91,7 @@ def ratings_frame(studies: QuerySet[Study], *, raw_ids: bool = False, keep: int 
 def _ratings_frame(studies: QuerySet[Study], *, raw_ids: bool, keep: int | None) -> pd.DataFrame:
     import pandas as pd
 
-    rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
-            .values_list(*RATINGS_FRAME_COLUMNS.values()))
-    frame = queryset_frame(rows, list(RATINGS_FRAME_COLUMNS), floats=FLOAT_COLUMNS)
+    frame = rating_rows(studies, keep=keep).drop(columns="response")  # a copy: the rows are shared
     for design in designs_of(studies):  # judgments that are not Ratings, as ratings (a rater's best-worst scores)
         extra = design.report_frame(design.studies_of(studies), keep=keep)
         if extra is not None and len(extra):
@@ -101,6 +100,49 @@ def _ratings_frame(studies: QuerySet[Study], *, raw_ids: bool, keep: int | None)
         pairs = frame[["experiment", "rater"]].drop_duplicates()
         pairs = pairs.assign(rater_name=[rater_pseudonym(e, r) for e, r in pairs.itertuples(index=False)])
         frame = frame.drop(columns="rater_name").merge(pairs, on=["experiment", "rater"], how="left")
+    for column in FLOAT_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def rating_rows(studies: QuerySet[Study], *, keep: int | None = None) -> pd.DataFrame:
+    """The Ratings of submitted assignments (``RATINGS_FRAME_COLUMNS`` with the raters' own ids in
+    ``rater_name``, and ``response``: the rated response's id, None for a dialogue), floats cast; one
+    query, read once per ``one_read`` block and shared by the report's frame and the position effects
+    (read-only: copy to change)."""
+    return once("rating-rows", studies, lambda: _rating_rows(studies, keep=keep), keep)
+
+
+# Texts every row repeats (a study's slug, design and unit, a criterion's name, a rater's own id): read by
+# id and named from their own few rows, so the query returns and the frame builds numbers, not 70,000 texts
+_NAMED = {"study": ("study_id", "slug"), "design": ("study_id", "design"), "target": ("study_id", "unit"),
+          "criterion": ("criterion_id", "name"), "rater_name": ("rater", "external_id")}
+
+
+def _rating_rows(studies: QuerySet[Study], *, keep: int | None) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = {**RATINGS_FRAME_COLUMNS, "response": "response_id"}
+    read = {"study_id": "assignment__study_id", "criterion_id": "criterion_id",
+            **{k: v for k, v in columns.items() if k not in _NAMED}}
+    rows = (normalised_ratings(studies, keep=keep).filter(assignment__status__in=DONE_STATUSES)
+            .values_list(*read.values()))
+    frame = queryset_frame(rows, list(read), floats=FLOAT_COLUMNS)
+    if frame.empty:
+        frame = pd.DataFrame.from_records([], columns=list(columns))
+    else:
+        owners = {"study_id": Study.objects.filter(pk__in=studies.values("pk")),
+                  "criterion_id": Criterion.objects.filter(study__in=studies.values("pk")),
+                  "rater": Rater.objects.filter(assignments__study__in=studies.values("pk")).distinct()}
+        for key, owned in owners.items():
+            fields = [field for by, field in _NAMED.values() if by == key]
+            texts = {row[0]: row[1:] for row in owned.order_by().values_list("pk", *fields)}
+            code, pks = pd.factorize(frame[key])
+            for name, (by, field) in _NAMED.items():
+                if by == key:
+                    column = pd.Series([texts[pk][fields.index(field)] for pk in pks])
+                    frame[name] = column.take(code).set_axis(frame.index)
+        frame = frame[list(columns)]
     for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     return frame

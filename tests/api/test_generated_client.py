@@ -209,3 +209,157 @@ def test_the_generated_client_runs_selfchats_into_an_acute_study_and_aggregates_
     assert aggregated["count"] == len(aggregated["rows"]) == len(targets) > 4  # more than one page of 4
     assert {row[0] for row in aggregated["rows"]} == targets
     assert {(row[1], row[3]) for row in aggregated["rows"]} == {("safe", 2)}  # both bots said safe
+
+
+def _none_for_nan(value):
+    return None if isinstance(value, float) and value != value else value
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_generated_client_runs_a_per_turn_study_with_a_check(generated, live_server, user, tmp_path):
+    """ABC-Eval's behaviours asked of every bot turn of imported dialogues, a per-turn check dialogue authored
+    through the API, two bots rating through the rater API (one passes the check, one fails it), and the
+    checks list, the report's per-turn section, the ratings export and the report workbook read back: every call
+    through the generated client, none by hand; what they read equals what the pages' selectors compute."""
+    from studies.designs.kinds.abc_eval import abc_eval_criterion
+    from studies.models import Conversation, StudyItem
+    from studies.reports import per_turn_selectors
+    from studies.reports.check_selectors import checks_flagged
+    from tests.studies.test_design_contract import dialogue_corpus_bytes
+
+    folder, python = generated
+    token = token_for(user)
+    dialogues = tmp_path / "fed.json"
+    dialogues.write_bytes(dialogue_corpus_bytes(6))
+    criterion = abc_eval_criterion()
+    made = run(python, folder, "per_turn", live_server.url, token, str(dialogues), json.dumps(criterion),
+               script="annotations.py")
+    study = Study.objects.get(slug=made["study"])
+    assert (made["format"], made["conversations"], study.unit) == ("fed", 6, "dialogue")
+    assert Conversation.objects.filter(corpus__slug=made["corpus"]).count() == 6 == made["items"]
+    stored = study.criteria.get()
+    assert (stored.kind, stored.options["labels"]) == ("per_turn", criterion["options"]["labels"])
+    check = StudyItem.objects.get(study=study, check_kind="gold")
+    assert made["check"] == check.pk and made["check_kind"] == "gold" and made["per_assignment"] == 1
+    assert [t["text"] for t in check.conversation.turns][1] == "I love hiking."
+    (rule,) = check.check_rules
+    assert (rule["turns"], rule["response"], rule["criterion"]) == (
+        {"1": ["redundant"], "3": ["follow-up"]}, check.conversation_id, "abc-eval")
+    assert made["check_rules"] == check.check_rules  # read back through the typed rule model
+    assert made["check_turns"] == [[t["speaker"], t["text"]] for t in check.conversation.turns]
+
+    rated = {how: run(python, folder, "rate_turns", live_server.url, "-", url, how, script="annotations.py")
+             for how, url in zip(("careful", "careless"), made["invite_urls"], strict=True)}
+    assignments = {how: Assignment.objects.get(token=r["token"]) for how, r in rated.items()}
+    for how, assignment in assignments.items():
+        assert rated[how]["status"] == assignment.status == "submitted"
+        turns = [r.turns for r in Rating.objects.filter(assignment=assignment)]
+        assert sorted(map(json.dumps, turns)) == sorted(json.dumps(a) for a in rated[how]["answers"])
+        assert len(turns) == study.items.count()  # every dialogue and the check
+    careful, careless = assignments["careful"], assignments["careless"]
+    assert (careful.checks_shown, careful.checks_passed, careful.checks_failed) == (1, 1, False)
+    assert (careless.checks_shown, careless.checks_passed, careless.checks_failed) == (1, 0, True)
+    assert Rating.objects.get(assignment=careful, item=check).turns == {"1": ["redundant"], "3": ["follow-up"]}
+    # careful ticks "follow-up" on each model turn (each asks a question), careless nothing
+    assert all(set(turns) == {"1", "3"} and all(v == ["follow-up"] for v in turns.values())
+               for turns in Rating.objects.filter(assignment=careful, item__check_kind="").values_list("turns",
+                                                                                                       flat=True))
+
+    read = run(python, folder, "turns_report", live_server.url, token, study.slug, script="annotations.py")
+    assert read["checks_count"] == 1 and read["checks"] == [[check.pk, "gold", check.check_rules]]
+    assert read["flagged"] == [a.pk for a in checks_flagged(study)] == [careless.pk]
+    expected = per_turn_selectors.per_turn_report(Study.objects.filter(pk=study.pk))
+    want = [{"criterion": e["criterion"], "mode": e["mode"], "turns": e["turns"], "dialogues": e["dialogues"],
+             "raters": e["raters"],
+             "rates": [[b["label"], [[s["system"], s["count"], s["n"], _none_for_nan(s["rate"])] for s in b["systems"]],
+                        _none_for_nan(b["test"]["p"]), b["test"]["df"]] for b in e["rates"]],
+             "agreement": [[a["label"], _none_for_nan(a["alpha"]), a["raw_agreement"], a["pairs"]]
+                           for a in e["agreement"]["per_label"]],
+             "units": e["agreement"]["units"]} for e in expected]
+    assert read["per_turn"] == want and expected
+    (section,) = read["per_turn"]
+    follow = next(b for b in section["rates"] if b[0] == "follow-up")
+    assert sum(s[1] for s in follow[1]) == 6 * 2 and section["raters"] == 2 and section["dialogues"] == 6
+    # the ratings export: a row per rating (the check item's left out, as in every analysis), the check columns
+    assert read["export_rows"] == Rating.objects.filter(assignment__study=study, item__check_kind="").count() == 12
+    assert {"failed_checks", "checks_passed"} <= set(read["export_columns"])
+    sheet = per_turn_selectors.per_turn_sheet_rows(expected)
+    assert read["sheet"] == [[r["criterion"], r["behaviour"], r["system"], r["count"], r["turns"]] for r in sheet]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_generated_client_runs_a_span_study_and_label_studio_and_potato_files(generated, live_server, user,
+                                                                                  tmp_path):
+    """A span study rated by two bots through the rater API (character offsets, labels), every span and the
+    agreement read back page by page; a Label Studio task export imported (its annotations a closed study) and
+    that study's Label Studio export downloaded; a Potato data file imported: every call through the generated
+    client, none by hand."""
+    from studies.models import Conversation, Response
+    from studies.reports import span_selectors
+    from studies.reports.label_studio_export import label_studio_tasks
+    from tests.studies import dataio_files
+
+    folder, python = generated
+    token = token_for(user)
+    corpus = tmp_path / "small.jsonl"
+    corpus.write_bytes(small_corpus_lines())
+    likert = run(python, folder, "setup", live_server.url, token, str(corpus))
+    made = run(python, folder, "spans", live_server.url, token, likert["experiment"], likert["corpus"],
+               script="annotations.py")
+    study = Study.objects.get(slug=made["study"])
+    assert study.criteria.get().kind == "spans" and made["items"] == study.items.count() > 0
+    rated = [run(python, folder, "rate_spans", live_server.url, "-", url, str(n), script="annotations.py")
+             for n, url in zip((1, 2), made["invite_urls"], strict=True)]
+    for bot in rated:
+        assignment = Assignment.objects.get(token=bot["token"])
+        assert bot["status"] == assignment.status == "submitted"
+        stored = [[text, s["start"], s["end"], s["label"]] for text, spans in Rating.objects.filter(
+            assignment=assignment).values_list("response__text", "spans") for s in spans]
+        assert sorted(stored) == sorted(bot["marked"]) and stored
+        assert all(text[start:end].isalnum() for text, start, end, _ in stored)
+    read = run(python, folder, "spans_report", live_server.url, token, study.slug, script="annotations.py")
+    rows = list(span_selectors.span_rows(Study.objects.filter(pk=study.pk)))
+    assert read["count"] == len(read["rows"]) == len(rows) > 7  # more than one page
+    assert read["rows"] == [[r["source"], r["rater"], r["target"], r["turn"], r["start"], r["end"], r["label"],
+                             r["text"]] for r in rows]
+    raters = [r for r in read["rows"] if r[0] == "rater"]
+    assert len(raters) == sum(len(bot["marked"]) for bot in rated)
+    (agreement,) = span_selectors.span_report(Study.objects.filter(pk=study.pk))
+    token_figures = agreement["token"]
+    assert read["agreement"] == [{
+        "criterion": "errors", "labels": agreement["labels"], "ratings": agreement["ratings"],
+        "raters": agreement["raters"],
+        "token": [_none_for_nan(token_figures[k]) for k in ("alpha", "fleiss_kappa", "cohen_kappa", "raw_agreement",
+                                                            "tokens", "method")],
+        "exact": [agreement["exact"][k] for k in ("f1", "pairs", "spans")],
+        "overlap": [agreement["overlap"][k] for k in ("f1", "pairs", "spans")]}]
+    assert read["agreement"][0]["raters"] == 2 and read["agreement"][0]["exact"][1] > 0
+
+    label_studio = tmp_path / "label_studio_export.json"
+    label_studio.write_bytes(dataio_files.fixture_bytes("label_studio_export.json"))
+    potato = tmp_path / "dialogues.json"
+    potato.write_bytes(dataio_files.fixture_bytes("dialogues.json"))
+    found = run(python, folder, "dataio", live_server.url, token, str(label_studio), str(potato),
+                script="annotations.py")
+    imported = found["label_studio"]
+    closed = Study.objects.get(slug=imported["study"])
+    assert (imported["format"], imported["conversations"], imported["responses"]) == ("label-studio", 1, 2)
+    assert closed.status == Study.Status.CLOSED and closed.experiment.owner == user
+    assert imported["ratings"] == Rating.objects.filter(assignment__study=closed).count() > 0
+    assert dict(Response.objects.filter(conversation__corpus__slug=imported["corpus"]).values_list(
+        "system__name", "text")) == {"bot-a": "Hiking, if it stays dry.", "bot-b": "I am a language model."}
+    want = [[t["data"].get("system"), t["data"].get("response"), a["completed_by"], r["from_name"], r["type"],
+             next(iter(r["value"].values()))] for t in label_studio_tasks(closed) for a in t["annotations"]
+            for r in a["result"]]
+    assert found["results"] == want and found["tasks"] == 2
+    # the file's answers come back (the raters renumbered): bot-a got 4 and 5 stars, bot-b "unsafe" from rater 7
+    answers = [r[:2] + r[3:] for r in found["results"]]
+    assert ["bot-a", "Hiking, if it stays dry.", "coherence", "rating", 4] in answers
+    assert ["bot-a", "Hiking, if it stays dry.", "coherence", "rating", 5] in answers
+    assert ["bot-b", "I am a language model.", "safety", "choices", ["unsafe"]] in answers
+    assert ["bot-a", "Hiking, if it stays dry.", "coherence", "rating", 1] not in answers  # a cancelled annotation
+    assert "<Rating" in found["label_config"] and "coherence" in found["label_config"]
+    assert found["potato"] == {"corpus": found["potato"]["corpus"], "format": "potato", "conversations": 3,
+                               "unit": "dialogue"}
+    d1 = Conversation.objects.get(corpus__slug=found["potato"]["corpus"], external_id="d1")
+    assert [t["speaker"] for t in d1.turns] == ["Tom", "Bot", "Tom", "Bot"] and d1.turns[3]["text"] == "I like pizza."

@@ -22,7 +22,7 @@ def test_label_studio_import_page_detects_the_format(live_server, page, screensh
     page.click("form button[type=submit]")
     page.wait_for_load_state()
     body = page.inner_text("body")
-    assert "Detected format: Label Studio task export" in body and "9 ratings" in body
+    assert "Detected format: Label Studio task export" in body and "10 ratings" in body
     study = Study.objects.get(experiment__owner=user)
     assert study.status == Study.Status.CLOSED
     screenshot(page, "import-label-studio")

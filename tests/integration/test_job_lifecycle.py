@@ -6,7 +6,10 @@ config/workers.py runs it for the demo and the compose file):
   researcher's judge run queued after it starts within 30 s while it is still running;
 - a worker SIGKILLed in the middle of a judge run and of a self-chat run: the beat's recover tasks find
   both leases ended and queue them again, and a second worker finishes them without asking a finished
-  dialogue's turns or a cached judge answer again."""
+  dialogue's turns or a cached judge answer again;
+- a worker SIGKILLed while it holds a judge run waiting for its owner's share of the worker (its retry, a
+  message taken but not started, comes back from the broker only after hours): the recover task sends the
+  run again once nobody touched it for a lease, and another worker scores it once."""
 import io
 import json
 import signal
@@ -158,3 +161,44 @@ def test_judge_run_cancelled_on_a_worker_stops_within_seconds(start_worker, user
         assert asked <= 4 and ScoringRun.objects.get(pk=run.pk).status == "cancelled"
         assert not MetricScore.objects.filter(metric_model=model).exists()
     assert len(judge.requests) == asked
+
+
+def test_judge_run_a_killed_worker_held_while_it_waited_is_sent_again_and_scored_once(
+        start_worker, user, settings, django_capture_on_commit_callbacks):
+    settings.CHAT_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    settings.JOB_LEASE_SECONDS = float(FAST_LEASES["JOB_LEASE_SECONDS"])  # the recover task's limit, here
+    doomed = start_worker("doomed", kind="calls", **LOOPBACK, **FAST_LEASES, JOB_CALLS_PER_OWNER="1")
+    with LocalJudge(slow_seconds=0.3) as judge:
+        corpus = corpus_with(user, [f"Answer number {n} about the river and the bread." for n in range(16)], "wait")
+        study = likert_of(user, corpus)
+        busy_model = judge_of(user, study, judge.url("slow"), "judge-busy", concurrency=1)
+        waiting_model = judge_of(user, study, judge.url("good"), "judge-waiting")
+        with django_capture_on_commit_callbacks(execute=True):
+            busy = services.scoring_run_create(metric_model=busy_model, corpus=corpus)
+        wait_for(lambda: ScoringRun.objects.get(pk=busy.pk).status == "running", 60, doomed, "the first run to start")
+        with django_capture_on_commit_callbacks(execute=True):
+            waiting = services.scoring_run_create(metric_model=waiting_model, corpus=corpus)
+        wait_for(lambda: ScoringRun.objects.get(pk=waiting.pk).touched_at > waiting.touched_at, 60, doomed,
+                 "the second run's task to wait its turn")
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=10)
+        assert ScoringRun.objects.get(pk=busy.pk).status == "running"
+        assert (ScoringRun.objects.get(pk=waiting.pk).status, ScoringRun.objects.get(pk=waiting.pk).attempts) == (
+            "queued", 0)
+        found = {"requeued": 0}
+
+        def recovered():  # what the beat runs every minute
+            found["requeued"] += run_jobs.scoring_runs_recover()["requeued"]
+            return found["requeued"] >= 2
+
+        wait_for(recovered, 60, what="the recover task to send both runs again")
+        rescuer = start_worker("rescuer", kind="calls", **LOOPBACK, **FAST_LEASES)
+        wait_for(lambda: ScoringRun.objects.get(pk=waiting.pk).status == "done", 120, rescuer,
+                 "the waiting run to finish")
+        wait_for(lambda: ScoringRun.objects.get(pk=busy.pk).status == "done", 120, rescuer, "the first run to finish")
+    waiting.refresh_from_db()
+    assert waiting.attempts == 1 and waiting.done == waiting.total == 16
+    assert MetricScore.objects.filter(metric_model=waiting_model).count() == 16
+    assert sum(1 for behaviour, _, _ in judge.requests if behaviour == "good") == 16  # each prompt asked once
+    assert ScoringRun.objects.get(pk=busy.pk).attempts == 2
+    assert MetricScore.objects.filter(metric_model=busy_model).count() == 16

@@ -197,3 +197,42 @@ def test_llm_judge_run_waits_while_its_owner_runs_their_share_of_the_calls_worke
     ScoringRun.objects.filter(pk=busy.pk).update(lease_until=timezone.now() - timedelta(seconds=1))  # its worker died
     assert not run_jobs.owner_at_limit(waiting)
     assert tasks.scoring_run_execute(waiting.pk) == "done"
+
+
+def test_llm_judge_queued_run_no_worker_touches_is_sent_again_and_a_held_one_is_scored_once(
+        user, likert, judge, settings, monkeypatch, django_capture_on_commit_callbacks):
+    """A worker killed outright keeps the messages it had taken but not started (a waiting run's retry)
+    until the broker's visibility timeout: the recover task sends a queued run that nobody touched for a
+    lease again, once; a run whose task waits its turn is touched and left alone; the second message for a
+    run a live worker holds is dropped, so nothing is asked twice."""
+    from celery.exceptions import Retry
+
+    settings.JOB_LEASE_SECONDS, settings.JOB_CALLS_PER_OWNER = 60, 1
+    sent = []
+    monkeypatch.setattr(tasks.scoring_run_execute, "apply_async", lambda args, **options: sent.append(tuple(args)))
+    monkeypatch.setattr(tasks.scoring_run_execute, "retry", lambda **options: Retry(when=options["countdown"]))
+    model = _judge_model(user, likert, judge)
+    busy = services.scoring_run_create(metric_model=model, study=likert, enqueue=False)
+    ScoringRun.objects.filter(pk=busy.pk).update(status="running", lease_until=timezone.now() + timedelta(seconds=60))
+    lost = services.scoring_run_create(metric_model=model, study=likert, enqueue=False)
+    waiting = services.scoring_run_create(metric_model=model, study=likert, enqueue=False)
+    ScoringRun.objects.filter(pk__in=[lost.pk, waiting.pk]).update(touched_at=timezone.now() - timedelta(seconds=120))
+    with pytest.raises(Retry):  # its task waits for the owner's share, a moment ago
+        tasks.scoring_run_execute(waiting.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run_jobs.scoring_runs_recover() == {"requeued": 1, "failed": 0}
+    assert sent == [(lost.pk,)]
+    with django_capture_on_commit_callbacks(execute=True):  # touched when sent: not sent again at once
+        assert run_jobs.scoring_runs_recover() == {"requeued": 0, "failed": 0}
+    assert sent == [(lost.pk,)] and ScoringRun.objects.get(pk=lost.pk).status == "queued"
+    ScoringRun.objects.filter(pk=busy.pk).update(status="done", lease_until=None)
+    assert run_jobs.scoring_run_lease_take(run_id=lost.pk)  # the first message's worker starts it
+    ScoringRun.objects.filter(pk=lost.pk).update(status="running", attempts=1)
+    assert tasks.scoring_run_execute(lost.pk) == "held"  # the recover task's message finds it held
+    assert len(judge.requests) == 0 and ScoringRun.objects.get(pk=lost.pk).attempts == 1
+    ScoringRun.objects.filter(pk=lost.pk).update(lease_until=timezone.now() - timedelta(seconds=1))  # that worker died
+    assert tasks.scoring_run_execute(lost.pk) == "done"
+    asked = len(judge.requests)
+    assert asked > 0 and MetricScore.objects.filter(metric_model=model).count() > 0
+    ScoringRun.objects.filter(pk=lost.pk).update(status="queued")  # a late duplicate: nothing left to ask
+    assert tasks.scoring_run_execute(lost.pk) == "done" and len(judge.requests) == asked

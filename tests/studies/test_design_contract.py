@@ -122,8 +122,8 @@ def build(user, design_key: str, unit_key: str, *, publish: bool = True, check: 
     elif check:
         n = min(checks.regular_shown_counts(study))  # as many responses as the items show, or it stands out
         rule = {"best": 1} if "best" in design.check_rule_kinds else {"greater": 1, "than": 2}
-        if unit.checks_judge_the_context and not design.check_conversations:
-            rule = {"response": 1, "min": 2}  # one whole dialogue judged: rated at least 2
+        if unit.checks_judge_the_context and not design.check_conversations and not design.ranks:
+            rule = {"response": 1, "min": 2}  # one whole dialogue judged: rated at least 2 (beside any anchor)
         if design.check_conversations:  # a known-answer pair of whole conversations (ACUTE-Eval)
             checks.check_item_create(study=study, kind="gold", rules=[rule], conversations=[
                 "user: Are you there?\nbot: Yes, I am here. How can I help?",
@@ -187,6 +187,11 @@ def rate(study: Study, name: str, *, seed: int, check_right: bool = True):
         if slot.item.check_kind and unit_for(study.unit).collects_dialogues:
             # a chat's check: the rater's own conversation, rated as expected or far lower
             ranking, shift = [slot.response_order[0]], 0.0 if check_right else -6.0
+        elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations and design_for(study).ranks:
+            # the written dialogue ranked among the study's own: best by a careful rater, worst by a careless one
+            others = [t for t in slot.response_order if t != slot.item.conversation_id]
+            ranking = [slot.item.conversation_id, *others] if check_right else [*others, slot.item.conversation_id]
         elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
                 and not design_for(study).check_conversations:
             # one whole dialogue: a careful rater rates it as expected, a careless one far lower
@@ -399,7 +404,8 @@ def build_kind(user, kind_key: str, design_key: str, unit_key: str = "response",
         checks.study_checks_configure(study=study, per_assignment=1)
     elif check:
         kind, verdict = KINDS[kind_key], study.criteria.get(name="verdict")
-        if unit_for(unit_key).checks_judge_the_context and not design.check_conversations and not kind.check_rule_key:
+        if unit_for(unit_key).checks_judge_the_context and not design.check_conversations and not kind.check_rule_key \
+                and not design.ranks:
             # a whole dialogue judged as a check (a known bad one, or here a good one): its readability
             rule = {"criterion": "readability", "response": 1, "min": 2}
         elif kind.check_rule_key:
@@ -442,6 +448,12 @@ def rate_kind(study: Study, name: str, *, seed: int, check_right: bool = True):
         if slot.item.check_kind and unit_for(study.unit).collects_dialogues:
             # a chat's check: the rater's own conversation, judged as expected or far lower
             ranking, shift = [slot.response_order[0]], 0.0 if check_right else -6.0
+        elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
+                and not design_for(study).check_conversations and design_for(study).ranks \
+                and not dialogue_checks.written_dialogue_checks(study):
+            # the written dialogue ranked among the study's own: best by a careful rater, worst by a careless one
+            others = [t for t in slot.response_order if t != slot.item.conversation_id]
+            ranking = [slot.item.conversation_id, *others] if check_right else [*others, slot.item.conversation_id]
         elif slot.item.check_kind and unit_for(study.unit).checks_judge_the_context \
                 and not design_for(study).check_conversations and not dialogue_checks.written_dialogue_checks(study):
             # one whole dialogue: a careful rater rates it as expected, a careless one far lower

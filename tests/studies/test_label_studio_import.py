@@ -20,12 +20,13 @@ NAME = "label_studio_export.json"
 
 
 def answers_of(study):
-    """{(rater suffix, system, criterion): value, label, labels or text}."""
+    """{(rater suffix, system, criterion): value, label, labels, text or spans as (start, end, label)}."""
     out = {}
     for r in Rating.objects.filter(assignment__study=study).select_related("assignment__rater", "criterion",
                                                                              "response__system"):
         answer = r.value if r.value is not None else r.label if r.label is not None else r.labels \
-            if r.labels is not None else r.text
+            if r.labels is not None else [(s["start"], s["end"], s["label"]) for s in r.spans] \
+            if r.spans is not None else r.text
         system = r.response.system.name if r.response_id else None
         out[(r.assignment.rater.external_id.split(":", 1)[1], system, r.criterion.name)] = answer
     return out
@@ -65,20 +66,23 @@ def test_label_studio_annotations_become_a_closed_study_one_rater_per_annotator(
         ("rater8@example.org", "bot-a", "coherence"): 5.0, ("rater8@example.org", "bot-a", "safety"): "safe",
         ("7", "bot-b", "coherence"): 2.0, ("7", "bot-b", "safety"): "unsafe",
         ("rater8@example.org", "bot-b", "coherence"): 1.0, ("rater8@example.org", "bot-b", "safety"): "unsafe",
+        ("7", "bot-b", "span"): [(0, 4, "odd")],  # "I am" marked on the response
     }
-    assert summary.ratings == 9
+    assert summary.ratings == 10
 
 
 def test_label_studio_criteria_kinds_follow_the_result_types(user):
     study = import_bytes(user, dataio_files.fixture_bytes(NAME), NAME).benchmark_study
     kinds = {c.name: (c.kind, c.scale_min, c.scale_max, c.options.get("labels")) for c in study.criteria.all()}
     assert kinds == {"coherence": ("scale", 1.0, 5.0, None), "safety": ("categorical", None, None, ["safe", "unsafe"]),
-                     "comment": ("free_text", None, None, None)}
+                     "comment": ("free_text", None, None, None), "span": ("spans", None, None, ["odd", "other"])}
 
 
-def test_label_studio_span_results_are_named_in_the_warnings(user):
-    summary = import_bytes(user, dataio_files.fixture_bytes(NAME), NAME)
-    assert any("'labels'" in w and "not imported" in w for w in summary.warnings)
+def test_label_studio_span_results_on_a_whole_dialogue_are_named_in_the_warnings(user):
+    """Spans on a response are imported (``test_label_studio_spans_import``); a dialogue task has none to mark."""
+    summary = import_bytes(user, dumps(dataio_files.dialogue_tasks()), NAME)
+    assert any("'labels (on a whole dialogue)'" in w and "not imported" in w for w in summary.warnings)
+    assert not import_bytes(user, dataio_files.fixture_bytes(NAME), "with_spans.json").warnings
 
 
 def test_label_studio_multiple_choices_become_a_label_set(user):
@@ -177,7 +181,7 @@ def test_label_studio_import_command_names_the_detected_format(user, tmp_path):
     out = io.StringIO()
     call_command("import_dialogues", str(path), "--owner", "alice", stdout=out)
     text = out.getvalue()
-    assert "Detected format: Label Studio task export" in text and "9 human ratings" in text
+    assert "Detected format: Label Studio task export" in text and "10 human ratings" in text
 
 
 def test_label_studio_import_command_failure_says_what_it_was_read_as(user, tmp_path):
@@ -196,7 +200,7 @@ def test_label_studio_api_import_detects_the_format(api):
     upload.name = NAME
     response = api.post("/api/imports/", {"file": upload}, format="multipart")
     assert response.status_code == 201, response.content
-    assert response.json()["format"] == "label-studio" and response.json()["ratings"] == 9
+    assert response.json()["format"] == "label-studio" and response.json()["ratings"] == 10
 
 
 def test_label_studio_api_refusal_names_the_detected_format(api):

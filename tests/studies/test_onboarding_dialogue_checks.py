@@ -1,7 +1,7 @@
 """Checks and practice for dialogue-unit studies: a known bad dialogue written as a gold check (its rules
 number the dialogue 1), placed among the dialogues, scored on the rater's rating of the whole dialogue; a
-practice dialogue with feedback before the task. Designs that rank or compare dialogues, and chat studies,
-still refuse them, saying why."""
+practice dialogue with feedback before the task. Practice for designs that rank or anchor dialogues is still
+refused, saying why (their check items: ``test_dialogue_set_checks``)."""
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -120,11 +120,12 @@ def test_onboarding_dialogue_practice_page_shows_the_dialogue(dialogue_study, cl
     assert "Bananas are yellow." in html and 'name="rA-coherence"' in html
 
 
-def test_onboarding_dialogue_checks_still_refused_where_dialogues_are_ranked(user, corpus):
+def test_onboarding_dialogue_practice_still_refused_where_dialogues_are_ranked(user, corpus):
+    """Check items of ranked dialogues are written (``test_dialogue_set_checks``); their practice is not yet."""
     experiment = authoring.experiment_create(owner=user, title="ranked")
     study = authoring.study_create(experiment=experiment, title="ranked", design="bws", unit="dialogue",
                                    design_config={"tuple_size": 3})
-    with pytest.raises(ValidationError) as error:
-        add_bad_dialogue_check(study)
-    assert "not available for dialogue-unit studies of this design" in str(error.value)
-    assert "not available" in onboarding.practice_problem(study)
+    with pytest.raises(ValidationError) as error:  # before the items: nothing to rank the written dialogue among
+        checks.check_item_create(study=study, kind="gold", context=BAD_DIALOGUE, rules=[{"worst": 1}])
+    assert "build the study's items first" in " ".join(error.value.message_dict["context"])
+    assert "practice items are not available yet for dialogue-unit studies that rank" in onboarding.practice_problem(study)

@@ -12,8 +12,11 @@ are one conversation with several responses.
 Each annotation's ``result`` entries become answers of the rater ``completed_by`` (a user id, an
 e-mail, or Label Studio's user object) on the criterion ``from_name``: ``rating`` (stars) and
 ``number`` as values, ``choices`` as labels (a label set when several are ticked; numbers as values),
-``textarea`` as free text (no choice ticked: an empty label set). Cancelled annotations and predictions are not answers; other result types
-(spans, regions) are named in the warnings and left out.
+``textarea`` as free text (no choice ticked: an empty label set), ``labels`` on a task's response (a text
+field) as marked spans: ``{"start", "end", "labels", "text"}`` character offsets into ``data.response``, one
+span per label, every region of one annotator and control one answer (``text``, when given, must be those
+characters). Cancelled annotations and predictions are not answers; other result types (regions of images or
+paragraphs) are named in the warnings and left out.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from studies.corpora.importing.records import ImportProblem, ParsedConversation,
 TURN_KEYS = ("dialogue", "dialog", "conversation", "messages", "turns", "chat", "context", "text")
 SPEAKER_KEYS = ("author", "speaker", "role", "name", "id")
 ID_KEYS = ("conversation_id", "dialogue_id", "dialog_id")
-RESULT_TYPES = ("rating", "number", "choices", "textarea")
+RESULT_TYPES = ("rating", "number", "choices", "textarea", "labels")
 PREFIX = re.compile(r"^\s*([^:\n]{1,40}?)\s*:\s+(.*)$", re.DOTALL)
 
 
@@ -74,8 +77,37 @@ def rater_of(annotation: dict, index: int) -> str:
     return str(who).strip()[:80]
 
 
-def result_answer(result: Any, line: int, where: str) -> dict | ImportProblem | str:
-    """One result entry as {"criterion", "type", "value"}; a str is the name of a type left out."""
+def span_value(value: dict, text: str, line: int, where: str) -> list[dict] | ImportProblem:
+    """A ``labels`` region as spans (one per label) on the response ``text``, or the problem naming its field."""
+    start, end = value.get("start"), value.get("end")
+    for key, given in (("start", start), ("end", end)):
+        if isinstance(given, bool) or not isinstance(given, int):
+            return ImportProblem(line, f"{where}.value.{key}", f"must be a whole number of characters, got {given!r}")
+    assert isinstance(start, int) and isinstance(end, int)
+    if not 0 <= start < end <= len(text):
+        return ImportProblem(line, f"{where}.value", f"[{start}, {end}) is outside the response (it has {len(text)} "
+                                                     "characters; 0 ≤ start < end ≤ its length)")
+    marked = value.get("text")
+    if marked is not None and marked != text[start:end]:
+        return ImportProblem(line, f"{where}.value.text", f"{str(marked)[:40]!r} is not the response's characters "
+                                                          f"{start} to {end} ({text[start:end][:40]!r})")
+    labels = value.get("labels")
+    if isinstance(labels, str):
+        labels = [labels]
+    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and 0 < len(x.strip()) <= 60
+                                                             for x in labels):
+        return ImportProblem(line, f"{where}.value.labels", "must be a list of labels of 1 to 60 characters")
+    # offsets into the response as stored (its surrounding spaces stripped)
+    lead, kept = len(text) - len(text.lstrip()), len(text.strip())
+    start, end = max(0, start - lead), min(kept, end - lead)
+    if start >= end:
+        return ImportProblem(line, f"{where}.value", "marks only the spaces around the response")
+    return [{"start": start, "end": end, "label": label.strip()} for label in labels]
+
+
+def result_answer(result: Any, line: int, where: str, text: str | None = None) -> dict | ImportProblem | str:
+    """One result entry as {"criterion", "type", "value"}; a str is the name of a type left out. ``text``: the
+    task's response, which span labels mark (None: the task judges the whole dialogue)."""
     if not isinstance(result, dict):
         return ImportProblem(line, where, "each result is an object")
     kind, name, value = result.get("type"), result.get("from_name"), result.get("value")
@@ -85,6 +117,13 @@ def result_answer(result: Any, line: int, where: str) -> dict | ImportProblem | 
         return ImportProblem(line, f"{where}.from_name", "is missing")
     if not isinstance(value, dict):
         return ImportProblem(line, f"{where}.value", "must be an object")
+    if kind == "labels":
+        if text is None:  # no response to mark: a region of the dialogue, left out
+            return "labels (on a whole dialogue)"
+        spans = span_value(value, text, line, where)
+        if isinstance(spans, ImportProblem):
+            return spans
+        return {"criterion": system_key(name).lower()[:60], "type": kind, "value": spans}
     given = value.get({"rating": "rating", "number": "number", "choices": "choices", "textarea": "text"}[kind])
     if kind in ("rating", "number"):
         if isinstance(given, bool) or not isinstance(given, (int, float)) or number_problem(float(given)):
@@ -129,7 +168,7 @@ def parse_label_studio(stream: BinaryIO, header: ParsedHeader) -> Iterator[Recor
                 yield ImportProblem(line, "data.response", "must be non-empty text")
                 continue
             named = data.get("system", data.get("model"))
-            system = system_key(named) if isinstance(named, (str, int)) and str(named).strip() else "label-studio"
+            system = system_key(str(named)) if isinstance(named, (str, int)) and str(named).strip() else "label-studio"
         units.add(system is None)
         if len(units) > 1:
             yield ImportProblem(line, "data.response", "every task of a file judges a response, or none does "
@@ -149,15 +188,22 @@ def parse_label_studio(stream: BinaryIO, header: ParsedHeader) -> Iterator[Recor
                 problem = ImportProblem(line, f"annotations[{a}].result", "must be a list")
                 break
             rater = rater_of(annotation, a)
+            regions: dict[str, dict] = {}  # one span answer per control: Label Studio keeps a result per region
             for r, result in enumerate(results):
-                answer = result_answer(result, line, f"annotations[{a}].result[{r}]")
+                answer = result_answer(result, line, f"annotations[{a}].result[{r}]",
+                                       response_text if system is not None else None)
                 if isinstance(answer, ImportProblem):
                     problem = answer
                     break
                 if isinstance(answer, str):
                     skipped[answer] = skipped.get(answer, 0) + 1
                     continue
+                if answer["type"] == "labels" and answer["criterion"] in regions:
+                    regions[answer["criterion"]]["value"] += answer["value"]
+                    continue
                 answers.append({**answer, "rater": rater, "system": system})
+                if answer["type"] == "labels":
+                    regions[answer["criterion"]] = answers[-1]
             if problem:
                 break
         if problem:
@@ -179,12 +225,12 @@ def parse_label_studio(stream: BinaryIO, header: ParsedHeader) -> Iterator[Recor
                                                          f"of {system!r}")
                 continue
             header.systems.setdefault(system, "imported from Label Studio")
-            conversation.responses.append(ParsedResponse(system, response_text.strip(),
+            conversation.responses.append(ParsedResponse(system, str(response_text).strip(),
                                                          position=0, metadata={"task": task.get("id")}))
         conversation.annotations += answers
     if units == {True}:
         header.unit = "dialogue"
     for kind, n in sorted(skipped.items()):
         header.warnings.append(ImportProblem(None, "result", f"{n} result(s) of type {kind!r} are not imported "
-                                                             "(ratings, numbers, choices and text areas are)"))
+                                                             "(ratings, numbers, choices, text areas and span labels are)"))
     yield from merged.values()

@@ -28,7 +28,7 @@ def length_problem(text: str, low: int, high: int) -> str | None:
     """What is wrong with a text: its length (in characters, surrounding spaces not counted), or a NUL,
     control character or lone surrogate the database cannot hold (a 400, never a 500); None."""
     if problem := text_problem(text):
-        return f"this text {problem}"
+        return gettext("this text %(problem)s") % {"problem": problem}
     n = len(text.strip())
     if n < low:
         return (gettext("write something here") if n == 0 and low <= 1

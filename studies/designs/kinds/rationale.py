@@ -47,7 +47,7 @@ def _problem(criterion: Criterion, text: Any) -> str | None:
     if not isinstance(text, str):
         return "must be a text"
     if problem := text_problem(text):  # a NUL is a DataError on PostgreSQL: refused here, by field
-        return f"this reason {problem}"
+        return gettext("this reason %(problem)s") % {"problem": problem}
     n = len(text.strip())
     if criterion.rationale == "required" and n == 0:
         return gettext("say why in a few words")

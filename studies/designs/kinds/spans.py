@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 
 from studies.analysis.spans import TOKEN, tokens
 from studies.designs.common import field_name
@@ -50,49 +51,55 @@ def spans_problem(given: Any, docs: Mapping[int | None, str], labels: Sequence[s
         try:
             given = json.loads(given) if given.strip() else None
         except ValueError:
-            return None, "the marked spans could not be read (reload the page and mark them again)"
+            return None, gettext("the marked spans could not be read (reload the page and mark them again)")
     if given is None:
-        return None, "mark the spans, or confirm there is nothing to mark"
+        return None, gettext("mark the spans, or confirm there is nothing to mark")
     if not isinstance(given, list):
-        return None, "give a list of spans ([] for none)"
+        return None, gettext("give a list of spans ([] for none)")
     if len(given) > MAX_SPANS:
-        return None, f"at most {MAX_SPANS} spans, got {len(given)}"
+        return None, gettext("at most %(most)s spans, got %(n)s") % {"most": MAX_SPANS, "n": len(given)}
     cleaned: list[dict[str, Any]] = []
     for n, span in enumerate(given, start=1):
         if not isinstance(span, Mapping):
-            return None, f"span {n}: give start, end and label"
+            return None, gettext("span %(n)s: give start, end and label") % {"n": n}
         unknown = sorted(set(span) - SPAN_KEYS - {"text"})
         if unknown:
-            return None, f"span {n}: unknown key {unknown[0]!r}"
+            return None, gettext("span %(n)s: unknown key %(key)s") % {"n": n, "key": repr(unknown[0])}
         turn = span.get("turn")
         if turns:
             if isinstance(turn, bool) or not isinstance(turn, int) or turn not in docs:
-                return None, f"span {n}: turn {turn!r} is not a turn of this dialogue (0 to {len(docs) - 1})"
+                return None, (gettext("span %(n)s: turn %(turn)s is not a turn of this dialogue (0 to %(last)s)")
+                              % {"n": n, "turn": repr(turn), "last": len(docs) - 1})
         elif turn is not None:
-            return None, f"span {n}: a response has no turns (turn {turn!r})"
+            return None, gettext("span %(n)s: a response has no turns (turn %(turn)s)") % {"n": n, "turn": repr(turn)}
         text = docs.get(turn if turns else None, "")
         for name in ("start", "end"):
             value = span.get(name)
             if isinstance(value, bool) or not isinstance(value, int):
-                return None, f"span {n}: {name} must be a whole number, got {value!r}"
+                return None, (gettext("span %(n)s: %(name)s must be a whole number, got %(value)s")
+                              % {"n": n, "name": name, "value": repr(value)})
         start, end = int(span["start"]), int(span["end"])
         if not 0 <= start < end <= len(text):
-            return None, (f"span {n}: [{start}, {end}) is out of range (the text has {len(text)} characters; "
-                          "0 ≤ start < end ≤ its length)")
+            return None, (gettext("span %(n)s: [%(start)s, %(end)s) is out of range (the text has %(length)s characters; "
+                                  "0 ≤ start < end ≤ its length)")
+                          % {"n": n, "start": start, "end": end, "length": len(text)})
         if not TOKEN.search(text[start:end]):
-            return None, f"span {n}: [{start}, {end}) marks only spaces"
+            return None, gettext("span %(n)s: [%(start)s, %(end)s) marks only spaces") % {"n": n, "start": start, "end": end}
         label = span.get("label")
         if label not in labels:
-            return None, f"span {n}: label “{str(label)[:30]}” is not one of the labels ({', '.join(labels)})"
+            return None, (gettext("span %(n)s: label “%(label)s” is not one of the labels (%(labels)s)")
+                          % {"n": n, "label": str(label)[:30], "labels": ", ".join(labels)})
         cleaned.append({**({"turn": turn} if turns else {}), "start": start, "end": end, "label": label})
     cleaned.sort(key=lambda s: (s.get("turn", -1), s["start"], s["end"], s["label"]))
     for a, b in zip(cleaned, cleaned[1:], strict=False):
         same_turn = a.get("turn") == b.get("turn")
         if same_turn and (a["start"], a["end"], a["label"]) == (b["start"], b["end"], b["label"]):
-            return None, f"the span [{a['start']}, {a['end']}) “{a['label']}” is given twice"
+            return None, (gettext("the span [%(start)s, %(end)s) “%(label)s” is given twice")
+                          % {"start": a["start"], "end": a["end"], "label": a["label"]})
         if same_turn and not overlap and b["start"] < a["end"]:
-            return None, (f"the spans [{a['start']}, {a['end']}) and [{b['start']}, {b['end']}) overlap: "
-                          "this question takes spans that do not overlap")
+            return None, (gettext("the spans [%(start)s, %(end)s) and [%(start2)s, %(end2)s) overlap: this question "
+                                  "takes spans that do not overlap")
+                          % {"start": a["start"], "end": a["end"], "start2": b["start"], "end2": b["end"]})
     return cleaned, None
 
 

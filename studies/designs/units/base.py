@@ -54,6 +54,11 @@ class StudyUnit:
     # A check item's written context is itself what is judged (a whole dialogue): no responses are written.
     checks_judge_the_context: ClassVar[bool] = False
     collects_dialogues: ClassVar[bool] = False  # the rater makes the dialogue (a chat) before rating it
+    # A practice item is one conversation written for it and judged whole (rules number it 1), not responses to
+    # a context; None: as the unit's check items (``checks_judge_the_context``).
+    practice_judges_the_context: ClassVar[bool | None] = None
+    # The Practice card's label for the written conversation.
+    practice_context_label: ClassVar[str] = 'Conversation (one turn per line, "A: text")'
     form_fields: ClassVar[Mapping[str, forms.Field]] = {}  # the study form's fields for the unit's settings
 
     def config_from_form(self, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,10 +74,20 @@ class StudyUnit:
         level (``StudyDesign.unit_refusals``), or None."""
         return None
 
-    def checks_refusal(self, design: Any) -> str | None:
+    def checks_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
         """Why check items are refused for a study of this unit and ``design`` (its ``checks_problem``),
-        or None."""
+        or None. ``from_preview``: a gold item saved from the builder's preview."""
         return self.checks_problem
+
+    def practice_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
+        """Why practice items are refused for a study of this unit and ``design``, or None: as its check items
+        unless the unit says otherwise. ``from_preview``: an item saved from the builder's preview."""
+        return self.checks_refusal(design)
+
+    def written_turns_clean(self, turns: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, str]]:
+        """A written practice conversation's turns as the unit stores them, and problems keyed
+        ``context[i].speaker``; any speaker will do unless the unit says otherwise."""
+        return turns, {}
 
     def config_clean(self, config: Mapping[str, Any] | None, *, design: ItemShape) -> dict[str, Any]:
         """The unit's settings (``Study.unit_config``) with their defaults, or ValidationError naming

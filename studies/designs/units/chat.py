@@ -42,6 +42,9 @@ CHAT_CRITERIA = [
     {"name": "overall", "question": "Overall, how good was the conversation?", "help_text": ""},
 ]
 WHO = {"user": "You", "system": "Bot"}  # the rater's view: never the system's name
+# How a researcher may name the two sides of a written practice transcript (stored as a chat's are).
+WRITTEN_SPEAKERS = {"user": "user", "you": "user", "rater": "user", "human": "user",
+                    "bot": "system", "system": "system", "assistant": "system"}
 
 
 def rater_turns(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,9 +92,42 @@ class ChatUnit(StudyUnit):
                                               min_value=1, max_value=32000, required=False),
     }
     # Check items of a chat study are scripted bot replies (studies.rating.chat_checks), written on the checks
-    # page or in the API; practice, and gold items saved from the preview, need an answer known in advance.
-    checks_problem = ("practice and gold items saved from the preview are not available for chat studies: each rater "
-                      "rates the conversation they had; add a scripted bot reply as a check on the checks page")
+    # page or in the API; gold items saved from the preview need an answer known in advance, and practice is a
+    # written conversation (``practice_refusal``).
+    checks_problem = ("gold items and practice saved from the preview are not available for chat studies: each rater "
+                      "rates the conversation they had; add a scripted bot reply as a check on the checks page, and "
+                      "write a practice conversation on the study page's Practice card")
+
+    # Practice is a scripted conversation the researcher writes, rated whole with the study's criteria (the
+    # rater does not chat in practice): the same form and rules as a dialogue rated on its own.
+    practice_judges_the_context = True
+    practice_context_label = 'Practice conversation, rated as a whole (one turn per line, "user: text" or "bot: text")'
+
+    def practice_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
+        """A written transcript rated alone takes practice; the preview has no conversation to save, and two
+        conversations ranked side by side would need two transcripts, which practice does not take yet."""
+        if from_preview:
+            return ("practice saved from the preview is not available for chat studies (the preview has no "
+                    "conversation): write a practice conversation on the study page's Practice card")
+        if design.ranks:
+            return ("practice items are not available for chats with two systems side by side yet: a practice item "
+                    "is one written conversation, rated as a whole")
+        return None
+
+    def written_turns_clean(self, turns: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, str]]:
+        """A practice transcript's turns by "user" and "bot" (also you/rater/human, system/assistant), stored as a
+        chat's ("user", "system") so the rater reads it as they read their own chats; at least one bot turn."""
+        problems: dict[str, str] = {}
+        cleaned = []
+        for i, turn in enumerate(turns):
+            speaker = WRITTEN_SPEAKERS.get(str(turn.get("speaker", "")).strip().lower())
+            if speaker is None:
+                problems[f"context[{i}].speaker"] = (f'start each line with "user:" or "bot:" (line {i + 1} is by '
+                                                     f'“{turn.get("speaker", "")}”)')
+            cleaned.append({"speaker": speaker or "user", "text": turn.get("text", "")})
+        if cleaned and not problems and not any(t["speaker"] == "system" for t in cleaned):
+            problems["context"] = "a practice conversation needs at least one bot turn (a line starting \"bot:\")"
+        return cleaned, problems
 
     def default_criteria(self) -> list[dict[str, str]]:
         return [dict(c) for c in CHAT_CRITERIA]

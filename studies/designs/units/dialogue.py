@@ -54,21 +54,33 @@ class DialogueUnit(StudyUnit):
     target_field = "conversation"
     shown_relation = "item_conversations"
     checks_problem = ("attention checks and gold items are not available for dialogue-unit studies of this design "
-                      "yet (they are for designs that rate one dialogue at a time, and for ACUTE-Eval's pairs)")
+                      "yet (they are for designs that rate, rank or anchor dialogues, and for ACUTE-Eval's pairs)")
     # A check or practice item of a dialogue rated on its own is one whole dialogue written for it (a known
     # bad one, say): its rules number that dialogue 1 (``{"response": 1, "max": 2}``).
     checks_judge_the_context = True
+    practice_context_label = 'Dialogue, judged as a whole (one turn per line, "A: text")'
 
-    def checks_refusal(self, design: Any) -> str | None:
+    def checks_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
         """A design whose check items compare whole conversations written for them (ACUTE-Eval's
-        known-answer pairs, ``check_conversations``) takes check items, and so does a design that rates one
-        dialogue at a time (a known bad dialogue is the check); ranking several dialogues, comparing two or
-        anchoring on one do not yet."""
+        known-answer pairs, ``check_conversations``) takes check items, and so does one that rates one dialogue
+        at a time, ranks several (a tuple of two is a comparison) or anchors them: a known bad dialogue is the
+        check, shown as the items show theirs (``studies.authoring.dialogue_set_checks``). A design choosing
+        between two answers (A/B) has no dialogue form, so no checks either."""
         if getattr(design, "check_conversations", 0):
             return None
-        if getattr(design, "ranks", False) or getattr(design, "compares_pairs", False) or getattr(design, "anchored", False):
+        if getattr(design, "compares_pairs", False):
             return self.checks_problem
+        if from_preview and (getattr(design, "ranks", False) or getattr(design, "anchored", False)):
+            return ("a gold item of dialogues ranked or anchored is written on the checks page (a known bad "
+                    "dialogue, ranked among the study's own or shown beside its anchor), not saved from the preview")
         return None
+
+    def practice_refusal(self, design: Any, *, from_preview: bool = False) -> str | None:
+        """Practice takes dialogues rated one at a time: a ranking or anchored practice form is not written yet."""
+        if getattr(design, "ranks", False) or getattr(design, "anchored", False):
+            return ("practice items are not available yet for dialogue-unit studies that rank dialogues or rate "
+                    "them against an anchor (check items are: a known bad dialogue on the checks page)")
+        return self.checks_refusal(design)
 
     def default_criteria(self) -> list[dict[str, str]]:
         """The seed study's two criteria, asked of the whole dialogue."""

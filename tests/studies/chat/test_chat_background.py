@@ -172,3 +172,47 @@ def test_the_light_poll_resumes_a_killed_worker_s_call(client, gated, local_bot)
     assert calls.background_wait(20)
     assert client.get(urls["state"] + "?waiting=1", **JSON).json()["sides"][0]["turns"][-1]["role"] == "system"
     assert len(local_bot.requests) == 1
+
+
+@pytest.fixture
+def shared_cache(monkeypatch, settings):
+    """The cache as several nodes share it (this process's cache stands in for Redis)."""
+    from django.core.cache import cache
+
+    monkeypatch.setattr(calls, "_cache_shared", lambda: True)
+    settings.CHAT_CALLER_LEASE_SECONDS = 30
+    cache.clear()
+    yield cache
+    cache.clear()
+
+
+def test_another_node_s_caller_is_alive_while_its_lease_lasts(shared_cache, settings, monkeypatch):
+    settings.CHAT_NODE_NAME = "node-b"
+    theirs = calls.caller_new()  # named on node b: its process's lease is set
+    assert theirs.startswith("node-b:")
+    settings.CHAT_NODE_NAME = "node-a"  # looked at from node a: no /proc of theirs, the lease says
+    assert calls.caller_alive(theirs) is True
+    host, pid, started, _ = theirs.split(":")
+    shared_cache.delete(calls._lease_key(host, pid, started))  # node b was killed: its lease ended
+    assert calls.caller_alive(theirs) is False
+    assert calls.caller_alive(f"node-c:{pid}:{started}:x") is False  # a node that never held one
+    monkeypatch.setattr(calls, "_cache_shared", lambda: False)  # a per-process cache cannot tell
+    assert calls.caller_alive(theirs) is None
+
+
+def test_a_killed_node_s_call_is_resumed_by_another_node(client, gated, local_bot, shared_cache, settings):
+    """Node b stored the message and was killed before the reply: node a's next poll calls the bot
+    again once node b's lease has ended, and the reply is stored once."""
+    settings.CHAT_NODE_NAME = "node-a"
+    assignment, item_id, urls = gated
+    client.get(urls["page"])
+    shared_cache.set(calls._lease_key("node-b", "4242", "77"), 1)  # node b lives
+    chatting._begin_turn(assignment, item_id, "Anyone?", "lost", "node-b:4242:77:abc")
+    assert chatting.chat_replies_resume(assignment=assignment, item_id=item_id) == 0
+    shared_cache.delete(calls._lease_key("node-b", "4242", "77"))  # killed: the lease is not renewed
+    local_bot.server.gate.set()
+    assert client.get(urls["state"] + "?waiting=1", **JSON).json()["unchanged"]  # resumed, still waiting
+    assert calls.background_wait(20)
+    assert client.get(urls["state"] + "?waiting=1", **JSON).json()["sides"][0]["turns"][-1]["role"] == "system"
+    assert len(local_bot.requests) == 1
+    assert Chat.objects.get().caller.startswith("node-a:")

@@ -78,3 +78,30 @@ def test_selfchat_run_whose_worker_died_is_queued_again_then_failed(user, bot, s
         assert selfchat_jobs.selfchat_runs_recover() == {"requeued": 0, "failed": 1}
     run.refresh_from_db()
     assert run.status == "failed" and "worker stopped" in run.error and len(sent) == 1
+
+
+def test_a_queued_run_no_worker_touches_is_sent_again_and_a_held_one_is_not_run_twice(
+        user, bot, settings, monkeypatch, django_capture_on_commit_callbacks):
+    """A worker killed outright keeps the messages it had taken but not started (a waiting run's retry)
+    until the broker's visibility timeout: the recover task sends a queued run that nobody touched for a
+    lease again; a run whose task waits its turn is touched and left alone; the second message for a run
+    a live worker holds is dropped."""
+    settings.JOB_LEASE_SECONDS = 60
+    sent = []
+    monkeypatch.setattr(tasks.selfchat_run, "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(tasks.selfchat_run, "apply_async", lambda args, **options: sent.append(tuple(args)))
+    lost = make_run(user, conversations=1, turns=2, queue=False, title="Lost")
+    waiting = make_run(user, conversations=1, turns=2, queue=False, title="Waiting")
+    long_ago = timezone.now() - timedelta(seconds=120)
+    SelfChatRun.objects.filter(pk__in=[lost.pk, waiting.pk]).update(updated_at=long_ago)
+    selfchat_jobs.selfchat_run_waits(run_id=waiting.pk)  # its task retried a moment ago
+    with django_capture_on_commit_callbacks(execute=True):
+        assert selfchat_jobs.selfchat_runs_recover() == {"requeued": 1, "failed": 0}
+    assert sent == [(lost.pk,)]
+    with django_capture_on_commit_callbacks(execute=True):  # touched when sent: not sent again at once
+        assert selfchat_jobs.selfchat_runs_recover() == {"requeued": 0, "failed": 0}
+    SelfChatRun.objects.filter(pk=lost.pk).update(status="running", attempts=1,
+                                                  lease_until=timezone.now() + timedelta(seconds=60))
+    requests_before = len(bot.requests)
+    assert tasks.selfchat_run(lost.pk) == "held"  # the first message's worker still runs it
+    assert len(bot.requests) == requests_before and SelfChatRun.objects.get(pk=lost.pk).attempts == 1
