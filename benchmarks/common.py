@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def django_on_throwaway_database() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("CONCORD_VAR_DIR", tempfile.mkdtemp(prefix="concord-bench-"))
+    # reports computed in this process (what the benchmarks time), unless one asks for the pool
+    os.environ.setdefault("CONCORD_COMPUTE_POOL_WORKERS", "0")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     import django
 

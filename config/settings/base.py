@@ -189,6 +189,13 @@ CHAT_BACKGROUND_REPLIES = env.bool("CONCORD_CHAT_BACKGROUND_REPLIES", default=Tr
 # (metrics.summaries); True computes them in the request when none is stored yet.
 METRIC_SUMMARIES_IN_REQUEST = env.bool("CONCORD_METRIC_SUMMARIES_IN_REQUEST", default=False)
 CHAT_CALL_THREADS = env.int("CONCORD_CHAT_CALL_THREADS", default=32)
+# Reports, figures and exports are computed in a pool of at most COMPUTE_POOL_WORKERS processes started on the
+# first one (studies.compute_pool), so pandas, SciPy and matplotlib never load in a web process; 0 computes
+# them in the request. A page waits COMPUTE_POOL_DEADLINE_SECONDS, then says it is computing and reloads; a
+# pool process is replaced after COMPUTE_POOL_TASKS_PER_CHILD answers.
+COMPUTE_POOL_WORKERS = env.int("CONCORD_COMPUTE_POOL_WORKERS", default=1)
+COMPUTE_POOL_DEADLINE_SECONDS = env.float("CONCORD_COMPUTE_POOL_DEADLINE", default=20.0)
+COMPUTE_POOL_TASKS_PER_CHILD = env.int("CONCORD_COMPUTE_POOL_TASKS_PER_CHILD", default=100)
 # Several web nodes: a call's process is known alive on another machine by a lease in the shared cache
 # (CACHE_URL), renewed every third of CHAT_CALLER_LEASE_SECONDS; a node killed mid-call is resumed by the
 # other nodes' next look at the chat once its lease ends. CHAT_NODE_NAME names this node in the calls'

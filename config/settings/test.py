@@ -26,3 +26,6 @@ CHAT_BACKGROUND_REPLIES = False
 # The human-vs-metric page computes what no worker stored yet, as the unit tests that write scores directly
 # expect; the tests of the stored path switch it off.
 METRIC_SUMMARIES_IN_REQUEST = True
+# Reports computed in the request: a pool process cannot see a test's uncommitted rows (the tests of the pool
+# switch it on with committed data).
+COMPUTE_POOL_WORKERS = 0

@@ -16,6 +16,7 @@ from metrics.models import MetricModel
 from metrics.scoring import exports, selectors
 from studies.api.base import ApiView
 from studies.api.inputs import choice_param, query_params_checked
+from studies.compute_pool import Offloaded
 from studies.reports.exporting import no_store
 
 
@@ -25,7 +26,7 @@ def _file(body, export_format: str, name: str) -> HttpResponse:
     return no_store(response)
 
 
-class HumanMetricDownloadApi(ApiView):
+class HumanMetricDownloadApi(Offloaded, ApiView):
     """Human vs metric as a tidy CSV (condition, criterion, level, method, r, p, CI, n, human ceiling; a label
     criterion's point-biserial r and AUC): the rows of the JSON report (``human-metric``)."""
 

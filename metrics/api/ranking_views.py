@@ -16,6 +16,7 @@ from metrics.scoring import selectors
 from studies.api.base import ApiView
 from studies.api.inputs import query_params_checked
 from studies.api.schema_fields import number
+from studies.compute_pool import Offloaded
 
 
 class JudgeRankRowSerializer(serializers.Serializer):
@@ -43,7 +44,7 @@ class JudgeRankingSerializer(serializers.Serializer):
     rows = JudgeRankRowSerializer(many=True)
 
 
-class JudgeRankingApi(ApiView):
+class JudgeRankingApi(Offloaded, ApiView):
     """Which judge agrees best with the humans, per condition and criterion (needs two models scored)."""
 
     class OutputSerializer(serializers.Serializer):

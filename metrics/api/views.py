@@ -19,6 +19,7 @@ from studies import access
 from studies.api.base import ApiView
 from studies.api.errors import Conflict
 from studies.api.inputs import PAGE_PARAMETERS, StrictInput, choice_param, paginate, query_params_checked
+from studies.compute_pool import Offloaded
 
 WORKER_WAIT_SECONDS = 30  # a queued run older than this: say that no worker has picked it up
 
@@ -169,7 +170,7 @@ def _report_studies(request, slug: str):
 STUDY_PARAMETER = OpenApiParameter("study", str, description="one study's slug (default: every condition)")
 
 
-class HumanMetricReportApi(ApiView):
+class HumanMetricReportApi(Offloaded, ApiView):
     """Human vs metric for an experiment (all conditions) or a single study (``?study=``), with
     ``below_baselines``: where the model is below an untrained baseline on these studies' own ratings
     (``selectors.baseline_shortfalls``), and ``warnings``: those and its card's as lines."""
@@ -187,7 +188,7 @@ class HumanMetricReportApi(ApiView):
                          + selectors.card_warnings({"below": below})})
 
 
-class PredictionPoweredApi(ApiView):
+class PredictionPoweredApi(Offloaded, ApiView):
     """Human + metric estimates (metrics.ppi.estimates) for an experiment's studies, or one (``?study=``); ``?width=``
     sets the planner's target interval width, ``?alpha=`` the error level (default 0.05)."""
 

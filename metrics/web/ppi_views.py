@@ -18,6 +18,7 @@ from metrics.scoring import exports
 from metrics.scoring import selectors as metric_selectors
 from studies import access
 from studies.authoring.item_draws import study_items_extend
+from studies.compute_pool import offloaded
 from studies.errors import StudyStateError
 from studies.models import Study
 from studies.reports.exporting import no_store
@@ -80,6 +81,7 @@ def _bad_request(error: ValidationError) -> HttpResponseBadRequest:
 
 
 @login_required
+@offloaded
 def ppi_download(request, slug, model, export_format):
     """CSV (the system estimates) or XLSX (every table, one sheet each)."""
     if export_format not in ("csv", "xlsx"):
@@ -94,6 +96,7 @@ def ppi_download(request, slug, model, export_format):
 
 
 @login_required
+@offloaded
 def ppi_figure(request, slug, model, condition, criterion):
     from metrics.ppi import plots as ppi_plots
 

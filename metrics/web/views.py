@@ -21,6 +21,7 @@ from metrics.scoring.selectors import visible_runs
 from metrics.training import services as training
 from metrics.web.judge_views import judge_endpoints
 from studies import access
+from studies.compute_pool import offloaded
 from studies.corpora.selectors import corpora_visible_to
 from studies.designs import design_for
 from studies.errors import StudyStateError
@@ -125,6 +126,7 @@ def training_cancel(request, pk):
 
 
 @staff_member_required
+@offloaded
 def training_curve(request, pk):
     from metrics.web import plots
 
@@ -256,6 +258,7 @@ def _report(request, slug, model):
 
 
 @login_required
+@offloaded
 def human_metric_page(request, slug, model):
     """Reads the correlations, the judges' ranking and the baselines a worker stored for the ratings and
     scores in force (``selectors.human_metric_page_results``); while it computes them the page says so."""
@@ -298,6 +301,7 @@ def human_metric_page(request, slug, model):
 
 
 @login_required
+@offloaded
 def human_metric_csv(request, slug, model):
     """The human-vs-metric correlations as a tidy CSV: condition, criterion, level, method, r, p, CI, n; a
     label of a categorical or multi-label criterion adds its point-biserial r and AUC (level "label: ...")."""
@@ -308,6 +312,7 @@ def human_metric_csv(request, slug, model):
 
 
 @login_required
+@offloaded
 def human_metric_scatter(request, slug, model, condition, criterion):
     from metrics.web import plots
 

@@ -21,6 +21,7 @@ from studies.api.inputs import StrictInput, choice_param, query_params_checked
 from studies.api.views import REPORT_PARAMETERS, _visible_study
 from studies.authoring.item_draws import study_items_extend
 from studies.chat.transcripts import transcripts_response
+from studies.compute_pool import Offloaded
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError
 from studies.models import Study
@@ -46,7 +47,7 @@ def _study_studies(request, slug: str):
     return study, Study.objects.filter(pk=study.pk)
 
 
-class _ReportDownload(ApiView):
+class _ReportDownload(Offloaded, ApiView):
     scope = staticmethod(_study_studies)
 
     @extend_schema(parameters=[
@@ -74,7 +75,7 @@ class ExperimentReportDownloadApi(_ReportDownload):
     scope = staticmethod(_experiment_studies)
 
 
-class _ReportFigure(ApiView):
+class _ReportFigure(Offloaded, ApiView):
     scope = staticmethod(_study_studies)
 
     @extend_schema(parameters=[OpenApiParameter("exclude_flagged", bool, description="recompute without flagged raters")],
@@ -97,7 +98,7 @@ class ExperimentReportFigureApi(_ReportFigure):
     scope = staticmethod(_experiment_studies)
 
 
-class ExperimentRatingsApi(ApiView):
+class ExperimentRatingsApi(Offloaded, ApiView):
     """Every rating of the experiment's conditions in one file (a between-subjects analysis reads them
     together), raters by pseudonym unless ``raw_ids``."""
 

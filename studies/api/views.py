@@ -35,6 +35,7 @@ from studies.api.serializers import (
 )
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
+from studies.compute_pool import Offloaded
 from studies.corpora import selectors as corpus_selectors
 from studies.corpora import services as corpus_imports
 from studies.corpora.importing.records import ImportFailed
@@ -450,7 +451,7 @@ class ImportJobDetailApi(ApiView):
         return Response(self.OutputSerializer(job).data)
 
 
-class RatingsExportApi(ApiView):
+class RatingsExportApi(Offloaded, ApiView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), default="csv"),
                     OpenApiParameter("raw_ids", bool, description="platform worker ids instead of pseudonyms "
@@ -501,7 +502,7 @@ REPORT_PARAMETERS = [OpenApiParameter("exclude_flagged", bool, description="reco
                                                                    "(owners, collaborators and staff only)")]
 
 
-class StudyReportApi(ReportApiMixin, ApiView):
+class StudyReportApi(Offloaded, ReportApiMixin, ApiView):
     """Reliability report of one study: ICC tables 1-7, Table 9, completion time, Krippendorff's alpha,
     raters needed, rater quality, system means (see studies.analysis.report), position effects."""
 
@@ -511,7 +512,7 @@ class StudyReportApi(ReportApiMixin, ApiView):
         return self.report_response(request, Study.objects.filter(pk=study.pk))
 
 
-class ExperimentReportApi(ReportApiMixin, ApiView):
+class ExperimentReportApi(Offloaded, ReportApiMixin, ApiView):
     """Reliability report of an experiment: its conditions side by side, plus ANOVA and Tukey HSD."""
 
     @extend_schema(parameters=REPORT_PARAMETERS, responses=ReliabilityReportSerializer)

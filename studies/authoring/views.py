@@ -18,6 +18,7 @@ from studies.authoring import editing, planning, rule_rows
 from studies.authoring import selectors as study_selectors
 from studies.authoring import services as authoring
 from studies.authoring.forms import ExperimentForm, InviteForm, ItemsBuildForm, StudyForm
+from studies.compute_pool import offloaded
 from studies.corpora import selectors as corpus_selectors
 from studies.designs import design_for, unit_for
 from studies.errors import StudyStateError, errors_text
@@ -150,6 +151,7 @@ def study_detail(request, slug):
 
 
 @login_required
+@offloaded
 def study_live_panel(request, slug):
     """The live-reliability panel, computed from raters' answers in a request of its own (the study
     page fetches it, ``?fragment=1``), so that the page holding publish, pause and close never fails

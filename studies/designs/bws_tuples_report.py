@@ -106,28 +106,36 @@ def export_rows(studies: QuerySet[Study], *, raw_ids: bool = False) -> Iterator[
     """Export rows (``selectors.EXPORT_FIELDS``): one per member of each annotated tuple, all
     assignments as the ratings export does; ``tuple`` is the tuple's position, ``value`` +1 best,
     −1 worst, 0 otherwise, ``rank`` 1 best, tuple size worst (empty otherwise); ``assignment`` (its id)
-    is for the export's check columns and is not a column itself."""
-    import pandas as pd
-
-    frame = annotation_rows(studies, done_only=False)
-    if frame.empty:
+    is for the export's check columns and is not a column itself. Plain rows from two queries, no
+    DataFrame: the export is streamed by the web process, which never loads pandas."""
+    columns = list(ANNOTATION_COLUMNS)
+    choices = [dict(zip(columns, row, strict=True)) for row in BestWorstChoice.objects.filter(
+        assignment__study__in=studies, assignment__study__design=KEY).values_list(*ANNOTATION_COLUMNS.values())]
+    if not choices:
         return
-    positions = dict(StudyItem.objects.filter(pk__in=frame["item"].unique().tolist()).values_list("pk", "position"))
-    frame = frame.sort_values(["study", "assignment", "item", "criterion", "unit"], kind="stable")
+    items = {c["item"] for c in choices}
+    members: dict[int, list[tuple]] = {}
+    for item, unit, system, conversation in StudyItemResponse.objects.filter(item_id__in=list(items)) \
+            .values_list(*MEMBER_COLUMNS.values()):
+        members.setdefault(item, []).append((unit, system, conversation))
+    positions = dict(StudyItem.objects.filter(pk__in=list(items)).values_list("pk", "position"))
+    rows = [(c, member) for c in choices for member in members.get(c["item"], ())]
+    rows.sort(key=lambda r: (r[0]["study"], r[0]["assignment"], r[0]["item"], r[0]["criterion"], r[1][0]))
     names: dict[tuple[int, int], str] = {}
-    for row in frame.itertuples(index=False):
-        key = (row.experiment, row.rater)
-        rater = row.rater_name if raw_ids else names.get(key) or names.setdefault(key, rater_pseudonym(*key))
-        yield {"experiment": row.experiment_slug, "study": row.study, "design": KEY,
-               "criterion": row.criterion, "conversation": row.conversation, "system": row.system,
-               "response": int(row.unit), "rater": rater, "platform": row.platform, "value": float(row.score),
-               "normalised_value": float(row.score), "normalisation": NORMALISATION,
-               "rank": int(row.rank) if row.score != 0 else None,
-               "seconds": None if pd.isna(row.seconds) else float(row.seconds), "reference_value": None,
-               "prior_rating_experience": row.prior_rating_experience,
-               "prior_agent_experience": row.prior_agent_experience, "questionnaire": row.questionnaire,
-               "assignment_status": row.assignment_status, "submitted_at": row.submitted_at,
-               "tuple": positions.get(row.item), "assignment": int(row.assignment)}
+    for c, (unit, system, conversation) in rows:
+        key = (c["experiment"], c["rater"])
+        rater = c["rater_name"] if raw_ids else names.get(key) or names.setdefault(key, rater_pseudonym(*key))
+        score = 1.0 if unit == c["best"] else -1.0 if unit == c["worst"] else 0.0
+        yield {"experiment": c["experiment_slug"], "study": c["study"], "design": KEY,
+               "criterion": c["criterion"], "conversation": conversation, "system": system,
+               "response": int(unit), "rater": rater, "platform": c["platform"], "value": score,
+               "normalised_value": score, "normalisation": NORMALISATION,
+               "rank": (1 if score > 0 else len(members[c["item"]])) if score != 0 else None,
+               "seconds": None if c["seconds"] is None else float(c["seconds"]), "reference_value": None,
+               "prior_rating_experience": c["prior_rating_experience"],
+               "prior_agent_experience": c["prior_agent_experience"], "questionnaire": c["questionnaire"],
+               "assignment_status": c["assignment_status"], "submitted_at": c["submitted_at"],
+               "tuple": positions.get(c["item"]), "assignment": int(c["assignment"])}
 
 
 def choices_per_study(study_ids: Iterable[int]) -> dict[int, int]:

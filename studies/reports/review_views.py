@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access
+from studies.compute_pool import offloaded
 from studies.errors import errors_text
 from studies.models import RaterDecision
 from studies.rating import decisions
@@ -31,6 +32,7 @@ def _back(request, study, rater_id=None):
 
 
 @login_required
+@offloaded
 def rater_page(request, slug, rater):
     study = _study(request, slug)
     raw_ids = raw_ids_requested(request, [study.experiment_id])
@@ -46,6 +48,7 @@ def rater_page(request, slug, rater):
 
 
 @login_required
+@offloaded
 def review_page(request, slug):
     study = _study(request, slug)
     raw_ids = raw_ids_requested(request, [study.experiment_id])

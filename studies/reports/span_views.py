@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from studies import access
+from studies.compute_pool import offloaded
 from studies.models import Study
 from studies.reports import span_selectors
 from studies.reports.exporting import no_store, raw_ids_requested
@@ -36,6 +37,7 @@ def _cell(value):
 
 
 @login_required
+@offloaded
 def span_export(request, slug, export_format):
     study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     if export_format not in SPAN_FORMATS:

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from studies import access
+from studies.compute_pool import offloaded
 from studies.designs import designs_of
 from studies.designs.common import Section
 from studies.models import Study
@@ -80,6 +81,7 @@ def _figure_names(report: Report) -> list[tuple[str, str]]:
 
 
 @login_required
+@offloaded
 @one_read()
 def report_page(request, study=None, experiment=None):
     from studies.analysis.report import TABLES, table_title
@@ -136,6 +138,7 @@ def report_page(request, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 @one_read()
 def report_figure(request, name, study=None, experiment=None):
     """One report figure as SVG; the report itself comes from the cache the page filled."""
@@ -147,6 +150,7 @@ def report_figure(request, name, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 def report_download(request, export_format, study=None, experiment=None):
     if export_format not in downloads.REPORT_FORMATS:
         raise Http404("reports download as .csv or .xlsx")
@@ -161,6 +165,7 @@ def report_download(request, export_format, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 def ratings_export(request, export_format, study=None, experiment=None):
     """Every rating of an experiment's conditions in one file (CSV, JSON lines or XLSX; the study page
     has one per study): a between-subjects analysis reads all conditions together."""
@@ -171,6 +176,7 @@ def ratings_export(request, export_format, study=None, experiment=None):
 
 
 @login_required
+@offloaded
 def study_export(request, slug, export_format):
     study = get_object_or_404(access.studies_visible_to(request.user), slug=slug)
     if export_format not in EXPORT_FORMATS:
