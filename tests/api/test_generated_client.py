@@ -245,7 +245,8 @@ def test_the_generated_client_runs_a_per_turn_study_with_a_check(generated, live
     (rule,) = check.check_rules
     assert (rule["turns"], rule["response"], rule["criterion"]) == (
         {"1": ["redundant"], "3": ["follow-up"]}, check.conversation_id, "abc-eval")
-    assert made["check_rules"] == check.check_rules  # read back through the typed rule model
+    # Read back through the typed rule model, the dialogue judged whole numbered 1 as the researcher wrote it
+    assert made["check_rules"] == [{**rule, "response": 1}]
     assert made["check_turns"] == [[t["speaker"], t["text"]] for t in check.conversation.turns]
 
     rated = {how: run(python, folder, "rate_turns", live_server.url, "-", url, how, script="annotations.py")
@@ -266,7 +267,7 @@ def test_the_generated_client_runs_a_per_turn_study_with_a_check(generated, live
                                                                                                        flat=True))
 
     read = run(python, folder, "turns_report", live_server.url, token, study.slug, script="annotations.py")
-    assert read["checks_count"] == 1 and read["checks"] == [[check.pk, "gold", check.check_rules]]
+    assert read["checks_count"] == 1 and read["checks"] == [[check.pk, "gold", [{**rule, "response": 1}]]]
     assert read["flagged"] == [a.pk for a in checks_flagged(study)] == [careless.pk]
     expected = per_turn_selectors.per_turn_report(Study.objects.filter(pk=study.pk))
     want = [{"criterion": e["criterion"], "mode": e["mode"], "turns": e["turns"], "dialogues": e["dialogues"],

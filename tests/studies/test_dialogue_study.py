@@ -245,9 +245,10 @@ def test_the_study_form_creates_a_dialogue_study_and_explains_a_refused_design(c
     assert "unit: A whole dialogue" in client.get(created["Location"]).content.decode()
 
 
-def test_check_items_are_refused_for_dialogue_studies_that_rank_dialogues(user):
-    """A known bad dialogue is a check where dialogues are rated one at a time (test_onboarding_dialogue_checks);
-    a design ranking several dialogues per screen takes none yet."""
+def test_a_check_for_a_study_that_ranks_dialogues_waits_for_its_items(user):
+    """A design ranking several dialogues per screen ranks the check's dialogue among the study's own
+    (test_dialogue_set_checks walks it); before the items are built there are none to rank it with, and
+    the refusal says so, creating nothing."""
     experiment = authoring.experiment_create(owner=user, title="Checks")
     study = authoring.study_create(experiment=experiment, title="d", design="bws", unit="dialogue",
                                    design_config={"tuple_size": 3})
@@ -255,7 +256,7 @@ def test_check_items_are_refused_for_dialogue_studies_that_rank_dialogues(user):
 
     with pytest.raises(ValidationError) as refused:
         checks.check_item_create(study=study, kind="instructed", context="Hi", responses=["x"], rules=[])
-    assert "not available for dialogue-unit studies" in str(refused.value)
+    assert "build the study's items first" in str(refused.value)
     assert not study.items.exists()
 
 
