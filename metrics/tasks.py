@@ -24,7 +24,8 @@ def scoring_run_execute(self, run_id: int) -> str:
     """Score under the run's lease (a Cancel stops it within a heartbeat); any other exception fails the run
     with its reason (a lost database connection is retried first). A judge run whose owner already runs
     their share of the calls worker waits, queued (``run_jobs.owner_at_limit``). A second message for a run
-    that another live worker holds is dropped (``run_jobs.scoring_run_lease_take``)."""
+    that another live worker holds waits until that lease lapses, then takes it or finds the run finished
+    (``run_jobs.scoring_run_lease_take``, ``run_jobs.scoring_run_lease_wait``)."""
     run = ScoringRun.objects.select_related("metric_model__metric").filter(pk=run_id).first()
     if run is None:
         return "missing"
@@ -32,6 +33,9 @@ def scoring_run_execute(self, run_id: int) -> str:
         run_jobs.scoring_run_waits(run_id=run_id)
         raise self.retry(countdown=OWNER_WAIT_SECONDS, max_retries=None)
     if not run_jobs.scoring_run_lease_take(run_id=run_id):
+        wait = run_jobs.scoring_run_lease_wait(run_id=run_id)
+        if wait is not None:  # unfinished, held by another worker: try again when its lease lapses
+            raise self.retry(countdown=wait, max_retries=None)
         return "held"
     try:
         with jobs.Lease(ScoringRun, run_id, stop_statuses=(RunStatus.CANCELLED,)) as lease:

@@ -66,6 +66,17 @@ def scoring_run_lease_take(*, run_id: int) -> bool:
     return bool(ScoringRun.objects.filter(free, pk=run_id).update(lease_until=jobs.lease_end()))
 
 
+def scoring_run_lease_wait(*, run_id: int) -> float | None:
+    """Seconds until the lease another worker holds on an unfinished run ends (at least 1), or None when the
+    run is finished or gone: a duplicate message waits that long and tries again, so that a redelivery
+    after its worker died resumes the run as soon as the lease lapses, and never two workers at once."""
+    found = ScoringRun.objects.filter(pk=run_id, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)).values_list(
+        "lease_until", flat=True).first()
+    if found is None:
+        return None
+    return max(1.0, (found - timezone.now()).total_seconds() + 1.0)
+
+
 def _log(run: ScoringRun, line: str) -> str:
     return (run.log + "\n" + line).strip()
 

@@ -50,10 +50,13 @@ def test_a_run_on_the_gpu_queue_completes(start_worker, user, django_capture_on_
     assert "scoring_run_execute" in worker.log_path.read_text()
 
 
+SHORT_LEASES = {"JOB_LEASE_SECONDS": "6", "JOB_HEARTBEAT_SECONDS": "1"}
+
+
 def test_a_killed_worker_leaves_a_run_that_another_worker_finishes(start_worker, user, django_capture_on_commit_callbacks):
     corpus = corpus_of(150, user)  # 600 responses: several batches of MiniLM coherence on this CPU
     model = services.metric_model_default(key="coherence")
-    first = start_worker("doomed", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5")
+    first = start_worker("doomed", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5", **SHORT_LEASES)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.scoring_run_create(metric_model=model, corpus=corpus)
     # Killed once the run has counted its targets: while it embeds every text ahead of its batches (each text
@@ -65,7 +68,8 @@ def test_a_killed_worker_leaves_a_run_that_another_worker_finishes(start_worker,
     run.refresh_from_db()
     assert run.status == "running" and run.done < 600
     partial = MetricScore.objects.filter(metric_model=model).count()
-    second = start_worker("rescuer", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5")
+    # The redelivered message finds the dead worker's lease still running: it waits for it to lapse, then resumes.
+    second = start_worker("rescuer", queues="gpu", CELERY_VISIBILITY_TIMEOUT="5", **SHORT_LEASES)
     wait_for(lambda: ScoringRun.objects.get(pk=run.pk).status == "done", 240, second, "the rescued run to finish")
     run.refresh_from_db()
     assert run.attempts >= 2 and run.done == run.total == 600

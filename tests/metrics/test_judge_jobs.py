@@ -228,7 +228,9 @@ def test_llm_judge_queued_run_no_worker_touches_is_sent_again_and_a_held_one_is_
     ScoringRun.objects.filter(pk=busy.pk).update(status="done", lease_until=None)
     assert run_jobs.scoring_run_lease_take(run_id=lost.pk)  # the first message's worker starts it
     ScoringRun.objects.filter(pk=lost.pk).update(status="running", attempts=1)
-    assert tasks.scoring_run_execute(lost.pk) == "held"  # the recover task's message finds it held
+    with pytest.raises(Retry):  # the recover task's message finds it held: it waits for the lease
+        tasks.scoring_run_execute(lost.pk)
+    assert 1 <= run_jobs.scoring_run_lease_wait(run_id=lost.pk) <= settings.JOB_LEASE_SECONDS + 1
     assert len(judge.requests) == 0 and ScoringRun.objects.get(pk=lost.pk).attempts == 1
     ScoringRun.objects.filter(pk=lost.pk).update(lease_until=timezone.now() - timedelta(seconds=1))  # that worker died
     assert tasks.scoring_run_execute(lost.pk) == "done"
