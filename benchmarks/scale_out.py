@@ -183,28 +183,25 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.5) -> Non
 
 # --- measurements ----------------------------------------------------------------------------------
 
-class TimedStats(Stats):
-    """benchmarks.http_rater's Stats, each value with the moment it was added."""
+class Timed:
+    """Mixed into a stats class with ``lock`` and ``add``: each value kept with the moment it was added."""
 
     def __init__(self) -> None:
         super().__init__()
         self.at: dict[str, list[float]] = {}
 
     def add(self, name: str, value) -> None:
-        with self.lock:
+        with self.lock:  # type: ignore[attr-defined]
             getattr(self, name).append(value)
             self.at.setdefault(name, []).append(time.monotonic())
 
 
-class TimedChatStats(ChatStats):
-    def __init__(self) -> None:
-        super().__init__()
-        self.at: dict[str, list[float]] = {}
+class TimedStats(Timed, Stats):
+    """benchmarks.http_rater's Stats, timed."""
 
-    def add(self, name: str, value) -> None:
-        with self.lock:
-            getattr(self, name).append(value)
-            self.at.setdefault(name, []).append(time.monotonic())
+
+class TimedChatStats(Timed, ChatStats):
+    """benchmarks.chat_load's ChatStats, timed."""
 
 
 def split(values: list[float], moments: list[float], cut: float | None) -> tuple[list[float], list[float]]:
